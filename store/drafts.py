@@ -1,0 +1,187 @@
+"""What a caller asks the memory to remember, and its validation.
+
+``MemoryDraft`` holds raw values as a caller (an MCP tool, a script) gives them; ``validate``
+turns it into a ``NewMemory`` with exact types or raises ``InvalidInput`` naming the field and
+the fix. Validation happens before anything is written, for every memory of a batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from doxa.store.errors import InvalidInput
+from doxa.store.values import parse_time, parse_unit_decimal
+
+MAX_TEXT = 32_000
+MAX_NAME = 200
+MAX_SOURCE = 2_000
+MAX_TOPICS = 50
+MAX_LINKS = 100
+
+
+@dataclass
+class FactDraft:
+    """A subject-predicate-object triple with optional validity, as given."""
+
+    subject: object
+    predicate: object
+    object: object
+    valid_from: object = None
+    valid_until: object = None
+
+
+@dataclass
+class SupportDraft:
+    """Evidence for an existing belief: the new observation supports ``belief_id``."""
+
+    belief_id: object
+    weight: object = "1"
+
+
+@dataclass
+class MemoryDraft:
+    """One memory to remember, with values as the caller gave them."""
+
+    text: object
+    topics: object = field(default_factory=list)
+    agent: object = None
+    confidence: object = "1"
+    observed_at: object = None
+    source: object = None
+    episode: object = None
+    fact: FactDraft | None = None
+    supports: object = field(default_factory=list)
+    contradicts: object = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A validated fact triple."""
+
+    subject: str
+    predicate: str
+    object: str
+    valid_from: datetime | None
+    valid_until: datetime | None
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A validated memory, ready to write."""
+
+    text: str
+    text_key: str
+    topics: tuple[str, ...]
+    agent: str
+    confidence: Decimal
+    observed_at: datetime | None
+    source: str | None
+    episode: str | None
+    fact: Fact | None
+    supports: tuple[tuple[str, Decimal], ...]
+    contradicts: tuple[str, ...]
+
+
+def text_key(text: str) -> str:
+    """Identity of a text for duplicate detection: whitespace-normalised, case-sensitive."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:32]
+
+
+def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True) -> str | None:
+    """A short non-empty string (agent, topic, episode, fact part), stripped."""
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        if not required:
+            return None
+        raise InvalidInput(field, "must not be empty")
+    if len(text) > limit:
+        raise InvalidInput(field, f"is {len(text)} characters long; the limit is {limit}")
+    return text
+
+
+def _list(value: object, field: str, limit: int) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise InvalidInput(field, f"must be a list, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInput(field, f"has {len(value)} items; the limit is {limit}")
+    return list(value)
+
+
+def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
+    """Check a draft and give it exact types.
+
+    Raises:
+        InvalidInput: naming the field (``confidence``, ``fact.valid_until``, ``topics[2]``…).
+    """
+    if not isinstance(draft.text, str) or not draft.text.strip():
+        raise InvalidInput("text", "must be a non-empty string: the observation to remember")
+    text = draft.text.strip()
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(
+            "text", f"is {len(text)} characters long; the limit is {MAX_TEXT}: split it"
+        )
+    topics: list[str] = []
+    for i, topic in enumerate(_list(draft.topics, "topics", MAX_TOPICS)):
+        cleaned = name(topic, f"topics[{i}]")
+        assert cleaned is not None
+        if cleaned.casefold() not in {t.casefold() for t in topics}:
+            topics.append(cleaned)
+    agent = name(draft.agent, "agent", required=False) or default_agent
+    confidence = parse_unit_decimal(draft.confidence, "confidence")
+    observed_at = None if draft.observed_at is None else parse_time(draft.observed_at, "observed_at")
+    source = name(draft.source, "source", MAX_SOURCE, required=False)
+    episode = name(draft.episode, "episode", required=False)
+    fact = None
+    if draft.fact is not None:
+        subject = name(draft.fact.subject, "fact.subject")
+        predicate = name(draft.fact.predicate, "fact.predicate")
+        obj = name(draft.fact.object, "fact.object", MAX_SOURCE)
+        valid_from = (
+            None
+            if draft.fact.valid_from is None
+            else parse_time(draft.fact.valid_from, "fact.valid_from")
+        )
+        valid_until = (
+            None
+            if draft.fact.valid_until is None
+            else parse_time(draft.fact.valid_until, "fact.valid_until")
+        )
+        if valid_from is not None and valid_until is not None and valid_until <= valid_from:
+            raise InvalidInput("fact.valid_until", "must be later than fact.valid_from")
+        assert subject is not None and predicate is not None and obj is not None
+        fact = Fact(subject, predicate, obj, valid_from, valid_until)
+    supports: list[tuple[str, Decimal]] = []
+    for i, item in enumerate(_list(draft.supports, "supports", MAX_LINKS)):
+        if not isinstance(item, SupportDraft):
+            raise InvalidInput(f"supports[{i}]", "must be an object {belief_id, weight}")
+        belief = name(item.belief_id, f"supports[{i}].belief_id")
+        assert belief is not None
+        supports.append((belief, parse_unit_decimal(item.weight, f"supports[{i}].weight")))
+    contradicts: list[str] = []
+    for i, item in enumerate(_list(draft.contradicts, "contradicts", MAX_LINKS)):
+        other = name(item, f"contradicts[{i}]")
+        assert other is not None
+        if other not in contradicts:
+            contradicts.append(other)
+    return NewMemory(
+        text=text,
+        text_key=text_key(text),
+        topics=tuple(topics),
+        agent=agent,
+        confidence=confidence,
+        observed_at=observed_at,
+        source=source,
+        episode=episode,
+        fact=fact,
+        supports=tuple(supports),
+        contradicts=tuple(contradicts),
+    )

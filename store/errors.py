@@ -1,0 +1,68 @@
+"""Errors raised by the memory store.
+
+    MemoryStoreError (base; never raised itself)
+    ├── InvalidInput      a value given by the caller is wrong; nothing was written
+    ├── NotFound          an id names nothing in the memory
+    └── SchemaMismatch    the data directory was written by another or altered schema
+
+Each error carries its data as attributes so callers (the MCP tools, the CLI) can show the
+field and the fix without parsing the message.
+"""
+
+from __future__ import annotations
+
+
+class MemoryStoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+class InvalidInput(MemoryStoreError):
+    """A caller-supplied value is invalid. Nothing was written.
+
+    Attributes:
+        field: dotted path of the offending field (``"memories[2].confidence"``).
+        problem: what is wrong and how to fix it.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field} {problem}")
+
+    def within(self, prefix: str) -> InvalidInput:
+        """Return the same error with its field nested under ``prefix``."""
+        return InvalidInput(f"{prefix}.{self.field}", self.problem)
+
+
+class NotFound(MemoryStoreError):
+    """An id given by the caller names no observation, belief or recall.
+
+    Attributes:
+        field: the parameter that held the id.
+        kind: what was looked for (``"observation"``, ``"belief"``, ``"recall"``).
+        id: the id that was not found.
+    """
+
+    def __init__(self, field: str, kind: str, id: str) -> None:
+        self.field = field
+        self.kind = kind
+        self.id = id
+        super().__init__(
+            f"{field}: no {kind} with id {id!r}; use an id returned by remember or recall"
+        )
+
+
+class SchemaMismatch(MemoryStoreError):
+    """The data directory does not match the schema this version of doxa writes.
+
+    Attributes:
+        issues: one line per difference found.
+    """
+
+    def __init__(self, issues: list[str]) -> None:
+        self.issues = issues
+        super().__init__(
+            "the memory store's schema does not match this version of doxa: "
+            + "; ".join(issues)
+            + ". Use the doxa version that wrote it, or point --data-dir at a new directory."
+        )

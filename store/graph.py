@@ -1,0 +1,689 @@
+"""The typed graph in Kùzu: the memory's source of truth. All Cypher lives in this module.
+
+One ``Database`` per data directory per process (two on one path lose writes). Reads run on
+their own connection and may run concurrently; writes go through ``Graph.write()``, which takes
+a lock *before* ``BEGIN TRANSACTION`` because Kùzu fails a second writer at once instead of
+waiting, and a failed BEGIN leaves the connection unusable. Every value from outside is a query
+parameter; nothing the user typed is ever spliced into query text.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import kuzu
+import pyarrow as pa
+
+from doxa.store import schema
+from doxa.store.errors import SchemaMismatch
+from doxa.store.values import to_naive_utc, utc_now
+
+log = logging.getLogger(__name__)
+
+Row = dict[str, Any]
+
+_DEC = "DECIMAL(19, 18)"
+
+
+def _ts(moment: datetime | None) -> datetime | None:
+    return None if moment is None else to_naive_utc(moment)
+
+
+class Graph:
+    """The Kùzu database of one data directory.
+
+    Args:
+        path: the database directory (created if absent).
+        buffer_pool_bytes: Kùzu's page cache; Kùzu's own default is most of the machine's RAM.
+
+    Raises:
+        SchemaMismatch: the store was written by another schema (see ``doxa.store.schema``).
+    """
+
+    def __init__(self, path: Path, buffer_pool_bytes: int = 256 * 1024 * 1024) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_bytes)
+        self._reader = kuzu.Connection(self._db)
+        self._writer = kuzu.Connection(self._db)
+        self._write_lock = threading.RLock()
+        self._migrate()
+
+    def close(self) -> None:
+        """Release the database (and its file lock)."""
+        with self._write_lock:
+            self._reader.close()
+            self._writer.close()
+            self._db.close()
+
+    # ---- schema -----------------------------------------------------------------------------
+
+    def live_schema(self) -> dict[str, dict[str, str]]:
+        """Every table of the store with its columns and types (primary keys included)."""
+        tables = [row[1] for row in self._rows("CALL show_tables() RETURN *")]
+        live: dict[str, dict[str, str]] = {}
+        for table in tables:
+            # table names come from the database itself, never from a caller
+            info = self._rows(f"CALL table_info('{table}') RETURN *")
+            live[table] = {row[1]: row[2] for row in info}
+        return live
+
+    def _migrate(self) -> None:
+        live = self.live_schema()
+        if not live:
+            self._run_in_transaction([schema.HISTORY_DDL], [])
+            live = {schema.MIGRATION_TABLE: {}}
+        if schema.MIGRATION_TABLE not in live:
+            raise SchemaMismatch(
+                [f"no {schema.MIGRATION_TABLE} table: this directory is not a doxa store"]
+            )
+        applied = {
+            row[0]: (row[1], row[2])
+            for row in self._rows(
+                f"MATCH (m:{schema.MIGRATION_TABLE}) RETURN m.version, m.name, m.checksum"
+            )
+        }
+        known = {m.version: m for m in schema.MIGRATIONS}
+        issues: list[str] = []
+        for version, (name, checksum) in sorted(applied.items()):
+            migration = known.get(version)
+            if migration is None:
+                issues.append(
+                    f"migration {version} ({name!r}) was applied by a newer doxa"
+                    f" (this one knows up to {schema.latest_version()})"
+                )
+            elif migration.checksum != checksum:
+                issues.append(f"migration {version} ({name!r}) was altered after it was applied")
+        if issues:
+            raise SchemaMismatch(issues)
+        for migration in schema.MIGRATIONS:
+            if migration.version in applied:
+                continue
+            log.info("applying schema migration %d: %s", migration.version, migration.name)
+            self._run_in_transaction(
+                list(migration.statements),
+                [
+                    (
+                        f"CREATE (:{schema.MIGRATION_TABLE} {{version: $v, name: $n,"
+                        " checksum: $c, applied_at: $t})",
+                        {
+                            "v": migration.version,
+                            "n": migration.name,
+                            "c": migration.checksum,
+                            "t": to_naive_utc(utc_now()),
+                        },
+                    )
+                ],
+            )
+        mismatch = schema.compare(self.live_schema())
+        if mismatch:
+            raise SchemaMismatch(mismatch)
+
+    def _run_in_transaction(
+        self, statements: list[str], parameterised: list[tuple[str, Row]]
+    ) -> None:
+        with self._write_lock:
+            self._writer.execute("BEGIN TRANSACTION")
+            try:
+                for statement in statements:
+                    self._writer.execute(statement)
+                for statement, params in parameterised:
+                    self._writer.execute(statement, params)
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._writer.execute("COMMIT")
+
+    # ---- plumbing ---------------------------------------------------------------------------
+
+    def _rows(self, query: str, params: Row | None = None) -> list[list[Any]]:
+        result = self._reader.execute(query, params or {})
+        assert isinstance(result, kuzu.QueryResult)
+        rows: list[list[Any]] = []
+        while result.has_next():
+            rows.append(list(result.get_next()))
+        return rows
+
+    def _arrow(self, query: str, params: Row | None = None) -> pa.Table:
+        result = self._reader.execute(query, params or {})
+        assert isinstance(result, kuzu.QueryResult)
+        table: pa.Table = result.get_as_arrow(chunk_size=100_000)
+        return table
+
+    @contextmanager
+    def write(self) -> Iterator[GraphWriter]:
+        """One write transaction: commits when the block ends, rolls back if it raises."""
+        with self._write_lock:
+            self._writer.execute("BEGIN TRANSACTION")
+            try:
+                yield GraphWriter(self._writer)
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._writer.execute("COMMIT")
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the write lock without a transaction (to keep both stores in step)."""
+        with self._write_lock:
+            yield
+
+    # ---- loading the working memory ----------------------------------------------------------
+
+    def observations(self) -> pa.Table:
+        """Every observation's scalar fields, ordered by seq (arrow, for fast bulk loading)."""
+        return self._arrow(
+            "MATCH (o:Observation) RETURN o.id AS id, o.seq AS seq, o.text AS text,"
+            " o.text_key AS text_key, o.observed_at AS observed_at,"
+            " o.recorded_at AS recorded_at, CAST(o.confidence AS STRING) AS confidence,"
+            " o.source AS source, o.kind AS kind, o.subject AS subject,"
+            " o.predicate AS predicate, o.object AS object, o.valid_from AS valid_from,"
+            " o.valid_until AS valid_until, o.retracted_at AS retracted_at, o.hits AS hits,"
+            " o.impressions AS impressions ORDER BY o.seq"
+        )
+
+    def mentions(self) -> list[tuple[str, str]]:
+        """(observation id, topic name) for every MENTIONS link."""
+        return [
+            (r[0], r[1])
+            for r in self._rows("MATCH (o:Observation)-[:MENTIONS]->(t:Topic) RETURN o.id, t.name")
+        ]
+
+    def beliefs(self) -> list[tuple[str, str, str]]:
+        """(agent, belief id, observation id) for every belief."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self._rows(
+                "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
+                " RETURN a.name, b.id, o.id"
+            )
+        ]
+
+    def episode_links(self) -> list[tuple[str, str]]:
+        """(observation id, episode id) for every FROM link."""
+        return [
+            (r[0], r[1])
+            for r in self._rows("MATCH (o:Observation)-[:`FROM`]->(e:Episode) RETURN o.id, e.id")
+        ]
+
+    def supersessions(self) -> list[tuple[str, str]]:
+        """(newer id, older id) for every SUPERSEDES link."""
+        return [
+            (r[0], r[1])
+            for r in self._rows(
+                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation) RETURN n.id, o.id"
+            )
+        ]
+
+    def co_activations(self) -> list[tuple[str, str, int]]:
+        """(observation, observation, count) for every CO_ACTIVATED link."""
+        return [
+            (r[0], r[1], int(r[2]))
+            for r in self._rows(
+                "MATCH (a:Observation)-[c:CO_ACTIVATED]->(b:Observation)"
+                " RETURN a.id, b.id, c.count"
+            )
+        ]
+
+    def judgements(self) -> list[tuple[str, list[float], str, str]]:
+        """(recall id, query vector, observation id, judgement) for every judged result."""
+        return [
+            (r[0], list(r[1]), r[2], r[3])
+            for r in self._rows(
+                "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
+                " WHERE x.judgement IN ['accepted', 'rejected'] AND r.query_vector IS NOT NULL"
+                " RETURN r.id, r.query_vector, o.id, x.judgement"
+            )
+        ]
+
+    # ---- evidence and conflicts --------------------------------------------------------------
+
+    def observation(self, observation_id: str) -> Row | None:
+        """One observation's fields, its topics and episode, or None."""
+        rows = self._rows(
+            "MATCH (o:Observation {id: $id})"
+            " OPTIONAL MATCH (o)-[:`FROM`]->(e:Episode)"
+            " RETURN o.id, o.text, o.observed_at, o.recorded_at, CAST(o.confidence AS STRING),"
+            " o.source, o.kind, o.subject, o.predicate, o.object, o.valid_from, o.valid_until,"
+            " o.retracted_at, o.hits, o.impressions, e.id",
+            {"id": observation_id},
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        keys = (
+            "id text observed_at recorded_at confidence source kind subject predicate object"
+            " valid_from valid_until retracted_at hits impressions episode"
+        ).split()
+        found = dict(zip(keys, r, strict=True))
+        found["topics"] = [
+            t[0]
+            for t in self._rows(
+                "MATCH (o:Observation {id: $id})-[:MENTIONS]->(t:Topic) RETURN t.name"
+                " ORDER BY t.name",
+                {"id": observation_id},
+            )
+        ]
+        return found
+
+    def belief_target(self, belief_id: str) -> tuple[str, str] | None:
+        """(agent, observation id) of a belief, or None."""
+        rows = self._rows(
+            "MATCH (a:Agent)-[:HOLDS]->(b:Belief {id: $id})-[:`OF`]->(o:Observation)"
+            " RETURN a.name, o.id",
+            {"id": belief_id},
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def believers(self, observation_id: str) -> list[Row]:
+        """Agents holding the observation: agent, belief id, since."""
+        return [
+            {"agent": r[0], "belief_id": r[1], "since": r[2]}
+            for r in self._rows(
+                "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
+                " RETURN a.name, b.id, b.since ORDER BY b.since, a.name",
+                {"id": observation_id},
+            )
+        ]
+
+    def evidence_for(self, observation_id: str) -> list[Row]:
+        """Evidence supporting any belief in the observation, strongest first."""
+        return [
+            {
+                "belief_id": r[0],
+                "observation_id": r[1],
+                "text": r[2],
+                "weight": r[3],
+                "confidence": r[4],
+                "source": r[5],
+                "observed_at": r[6],
+                "retracted": r[7] is not None,
+            }
+            for r in self._rows(
+                "MATCH (e:Observation)-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
+                " RETURN b.id, e.id, e.text, CAST(s.weight AS STRING),"
+                " CAST(e.confidence AS STRING), e.source, e.observed_at, e.retracted_at"
+                " ORDER BY s.weight DESC, e.id",
+                {"id": observation_id},
+            )
+        ]
+
+    def supports_given(self, observation_id: str) -> list[Row]:
+        """Beliefs this observation is evidence for."""
+        return [
+            {"belief_id": r[0], "agent": r[1], "observation_id": r[2], "weight": r[3]}
+            for r in self._rows(
+                "MATCH (e:Observation {id: $id})-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation),"
+                " (a:Agent)-[:HOLDS]->(b)"
+                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING) ORDER BY b.id",
+                {"id": observation_id},
+            )
+        ]
+
+    def contradictions_of(self, observation_id: str) -> list[Row]:
+        """Observations contradicting this one (either direction)."""
+        return [
+            {"observation_id": r[0], "text": r[1], "confidence": r[2], "retracted": r[3] is not None}
+            for r in self._rows(
+                "MATCH (o:Observation {id: $id})-[:CONTRADICTS]-(x:Observation)"
+                " RETURN DISTINCT x.id, x.text, CAST(x.confidence AS STRING), x.retracted_at"
+                " ORDER BY x.id",
+                {"id": observation_id},
+            )
+        ]
+
+    def supersession_chain(self, observation_id: str) -> list[Row]:
+        """Every observation linked by SUPERSEDES to this one (any depth), oldest first."""
+        return [
+            {
+                "observation_id": r[0],
+                "text": r[1],
+                "valid_from": r[2],
+                "valid_until": r[3],
+                "object": r[4],
+            }
+            for r in self._rows(
+                "MATCH (o:Observation {id: $id})-[:SUPERSEDES* 1..30]-(x:Observation)"
+                " WHERE x.id <> $id"
+                " RETURN DISTINCT x.id, x.text, x.valid_from, x.valid_until, x.object"
+                " ORDER BY x.valid_from, x.id",
+                {"id": observation_id},
+            )
+        ]
+
+    def superseded_by(self, observation_id: str) -> list[str]:
+        """Ids of the observations that superseded this one directly."""
+        return [
+            r[0]
+            for r in self._rows(
+                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation {id: $id}) RETURN n.id",
+                {"id": observation_id},
+            )
+        ]
+
+    def unsupported_beliefs(self, agent: str) -> list[Row]:
+        """The agent's beliefs in unretracted observations that no evidence supports."""
+        return [
+            {
+                "belief_id": r[0],
+                "observation_id": r[1],
+                "text": r[2],
+                "confidence": r[3],
+                "since": r[4],
+            }
+            for r in self._rows(
+                "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
+                " WHERE o.retracted_at IS NULL"
+                " AND NOT EXISTS { MATCH (:Observation)-[:SUPPORTS]->(b) }"
+                " RETURN b.id, o.id, o.text, CAST(o.confidence AS STRING), b.since"
+                " ORDER BY b.since, b.id",
+                {"agent": agent},
+            )
+        ]
+
+    def contradictions(self, agent: str | None, other_agent: str | None) -> list[Row]:
+        """Explicit CONTRADICTS pairs between unretracted observations with their holders."""
+        rows = self._rows(
+            "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
+            " WHERE x.retracted_at IS NULL AND y.retracted_at IS NULL"
+            " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(x)"
+            " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(y)"
+            " RETURN x.id, y.id, collect(DISTINCT ax.name), collect(DISTINCT ay.name), c.at"
+            " ORDER BY c.at, x.id, y.id"
+        )
+        found: list[Row] = []
+        for x, y, x_agents, y_agents, at in rows:
+            x_set, y_set = set(x_agents), set(y_agents)
+            if agent is not None and other_agent is not None:
+                if not (
+                    (agent in x_set and other_agent in y_set)
+                    or (other_agent in x_set and agent in y_set)
+                ):
+                    continue
+            elif agent is not None and agent not in x_set | y_set:
+                continue
+            found.append(
+                {"a": x, "b": y, "a_agents": sorted(x_set), "b_agents": sorted(y_set), "at": at}
+            )
+        return found
+
+    def current_facts(self, at: datetime) -> list[Row]:
+        """Unretracted facts valid at ``at``, with their holders (for clash detection)."""
+        return [
+            {
+                "observation_id": r[0],
+                "subject": r[1],
+                "predicate": r[2],
+                "object": r[3],
+                "agents": sorted(set(r[4])),
+            }
+            for r in self._rows(
+                "MATCH (o:Observation) WHERE o.subject IS NOT NULL AND o.retracted_at IS NULL"
+                " AND (o.valid_from IS NULL OR o.valid_from <= $at)"
+                " AND (o.valid_until IS NULL OR o.valid_until > $at)"
+                " OPTIONAL MATCH (a:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(o)"
+                " RETURN o.id, o.subject, o.predicate, o.object, collect(a.name)",
+                {"at": to_naive_utc(at)},
+            )
+        ]
+
+    def observation_ids(self, include_retracted: bool) -> set[str]:
+        """Ids of all observations (optionally without the retracted ones)."""
+        query = (
+            "MATCH (o:Observation) RETURN o.id"
+            if include_retracted
+            else "MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id"
+        )
+        return {r[0] for r in self._rows(query)}
+
+    def texts(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, text) for the given observation ids."""
+        return [
+            (r[0], r[1])
+            for r in self._rows(
+                "UNWIND $ids AS i MATCH (o:Observation {id: i}) RETURN o.id, o.text",
+                {"ids": list(ids)},
+            )
+        ]
+
+    def recall_event(self, recall_id: str) -> tuple[str, bool, list[str]] | None:
+        """(query, judged already, returned observation ids by rank), or None if unknown."""
+        found = self._rows(
+            "MATCH (r:Recall {id: $id}) RETURN r.query, r.judged_at", {"id": recall_id}
+        )
+        if not found:
+            return None
+        return found[0][0], found[0][1] is not None, [
+            r[0]
+            for r in self._rows(
+                "MATCH (r:Recall {id: $id})-[x:RETURNED]->(o:Observation)"
+                " RETURN o.id ORDER BY x.rank",
+                {"id": recall_id},
+            )
+        ]
+
+    def counts(self) -> dict[str, int]:
+        """Node counts per table (for status and tests)."""
+        out: dict[str, int] = {}
+        for table in ("Agent", "Topic", "Episode", "Observation", "Belief", "Recall"):
+            out[table] = int(self._rows(f"MATCH (n:{table}) RETURN count(n)")[0][0])
+        return out
+
+
+class GraphWriter:
+    """Statements allowed inside one write transaction; each takes a batch of rows (UNWIND)."""
+
+    def __init__(self, connection: kuzu.Connection) -> None:
+        self._c = connection
+
+    def _run(self, query: str, params: Row) -> None:
+        self._c.execute(query, params)
+
+    def ensure_agents(self, names: Sequence[str]) -> None:
+        """Create the agents that do not exist yet."""
+        if names:
+            self._run("UNWIND $names AS n MERGE (:Agent {name: n})", {"names": list(names)})
+
+    def ensure_topics(self, names: Sequence[str]) -> None:
+        """Create the topics that do not exist yet."""
+        if names:
+            self._run(
+                "UNWIND $names AS n MERGE (t:Topic {name: n}) ON CREATE SET t.kind = ''",
+                {"names": list(names)},
+            )
+
+    def ensure_episodes(self, first_seen: dict[str, datetime]) -> None:
+        """Create episodes on first use; keep each episode's earliest start."""
+        if first_seen:
+            self._run(
+                "UNWIND $rows AS r MERGE (e:Episode {id: r.id})"
+                " ON CREATE SET e.session_id = r.id, e.started_at = CAST(r.at AS TIMESTAMP)"
+                " ON MATCH SET e.started_at = CASE WHEN CAST(r.at AS TIMESTAMP) < e.started_at"
+                " THEN CAST(r.at AS TIMESTAMP) ELSE e.started_at END",
+                {"rows": [{"id": k, "at": _ts(v)} for k, v in first_seen.items()]},
+            )
+
+    def create_observations(self, rows: Sequence[Row]) -> None:
+        """Create observations; decimals arrive as strings, times as aware datetimes."""
+        if not rows:
+            return
+        bound = [
+            {
+                **row,
+                "confidence": str(row["confidence"]),
+                "observed_at": _ts(row["observed_at"]),
+                "recorded_at": _ts(row["recorded_at"]),
+                "valid_from": _ts(row["valid_from"]),
+                "valid_until": _ts(row["valid_until"]),
+            }
+            for row in rows
+        ]
+        self._run(
+            "UNWIND $rows AS r CREATE (:Observation {id: r.id, seq: r.seq, text: r.text,"
+            " text_key: r.text_key, observed_at: CAST(r.observed_at AS TIMESTAMP),"
+            " recorded_at: CAST(r.recorded_at AS TIMESTAMP),"
+            f" confidence: CAST(r.confidence AS {_DEC}), source: r.source, kind: r.kind,"
+            " subject: r.subject, predicate: r.predicate, object: r.object,"
+            " valid_from: CAST(r.valid_from AS TIMESTAMP),"
+            " valid_until: CAST(r.valid_until AS TIMESTAMP), hits: 0, impressions: 0})",
+            {"rows": bound},
+        )
+
+    def mention(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Link observations to topics: (observation id, topic name)."""
+        if pairs:
+            self._run(
+                "UNWIND $rows AS r MATCH (o:Observation {id: r.o}), (t:Topic {name: r.t})"
+                " CREATE (o)-[:MENTIONS]->(t)",
+                {"rows": [{"o": o, "t": t} for o, t in pairs]},
+            )
+
+    def hold(self, rows: Sequence[tuple[str, str, str, datetime]]) -> None:
+        """Create beliefs: (agent, belief id, observation id, since)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MATCH (a:Agent {name: r.a}), (o:Observation {id: r.o})"
+                " CREATE (a)-[:HOLDS]->(:Belief {id: r.b, since: CAST(r.s AS TIMESTAMP)})"
+                "-[:`OF`]->(o)",
+                {"rows": [{"a": a, "b": b, "o": o, "s": _ts(s)} for a, b, o, s in rows]},
+            )
+
+    def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Link observations to the episode they were learned in."""
+        if pairs:
+            self._run(
+                "UNWIND $rows AS r MATCH (o:Observation {id: r.o}), (e:Episode {id: r.e})"
+                " CREATE (o)-[:`FROM`]->(e)",
+                {"rows": [{"o": o, "e": e} for o, e in pairs]},
+            )
+
+    def support(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """Evidence: (evidence observation id, belief id, weight as decimal text)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MATCH (e:Observation {id: r.e}), (b:Belief {id: r.b})"
+                f" CREATE (e)-[:SUPPORTS {{weight: CAST(r.w AS {_DEC})}}]->(b)",
+                {"rows": [{"e": e, "b": b, "w": w} for e, b, w in rows]},
+            )
+
+    def contradict(self, rows: Sequence[tuple[str, str, datetime]]) -> None:
+        """Contradictions: (new observation id, contradicted observation id, at)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MATCH (x:Observation {id: r.x}), (y:Observation {id: r.y})"
+                " CREATE (x)-[:CONTRADICTS {at: CAST(r.at AS TIMESTAMP)}]->(y)",
+                {"rows": [{"x": x, "y": y, "at": _ts(at)} for x, y, at in rows]},
+            )
+
+    def supersede(self, rows: Sequence[tuple[str, str, datetime]]) -> None:
+        """(newer id, older id, at): link, and end the older fact's validity at ``at``."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MATCH (n:Observation {id: r.n}), (o:Observation {id: r.o})"
+                " CREATE (n)-[:SUPERSEDES {at: CAST(r.at AS TIMESTAMP)}]->(o)"
+                " SET o.valid_until = CASE WHEN o.valid_until IS NULL"
+                " OR o.valid_until > CAST(r.at AS TIMESTAMP) THEN CAST(r.at AS TIMESTAMP)"
+                " ELSE o.valid_until END",
+                {"rows": [{"n": n, "o": o, "at": _ts(at)} for n, o, at in rows]},
+            )
+
+    def record_recall(
+        self,
+        recall_id: str,
+        query: str,
+        agent: str | None,
+        at: datetime,
+        returned: Sequence[tuple[str, int, float]],
+    ) -> None:
+        """A recall event and what it returned: (observation id, rank, score)."""
+        self._run(
+            "CREATE (:Recall {id: $id, query: $q, agent: $a, at: $at})",
+            {"id": recall_id, "q": query, "a": agent, "at": _ts(at)},
+        )
+        if returned:
+            self._run(
+                "MATCH (r:Recall {id: $id}) UNWIND $rows AS x"
+                " MATCH (o:Observation {id: x.o})"
+                " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score}]->(o)",
+                {
+                    "id": recall_id,
+                    "rows": [{"o": o, "rank": rank, "score": score} for o, rank, score in returned],
+                },
+            )
+
+    def judge(
+        self,
+        recall_id: str,
+        query_vector: list[float],
+        judgements: dict[str, str],
+        at: datetime,
+    ) -> None:
+        """Judge a recall: every returned result gets an impression, accepted ones a hit.
+
+        Args:
+            judgements: observation id -> "accepted", "rejected" or "" (shown, not judged),
+                for every result the recall returned.
+        """
+        self._run(
+            "MATCH (r:Recall {id: $id}) SET r.query_vector = $v, r.judged_at = $at",
+            {"id": recall_id, "v": query_vector, "at": _ts(at)},
+        )
+        rows = [{"o": o, "j": j} for o, j in judgements.items()]
+        if rows:
+            self._run(
+                "MATCH (r:Recall {id: $id}) UNWIND $rows AS x"
+                " MATCH (r)-[ret:RETURNED]->(o:Observation {id: x.o})"
+                " SET ret.judgement = x.j, o.impressions = o.impressions + 1,"
+                " o.hits = o.hits + CASE WHEN x.j = 'accepted' THEN 1 ELSE 0 END",
+                {"id": recall_id, "rows": rows},
+            )
+
+    def co_activate(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Count one more co-activation for each (a, b) pair of accepted results."""
+        if not pairs:
+            return
+        rows = [{"a": a, "b": b} for a, b in pairs]
+        self._run(
+            "UNWIND $rows AS r MATCH (a:Observation {id: r.a}), (b:Observation {id: r.b})"
+            " MERGE (a)-[c:CO_ACTIVATED]->(b)"
+            " ON CREATE SET c.count = 1 ON MATCH SET c.count = c.count + 1",
+            {"rows": rows},
+        )
+
+    def retract(self, observation_id: str, at: datetime) -> None:
+        """Mark an observation retracted (kept for audit)."""
+        self._run(
+            "MATCH (o:Observation {id: $id}) SET o.retracted_at = $at",
+            {"id": observation_id, "at": _ts(at)},
+        )
+
+    def purge(self, observation_id: str) -> list[str]:
+        """Delete an observation, its beliefs and every link to either; returns belief ids."""
+        beliefs = [
+            row[0]
+            for row in _all(
+                self._c.execute(
+                    "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) RETURN b.id",
+                    {"id": observation_id},
+                )
+            )
+        ]
+        self._run(
+            "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) DETACH DELETE b",
+            {"id": observation_id},
+        )
+        self._run("MATCH (o:Observation {id: $id}) DETACH DELETE o", {"id": observation_id})
+        return beliefs
+
+
+def _all(result: kuzu.QueryResult | list[kuzu.QueryResult]) -> list[list[Any]]:
+    assert isinstance(result, kuzu.QueryResult)
+    rows: list[list[Any]] = []
+    while result.has_next():
+        rows.append(list(result.get_next()))
+    return rows

@@ -1,0 +1,163 @@
+"""The searchable side of the memory in LanceDB: one row per recallable observation.
+
+Rows carry the graph's observation id, the text (with a native full-text index) and the
+embedding. The graph is the source of truth; this index can always be rebuilt from it
+(``Memory`` repairs it at start-up). The embedder's fingerprint is kept in the table's schema
+metadata, so an index written by another model is detected and rebuilt.
+
+Writes come in batches (one Lance fragment and version per ``add``), and ``maintain`` compacts
+fragments and refreshes the full-text index once enough rows arrived since the last time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+from lancedb.query import MatchQuery
+
+from doxa.store.embedder import Vectors
+
+log = logging.getLogger(__name__)
+
+TABLE = "observations"
+_FINGERPRINT_KEY = b"doxa.embedder"
+
+
+def _quote(value: str) -> str:
+    """A SQL string literal for Lance filters: ids are validated, and quotes doubled anyway."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+class SearchIndex:
+    """LanceDB table of observation texts and vectors, with a full-text index.
+
+    Args:
+        path: the LanceDB directory.
+        dim: embedding dimension.
+        fingerprint: the embedder's identity; a table written by another embedder is dropped
+            (``rebuilt`` is then True and the caller re-embeds every observation).
+    """
+
+    def __init__(self, path: Path, dim: int, fingerprint: str) -> None:
+        self._db = lancedb.connect(str(path))
+        self._dim = dim
+        self._lock = threading.Lock()
+        self._since_maintenance = 0
+        self.rebuilt = False
+        self._schema = pa.schema(
+            [
+                pa.field("id", pa.string(), nullable=False),
+                pa.field("text", pa.string()),
+                pa.field("vector", pa.list_(pa.float32(), dim)),
+            ],
+            metadata={_FINGERPRINT_KEY: fingerprint.encode()},
+        )
+        names = set(self._db.list_tables().tables)
+        if TABLE in names:
+            table = self._db.open_table(TABLE)
+            metadata = table.schema.metadata or {}
+            if metadata.get(_FINGERPRINT_KEY) != fingerprint.encode():
+                log.warning("search index was built by another embedder; rebuilding it")
+                self._db.drop_table(TABLE)
+                self.rebuilt = True
+            else:
+                self._table = table
+        if TABLE not in names or self.rebuilt:
+            self._table = self._db.create_table(TABLE, schema=self._schema)
+        self._has_fts = any(i.index_type == "FTS" for i in self._table.list_indices())
+
+    def count(self) -> int:
+        """Number of rows."""
+        return int(self._table.count_rows())
+
+    def add(self, ids: Sequence[str], texts: Sequence[str], vectors: Vectors) -> None:
+        """Add rows in one batch (one fragment)."""
+        if not ids:
+            return
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        batch = pa.table(
+            {
+                "id": pa.array(list(ids), pa.string()),
+                "text": pa.array(list(texts), pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, self._dim),
+            },
+            schema=self._schema,
+        )
+        with self._lock:
+            self._table.add(batch)
+            self._since_maintenance += len(ids)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove rows by id."""
+        if not ids:
+            return
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                self._table.delete("id IN (" + ", ".join(_quote(i) for i in chunk) + ")")
+            self._since_maintenance += len(ids)
+
+    def ids(self) -> list[str]:
+        """Every row's id."""
+        table = self._table.to_arrow().select(["id"])
+        return [str(v) for v in table.column("id").to_pylist()]
+
+    def vectors(self) -> tuple[list[str], Vectors]:
+        """Every row's id and vector (to load the in-memory matrix)."""
+        table = self._table.to_arrow().select(["id", "vector"])
+        ids = [str(v) for v in table.column("id").to_pylist()]
+        if not ids:
+            return ids, np.zeros((0, self._dim), dtype=np.float32)
+        column = table.column("vector").combine_chunks()
+        values = column.values.to_numpy(zero_copy_only=False)
+        matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
+        return ids, matrix
+
+    def text_search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 full-text search: (id, score), best first. Query text is data, not syntax."""
+        if not query.strip():
+            return []
+        try:
+            result = (
+                self._table.search(MatchQuery(query, "text"), query_type="fts")
+                .limit(limit)
+                .select(["id", "_score"])
+                .to_arrow()
+            )
+        except Exception as error:  # an index being rebuilt, or a query with no terms
+            log.debug("full-text search failed: %s", error)
+            return []
+        ids = result.column("id").to_pylist()
+        scores = result.column("_score").to_pylist()
+        return [(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    def maintain(self, every: int = 2000, force: bool = False) -> bool:
+        """Compact fragments and (re)build the full-text index when enough rows changed.
+
+        Returns True when maintenance ran.
+        """
+        with self._lock:
+            due = force or self._since_maintenance >= every or not self._has_fts
+            if not due or self._table.count_rows() == 0:
+                return False
+            self._since_maintenance = 0
+            self._table.create_index(
+                "text",
+                config=FTS(with_position=False, stem=True, remove_stop_words=True),
+                replace=True,
+            )
+            self._has_fts = True
+            with warnings.catch_warnings():
+                # One process owns the data directory, so no reader holds an old version.
+                warnings.simplefilter("ignore", UserWarning)
+                self._table.optimize(cleanup_older_than=timedelta(seconds=0))
+            return True

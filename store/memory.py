@@ -1,0 +1,990 @@
+"""``Memory``: the one way into the store. It keeps the graph, the search index and the
+working memory in step.
+
+Writes go graph first, inside one Kùzu transaction that also writes the search-index rows
+before it commits: if the index write fails the graph rolls back; if the commit fails the index
+rows are deleted again. If the process dies in between, the next start-up finds the stores
+disagreeing and repairs the index from the graph (missing rows embedded, unknown rows removed).
+
+Heavy work (loading the embedding model, opening the index, repairing, loading the working
+memory) runs on a warm-up thread started by ``start``; operations wait for it, while a server
+can answer ``initialize`` and ``tools/list`` at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
+from doxa.store.embedder import Embedder, make_embedder
+from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
+from doxa.store.graph import Graph
+from doxa.store.index import SearchIndex
+from doxa.store.ranking import Ranked, query_topics, rank
+from doxa.store.settings import StoreSettings
+from doxa.store.timewords import time_window
+from doxa.store.values import (
+    from_naive_utc,
+    micros,
+    parse_time,
+    parse_unit_decimal,
+    scaled,
+    utc_now,
+)
+from doxa.store.working_memory import NO_END, Entry, WorkingMemory, fact_key, topic_key
+
+log = logging.getLogger(__name__)
+
+OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
+MAX_QUERY = 4_000
+MAX_LIMIT = 100
+_RECENT_RECALLS = 4_096
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id: a readable prefix and 16 hex digits."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What ``remember`` did with one memory."""
+
+    observation_id: str
+    belief_id: str
+    topics: list[str]
+    superseded: list[str]
+    duplicate_of: str | None
+    conflicts: list[str]
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """One recalled observation with why it ranked."""
+
+    observation_id: str
+    belief_ids: list[str]
+    text: str
+    confidence: Decimal
+    observed_at: datetime
+    source: str | None
+    episode: str | None
+    topics: list[str]
+    agents: list[str]
+    score: float
+    scores: dict[str, float]
+    superseded_by: list[str]
+    current: bool
+    fact: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class RecallOutcome:
+    """A recall's id (for feedback) and its results, best first."""
+
+    recall_id: str
+    results: list[Recollection]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What ``feedback`` recorded."""
+
+    recall_id: str
+    accepted: list[str]
+    rejected: list[str]
+    impressions: int
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What ``forget`` did."""
+
+    observation_id: str
+    mode: str
+    belief_ids: list[str]
+    already: bool
+
+
+@dataclass
+class _Recent:
+    query: str
+    vector: npt.NDArray[np.float32] | None
+    returned: list[str]
+    judged: bool = False
+
+
+@dataclass
+class _Plan:
+    memory: NewMemory
+    observation_id: str
+    belief_id: str
+    observed_at: datetime
+    valid_from: datetime | None
+    valid_until: datetime | None
+    vector: npt.NDArray[np.float32]
+    superseded: list[tuple[str, datetime]] = field(default_factory=list)  # (older id, at)
+    superseded_by: list[tuple[str, datetime]] = field(default_factory=list)  # (newer id, at)
+    conflicts: list[str] = field(default_factory=list)
+
+
+class Memory:
+    """The memory of one data directory: remember, recall, judge, cite, forget.
+
+    Use ``Memory.open(settings)``, then ``start()`` (warm-up on a thread) or ``warm_up()``.
+    Every method is thread-safe; writes are serialized.
+    """
+
+    def __init__(self, settings: StoreSettings, graph: Graph, embedder: Embedder) -> None:
+        self.settings = settings
+        self.graph = graph
+        self.embedder = embedder
+        self._index: SearchIndex | None = None
+        self._working: WorkingMemory | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._warm_thread: threading.Thread | None = None
+        self._warm_lock = threading.Lock()
+        self._warm_started = False
+        self._recent: OrderedDict[str, _Recent] = OrderedDict()
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, settings: StoreSettings, embedder: Embedder | None = None) -> Memory:
+        """Open (or create) the memory in ``settings.data_dir``; migrations run here.
+
+        Raises:
+            SchemaMismatch: the directory was written by another schema.
+        """
+        data_dir = Path(settings.data_dir).expanduser()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
+        chosen = embedder or make_embedder(
+            settings.embedding.kind,
+            settings.embedding.model,
+            settings.embedding.dim,
+            settings.embedding.batch_size,
+        )
+        return cls(settings, graph, chosen)
+
+    def _claim_warm_up(self) -> bool:
+        with self._warm_lock:
+            if self._warm_started:
+                return False
+            self._warm_started = True
+            return True
+
+    def start(self) -> None:
+        """Begin warming up on a background thread (returns at once)."""
+        if self._claim_warm_up():
+            self._warm_thread = threading.Thread(target=self._warm, name="doxa-warm-up", daemon=True)
+            self._warm_thread.start()
+
+    def warm_up(self) -> None:
+        """Warm up on this thread and wait until ready (blocking form of ``start``)."""
+        if self._claim_warm_up():
+            self._warm()
+        self.wait_ready()
+
+    def _warm(self) -> None:
+        try:
+            self._load_everything()
+        except BaseException as error:  # reported to every caller of wait_ready
+            log.exception("memory warm-up failed")
+            self._failure = error
+            self._ready.set()
+
+    def _load_everything(self) -> None:
+        """Load the model, open the index, repair it from the graph, load the working memory."""
+        self.embedder.load()
+        dim = self.embedder.dim
+        data_dir = Path(self.settings.data_dir).expanduser()
+        index = SearchIndex(data_dir / "index", dim, self.embedder.fingerprint)
+        working = WorkingMemory(dim)
+        with self.graph.exclusive():
+            self._load(working)
+            self._repair(index, working)
+            self._index, self._working = index, working
+        index.maintain(self.settings.maintenance_every)
+        self._ready.set()
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Block until warm-up has finished (starting it if nobody did).
+
+        Raises:
+            MemoryStoreError: warm-up failed or did not finish within ``timeout``.
+        """
+        self.start()
+        if not self._ready.wait(timeout):
+            raise MemoryStoreError("the memory is still loading; try again in a moment")
+        if self._failure is not None:
+            raise MemoryStoreError(f"the memory failed to load: {self._failure}")
+
+    @property
+    def ready(self) -> bool:
+        """True once warm-up has finished successfully."""
+        return self._ready.is_set() and self._failure is None
+
+    def close(self) -> None:
+        """Wait for warm-up, then release both stores."""
+        if self._warm_thread is not None:
+            self._warm_thread.join()
+        self.graph.close()
+
+    @property
+    def _wm(self) -> WorkingMemory:
+        self.wait_ready()
+        assert self._working is not None
+        return self._working
+
+    @property
+    def _ix(self) -> SearchIndex:
+        self.wait_ready()
+        assert self._index is not None
+        return self._index
+
+    # ---- loading and repair -----------------------------------------------------------------
+
+    def _load(self, working: WorkingMemory) -> None:
+        table = self.graph.observations()
+        topics: dict[str, list[str]] = {}
+        for obs, topic in self.graph.mentions():
+            topics.setdefault(obs, []).append(topic)
+        episodes = dict(self.graph.episode_links())
+        for row in table.to_pylist():
+            entry = Entry(
+                id=row["id"],
+                seq=int(row["seq"]),
+                text=row["text"],
+                text_key=row["text_key"],
+                confidence=Decimal(row["confidence"]),
+                observed_at=_aware(row["observed_at"]),
+                recorded_at=_aware(row["recorded_at"]),
+                source=row["source"],
+                kind=row["kind"],
+                subject=row["subject"],
+                predicate=row["predicate"],
+                object=row["object"],
+                valid_from=from_naive_utc(row["valid_from"]),
+                valid_until=from_naive_utc(row["valid_until"]),
+                retracted=row["retracted_at"] is not None,
+                episode=episodes.get(row["id"]),
+                topics=sorted(topics.get(row["id"], [])),
+            )
+            r = working.add(entry)
+            working.hits[r] = row["hits"] or 0
+            working.impressions[r] = row["impressions"] or 0
+        for agent, belief, obs in self.graph.beliefs():
+            working.hold(working.row_of[obs], agent, belief)
+        for newer, older in self.graph.supersessions():
+            entry = working.entries[working.row_of[older]]
+            entry.superseded_by.append(newer)
+        for a, b, count in self.graph.co_activations():
+            ra, rb = working.row_of[a], working.row_of[b]
+            working.co_activated[ra][rb] = count
+            working.co_activated[rb][ra] = count
+        by_recall: dict[str, tuple[list[float], dict[int, float]]] = {}
+        for recall, vector, obs, judgement in self.graph.judgements():
+            judged = by_recall.setdefault(recall, (vector, {}))[1]
+            judged[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
+        for vector, judged in by_recall.values():
+            working.learn(np.asarray(vector, dtype=np.float32), judged)
+
+    def _repair(self, index: SearchIndex, working: WorkingMemory) -> None:
+        wanted = {e.id for e in working.entries if not e.retracted}
+        present = set(index.ids())
+        extra = sorted(present - wanted)
+        missing = sorted(wanted - present)
+        if extra:
+            log.warning("search index: removing %d rows the graph does not hold", len(extra))
+            index.delete(extra)
+        if missing:
+            log.warning("search index: embedding %d observations it lacks", len(missing))
+            batch = 1024
+            for start in range(0, len(missing), batch):
+                ids = missing[start : start + batch]
+                texts = [working.entries[working.row_of[i]].text for i in ids]
+                index.add(ids, texts, self.embedder.embed(texts))
+        ids, vectors = index.vectors()
+        for obs, vector in zip(ids, vectors, strict=True):
+            row = working.row_of.get(obs)
+            if row is not None:
+                working.set_vector(row, vector)
+
+    # ---- remember ---------------------------------------------------------------------------
+
+    def remember(
+        self, drafts: Sequence[MemoryDraft], batch: bool = False, agent: str | None = None
+    ) -> list[Remembered]:
+        """Remember one or many observations, atomically: all are written or none.
+
+        Args:
+            drafts: the memories, values as given by the caller.
+            batch: name fields as ``memories[i].field`` in errors.
+            agent: the believing agent for drafts that name none (default: settings.agent).
+
+        Returns:
+            One ``Remembered`` per draft, in order.
+
+        Raises:
+            InvalidInput, NotFound: a value is wrong or names nothing; nothing was written.
+        """
+        default_agent = name(agent, "agent", required=False) or self.settings.agent
+        memories: list[NewMemory] = []
+        for i, draft in enumerate(drafts):
+            try:
+                memories.append(validate(draft, default_agent))
+            except InvalidInput as error:
+                raise (error.within(f"memories[{i}]") if batch else error) from None
+        if not memories:
+            return []
+        working = self._wm
+        index = self._ix
+        vectors = self.embedder.embed([m.text for m in memories])
+        with self.graph.exclusive():
+            results, plans = self._plan(memories, vectors, batch, working)
+            if plans:
+                self._write(plans, index, working)
+        if index.maintain(self.settings.maintenance_every):
+            log.info("search index compacted and its full-text index refreshed")
+        return results
+
+    def _plan(
+        self,
+        memories: list[NewMemory],
+        vectors: npt.NDArray[np.float32],
+        batch: bool,
+        working: WorkingMemory,
+    ) -> tuple[list[Remembered], list[_Plan]]:
+        now = utc_now()
+        results: list[Remembered] = []
+        plans: list[_Plan] = []
+        seen: dict[tuple[str, str], _Plan] = {}
+        facts_in_batch: dict[tuple[str, str], list[_Plan]] = {}
+
+        def where(i: int, path: str) -> str:
+            return f"memories[{i}].{path}" if batch else path
+
+        for i, memory in enumerate(memories):
+            key = (memory.agent, memory.text_key)
+            existing = working.text_index.get(key)
+            if existing is not None:
+                entry = working.entries[existing]
+                belief = next(
+                    (b for b in entry.beliefs if working.belief_agent.get(b) == memory.agent),
+                    entry.beliefs[0] if entry.beliefs else "",
+                )
+                results.append(Remembered(entry.id, belief, entry.topics, [], entry.id, []))
+                continue
+            if key in seen:
+                earlier = seen[key]
+                results.append(
+                    Remembered(
+                        earlier.observation_id,
+                        earlier.belief_id,
+                        list(earlier.memory.topics),
+                        [],
+                        earlier.observation_id,
+                        [],
+                    )
+                )
+                continue
+            for j, (belief, _) in enumerate(memory.supports):
+                if belief not in working.belief_row:
+                    raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
+            for j, other in enumerate(memory.contradicts):
+                row = working.row_of.get(other)
+                if row is None or working.entries[row].retracted:
+                    raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
+            observed_at = memory.observed_at or now
+            fact = memory.fact
+            plan = _Plan(
+                memory=memory,
+                observation_id=new_id("obs"),
+                belief_id=new_id("bel"),
+                observed_at=observed_at,
+                valid_from=(fact.valid_from or observed_at) if fact else None,
+                valid_until=fact.valid_until if fact else None,
+                vector=vectors[i],
+            )
+            if fact is not None:
+                self._plan_supersession(plan, working, facts_in_batch)
+            seen[key] = plan
+            plans.append(plan)
+            results.append(
+                Remembered(
+                    plan.observation_id,
+                    plan.belief_id,
+                    list(memory.topics),
+                    [older for older, _ in plan.superseded],
+                    None,
+                    plan.conflicts,
+                )
+            )
+        return results, plans
+
+    def _plan_supersession(
+        self,
+        plan: _Plan,
+        working: WorkingMemory,
+        facts_in_batch: dict[tuple[str, str], list[_Plan]],
+    ) -> None:
+        """A newer fact with the same agent, subject and predicate ends the older one."""
+        fact = plan.memory.fact
+        assert fact is not None and plan.valid_from is not None
+        key = (topic_key(fact.subject), topic_key(fact.predicate))
+        new_object = topic_key(fact.object)
+        start = plan.valid_from
+        candidates: list[tuple[str, str, datetime, datetime | None, list[str]]] = []
+        for row in working.fact_index.get(key, []):
+            entry = working.entries[row]
+            if entry.retracted or int(working.valid_until[row]) != NO_END and int(
+                working.valid_until[row]
+            ) <= micros(start):
+                continue
+            older_from = entry.valid_from or entry.observed_at
+            candidates.append((entry.id, entry.object or "", older_from, None, entry.agents))
+        for earlier in facts_in_batch.get(key, []):
+            assert earlier.memory.fact is not None and earlier.valid_from is not None
+            if earlier.superseded_by:
+                continue
+            candidates.append(
+                (
+                    earlier.observation_id,
+                    earlier.memory.fact.object,
+                    earlier.valid_from,
+                    earlier.valid_until,
+                    [earlier.memory.agent],
+                )
+            )
+        for other_id, other_object, other_from, _, agents in candidates:
+            if topic_key(other_object) == new_object:
+                continue
+            if plan.memory.agent not in agents:
+                plan.conflicts.append(other_id)
+                continue
+            if start >= other_from:
+                plan.superseded.append((other_id, start))
+                for earlier in facts_in_batch.get(key, []):
+                    if earlier.observation_id == other_id:
+                        earlier.superseded_by.append((plan.observation_id, start))
+                        if earlier.valid_until is None or earlier.valid_until > start:
+                            earlier.valid_until = start
+            else:
+                # An older fact arriving late is history: it ended when the newer one began.
+                plan.superseded_by.append((other_id, other_from))
+                if plan.valid_until is None or plan.valid_until > other_from:
+                    plan.valid_until = other_from
+        facts_in_batch.setdefault(key, []).append(plan)
+
+    def _write(self, plans: list[_Plan], index: SearchIndex, working: WorkingMemory) -> None:
+        now = utc_now()
+        seq = working.next_seq
+        observations = []
+        for offset, plan in enumerate(plans):
+            m, fact = plan.memory, plan.memory.fact
+            observations.append(
+                {
+                    "id": plan.observation_id,
+                    "seq": seq + offset,
+                    "text": m.text,
+                    "text_key": m.text_key,
+                    "observed_at": plan.observed_at,
+                    "recorded_at": now,
+                    "confidence": m.confidence,
+                    "source": m.source,
+                    "kind": "fact" if fact else "observation",
+                    "subject": fact.subject if fact else None,
+                    "predicate": fact.predicate if fact else None,
+                    "object": fact.object if fact else None,
+                    "valid_from": plan.valid_from,
+                    "valid_until": plan.valid_until,
+                }
+            )
+        first_seen: dict[str, datetime] = {}
+        for plan in plans:
+            if plan.memory.episode is not None:
+                ep = plan.memory.episode
+                first_seen[ep] = min(first_seen.get(ep, plan.observed_at), plan.observed_at)
+        topics = sorted({t for p in plans for t in p.memory.topics})
+        ids = [p.observation_id for p in plans]
+        try:
+            with self.graph.write() as w:
+                w.ensure_agents(sorted({p.memory.agent for p in plans}))
+                w.ensure_topics(topics)
+                w.ensure_episodes(first_seen)
+                w.create_observations(observations)
+                w.mention([(p.observation_id, t) for p in plans for t in p.memory.topics])
+                w.hold([(p.memory.agent, p.belief_id, p.observation_id, now) for p in plans])
+                w.learned_in(
+                    [(p.observation_id, p.memory.episode) for p in plans if p.memory.episode]
+                )
+                w.support(
+                    [
+                        (p.observation_id, belief, format(weight, "f"))
+                        for p in plans
+                        for belief, weight in p.memory.supports
+                    ]
+                )
+                w.contradict(
+                    [(p.observation_id, other, now) for p in plans for other in p.memory.contradicts]
+                )
+                w.supersede(
+                    [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
+                    + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
+                )
+                # Inside the transaction: if the index write fails, the graph rolls back.
+                index.add(ids, [p.memory.text for p in plans], np.stack([p.vector for p in plans]))
+        except BaseException:
+            try:
+                index.delete(ids)
+            except Exception:  # the start-up repair removes whatever is left
+                log.exception("could not undo search-index rows after a failed write")
+            raise
+        self._apply(plans, observations, working, now)
+
+    def _apply(
+        self,
+        plans: list[_Plan],
+        observations: list[dict[str, Any]],
+        working: WorkingMemory,
+        now: datetime,
+    ) -> None:
+        """Mirror a committed write in the working memory."""
+        rows: dict[str, int] = {}
+        for plan, row in zip(plans, observations, strict=True):
+            m = plan.memory
+            entry = Entry(
+                id=plan.observation_id,
+                seq=row["seq"],
+                text=m.text,
+                text_key=m.text_key,
+                confidence=m.confidence,
+                observed_at=plan.observed_at,
+                recorded_at=now,
+                source=m.source,
+                kind=row["kind"],
+                subject=row["subject"],
+                predicate=row["predicate"],
+                object=row["object"],
+                valid_from=plan.valid_from,
+                valid_until=plan.valid_until,
+                episode=m.episode,
+                topics=sorted(m.topics),
+            )
+            r = working.add(entry, plan.vector)
+            working.hold(r, m.agent, plan.belief_id)
+            rows[plan.observation_id] = r
+        for plan in plans:
+            for older, at in plan.superseded:
+                older_row = rows.get(older, working.row_of.get(older))
+                assert older_row is not None
+                working.supersede(rows[plan.observation_id], older_row, at)
+            for newer, _ in plan.superseded_by:
+                working.entries[rows[plan.observation_id]].superseded_by.append(newer)
+
+    # ---- recall -----------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        agent: str | None = None,
+        topics: Sequence[str] | None = None,
+        min_confidence: object = None,
+        as_of: object = None,
+        include_superseded: bool = False,
+        limit: int = 10,
+        order_by: OrderBy = "relevance",
+    ) -> RecallOutcome:
+        """Find what the memory holds about ``query``, best first.
+
+        Args:
+            query: what to look for, in words. May be empty when a filter is given.
+            agent: only observations this agent believes.
+            topics: only observations mentioning any of these topics.
+            min_confidence: only confidence >= this exact decimal.
+            as_of: answer with what was valid then (ISO 8601); default now.
+            include_superseded: also return facts no longer valid (ranked after current ones).
+            limit: at most this many results (1..100).
+            order_by: "relevance" (default), or present the results by "confidence",
+                "newest" or "oldest" first.
+
+        Raises:
+            InvalidInput: a filter value is wrong; nothing is recorded.
+        """
+        if not isinstance(query, str):
+            raise InvalidInput("query", "must be a string: what to look for, in words")
+        if len(query) > MAX_QUERY:
+            raise InvalidInput("query", f"is {len(query)} characters long; the limit is {MAX_QUERY}")
+        agent_name = name(agent, "agent", required=False)
+        topic_names: list[str] = []
+        for i, topic in enumerate(topics or []):
+            cleaned = name(topic, f"topics[{i}]")
+            assert cleaned is not None
+            topic_names.append(cleaned)
+        if not query.strip() and agent_name is None and not topic_names:
+            raise InvalidInput("query", "must not be empty unless agent or topics narrow the recall")
+        minimum = None if min_confidence is None else parse_unit_decimal(
+            min_confidence, "min_confidence"
+        )
+        at = utc_now() if as_of is None else parse_time(as_of, "as_of")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput("limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+        if order_by not in ("relevance", "confidence", "newest", "oldest"):
+            raise InvalidInput(
+                "order_by", "must be one of relevance, confidence, newest, oldest"
+            )
+        working, index = self._wm, self._ix
+        weights = self.settings.ranking
+        vector = self.embedder.embed([query])[0] if query.strip() else None
+        text_hits = index.text_search(query, weights.text_pool) if weights.text_pool else []
+        window = time_window(query, at)
+        with self.graph.exclusive():
+            n = len(working)
+            at_us = micros(at)
+            mask = working.live[:n].copy()
+            if agent_name is not None:
+                mask &= _member(working.rows_of(working.agent_rows, agent_name), n)
+            if topic_names:
+                any_topic = np.zeros(n, dtype=bool)
+                for topic in topic_names:
+                    any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
+                mask &= any_topic
+            if minimum is not None:
+                mask &= working.confidence[:n] >= scaled(minimum)
+            mask &= working.valid_from[:n] <= at_us
+            current = mask & (working.valid_until[:n] > at_us)
+            if not include_superseded:
+                mask = current
+            hits = [(working.row_of[i], s) for i, s in text_hits if i in working.row_of]
+            ranked = rank(
+                working,
+                mask,
+                vector,
+                hits,
+                query_topics(working, query) if query.strip() else [],
+                None if window is None else (micros(window[0]), micros(window[1])),
+                weights,
+                limit if vector is not None else n,
+            )
+            if vector is None:
+                ranked.sort(key=lambda r: -working.entries[r.row].seq)
+            ranked = _order(ranked, working, order_by, current)[:limit]
+            recall_id = new_id("rec")
+            results = [self._recollection(r, working, bool(current[r.row])) for r in ranked]
+            with self.graph.write() as w:
+                w.record_recall(
+                    recall_id,
+                    query,
+                    agent_name,
+                    utc_now(),
+                    [(res.observation_id, k, res.score) for k, res in enumerate(results)],
+                )
+            self._recent[recall_id] = _Recent(query, vector, [r.observation_id for r in results])
+            while len(self._recent) > _RECENT_RECALLS:
+                self._recent.popitem(last=False)
+        return RecallOutcome(recall_id, results)
+
+    def _recollection(self, ranked: Ranked, working: WorkingMemory, current: bool) -> Recollection:
+        entry = working.entries[ranked.row]
+        fact = None
+        if entry.subject is not None:
+            fact = {
+                "subject": entry.subject,
+                "predicate": entry.predicate,
+                "object": entry.object,
+                "valid_from": entry.valid_from,
+                "valid_until": entry.valid_until,
+            }
+        return Recollection(
+            observation_id=entry.id,
+            belief_ids=list(entry.beliefs),
+            text=entry.text,
+            confidence=entry.confidence,
+            observed_at=entry.observed_at,
+            source=entry.source,
+            episode=entry.episode,
+            topics=list(entry.topics),
+            agents=list(entry.agents),
+            score=round(ranked.score, 6),
+            scores={k: round(v, 6) for k, v in ranked.components.items() if v},
+            superseded_by=list(entry.superseded_by),
+            current=current,
+            fact=fact,
+        )
+
+    # ---- feedback ---------------------------------------------------------------------------
+
+    def feedback(
+        self, recall_id: str, accepted: Sequence[str] = (), rejected: Sequence[str] = ()
+    ) -> Judged:
+        """Judge a recall's results; accepted ones rank higher on similar future queries.
+
+        Every result of the recall counts one impression; accepted ones count a hit, and
+        results accepted together are linked as co-activated.
+
+        Raises:
+            NotFound: no such recall.
+            InvalidInput: an id was not among its results, was judged twice, or the recall
+                was already judged.
+        """
+        recall = name(recall_id, "recall_id")
+        assert recall is not None
+        accepted_ids = _ids(accepted, "accepted")
+        rejected_ids = _ids(rejected, "rejected")
+        both = set(accepted_ids) & set(rejected_ids)
+        if both:
+            raise InvalidInput(
+                "rejected", f"{sorted(both)[0]!r} is also in accepted; judge each result once"
+            )
+        working = self._wm
+        with self.graph.exclusive():
+            recent = self._recent.get(recall)
+            if recent is None:
+                event = self.graph.recall_event(recall)
+                if event is None:
+                    raise NotFound("recall_id", "recall", recall)
+                query, judged, returned = event
+                recent = _Recent(query, None, returned, judged)
+            if recent.judged:
+                raise InvalidInput(
+                    "recall_id",
+                    "was already judged; call recall again and judge the new recall_id",
+                )
+            for field_name, ids in (("accepted", accepted_ids), ("rejected", rejected_ids)):
+                for i, obs in enumerate(ids):
+                    if obs not in recent.returned:
+                        raise InvalidInput(
+                            f"{field_name}[{i}]",
+                            f"{obs!r} was not returned by recall {recall}; judge only its results",
+                        )
+            vector = recent.vector
+            if vector is None:
+                vector = self.embedder.embed([recent.query or " "])[0]
+            judgements = {
+                obs: "accepted" if obs in accepted_ids else "rejected" if obs in rejected_ids else ""
+                for obs in recent.returned
+            }
+            pairs = [(a, b) for a in accepted_ids for b in accepted_ids if a < b]
+            with self.graph.write() as w:
+                w.judge(recall, [float(x) for x in vector], judgements, utc_now())
+                w.co_activate(pairs)
+            recent.judged = True
+            learned: dict[int, float] = {}
+            for obs, judgement in judgements.items():
+                row = working.row_of.get(obs)
+                if row is None:
+                    continue
+                working.impressions[row] += 1
+                if judgement == "accepted":
+                    working.hits[row] += 1
+                    learned[row] = 1.0
+                elif judgement == "rejected":
+                    learned[row] = -1.0
+            working.learn(vector, learned)
+            working.co_activate([working.row_of[a] for a in accepted_ids if a in working.row_of])
+        return Judged(recall, accepted_ids, rejected_ids, len(recent.returned))
+
+    # ---- forget -----------------------------------------------------------------------------
+
+    def forget(self, observation_id: str, mode: str = "retract") -> Forgotten:
+        """Retract (kept for audit, never recalled) or purge (gone from both stores).
+
+        Raises:
+            InvalidInput: unknown mode. NotFound: no such observation.
+        """
+        if mode not in ("retract", "purge"):
+            raise InvalidInput("mode", f'must be "retract" or "purge", got {mode!r}')
+        obs = name(observation_id, "id")
+        assert obs is not None
+        working, index = self._wm, self._ix
+        with self.graph.exclusive():
+            row = working.row_of.get(obs)
+            if row is None:
+                raise NotFound("id", "observation", obs)
+            entry = working.entries[row]
+            if mode == "retract":
+                if entry.retracted:
+                    return Forgotten(obs, mode, list(entry.beliefs), True)
+                with self.graph.write() as w:
+                    w.retract(obs, utc_now())
+                    index.delete([obs])
+                working.retract(row)
+                return Forgotten(obs, mode, list(entry.beliefs), False)
+            with self.graph.write() as w:
+                beliefs = w.purge(obs)
+                index.delete([obs])
+            working.purge(row)
+            return Forgotten(obs, mode, beliefs, False)
+
+    # ---- evidence and conflicts -------------------------------------------------------------
+
+    def evidence(self, id: str) -> dict[str, Any]:
+        """Everything known about an observation or belief, for citing it.
+
+        Returns a dict with the observation's fields and ``believers``, ``evidence``,
+        ``supports``, ``contradictions``, ``supersedes``, ``superseded_by``, and ``belief_id``
+        when a belief id was given.
+
+        Raises:
+            NotFound: the id names no observation or belief.
+        """
+        key = name(id, "id")
+        assert key is not None
+        self.wait_ready()
+        belief_id = None
+        target = self.graph.belief_target(key)
+        if target is not None:
+            belief_id, observation_id = key, target[1]
+        else:
+            observation_id = key
+        found = self.graph.observation(observation_id)
+        if found is None:
+            raise NotFound("id", "observation or belief", key)
+        found["belief_id"] = belief_id
+        found["believers"] = self.graph.believers(observation_id)
+        found["evidence"] = self.graph.evidence_for(observation_id)
+        if belief_id is not None:
+            found["evidence"] = [e for e in found["evidence"] if e["belief_id"] == belief_id]
+        found["supports"] = self.graph.supports_given(observation_id)
+        found["contradictions"] = self.graph.contradictions_of(observation_id)
+        found["superseded_by"] = self.graph.superseded_by(observation_id)
+        found["supersession_chain"] = self.graph.supersession_chain(observation_id)
+        return found
+
+    def unsupported(self, agent: str) -> list[dict[str, Any]]:
+        """The agent's beliefs that no evidence supports."""
+        who = name(agent, "agent")
+        assert who is not None
+        self.wait_ready()
+        return self.graph.unsupported_beliefs(who)
+
+    def conflicts(
+        self,
+        agent: str | None = None,
+        other_agent: str | None = None,
+        topic: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Explicit contradictions and clashing current facts.
+
+        Args:
+            agent: only conflicts involving this agent's beliefs.
+            other_agent: with ``agent``: only conflicts between the two agents.
+            topic: only conflicts where either side mentions this topic.
+
+        Returns:
+            Dicts with ``kind`` ("contradiction" or "clash"), ``a`` and ``b`` observation ids
+            and their agents, and for clashes ``subject`` and ``predicate``.
+        """
+        me = name(agent, "agent", required=False)
+        other = name(other_agent, "other_agent", required=False)
+        if other is not None and me is None:
+            raise InvalidInput("agent", "is required when other_agent is given")
+        subject_topic = name(topic, "topic", required=False)
+        working = self._wm
+        found: list[dict[str, Any]] = []
+        for c in self.graph.contradictions(me, other):
+            found.append({"kind": "contradiction", **c})
+        facts = self.graph.current_facts(utc_now())
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for fact in facts:
+            groups.setdefault((topic_key(fact["subject"]), topic_key(fact["predicate"])), []).append(
+                fact
+            )
+        for group in groups.values():
+            for i, x in enumerate(group):
+                for y in group[i + 1 :]:
+                    if topic_key(x["object"]) == topic_key(y["object"]):
+                        continue
+                    xa, ya = set(x["agents"]), set(y["agents"])
+                    if me is not None and other is not None:
+                        if not ((me in xa and other in ya) or (other in xa and me in ya)):
+                            continue
+                    elif me is not None and me not in xa | ya:
+                        continue
+                    found.append(
+                        {
+                            "kind": "clash",
+                            "a": x["observation_id"],
+                            "b": y["observation_id"],
+                            "a_agents": sorted(xa),
+                            "b_agents": sorted(ya),
+                            "subject": x["subject"],
+                            "predicate": x["predicate"],
+                            "at": None,
+                        }
+                    )
+        if subject_topic is not None:
+            wanted = topic_key(subject_topic)
+
+            def mentions(obs: str) -> bool:
+                row = working.row_of.get(obs)
+                return row is not None and wanted in {
+                    topic_key(t) for t in working.entries[row].topics
+                }
+
+            found = [c for c in found if mentions(c["a"]) or mentions(c["b"])]
+        for conflict in found:
+            for side in ("a", "b"):
+                row = working.row_of.get(conflict[side])
+                entry = working.entries[row] if row is not None else None
+                conflict[f"{side}_text"] = entry.text if entry else ""
+                conflict[f"{side}_confidence"] = entry.confidence if entry else Decimal(0)
+        return found
+
+    def stats(self) -> dict[str, int]:
+        """Counts of the graph's nodes and the index's rows."""
+        counts = self.graph.counts()
+        if self._index is not None:
+            counts["IndexRows"] = self._index.count()
+        return counts
+
+
+def _aware(moment: datetime | None) -> datetime:
+    value = from_naive_utc(moment)
+    assert value is not None
+    return value
+
+
+def _member(rows: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.bool_]:
+    mask = np.zeros(n, dtype=bool)
+    if len(rows):
+        mask[rows[rows < n]] = True
+    return mask
+
+
+def _ids(values: Sequence[str] | None, field_name: str) -> list[str]:
+    out: list[str] = []
+    for i, value in enumerate(values or []):
+        cleaned = name(value, f"{field_name}[{i}]")
+        assert cleaned is not None
+        if cleaned not in out:
+            out.append(cleaned)
+    return out
+
+
+def _order(
+    ranked: list[Ranked], working: WorkingMemory, order_by: OrderBy, current: npt.NDArray[np.bool_]
+) -> list[Ranked]:
+    """Present results in the requested order; facts no longer valid always come last."""
+    entries = working.entries
+    if order_by == "confidence":
+        ranked = sorted(ranked, key=lambda r: (-entries[r.row].confidence, -r.score))
+    elif order_by == "newest":
+        ranked = sorted(ranked, key=lambda r: (-micros(entries[r.row].observed_at), -r.score))
+    elif order_by == "oldest":
+        ranked = sorted(ranked, key=lambda r: (micros(entries[r.row].observed_at), -r.score))
+    return sorted(ranked, key=lambda r: not current[r.row])

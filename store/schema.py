@@ -1,0 +1,156 @@
+"""The graph's schema: versioned, checksummed migrations and a start-up verification.
+
+Each migration is literal Cypher DDL. Applying one runs its statements and records
+``(version, name, checksum)`` in the ``SchemaMigration`` table, in one transaction. At start-up
+every recorded migration must match the code's (same version, same checksum), pending ones are
+applied in order, and the live tables are compared with ``EXPECTED``; any difference stops the
+start with ``SchemaMismatch`` instead of letting the first recall fail an hour later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+# Stored decimals: exact, 18 fractional digits, range [0, 1] enforced on the way in.
+DECIMAL = "DECIMAL(19, 18)"
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: a version, a human name and the DDL statements it runs."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+    @property
+    def checksum(self) -> str:
+        """sha256 of the statements; an applied migration whose text changed is refused."""
+        digest = hashlib.sha256()
+        for statement in self.statements:
+            digest.update(statement.strip().encode())
+            digest.update(b"\n;\n")
+        return digest.hexdigest()
+
+
+MIGRATION_TABLE = "SchemaMigration"
+
+#: Creates the history table itself; run before any migration on a fresh store.
+HISTORY_DDL = (
+    f"CREATE NODE TABLE {MIGRATION_TABLE}(version INT64, name STRING, checksum STRING,"
+    " applied_at TIMESTAMP, PRIMARY KEY(version))"
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "typed agent memory",
+        (
+            "CREATE NODE TABLE Agent(name STRING, PRIMARY KEY(name))",
+            "CREATE NODE TABLE Topic(name STRING, kind STRING, summary STRING,"
+            " summary_at TIMESTAMP, PRIMARY KEY(name))",
+            "CREATE NODE TABLE Episode(id STRING, session_id STRING, started_at TIMESTAMP,"
+            " summary STRING, PRIMARY KEY(id))",
+            "CREATE NODE TABLE Observation(id STRING, seq INT64, text STRING, text_key STRING,"
+            " observed_at TIMESTAMP, recorded_at TIMESTAMP, confidence DECIMAL(19, 18),"
+            " source STRING, kind STRING, subject STRING, predicate STRING, object STRING,"
+            " valid_from TIMESTAMP, valid_until TIMESTAMP, retracted_at TIMESTAMP,"
+            " hits INT64, impressions INT64, PRIMARY KEY(id))",
+            "CREATE NODE TABLE Belief(id STRING, since TIMESTAMP, PRIMARY KEY(id))",
+            "CREATE NODE TABLE Recall(id STRING, query STRING, agent STRING, at TIMESTAMP,"
+            " judged_at TIMESTAMP, query_vector FLOAT[], PRIMARY KEY(id))",
+            "CREATE REL TABLE MENTIONS(FROM Observation TO Topic)",
+            "CREATE REL TABLE HOLDS(FROM Agent TO Belief)",
+            "CREATE REL TABLE `OF`(FROM Belief TO Observation)",
+            "CREATE REL TABLE SUPPORTS(FROM Observation TO Belief, weight DECIMAL(19, 18))",
+            "CREATE REL TABLE CONTRADICTS(FROM Observation TO Observation, at TIMESTAMP)",
+            "CREATE REL TABLE SUPERSEDES(FROM Observation TO Observation, at TIMESTAMP)",
+            "CREATE REL TABLE `FROM`(FROM Observation TO Episode)",
+            "CREATE REL TABLE RETURNED(FROM Recall TO Observation, rank INT64, score DOUBLE,"
+            " judgement STRING)",
+            "CREATE REL TABLE CO_ACTIVATED(FROM Observation TO Observation, count INT64)",
+        ),
+    ),
+)
+
+#: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
+#: checks that applying MIGRATIONS to an empty store yields exactly this.
+EXPECTED: dict[str, dict[str, str]] = {
+    MIGRATION_TABLE: {
+        "version": "INT64",
+        "name": "STRING",
+        "checksum": "STRING",
+        "applied_at": "TIMESTAMP",
+    },
+    "Agent": {"name": "STRING"},
+    "Topic": {"name": "STRING", "kind": "STRING", "summary": "STRING", "summary_at": "TIMESTAMP"},
+    "Episode": {
+        "id": "STRING",
+        "session_id": "STRING",
+        "started_at": "TIMESTAMP",
+        "summary": "STRING",
+    },
+    "Observation": {
+        "id": "STRING",
+        "seq": "INT64",
+        "text": "STRING",
+        "text_key": "STRING",
+        "observed_at": "TIMESTAMP",
+        "recorded_at": "TIMESTAMP",
+        "confidence": DECIMAL,
+        "source": "STRING",
+        "kind": "STRING",
+        "subject": "STRING",
+        "predicate": "STRING",
+        "object": "STRING",
+        "valid_from": "TIMESTAMP",
+        "valid_until": "TIMESTAMP",
+        "retracted_at": "TIMESTAMP",
+        "hits": "INT64",
+        "impressions": "INT64",
+    },
+    "Belief": {"id": "STRING", "since": "TIMESTAMP"},
+    "Recall": {
+        "id": "STRING",
+        "query": "STRING",
+        "agent": "STRING",
+        "at": "TIMESTAMP",
+        "judged_at": "TIMESTAMP",
+        "query_vector": "FLOAT[]",
+    },
+    "MENTIONS": {},
+    "HOLDS": {},
+    "OF": {},
+    "SUPPORTS": {"weight": DECIMAL},
+    "CONTRADICTS": {"at": "TIMESTAMP"},
+    "SUPERSEDES": {"at": "TIMESTAMP"},
+    "FROM": {},
+    "RETURNED": {"rank": "INT64", "score": "DOUBLE", "judgement": "STRING"},
+    "CO_ACTIVATED": {"count": "INT64"},
+}
+
+
+def latest_version() -> int:
+    """The highest migration version this code knows."""
+    return MIGRATIONS[-1].version
+
+
+def compare(live: dict[str, dict[str, str]]) -> list[str]:
+    """Differences between a live schema and ``EXPECTED``, one readable line each."""
+    issues: list[str] = []
+    for table, columns in EXPECTED.items():
+        if table not in live:
+            issues.append(f"table {table!r} is missing")
+            continue
+        for column, kind in columns.items():
+            found = live[table].get(column)
+            if found is None:
+                issues.append(f"table {table!r} has no column {column!r}")
+            elif found != kind:
+                issues.append(f"column {table}.{column} is {found}, expected {kind}")
+        for column in live[table]:
+            if column not in columns:
+                issues.append(f"table {table!r} has an unknown column {column!r}")
+    issues.extend(f"unknown table {table!r}" for table in live if table not in EXPECTED)
+    return issues

@@ -1,0 +1,105 @@
+"""Time words in a query ("in May 2023", "last week", "yesterday") as a window of time.
+
+Recall boosts observations made inside the window a question names. Relative words are read
+against the recall's reference time (``as_of``, else now). Only plain English forms are read;
+anything else yields no window, which simply means no time boost.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import monthrange
+from datetime import UTC, datetime, timedelta
+
+_MONTHS = {
+    name: index
+    for index, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH_WORD = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b({_MONTH_WORD})\.?(?:\s+(\d{{4}}))?\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", re.IGNORECASE)
+_AGO = re.compile(r"\b(\d+|a|an|one|two|three)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_RELATIVE = re.compile(
+    r"\b(yesterday|today|tonight|(?:last|this|past)\s+(?:week|month|year|weekend))\b",
+    re.IGNORECASE,
+)
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+
+Window = tuple[datetime, datetime]
+
+
+def _month(year: int, month: int) -> Window:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    return start, start + timedelta(days=monthrange(year, month)[1])
+
+
+def time_window(query: str, reference: datetime) -> Window | None:
+    """The span of time ``query`` refers to, or None if it names none.
+
+    Args:
+        query: the recall query.
+        reference: the time relative words are read against (aware UTC).
+
+    Returns:
+        (start, end), end exclusive, or None.
+    """
+    match = _ISO_DATE.search(query)
+    if match:
+        try:
+            day = datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=UTC)
+        except ValueError:
+            day = None
+        if day is not None:
+            return day, day + timedelta(days=1)
+    for match in _MONTH_YEAR.finditer(query):
+        word = match[1].casefold()
+        # "may" is also a verb: only take it with a year or after "in".
+        before = query[: match.start()].rstrip().casefold()
+        if word == "may" and match[2] is None and not before.endswith(("in", "of", "during")):
+            continue
+        year = int(match[2]) if match[2] else reference.year
+        return _month(year, _MONTHS[word])
+    match = _YEAR.search(query)
+    if match:
+        year = int(match[1])
+        return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    match = _AGO.search(query)
+    if match:
+        count = _NUMBERS.get(match[1].casefold()) or int(match[1])
+        unit = match[2].casefold()
+        days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * count
+        centre = reference - timedelta(days=days)
+        slack = timedelta(days=max(1, days // 4))
+        return centre - slack, centre + slack
+    match = _RELATIVE.search(query)
+    if match:
+        words = " ".join(match[1].casefold().split())
+        day = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+        if words == "yesterday":
+            return day - timedelta(days=1), day
+        if words in ("today", "tonight"):
+            return day, day + timedelta(days=1)
+        unit = words.split()[1]
+        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
+        if words.startswith("this"):
+            return day - timedelta(days=span), day + timedelta(days=1)
+        return day - timedelta(days=2 * span), day
+    return None

@@ -1,0 +1,130 @@
+"""Exact decimals and UTC times: how the memory reads values from the outside world.
+
+Confidence and weights are exact decimals end to end. A JSON number arrives in Python as a
+float; it is read through its shortest repr, so ``0.1`` stays ``Decimal("0.1")`` rather than
+``0.1000000000000000055…``. Times are timezone-aware UTC; a naive time is taken to be UTC.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from doxa.store.errors import InvalidInput
+
+#: Fractional digits stored for confidence and weights (Kùzu ``DECIMAL(19, 18)``).
+SCALE = 18
+_QUANTUM = Decimal(1).scaleb(-SCALE)
+_ONE = Decimal(1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def parse_unit_decimal(value: object, field: str) -> Decimal:
+    """Read a confidence or weight: an exact decimal between 0 and 1 inclusive.
+
+    Args:
+        value: a string (``"0.8"``), an int, or a float (read through its shortest repr).
+        field: the parameter name, used in the error.
+
+    Returns:
+        The exact value as a ``Decimal``.
+
+    Raises:
+        InvalidInput: not a number, out of range, or more than 18 decimal places.
+    """
+    if isinstance(value, bool):
+        raise InvalidInput(field, f"must be a decimal number between 0 and 1, got {value!r}")
+    if isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, int):
+        number = Decimal(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput(field, f"must be between 0 and 1, got {value!r}")
+        number = Decimal(repr(value))
+    elif isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            raise InvalidInput(
+                field, f'must be a decimal number between 0 and 1 such as "0.8", got {value!r}'
+            ) from None
+    else:
+        raise InvalidInput(field, f"must be a decimal number between 0 and 1, got {value!r}")
+    if not number.is_finite():
+        raise InvalidInput(field, f"must be between 0 and 1, got {value!r}")
+    if number < 0 or number > _ONE:
+        raise InvalidInput(field, f"must be between 0 and 1, got {value}")
+    if number != number.quantize(_QUANTUM):
+        raise InvalidInput(field, f"has more than {SCALE} decimal places: {value}")
+    return number
+
+
+def decimal_text(value: Decimal) -> str:
+    """Render a stored decimal without trailing zeros (``0.800000`` becomes ``"0.8"``)."""
+    text = format(value.normalize(), "f")
+    return text
+
+
+def scaled(value: Decimal) -> int:
+    """The decimal as an integer count of 1e-18 units: exact, and comparable in numpy."""
+    return int(value.scaleb(SCALE).to_integral_value())
+
+
+def parse_time(value: object, field: str) -> datetime:
+    """Read an ISO 8601 time (or a datetime) as an aware UTC datetime.
+
+    A time without an offset is taken to be UTC. A bare date means its midnight UTC.
+
+    Raises:
+        InvalidInput: the value is not an ISO 8601 time.
+    """
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidInput(
+                field, f'must be an ISO 8601 time such as "2024-05-01T14:30:00Z", got {value!r}'
+            ) from None
+    else:
+        raise InvalidInput(
+            field, f'must be an ISO 8601 time such as "2024-05-01T14:30:00Z", got {value!r}'
+        )
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    """The current time, aware, in UTC, truncated to microseconds as Kùzu stores it."""
+    return datetime.now(UTC)
+
+
+def to_naive_utc(moment: datetime) -> datetime:
+    """The naive UTC datetime Kùzu binds (it drops offsets silently, so convert first)."""
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+def from_naive_utc(moment: datetime | None) -> datetime | None:
+    """An aware UTC datetime from a naive one read back from Kùzu."""
+    return None if moment is None else moment.replace(tzinfo=UTC)
+
+
+def micros(moment: datetime) -> int:
+    """Microseconds since the epoch: the integer time used by in-memory filters."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // _MICROSECOND
+
+
+def iso(moment: datetime | None) -> str | None:
+    """ISO 8601 text with a ``Z`` suffix, or None."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,272 @@
+"""The working memory: an in-process mirror of what recall needs, kept in step with the graph.
+
+The graph (Kùzu) is the source of truth and LanceDB holds the vectors and full text; this
+mirror exists so a recall touches neither database for filtering and ranking. It keeps, per
+observation row, the fields results show, and as arrays the ones filters and scores read
+(exact confidence as scaled integers, validity as microseconds, hits, impressions) plus the
+embedding matrix. ``Memory`` updates it under the same lock as every write, right after the
+write commits, so it never shows anything the graph does not hold.
+"""
+
+from __future__ import annotations
+
+import array
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+import numpy as np
+import numpy.typing as npt
+
+from doxa.store.embedder import Vectors
+from doxa.store.values import micros, scaled
+
+NO_END = np.iinfo(np.int64).max
+NO_START = np.iinfo(np.int64).min
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float32]
+
+
+def topic_key(name: str) -> str:
+    """Topics and fact keys match case- and space-insensitively."""
+    return " ".join(name.casefold().split())
+
+
+def fact_key(entry: Entry) -> tuple[str, str] | None:
+    """(subject, predicate) key of a fact, or None for a plain observation."""
+    if entry.subject is None or entry.predicate is None:
+        return None
+    return topic_key(entry.subject), topic_key(entry.predicate)
+
+
+@dataclass(slots=True)
+class Entry:
+    """One observation as results show it."""
+
+    id: str
+    seq: int
+    text: str
+    text_key: str
+    confidence: Decimal
+    observed_at: datetime
+    recorded_at: datetime
+    source: str | None
+    kind: str
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    valid_from: datetime | None
+    valid_until: datetime | None
+    retracted: bool = False
+    episode: str | None = None
+    topics: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    beliefs: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+
+
+class WorkingMemory:
+    """Rows of observations with arrays for fast filtering and an embedding matrix."""
+
+    def __init__(self, dim: int, capacity: int = 1024) -> None:
+        self.dim = dim
+        self.entries: list[Entry] = []
+        self.row_of: dict[str, int] = {}
+        self.belief_row: dict[str, int] = {}
+        self.belief_agent: dict[str, str] = {}
+        self._cap = capacity
+        self.vectors: Vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.has_vector: BoolArray = np.zeros(capacity, dtype=bool)
+        self.live: BoolArray = np.zeros(capacity, dtype=bool)  # not retracted, not purged
+        self.confidence: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.valid_from: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.valid_until: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
+        self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
+        self.episode_pos: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.agent_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
+        self.topic_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
+        self.topic_names: dict[str, str] = {}
+        self.episode_rows: dict[str, list[int]] = defaultdict(list)
+        self.text_index: dict[tuple[str, str], int] = {}
+        # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
+        self.fact_index: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.co_activated: dict[int, dict[int, int]] = defaultdict(dict)
+        # Feedback learned from judged recalls: query vectors, the row judged, +1 or -1.
+        self.feedback_queries: Vectors = np.zeros((0, dim), dtype=np.float32)
+        self.feedback_rows: IntArray = np.zeros(0, dtype=np.int64)
+        self.feedback_signs: FloatArray = np.zeros(0, dtype=np.float32)
+        self.next_seq = 1
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    # ---- growth ----------------------------------------------------------------------------
+
+    def _ensure_capacity(self, needed: int) -> None:
+        if needed <= self._cap:
+            return
+        cap = max(needed, self._cap * 2)
+
+        def grow(values: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+            shape = (cap, *values.shape[1:])
+            bigger = np.zeros(shape, dtype=values.dtype)
+            bigger[: len(self.entries)] = values[: len(self.entries)]
+            return bigger
+
+        self.vectors = grow(self.vectors)
+        self.has_vector = grow(self.has_vector)
+        self.live = grow(self.live)
+        self.confidence = grow(self.confidence)
+        self.valid_from = grow(self.valid_from)
+        self.valid_until = grow(self.valid_until)
+        self.hits = grow(self.hits)
+        self.impressions = grow(self.impressions)
+        self.episode_pos = grow(self.episode_pos)
+        self._cap = cap
+
+    # ---- writes ----------------------------------------------------------------------------
+
+    def add(self, entry: Entry, vector: npt.NDArray[np.float32] | None = None) -> int:
+        """Add one observation (already committed to the graph); returns its row."""
+        row = len(self.entries)
+        self._ensure_capacity(row + 1)
+        self.entries.append(entry)
+        self.row_of[entry.id] = row
+        self.next_seq = max(self.next_seq, entry.seq + 1)
+        self.live[row] = not entry.retracted
+        self.confidence[row] = scaled(entry.confidence)
+        start = entry.valid_from or entry.observed_at
+        self.valid_from[row] = micros(start)
+        self.valid_until[row] = NO_END if entry.valid_until is None else micros(entry.valid_until)
+        if vector is not None:
+            self.vectors[row] = vector
+            self.has_vector[row] = True
+        for topic in entry.topics:
+            self._mention(row, topic)
+        for agent in entry.agents:
+            self.agent_rows[agent].append(row)
+        if entry.episode is not None:
+            self._place_in_episode(row, entry.episode)
+        if not entry.retracted:
+            self._index_keys(row)
+        return row
+
+    def _mention(self, row: int, topic: str) -> None:
+        key = topic_key(topic)
+        self.topic_rows[key].append(row)
+        self.topic_names.setdefault(key, topic)
+
+    def _place_in_episode(self, row: int, episode: str) -> None:
+        rows = self.episode_rows[episode]
+        self.episode_pos[row] = len(rows)
+        rows.append(row)
+
+    def _index_keys(self, row: int) -> None:
+        entry = self.entries[row]
+        for agent in entry.agents:
+            self.text_index[(agent, entry.text_key)] = row
+        key = fact_key(entry)
+        if key is not None:
+            self.fact_index[key].append(row)
+
+    def _unindex_keys(self, row: int) -> None:
+        entry = self.entries[row]
+        for agent in entry.agents:
+            if self.text_index.get((agent, entry.text_key)) == row:
+                del self.text_index[(agent, entry.text_key)]
+        key = fact_key(entry)
+        if key is not None and row in self.fact_index.get(key, []):
+            self.fact_index[key].remove(row)
+
+    def set_vector(self, row: int, vector: npt.NDArray[np.float32]) -> None:
+        """Attach a row's embedding."""
+        self.vectors[row] = vector
+        self.has_vector[row] = True
+
+    def hold(self, row: int, agent: str, belief_id: str) -> None:
+        """Record that ``agent`` holds the observation at ``row`` as ``belief_id``."""
+        entry = self.entries[row]
+        if agent not in entry.agents:
+            entry.agents.append(agent)
+            self.agent_rows[agent].append(row)
+            if not entry.retracted:
+                self.text_index[(agent, entry.text_key)] = row
+        entry.beliefs.append(belief_id)
+        self.belief_row[belief_id] = row
+        self.belief_agent[belief_id] = agent
+
+    def supersede(self, newer: int, older: int, at: datetime) -> None:
+        """The fact at ``older`` stops being valid at ``at`` because of ``newer``."""
+        entry = self.entries[older]
+        entry.superseded_by.append(self.entries[newer].id)
+        at_us = micros(at)
+        if self.valid_until[older] > at_us:
+            self.valid_until[older] = at_us
+            entry.valid_until = at
+
+    def retract(self, row: int) -> None:
+        """Hide a row from every recall (kept in the graph for audit)."""
+        self._unindex_keys(row)
+        self.entries[row].retracted = True
+        self.live[row] = False
+
+    def purge(self, row: int) -> None:
+        """Forget a row entirely (its slot stays, dead, so other rows keep their numbers)."""
+        self.retract(row)
+        entry = self.entries[row]
+        self.row_of.pop(entry.id, None)
+        for belief in entry.beliefs:
+            self.belief_row.pop(belief, None)
+            self.belief_agent.pop(belief, None)
+        self.has_vector[row] = False
+        self.co_activated.pop(row, None)
+        for neighbours in self.co_activated.values():
+            neighbours.pop(row, None)
+        keep = self.feedback_rows != row
+        self.feedback_queries = self.feedback_queries[keep]
+        self.feedback_rows = self.feedback_rows[keep]
+        self.feedback_signs = self.feedback_signs[keep]
+
+    def learn(self, query_vector: npt.NDArray[np.float32], judged: dict[int, float]) -> None:
+        """Remember a judged recall: its query vector against each judged row (+1 / -1)."""
+        if not judged:
+            return
+        rows = np.fromiter(judged.keys(), dtype=np.int64, count=len(judged))
+        signs = np.fromiter(judged.values(), dtype=np.float32, count=len(judged))
+        queries = np.repeat(query_vector.reshape(1, -1).astype(np.float32), len(judged), axis=0)
+        self.feedback_queries = np.vstack([self.feedback_queries, queries])
+        self.feedback_rows = np.concatenate([self.feedback_rows, rows])
+        self.feedback_signs = np.concatenate([self.feedback_signs, signs])
+
+    def co_activate(self, rows: list[int]) -> None:
+        """Count a co-activation between every pair of rows accepted together."""
+        for a in rows:
+            for b in rows:
+                if a != b:
+                    self.co_activated[a][b] = self.co_activated[a].get(b, 0) + 1
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    def rows_of(self, index: dict[str, array.array[int]], key: str) -> IntArray:
+        """Rows listed under ``key`` in a topic or agent index, as a numpy array."""
+        found = index.get(key)
+        if found is None or len(found) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.frombuffer(found, dtype=np.int64)
+
+    def neighbours(self, row: int, window: int) -> list[tuple[int, int]]:
+        """(row, distance) of observations within ``window`` places in the same episode."""
+        episode = self.entries[row].episode
+        if episode is None or window <= 0:
+            return []
+        rows = self.episode_rows[episode]
+        pos = int(self.episode_pos[row])
+        out: list[tuple[int, int]] = []
+        for other in range(max(0, pos - window), min(len(rows), pos + window + 1)):
+            if other != pos:
+                out.append((rows[other], abs(other - pos)))
+        return out
