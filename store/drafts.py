@@ -137,7 +137,9 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
             topics.append(cleaned)
     agent = name(draft.agent, "agent", required=False) or default_agent
     confidence = parse_unit_decimal(draft.confidence, "confidence")
-    observed_at = None if draft.observed_at is None else parse_time(draft.observed_at, "observed_at")
+    observed_at = (
+        None if draft.observed_at is None else parse_time(draft.observed_at, "observed_at")
+    )
     source = name(draft.source, "source", MAX_SOURCE, required=False)
     episode = name(draft.episode, "episode", required=False)
     fact = None

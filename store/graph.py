@@ -19,7 +19,6 @@ from typing import Any
 
 import kuzu
 import pyarrow as pa
-
 from doxa.store import schema
 from doxa.store.errors import SchemaMismatch
 from doxa.store.values import to_naive_utc, utc_now
@@ -225,8 +224,7 @@ class Graph:
         return [
             (r[0], r[1], int(r[2]))
             for r in self._rows(
-                "MATCH (a:Observation)-[c:CO_ACTIVATED]->(b:Observation)"
-                " RETURN a.id, b.id, c.count"
+                "MATCH (a:Observation)-[c:CO_ACTIVATED]->(b:Observation) RETURN a.id, b.id, c.count"
             )
         ]
 
@@ -256,10 +254,24 @@ class Graph:
         if not rows:
             return None
         r = rows[0]
-        keys = (
-            "id text observed_at recorded_at confidence source kind subject predicate object"
-            " valid_from valid_until retracted_at hits impressions episode"
-        ).split()
+        keys = [
+            "id",
+            "text",
+            "observed_at",
+            "recorded_at",
+            "confidence",
+            "source",
+            "kind",
+            "subject",
+            "predicate",
+            "object",
+            "valid_from",
+            "valid_until",
+            "retracted_at",
+            "hits",
+            "impressions",
+            "episode",
+        ]
         found = dict(zip(keys, r, strict=True))
         found["topics"] = [
             t[0]
@@ -328,7 +340,12 @@ class Graph:
     def contradictions_of(self, observation_id: str) -> list[Row]:
         """Observations contradicting this one (either direction)."""
         return [
-            {"observation_id": r[0], "text": r[1], "confidence": r[2], "retracted": r[3] is not None}
+            {
+                "observation_id": r[0],
+                "text": r[1],
+                "confidence": r[2],
+                "retracted": r[3] is not None,
+            }
             for r in self._rows(
                 "MATCH (o:Observation {id: $id})-[:CONTRADICTS]-(x:Observation)"
                 " RETURN DISTINCT x.id, x.text, CAST(x.confidence AS STRING), x.retracted_at"
@@ -458,14 +475,18 @@ class Graph:
         )
         if not found:
             return None
-        return found[0][0], found[0][1] is not None, [
-            r[0]
-            for r in self._rows(
-                "MATCH (r:Recall {id: $id})-[x:RETURNED]->(o:Observation)"
-                " RETURN o.id ORDER BY x.rank",
-                {"id": recall_id},
-            )
-        ]
+        return (
+            found[0][0],
+            found[0][1] is not None,
+            [
+                r[0]
+                for r in self._rows(
+                    "MATCH (r:Recall {id: $id})-[x:RETURNED]->(o:Observation)"
+                    " RETURN o.id ORDER BY x.rank",
+                    {"id": recall_id},
+                )
+            ],
+        )
 
     def counts(self) -> dict[str, int]:
         """Node counts per table (for status and tests)."""

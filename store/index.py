@@ -21,10 +21,9 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pyarrow as pa
+from doxa.store.embedder import Vectors
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
-
-from doxa.store.embedder import Vectors
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, make_embedder
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
@@ -43,7 +42,7 @@ from doxa.store.values import (
     scaled,
     utc_now,
 )
-from doxa.store.working_memory import NO_END, Entry, WorkingMemory, fact_key, topic_key
+from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +189,9 @@ class Memory:
     def start(self) -> None:
         """Begin warming up on a background thread (returns at once)."""
         if self._claim_warm_up():
-            self._warm_thread = threading.Thread(target=self._warm, name="doxa-warm-up", daemon=True)
+            self._warm_thread = threading.Thread(
+                target=self._warm, name="doxa-warm-up", daemon=True
+            )
             self._warm_thread.start()
 
     def warm_up(self) -> None:
@@ -451,9 +452,10 @@ class Memory:
         candidates: list[tuple[str, str, datetime, datetime | None, list[str]]] = []
         for row in working.fact_index.get(key, []):
             entry = working.entries[row]
-            if entry.retracted or int(working.valid_until[row]) != NO_END and int(
-                working.valid_until[row]
-            ) <= micros(start):
+            if entry.retracted or (
+                int(working.valid_until[row]) != NO_END
+                and int(working.valid_until[row]) <= micros(start)
+            ):
                 continue
             older_from = entry.valid_from or entry.observed_at
             candidates.append((entry.id, entry.object or "", older_from, None, entry.agents))
@@ -540,11 +542,19 @@ class Memory:
                     ]
                 )
                 w.contradict(
-                    [(p.observation_id, other, now) for p in plans for other in p.memory.contradicts]
+                    [
+                        (p.observation_id, other, now)
+                        for p in plans
+                        for other in p.memory.contradicts
+                    ]
                 )
                 w.supersede(
                     [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
-                    + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
+                    + [
+                        (newer, p.observation_id, at)
+                        for p in plans
+                        for newer, at in p.superseded_by
+                    ]
                 )
                 # Inside the transaction: if the index write fails, the graph rolls back.
                 index.add(ids, [p.memory.text for p in plans], np.stack([p.vector for p in plans]))
@@ -628,7 +638,9 @@ class Memory:
         if not isinstance(query, str):
             raise InvalidInput("query", "must be a string: what to look for, in words")
         if len(query) > MAX_QUERY:
-            raise InvalidInput("query", f"is {len(query)} characters long; the limit is {MAX_QUERY}")
+            raise InvalidInput(
+                "query", f"is {len(query)} characters long; the limit is {MAX_QUERY}"
+            )
         agent_name = name(agent, "agent", required=False)
         topic_names: list[str] = []
         for i, topic in enumerate(topics or []):
@@ -636,17 +648,19 @@ class Memory:
             assert cleaned is not None
             topic_names.append(cleaned)
         if not query.strip() and agent_name is None and not topic_names:
-            raise InvalidInput("query", "must not be empty unless agent or topics narrow the recall")
-        minimum = None if min_confidence is None else parse_unit_decimal(
-            min_confidence, "min_confidence"
+            raise InvalidInput(
+                "query", "must not be empty unless agent or topics narrow the recall"
+            )
+        minimum = (
+            None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
         )
         at = utc_now() if as_of is None else parse_time(as_of, "as_of")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInput("limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
-        if order_by not in ("relevance", "confidence", "newest", "oldest"):
             raise InvalidInput(
-                "order_by", "must be one of relevance, confidence, newest, oldest"
+                "limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}"
             )
+        if order_by not in ("relevance", "confidence", "newest", "oldest"):
+            raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
         working, index = self._wm, self._ix
         weights = self.settings.ranking
         vector = self.embedder.embed([query])[0] if query.strip() else None
@@ -775,7 +789,11 @@ class Memory:
             if vector is None:
                 vector = self.embedder.embed([recent.query or " "])[0]
             judgements = {
-                obs: "accepted" if obs in accepted_ids else "rejected" if obs in rejected_ids else ""
+                obs: "accepted"
+                if obs in accepted_ids
+                else "rejected"
+                if obs in rejected_ids
+                else ""
                 for obs in recent.returned
             }
             pairs = [(a, b) for a in accepted_ids for b in accepted_ids if a < b]
@@ -901,9 +919,9 @@ class Memory:
         facts = self.graph.current_facts(utc_now())
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for fact in facts:
-            groups.setdefault((topic_key(fact["subject"]), topic_key(fact["predicate"])), []).append(
-                fact
-            )
+            groups.setdefault(
+                (topic_key(fact["subject"]), topic_key(fact["predicate"])), []
+            ).append(fact)
         for group in groups.values():
             for i, x in enumerate(group):
                 for y in group[i + 1 :]:

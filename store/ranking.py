@@ -17,14 +17,12 @@ The weights are settings (``[ranking]`` in ``configs/default.toml``).
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
-
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+from pydantic import BaseModel, ConfigDict, Field
 
 _WORD = re.compile(r"[\w'-]+")
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from doxa.store.embedder import BUNDLED_MODEL
 from doxa.store.ranking import RankingWeights
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class EmbeddingSettings(BaseModel):

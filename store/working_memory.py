@@ -18,7 +18,6 @@ from decimal import Decimal
 
 import numpy as np
 import numpy.typing as npt
-
 from doxa.store.embedder import Vectors
 from doxa.store.values import micros, scaled
 

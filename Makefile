@@ -1,0 +1,44 @@
+# doxa: two commands are all the set-up a fresh machine needs.
+#   make serve   create .venv, install, run the server on stdio (default data directory)
+#   make test    create/update .venv and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: serve test test-fast lint bench bench-locomo bench-speed clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first, pinned: pip then takes the local CPU build instead of a multi-GB CUDA one.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/doxa serve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check server tools store prompts tests bench
+	$(BIN)/ruff format --check server tools store prompts tests bench
+	$(BIN)/mypy server tools store prompts
+
+bench: bench-speed bench-locomo
+
+bench-locomo: $(STAMP)
+	$(BIN)/python bench/locomo.py --data ../shared/bench/locomo/locomo-dev.json
+
+bench-speed: $(STAMP)
+	$(BIN)/python bench/speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

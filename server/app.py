@@ -1,0 +1,154 @@
+"""The MCP server: the memory opened in a lifespan, the tools, the prompts, the instructions."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from doxa.prompts import prompt_text
+from doxa.server.settings import Settings
+from doxa.store import Memory
+from doxa.tools import cite_evidence, feedback, find_conflicts, forget, recall, remember
+from doxa.tools.context import MemoryContext
+from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """doxa is your long-term memory: typed observations with time, source, exact confidence,
+evidence and contradictions, shared by the agents that use this server.
+
+- Before answering anything that may depend on earlier conversations, call `recall`.
+- When you learn something worth keeping (facts about people and projects, decisions,
+  preferences, corrections), call `remember`; use `fact` for attributes that can change, so
+  newer facts supersede older ones, and `memories` to store many at once.
+- After using recall results, call `feedback` with the recall_id and the ids that helped.
+- Before acting on beliefs that matter, `find_conflicts` and `cite_evidence`.
+- `forget` retracts what turned out wrong (kept for audit) or purges what must not be kept."""
+
+
+def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer[MemoryContext]:
+    """Build the doxa MCP server.
+
+    Args:
+        settings: the settings (see ``load_settings``).
+        memory: an already open memory to serve (tests, benchmarks); the server then leaves
+            it open on shutdown. Without it, the lifespan opens ``settings.store`` and closes it.
+    """
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[MemoryContext]) -> AsyncIterator[MemoryContext]:
+        if memory is not None:
+            memory.start()
+            yield MemoryContext(memory)
+            return
+        opened = await anyio.to_thread.run_sync(Memory.open, settings.store)
+        opened.start()  # model and index load on a thread: initialize answers at once
+        try:
+            yield MemoryContext(opened)
+        finally:
+            await anyio.to_thread.run_sync(opened.close)
+
+    server: MCPServer[MemoryContext] = MCPServer(
+        name="doxa",
+        title="doxa memory",
+        description="Typed, time-aware, evidence-backed memory for agents",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        lifespan=lifespan,
+        log_level=settings.server.log_level,
+    )
+    read = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
+    server.add_tool(
+        remember.remember,
+        name="remember",
+        title="Remember",
+        description=remember.DESCRIPTION,
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
+        ),
+    )
+    server.add_tool(
+        recall.recall,
+        name="recall",
+        title="Recall",
+        description=recall.DESCRIPTION,
+        annotations=read,
+    )
+    server.add_tool(
+        find_conflicts.find_conflicts,
+        name="find_conflicts",
+        title="Find conflicts",
+        description=find_conflicts.DESCRIPTION,
+        annotations=read,
+    )
+    server.add_tool(
+        cite_evidence.cite_evidence,
+        name="cite_evidence",
+        title="Cite evidence",
+        description=cite_evidence.DESCRIPTION,
+        annotations=read,
+    )
+    server.add_tool(
+        feedback.feedback,
+        name="feedback",
+        title="Feedback on a recall",
+        description=feedback.DESCRIPTION,
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+        ),
+    )
+    server.add_tool(
+        forget.forget,
+        name="forget",
+        title="Forget",
+        description=forget.DESCRIPTION,
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
+        ),
+    )
+    _add_prompts(server)
+    return server
+
+
+def _add_prompts(server: MCPServer[MemoryContext]) -> None:
+    @server.prompt(
+        name="recall-before-answering",
+        title="Recall before answering",
+        description="Check the memory before answering a question, then judge the recall.",
+    )
+    def recall_before_answering(question: str) -> str:
+        return prompt_text("recall_before_answering").replace("{question}", question)
+
+    @server.prompt(
+        name="remember-after-conversation",
+        title="Remember after a conversation",
+        description="Extract facts from a transcript and store them with one remember call.",
+    )
+    def remember_after_conversation(transcript: str, episode: str = "") -> str:
+        text = prompt_text("remember_after_conversation")
+        episode_line = f'"{episode}"' if episode else "an id for this conversation"
+        return text.replace("{episode}", episode_line).replace("{transcript}", transcript)
+
+    @server.prompt(
+        name="review-conflicts",
+        title="Review conflicts",
+        description="Find contradictions and clashing facts and resolve them with evidence.",
+    )
+    def review_conflicts(agent: str = "", topic: str = "") -> str:
+        args = [f'agent="{agent}"'] if agent else []
+        args += [f'topic="{topic}"'] if topic else []
+        scope = f" ({', '.join(args)})" if args else ""
+        call = f"({', '.join(args)})" if args else ""
+        return prompt_text("review_conflicts").replace("{scope}", scope).replace("{call}", call)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("doxa")
+    except PackageNotFoundError:
+        return "0.0.0"

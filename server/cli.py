@@ -1,0 +1,107 @@
+"""The ``doxa`` command: ``doxa serve`` runs the MCP server; ``doxa config CLIENT`` prints a
+ready client configuration with absolute paths for this install."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from doxa.server.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger("doxa")
+
+CLIENTS = ("claude-desktop", "claude-code", "cursor")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="doxa", description="doxa: a typed, time-aware memory for LLM agents, over MCP."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve.add_argument("--transport", choices=["stdio", "sse", "http"], help="default: stdio")
+    serve.add_argument("--host", help="bind address for sse/http (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
+    serve.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+    serve.add_argument("--agent", help="agent that believes what is remembered (default: default)")
+    serve.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    serve.add_argument("--model", help="sentence-transformers model name or path")
+    serve.add_argument("--config", type=Path, help="a TOML file overriding configs/default.toml")
+    serve.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    config = commands.add_parser("config", help="print a client configuration for this install")
+    config.add_argument("client", choices=CLIENTS)
+    config.add_argument("--data-dir", help="memory directory to put in the configuration")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        ("store", "data_dir"): getattr(args, "data_dir", None),
+        ("store", "agent"): getattr(args, "agent", None),
+        ("store", "embedding", "kind"): getattr(args, "embedder", None),
+        ("store", "embedding", "model"): getattr(args, "model", None),
+        ("server", "transport"): getattr(args, "transport", None),
+        ("server", "host"): getattr(args, "host", None),
+        ("server", "port"): getattr(args, "port", None),
+        ("server", "log_level"): getattr(args, "log_level", None),
+    }
+    return load_settings(getattr(args, "config", None), os.environ, overrides)
+
+
+def serve(settings: Settings) -> None:
+    """Run the server on the configured transport until the client goes away."""
+    from doxa.server.app import create_server
+
+    server = create_server(settings)
+    transport = settings.server.transport
+    log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
+    if transport == "stdio":
+        server.run()
+    elif transport == "sse":
+        server.run("sse", host=settings.server.host, port=settings.server.port)
+    else:
+        server.run("streamable-http", host=settings.server.host, port=settings.server.port)
+
+
+def client_config(client: str, data_dir: Path) -> str:
+    """A configuration snippet for ``client`` that starts this install's ``doxa serve``."""
+    executable = Path(sys.executable).parent / "doxa"
+    command = str(executable if executable.exists() else "doxa")
+    entry = {"command": command, "args": ["serve"], "env": {"DOXA_DATA_DIR": str(data_dir)}}
+    if client == "claude-code":
+        return (
+            "# run once, in your project:\n"
+            f"claude mcp add doxa --env DOXA_DATA_DIR={data_dir} -- {command} serve\n"
+            "# or put this in .mcp.json at the project root:\n"
+            + json.dumps({"mcpServers": {"doxa": entry}}, indent=2)
+        )
+    return json.dumps({"mcpServers": {"doxa": entry}}, indent=2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``doxa`` command."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+    except SettingsError as error:
+        print(f"doxa: {error}", file=sys.stderr)
+        return 2
+    # Logs go to stderr: on stdio, stdout carries the protocol.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=settings.server.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "config":
+        print(client_config(args.client, Path(settings.store.data_dir).expanduser().resolve()))
+        return 0
+    serve(settings)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""Settings, built once at the entry point: ``configs/default.toml``, then an optional user
+file, then ``DOXA_*`` environment variables, then command-line flags. Nothing reads the
+environment at import time."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from doxa.store import StoreSettings
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Transport = Literal["stdio", "sse", "http"]
+
+#: Environment variables and the setting each one sets.
+ENVIRONMENT = {
+    "DOXA_DATA_DIR": ("store", "data_dir"),
+    "DOXA_AGENT": ("store", "agent"),
+    "DOXA_EMBEDDER": ("store", "embedding", "kind"),
+    "DOXA_MODEL": ("store", "embedding", "model"),
+    "DOXA_TRANSPORT": ("server", "transport"),
+    "DOXA_HOST": ("server", "host"),
+    "DOXA_PORT": ("server", "port"),
+    "DOXA_LOG_LEVEL": ("server", "log_level"),
+}
+
+
+class ServerSettings(BaseModel):
+    """How the server talks to clients."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class Settings(BaseModel):
+    """Everything doxa can be told."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: StoreSettings
+    server: ServerSettings = ServerSettings()
+
+
+class SettingsError(ValueError):
+    """A setting has a wrong value; the message names it and where it came from."""
+
+
+def default_data_dir() -> Path:
+    """The user data directory for doxa (platformdirs)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("doxa", appauthor=False))
+
+
+def _defaults() -> dict[str, Any]:
+    text = resources.files("doxa.configs").joinpath("default.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _set(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
+
+
+def load_settings(
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[tuple[str, ...], Any] | None = None,
+) -> Settings:
+    """Build the settings.
+
+    Args:
+        config_file: an optional TOML file with the same sections as ``default.toml``.
+        environ: environment variables to read (``DOXA_*``); pass ``os.environ``.
+        overrides: values from command-line flags, keyed by path (``("server", "port")``).
+
+    Raises:
+        SettingsError: a file is unreadable or a value is wrong.
+    """
+    tree = _defaults()
+    env = dict(environ or {})
+    config = config_file or (Path(env["DOXA_CONFIG"]) if env.get("DOXA_CONFIG") else None)
+    if config is not None:
+        try:
+            tree = _merge(tree, tomllib.loads(Path(config).read_text(encoding="utf-8")))
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise SettingsError(f"config file {config}: {error}") from None
+    for variable, path in ENVIRONMENT.items():
+        if env.get(variable):
+            _set(tree, path, env[variable])
+    for path, value in (overrides or {}).items():
+        if value is not None:
+            _set(tree, path, value)
+    if not tree.get("store", {}).get("data_dir"):
+        _set(tree, ("store", "data_dir"), str(default_data_dir()))
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise SettingsError(f"invalid settings: {problems}") from None

@@ -1,0 +1,49 @@
+"""Shared fixtures: a real memory (real Kùzu, real LanceDB) in a temporary directory, with the
+deterministic hash embedder, and an in-memory MCP client connected to a real doxa server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from doxa.server.app import create_server
+from doxa.server.settings import Settings, load_settings
+from doxa.store import Memory
+from mcp.client import Client
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def hash_settings(data_dir: Path, **store: object) -> Settings:
+    """Settings for a memory in ``data_dir`` using the hash embedder."""
+    overrides: dict[tuple[str, ...], object] = {
+        ("store", "data_dir"): str(data_dir),
+        ("store", "embedding", "kind"): "hash",
+    }
+    for key, value in store.items():
+        overrides[("store", key)] = value
+    return load_settings(environ={}, overrides=overrides)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return hash_settings(tmp_path / "memory")
+
+
+@pytest.fixture
+def memory(settings: Settings) -> Iterator[Memory]:
+    opened = Memory.open(settings.store)
+    opened.warm_up()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[Client]:
+    server = create_server(settings)
+    async with Client(server) as connected:
+        yield connected

@@ -1,0 +1,238 @@
+"""The ``cite_evidence`` tool: provenance of a belief, or the beliefs that have none."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from doxa.tools.context import call, exact, memory_of, when
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+DESCRIPTION = """Show why the memory holds something: where it came from, who believes it since when, the
+evidence for it (with weights), what contradicts it, and what it replaced or was replaced by.
+
+Give `id` (an observation_id or belief_id from remember or recall) to cite it; `citation` is a
+text block ready to paste into an answer. Or give `agent` with `unsupported=true` to list that
+agent's beliefs that no evidence supports (candidates to verify).
+
+Returns {observation, believers, evidence, supports, contradictions, superseded_by,
+supersession_chain, citation} or {agent, unsupported: [...]}.
+Example: cite_evidence(id="bel_9c1d…")"""
+
+
+def _utc(moment: datetime | None) -> str | None:
+    return when(None if moment is None else moment.replace(tzinfo=UTC))
+
+
+class ObservationOut(BaseModel):
+    """The cited observation."""
+
+    observation_id: str
+    belief_id: str | None = Field(None, description="set when a belief id was cited")
+    text: str
+    confidence: str
+    observed_at: str | None
+    source: str | None
+    episode: str | None
+    topics: list[str]
+    kind: str
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    valid_from: str | None
+    valid_until: str | None
+    retracted_at: str | None
+    hits: int
+    impressions: int
+
+
+class Believer(BaseModel):
+    """An agent holding the observation."""
+
+    agent: str
+    belief_id: str
+    since: str | None
+
+
+class EvidenceOut(BaseModel):
+    """An observation supporting the belief."""
+
+    observation_id: str
+    belief_id: str
+    text: str
+    weight: str
+    confidence: str
+    source: str | None
+    observed_at: str | None
+    retracted: bool
+
+
+class SupportGiven(BaseModel):
+    """A belief this observation is evidence for."""
+
+    belief_id: str
+    agent: str
+    observation_id: str
+    weight: str
+
+
+class LinkedObservation(BaseModel):
+    """An observation linked by contradiction or supersession."""
+
+    observation_id: str
+    text: str
+    confidence: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    retracted: bool = False
+
+
+class UnsupportedBelief(BaseModel):
+    """A belief with no supporting evidence."""
+
+    belief_id: str
+    observation_id: str
+    text: str
+    confidence: str
+    since: str | None
+
+
+class EvidenceResult(BaseModel):
+    """Provenance of one observation or belief, or an agent's unsupported beliefs."""
+
+    observation: ObservationOut | None = None
+    believers: list[Believer] = Field(default_factory=list)
+    evidence: list[EvidenceOut] = Field(default_factory=list)
+    supports: list[SupportGiven] = Field(default_factory=list)
+    contradictions: list[LinkedObservation] = Field(default_factory=list)
+    superseded_by: list[str] = Field(default_factory=list)
+    supersession_chain: list[LinkedObservation] = Field(default_factory=list)
+    citation: str | None = None
+    agent: str | None = None
+    unsupported: list[UnsupportedBelief] | None = None
+
+
+def _citation(result: EvidenceResult) -> str:
+    o = result.observation
+    assert o is not None
+    lines = [f'"{o.text}" (confidence {o.confidence}; observed {o.observed_at}']
+    lines[0] += f"; source: {o.source})" if o.source else ")"
+    if o.retracted_at:
+        lines.append(f"RETRACTED at {o.retracted_at}")
+    if o.valid_until:
+        lines.append(f"valid until {o.valid_until}")
+    for b in result.believers:
+        lines.append(f"- believed by {b.agent} since {b.since}")
+    for e in result.evidence:
+        src = f", source: {e.source}" if e.source else ""
+        lines.append(f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src})')
+    for c in result.contradictions:
+        lines.append(f'- contradicted by: "{c.text}"')
+    for s in result.superseded_by:
+        lines.append(f"- superseded by {s}")
+    return "\n".join(lines)
+
+
+async def cite_evidence(
+    ctx: Context[Any],
+    id: Annotated[str | None, Field(description="an observation_id or belief_id")] = None,
+    agent: Annotated[str | None, Field(description="with unsupported=true: whose beliefs")] = None,
+    unsupported: Annotated[
+        bool, Field(description="list the agent's beliefs without evidence")
+    ] = False,
+) -> EvidenceResult:
+    """Cite an observation or belief, or list unsupported beliefs."""
+    memory = memory_of(ctx)
+    if unsupported:
+        if id is not None:
+            raise ToolError("id: give either id, or agent with unsupported=true, not both")
+        who = agent or memory.settings.agent
+        rows = await call(memory.unsupported, who)
+        return EvidenceResult(
+            agent=who,
+            unsupported=[
+                UnsupportedBelief(
+                    belief_id=r["belief_id"],
+                    observation_id=r["observation_id"],
+                    text=r["text"],
+                    confidence=exact(r["confidence"]) or "0",
+                    since=_utc(r["since"]),
+                )
+                for r in rows
+            ],
+        )
+    if id is None:
+        raise ToolError(
+            "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
+        )
+    found = await call(memory.evidence, id)
+    result = EvidenceResult(
+        observation=ObservationOut(
+            observation_id=found["id"],
+            belief_id=found["belief_id"],
+            text=found["text"],
+            confidence=exact(found["confidence"]) or "0",
+            observed_at=_utc(found["observed_at"]),
+            source=found["source"],
+            episode=found["episode"],
+            topics=found["topics"],
+            kind=found["kind"],
+            subject=found["subject"],
+            predicate=found["predicate"],
+            object=found["object"],
+            valid_from=_utc(found["valid_from"]),
+            valid_until=_utc(found["valid_until"]),
+            retracted_at=_utc(found["retracted_at"]),
+            hits=found["hits"] or 0,
+            impressions=found["impressions"] or 0,
+        ),
+        believers=[
+            Believer(agent=b["agent"], belief_id=b["belief_id"], since=_utc(b["since"]))
+            for b in found["believers"]
+        ],
+        evidence=[
+            EvidenceOut(
+                observation_id=e["observation_id"],
+                belief_id=e["belief_id"],
+                text=e["text"],
+                weight=exact(e["weight"]) or "0",
+                confidence=exact(e["confidence"]) or "0",
+                source=e["source"],
+                observed_at=_utc(e["observed_at"]),
+                retracted=e["retracted"],
+            )
+            for e in found["evidence"]
+        ],
+        supports=[
+            SupportGiven(
+                belief_id=s["belief_id"],
+                agent=s["agent"],
+                observation_id=s["observation_id"],
+                weight=exact(s["weight"]) or "0",
+            )
+            for s in found["supports"]
+        ],
+        contradictions=[
+            LinkedObservation(
+                observation_id=c["observation_id"],
+                text=c["text"],
+                confidence=exact(c["confidence"]),
+                retracted=c["retracted"],
+            )
+            for c in found["contradictions"]
+        ],
+        superseded_by=found["superseded_by"],
+        supersession_chain=[
+            LinkedObservation(
+                observation_id=s["observation_id"],
+                text=s["text"],
+                valid_from=_utc(s["valid_from"]),
+                valid_until=_utc(s["valid_until"]),
+            )
+            for s in found["supersession_chain"]
+        ],
+    )
+    result.citation = _citation(result)
+    return result

@@ -1,0 +1,44 @@
+"""The ``forget`` tool: retract an observation (kept for audit) or purge it entirely."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from doxa.tools.context import call, memory_of
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+DESCRIPTION = """Stop recalling an observation.
+
+mode="retract" (default) keeps it in the graph for audit, with its evidence and history, but it
+never comes back from recall. mode="purge" deletes it, its beliefs and every link to it from
+both stores (use it for data that must not be kept).
+
+Returns {observation_id, mode, belief_ids, already}.
+Example: forget(id="obs_1a2b…", mode="retract")"""
+
+
+class ForgetResult(BaseModel):
+    """What was forgotten."""
+
+    observation_id: str
+    mode: str
+    belief_ids: list[str] = Field(description="beliefs in the observation, retracted or deleted")
+    already: bool = Field(description="true when it had been retracted before")
+
+
+async def forget(
+    ctx: Context[Any],
+    id: Annotated[str, Field(description="the observation_id to forget")],
+    mode: Annotated[
+        Literal["retract", "purge"], Field(description="retract (audit kept) or purge")
+    ] = "retract",
+) -> ForgetResult:
+    """Retract or purge an observation."""
+    done = await call(memory_of(ctx).forget, id, mode)
+    return ForgetResult(
+        observation_id=done.observation_id,
+        mode=done.mode,
+        belief_ids=done.belief_ids,
+        already=done.already,
+    )
