@@ -15,7 +15,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the local CPU build instead of a multi-GB CUDA one.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)
 
 serve: $(STAMP)
@@ -30,7 +30,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check server tools store prompts tests bench
 	$(BIN)/ruff format --check server tools store prompts tests bench
-	$(BIN)/mypy server tools store prompts
+	$(BIN)/mypy -p doxa.store -p doxa.tools -p doxa.server -p doxa.prompts
 
 bench: bench-speed bench-locomo
 

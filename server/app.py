@@ -5,20 +5,24 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
-from doxa.prompts import prompt_text
-from doxa.server.settings import Settings
-from doxa.store import Memory
-from doxa.tools import cite_evidence, feedback, find_conflicts, forget, recall, remember
-from doxa.tools.context import MemoryContext
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 
+from doxa.prompts import prompt_text
+from doxa.server.settings import Settings
+from doxa.tools import cite_evidence, feedback, find_conflicts, forget, recall, remember
+from doxa.tools.context import MemoryContext
+
+if TYPE_CHECKING:
+    from doxa.store.memory import Memory
+
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS = """doxa is your long-term memory: typed observations with time, source, exact confidence,
-evidence and contradictions, shared by the agents that use this server.
+INSTRUCTIONS = """doxa is your long-term memory: typed observations with time, source,
+exact confidence, evidence and contradictions, shared by the agents that use this server.
 
 - Before answering anything that may depend on earlier conversations, call `recall`.
 - When you learn something worth keeping (facts about people and projects, decisions,
@@ -40,16 +44,13 @@ def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[MemoryContext]) -> AsyncIterator[MemoryContext]:
-        if memory is not None:
-            memory.start()
-            yield MemoryContext(memory)
-            return
-        opened = await anyio.to_thread.run_sync(Memory.open, settings.store)
-        opened.start()  # model and index load on a thread: initialize answers at once
+        # The store and the model load on a thread: initialize and tools/list answer at once.
+        state = MemoryContext(settings.store, memory)
+        state.start()
         try:
-            yield MemoryContext(opened)
+            yield state
         finally:
-            await anyio.to_thread.run_sync(opened.close)
+            await anyio.to_thread.run_sync(state.close)
 
     server: MCPServer[MemoryContext] = MCPServer(
         name="doxa",
@@ -60,14 +61,17 @@ def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer
         lifespan=lifespan,
         log_level=settings.server.log_level,
     )
-    read = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
+    read = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
     server.add_tool(
         remember.remember,
         name="remember",
         title="Remember",
         description=remember.DESCRIPTION,
         annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
         ),
     )
     server.add_tool(
@@ -97,7 +101,10 @@ def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer
         title="Feedback on a recall",
         description=feedback.DESCRIPTION,
         annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
         ),
     )
     server.add_tool(
@@ -106,7 +113,7 @@ def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer
         title="Forget",
         description=forget.DESCRIPTION,
         annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         ),
     )
     _add_prompts(server)

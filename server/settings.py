@@ -10,8 +10,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from doxa.store import StoreSettings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from doxa.store import StoreSettings
 
 Transport = Literal["stdio", "sse", "http"]
 

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from doxa.store.errors import InvalidInput
 from doxa.store.values import parse_time, parse_unit_decimal
@@ -26,11 +27,12 @@ MAX_LINKS = 100
 class FactDraft:
     """A subject-predicate-object triple with optional validity, as given."""
 
-    subject: object
-    predicate: object
-    object: object
-    valid_from: object = None
-    valid_until: object = None
+    # Any: raw values as the caller gave them (``object`` is also a field name here).
+    subject: Any
+    predicate: Any
+    object: Any
+    valid_from: Any = None
+    valid_until: Any = None
 
 
 @dataclass

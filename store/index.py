@@ -21,9 +21,10 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pyarrow as pa
-from doxa.store.embedder import Vectors
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
+
+from doxa.store.embedder import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,10 @@ class SearchIndex:
             return []
         try:
             result = (
-                self._table.search(MatchQuery(query, "text"), query_type="fts")
+                self._table.search(
+                    MatchQuery(query, "text"),  # type: ignore[call-arg]  # defaults exist at run time
+                    query_type="fts",
+                )
                 .limit(limit)
                 .select(["id", "_score"])
                 .to_arrow()

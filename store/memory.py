@@ -22,15 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, make_embedder
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
-from doxa.store.graph import Graph
-from doxa.store.index import SearchIndex
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import StoreSettings
 from doxa.store.timewords import time_window
@@ -43,6 +42,10 @@ from doxa.store.values import (
     utc_now,
 )
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
+
+if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
+    from doxa.store.graph import Graph
+    from doxa.store.index import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +149,10 @@ class Memory:
     Every method is thread-safe; writes are serialized.
     """
 
-    def __init__(self, settings: StoreSettings, graph: Graph, embedder: Embedder) -> None:
+    def __init__(self, settings: StoreSettings, embedder: Embedder) -> None:
         self.settings = settings
-        self.graph = graph
         self.embedder = embedder
+        self._graph: Graph | None = None
         self._index: SearchIndex | None = None
         self._working: WorkingMemory | None = None
         self._ready = threading.Event()
@@ -163,21 +166,19 @@ class Memory:
 
     @classmethod
     def open(cls, settings: StoreSettings, embedder: Embedder | None = None) -> Memory:
-        """Open (or create) the memory in ``settings.data_dir``; migrations run here.
-
-        Raises:
-            SchemaMismatch: the directory was written by another schema.
+        """The memory in ``settings.data_dir`` (created if absent). Cheap: the stores open,
+        and migrations run, on warm-up (``start`` or ``warm_up``); a store written by another
+        schema then fails every call with ``SchemaMismatch``.
         """
         data_dir = Path(settings.data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True)
-        graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
         chosen = embedder or make_embedder(
             settings.embedding.kind,
             settings.embedding.model,
             settings.embedding.dim,
             settings.embedding.batch_size,
         )
-        return cls(settings, graph, chosen)
+        return cls(settings, chosen)
 
     def _claim_warm_up(self) -> bool:
         with self._warm_lock:
@@ -209,14 +210,22 @@ class Memory:
             self._ready.set()
 
     def _load_everything(self) -> None:
-        """Load the model, open the index, repair it from the graph, load the working memory."""
+        """Open the graph (migrating it), load the model, open the index, repair it from the
+        graph and load the working memory."""
+        from doxa.store.graph import Graph
+        from doxa.store.index import SearchIndex
+
+        data_dir = Path(self.settings.data_dir).expanduser()
+        graph = Graph(
+            data_dir / "graph", buffer_pool_bytes=self.settings.buffer_pool_mb * 1024 * 1024
+        )
+        self._graph = graph
         self.embedder.load()
         dim = self.embedder.dim
-        data_dir = Path(self.settings.data_dir).expanduser()
         index = SearchIndex(data_dir / "index", dim, self.embedder.fingerprint)
         working = WorkingMemory(dim)
-        with self.graph.exclusive():
-            self._load(working)
+        with graph.exclusive():
+            self._load(working, graph)
             self._repair(index, working)
             self._index, self._working = index, working
         index.maintain(self.settings.maintenance_every)
@@ -231,6 +240,8 @@ class Memory:
         self.start()
         if not self._ready.wait(timeout):
             raise MemoryStoreError("the memory is still loading; try again in a moment")
+        if isinstance(self._failure, MemoryStoreError):
+            raise self._failure
         if self._failure is not None:
             raise MemoryStoreError(f"the memory failed to load: {self._failure}")
 
@@ -243,7 +254,16 @@ class Memory:
         """Wait for warm-up, then release both stores."""
         if self._warm_thread is not None:
             self._warm_thread.join()
-        self.graph.close()
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
+
+    @property
+    def graph(self) -> Graph:
+        """The graph, once warm-up has opened it."""
+        self.wait_ready()
+        assert self._graph is not None
+        return self._graph
 
     @property
     def _wm(self) -> WorkingMemory:
@@ -259,12 +279,12 @@ class Memory:
 
     # ---- loading and repair -----------------------------------------------------------------
 
-    def _load(self, working: WorkingMemory) -> None:
-        table = self.graph.observations()
+    def _load(self, working: WorkingMemory, graph: Graph) -> None:
+        table = graph.observations()
         topics: dict[str, list[str]] = {}
-        for obs, topic in self.graph.mentions():
+        for obs, topic in graph.mentions():
             topics.setdefault(obs, []).append(topic)
-        episodes = dict(self.graph.episode_links())
+        episodes = dict(graph.episode_links())
         for row in table.to_pylist():
             entry = Entry(
                 id=row["id"],
@@ -288,17 +308,17 @@ class Memory:
             r = working.add(entry)
             working.hits[r] = row["hits"] or 0
             working.impressions[r] = row["impressions"] or 0
-        for agent, belief, obs in self.graph.beliefs():
+        for agent, belief, obs in graph.beliefs():
             working.hold(working.row_of[obs], agent, belief)
-        for newer, older in self.graph.supersessions():
+        for newer, older in graph.supersessions():
             entry = working.entries[working.row_of[older]]
             entry.superseded_by.append(newer)
-        for a, b, count in self.graph.co_activations():
+        for a, b, count in graph.co_activations():
             ra, rb = working.row_of[a], working.row_of[b]
             working.co_activated[ra][rb] = count
             working.co_activated[rb][ra] = count
         by_recall: dict[str, tuple[list[float], dict[int, float]]] = {}
-        for recall, vector, obs, judgement in self.graph.judgements():
+        for recall, vector, obs, judgement in graph.judgements():
             judged = by_recall.setdefault(recall, (vector, {}))[1]
             judged[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
         for vector, judged in by_recall.values():

@@ -21,30 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from doxa.store.settings import RankingWeights
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
-from pydantic import BaseModel, ConfigDict, Field
 
 _WORD = re.compile(r"[\w'-]+")
-
-
-class RankingWeights(BaseModel):
-    """Weights of the ranking components and the shape of the candidate pool."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    vector: float = 1.0
-    text: float = 0.35
-    neighbourhood: float = 0.3
-    neighbour_window: int = Field(2, ge=0, le=20)
-    neighbour_decay: float = Field(0.6, ge=0, le=1)
-    topic: float = 0.08
-    time: float = 0.15
-    confidence: float = 0.05
-    feedback: float = 0.6
-    feedback_similarity: float = Field(0.75, ge=-1, le=1)
-    co_activation: float = 0.15
-    pool: int = Field(60, ge=1, le=10_000)
-    text_pool: int = Field(40, ge=0, le=10_000)
 
 
 @dataclass(frozen=True, slots=True)

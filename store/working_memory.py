@@ -18,6 +18,7 @@ from decimal import Decimal
 
 import numpy as np
 import numpy.typing as npt
+
 from doxa.store.embedder import Vectors
 from doxa.store.values import micros, scaled
 
@@ -110,7 +111,7 @@ class WorkingMemory:
             return
         cap = max(needed, self._cap * 2)
 
-        def grow(values: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+        def grow(values: np.ndarray) -> np.ndarray:
             shape = (cap, *values.shape[1:])
             bigger = np.zeros(shape, dtype=values.dtype)
             bigger[: len(self.entries)] = values[: len(self.entries)]

@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from doxa.tools.context import call, exact, memory_of, when
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-DESCRIPTION = """Show why the memory holds something: where it came from, who believes it since when, the
-evidence for it (with weights), what contradicts it, and what it replaced or was replaced by.
+from doxa.tools.context import call, context_of, exact, when
+
+DESCRIPTION = """Show why the memory holds something: where it came from, who believes it
+since when, the evidence for it (with weights), what contradicts it, and what it replaced or
+was replaced by.
 
 Give `id` (an observation_id or belief_id from remember or recall) to cite it; `citation` is a
 text block ready to paste into an answer. Or give `agent` with `unsupported=true` to list that
@@ -144,12 +146,11 @@ async def cite_evidence(
     ] = False,
 ) -> EvidenceResult:
     """Cite an observation or belief, or list unsupported beliefs."""
-    memory = memory_of(ctx)
     if unsupported:
         if id is not None:
             raise ToolError("id: give either id, or agent with unsupported=true, not both")
-        who = agent or memory.settings.agent
-        rows = await call(memory.unsupported, who)
+        who = agent or context_of(ctx).settings.agent
+        rows = await call(ctx, lambda memory: memory.unsupported(who))
         return EvidenceResult(
             agent=who,
             unsupported=[
@@ -167,7 +168,8 @@ async def cite_evidence(
         raise ToolError(
             "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
         )
-    found = await call(memory.evidence, id)
+    cited = id
+    found = await call(ctx, lambda memory: memory.evidence(cited))
     result = EvidenceResult(
         observation=ObservationOut(
             observation_id=found["id"],

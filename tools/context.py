@@ -3,41 +3,95 @@ loop with store errors turned into tool errors the model can read and act on."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from doxa.store import Memory, MemoryStoreError
-from doxa.store.values import decimal_text, iso
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+
+from doxa.store.errors import MemoryStoreError
+from doxa.store.settings import StoreSettings
+from doxa.store.values import decimal_text, iso
+
+if TYPE_CHECKING:
+    from doxa.store.memory import Memory
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
 class MemoryContext:
-    """Lifespan state of the server: the open memory."""
+    """Lifespan state of the server: the memory, opened on a background thread.
 
-    memory: Memory
+    Importing the store (numpy, Kùzu, LanceDB, torch) and loading the model take seconds; a
+    client's ``initialize`` and ``tools/list`` must not wait for them. Tool calls do, on a
+    worker thread, never on the event loop.
+    """
+
+    def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
+        self.settings = settings
+        self._memory = memory
+        self._opened = threading.Event()
+        self._error: BaseException | None = None
+        self._owns = memory is None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Open the memory and warm it up on a thread (returns at once)."""
+        if self._memory is not None:
+            self._memory.start()
+            self._opened.set()
+            return
+        self._thread = threading.Thread(target=self._open, name="doxa-open", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            from doxa.store.memory import Memory
+
+            self._memory = Memory.open(self.settings)
+        except BaseException as error:  # surfaced to every tool call
+            self._error = error
+        finally:
+            self._opened.set()
+        if self._memory is not None:
+            self._memory.start()
+
+    def memory(self) -> Memory:
+        """The memory (blocks until it exists; call from a worker thread)."""
+        self._opened.wait()
+        if self._memory is None:
+            raise MemoryStoreError(f"the memory could not be opened: {self._error}")
+        return self._memory
+
+    def close(self) -> None:
+        """Close the memory if this context opened it."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._owns and self._memory is not None:
+            self._memory.close()
 
 
-def memory_of(ctx: Context[Any]) -> Memory:
-    """The memory opened by the server's lifespan."""
+def context_of(ctx: Context[Any]) -> MemoryContext:
+    """The memory context of the server's lifespan."""
     state = ctx.request_context.lifespan_context
     if not isinstance(state, MemoryContext):
         raise ToolError("the memory is not open; the server was started without its lifespan")
-    return state.memory
+    return state
 
 
-async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a store call on a worker thread; store errors become ``ToolError``."""
+async def call(ctx: Context[Any], operation: Callable[[Memory], T]) -> T:
+    """Run ``operation(memory)`` on a worker thread; store errors become ``ToolError``."""
+    state = context_of(ctx)
+
+    def run() -> T:
+        return operation(state.memory())
+
     try:
-        return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
+        return await anyio.to_thread.run_sync(run)
     except MemoryStoreError as error:
         raise ToolError(str(error)) from None
 

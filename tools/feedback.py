@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from doxa.tools.context import call, memory_of
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
+
+from doxa.tools.context import call
 
 DESCRIPTION = """Tell the memory which results of a recall helped and which did not.
 
@@ -35,7 +36,7 @@ async def feedback(
     rejected: Annotated[list[str], Field(description="observation ids that did not")] = [],  # noqa: B006
 ) -> FeedbackResult:
     """Record a judgement on a recall."""
-    judged = await call(memory_of(ctx).feedback, recall_id, accepted, rejected)
+    judged = await call(ctx, lambda memory: memory.feedback(recall_id, accepted, rejected))
     return FeedbackResult(
         recall_id=judged.recall_id,
         accepted=judged.accepted,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Annotated, Any, Literal
 
-from doxa.tools.context import call, exact, memory_of, when
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
+
+from doxa.tools.context import call, exact, when
 
 DESCRIPTION = """Find what the memory holds that cannot all be true.
 
@@ -58,7 +59,7 @@ async def find_conflicts(
     topic: Annotated[str | None, Field(description="only conflicts mentioning this topic")] = None,
 ) -> ConflictsResult:
     """List contradictions and clashing facts."""
-    found = await call(memory_of(ctx).conflicts, agent, other_agent, topic)
+    found = await call(ctx, lambda memory: memory.conflicts(agent, other_agent, topic))
     conflicts = [
         Conflict(
             kind=c["kind"],

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from doxa.tools.context import call, memory_of
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
+
+from doxa.tools.context import call
 
 DESCRIPTION = """Stop recalling an observation.
 
@@ -35,7 +36,7 @@ async def forget(
     ] = "retract",
 ) -> ForgetResult:
     """Retract or purge an observation."""
-    done = await call(memory_of(ctx).forget, id, mode)
+    done = await call(ctx, lambda memory: memory.forget(id, mode))
     return ForgetResult(
         observation_id=done.observation_id,
         mode=done.mode,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from doxa.store import Recollection
-from doxa.tools.context import call, exact, memory_of, when
+from doxa.tools.context import call, exact, when
+
+if TYPE_CHECKING:
+    from doxa.store.memory import Recollection
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-DESCRIPTION = """Search the memory before answering anything that may depend on what was learned earlier.
+DESCRIPTION = """Search the memory before answering anything that may depend on what was
+learned earlier.
 
 Ranks by meaning (embeddings), words (full text), the graph (topics named in the query,
 neighbouring observations of the same conversation), time words in the query ("last week",
@@ -116,14 +119,16 @@ async def recall(
 ) -> RecallResult:
     """Hybrid recall with exact filters."""
     outcome = await call(
-        memory_of(ctx).recall,
-        query,
-        agent=agent,
-        topics=topics,
-        min_confidence=min_confidence,
-        as_of=as_of,
-        include_superseded=include_superseded,
-        limit=limit,
-        order_by=order_by,
+        ctx,
+        lambda memory: memory.recall(
+            query,
+            agent=agent,
+            topics=topics,
+            min_confidence=min_confidence,
+            as_of=as_of,
+            include_superseded=include_superseded,
+            limit=limit,
+            order_by=order_by,
+        ),
     )
     return RecallResult(recall_id=outcome.recall_id, results=[recalled(r) for r in outcome.results])

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from doxa.store import FactDraft, MemoryDraft, Remembered, SupportDraft
-from doxa.tools.context import call, memory_of
+from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
+from doxa.tools.context import call
+
+if TYPE_CHECKING:
+    from doxa.store.memory import Remembered
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-DESCRIPTION = """Store something worth remembering as a typed, dated observation that the agent believes.
+DESCRIPTION = """Store something worth remembering as a typed, dated observation that the
+agent believes.
 
 Call it when you learn a fact, a preference, a decision or an event that may matter in a later
 conversation. One observation per call, or many at once with `memories` (for imports and
@@ -153,7 +157,6 @@ async def remember(
     ] = None,
 ) -> RememberResult:
     """Store one observation, or many with ``memories``."""
-    memory = memory_of(ctx)
     if memories is not None and text is not None:
         raise ToolError("text: give either text (one memory) or memories (many), not both")
     if memories is None:
@@ -177,9 +180,9 @@ async def remember(
         if not memories:
             raise ToolError("memories: give at least one memory")
         items = memories
-    done = await call(
-        memory.remember, [_draft(i) for i in items], batch=memories is not None, agent=agent
-    )
+    drafts = [_draft(i) for i in items]
+    batch = memories is not None
+    done = await call(ctx, lambda memory: memory.remember(drafts, batch=batch, agent=agent))
     listed = [_item(d) for d in done]
     first = listed[0]
     return RememberResult(**first.model_dump(), remembered=listed)
