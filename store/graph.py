@@ -614,28 +614,32 @@ class GraphWriter:
                 {"rows": [{"n": n, "o": o, "at": _ts(at)} for n, o, at in rows]},
             )
 
-    def record_recall(
-        self,
-        recall_id: str,
-        query: str,
-        agent: str | None,
-        at: datetime,
-        returned: Sequence[tuple[str, int, float]],
+    def record_recalls(
+        self, recalls: Sequence[tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]]
     ) -> None:
-        """A recall event and what it returned: (observation id, rank, score)."""
+        """Recall events and what each returned: (id, query, agent, at, [(obs id, rank, score)])."""
+        if not recalls:
+            return
         self._run(
-            "CREATE (:Recall {id: $id, query: $q, agent: $a, at: $at})",
-            {"id": recall_id, "q": query, "a": agent, "at": _ts(at)},
+            "UNWIND $rows AS r CREATE (:Recall {id: r.id, query: r.q, agent: r.a,"
+            " at: CAST(r.at AS TIMESTAMP)})",
+            {
+                "rows": [
+                    {"id": rid, "q": query, "a": agent, "at": _ts(at)}
+                    for rid, query, agent, at, _ in recalls
+                ]
+            },
         )
+        returned = [
+            {"r": rid, "o": obs, "rank": rank, "score": score}
+            for rid, _, _, _, results in recalls
+            for obs, rank, score in results
+        ]
         if returned:
             self._run(
-                "MATCH (r:Recall {id: $id}) UNWIND $rows AS x"
-                " MATCH (o:Observation {id: x.o})"
+                "UNWIND $rows AS x MATCH (r:Recall {id: x.r}), (o:Observation {id: x.o})"
                 " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score}]->(o)",
-                {
-                    "id": recall_id,
-                    "rows": [{"o": o, "rank": rank, "score": score} for o, rank, score in returned],
-                },
+                {"rows": returned},
             )
 
     def judge(

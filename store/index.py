@@ -74,6 +74,7 @@ class SearchIndex:
         if TABLE not in names or self.rebuilt:
             self._table = self._db.create_table(TABLE, schema=self._schema)
         self._has_fts = any(i.index_type == "FTS" for i in self._table.list_indices())
+        self._rows = int(self._table.count_rows())
 
     def count(self) -> int:
         """Number of rows."""
@@ -95,6 +96,7 @@ class SearchIndex:
         with self._lock:
             self._table.add(batch)
             self._since_maintenance += len(ids)
+            self._rows += len(ids)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove rows by id."""
@@ -105,6 +107,7 @@ class SearchIndex:
                 chunk = ids[start : start + 500]
                 self._table.delete("id IN (" + ", ".join(_quote(i) for i in chunk) + ")")
             self._since_maintenance += len(ids)
+            self._rows = int(self._table.count_rows())
 
     def ids(self) -> list[str]:
         """Every row's id."""
@@ -144,13 +147,16 @@ class SearchIndex:
         return [(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]
 
     def maintain(self, every: int = 2000, force: bool = False) -> bool:
-        """Compact fragments and (re)build the full-text index when enough rows changed.
+        """Compact fragments and (re)build the full-text index when enough rows changed:
+        ``every`` rows, or a tenth of the table once it is large (rebuilding costs time in
+        proportion to its size; rows not yet indexed are still searched, only slower).
 
         Returns True when maintenance ran.
         """
         with self._lock:
-            due = force or self._since_maintenance >= every or not self._has_fts
-            if not due or self._table.count_rows() == 0:
+            threshold = max(every, self._rows // 10)
+            due = force or self._since_maintenance >= threshold or not self._has_fts
+            if not due or self._rows == 0:
                 return False
             self._since_maintenance = 0
             self._table.create_index(

@@ -18,6 +18,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -161,6 +162,14 @@ class Memory:
         self._warm_lock = threading.Lock()
         self._warm_started = False
         self._recent: OrderedDict[str, _Recent] = OrderedDict()
+        # Recall events are written to the graph in batches by a background thread, off the
+        # request path; feedback flushes them first.
+        self._unrecorded: list[tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]]
+        self._unrecorded = []
+        self._unrecorded_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._recorder: threading.Thread | None = None
+        self._text_search = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-fts")
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -229,7 +238,34 @@ class Memory:
             self._repair(index, working)
             self._index, self._working = index, working
         index.maintain(self.settings.maintenance_every)
+        self._recorder = threading.Thread(
+            target=self._record_loop, name="doxa-recalls", daemon=True
+        )
+        self._recorder.start()
         self._ready.set()
+
+    def _record_loop(self) -> None:
+        while not self._stopping.wait(0.25):
+            try:
+                self._record_recalls()
+            except Exception:  # the events stay queued and are retried
+                log.exception("could not record recall events")
+
+    def _record_recalls(self) -> None:
+        """Write queued recall events to the graph (one transaction)."""
+        with self._unrecorded_lock:
+            batch, self._unrecorded = self._unrecorded, []
+        if not batch:
+            return
+        graph = self._graph
+        assert graph is not None
+        try:
+            with graph.write() as w:
+                w.record_recalls(batch)
+        except BaseException:
+            with self._unrecorded_lock:
+                self._unrecorded = batch + self._unrecorded
+            raise
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until warm-up has finished (starting it if nobody did).
@@ -254,7 +290,13 @@ class Memory:
         """Wait for warm-up, then release both stores."""
         if self._warm_thread is not None:
             self._warm_thread.join()
+        self._stopping.set()
+        if self._recorder is not None:
+            self._recorder.join()
+            self._recorder = None
+        self._text_search.shutdown(wait=True)
         if self._graph is not None:
+            self._record_recalls()
             self._graph.close()
             self._graph = None
 
@@ -683,8 +725,14 @@ class Memory:
             raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
         working, index = self._wm, self._ix
         weights = self.settings.ranking
+        # Full-text search runs while the query is embedded (the model releases the GIL).
+        searching = (
+            self._text_search.submit(index.text_search, query, weights.text_pool)
+            if weights.text_pool and query.strip()
+            else None
+        )
         vector = self.embedder.embed([query])[0] if query.strip() else None
-        text_hits = index.text_search(query, weights.text_pool) if weights.text_pool else []
+        text_hits = searching.result() if searching is not None else []
         window = time_window(query, at)
         with self.graph.exclusive():
             n = len(working)
@@ -719,13 +767,15 @@ class Memory:
             ranked = _order(ranked, working, order_by, current)[:limit]
             recall_id = new_id("rec")
             results = [self._recollection(r, working, bool(current[r.row])) for r in ranked]
-            with self.graph.write() as w:
-                w.record_recall(
-                    recall_id,
-                    query,
-                    agent_name,
-                    utc_now(),
-                    [(res.observation_id, k, res.score) for k, res in enumerate(results)],
+            with self._unrecorded_lock:
+                self._unrecorded.append(
+                    (
+                        recall_id,
+                        query,
+                        agent_name,
+                        utc_now(),
+                        [(res.observation_id, k, res.score) for k, res in enumerate(results)],
+                    )
                 )
             self._recent[recall_id] = _Recent(query, vector, [r.observation_id for r in results])
             while len(self._recent) > _RECENT_RECALLS:
@@ -786,6 +836,7 @@ class Memory:
             )
         working = self._wm
         with self.graph.exclusive():
+            self._record_recalls()
             recent = self._recent.get(recall)
             if recent is None:
                 event = self.graph.recall_event(recall)

@@ -77,72 +77,101 @@ def rank(
     if n == 0 or limit <= 0:
         return []
     usable = mask[:n] & memory.has_vector[:n]
+    allowed = int(usable.sum())
+    if allowed == 0:
+        return []
     if query_vector is not None:
         similarity = memory.vectors[:n] @ query_vector
     else:
         similarity = np.zeros(n, dtype=np.float32)
-    masked = np.where(usable, similarity, -np.inf)
-    allowed = int(usable.sum())
-    if allowed == 0:
-        return []
     pool_size = min(allowed, max(weights.pool, limit * 3))
-    top = np.argpartition(-masked, pool_size - 1)[:pool_size]
-    pool: set[int] = {int(r) for r in top if np.isfinite(masked[r])}
+    if pool_size == allowed:
+        top = np.flatnonzero(usable)
+    else:
+        masked = np.where(usable, similarity, -np.inf)
+        top = np.argpartition(-masked, pool_size - 1)[:pool_size]
 
-    best_text = max((s for r, s in text_hits if usable[r]), default=0.0)
-    text: dict[int, float] = {}
+    text = np.zeros(n, dtype=np.float32)
+    hits = [(row, score) for row, score in text_hits if row < n and usable[row]]
+    best_text = max((score for _, score in hits), default=0.0)
     if best_text > 0:
-        for row, score in text_hits:
-            if usable[row]:
-                text[row] = score / best_text
-    pool.update(text)
-
+        rows = np.fromiter((r for r, _ in hits), dtype=np.int64, count=len(hits))
+        text[rows] = np.fromiter((s for _, s in hits), dtype=np.float32, count=len(hits))
+        text[rows] /= best_text
     learned = _feedback(memory, query_vector, usable, weights)
-    pool.update(r for r in learned if learned[r] > 0)
 
-    def base(row: int) -> float:
-        return weights.vector * max(float(similarity[row]), 0.0) + weights.text * text.get(row, 0.0)
+    candidates = set(top.tolist())
+    candidates.update(row for row, _ in hits)
+    candidates.update(row for row, value in learned.items() if value > 0)
+    pool = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+    base = weights.vector * np.maximum(similarity, 0.0) + weights.text * text
 
-    # Neighbours of the strongest candidates are candidates too: the turn that answers a
-    # question often sits next to the one that matches its words.
-    if weights.neighbourhood > 0 and weights.neighbour_window > 0:
-        strongest = sorted(pool, key=base, reverse=True)[: max(limit * 2, 10)]
-        for row in strongest:
-            for other, _ in memory.neighbours(row, weights.neighbour_window):
-                if usable[other]:
-                    pool.add(other)
+    window_size = weights.neighbour_window if weights.neighbourhood > 0 else 0
+    if window_size > 0:
+        # Neighbours of the strongest candidates are candidates too: the turn that answers a
+        # question often sits next to the one that matches its words.
+        strongest = pool[np.argsort(-base[pool])[: max(limit * 2, 10)]]
+        around = [rows for rows, _ in _walk(memory, strongest, window_size)]
+        if around:
+            extra = np.concatenate(around)
+            extra = extra[extra >= 0]
+            pool = np.unique(np.concatenate([pool, extra[usable[extra]]]))
+    neighbourhood = np.zeros(len(pool), dtype=np.float32)
+    for rows, distance in _walk(memory, pool, window_size):
+        found = rows >= 0
+        safe = np.where(found, rows, 0)
+        value = np.where(found & usable[safe], base[safe], 0.0)
+        value *= weights.neighbour_decay ** (distance - 1)
+        neighbourhood = np.maximum(neighbourhood, value)
 
-    topic_sets = {key: memory.rows_of(memory.topic_rows, key) for key in topics_in_query}
-    topic_members = {key: set(rows.tolist()) for key, rows in topic_sets.items()}
+    components: dict[str, npt.NDArray[np.float32]] = {
+        "vector": weights.vector * similarity[pool],
+        "text": weights.text * text[pool],
+        "neighbourhood": weights.neighbourhood * neighbourhood,
+    }
+    if topics_in_query:
+        share = np.zeros(len(pool), dtype=np.float32)
+        for key in topics_in_query:
+            member = np.zeros(n, dtype=bool)
+            rows = memory.rows_of(memory.topic_rows, key)
+            member[rows[rows < n]] = True
+            share += member[pool]
+        components["topic"] = (weights.topic / len(topics_in_query)) * share
+    if window is not None:
+        starts = memory.valid_from[pool]
+        inside = (starts >= window[0]) & (starts < window[1])
+        components["time"] = weights.time * inside.astype(np.float32)
+    components["confidence"] = weights.confidence * (
+        memory.confidence[pool].astype(np.float64) / 10**18
+    ).astype(np.float32)
+    if learned:
+        components["feedback"] = weights.feedback * np.fromiter(
+            (learned.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
+        )
+    total = np.sum(np.stack(list(components.values())), axis=0)
+    # Best score first; among equals, the newer observation (higher row) first.
+    order = np.lexsort((-pool, -total))[:limit]
+    return [
+        Ranked(
+            int(pool[i]),
+            float(total[i]),
+            {name: float(values[i]) for name, values in components.items()},
+        )
+        for i in order
+    ]
 
-    ranked: list[Ranked] = []
-    for row in pool:
-        entry = memory.entries[row]
-        components = {
-            "vector": weights.vector * float(similarity[row]),
-            "text": weights.text * text.get(row, 0.0),
-        }
-        neighbourhood = 0.0
-        if weights.neighbourhood > 0:
-            for other, distance in memory.neighbours(row, weights.neighbour_window):
-                if usable[other]:
-                    value = base(other) * weights.neighbour_decay ** (distance - 1)
-                    neighbourhood = max(neighbourhood, value)
-        components["neighbourhood"] = weights.neighbourhood * neighbourhood
-        if topic_members:
-            share = sum(1 for key in topic_members if row in topic_members[key]) / len(
-                topic_members
-            )
-            components["topic"] = weights.topic * share
-        if window is not None:
-            inside = window[0] <= int(memory.valid_from[row]) < window[1]
-            components["time"] = weights.time * (1.0 if inside else 0.0)
-        components["confidence"] = weights.confidence * float(entry.confidence)
-        if learned.get(row):
-            components["feedback"] = weights.feedback * learned[row]
-        ranked.append(Ranked(row, sum(components.values()), components))
-    ranked.sort(key=lambda r: (-r.score, -memory.entries[r.row].seq))
-    return ranked[:limit]
+
+def _walk(
+    memory: WorkingMemory, rows: npt.NDArray[np.int64], window: int
+) -> list[tuple[npt.NDArray[np.int64], int]]:
+    """Rows ``1..window`` places before and after each of ``rows`` in its episode (-1: none)."""
+    steps: list[tuple[npt.NDArray[np.int64], int]] = []
+    for direction in (memory.previous, memory.following):
+        current = rows
+        for distance in range(1, window + 1):
+            current = np.where(current >= 0, direction[np.maximum(current, 0)], -1)
+            steps.append((current, distance))
+    return steps
 
 
 def _feedback(

@@ -87,6 +87,10 @@ class WorkingMemory:
         self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.episode_pos: IntArray = np.zeros(capacity, dtype=np.int64)
+        # The observation learned just before / after this one in its episode (-1: none), so
+        # ranking can walk a conversation's neighbours with array operations.
+        self.previous: IntArray = np.full(capacity, -1, dtype=np.int64)
+        self.following: IntArray = np.full(capacity, -1, dtype=np.int64)
         self.agent_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_names: dict[str, str] = {}
@@ -111,9 +115,9 @@ class WorkingMemory:
             return
         cap = max(needed, self._cap * 2)
 
-        def grow(values: np.ndarray) -> np.ndarray:
+        def grow(values: np.ndarray, fill: int = 0) -> np.ndarray:
             shape = (cap, *values.shape[1:])
-            bigger = np.zeros(shape, dtype=values.dtype)
+            bigger = np.full(shape, fill, dtype=values.dtype)
             bigger[: len(self.entries)] = values[: len(self.entries)]
             return bigger
 
@@ -126,6 +130,8 @@ class WorkingMemory:
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
         self.episode_pos = grow(self.episode_pos)
+        self.previous = grow(self.previous, -1)
+        self.following = grow(self.following, -1)
         self._cap = cap
 
     # ---- writes ----------------------------------------------------------------------------
@@ -163,6 +169,9 @@ class WorkingMemory:
     def _place_in_episode(self, row: int, episode: str) -> None:
         rows = self.episode_rows[episode]
         self.episode_pos[row] = len(rows)
+        if rows:
+            self.previous[row] = rows[-1]
+            self.following[rows[-1]] = row
         rows.append(row)
 
     def _index_keys(self, row: int) -> None:
