@@ -537,7 +537,7 @@ class GraphWriter:
         bound = [
             {
                 **row,
-                "confidence": str(row["confidence"]),
+                "confidence": format(row["confidence"], "f"),  # never exponent notation
                 "observed_at": _ts(row["observed_at"]),
                 "recorded_at": _ts(row["recorded_at"]),
                 "valid_from": _ts(row["valid_from"]),

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from mcp.client import Client
+
 from doxa.server.app import create_server
 from doxa.server.settings import Settings, load_settings
 from doxa.store import Memory
-from mcp.client import Client
 
 
 @pytest.fixture
@@ -45,5 +46,14 @@ def memory(settings: Settings) -> Iterator[Memory]:
 @pytest.fixture
 async def client(settings: Settings) -> AsyncIterator[Client]:
     server = create_server(settings)
+    async with Client(server) as connected:
+        yield connected
+
+
+@pytest.fixture
+async def memory_client(settings: Settings, memory: Memory) -> AsyncIterator[Client]:
+    """A client of a server that serves the ``memory`` fixture, so a test can look at the
+    store (``memory.stats()``) while it drives the tools."""
+    server = create_server(settings, memory=memory)
     async with Client(server) as connected:
         yield connected
