@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import kuzu
 import pyarrow as pa
 
 from doxa.store import schema
-from doxa.store.errors import SchemaMismatch
+from doxa.store.errors import MemoryStoreError, SchemaMismatch
 from doxa.store.values import to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
@@ -46,13 +46,38 @@ class Graph:
         SchemaMismatch: the store was written by another schema (see ``doxa.store.schema``).
     """
 
+    _open_paths: ClassVar[set[Path]] = set()
+    _open_lock: ClassVar[threading.Lock] = threading.Lock()
+
     def __init__(self, path: Path, buffer_pool_bytes: int = 256 * 1024 * 1024) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_bytes)
+        self._path = path.resolve()
+        with Graph._open_lock:
+            # Two Database objects on one path in one process lose writes: refuse the second.
+            if self._path in Graph._open_paths:
+                raise MemoryStoreError(
+                    f"the memory in {path.parent} is already open in this process;"
+                    " share the open Memory instead of opening it again"
+                )
+            try:
+                self._db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_bytes)
+            except RuntimeError as error:
+                if "lock" in str(error).lower():
+                    raise MemoryStoreError(
+                        f"the memory in {path.parent} is in use by another process (Kùzu allows"
+                        " one); connect this client to that server (doxa serve --transport http)"
+                        " or use another --data-dir"
+                    ) from None
+                raise
+            Graph._open_paths.add(self._path)
         self._reader = kuzu.Connection(self._db)
         self._writer = kuzu.Connection(self._db)
         self._write_lock = threading.RLock()
-        self._migrate()
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         """Release the database (and its file lock)."""
@@ -60,6 +85,8 @@ class Graph:
             self._reader.close()
             self._writer.close()
             self._db.close()
+        with Graph._open_lock:
+            Graph._open_paths.discard(self._path)
 
     # ---- schema -----------------------------------------------------------------------------
 
