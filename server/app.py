@@ -33,24 +33,36 @@ exact confidence, evidence and contradictions, shared by the agents that use thi
 - `forget` retracts what turned out wrong (kept for audit) or purges what must not be kept."""
 
 
-def create_server(settings: Settings, memory: Memory | None = None) -> MCPServer[MemoryContext]:
+def create_server(
+    settings: Settings, memory: Memory | None = None, state: MemoryContext | None = None
+) -> MCPServer[MemoryContext]:
     """Build the doxa MCP server.
+
+    One memory serves every session of the server: over SSE and HTTP the SDK runs the
+    lifespan once per session, and a data directory may be opened only once per process.
 
     Args:
         settings: the settings (see ``load_settings``).
-        memory: an already open memory to serve (tests, benchmarks); the server then leaves
-            it open on shutdown. Without it, the lifespan opens ``settings.store`` and closes it.
+        memory: an already open memory to serve (tests, benchmarks); it is left open.
+        state: a memory context whose lifetime the caller manages (``serve`` for HTTP and
+            SSE, so the memory outlives sessions). Without it, the memory opens with the first
+            session and closes when the last one ends.
     """
+    shared = state or MemoryContext(settings.store, memory)
+    sessions = 0
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[MemoryContext]) -> AsyncIterator[MemoryContext]:
+        nonlocal sessions
         # The store and the model load on a thread: initialize and tools/list answer at once.
-        state = MemoryContext(settings.store, memory)
-        state.start()
+        shared.start()
+        sessions += 1
         try:
-            yield state
+            yield shared
         finally:
-            await anyio.to_thread.run_sync(state.close)
+            sessions -= 1
+            if sessions == 0 and state is None:
+                await anyio.to_thread.run_sync(shared.close)
 
     server: MCPServer[MemoryContext] = MCPServer(
         name="doxa",

@@ -7,6 +7,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -53,18 +54,46 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(settings: Settings) -> None:
-    """Run the server on the configured transport until the client goes away."""
+    """Run the server on the configured transport until the client (or Ctrl-C) stops it."""
     from doxa.server.app import create_server
 
-    server = create_server(settings)
     transport = settings.server.transport
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
-        server.run()
-    elif transport == "sse":
-        server.run("sse", host=settings.server.host, port=settings.server.port)
-    else:
-        server.run("streamable-http", host=settings.server.host, port=settings.server.port)
+        create_server(settings).run()
+        return
+    import anyio
+    import uvicorn
+
+    from doxa.tools.context import MemoryContext
+
+    # One memory for the whole process, opened now and kept across sessions.
+    state = MemoryContext(settings.store)
+    state.start()
+    server = create_server(settings, state=state)
+    host = settings.server.host
+    app = server.sse_app(host=host) if transport == "sse" else server.streamable_http_app(host=host)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=settings.server.port,
+        log_level=settings.server.log_level.lower(),
+        log_config=_uvicorn_logging(),
+    )
+    try:
+        anyio.run(uvicorn.Server(config).serve)
+    finally:
+        state.close()
+
+
+def _uvicorn_logging() -> dict[str, object]:
+    """uvicorn's logging, every handler on stderr (its access log defaults to stdout)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = json.loads(json.dumps(LOGGING_CONFIG))
+    for handler in config["handlers"].values():
+        handler["stream"] = "ext://sys.stderr"
+    return dict(config)
 
 
 def client_config(client: str, data_dir: Path) -> str:
@@ -75,7 +104,8 @@ def client_config(client: str, data_dir: Path) -> str:
     if client == "claude-code":
         return (
             "# run once, in your project:\n"
-            f"claude mcp add doxa --env DOXA_DATA_DIR={data_dir} -- {command} serve\n"
+            f"claude mcp add doxa --env {shlex.quote(f'DOXA_DATA_DIR={data_dir}')}"
+            f" -- {shlex.quote(command)} serve\n"
             "# or put this in .mcp.json at the project root:\n"
             + json.dumps({"mcpServers": {"doxa": entry}}, indent=2)
         )

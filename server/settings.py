@@ -97,25 +97,44 @@ def load_settings(
         SettingsError: a file is unreadable or a value is wrong.
     """
     tree = _defaults()
+    # Where each value came from, so an error can point at the file, variable or flag.
+    origin: dict[tuple[str, ...], str] = {}
     env = dict(environ or {})
     config = config_file or (Path(env["DOXA_CONFIG"]) if env.get("DOXA_CONFIG") else None)
     if config is not None:
         try:
-            tree = _merge(tree, tomllib.loads(Path(config).read_text(encoding="utf-8")))
+            extra = tomllib.loads(Path(config).read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise SettingsError(f"config file {config}: {error}") from None
+        tree = _merge(tree, extra)
+        for path in _leaves(extra):
+            origin[path] = f"config file {config}"
     for variable, path in ENVIRONMENT.items():
         if env.get(variable):
             _set(tree, path, env[variable])
+            origin[path] = f"environment variable {variable}"
     for path, value in (overrides or {}).items():
         if value is not None:
             _set(tree, path, value)
+            origin[path] = f"command-line flag --{path[-1].replace('_', '-')}"
     if not tree.get("store", {}).get("data_dir"):
         _set(tree, ("store", "data_dir"), str(default_data_dir()))
     try:
         return Settings.model_validate(tree)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-        )
-        raise SettingsError(f"invalid settings: {problems}") from None
+        problems = []
+        for e in error.errors():
+            path = tuple(str(p) for p in e["loc"])
+            source = origin.get(path, "configs/default.toml")
+            problems.append(f"{'.'.join(path)} = {e.get('input')!r} (from {source}): {e['msg']}")
+        raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+
+
+def _leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            out.extend(_leaves(value, (*prefix, key)))
+        else:
+            out.append((*prefix, key))
+    return out

@@ -114,7 +114,11 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         self.load()
-        return int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers 6 renamed the method; keep working with 5.
+        measure = getattr(self._model, "get_embedding_dimension", None)
+        if measure is None:
+            measure = self._model.get_sentence_embedding_dimension
+        return int(measure())
 
     def load(self) -> None:
         with self._lock:

@@ -33,20 +33,26 @@ class MemoryContext:
 
     def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
         self.settings = settings
+        self._given = memory
         self._memory = memory
         self._opened = threading.Event()
         self._error: BaseException | None = None
-        self._owns = memory is None
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._started = False
 
     def start(self) -> None:
-        """Open the memory and warm it up on a thread (returns at once)."""
-        if self._memory is not None:
-            self._memory.start()
-            self._opened.set()
-            return
-        self._thread = threading.Thread(target=self._open, name="doxa-open", daemon=True)
-        self._thread.start()
+        """Open the memory and warm it up on a thread (returns at once; idempotent)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            if self._memory is not None:
+                self._memory.start()
+                self._opened.set()
+                return
+            self._thread = threading.Thread(target=self._open, name="doxa-open", daemon=True)
+            self._thread.start()
 
     def _open(self) -> None:
         try:
@@ -68,11 +74,16 @@ class MemoryContext:
         return self._memory
 
     def close(self) -> None:
-        """Close the memory if this context opened it."""
-        if self._thread is not None:
-            self._thread.join()
-        if self._owns and self._memory is not None:
-            self._memory.close()
+        """Close the memory if this context opened it; a later ``start`` opens it again."""
+        with self._lock:
+            if self._thread is not None:
+                self._thread.join()
+                self._thread = None
+            if self._given is None and self._memory is not None:
+                self._memory.close()
+                self._memory = None
+                self._opened.clear()
+            self._started = False
 
 
 def context_of(ctx: Context[Any]) -> MemoryContext:

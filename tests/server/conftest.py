@@ -1,0 +1,146 @@
+"""Fixtures for the server tests: the real ``doxa serve`` as a subprocess, on stdio or on a
+loopback port, always stopped at the end of the test."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.stdio import StdioServerParameters
+
+#: ``python -m doxa.server`` with the interpreter running the tests (the project's venv).
+DOXA = [sys.executable, "-m", "doxa.server"]
+
+#: How long a freshly started HTTP/SSE server may take to open its port.
+STARTUP_SECONDS = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _port_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def server_env() -> dict[str, str]:
+    """The test process's environment without any ``DOXA_*`` variable (hermetic servers)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
+
+
+@pytest.fixture
+def stdio_params() -> Callable[..., StdioServerParameters]:
+    """``stdio_params(data_dir, *flags)``: parameters that start ``doxa serve`` on stdio with
+    the hash embedder (``embedder=...`` picks another kind)."""
+
+    def make(
+        data_dir: Path, *flags: str, embedder: str = "hash", env: dict[str, str] | None = None
+    ) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=DOXA[0],
+            args=[*DOXA[1:], "serve", "--embedder", embedder, "--data-dir", str(data_dir), *flags],
+            env=env,
+        )
+
+    return make
+
+
+@dataclass
+class RunningServer:
+    """A ``doxa serve --transport http|sse`` subprocess listening on 127.0.0.1."""
+
+    process: subprocess.Popen[bytes]
+    transport: str
+    port: int
+    stdout: Path
+    stderr: Path
+
+    @property
+    def url(self) -> str:
+        path = "/mcp" if self.transport == "http" else "/sse"
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self) -> int:
+        """SIGTERM, then wait (SIGKILL if it does not exit); returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        return self.process.returncode
+
+    def output(self) -> tuple[str, str]:
+        """What the server has written so far to (stdout, stderr)."""
+        return (
+            self.stdout.read_text(encoding="utf-8", errors="replace"),
+            self.stderr.read_text(encoding="utf-8", errors="replace"),
+        )
+
+
+@pytest.fixture
+def start_server(
+    tmp_path: Path, server_env: dict[str, str]
+) -> Iterator[Callable[..., Awaitable[RunningServer]]]:
+    """``await start_server(transport, data_dir)``: run ``doxa serve`` on a free loopback port
+    and return once the port answers. Every server started is stopped at teardown."""
+    started: list[RunningServer] = []
+
+    async def start(transport: str, data_dir: Path, *flags: str) -> RunningServer:
+        port = _free_port()
+        n = len(started)
+        stdout, stderr = tmp_path / f"server{n}.stdout", tmp_path / f"server{n}.stderr"
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            process = subprocess.Popen(
+                [
+                    *DOXA,
+                    "serve",
+                    "--transport",
+                    transport,
+                    "--port",
+                    str(port),
+                    "--embedder",
+                    "hash",
+                    "--data-dir",
+                    str(data_dir),
+                    *flags,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=server_env,
+                start_new_session=True,
+            )
+        server = RunningServer(process, transport, port, stdout, stderr)
+        started.append(server)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not _port_answers(port):
+            if process.poll() is not None:
+                pytest.fail(f"doxa serve exited with {process.returncode}: {server.output()[1]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"port {port} did not answer in {STARTUP_SECONDS} s: {server.output()}")
+            await anyio.sleep(0.05)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()

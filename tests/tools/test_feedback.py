@@ -1,0 +1,223 @@
+"""The ``feedback`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+QUERY = "ferry timetable"
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "Ünïcödé ✓ 🧠\nnew line",
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+async def seed_ferries(client: Client) -> list[str]:
+    """Three observations about ferries; the query matches the first best, the last worst."""
+    done = await ok(
+        client,
+        "remember",
+        memories=[
+            {"text": "Ferry timetable: the harbour ferry timetable is posted."},
+            {"text": "The ferry timetable changes for the winter season."},
+            {"text": "A ferry ticket costs five euros on the harbour ferry line."},
+        ],
+    )
+    return [r["observation_id"] for r in done["remembered"]]
+
+
+def ranks(found: dict[str, Any]) -> list[str]:
+    return [r["observation_id"] for r in found["results"]]
+
+
+async def test_feedback_reports_what_was_recorded(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        judged = await ok(
+            client, "feedback", recall_id=found["recall_id"], accepted=[ids[1]], rejected=[ids[2]]
+        )
+    assert judged == {
+        "recall_id": found["recall_id"],
+        "accepted": [ids[1]],
+        "rejected": [ids[2]],
+        "impressions": 3,
+    }
+
+
+async def test_feedback_counts_hits_and_impressions(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids[1]])
+        accepted = await ok(client, "cite_evidence", id=ids[1])
+        shown = await ok(client, "cite_evidence", id=ids[0])
+    assert (accepted["observation"]["hits"], accepted["observation"]["impressions"]) == (1, 1)
+    assert (shown["observation"]["hits"], shown["observation"]["impressions"]) == (0, 1)
+
+
+async def test_accepted_result_ranks_higher_on_the_same_query(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        before = await ok(client, "recall", query=QUERY)
+        target = ranks(before)[-1]
+        await ok(client, "feedback", recall_id=before["recall_id"], accepted=[target])
+        after = await ok(client, "recall", query=QUERY)
+    assert ranks(before).index(target) >= 1
+    assert ranks(after).index(target) < ranks(before).index(target)
+    boosted = next(r for r in after["results"] if r["observation_id"] == target)
+    assert boosted["scores"]["feedback"] > 0
+    assert set(ranks(after)) == set(ids)
+
+
+async def test_rejected_result_ranks_lower_on_the_same_query(client: Client) -> None:
+    with anyio.fail_after(30):
+        await seed_ferries(client)
+        before = await ok(client, "recall", query=QUERY)
+        target = ranks(before)[0]
+        await ok(client, "feedback", recall_id=before["recall_id"], rejected=[target])
+        after = await ok(client, "recall", query=QUERY)
+    assert ranks(after).index(target) > 0
+    demoted = next(r for r in after["results"] if r["observation_id"] == target)
+    assert demoted["scores"]["feedback"] < 0
+
+
+async def test_results_accepted_together_lift_each_other_on_later_queries(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        first = await ok(client, "recall", query=QUERY)
+        await ok(client, "feedback", recall_id=first["recall_id"], accepted=[ids[0], ids[1]])
+        other = await ok(client, "recall", query="euros for a ticket")
+        await ok(client, "feedback", recall_id=other["recall_id"], accepted=[ids[0]])
+        again = await ok(client, "recall", query="euros for a ticket")
+    by_id = {r["observation_id"]: r["scores"] for r in again["results"]}
+    assert by_id[ids[0]]["feedback"] > 0
+    assert 0 < by_id[ids[1]]["feedback"] < by_id[ids[0]]["feedback"]
+    assert "feedback" not in by_id[ids[2]]
+
+
+async def test_feedback_does_not_reach_unrelated_queries(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids[2]])
+        other = await ok(client, "recall", query="winter season changes")
+    assert all("feedback" not in r["scores"] for r in other["results"])
+
+
+# ---- errors: named, and nothing recorded ------------------------------------------------------
+
+
+async def test_judging_a_result_the_recall_did_not_return_names_it(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY, limit=1)
+        missing = next(i for i in ids if i != ranks(found)[0])
+        text = await error(client, "feedback", recall_id=found["recall_id"], accepted=[missing])
+        rejected = await error(
+            client,
+            "feedback",
+            recall_id=found["recall_id"],
+            accepted=[ranks(found)[0]],
+            rejected=["obs_0000000000000000"],
+        )
+        cited = await ok(client, "cite_evidence", id=ranks(found)[0])
+        # the failed calls recorded nothing: the recall can still be judged
+        judged = await ok(client, "feedback", recall_id=found["recall_id"], accepted=ranks(found))
+    assert text.endswith(
+        f"accepted[0] {missing!r} was not returned by recall {found['recall_id']}; "
+        "judge only its results"
+    )
+    assert "rejected[0] 'obs_0000000000000000' was not returned by recall" in rejected
+    assert (cited["observation"]["hits"], cited["observation"]["impressions"]) == (0, 0)
+    assert judged["accepted"] == ranks(found)
+
+
+async def test_judging_a_recall_twice_is_an_error(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids[0]])
+        text = await error(client, "feedback", recall_id=found["recall_id"], accepted=[ids[1]])
+        cited = await ok(client, "cite_evidence", id=ids[1])
+    assert "recall_id was already judged; call recall again and judge the new recall_id" in text
+    assert cited["observation"]["hits"] == 0
+    assert cited["observation"]["impressions"] == 1
+
+
+async def test_judging_one_result_both_ways_is_an_error(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        text = await error(
+            client, "feedback", recall_id=found["recall_id"], accepted=[ids[0]], rejected=[ids[0]]
+        )
+        judged = await ok(client, "feedback", recall_id=found["recall_id"], rejected=[ids[0]])
+    assert f"rejected {ids[0]!r} is also in accepted; judge each result once" in text
+    assert judged["rejected"] == [ids[0]]
+
+
+async def test_unknown_recall_id_is_an_error(client: Client) -> None:
+    with anyio.fail_after(30):
+        text = await error(client, "feedback", recall_id="rec_0000000000000000")
+    assert "recall_id: no recall with id 'rec_0000000000000000'" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"recall_id": ""}, "recall_id must not be empty"),
+        ({"recall_id": "rec_x", "accepted": [" "]}, "accepted[0] must not be empty"),
+    ],
+)
+async def test_empty_ids_are_errors_naming_the_field(
+    client: Client, args: dict[str, Any], message: str
+) -> None:
+    with anyio.fail_after(30):
+        text = await error(client, "feedback", **args)
+    assert message in text
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_hostile_ids_are_data_and_touch_nothing(
+    memory_client: Client, memory: Memory, hostile: str
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(memory_client)
+        found = await ok(memory_client, "recall", query=QUERY)
+        unknown = await error(memory_client, "feedback", recall_id=hostile)
+        not_returned = await error(
+            memory_client, "feedback", recall_id=found["recall_id"], accepted=[hostile]
+        )
+        cited = [await ok(memory_client, "cite_evidence", id=i) for i in ids]
+    assert f"recall_id: no recall with id {hostile!r}" in unknown
+    assert f"accepted[0] {hostile!r} was not returned by recall" in not_returned
+    assert all(c["observation"]["impressions"] == 0 for c in cited)
+    assert memory.stats()["Observation"] == 3

@@ -1,0 +1,221 @@
+"""The ``find_conflicts`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "Ünïcödé ✓ 🧠\nnew line",
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+async def seed_bridge(client: Client) -> dict[str, str]:
+    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
+    closed = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is closed for repairs.",
+        topics=["route-9", "bridge"],
+        agent="scout",
+        confidence="0.9",
+    )
+    sign = await ok(
+        client,
+        "remember",
+        text="A road sign says: bridge closed until Friday.",
+        topics=["bridge"],
+        agent="scout",
+        confidence="0.7",
+        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
+    )
+    opened = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is open.",
+        topics=["route-9", "bridge"],
+        agent="driver",
+        confidence="0.8",
+        contradicts=[closed["observation_id"]],
+    )
+    return {
+        "closed": closed["observation_id"],
+        "sign": sign["observation_id"],
+        "open": opened["observation_id"],
+    }
+
+
+def alice(city: str, observed_at: str, agent: str) -> dict[str, Any]:
+    return {
+        "text": f"Alice lives in {city}.",
+        "agent": agent,
+        "topics": ["Alice"],
+        "observed_at": observed_at,
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": city},
+    }
+
+
+def pairs(found: dict[str, Any]) -> set[tuple[str, frozenset[str]]]:
+    return {
+        (c["kind"], frozenset((c["a"]["observation_id"], c["b"]["observation_id"])))
+        for c in found["conflicts"]
+    }
+
+
+async def test_contradiction_between_two_agents_is_found(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        for_scout = await ok(client, "find_conflicts", agent="scout")
+        between = await ok(client, "find_conflicts", agent="scout", other_agent="driver")
+        reversed_ = await ok(client, "find_conflicts", agent="driver", other_agent="scout")
+        everyone = await ok(client, "find_conflicts")
+    expected = {("contradiction", frozenset((ids["open"], ids["closed"])))}
+    assert pairs(for_scout) == pairs(between) == pairs(reversed_) == pairs(everyone) == expected
+    assert between["count"] == 1
+    [conflict] = between["conflicts"]
+    assert conflict["a"] == {
+        "observation_id": ids["open"],
+        "text": "The bridge on Route 9 is open.",
+        "confidence": "0.8",
+        "agents": ["driver"],
+    }
+    assert conflict["b"] == {
+        "observation_id": ids["closed"],
+        "text": "The bridge on Route 9 is closed for repairs.",
+        "confidence": "0.9",
+        "agents": ["scout"],
+    }
+    assert ISO_Z.match(conflict["since"])
+    assert conflict["subject"] is None
+
+
+async def test_agents_outside_a_conflict_see_none(client: Client) -> None:
+    with anyio.fail_after(30):
+        await seed_bridge(client)
+        await ok(client, "remember", text="Trains run on time.", agent="clerk")
+        clerk = await ok(client, "find_conflicts", agent="clerk")
+        scout_and_clerk = await ok(client, "find_conflicts", agent="scout", other_agent="clerk")
+        unknown = await ok(client, "find_conflicts", agent="nobody-at-all")
+    assert clerk == {"conflicts": [], "count": 0}
+    assert scout_and_clerk == {"conflicts": [], "count": 0}
+    assert unknown == {"conflicts": [], "count": 0}
+
+
+async def test_topic_narrows_conflicts_to_either_side_mentioning_it(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        bridge = await ok(client, "find_conflicts", topic="Bridge")
+        route = await ok(client, "find_conflicts", topic="route-9")
+        weather = await ok(client, "find_conflicts", topic="weather")
+    expected = {("contradiction", frozenset((ids["open"], ids["closed"])))}
+    assert pairs(bridge) == pairs(route) == expected
+    assert weather["count"] == 0
+
+
+async def test_clashing_current_facts_of_two_agents_are_a_clash(client: Client) -> None:
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01", "a"))
+        rome = await ok(client, "remember", **alice("Rome", "2024-07-01", "b"))
+        between = await ok(client, "find_conflicts", agent="a", other_agent="b")
+        for_b = await ok(client, "find_conflicts", agent="b")
+        on_topic = await ok(client, "find_conflicts", topic="alice")
+    assert rome["conflicts"] == [berlin["observation_id"]]
+    expected = {("clash", frozenset((berlin["observation_id"], rome["observation_id"])))}
+    assert pairs(between) == pairs(for_b) == pairs(on_topic) == expected
+    [clash] = between["conflicts"]
+    assert clash["subject"] == "Alice"
+    assert clash["predicate"] == "lives in"
+    assert clash["since"] is None
+    assert {clash["a"]["text"], clash["b"]["text"]} == {
+        "Alice lives in Berlin.",
+        "Alice lives in Rome.",
+    }
+    assert {tuple(clash["a"]["agents"]), tuple(clash["b"]["agents"])} == {("a",), ("b",)}
+
+
+async def test_a_superseded_fact_does_not_clash(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Paris", "2024-01-01", "a"))
+        await ok(client, "remember", **alice("Berlin", "2024-06-01", "a"))
+        same_agent = await ok(client, "find_conflicts")
+        rome = await ok(client, "remember", **alice("Rome", "2024-07-01", "b"))
+        with_rome = await ok(client, "find_conflicts")
+    assert same_agent["count"] == 0
+    assert with_rome["count"] == 1
+    assert rome["observation_id"] in {
+        with_rome["conflicts"][0]["a"]["observation_id"],
+        with_rome["conflicts"][0]["b"]["observation_id"],
+    }
+
+
+async def test_agreeing_facts_do_not_clash(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Berlin", "2024-06-01", "a"))
+        agree = await ok(
+            client,
+            "remember",
+            text="Alice is living in berlin.",
+            agent="b",
+            fact={"subject": "ALICE", "predicate": "lives in", "object": "berlin"},
+        )
+        found = await ok(client, "find_conflicts")
+    assert agree["conflicts"] == []
+    assert found["count"] == 0
+
+
+async def test_retracted_side_is_no_longer_a_conflict(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "forget", id=ids["open"])
+        found = await ok(client, "find_conflicts", agent="scout")
+    assert found == {"conflicts": [], "count": 0}
+
+
+async def test_other_agent_without_agent_is_an_error(client: Client) -> None:
+    with anyio.fail_after(30):
+        text = await error(client, "find_conflicts", other_agent="driver")
+    assert "agent is required when other_agent is given" in text
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_hostile_filters_are_data_and_touch_nothing(
+    memory_client: Client, memory: Memory, hostile: str
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        before = memory.stats()
+        by_agent = await ok(memory_client, "find_conflicts", agent=hostile)
+        between = await ok(memory_client, "find_conflicts", agent="scout", other_agent=hostile)
+        by_topic = await ok(memory_client, "find_conflicts", topic=hostile)
+        everyone = await ok(memory_client, "find_conflicts")
+    assert by_agent["count"] == between["count"] == by_topic["count"] == 0
+    assert pairs(everyone) == {("contradiction", frozenset((ids["open"], ids["closed"])))}
+    assert memory.stats() == before

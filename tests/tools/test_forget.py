@@ -1,0 +1,268 @@
+"""The ``forget`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import lancedb
+import pytest
+from mcp.client import Client
+
+from doxa.server.settings import Settings
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "') OR id LIKE '%",
+    "Ünïcödé ✓ 🧠\nnew line",
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+def index_ids(settings: Settings) -> set[str]:
+    """The ids the LanceDB search index holds, read behind the memory's back."""
+    table = lancedb.connect(str(Path(settings.store.data_dir) / "index")).open_table("observations")
+    return {str(i) for i in table.to_arrow().column("id").to_pylist()}
+
+
+async def seed_bridge(client: Client) -> dict[str, str]:
+    closed = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is closed for repairs.",
+        topics=["route-9", "bridge"],
+        agent="scout",
+        confidence="0.9",
+    )
+    sign = await ok(
+        client,
+        "remember",
+        text="A road sign says: bridge closed until Friday.",
+        topics=["bridge"],
+        agent="scout",
+        confidence="0.7",
+        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
+    )
+    return {
+        "closed": closed["observation_id"],
+        "closed_belief": closed["belief_id"],
+        "sign": sign["observation_id"],
+        "sign_belief": sign["belief_id"],
+    }
+
+
+def alice(city: str, observed_at: str) -> dict[str, Any]:
+    return {
+        "text": f"Alice lives in {city}.",
+        "agent": "a",
+        "observed_at": observed_at,
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": city},
+    }
+
+
+# ---- retract ----------------------------------------------------------------------------------
+
+
+async def test_retract_hides_from_recall_but_keeps_the_audit_trail(
+    memory_client: Client, memory: Memory, settings: Settings
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        done = await ok(memory_client, "forget", id=ids["sign"])
+        found = await ok(memory_client, "recall", query="road sign bridge closed")
+        by_topic = await ok(memory_client, "recall", query="", topics=["bridge"])
+        cited = await ok(memory_client, "cite_evidence", id=ids["sign"])
+        belief = await ok(memory_client, "cite_evidence", id=ids["closed_belief"])
+    assert done == {
+        "observation_id": ids["sign"],
+        "mode": "retract",
+        "belief_ids": [ids["sign_belief"]],
+        "already": False,
+    }
+    assert ids["sign"] not in {r["observation_id"] for r in found["results"]}
+    assert [r["observation_id"] for r in by_topic["results"]] == [ids["closed"]]
+    assert ISO_Z.match(cited["observation"]["retracted_at"])
+    assert cited["observation"]["text"] == "A road sign says: bridge closed until Friday."
+    assert f"RETRACTED at {cited['observation']['retracted_at']}" in cited["citation"]
+    assert [(e["observation_id"], e["retracted"]) for e in belief["evidence"]] == [
+        (ids["sign"], True)
+    ]
+    assert memory.stats()["Observation"] == 2
+    assert index_ids(settings) == {ids["closed"]}
+
+
+async def test_retracting_twice_reports_already(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "forget", id=ids["sign"], mode="retract")
+        again = await ok(client, "forget", id=ids["sign"], mode="retract")
+    assert again["already"] is True
+    assert again["belief_ids"] == [ids["sign_belief"]]
+
+
+async def test_retracted_text_can_be_remembered_again_as_new(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "forget", id=ids["sign"])
+        again = await ok(
+            client,
+            "remember",
+            text="A road sign says: bridge closed until Friday.",
+            agent="scout",
+        )
+        found = await ok(client, "recall", query="", agent="scout")
+    assert again["duplicate_of"] is None
+    assert again["observation_id"] != ids["sign"]
+    assert {r["observation_id"] for r in found["results"]} == {
+        ids["closed"],
+        again["observation_id"],
+    }
+
+
+async def test_retracted_beliefs_are_not_listed_as_unsupported(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "forget", id=ids["sign"])
+        found = await ok(client, "cite_evidence", agent="scout", unsupported=True)
+    assert found["unsupported"] == []
+
+
+async def test_a_retracted_observation_cannot_be_contradicted(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "forget", id=ids["closed"])
+        text = await error(
+            client, "remember", text="It is open.", agent="driver", contradicts=[ids["closed"]]
+        )
+    assert f"contradicts[0]: no observation with id {ids['closed']!r}" in text
+
+
+# ---- purge ------------------------------------------------------------------------------------
+
+
+async def test_purge_removes_it_from_both_stores(
+    memory_client: Client, memory: Memory, settings: Settings
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        before = memory.stats()
+        done = await ok(memory_client, "forget", id=ids["sign"], mode="purge")
+        found = await ok(memory_client, "recall", query="road sign bridge closed")
+        gone = await error(memory_client, "cite_evidence", id=ids["sign"])
+        gone_belief = await error(memory_client, "cite_evidence", id=ids["sign_belief"])
+        belief = await ok(memory_client, "cite_evidence", id=ids["closed_belief"])
+        unsupported = await ok(memory_client, "cite_evidence", agent="scout", unsupported=True)
+    assert done == {
+        "observation_id": ids["sign"],
+        "mode": "purge",
+        "belief_ids": [ids["sign_belief"]],
+        "already": False,
+    }
+    assert [r["observation_id"] for r in found["results"]] == [ids["closed"]]
+    assert f"no observation or belief with id {ids['sign']!r}" in gone
+    assert f"no observation or belief with id {ids['sign_belief']!r}" in gone_belief
+    assert belief["evidence"] == []
+    assert [u["belief_id"] for u in unsupported["unsupported"]] == [ids["closed_belief"]]
+    after = memory.stats()
+    assert after["Observation"] == before["Observation"] - 1
+    assert after["Belief"] == before["Belief"] - 1
+    assert after["IndexRows"] == before["IndexRows"] - 1
+    assert index_ids(settings) == {ids["closed"]}
+
+
+async def test_purge_after_retract_removes_it(memory_client: Client, memory: Memory) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        await ok(memory_client, "forget", id=ids["sign"])
+        await ok(memory_client, "forget", id=ids["sign"], mode="purge")
+        gone = await error(memory_client, "cite_evidence", id=ids["sign"])
+        again = await error(memory_client, "forget", id=ids["sign"], mode="purge")
+    assert "no observation or belief with id" in gone
+    assert f"id: no observation with id {ids['sign']!r}" in again
+    assert memory.stats()["Observation"] == 1
+
+
+@pytest.mark.xfail(
+    reason="BUG: Memory.forget(mode='purge') / WorkingMemory.purge leave the purged id in the "
+    "superseded_by list of the facts it replaced, so recall shows a dangling id (the graph "
+    "lost the SUPERSEDES link; after a restart the list is empty)",
+    strict=True,
+)
+async def test_purging_a_newer_fact_leaves_no_dangling_superseded_by(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        await ok(client, "forget", id=berlin["observation_id"], mode="purge")
+        found = await ok(client, "recall", query="Alice lives in", include_superseded=True)
+        cited = await ok(client, "cite_evidence", id=paris["observation_id"])
+    assert cited["superseded_by"] == []
+    [old] = found["results"]
+    assert old["observation_id"] == paris["observation_id"]
+    assert old["superseded_by"] == cited["superseded_by"]
+
+
+# ---- errors -----------------------------------------------------------------------------------
+
+
+async def test_unknown_id_is_an_error(memory_client: Client, memory: Memory) -> None:
+    with anyio.fail_after(30):
+        await seed_bridge(memory_client)
+        before = memory.stats()
+        retract = await error(memory_client, "forget", id="obs_0000000000000000")
+        purge = await error(memory_client, "forget", id="obs_0000000000000000", mode="purge")
+        belief = await error(memory_client, "forget", id="bel_0000000000000000")
+    assert "id: no observation with id 'obs_0000000000000000'" in retract
+    assert "id: no observation with id 'obs_0000000000000000'" in purge
+    assert "id: no observation with id 'bel_0000000000000000'" in belief
+    assert memory.stats() == before
+
+
+async def test_unknown_mode_is_an_error_naming_it(memory_client: Client, memory: Memory) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        text = await error(memory_client, "forget", id=ids["sign"], mode="shred")
+        cited = await ok(memory_client, "cite_evidence", id=ids["sign"])
+    assert "mode" in text
+    assert "'retract' or 'purge'" in text
+    assert cited["observation"]["retracted_at"] is None
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+@pytest.mark.parametrize("mode", ["retract", "purge"])
+async def test_hostile_ids_are_data_and_touch_nothing(
+    memory_client: Client, memory: Memory, settings: Settings, hostile: str, mode: str
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        before = memory.stats()
+        text = await error(memory_client, "forget", id=hostile, mode=mode)
+        found = await ok(memory_client, "recall", query="", topics=["bridge"])
+    assert f"id: no observation with id {hostile!r}" in text
+    assert {r["observation_id"] for r in found["results"]} == {ids["closed"], ids["sign"]}
+    assert {k: v for k, v in memory.stats().items() if k != "Recall"} == {
+        k: v for k, v in before.items() if k != "Recall"
+    }
+    assert index_ids(settings) == {ids["closed"], ids["sign"]}

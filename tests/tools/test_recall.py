@@ -1,0 +1,456 @@
+"""The ``recall`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "'; DROP TABLE observations; --",
+    "Ünïcödé ✓ 🧠 中文 עברית \u202e",
+    "line one\nline two\r\nline three\tend",
+    'AND OR NOT title:foo "unterminated',
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+async def seed_bridge(client: Client) -> dict[str, str]:
+    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
+    closed = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is closed for repairs.",
+        topics=["route-9", "bridge"],
+        agent="scout",
+        confidence="0.9",
+    )
+    sign = await ok(
+        client,
+        "remember",
+        text="A road sign says: bridge closed until Friday.",
+        topics=["bridge"],
+        agent="scout",
+        confidence="0.7",
+        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
+    )
+    opened = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is open.",
+        topics=["route-9", "bridge"],
+        agent="driver",
+        confidence="0.8",
+        contradicts=[closed["observation_id"]],
+    )
+    return {
+        "closed": closed["observation_id"],
+        "closed_belief": closed["belief_id"],
+        "sign": sign["observation_id"],
+        "open": opened["observation_id"],
+    }
+
+
+def alice(city: str, observed_at: str, agent: str = "a") -> dict[str, Any]:
+    return {
+        "text": f"Alice lives in {city}.",
+        "agent": agent,
+        "observed_at": observed_at,
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": city},
+    }
+
+
+def counts(memory: Memory) -> dict[str, int]:
+    """Nodes and index rows, without recall events (they are written in the background)."""
+    return {k: v for k, v in memory.stats().items() if k != "Recall"}
+
+
+# ---- ranking ----------------------------------------------------------------------------------
+
+
+async def test_recall_ranks_the_matching_observation_first_and_says_why(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="The harbour master owns a red boat.")
+        target = await ok(client, "remember", text="Zanzibar cloves smell wonderful in spring.")
+        await ok(client, "remember", text="The printer on floor two is jammed again.")
+        found = await ok(client, "recall", query="Zanzibar cloves")
+    assert found["recall_id"].startswith("rec_")
+    first = found["results"][0]
+    assert first["observation_id"] == target["observation_id"]
+    assert first["scores"]["vector"] > 0
+    assert first["scores"]["text"] > 0
+    assert first["score"] == pytest.approx(sum(first["scores"].values()), abs=1e-5)
+    scores = [r["score"] for r in found["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+async def test_recall_boosts_observations_made_in_the_time_the_query_names(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        august = await ok(
+            client, "remember", text="Team meeting about the budget.", observed_at="2023-08-10"
+        )
+        may = await ok(
+            client, "remember", text="Team meeting about the roadmap.", observed_at="2023-05-10"
+        )
+        found = await ok(client, "recall", query="team meeting in May 2023")
+    by_id = {r["observation_id"]: r for r in found["results"]}
+    assert found["results"][0]["observation_id"] == may["observation_id"]
+    assert by_id[may["observation_id"]]["scores"]["time"] > 0
+    assert "time" not in by_id[august["observation_id"]]["scores"]
+
+
+async def test_neighbours_in_the_same_episode_lift_each_other(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            memories=[
+                {"text": "What is your favourite colour?", "episode": "chat-1"},
+                {"text": "Blue, like the sea.", "episode": "chat-1"},
+                {"text": "The printer is jammed.", "episode": "chat-2"},
+            ],
+        )
+        found = await ok(client, "recall", query="favourite colour")
+    question, answer, printer = (r["observation_id"] for r in done["remembered"])
+    by_id = {r["observation_id"]: r for r in found["results"]}
+    assert [r["observation_id"] for r in found["results"]][:2] == [question, answer]
+    assert by_id[answer]["scores"]["neighbourhood"] > 0
+    assert "neighbourhood" not in by_id[printer]["scores"]
+    assert by_id[answer]["episode"] == "chat-1"
+
+
+async def test_topics_named_in_the_query_lift_what_mentions_them(client: Client) -> None:
+    with anyio.fail_after(30):
+        # the same words, so only the topic tells them apart (the later one wins ties)
+        tagged = await ok(
+            client, "remember", text="Adores jazz records.", topics=["Alice"], agent="x"
+        )
+        plain = await ok(client, "remember", text="Adores jazz records.", agent="y")
+        found = await ok(client, "recall", query="what records does alice adore")
+    by_id = {r["observation_id"]: r for r in found["results"]}
+    assert found["results"][0]["observation_id"] == tagged["observation_id"]
+    assert by_id[tagged["observation_id"]]["scores"]["topic"] > 0
+    assert "topic" not in by_id[plain["observation_id"]]["scores"]
+
+
+async def test_limit_caps_the_number_of_results(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(
+            client,
+            "remember",
+            memories=[{"text": f"Lighthouse log entry {i}.", "topics": ["log"]} for i in range(8)],
+        )
+        found = await ok(client, "recall", query="lighthouse log entry", limit=3)
+        everything = await ok(client, "recall", query="", topics=["log"], limit=100)
+    assert len(found["results"]) == 3
+    assert len(everything["results"]) == 8
+
+
+# ---- filters and order ------------------------------------------------------------------------
+
+
+async def test_recall_by_topic_ordered_by_confidence(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        await ok(client, "remember", text="Unrelated: the weather is fine.", confidence="1")
+        found = await ok(client, "recall", query="", topics=["bridge"], order_by="confidence")
+    assert [r["confidence"] for r in found["results"]] == ["0.9", "0.8", "0.7"]
+    assert [r["observation_id"] for r in found["results"]] == [
+        ids["closed"],
+        ids["open"],
+        ids["sign"],
+    ]
+
+
+async def test_recall_ordered_by_newest_and_oldest(client: Client) -> None:
+    with anyio.fail_after(30):
+        for day in ("2024-03-02", "2024-03-01", "2024-03-03"):
+            await ok(client, "remember", text=f"Diary of {day}.", topics=["diary"], observed_at=day)
+        newest = await ok(client, "recall", query="", topics=["diary"], order_by="newest")
+        oldest = await ok(client, "recall", query="diary", topics=["diary"], order_by="oldest")
+    assert [r["observed_at"] for r in newest["results"]] == [
+        "2024-03-03T00:00:00Z",
+        "2024-03-02T00:00:00Z",
+        "2024-03-01T00:00:00Z",
+    ]
+    assert [r["observed_at"] for r in oldest["results"]] == [
+        "2024-03-01T00:00:00Z",
+        "2024-03-02T00:00:00Z",
+        "2024-03-03T00:00:00Z",
+    ]
+
+
+async def test_topic_filter_is_any_of_and_ignores_case(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        weather = await ok(client, "remember", text="Rain tomorrow.", topics=["Weather"])
+        found = await ok(client, "recall", query="", topics=["ROUTE-9", "weather"], limit=10)
+    assert {r["observation_id"] for r in found["results"]} == {
+        ids["closed"],
+        ids["open"],
+        weather["observation_id"],
+    }
+
+
+async def test_agent_filter_returns_only_that_agents_beliefs(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        scout = await ok(client, "recall", query="bridge", agent="scout")
+        driver = await ok(client, "recall", query="bridge", agent="driver")
+        nobody = await ok(client, "recall", query="bridge", agent="nobody")
+    assert {r["observation_id"] for r in scout["results"]} == {ids["closed"], ids["sign"]}
+    assert [r["observation_id"] for r in driver["results"]] == [ids["open"]]
+    assert all(r["agents"] == ["scout"] for r in scout["results"])
+    assert nobody["results"] == []
+
+
+async def test_min_confidence_is_an_exact_inclusive_threshold(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(client)
+        found = await ok(client, "recall", query="bridge", min_confidence="0.8")
+        as_float = await ok(client, "recall", query="bridge", min_confidence=0.8)
+        top = await ok(client, "recall", query="bridge", min_confidence="0.9")
+        above = await ok(client, "recall", query="bridge", min_confidence="0.900000000000000001")
+    assert {r["observation_id"] for r in found["results"]} == {ids["closed"], ids["open"]}
+    assert {r["observation_id"] for r in as_float["results"]} == {ids["closed"], ids["open"]}
+    assert [r["observation_id"] for r in top["results"]] == [ids["closed"]]
+    assert above["results"] == []
+
+
+async def test_min_confidence_given_as_a_json_float_is_read_through_its_shortest_repr(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            memories=[
+                {"text": "exactly three tenths", "confidence": "0.3"},
+                {"text": "a float sum", "confidence": "0.30000000000000004"},
+                {"text": "just below", "confidence": "0.299999999999999999"},
+            ],
+        )
+        three_tenths = await ok(client, "recall", query="", agent="default", min_confidence=0.3)
+        float_sum = await ok(client, "recall", query="", agent="default", min_confidence=0.1 + 0.2)
+    exact, float_sum_id, below = (r["observation_id"] for r in done["remembered"])
+    assert {r["observation_id"] for r in three_tenths["results"]} == {exact, float_sum_id}
+    assert below not in {r["observation_id"] for r in three_tenths["results"]}
+    assert [r["observation_id"] for r in float_sum["results"]] == [float_sum_id]
+    assert {r["confidence"] for r in three_tenths["results"]} == {"0.3", "0.30000000000000004"}
+
+
+# ---- time: superseded facts and as_of ---------------------------------------------------------
+
+
+async def test_recall_returns_the_current_fact_not_the_superseded_one(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        found = await ok(client, "recall", query="Where does Alice live?")
+    assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
+    [item] = found["results"]
+    assert item["current"] is True
+    assert item["fact"] == {
+        "subject": "Alice",
+        "predicate": "lives in",
+        "object": "Berlin",
+        "valid_from": "2024-06-01T00:00:00Z",
+        "valid_until": None,
+    }
+
+
+async def test_recall_as_of_answers_with_what_was_valid_then(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        march = await ok(client, "recall", query="Where does Alice live?", as_of="2024-03-01")
+        before = await ok(client, "recall", query="Where does Alice live?", as_of="2023-12-31")
+    assert [r["observation_id"] for r in march["results"]] == [paris["observation_id"]]
+    assert march["results"][0]["current"] is True
+    assert march["results"][0]["fact"]["valid_until"] == "2024-06-01T00:00:00Z"
+    assert before["results"] == []
+
+
+async def test_include_superseded_ranks_replaced_facts_after_current_ones(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        # a query that matches the old fact's words better than the current one's
+        found = await ok(client, "recall", query="Alice lives in Paris.", include_superseded=True)
+    assert [r["observation_id"] for r in found["results"]] == [
+        berlin["observation_id"],
+        paris["observation_id"],
+    ]
+    old = found["results"][1]
+    assert old["current"] is False
+    assert old["superseded_by"] == [berlin["observation_id"]]
+    assert old["score"] > found["results"][0]["score"]
+
+
+@pytest.mark.xfail(
+    reason="BUG: Memory.recall ranks the top `limit` by score before _order moves replaced "
+    "facts last, so with include_superseded and a small limit a better-matching replaced fact "
+    "takes the place of the current one",
+    strict=True,
+)
+async def test_include_superseded_never_crowds_out_the_current_fact(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        found = await ok(
+            client, "recall", query="Alice lives in Paris.", include_superseded=True, limit=1
+        )
+    assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
+
+
+async def test_older_fact_arriving_late_is_history_not_current(client: Client) -> None:
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        now = await ok(client, "recall", query="Where does Alice live?")
+        then = await ok(client, "recall", query="Where does Alice live?", as_of="2024-02-01")
+    assert [r["observation_id"] for r in now["results"]] == [berlin["observation_id"]]
+    assert [r["observation_id"] for r in then["results"]] == [paris["observation_id"]]
+
+
+# ---- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"query": ""}, "query must not be empty unless agent or topics narrow the recall"),
+        ({"query": "   "}, "query must not be empty unless agent or topics narrow the recall"),
+        ({"query": "q" * 4001}, "query is 4001 characters long; the limit is 4000"),
+        ({"query": "x", "min_confidence": 2}, "min_confidence must be between 0 and 1, got 2"),
+        ({"query": "x", "min_confidence": "most"}, "min_confidence must be a decimal number"),
+        ({"query": "x", "as_of": "last spring"}, "as_of must be an ISO 8601 time"),
+        ({"query": "x", "topics": ["ok", ""]}, "topics[1] must not be empty"),
+        ({"query": "x", "agent": "a" * 201}, "agent is 201 characters long; the limit is 200"),
+        ({"query": "x", "limit": 0}, "limit must be a whole number from 1 to 100, got 0"),
+        ({"query": "x", "limit": 101}, "limit must be a whole number from 1 to 100, got 101"),
+        ({"query": "x", "order_by": "random"}, "order_by"),
+    ],
+)
+async def test_bad_input_is_an_error_naming_the_field_and_records_nothing(
+    memory_client: Client, memory: Memory, args: dict[str, Any], message: str
+) -> None:
+    with anyio.fail_after(30):
+        done = await ok(memory_client, "remember", text="Something to find.")
+        before = counts(memory)
+        text = await error(memory_client, "recall", **args)
+        after = counts(memory)
+        good = await ok(memory_client, "recall", query="something")
+        # feedback writes every pending recall event first: only the good recall is there
+        await ok(
+            memory_client,
+            "feedback",
+            recall_id=good["recall_id"],
+            accepted=[done["observation_id"]],
+        )
+    assert message in text
+    assert after == before
+    assert memory.stats()["Recall"] == 1
+
+
+@pytest.mark.xfail(
+    reason="BUG: tools/recall.py types limit as `int` and min_confidence as "
+    "`str | float | int` in pydantic's lax mode, so JSON true becomes 1 before Memory.recall's "
+    "bool checks can refuse it",
+    strict=True,
+)
+@pytest.mark.parametrize("field", ["limit", "min_confidence"])
+async def test_a_boolean_limit_or_threshold_is_refused(client: Client, field: str) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="Something to find.")
+        result = await client.call_tool("recall", {"query": "something", field: True})
+    assert result.is_error is True
+    assert field in result.content[0].text
+
+
+async def test_each_recall_is_recorded_for_feedback(memory_client: Client, memory: Memory) -> None:
+    with anyio.fail_after(30):
+        await ok(memory_client, "remember", text="Something to find.")
+        first = await ok(memory_client, "recall", query="something")
+        second = await ok(memory_client, "recall", query="something")
+        judged = await ok(memory_client, "feedback", recall_id=first["recall_id"])
+    assert first["recall_id"] != second["recall_id"]
+    assert judged["impressions"] == 1
+    assert memory.stats()["Recall"] == 2
+
+
+# ---- hostile strings are data -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_hostile_query_agent_and_topics_are_data(
+    memory_client: Client, memory: Memory, hostile: str
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        mine = await ok(memory_client, "remember", text=hostile, topics=[hostile], agent=hostile)
+        before = counts(memory)
+        by_query = await ok(memory_client, "recall", query=hostile)
+        by_agent = await ok(memory_client, "recall", query="", agent=hostile)
+        by_topic = await ok(memory_client, "recall", query=hostile, topics=[hostile])
+        everything = await ok(memory_client, "recall", query="", topics=["bridge"])
+    assert by_query["results"][0]["observation_id"] == mine["observation_id"]
+    assert by_query["results"][0]["text"] == hostile
+    assert [r["observation_id"] for r in by_agent["results"]] == [mine["observation_id"]]
+    assert [r["observation_id"] for r in by_topic["results"]] == [mine["observation_id"]]
+    assert by_topic["results"][0]["topics"] == [hostile]
+    assert {r["observation_id"] for r in everything["results"]} == {
+        ids["closed"],
+        ids["sign"],
+        ids["open"],
+    }
+    assert counts(memory) == before
+
+
+@pytest.mark.parametrize(
+    ("tool", "read_only"),
+    [
+        ("recall", True),
+        ("find_conflicts", True),
+        ("cite_evidence", True),
+        ("remember", False),
+        ("feedback", False),
+        ("forget", False),
+    ],
+)
+async def test_read_tools_are_marked_read_only_and_every_tool_has_an_output_schema(
+    client: Client, tool: str, read_only: bool
+) -> None:
+    with anyio.fail_after(30):
+        listed = await client.list_tools()
+    [found] = [t for t in listed.tools if t.name == tool]
+    assert found.annotations is not None
+    assert found.annotations.read_only_hint is read_only
+    assert found.output_schema is not None
+    assert found.output_schema["type"] == "object"
+    assert found.description

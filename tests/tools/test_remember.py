@@ -1,0 +1,578 @@
+"""The ``remember`` tool, driven through a real in-memory MCP client."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [
+    "x'); MATCH (n) DETACH DELETE n; //",
+    '" OR 1=1 --',
+    "id IN ('a') OR TRUE",
+    "'; DROP TABLE observations; --",
+    "Ünïcödé ✓ 🧠 中文 עברית \u202e",
+    "line one\nline two\r\nline three\tend",
+    "$id {id: 'x'} `OF` \\ backslash %s {0}",
+    "nul\x00byte",
+]
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+def alice(city: str, observed_at: str, agent: str = "a") -> dict[str, Any]:
+    return {
+        "text": f"Alice lives in {city}.",
+        "agent": agent,
+        "observed_at": observed_at,
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": city},
+    }
+
+
+# ---- happy path -------------------------------------------------------------------------------
+
+
+async def test_remember_returns_new_ids_and_echoes_topics(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            text="The bridge on Route 9 is closed for repairs.",
+            topics=["route-9", "bridge"],
+            agent="scout",
+            confidence="0.9",
+        )
+    assert done["observation_id"].startswith("obs_")
+    assert done["belief_id"].startswith("bel_")
+    assert done["topics"] == ["route-9", "bridge"]
+    assert done["superseded"] == []
+    assert done["duplicate_of"] is None
+    assert done["conflicts"] == []
+    assert done["remembered"] == [{k: v for k, v in done.items() if k != "remembered"}]
+
+
+async def test_remembered_observation_is_recalled_with_every_field(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            text="Bob prefers tea over coffee.",
+            topics=["Bob", "drinks"],
+            agent="host",
+            confidence=0.75,
+            observed_at="2024-05-01T16:30:00+02:00",
+            source="conversation with Bob",
+            episode="session-42",
+        )
+        found = await ok(client, "recall", query="what does Bob drink", agent="host")
+    [item] = found["results"]
+    assert item["observation_id"] == done["observation_id"]
+    assert item["belief_ids"] == [done["belief_id"]]
+    assert item["text"] == "Bob prefers tea over coffee."
+    assert item["confidence"] == "0.75"
+    assert item["observed_at"] == "2024-05-01T14:30:00Z"
+    assert item["source"] == "conversation with Bob"
+    assert item["episode"] == "session-42"
+    assert item["topics"] == ["Bob", "drinks"]
+    assert item["agents"] == ["host"]
+    assert item["current"] is True
+    assert item["fact"] is None
+
+
+async def test_agent_defaults_to_the_servers_agent(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="The default agent remembers this.")
+        found = await ok(client, "recall", query="", agent="default")
+    assert [r["text"] for r in found["results"]] == ["The default agent remembers this."]
+
+
+async def test_confidence_is_returned_exactly_as_given(client: Client) -> None:
+    with anyio.fail_after(30):
+        for text, given in [
+            ("one tenth", "0.1"),
+            ("float tenth", 0.1),
+            ("whole", 1),
+            ("zero", "0"),
+            ("a millionth", "0.000001"),
+            ("trailing zeros", "0.800"),
+        ]:
+            await ok(client, "remember", text=f"confidence {text}", confidence=given)
+        found = await ok(client, "recall", query="", agent="default", limit=10)
+    by_text = {r["text"]: r["confidence"] for r in found["results"]}
+    assert by_text == {
+        "confidence one tenth": "0.1",
+        "confidence float tenth": "0.1",
+        "confidence whole": "1",
+        "confidence zero": "0",
+        "confidence a millionth": "0.000001",
+        "confidence trailing zeros": "0.8",
+    }
+
+
+@pytest.mark.parametrize("given", ["0.0000001", 1e-7, "0.000000000000000001"])
+async def test_confidence_below_a_millionth_is_stored_exactly(
+    client: Client, given: str | float
+) -> None:
+    with anyio.fail_after(30):
+        done = await ok(client, "remember", text="A very unlikely rumour.", confidence=given)
+        cited = await ok(client, "cite_evidence", id=done["observation_id"])
+    assert cited["observation"]["confidence"] == format(
+        Decimal(repr(given) if isinstance(given, float) else given), "f"
+    )
+
+
+# ---- bad input: a tool error naming the field and the fix, and nothing written ---------------
+
+
+def counts(memory: Memory) -> dict[str, int]:
+    """Nodes and index rows, without recall events (they are written in the background)."""
+    return {k: v for k, v in memory.stats().items() if k != "Recall"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"text": "x", "confidence": 1.5}, "confidence must be between 0 and 1, got 1.5"),
+        ({"text": "x", "confidence": "-0.1"}, "confidence must be between 0 and 1"),
+        (
+            {"text": "x", "confidence": "high"},
+            'confidence must be a decimal number between 0 and 1 such as "0.8"',
+        ),
+        ({"text": "x", "confidence": "NaN"}, "confidence must be between 0 and 1"),
+        (
+            {"text": "x", "confidence": "0.1234567890123456789"},
+            "confidence has more than 18 decimal places",
+        ),
+        ({"text": ""}, "text must be a non-empty string"),
+        ({"text": "   \n "}, "text must be a non-empty string"),
+        ({"text": "x" * 32_001}, "text is 32001 characters long; the limit is 32000: split it"),
+        ({"text": "x", "topics": ["ok", " "]}, "topics[1] must not be empty"),
+        (
+            {"text": "x", "topics": ["t" * 201]},
+            "topics[0] is 201 characters long; the limit is 200",
+        ),
+        (
+            {"text": "x", "topics": [f"t{i}" for i in range(51)]},
+            "topics has 51 items; the limit is 50",
+        ),
+        ({"text": "x", "source": "s" * 2001}, "source is 2001 characters long; the limit is 2000"),
+        ({"text": "x", "observed_at": "yesterday"}, "observed_at must be an ISO 8601 time"),
+        (
+            {"text": "x", "fact": {"subject": "", "predicate": "p", "object": "o"}},
+            "fact.subject must not be empty",
+        ),
+        (
+            {
+                "text": "x",
+                "fact": {
+                    "subject": "s",
+                    "predicate": "p",
+                    "object": "o",
+                    "valid_from": "2024-02-01",
+                    "valid_until": "2024-01-01",
+                },
+            },
+            "fact.valid_until must be later than fact.valid_from",
+        ),
+        (
+            {
+                "text": "x",
+                "fact": {"subject": "s", "predicate": "p", "object": "o", "valid_from": "soon"},
+            },
+            "fact.valid_from must be an ISO 8601 time",
+        ),
+        (
+            {"text": "x", "supports": [{"belief_id": "bel_nope", "weight": "0.5"}]},
+            "supports[0].belief_id: no belief with id 'bel_nope'",
+        ),
+        (
+            {"text": "x", "contradicts": ["obs_nope"]},
+            "contradicts[0]: no observation with id 'obs_nope'",
+        ),
+        ({}, "text: give the text to remember, or memories: [...] for many"),
+        (
+            {"text": "x", "memories": [{"text": "y"}]},
+            "text: give either text (one memory) or memories",
+        ),
+        ({"memories": []}, "memories: give at least one memory"),
+    ],
+)
+async def test_bad_input_is_an_error_naming_the_field_and_writes_nothing(
+    memory_client: Client, memory: Memory, args: dict[str, Any], message: str
+) -> None:
+    with anyio.fail_after(30):
+        await ok(memory_client, "remember", text="Already here.", topics=["kept"], agent="keeper")
+        before = counts(memory)
+        text = await error(memory_client, "remember", agent="newcomer", **args)
+        after = counts(memory)
+        found = await ok(memory_client, "recall", query="", agent="newcomer")
+    assert message in text
+    assert after == before
+    assert found["results"] == []
+
+
+@pytest.mark.xfail(
+    reason="BUG: tools/remember.py types confidence (and SupportInput.weight) as "
+    "`str | float | int` in pydantic's lax mode, which turns JSON true into 1 before the "
+    "store's own bool check (values.parse_unit_decimal) can refuse it",
+    strict=True,
+)
+async def test_a_boolean_confidence_is_refused(memory_client: Client, memory: Memory) -> None:
+    with anyio.fail_after(30):
+        result = await memory_client.call_tool("remember", {"text": "x", "confidence": True})
+    assert result.is_error is True
+    assert "confidence" in result.content[0].text
+    assert memory.stats()["Observation"] == 0
+
+
+async def test_bad_support_weight_names_the_link_and_writes_nothing(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        first = await ok(memory_client, "remember", text="The bridge is closed.", agent="scout")
+        before = counts(memory)
+        text = await error(
+            memory_client,
+            "remember",
+            text="A sign says so.",
+            agent="scout",
+            supports=[{"belief_id": first["belief_id"], "weight": 2}],
+        )
+        evidence = await ok(memory_client, "cite_evidence", id=first["belief_id"])
+    assert "supports[0].weight must be between 0 and 1, got 2" in text
+    assert counts(memory) == before
+    assert evidence["evidence"] == []
+
+
+# ---- batches ----------------------------------------------------------------------------------
+
+
+async def test_batch_remembers_every_memory_and_lists_each(
+    memory_client: Client, memory: Memory
+) -> None:
+    memories = [
+        {
+            "text": f"Fact number {i} about the harbour.",
+            "topics": ["harbour"],
+            "confidence": f"0.{i}",
+        }
+        for i in range(12)
+    ]
+    with anyio.fail_after(30):
+        done = await ok(memory_client, "remember", memories=memories, agent="importer")
+        found = await ok(memory_client, "recall", query="", topics=["harbour"], limit=50)
+    remembered = done["remembered"]
+    assert len(remembered) == 12
+    assert len({r["observation_id"] for r in remembered}) == 12
+    assert len({r["belief_id"] for r in remembered}) == 12
+    assert all(r["duplicate_of"] is None and r["topics"] == ["harbour"] for r in remembered)
+    assert done["observation_id"] == remembered[0]["observation_id"]
+    assert {r["observation_id"] for r in found["results"]} == {
+        r["observation_id"] for r in remembered
+    }
+    assert {r["agents"][0] for r in found["results"]} == {"importer"}
+    stats = memory.stats()
+    assert stats["Observation"] == 12
+    assert stats["IndexRows"] == 12
+
+
+async def test_batch_items_may_name_their_own_agents(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            agent="fallback",
+            memories=[
+                {"text": "Said by ann.", "agent": "ann"},
+                {"text": "Said by nobody in particular."},
+            ],
+        )
+        ann = await ok(client, "recall", query="", agent="ann")
+        fallback = await ok(client, "recall", query="", agent="fallback")
+    assert [r["observation_id"] for r in ann["results"]] == [
+        done["remembered"][0]["observation_id"]
+    ]
+    assert [r["observation_id"] for r in fallback["results"]] == [
+        done["remembered"][1]["observation_id"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"confidence": 1.5}, "memories[7].confidence must be between 0 and 1"),
+        ({"topics": ["fine", ""]}, "memories[7].topics[1] must not be empty"),
+        ({"observed_at": "last Tuesday"}, "memories[7].observed_at must be an ISO 8601 time"),
+        (
+            {"supports": [{"belief_id": "bel_missing"}]},
+            "memories[7].supports[0].belief_id: no belief with id 'bel_missing'",
+        ),
+        ({"contradicts": ["obs_missing"]}, "memories[7].contradicts[0]: no observation"),
+    ],
+)
+async def test_one_bad_memory_in_a_batch_stores_none_and_names_its_index(
+    memory_client: Client, memory: Memory, bad: dict[str, Any], message: str
+) -> None:
+    memories: list[dict[str, Any]] = [
+        {"text": f"Batch item {i}.", "topics": [f"topic-{i}"]} for i in range(10)
+    ]
+    memories[7].update(bad)
+    with anyio.fail_after(30):
+        before = counts(memory)
+        text = await error(memory_client, "remember", memories=memories, agent="batcher")
+        found = await ok(memory_client, "recall", query="Batch item", agent="batcher")
+    assert message in text
+    assert counts(memory) == before
+    assert found["results"] == []
+
+
+async def test_batch_errors_read_as_the_readme_shows(client: Client) -> None:
+    memories: list[dict[str, Any]] = [{"text": f"Item {i}."} for i in range(4)]
+    memories[3]["fact"] = {
+        "subject": "s",
+        "predicate": "p",
+        "object": "o",
+        "valid_from": "2024-02-01",
+        "valid_until": "2024-01-01",
+    }
+    with anyio.fail_after(30):
+        batch = await error(client, "remember", memories=memories)
+        single = await error(
+            client, "remember", text="x", supports=[{"belief_id": "bel_x", "weight": "0.5"}]
+        )
+    assert batch.endswith("memories[3].fact.valid_until must be later than fact.valid_from")
+    assert single.endswith(
+        "supports[0].belief_id: no belief with id 'bel_x'; use an id returned by remember or recall"
+    )
+
+
+async def test_batch_item_missing_its_text_is_rejected_by_the_schema(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        text = await error(
+            memory_client, "remember", memories=[{"text": "fine"}, {"topics": ["no text"]}]
+        )
+    assert "memories.1.text" in text
+    assert "Field required" in text
+    assert memory.stats()["Observation"] == 0
+
+
+# ---- duplicates -------------------------------------------------------------------------------
+
+
+async def test_same_text_from_same_agent_returns_the_existing_ids(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        first = await ok(memory_client, "remember", text="The ferry leaves at noon.", agent="scout")
+        again = await ok(
+            memory_client, "remember", text="  The ferry   leaves at noon. ", agent="scout"
+        )
+    assert again["duplicate_of"] == first["observation_id"]
+    assert again["observation_id"] == first["observation_id"]
+    assert again["belief_id"] == first["belief_id"]
+    assert memory.stats()["Observation"] == 1
+    assert memory.stats()["Belief"] == 1
+
+
+async def test_same_text_from_another_agent_is_a_new_observation(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        first = await ok(memory_client, "remember", text="The ferry leaves at noon.", agent="scout")
+        other = await ok(
+            memory_client, "remember", text="The ferry leaves at noon.", agent="driver"
+        )
+    assert other["duplicate_of"] is None
+    assert other["observation_id"] != first["observation_id"]
+    assert other["belief_id"] != first["belief_id"]
+    assert memory.stats()["Observation"] == 2
+
+
+async def test_duplicate_inside_one_batch_points_at_the_first(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            memory_client,
+            "remember",
+            memories=[
+                {"text": "Said twice."},
+                {"text": "Something else."},
+                {"text": "Said twice."},
+            ],
+        )
+    first, _, third = done["remembered"]
+    assert third["duplicate_of"] == first["observation_id"]
+    assert third["observation_id"] == first["observation_id"]
+    assert first["duplicate_of"] is None
+    assert memory.stats()["Observation"] == 2
+
+
+async def test_texts_differing_in_case_are_not_duplicates(client: Client) -> None:
+    with anyio.fail_after(30):
+        first = await ok(client, "remember", text="Meet at the Gate.")
+        other = await ok(client, "remember", text="Meet at the gate.")
+    assert other["duplicate_of"] is None
+    assert other["observation_id"] != first["observation_id"]
+
+
+# ---- facts: superseding and conflicts ---------------------------------------------------------
+
+
+async def test_newer_fact_supersedes_older(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+    assert paris["superseded"] == []
+    assert berlin["superseded"] == [paris["observation_id"]]
+    assert berlin["conflicts"] == []
+
+
+async def test_newer_fact_in_the_same_batch_supersedes_older(client: Client) -> None:
+    with anyio.fail_after(30):
+        done = await ok(
+            client,
+            "remember",
+            memories=[alice("Paris", "2024-01-01"), alice("Berlin", "2024-06-01")],
+        )
+        found = await ok(client, "recall", query="Where does Alice live?")
+    paris, berlin = done["remembered"]
+    assert berlin["superseded"] == [paris["observation_id"]]
+    assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
+
+
+@pytest.mark.xfail(
+    reason="BUG: Memory._plan_supersession, in a batch, (1) lets a later fact supersede a "
+    "stored fact that an earlier fact of the same batch already ended, and (2) records an "
+    "in-batch supersession twice (plan.superseded and earlier.superseded_by both become "
+    "SUPERSEDES edges), so superseded_by lists the newer id twice",
+    strict=True,
+)
+async def test_a_batch_supersedes_like_the_same_facts_one_by_one(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        done = await ok(
+            client,
+            "remember",
+            memories=[alice("Berlin", "2024-06-01"), alice("Rome", "2024-09-01")],
+        )
+        found = await ok(client, "recall", query="Alice lives in", include_superseded=True)
+    berlin, rome = done["remembered"]
+    by_id = {r["observation_id"]: r for r in found["results"]}
+    assert berlin["superseded"] == [paris["observation_id"]]
+    assert rome["superseded"] == [berlin["observation_id"]]
+    assert by_id[paris["observation_id"]]["superseded_by"] == [berlin["observation_id"]]
+    assert by_id[berlin["observation_id"]]["superseded_by"] == [rome["observation_id"]]
+
+
+async def test_same_object_again_supersedes_nothing(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        again = await ok(
+            client,
+            "remember",
+            text="Alice still lives in paris.",
+            agent="a",
+            observed_at="2024-06-01",
+            fact={"subject": "alice", "predicate": "Lives  In", "object": "PARIS"},
+        )
+    assert again["superseded"] == []
+    assert again["conflicts"] == []
+
+
+async def test_another_agents_different_fact_is_a_conflict_not_a_replacement(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        rome = await ok(client, "remember", **alice("Rome", "2024-07-01", agent="b"))
+        found = await ok(client, "recall", query="Alice lives in", limit=10)
+    assert rome["superseded"] == []
+    assert rome["conflicts"] == [berlin["observation_id"]]
+    assert {r["observation_id"]: r["current"] for r in found["results"]} == {
+        berlin["observation_id"]: True,
+        rome["observation_id"]: True,
+    }
+
+
+async def test_older_fact_arriving_late_does_not_replace_the_current_one(client: Client) -> None:
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
+        found = await ok(client, "recall", query="Alice lives in", include_superseded=True)
+    assert paris["superseded"] == []
+    by_id = {r["observation_id"]: r for r in found["results"]}
+    assert by_id[berlin["observation_id"]]["current"] is True
+    assert by_id[berlin["observation_id"]]["superseded_by"] == []
+    assert by_id[paris["observation_id"]]["current"] is False
+    assert by_id[paris["observation_id"]]["superseded_by"] == [berlin["observation_id"]]
+    assert by_id[paris["observation_id"]]["fact"]["valid_until"] == "2024-06-01T00:00:00Z"
+
+
+# ---- hostile strings are data -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_hostile_strings_in_every_field_are_stored_exactly_and_touch_nothing_else(
+    memory_client: Client, memory: Memory, hostile: str
+) -> None:
+    with anyio.fail_after(30):
+        bystander = await ok(
+            memory_client, "remember", text="An innocent bystander.", topics=["calm"], agent="calm"
+        )
+        before = memory.stats()
+        done = await ok(
+            memory_client,
+            "remember",
+            text=f"Text {hostile}",
+            topics=[hostile, f"topic {hostile}"],
+            agent=hostile,
+            source=hostile,
+            episode=hostile,
+            fact={"subject": hostile, "predicate": f"p {hostile}", "object": f"o {hostile}"},
+        )
+        found = await ok(memory_client, "recall", query="", agent=hostile)
+        cited = await ok(memory_client, "cite_evidence", id=done["observation_id"])
+        still = await ok(memory_client, "cite_evidence", id=bystander["observation_id"])
+    [item] = found["results"]
+    assert item["text"] == f"Text {hostile}"
+    assert item["agents"] == [hostile]
+    assert sorted(item["topics"]) == sorted([hostile, f"topic {hostile}"])
+    assert item["source"] == hostile
+    assert item["episode"] == hostile
+    assert item["fact"]["subject"] == hostile
+    assert item["fact"]["predicate"] == f"p {hostile}"
+    assert item["fact"]["object"] == f"o {hostile}"
+    assert cited["observation"]["text"] == f"Text {hostile}"
+    assert cited["observation"]["episode"] == hostile
+    assert cited["believers"][0]["agent"] == hostile
+    assert still["observation"]["text"] == "An innocent bystander."
+    after = memory.stats()
+    assert after["Observation"] == before["Observation"] + 1
+    assert after["Belief"] == before["Belief"] + 1
+    assert after["Agent"] == before["Agent"] + 1
+    assert after["Topic"] == before["Topic"] + 2
+    assert after["Episode"] == before["Episode"] + 1
+    assert after["IndexRows"] == before["IndexRows"] + 1
