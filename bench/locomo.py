@@ -22,7 +22,6 @@ import argparse
 import json
 import logging
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -33,13 +32,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from doxa.server.app import create_server
-from doxa.server.settings import Settings, load_settings
-from doxa.store import Memory
-from doxa.store.embedder import Embedder, make_embedder
-from doxa.store.ranking import RankingWeights
 from mcp.client import Client
 from mcp.types import CallToolResult
+from pydantic import ValidationError
+
+from doxa.server.app import create_server
+from doxa.server.settings import Settings, load_settings
+from doxa.store.embedder import Embedder, make_embedder
+from doxa.store.memory import Memory
+from doxa.store.settings import RankingWeights
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
@@ -199,7 +200,8 @@ def _structured(result: CallToolResult, tool: str) -> dict[str, Any]:
     if result.is_error or result.structured_content is None:
         text = " ".join(getattr(c, "text", "") for c in result.content)
         raise RuntimeError(f"{tool} failed: {text}")
-    return result.structured_content
+    content: dict[str, Any] = result.structured_content
+    return content
 
 
 def make_settings(data_dir: Path, embedder: str, weights: dict[str, Any]) -> Settings:
@@ -282,7 +284,10 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def scores_of(asked: Sequence[Asked]) -> dict[str, Any]:
-    return {"questions": len(asked), **{f"R@{k}": mean([a.recall_at(k) for a in asked]) for k in KS}}
+    return {
+        "questions": len(asked),
+        **{f"R@{k}": mean([a.recall_at(k) for a in asked]) for k in KS},
+    }
 
 
 def summarise(
@@ -394,11 +399,16 @@ def print_report(summary: dict[str, Any], data: Path) -> None:
         f"p95 {timing['recall_p95_ms']:.1f} ms over {timing['recall_calls']} calls"
     )
     print()
-    print("baselines on locomo-dev (R@10): " + ", ".join(f"{k} {v:.3f}" for k, v in BASELINES_R10.items()))
+    print(
+        "baselines on locomo-dev (R@10): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in BASELINES_R10.items())
+    )
     verdicts = []
     for metric, target in TARGETS.items():
         got = overall[metric]
-        verdicts.append(f"{metric} >= {target:.2f}: {got:.3f} {'met' if got >= target else 'NOT met'}")
+        verdicts.append(
+            f"{metric} >= {target:.2f}: {got:.3f} {'met' if got >= target else 'NOT met'}"
+        )
     print("targets: " + "; ".join(verdicts))
 
 
@@ -445,13 +455,19 @@ def parse_weights(pairs: Sequence[str]) -> dict[str, Any]:
             weights[key] = kind(value)
         except ValueError:
             raise SystemExit(f"--weights: {key} needs a {kind.__name__}, got {value!r}") from None
-    RankingWeights(**weights)  # range checks, before any work
+    try:
+        RankingWeights(**weights)  # range checks, before any work
+    except ValidationError as error:
+        problems = "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in error.errors())
+        raise SystemExit(f"--weights: {problems}") from None
     return weights
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON file")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON file (default {DEFAULT_DATA})"
+    )
     parser.add_argument(
         "--embedder", choices=("sentence-transformers", "hash"), default="sentence-transformers"
     )
@@ -479,9 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     probe = make_settings(Path(tempfile.gettempdir()), args.embedder, weights).store
     began = time.perf_counter()
     embedding = probe.embedding
-    embedder = make_embedder(
-        embedding.kind, embedding.model, embedding.dim, embedding.batch_size
-    )
+    embedder = make_embedder(embedding.kind, embedding.model, embedding.dim, embedding.batch_size)
     embedder.load()
     model_s = time.perf_counter() - began
 

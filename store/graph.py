@@ -162,7 +162,7 @@ class Graph:
                 for statement, params in parameterised:
                     self._writer.execute(statement, params)
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                self._rollback()
                 raise
             self._writer.execute("COMMIT")
 
@@ -190,9 +190,17 @@ class Graph:
             try:
                 yield GraphWriter(self._writer)
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                self._rollback()
                 raise
             self._writer.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        # A failed statement has already rolled Kùzu's transaction back, and ROLLBACK then
+        # fails with "No active transaction"; that must not hide the error that matters.
+        try:
+            self._writer.execute("ROLLBACK")
+        except RuntimeError:
+            log.debug("nothing to roll back: the failed statement already did")
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -382,8 +390,23 @@ class Graph:
             )
         ]
 
-    def supersession_chain(self, observation_id: str) -> list[Row]:
-        """Every observation linked by SUPERSEDES to this one (any depth), oldest first."""
+    def supersession_chain(self, observation_id: str, limit: int = 200) -> list[Row]:
+        """Every observation linked by SUPERSEDES to this one (any depth), oldest first.
+
+        Walked one hop per query: a variable-length undirected match enumerates every path,
+        which explodes (and exhausts the page cache) on facts with a few versions.
+        """
+        seen = {observation_id}
+        frontier = [observation_id]
+        while frontier and len(seen) < limit:
+            found = self._rows(
+                "UNWIND $ids AS i MATCH (o:Observation {id: i})-[:SUPERSEDES]-(x:Observation)"
+                " RETURN DISTINCT x.id",
+                {"ids": frontier},
+            )
+            frontier = [r[0] for r in found if r[0] not in seen]
+            seen.update(frontier)
+        seen.discard(observation_id)
         return [
             {
                 "observation_id": r[0],
@@ -393,11 +416,10 @@ class Graph:
                 "object": r[4],
             }
             for r in self._rows(
-                "MATCH (o:Observation {id: $id})-[:SUPERSEDES* 1..30]-(x:Observation)"
-                " WHERE x.id <> $id"
-                " RETURN DISTINCT x.id, x.text, x.valid_from, x.valid_until, x.object"
+                "UNWIND $ids AS i MATCH (x:Observation {id: i})"
+                " RETURN x.id, x.text, x.valid_from, x.valid_until, x.object"
                 " ORDER BY x.valid_from, x.id",
-                {"id": observation_id},
+                {"ids": sorted(seen)},
             )
         ]
 
@@ -707,6 +729,15 @@ class GraphWriter:
             " ON CREATE SET c.count = 1 ON MATCH SET c.count = c.count + 1",
             {"rows": rows},
         )
+
+    def end_validity(self, rows: Sequence[tuple[str, datetime | None]]) -> None:
+        """Set facts' ``valid_until`` (None: valid again with no end)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MATCH (o:Observation {id: r.id})"
+                " SET o.valid_until = CAST(r.until AS TIMESTAMP)",
+                {"rows": [{"id": i, "until": _ts(u)} for i, u in rows]},
+            )
 
     def retract(self, observation_id: str, at: datetime) -> None:
         """Mark an observation retracted (kept for audit)."""

@@ -42,7 +42,7 @@ from doxa.store.values import (
     scaled,
     utc_now,
 )
-from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
+from doxa.store.working_memory import Entry, WorkingMemory, fact_key, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
     from doxa.store.graph import Graph
@@ -353,8 +353,9 @@ class Memory:
         for agent, belief, obs in graph.beliefs():
             working.hold(working.row_of[obs], agent, belief)
         for newer, older in graph.supersessions():
-            entry = working.entries[working.row_of[older]]
-            entry.superseded_by.append(newer)
+            # A retracted superseder is kept for audit but no longer ends anything.
+            if not working.entries[working.row_of[newer]].retracted:
+                working.entries[working.row_of[older]].superseded_by.append(newer)
         for a, b, count in graph.co_activations():
             ra, rb = working.row_of[a], working.row_of[b]
             working.co_activated[ra][rb] = count
@@ -437,6 +438,7 @@ class Memory:
         plans: list[_Plan] = []
         seen: dict[tuple[str, str], _Plan] = {}
         facts_in_batch: dict[tuple[str, str], list[_Plan]] = {}
+        ended: dict[str, datetime] = {}
 
         def where(i: int, path: str) -> str:
             return f"memories[{i}].{path}" if batch else path
@@ -484,7 +486,7 @@ class Memory:
                 vector=vectors[i],
             )
             if fact is not None:
-                self._plan_supersession(plan, working, facts_in_batch)
+                self._plan_supersession(plan, working, facts_in_batch, ended)
             seen[key] = plan
             plans.append(plan)
             results.append(
@@ -504,37 +506,41 @@ class Memory:
         plan: _Plan,
         working: WorkingMemory,
         facts_in_batch: dict[tuple[str, str], list[_Plan]],
+        ended: dict[str, datetime],
     ) -> None:
-        """A newer fact with the same agent, subject and predicate ends the older one."""
+        """A newer fact with the same agent, subject and predicate ends the older one.
+
+        ``ended`` holds the end this batch already gave to facts (stored or earlier in the
+        batch), so a batch links supersessions exactly as the same facts sent one by one.
+        """
         fact = plan.memory.fact
         assert fact is not None and plan.valid_from is not None
         key = (topic_key(fact.subject), topic_key(fact.predicate))
         new_object = topic_key(fact.object)
         start = plan.valid_from
-        candidates: list[tuple[str, str, datetime, datetime | None, list[str]]] = []
+
+        def current(obs: str, until: datetime | None) -> bool:
+            ends = [t for t in (until, ended.get(obs)) if t is not None]
+            return not ends or min(ends) > start
+
+        candidates: list[tuple[str, str, datetime, list[str]]] = []
         for row in working.fact_index.get(key, []):
             entry = working.entries[row]
-            if entry.retracted or (
-                int(working.valid_until[row]) != NO_END
-                and int(working.valid_until[row]) <= micros(start)
-            ):
-                continue
-            older_from = entry.valid_from or entry.observed_at
-            candidates.append((entry.id, entry.object or "", older_from, None, entry.agents))
+            if not entry.retracted and current(entry.id, entry.valid_until):
+                older_from = entry.valid_from or entry.observed_at
+                candidates.append((entry.id, entry.object or "", older_from, entry.agents))
         for earlier in facts_in_batch.get(key, []):
             assert earlier.memory.fact is not None and earlier.valid_from is not None
-            if earlier.superseded_by:
-                continue
-            candidates.append(
-                (
-                    earlier.observation_id,
-                    earlier.memory.fact.object,
-                    earlier.valid_from,
-                    earlier.valid_until,
-                    [earlier.memory.agent],
+            if current(earlier.observation_id, earlier.valid_until):
+                candidates.append(
+                    (
+                        earlier.observation_id,
+                        earlier.memory.fact.object,
+                        earlier.valid_from,
+                        [earlier.memory.agent],
+                    )
                 )
-            )
-        for other_id, other_object, other_from, _, agents in candidates:
+        for other_id, other_object, other_from, agents in candidates:
             if topic_key(other_object) == new_object:
                 continue
             if plan.memory.agent not in agents:
@@ -542,11 +548,12 @@ class Memory:
                 continue
             if start >= other_from:
                 plan.superseded.append((other_id, start))
+                ended[other_id] = min(ended.get(other_id, start), start)
                 for earlier in facts_in_batch.get(key, []):
-                    if earlier.observation_id == other_id:
-                        earlier.superseded_by.append((plan.observation_id, start))
-                        if earlier.valid_until is None or earlier.valid_until > start:
-                            earlier.valid_until = start
+                    if earlier.observation_id == other_id and (
+                        earlier.valid_until is None or earlier.valid_until > start
+                    ):
+                        earlier.valid_until = start
             else:
                 # An older fact arriving late is history: it ended when the newer one began.
                 plan.superseded_by.append((other_id, other_from))
@@ -760,7 +767,8 @@ class Memory:
                 query_topics(working, query) if query.strip() else [],
                 None if window is None else (micros(window[0]), micros(window[1])),
                 weights,
-                limit if vector is not None else n,
+                # Replaced facts rank after every current one: rank them all, then order.
+                limit if vector is not None and not include_superseded else n,
             )
             if vector is None:
                 ranked.sort(key=lambda r: -working.entries[r.row].seq)
@@ -905,19 +913,47 @@ class Memory:
             if row is None:
                 raise NotFound("id", "observation", obs)
             entry = working.entries[row]
-            if mode == "retract":
-                if entry.retracted:
-                    return Forgotten(obs, mode, list(entry.beliefs), True)
-                with self.graph.write() as w:
-                    w.retract(obs, utc_now())
-                    index.delete([obs])
-                working.retract(row)
-                return Forgotten(obs, mode, list(entry.beliefs), False)
+            if mode == "retract" and entry.retracted:
+                return Forgotten(obs, mode, list(entry.beliefs), True)
+            reopened = self._reopened(row, working)
             with self.graph.write() as w:
-                beliefs = w.purge(obs)
+                if mode == "retract":
+                    w.retract(obs, utc_now())
+                    beliefs = list(entry.beliefs)
+                else:
+                    beliefs = w.purge(obs)
+                w.end_validity([(working.entries[r].id, until) for r, until in reopened])
                 index.delete([obs])
-            working.purge(row)
+            for other, until in reopened:
+                working.reopen(other, until, obs)
+            if mode == "retract":
+                working.retract(row)
+            else:
+                working.purge(row)
             return Forgotten(obs, mode, beliefs, False)
+
+    def _reopened(self, row: int, working: WorkingMemory) -> list[tuple[int, datetime | None]]:
+        """Facts that the observation at ``row`` had ended, with the end they have without it
+        (the start of their next remaining superseder, or none: current again)."""
+        gone = working.entries[row]
+        key = fact_key(gone)
+        if key is None:
+            return []
+        out: list[tuple[int, datetime | None]] = []
+        for other in working.fact_index.get(key, []):
+            entry = working.entries[other]
+            if other == row or gone.id not in entry.superseded_by:
+                continue
+            ends = []
+            for newer in entry.superseded_by:
+                newer_row = working.row_of.get(newer)
+                if newer == gone.id or newer_row is None:
+                    continue
+                successor = working.entries[newer_row]
+                if not successor.retracted:
+                    ends.append(successor.valid_from or successor.observed_at)
+            out.append((other, min(ends) if ends else None))
+        return out
 
     # ---- evidence and conflicts -------------------------------------------------------------
 

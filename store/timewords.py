@@ -41,6 +41,7 @@ _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|(?:last|this|past)\s+(?:week|month|year|weekend))\b",
     re.IGNORECASE,
 )
+_MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
 Window = tuple[datetime, datetime]
@@ -72,8 +73,8 @@ def time_window(query: str, reference: datetime) -> Window | None:
     for match in _MONTH_YEAR.finditer(query):
         word = match[1].casefold()
         # "may" is also a verb: only take it with a year or after "in".
-        before = query[: match.start()].rstrip().casefold()
-        if word == "may" and match[2] is None and not before.endswith(("in", "of", "during")):
+        before = query[: match.start()].casefold()
+        if word == "may" and match[2] is None and not _MONTH_CUE.search(before):
             continue
         year = int(match[2]) if match[2] else reference.year
         return _month(year, _MONTHS[word])

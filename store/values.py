@@ -59,6 +59,8 @@ def parse_unit_decimal(value: object, field: str) -> Decimal:
         raise InvalidInput(field, f"must be between 0 and 1, got {value}")
     if number != number.quantize(_QUANTUM):
         raise InvalidInput(field, f"has more than {SCALE} decimal places: {value}")
+    if number == 0:
+        return Decimal(0)  # "-0" and "0.000" are plain zero
     return number
 
 

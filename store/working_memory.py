@@ -217,6 +217,13 @@ class WorkingMemory:
             self.valid_until[older] = at_us
             entry.valid_until = at
 
+    def reopen(self, row: int, until: datetime | None, forgotten: str) -> None:
+        """Give a fact a new end (None: no end) because its superseder ``forgotten`` is gone."""
+        entry = self.entries[row]
+        entry.valid_until = until
+        self.valid_until[row] = NO_END if until is None else micros(until)
+        entry.superseded_by = [i for i in entry.superseded_by if i != forgotten]
+
     def retract(self, row: int) -> None:
         """Hide a row from every recall (kept in the graph for audit)."""
         self._unindex_keys(row)
@@ -227,6 +234,9 @@ class WorkingMemory:
         """Forget a row entirely (its slot stays, dead, so other rows keep their numbers)."""
         self.retract(row)
         entry = self.entries[row]
+        for other in self.entries:
+            if entry.id in other.superseded_by:
+                other.superseded_by.remove(entry.id)
         self.row_of.pop(entry.id, None)
         for belief in entry.beliefs:
             self.belief_row.pop(belief, None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import StrictFloat, StrictInt, StrictStr
 
 from doxa.store.errors import MemoryStoreError
 from doxa.store.settings import StoreSettings
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from doxa.store.memory import Memory
 
 T = TypeVar("T")
+
+#: A confidence or weight as a client sends it: a string or a JSON number, never a boolean
+#: (strict, so JSON ``true`` is refused instead of becoming 1).
+DecimalInput = StrictStr | StrictInt | StrictFloat
 
 
 class MemoryContext:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from doxa.tools.context import call, exact, when
+from doxa.tools.context import DecimalInput, call, exact, when
 
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 DESCRIPTION = """Search the memory before answering anything that may depend on what was
 learned earlier.
@@ -102,7 +102,7 @@ async def recall(
         list[str] | None, Field(description="only observations mentioning any of these")
     ] = None,
     min_confidence: Annotated[
-        str | float | int | None,
+        DecimalInput | None,
         Field(description='only confidence >= this exact decimal, e.g. "0.8"'),
     ] = None,
     as_of: Annotated[
@@ -111,7 +111,7 @@ async def recall(
     include_superseded: Annotated[
         bool, Field(description="also return replaced facts (ranked after current ones)")
     ] = False,
-    limit: Annotated[int, Field(description="how many results, 1..100")] = 10,
+    limit: Annotated[StrictInt, Field(description="how many results, 1..100")] = 10,
     order_by: Annotated[
         Literal["relevance", "confidence", "newest", "oldest"],
         Field(description="order of the results; default relevance"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
-from doxa.tools.context import call
+from doxa.tools.context import DecimalInput, call
 
 if TYPE_CHECKING:
     from doxa.store.memory import Remembered
@@ -43,7 +43,7 @@ class SupportInput(BaseModel):
     """This observation is evidence for an existing belief."""
 
     belief_id: str = Field(description="a belief_id returned by remember or recall")
-    weight: str | float | int = Field("1", description="exact decimal 0..1, how strongly")
+    weight: DecimalInput = Field("1", description="exact decimal 0..1, how strongly")
 
 
 class MemoryInput(BaseModel):
@@ -52,7 +52,7 @@ class MemoryInput(BaseModel):
     text: str
     topics: list[str] = Field(default_factory=list)
     agent: str | None = None
-    confidence: str | float | int = "1"
+    confidence: DecimalInput = "1"
     observed_at: str | None = None
     source: str | None = None
     episode: str | None = None
@@ -132,7 +132,7 @@ async def remember(
         str | None, Field(description="who believes it; default: this server's agent")
     ] = None,
     confidence: Annotated[
-        str | float | int, Field(description='exact decimal 0..1, e.g. "0.8"; default "1"')
+        DecimalInput, Field(description='exact decimal 0..1, e.g. "0.8"; default "1"')
     ] = "1",
     observed_at: Annotated[
         str | None, Field(description="ISO 8601 time it was observed; default now")

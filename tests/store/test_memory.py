@@ -127,12 +127,6 @@ def test_times_are_stored_in_utc_and_returned_aware(settings: Settings) -> None:
     assert stored.replace(tzinfo=UTC) == moment
 
 
-@pytest.mark.xfail(
-    reason="BUG: StoreSettings allows buffer_pool_mb down to 16, but Graph.supersession_chain's "
-    "variable-length match needs more page cache than 32 MiB even for two facts, so evidence() "
-    "of any superseded fact fails with Kùzu's 'buffer pool is full'",
-    strict=True,
-)
 def test_the_smallest_allowed_page_cache_can_cite_a_superseded_fact(settings: Settings) -> None:
     small = settings.store.model_copy(update={"buffer_pool_mb": 16})
     memory = Memory.open(small)
@@ -499,12 +493,6 @@ def test_a_failed_graph_statement_writes_nothing_and_the_memory_keeps_working(
     assert memory.stats()["Observation"] == 2
 
 
-@pytest.mark.xfail(
-    reason="BUG: Graph.write (and _run_in_transaction) run ROLLBACK after Kùzu already rolled "
-    "the failed transaction back; ROLLBACK raises 'No active transaction for ROLLBACK.' and "
-    "hides the real error",
-    strict=True,
-)
 def test_a_failed_graph_statement_reports_its_own_error(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

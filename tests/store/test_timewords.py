@@ -93,12 +93,6 @@ def test_relative_words_follow_the_reference_time() -> None:
     assert time_window("in march", earlier) == (day(2023, 3, 1), day(2023, 4, 1))
 
 
-@pytest.mark.xfail(
-    reason="BUG: timewords.time_window takes a bare 'may' as the month when the text before "
-    "it merely ends with the letters 'in'/'of' (before.endswith(('in', 'of', 'during'))), so "
-    "'train may', 'plugin may', 'Kevin may', 'roof may' become May and hide later time words",
-    strict=True,
-)
 @pytest.mark.parametrize(
     ("query", "window"),
     [

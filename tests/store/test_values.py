@@ -122,11 +122,6 @@ def test_decimal_text_drops_trailing_zeros_and_never_uses_exponents(
     assert decimal_text(value) == text
 
 
-@pytest.mark.xfail(
-    reason="BUG: parse_unit_decimal accepts '-0' (and -0.0) as Decimal('-0'), which "
-    "decimal_text renders as '-0' until a restart reads it back from Kùzu as '0'",
-    strict=True,
-)
 @pytest.mark.parametrize("given", ["-0", -0.0, "-0.000"])
 def test_negative_zero_is_read_as_zero(given: object) -> None:
     assert decimal_text(parse_unit_decimal(given, "confidence")) == "0"

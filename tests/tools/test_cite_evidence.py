@@ -213,13 +213,6 @@ async def test_supersession_is_cited_both_ways(client: Client) -> None:
     assert older["valid_until"] == "2024-06-01T00:00:00Z"
 
 
-@pytest.mark.xfail(
-    reason="BUG: Graph.supersession_chain matches `-[:SUPERSEDES* 1..30]-` undirected with "
-    "Kùzu's default WALK semantics; walks grow exponentially (a triangle doubles per hop) and "
-    "the query exhausts the buffer pool: cite_evidence fails for any fact with a chain of 5, "
-    "or 3 when an older fact arrived late",
-    strict=True,
-)
 @pytest.mark.parametrize(
     "history",
     [

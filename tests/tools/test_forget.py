@@ -205,12 +205,6 @@ async def test_purge_after_retract_removes_it(memory_client: Client, memory: Mem
     assert memory.stats()["Observation"] == 1
 
 
-@pytest.mark.xfail(
-    reason="BUG: Memory.forget(mode='purge') / WorkingMemory.purge leave the purged id in the "
-    "superseded_by list of the facts it replaced, so recall shows a dangling id (the graph "
-    "lost the SUPERSEDES link; after a restart the list is empty)",
-    strict=True,
-)
 async def test_purging_a_newer_fact_leaves_no_dangling_superseded_by(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))

@@ -312,12 +312,6 @@ async def test_include_superseded_ranks_replaced_facts_after_current_ones(client
     assert old["score"] > found["results"][0]["score"]
 
 
-@pytest.mark.xfail(
-    reason="BUG: Memory.recall ranks the top `limit` by score before _order moves replaced "
-    "facts last, so with include_superseded and a small limit a better-matching replaced fact "
-    "takes the place of the current one",
-    strict=True,
-)
 async def test_include_superseded_never_crowds_out_the_current_fact(client: Client) -> None:
     with anyio.fail_after(30):
         await ok(client, "remember", **alice("Paris", "2024-01-01"))
@@ -378,12 +372,6 @@ async def test_bad_input_is_an_error_naming_the_field_and_records_nothing(
     assert memory.stats()["Recall"] == 1
 
 
-@pytest.mark.xfail(
-    reason="BUG: tools/recall.py types limit as `int` and min_confidence as "
-    "`str | float | int` in pydantic's lax mode, so JSON true becomes 1 before Memory.recall's "
-    "bool checks can refuse it",
-    strict=True,
-)
 @pytest.mark.parametrize("field", ["limit", "min_confidence"])
 async def test_a_boolean_limit_or_threshold_is_refused(client: Client, field: str) -> None:
     with anyio.fail_after(30):

@@ -231,12 +231,6 @@ async def test_bad_input_is_an_error_naming_the_field_and_writes_nothing(
     assert found["results"] == []
 
 
-@pytest.mark.xfail(
-    reason="BUG: tools/remember.py types confidence (and SupportInput.weight) as "
-    "`str | float | int` in pydantic's lax mode, which turns JSON true into 1 before the "
-    "store's own bool check (values.parse_unit_decimal) can refuse it",
-    strict=True,
-)
 async def test_a_boolean_confidence_is_refused(memory_client: Client, memory: Memory) -> None:
     with anyio.fail_after(30):
         result = await memory_client.call_tool("remember", {"text": "x", "confidence": True})
@@ -463,13 +457,6 @@ async def test_newer_fact_in_the_same_batch_supersedes_older(client: Client) -> 
     assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
 
 
-@pytest.mark.xfail(
-    reason="BUG: Memory._plan_supersession, in a batch, (1) lets a later fact supersede a "
-    "stored fact that an earlier fact of the same batch already ended, and (2) records an "
-    "in-batch supersession twice (plan.superseded and earlier.superseded_by both become "
-    "SUPERSEDES edges), so superseded_by lists the newer id twice",
-    strict=True,
-)
 async def test_a_batch_supersedes_like_the_same_facts_one_by_one(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
