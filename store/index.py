@@ -147,24 +147,26 @@ class SearchIndex:
         return [(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]
 
     def maintain(self, every: int = 2000, force: bool = False) -> bool:
-        """Compact fragments and (re)build the full-text index when enough rows changed:
-        ``every`` rows, or a tenth of the table once it is large (rebuilding costs time in
-        proportion to its size; rows not yet indexed are still searched, only slower).
+        """Keep the index in shape: build the full-text index once, then fold new rows into
+        it and compact fragments (``optimize``, incremental) after ``every`` changed rows, or
+        sooner while the table is small. Rows not yet indexed are searched too, but their BM25
+        statistics differ from the indexed part's, so they should not stay a large share.
 
         Returns True when maintenance ran.
         """
         with self._lock:
-            threshold = max(every, self._rows // 10)
+            threshold = min(every, max(32, self._rows // 4))
             due = force or self._since_maintenance >= threshold or not self._has_fts
             if not due or self._rows == 0:
                 return False
             self._since_maintenance = 0
-            self._table.create_index(
-                "text",
-                config=FTS(with_position=False, stem=True, remove_stop_words=True),
-                replace=True,
-            )
-            self._has_fts = True
+            if not self._has_fts:
+                self._table.create_index(
+                    "text",
+                    config=FTS(with_position=False, stem=True, remove_stop_words=True),
+                    replace=True,
+                )
+                self._has_fts = True
             with warnings.catch_warnings():
                 # One process owns the data directory, so no reader holds an old version.
                 warnings.simplefilter("ignore", UserWarning)

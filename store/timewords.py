@@ -34,7 +34,12 @@ _MONTHS = {
 }
 _MONTH_WORD = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_MONTH_YEAR = re.compile(rf"\b({_MONTH_WORD})\.?(?:\s+(\d{{4}}))?\b", re.IGNORECASE)
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+# "9 November, 2022", "November 9th 2022", "the 3rd of May", "May 2023", "in June"
+_MONTH_DATE = re.compile(
+    rf"\b(?:{_ORDINAL}\s+(?:of\s+)?)?({_MONTH_WORD})\.?(?:\s+{_ORDINAL}\b)?(?:,?\s+(\d{{4}}))?\b",
+    re.IGNORECASE,
+)
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", re.IGNORECASE)
 _AGO = re.compile(r"\b(\d+|a|an|one|two|three)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _RELATIVE = re.compile(
@@ -50,6 +55,12 @@ Window = tuple[datetime, datetime]
 def _month(year: int, month: int) -> Window:
     start = datetime(year, month, 1, tzinfo=UTC)
     return start, start + timedelta(days=monthrange(year, month)[1])
+
+
+def _day(day: datetime) -> Window:
+    # A day named in words is taken with a day's slack either side: the observation may be
+    # stamped in another time zone, or at the end of the evening before.
+    return day - timedelta(days=1), day + timedelta(days=2)
 
 
 def time_window(query: str, reference: datetime) -> Window | None:
@@ -70,14 +81,30 @@ def time_window(query: str, reference: datetime) -> Window | None:
             day = None
         if day is not None:
             return day, day + timedelta(days=1)
-    for match in _MONTH_YEAR.finditer(query):
-        word = match[1].casefold()
-        # "may" is also a verb: only take it with a year or after "in".
+    for match in _MONTH_DATE.finditer(query):
+        day_text, word, day_after, year_text = match[1], match[2].casefold(), match[3], match[4]
+        day_text = day_text or day_after
+        # "may" is also a verb: a month only with a day or year, or after a cue ("in May").
         before = query[: match.start()].casefold()
-        if word == "may" and match[2] is None and not _MONTH_CUE.search(before):
+        if (
+            word == "may"
+            and day_text is None
+            and year_text is None
+            and not _MONTH_CUE.search(before)
+        ):
             continue
-        year = int(match[2]) if match[2] else reference.year
-        return _month(year, _MONTHS[word])
+        month = _MONTHS[word]
+        if year_text:
+            year = int(year_text)
+        else:
+            # Without a year: the latest such month that is not in the future.
+            year = reference.year if month <= reference.month else reference.year - 1
+        if day_text:
+            try:
+                return _day(datetime(year, month, int(day_text), tzinfo=UTC))
+            except ValueError:
+                pass
+        return _month(year, month)
     match = _YEAR.search(query)
     if match:
         year = int(match[1])
