@@ -111,17 +111,20 @@ def rank(
         # Neighbours of the strongest candidates are candidates too: the turn that answers a
         # question often sits next to the one that matches its words.
         strongest = pool[np.argsort(-base[pool])[: max(limit * 2, 10)]]
-        around = [rows for rows, _ in _walk(memory, strongest, window_size)]
+        around = [rows for rows, _, _ in _walk(memory, strongest, window_size)]
         if around:
             extra = np.concatenate(around)
             extra = extra[extra >= 0]
             pool = np.unique(np.concatenate([pool, extra[usable[extra]]]))
     neighbourhood = np.zeros(len(pool), dtype=np.float32)
-    for rows, distance in _walk(memory, pool, window_size):
+    for rows, distance, later in _walk(memory, pool, window_size):
         found = rows >= 0
         safe = np.where(found, rows, 0)
         value = np.where(found & usable[safe], base[safe], 0.0)
         value *= weights.neighbour_decay ** (distance - 1)
+        if later:
+            # What came before explains a reply more than what follows explains a question.
+            value *= weights.neighbour_following
         neighbourhood = np.maximum(neighbourhood, value)
 
     components: dict[str, npt.NDArray[np.float32]] = {
@@ -163,14 +166,15 @@ def rank(
 
 def _walk(
     memory: WorkingMemory, rows: npt.NDArray[np.int64], window: int
-) -> list[tuple[npt.NDArray[np.int64], int]]:
-    """Rows ``1..window`` places before and after each of ``rows`` in its episode (-1: none)."""
-    steps: list[tuple[npt.NDArray[np.int64], int]] = []
-    for direction in (memory.previous, memory.following):
+) -> list[tuple[npt.NDArray[np.int64], int, bool]]:
+    """Rows ``1..window`` places before and after each of ``rows`` in its episode (-1: none),
+    with their distance and whether they come later."""
+    steps: list[tuple[npt.NDArray[np.int64], int, bool]] = []
+    for direction, later in ((memory.previous, False), (memory.following, True)):
         current = rows
         for distance in range(1, window + 1):
             current = np.where(current >= 0, direction[np.maximum(current, 0)], -1)
-            steps.append((current, distance))
+            steps.append((current, distance, later))
     return steps
 
 

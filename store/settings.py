@@ -21,11 +21,12 @@ class RankingWeights(BaseModel):
 
     vector: float = 1.0
     text: float = 0.35
-    neighbourhood: float = 0.3
+    neighbourhood: float = 0.5
     neighbour_window: int = Field(2, ge=0, le=20)
-    neighbour_decay: float = Field(0.6, ge=0, le=1)
-    topic: float = 0.08
-    time: float = 0.15
+    neighbour_decay: float = Field(0.8, ge=0, le=1)
+    neighbour_following: float = Field(1.0, ge=0, le=1)
+    topic: float = 0.12
+    time: float = 0.3
     confidence: float = 0.05
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)
