@@ -564,7 +564,7 @@ async def measure_ingest(
     from doxa.server.app import create_server
     from doxa.store import Memory
 
-    items = synthetic_memories(prefill + n + singles, seed=23)
+    items = synthetic_memories(prefill + n + 2 * singles, seed=23)
     settings = worker_settings(data_dir)
     embedder = HashFillModelQueries(True, True)
     memory = Memory.open(settings.store, embedder=embedder)
@@ -574,12 +574,14 @@ async def measure_ingest(
     embedder.bulk = False
     model = embedder.model
     ingest_items = items[prefill : prefill + n]
-    single_items = items[prefill + n :]
+    single_items = items[prefill + n : prefill + n + singles]
+    store_items = items[prefill + n + singles :]  # for Memory.remember alone, without MCP
     queries = [q for q, _ in synthetic_queries(singles + 5, seed=29)]
     embed_batches: list[float] = []
     mcp_batches: list[float] = []
     embed_one: list[float] = []
     remember_one: list[float] = []
+    store_one: list[float] = []
     try:
         async with Client(create_server(settings, memory=memory)) as client:
             for query in queries[:5]:  # warm both paths
@@ -606,22 +608,27 @@ async def measure_ingest(
                     f"  ingest batch {k + 1}: embed {embed_batches[-1]:.2f}s, "
                     f"MCP remember {mcp_batches[-1]:.2f}s"
                 )
-            for k, (query, item) in enumerate(zip(queries[5:], single_items, strict=False)):
-                for first in (k % 2 == 0, k % 2 != 0):
+            singles_with = zip(queries[5:], single_items, store_items, strict=False)
+            for k, (query, item, other) in enumerate(singles_with):
+                for step in range(3):
+                    which = (step + k) % 3  # rotate the order, as for recall
                     t0 = time.perf_counter()
-                    if first:
+                    if which == 0:
                         model.embed([query])
                         embed_one.append(time.perf_counter() - t0)
-                    else:
+                    elif which == 1:
                         result = await client.call_tool("remember", item)
                         remember_one.append(time.perf_counter() - t0)
                         structured(result, "remember")
+                    else:
+                        memory.remember(drafts_of([other]))
+                        store_one.append(time.perf_counter() - t0)
         stored = len(memory._wm)
     finally:
         memory.close()
     embed_rate = n / sum(embed_batches)
     mcp_rate = n / sum(mcp_batches)
-    one, single = stats(embed_one), stats(remember_one)
+    one, single, alone = stats(embed_one), stats(remember_one), stats(store_one)
     return {
         "prefill": prefill,
         "memories": n,
@@ -635,6 +642,7 @@ async def measure_ingest(
         "single_store_size": stored,
         "single_embedding": one,
         "single_remember": single,
+        "single_store_remember": alone,
         "single_ratio": single["p50_ms"] / one["p50_ms"],
     }
 
@@ -1021,7 +1029,13 @@ def print_recall(r: dict[str, Any], fill: dict[str, Any]) -> None:
     out()
     out(
         f"recall at {r['size']:,} memories ({r['rows']:,} rows; fill {fill['fill_s']:.1f}s = "
-        f"{fill['rate_per_s']:,.0f}/s in batches of {fill['batch']}, first batch "
+        f"{fill['rate_per_s']:,.0f}/s in batches of {fill['batch']}"
+        + (
+            f" with buffer_pool_mb {fill['buffer_pool_mb']}"
+            if fill["buffer_pool_mb"] != r["buffer_pool_mb"]
+            else ""
+        )
+        + f", first batch "
         f"{fill['first_batch_s']:.2f}s, last {fill['last_batch_s']:.2f}s; open + warm-up "
         f"with model {r['warm_up_s']:.1f}s)"
     )
@@ -1035,6 +1049,12 @@ def print_recall(r: dict[str, Any], fill: dict[str, Any]) -> None:
         f"  ratio MCP recall p50 / (embedding + exact scan) = {r['ratio']:.2f}   "
         f"(store alone {r['store_ratio']:.2f}; MCP overhead {r['mcp_overhead_ms']:.2f} ms; "
         f"{r['mean_results']:.1f} results/query)"
+    )
+    out(
+        f"  work beyond the model (recall p50 - embedding p50): MCP "
+        f"{r['mcp_recall']['p50_ms'] - r['embedding']['p50_ms']:.2f} ms, store alone "
+        f"{r['store_recall']['p50_ms'] - r['embedding']['p50_ms']:.2f} ms, of which the exact "
+        f"scan {r['exact_scan']['p50_ms']:.2f} ms"
     )
     out(
         f"  peak RSS {r['peak_rss_mb']:.0f} MB (RSS after warm-up "
@@ -1161,6 +1181,7 @@ def main(argv: list[str] | None = None) -> int:
         out()
         out(f"single remember over MCP into a store of {ingest['single_store_size']:,}")
         out(line("remember(text=...) over MCP", ingest["single_remember"]))
+        out(line("Memory.remember alone (no MCP)", ingest["single_store_remember"]))
         out(line("one query embedding (real model)", ingest["single_embedding"]))
         out(f"  ratio = {ingest['single_ratio']:.2f}")
 

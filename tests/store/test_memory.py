@@ -13,6 +13,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
+from calls import ok
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -22,13 +23,6 @@ from doxa.store.graph import GraphWriter
 from doxa.store.index import SearchIndex
 
 QUERY = "ferry timetable"
-
-
-async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 def lance_table(settings: Settings) -> Any:

@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
+from calls import error, ok
 from mcp.client import Client
 
 from doxa.store import Memory
@@ -20,21 +21,6 @@ HOSTILE = [
     "id IN ('a') OR TRUE",
     "Ünïcödé ✓ 🧠\nnew line",
 ]
-
-
-async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-async def error(client: Client, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error is True
-    text = result.content[0].text
-    assert isinstance(text, str)
-    return text
 
 
 async def seed_ferries(client: Client) -> list[str]:

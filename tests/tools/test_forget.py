@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import lancedb
 import pytest
+from calls import error, ok
 from mcp.client import Client
 
 from doxa.server.settings import Settings
@@ -25,21 +26,6 @@ HOSTILE = [
     "') OR id LIKE '%",
     "Ünïcödé ✓ 🧠\nnew line",
 ]
-
-
-async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-async def error(client: Client, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error is True
-    text = result.content[0].text
-    assert isinstance(text, str)
-    return text
 
 
 def index_ids(settings: Settings) -> set[str]:

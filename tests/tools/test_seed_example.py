@@ -6,16 +6,10 @@ from typing import Any
 
 import anyio
 import pytest
+from calls import ok
 from mcp.client import Client
 
 pytestmark = pytest.mark.anyio
-
-
-async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 def ids_of(found: dict[str, Any]) -> list[str]:
