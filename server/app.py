@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -31,6 +32,18 @@ exact confidence, evidence and contradictions, shared by the agents that use thi
 - After using recall results, call `feedback` with the recall_id and the ids that helped.
 - Before acting on beliefs that matter, `find_conflicts` and `cite_evidence`.
 - `forget` retracts what turned out wrong (kept for audit) or purges what must not be kept."""
+
+
+#: The tools: module (whose function of the same name is the tool), title, and whether it
+#: only reads, may destroy data, and is idempotent (the hints clients show and rely on).
+_TOOLS: tuple[tuple[ModuleType, str, bool, bool, bool], ...] = (
+    (remember, "Remember", False, False, True),
+    (recall, "Recall", True, False, False),
+    (find_conflicts, "Find conflicts", True, False, True),
+    (cite_evidence, "Cite evidence", True, False, True),
+    (feedback, "Feedback on a recall", False, False, False),
+    (forget, "Forget", False, True, True),
+)
 
 
 def create_server(
@@ -73,61 +86,20 @@ def create_server(
         lifespan=lifespan,
         log_level=settings.server.log_level,
     )
-    read = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    server.add_tool(
-        remember.remember,
-        name="remember",
-        title="Remember",
-        description=remember.DESCRIPTION,
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    )
-    server.add_tool(
-        recall.recall,
-        name="recall",
-        title="Recall",
-        description=recall.DESCRIPTION,
-        annotations=read,
-    )
-    server.add_tool(
-        find_conflicts.find_conflicts,
-        name="find_conflicts",
-        title="Find conflicts",
-        description=find_conflicts.DESCRIPTION,
-        annotations=read,
-    )
-    server.add_tool(
-        cite_evidence.cite_evidence,
-        name="cite_evidence",
-        title="Cite evidence",
-        description=cite_evidence.DESCRIPTION,
-        annotations=read,
-    )
-    server.add_tool(
-        feedback.feedback,
-        name="feedback",
-        title="Feedback on a recall",
-        description=feedback.DESCRIPTION,
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    )
-    server.add_tool(
-        forget.forget,
-        name="forget",
-        title="Forget",
-        description=forget.DESCRIPTION,
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
-    )
+    for module, title, reads, destroys, idempotent in _TOOLS:
+        name = module.__name__.rsplit(".", 1)[-1]
+        server.add_tool(
+            getattr(module, name),
+            name=name,
+            title=title,
+            description=module.DESCRIPTION,
+            annotations=ToolAnnotations(
+                read_only_hint=reads,
+                destructive_hint=destroys,
+                idempotent_hint=idempotent,
+                open_world_hint=False,  # the memory is a closed world: nothing outside is touched
+            ),
+        )
     _add_prompts(server)
     return server
 
