@@ -7,7 +7,8 @@ Parts:
 1. recall p50/p95 at each size (default 1k, 10k, 100k memories) through the MCP tool ``recall``
    (in-memory client), next to the store call alone (``Memory.recall``), one query embedding
    (real model) and a numpy exact scan over the same vectors (``matrix @ q`` + argpartition of
-   the top 10). Target at 100k: recall p50 <= 1.5 x (embedding + exact scan).
+   the top 10, timed with the default BLAS threads and with one; the faster is the baseline).
+   Target at 100k: recall p50 <= 1.5 x (embedding + exact scan).
 2. ingest: batch ``remember(memories=[...])`` over MCP with the real model vs the embedder's own
    batch throughput on the same texts and batch size. Target: ratio >= 0.8.
 3. one ``remember`` over MCP (real model, store of a few thousand) vs one query embedding.
@@ -40,6 +41,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -401,6 +403,26 @@ def structured(result: Any, tool: str) -> dict[str, Any]:
     return dict(json.loads(text)) if text.strip().startswith("{") else {"text": text}
 
 
+def exact_top10(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> Any:
+    """The baseline: exact cosine scan (unit vectors) and the top 10, best first."""
+    similarity = matrix @ vector
+    top = np.argpartition(-similarity, 10)[:10]
+    return top[np.argsort(-similarity[top])]
+
+
+def single_blas() -> Any:
+    """A context with one BLAS thread (threadpoolctl), or a no-op without threadpoolctl.
+
+    On a busy 2-core machine a 2-thread OpenBLAS matrix-vector product waits for a second core
+    (about 12 ms however small the matrix), so the bench times the scan both ways.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 # ---- worker: fill one store -------------------------------------------------------------------
 
 
@@ -489,6 +511,7 @@ async def measure_recall(data_dir: Path, size: int, n_queries: int) -> dict[str,
     warm, measured = pairs[:10], pairs[10:]
     embed_s: list[float] = []
     scan_s: list[float] = []
+    scan_1_s: list[float] = []  # the same scan with one BLAS thread
     store_s: list[float] = []
     mcp_s: list[float] = []
     returned = 0
@@ -509,10 +532,12 @@ async def measure_recall(data_dir: Path, size: int, n_queries: int) -> dict[str,
                         embedder.model.embed([query])
                         embed_s.append(time.perf_counter() - t0)
                     elif which == 1:
-                        similarity = matrix @ vectors[k]
-                        top = np.argpartition(-similarity, 10)[:10]
-                        top = top[np.argsort(-similarity[top])]
+                        exact_top10(matrix, vectors[k])
                         scan_s.append(time.perf_counter() - t0)
+                        with single_blas():  # entered outside the timed part
+                            t0 = time.perf_counter()
+                            exact_top10(matrix, vectors[k])
+                            scan_1_s.append(time.perf_counter() - t0)
                     elif which == 2:
                         memory.recall(query)
                         store_s.append(time.perf_counter() - t0)
@@ -524,7 +549,10 @@ async def measure_recall(data_dir: Path, size: int, n_queries: int) -> dict[str,
         peak = peak_rss_mb()
     finally:
         memory.close()
-    embed, scan, store, mcp = stats(embed_s), stats(scan_s), stats(store_s), stats(mcp_s)
+    embed, store, mcp = stats(embed_s), stats(store_s), stats(mcp_s)
+    scan_default, scan_single = stats(scan_s), stats(scan_1_s)
+    # The baseline is the faster way of doing the exact scan on this machine, this run.
+    scan = min(scan_default, scan_single, key=lambda figures: figures["p50_ms"])
     return {
         "size": size,
         "rows": int(matrix.shape[0]),
@@ -533,6 +561,8 @@ async def measure_recall(data_dir: Path, size: int, n_queries: int) -> dict[str,
         "mean_results": returned / len(measured),
         "embedding": embed,
         "exact_scan": scan,
+        "exact_scan_default_blas": scan_default,
+        "exact_scan_one_blas_thread": scan_single,
         "store_recall": store,
         "mcp_recall": mcp,
         "ratio": mcp["p50_ms"] / (embed["p50_ms"] + scan["p50_ms"]),
@@ -1044,9 +1074,10 @@ def print_recall(r: dict[str, Any], fill: dict[str, Any]) -> None:
     out(line("MCP recall (in-memory client)", r["mcp_recall"]))
     out(line("Memory.recall alone (no MCP)", r["store_recall"]))
     out(line("query embedding alone (real model)", r["embedding"]))
-    out(line("numpy exact scan (matrix @ q + top-10)", r["exact_scan"]))
+    out(line("numpy exact scan, default BLAS threads", r["exact_scan_default_blas"]))
+    out(line("numpy exact scan, one BLAS thread", r["exact_scan_one_blas_thread"]))
     out(
-        f"  ratio MCP recall p50 / (embedding + exact scan) = {r['ratio']:.2f}   "
+        f"  ratio MCP recall p50 / (embedding + faster exact scan) = {r['ratio']:.2f}   "
         f"(store alone {r['store_ratio']:.2f}; MCP overhead {r['mcp_overhead_ms']:.2f} ms; "
         f"{r['mean_results']:.1f} results/query)"
     )
