@@ -575,7 +575,12 @@ class Graph:
 
 
 class GraphWriter:
-    """Statements allowed inside one write transaction; each takes a batch of rows (UNWIND)."""
+    """Statements allowed inside one write transaction; each takes a batch of rows (UNWIND).
+
+    Nodes are matched by a key first projected with ``WITH r.x AS key``: Kùzu looks a plain
+    variable up in the primary-key index, but joins a struct field (``{id: r.x}``) against a
+    scan of the whole table, which made a batch's cost grow with the size of the memory.
+    """
 
     def __init__(self, statements: _Statements) -> None:
         self._c = statements
@@ -637,7 +642,8 @@ class GraphWriter:
         """Link observations to topics: (observation id, topic name)."""
         if pairs:
             self._run(
-                "UNWIND $rows AS r MATCH (o:Observation {id: r.o}), (t:Topic {name: r.t})"
+                "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+                " MATCH (t:Topic {name: r.t})"
                 " CREATE (o)-[:MENTIONS]->(t)",
                 {"rows": [{"o": o, "t": t} for o, t in pairs]},
             )
@@ -646,7 +652,8 @@ class GraphWriter:
         """Create beliefs: (agent, belief id, observation id, since)."""
         if rows:
             self._run(
-                "UNWIND $rows AS r MATCH (a:Agent {name: r.a}), (o:Observation {id: r.o})"
+                "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+                " MATCH (a:Agent {name: r.a})"
                 " CREATE (a)-[:HOLDS]->(:Belief {id: r.b, since: CAST(r.s AS TIMESTAMP)})"
                 "-[:`OF`]->(o)",
                 {"rows": [{"a": a, "b": b, "o": o, "s": _ts(s)} for a, b, o, s in rows]},
@@ -656,7 +663,8 @@ class GraphWriter:
         """Link observations to the episode they were learned in."""
         if pairs:
             self._run(
-                "UNWIND $rows AS r MATCH (o:Observation {id: r.o}), (e:Episode {id: r.e})"
+                "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+                " MATCH (e:Episode {id: r.e})"
                 " CREATE (o)-[:`FROM`]->(e)",
                 {"rows": [{"o": o, "e": e} for o, e in pairs]},
             )
@@ -665,7 +673,8 @@ class GraphWriter:
         """Evidence: (evidence observation id, belief id, weight as decimal text)."""
         if rows:
             self._run(
-                "UNWIND $rows AS r MATCH (e:Observation {id: r.e}), (b:Belief {id: r.b})"
+                "UNWIND $rows AS r WITH r, r.e AS eid MATCH (e:Observation {id: eid})"
+                " WITH r, e, r.b AS bid MATCH (b:Belief {id: bid})"
                 f" CREATE (e)-[:SUPPORTS {{weight: CAST(r.w AS {_DEC})}}]->(b)",
                 {"rows": [{"e": e, "b": b, "w": w} for e, b, w in rows]},
             )
@@ -674,7 +683,8 @@ class GraphWriter:
         """Contradictions: (new observation id, contradicted observation id, at)."""
         if rows:
             self._run(
-                "UNWIND $rows AS r MATCH (x:Observation {id: r.x}), (y:Observation {id: r.y})"
+                "UNWIND $rows AS r WITH r, r.x AS xid MATCH (x:Observation {id: xid})"
+                " WITH r, x, r.y AS yid MATCH (y:Observation {id: yid})"
                 " CREATE (x)-[:CONTRADICTS {at: CAST(r.at AS TIMESTAMP)}]->(y)",
                 {"rows": [{"x": x, "y": y, "at": _ts(at)} for x, y, at in rows]},
             )
@@ -683,7 +693,8 @@ class GraphWriter:
         """(newer id, older id, at): link, and end the older fact's validity at ``at``."""
         if rows:
             self._run(
-                "UNWIND $rows AS r MATCH (n:Observation {id: r.n}), (o:Observation {id: r.o})"
+                "UNWIND $rows AS r WITH r, r.n AS nid MATCH (n:Observation {id: nid})"
+                " WITH r, n, r.o AS oid MATCH (o:Observation {id: oid})"
                 " CREATE (n)-[:SUPERSEDES {at: CAST(r.at AS TIMESTAMP)}]->(o)"
                 " SET o.valid_until = CASE WHEN o.valid_until IS NULL"
                 " OR o.valid_until > CAST(r.at AS TIMESTAMP) THEN CAST(r.at AS TIMESTAMP)"
@@ -714,7 +725,8 @@ class GraphWriter:
         ]
         if returned:
             self._run(
-                "UNWIND $rows AS x MATCH (r:Recall {id: x.r}), (o:Observation {id: x.o})"
+                "UNWIND $rows AS x WITH x, x.r AS rid MATCH (r:Recall {id: rid})"
+                " WITH x, r, x.o AS oid MATCH (o:Observation {id: oid})"
                 " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score}]->(o)",
                 {"rows": returned},
             )
@@ -752,7 +764,8 @@ class GraphWriter:
             return
         rows = [{"a": a, "b": b} for a, b in pairs]
         self._run(
-            "UNWIND $rows AS r MATCH (a:Observation {id: r.a}), (b:Observation {id: r.b})"
+            "UNWIND $rows AS r WITH r, r.a AS aid MATCH (a:Observation {id: aid})"
+            " WITH r, a, r.b AS bid MATCH (b:Observation {id: bid})"
             " MERGE (a)-[c:CO_ACTIVATED]->(b)"
             " ON CREATE SET c.count = 1 ON MATCH SET c.count = c.count + 1",
             {"rows": rows},
@@ -762,7 +775,7 @@ class GraphWriter:
         """Set facts' ``valid_until`` (None: valid again with no end)."""
         if rows:
             self._run(
-                "UNWIND $rows AS r MATCH (o:Observation {id: r.id})"
+                "UNWIND $rows AS r WITH r, r.id AS oid MATCH (o:Observation {id: oid})"
                 " SET o.valid_until = CAST(r.until AS TIMESTAMP)",
                 {"rows": [{"id": i, "until": _ts(u)} for i, u in rows]},
             )
