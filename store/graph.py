@@ -605,8 +605,8 @@ class GraphWriter:
         """Create episodes on first use; keep each episode's earliest start."""
         if first_seen:
             self._run(
-                "UNWIND $rows AS r MERGE (e:Episode {id: r.id})"
-                " ON CREATE SET e.session_id = r.id, e.started_at = CAST(r.at AS TIMESTAMP)"
+                "UNWIND $rows AS r WITH r, r.id AS eid MERGE (e:Episode {id: eid})"
+                " ON CREATE SET e.session_id = eid, e.started_at = CAST(r.at AS TIMESTAMP)"
                 " ON MATCH SET e.started_at = CASE WHEN CAST(r.at AS TIMESTAMP) < e.started_at"
                 " THEN CAST(r.at AS TIMESTAMP) ELSE e.started_at END",
                 {"rows": [{"id": k, "at": _ts(v)} for k, v in first_seen.items()]},
