@@ -250,6 +250,10 @@ class Graph:
             " o.impressions AS impressions ORDER BY o.seq"
         )
 
+    def observation_count(self) -> int:
+        """How many observations the graph holds (retracted included)."""
+        return int(self._rows("MATCH (o:Observation) RETURN count(o)")[0][0])
+
     def mentions(self) -> list[tuple[str, str]]:
         """(observation id, topic name) for every MENTIONS link."""
         return [

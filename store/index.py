@@ -111,12 +111,14 @@ class SearchIndex:
 
     def ids(self) -> list[str]:
         """Every row's id."""
-        table = self._table.to_arrow().select(["id"])
+        # A projected scan: reading the whole table would load every text and vector too.
+        table = self._table.search().select(["id"]).limit(max(self._rows, 1)).to_arrow()
         return [str(v) for v in table.column("id").to_pylist()]
 
     def vectors(self) -> tuple[list[str], Vectors]:
         """Every row's id and vector (to load the in-memory matrix)."""
-        table = self._table.to_arrow().select(["id", "vector"])
+        rows = max(int(self._table.count_rows()), 1)
+        table = self._table.search().select(["id", "vector"]).limit(rows).to_arrow()
         ids = [str(v) for v in table.column("id").to_pylist()]
         if not ids:
             return ids, np.zeros((0, self._dim), dtype=np.float32)

@@ -13,6 +13,8 @@ can answer ``initialize`` and ``tools/list`` at once.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
 import threading
 import uuid
@@ -232,8 +234,9 @@ class Memory:
         self.embedder.load()
         dim = self.embedder.dim
         index = SearchIndex(data_dir / "index", dim, self.embedder.fingerprint)
-        working = WorkingMemory(dim)
         with graph.exclusive():
+            # Sized to the memory (plus room to grow) rather than doubled into place.
+            working = WorkingMemory(dim, capacity=graph.observation_count() + 1024)
             self._load(working, graph)
             self._repair(index, working)
             self._index, self._working = index, working
@@ -383,10 +386,12 @@ class Memory:
                 texts = [working.entries[working.row_of[i]].text for i in ids]
                 index.add(ids, texts, self.embedder.embed(texts))
         ids, vectors = index.vectors()
-        for obs, vector in zip(ids, vectors, strict=True):
-            row = working.row_of.get(obs)
-            if row is not None:
-                working.set_vector(row, vector)
+        rows = np.fromiter((working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        known = rows >= 0
+        working.vectors[rows[known]] = vectors[known]
+        working.has_vector[rows[known]] = True
+        del vectors
+        _release_free_memory()
 
     # ---- remember ---------------------------------------------------------------------------
 
@@ -1076,6 +1081,12 @@ class Memory:
         if self._index is not None:
             counts["IndexRows"] = self._index.count()
         return counts
+
+
+def _release_free_memory() -> None:
+    """Hand freed heap back to the OS after loading (glibc keeps it otherwise)."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _aware(moment: datetime | None) -> datetime:
