@@ -937,6 +937,7 @@ def run_worker(args: list[str], out_path: Path, tolerate: bool = False) -> dict[
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
     env["HF_HUB_OFFLINE"] = "1"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the doxa CLI sets it for the server
     completed = subprocess.run(command, env=env, check=False)
     if completed.returncode != 0:
         if tolerate and out_path.exists():
