@@ -133,7 +133,7 @@ class SentenceTransformerEmbedder:
             from transformers.utils import logging as transformers_logging
 
             # Its "Loading weights" progress bar is noise in a server's log.
-            transformers_logging.disable_progress_bar()
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
             source = (
                 str(bundled_model_path())
