@@ -94,6 +94,8 @@ class WorkingMemory:
         self.agent_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_names: dict[str, str] = {}
+        self.topic_exact: set[str] = set()  # topic names exactly as the graph holds them
+        self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
         self.text_index: dict[tuple[str, str], int] = {}
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
@@ -157,6 +159,9 @@ class WorkingMemory:
             self.agent_rows[agent].append(row)
         if entry.episode is not None:
             self._place_in_episode(row, entry.episode)
+            began = self.episode_start.get(entry.episode)
+            if began is None or entry.observed_at < began:
+                self.episode_start[entry.episode] = entry.observed_at
         if not entry.retracted:
             self._index_keys(row)
         return row
@@ -165,6 +170,7 @@ class WorkingMemory:
         key = topic_key(topic)
         self.topic_rows[key].append(row)
         self.topic_names.setdefault(key, topic)
+        self.topic_exact.add(topic)
 
     def _place_in_episode(self, row: int, episode: str) -> None:
         rows = self.episode_rows[episode]
