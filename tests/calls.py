@@ -1,5 +1,5 @@
 """Calling doxa's tools through an MCP client in tests: the result of a call that must
-succeed, or the message of one that must fail."""
+succeed, the message of one that must fail, and the seed's bridge example."""
 
 from __future__ import annotations
 
@@ -21,3 +21,44 @@ async def error(client: Client, tool: str, **args: Any) -> str:
     text = result.content[0].text
     assert isinstance(text, str)
     return text
+
+
+async def seed_bridge(client: Client) -> dict[str, str]:
+    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
+    closed = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is closed for repairs.",
+        topics=["route-9", "bridge"],
+        agent="scout",
+        confidence="0.9",
+        source="radio report",
+        episode="morning-briefing",
+        observed_at="2024-05-01T08:00:00+02:00",
+    )
+    sign = await ok(
+        client,
+        "remember",
+        text="A road sign says: bridge closed until Friday.",
+        topics=["bridge"],
+        agent="scout",
+        confidence="0.7",
+        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
+    )
+    opened = await ok(
+        client,
+        "remember",
+        text="The bridge on Route 9 is open.",
+        topics=["route-9", "bridge"],
+        agent="driver",
+        confidence="0.8",
+        contradicts=[closed["observation_id"]],
+    )
+    return {
+        "closed": closed["observation_id"],
+        "closed_belief": closed["belief_id"],
+        "sign": sign["observation_id"],
+        "sign_belief": sign["belief_id"],
+        "open": opened["observation_id"],
+        "open_belief": opened["belief_id"],
+    }

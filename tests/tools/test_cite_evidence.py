@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok
+from calls import error, ok, seed_bridge
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -24,47 +24,6 @@ HOSTILE = [
     "id IN ('a') OR TRUE",
     "Ünïcödé ✓ 🧠\nnew line",
 ]
-
-
-async def seed_bridge(client: Client) -> dict[str, str]:
-    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
-    closed = await ok(
-        client,
-        "remember",
-        text="The bridge on Route 9 is closed for repairs.",
-        topics=["route-9", "bridge"],
-        agent="scout",
-        confidence="0.9",
-        source="radio report",
-        episode="morning-briefing",
-        observed_at="2024-05-01T08:00:00+02:00",
-    )
-    sign = await ok(
-        client,
-        "remember",
-        text="A road sign says: bridge closed until Friday.",
-        topics=["bridge"],
-        agent="scout",
-        confidence="0.7",
-        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
-    )
-    opened = await ok(
-        client,
-        "remember",
-        text="The bridge on Route 9 is open.",
-        topics=["route-9", "bridge"],
-        agent="driver",
-        confidence="0.8",
-        contradicts=[closed["observation_id"]],
-    )
-    return {
-        "closed": closed["observation_id"],
-        "closed_belief": closed["belief_id"],
-        "sign": sign["observation_id"],
-        "sign_belief": sign["belief_id"],
-        "open": opened["observation_id"],
-        "open_belief": opened["belief_id"],
-    }
 
 
 def alice(city: str, observed_at: str) -> dict[str, Any]:

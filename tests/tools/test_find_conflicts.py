@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok
+from calls import error, ok, seed_bridge
 from mcp.client import Client
 
 from doxa.store import Memory
@@ -22,41 +22,6 @@ HOSTILE = [
     "id IN ('a') OR TRUE",
     "Ünïcödé ✓ 🧠\nnew line",
 ]
-
-
-async def seed_bridge(client: Client) -> dict[str, str]:
-    """The seed's example: scout's belief, its evidence, and driver's contradiction."""
-    closed = await ok(
-        client,
-        "remember",
-        text="The bridge on Route 9 is closed for repairs.",
-        topics=["route-9", "bridge"],
-        agent="scout",
-        confidence="0.9",
-    )
-    sign = await ok(
-        client,
-        "remember",
-        text="A road sign says: bridge closed until Friday.",
-        topics=["bridge"],
-        agent="scout",
-        confidence="0.7",
-        supports=[{"belief_id": closed["belief_id"], "weight": "0.6"}],
-    )
-    opened = await ok(
-        client,
-        "remember",
-        text="The bridge on Route 9 is open.",
-        topics=["route-9", "bridge"],
-        agent="driver",
-        confidence="0.8",
-        contradicts=[closed["observation_id"]],
-    )
-    return {
-        "closed": closed["observation_id"],
-        "sign": sign["observation_id"],
-        "open": opened["observation_id"],
-    }
 
 
 def alice(city: str, observed_at: str, agent: str) -> dict[str, Any]:
