@@ -531,25 +531,6 @@ class Graph:
             )
         ]
 
-    def observation_ids(self, include_retracted: bool) -> set[str]:
-        """Ids of all observations (optionally without the retracted ones)."""
-        query = (
-            "MATCH (o:Observation) RETURN o.id"
-            if include_retracted
-            else "MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id"
-        )
-        return {r[0] for r in self._rows(query)}
-
-    def texts(self, ids: Sequence[str]) -> list[tuple[str, str]]:
-        """(id, text) for the given observation ids."""
-        return [
-            (r[0], r[1])
-            for r in self._rows(
-                "UNWIND $ids AS i MATCH (o:Observation {id: i}) RETURN o.id, o.text",
-                {"ids": list(ids)},
-            )
-        ]
-
     def recall_event(self, recall_id: str) -> tuple[str, bool, list[str]] | None:
         """(query, judged already, returned observation ids by rank), or None if unknown."""
         found = self._rows(

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.settings import RankingWeights
-from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+from doxa.store.working_memory import BoolArray, WorkingMemory
 
 _WORD = re.compile(r"[\w'-]+")
 
@@ -209,8 +209,3 @@ def _feedback(
                     boost = weights.co_activation / weights.feedback * value * count / (count + 1)
                     learned[other] = max(learned.get(other, 0.0), boost)
     return learned
-
-
-def topic_keys(names: list[str]) -> list[str]:
-    """Normalised topic keys for a filter."""
-    return [topic_key(name) for name in names]

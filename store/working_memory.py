@@ -86,7 +86,6 @@ class WorkingMemory:
         self.valid_until: IntArray = np.zeros(capacity, dtype=np.int64)
         self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
-        self.episode_pos: IntArray = np.zeros(capacity, dtype=np.int64)
         # The observation learned just before / after this one in its episode (-1: none), so
         # ranking can walk a conversation's neighbours with array operations.
         self.previous: IntArray = np.full(capacity, -1, dtype=np.int64)
@@ -131,7 +130,6 @@ class WorkingMemory:
         self.valid_until = grow(self.valid_until)
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
-        self.episode_pos = grow(self.episode_pos)
         self.previous = grow(self.previous, -1)
         self.following = grow(self.following, -1)
         self._cap = cap
@@ -174,7 +172,6 @@ class WorkingMemory:
 
     def _place_in_episode(self, row: int, episode: str) -> None:
         rows = self.episode_rows[episode]
-        self.episode_pos[row] = len(rows)
         if rows:
             self.previous[row] = rows[-1]
             self.following[rows[-1]] = row
@@ -196,11 +193,6 @@ class WorkingMemory:
         key = fact_key(entry)
         if key is not None and row in self.fact_index.get(key, []):
             self.fact_index[key].remove(row)
-
-    def set_vector(self, row: int, vector: npt.NDArray[np.float32]) -> None:
-        """Attach a row's embedding."""
-        self.vectors[row] = vector
-        self.has_vector[row] = True
 
     def hold(self, row: int, agent: str, belief_id: str) -> None:
         """Record that ``agent`` holds the observation at ``row`` as ``belief_id``."""
@@ -282,16 +274,3 @@ class WorkingMemory:
         if found is None or len(found) == 0:
             return np.zeros(0, dtype=np.int64)
         return np.frombuffer(found, dtype=np.int64)
-
-    def neighbours(self, row: int, window: int) -> list[tuple[int, int]]:
-        """(row, distance) of observations within ``window`` places in the same episode."""
-        episode = self.entries[row].episode
-        if episode is None or window <= 0:
-            return []
-        rows = self.episode_rows[episode]
-        pos = int(self.episode_pos[row])
-        out: list[tuple[int, int]] = []
-        for other in range(max(0, pos - window), min(len(rows), pos + window + 1)):
-            if other != pos:
-                out.append((rows[other], abs(other - pos)))
-        return out
