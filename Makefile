@@ -13,7 +13,9 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # torch first, pinned: pip then takes the local CPU build instead of a multi-GB CUDA one.
-$(STAMP): pyproject.toml | $(BIN)/python
+# The strict editable install links each module: reinstall when a package folder gains or
+# loses a file (a folder's time changes then, not when a file inside is edited).
+$(STAMP): pyproject.toml server tools store prompts configs | $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store import provenance
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, make_embedder
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
@@ -973,8 +974,8 @@ class Memory:
     def evidence(self, id: str) -> dict[str, Any]:
         """Everything known about an observation or belief, for citing it.
 
-        Returns a dict with the observation's fields and ``believers``, ``evidence``,
-        ``supports``, ``contradictions``, ``supersedes``, ``superseded_by``, and ``belief_id``
+        Returns the observation's fields with ``believers``, ``evidence``, ``supports``,
+        ``contradictions``, ``superseded_by``, ``supersession_chain``, and ``belief_id``
         when a belief id was given.
 
         Raises:
@@ -982,32 +983,12 @@ class Memory:
         """
         key = name(id, "id")
         assert key is not None
-        self.wait_ready()
-        belief_id = None
-        target = self.graph.belief_target(key)
-        if target is not None:
-            belief_id, observation_id = key, target[1]
-        else:
-            observation_id = key
-        found = self.graph.observation(observation_id)
-        if found is None:
-            raise NotFound("id", "observation or belief", key)
-        found["belief_id"] = belief_id
-        found["believers"] = self.graph.believers(observation_id)
-        found["evidence"] = self.graph.evidence_for(observation_id)
-        if belief_id is not None:
-            found["evidence"] = [e for e in found["evidence"] if e["belief_id"] == belief_id]
-        found["supports"] = self.graph.supports_given(observation_id)
-        found["contradictions"] = self.graph.contradictions_of(observation_id)
-        found["superseded_by"] = self.graph.superseded_by(observation_id)
-        found["supersession_chain"] = self.graph.supersession_chain(observation_id)
-        return found
+        return provenance.cite(self.graph, key)
 
     def unsupported(self, agent: str) -> list[dict[str, Any]]:
         """The agent's beliefs that no evidence supports."""
         who = name(agent, "agent")
         assert who is not None
-        self.wait_ready()
         return self.graph.unsupported_beliefs(who)
 
     def conflicts(
@@ -1025,63 +1006,15 @@ class Memory:
 
         Returns:
             Dicts with ``kind`` ("contradiction" or "clash"), ``a`` and ``b`` observation ids
-            and their agents, and for clashes ``subject`` and ``predicate``.
+            with their agents, texts and confidences, and for clashes ``subject`` and
+            ``predicate``.
         """
         me = name(agent, "agent", required=False)
         other = name(other_agent, "other_agent", required=False)
         if other is not None and me is None:
             raise InvalidInput("agent", "is required when other_agent is given")
-        subject_topic = name(topic, "topic", required=False)
-        working = self._wm
-        found: list[dict[str, Any]] = []
-        for c in self.graph.contradictions(me, other):
-            found.append({"kind": "contradiction", **c})
-        facts = self.graph.current_facts(utc_now())
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for fact in facts:
-            groups.setdefault(
-                (topic_key(fact["subject"]), topic_key(fact["predicate"])), []
-            ).append(fact)
-        for group in groups.values():
-            for i, x in enumerate(group):
-                for y in group[i + 1 :]:
-                    if topic_key(x["object"]) == topic_key(y["object"]):
-                        continue
-                    xa, ya = set(x["agents"]), set(y["agents"])
-                    if me is not None and other is not None:
-                        if not ((me in xa and other in ya) or (other in xa and me in ya)):
-                            continue
-                    elif me is not None and me not in xa | ya:
-                        continue
-                    found.append(
-                        {
-                            "kind": "clash",
-                            "a": x["observation_id"],
-                            "b": y["observation_id"],
-                            "a_agents": sorted(xa),
-                            "b_agents": sorted(ya),
-                            "subject": x["subject"],
-                            "predicate": x["predicate"],
-                            "at": None,
-                        }
-                    )
-        if subject_topic is not None:
-            wanted = topic_key(subject_topic)
-
-            def mentions(obs: str) -> bool:
-                row = working.row_of.get(obs)
-                return row is not None and wanted in {
-                    topic_key(t) for t in working.entries[row].topics
-                }
-
-            found = [c for c in found if mentions(c["a"]) or mentions(c["b"])]
-        for conflict in found:
-            for side in ("a", "b"):
-                row = working.row_of.get(conflict[side])
-                entry = working.entries[row] if row is not None else None
-                conflict[f"{side}_text"] = entry.text if entry else ""
-                conflict[f"{side}_confidence"] = entry.confidence if entry else Decimal(0)
-        return found
+        about = name(topic, "topic", required=False)
+        return provenance.conflicts(self.graph, self._wm, me, other, about)
 
     def stats(self) -> dict[str, int]:
         """Counts of the graph's nodes and the index's rows."""
