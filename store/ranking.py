@@ -133,13 +133,24 @@ def rank(
         "neighbourhood": weights.neighbourhood * neighbourhood,
     }
     if topics_in_query:
-        share = np.zeros(len(pool), dtype=np.float32)
-        for key in topics_in_query:
+
+        def members(key: str) -> npt.NDArray[np.bool_]:
             member = np.zeros(n, dtype=bool)
             rows = memory.rows_of(memory.topic_rows, key)
             member[rows[rows < n]] = True
-            share += member[pool]
-        components["topic"] = (weights.topic / len(topics_in_query)) * share
+            return member[pool]
+
+        share = np.zeros(len(pool), dtype=np.float32)
+        for key in topics_in_query:
+            share += members(key)
+        share /= len(topics_in_query)
+        # Topics linked to the named ones (mentioned together) count less, per hop.
+        hops = memory.related_topics(topics_in_query, weights.topic_hops)
+        for hop, layer in enumerate(hops, start=1):
+            credit = weights.topic_hop_decay**hop
+            for key in layer:
+                share = np.maximum(share, credit * members(key))
+        components["topic"] = weights.topic * share
     if window is not None:
         starts = memory.valid_from[pool]
         inside = (starts >= window[0]) & (starts < window[1])

@@ -26,6 +26,8 @@ class RankingWeights(BaseModel):
     neighbour_decay: float = Field(0.8, ge=0, le=1)
     neighbour_following: float = Field(1.0, ge=0, le=1)
     topic: float = 0.12
+    topic_hops: int = Field(2, ge=0, le=3)
+    topic_hop_decay: float = Field(0.5, ge=0, le=1)
     time: float = 0.3
     confidence: float = 0.05
     feedback: float = 0.6

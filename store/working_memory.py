@@ -94,6 +94,9 @@ class WorkingMemory:
         self.topic_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_names: dict[str, str] = {}
         self.topic_exact: set[str] = set()  # topic names exactly as the graph holds them
+        # Topics mentioned together by one observation, and how often: the topic graph that
+        # recall walks one or two hops from the topics a query names.
+        self.topic_links: dict[str, dict[str, int]] = defaultdict(dict)
         self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
         self.text_index: dict[tuple[str, str], int] = {}
@@ -153,6 +156,10 @@ class WorkingMemory:
             self.has_vector[row] = True
         for topic in entry.topics:
             self._mention(row, topic)
+        keys = {topic_key(t) for t in entry.topics}
+        for a in keys:
+            for b in keys - {a}:
+                self.topic_links[a][b] = self.topic_links[a].get(b, 0) + 1
         for agent in entry.agents:
             self.agent_rows[agent].append(row)
         if entry.episode is not None:
@@ -267,6 +274,24 @@ class WorkingMemory:
                     self.co_activated[a][b] = self.co_activated[a].get(b, 0) + 1
 
     # ---- reads -----------------------------------------------------------------------------
+
+    def related_topics(self, keys: list[str], hops: int, fan_out: int = 5) -> list[list[str]]:
+        """Topics linked to ``keys`` by co-mention: one list per hop (1..hops), each holding
+        at most ``fan_out`` topics per topic of the hop before, most co-mentioned first."""
+        seen = set(keys)
+        frontier = list(keys)
+        found: list[list[str]] = []
+        for _ in range(hops):
+            layer: list[str] = []
+            for key in frontier:
+                linked = self.topic_links.get(key, {})
+                for other in sorted(linked, key=lambda k: -linked[k])[:fan_out]:
+                    if other not in seen:
+                        seen.add(other)
+                        layer.append(other)
+            found.append(layer)
+            frontier = layer
+        return found
 
     def rows_of(self, index: dict[str, array.array[int]], key: str) -> IntArray:
         """Rows listed under ``key`` in a topic or agent index, as a numpy array."""

@@ -144,3 +144,26 @@ def test_topic_and_agent_filters_admit_nothing_else(mem: Memory) -> None:
     assert ranked_texts(mem, "note", topics=["Garden", "ROSES"], agent="b") == [
         "garden note: roses need pruning"
     ]
+
+
+def test_topics_linked_to_a_named_topic_count_less_per_hop(mem: Memory) -> None:
+    mem.remember(
+        [
+            # alice -- apollo -- launchpad: mentioned together, one and two hops from alice
+            MemoryDraft(text="Alice leads the Apollo team", topics=["alice", "apollo"]),
+            MemoryDraft(text="Apollo needs the launchpad", topics=["apollo", "launchpad"]),
+            MemoryDraft(text="status update one", topics=["apollo"]),
+            MemoryDraft(text="status update two", topics=["launchpad"]),
+            MemoryDraft(text="status update three", topics=["finance"]),
+        ],
+        batch=True,
+    )
+    scores = {r.text: r.scores.get("topic", 0.0) for r in mem.recall("alice status update").results}
+    direct = scores["Alice leads the Apollo team"]
+    assert direct == pytest.approx(0.12)
+    assert scores["status update one"] == pytest.approx(direct / 2)
+    assert scores["status update two"] == pytest.approx(direct / 4)
+    assert scores["status update three"] == 0.0
+    with_weights(mem, topic=0.12, topic_hops=0)
+    scores = {r.text: r.scores.get("topic", 0.0) for r in mem.recall("alice status update").results}
+    assert scores["status update one"] == 0.0
