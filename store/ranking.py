@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.settings import RankingWeights
-from doxa.store.working_memory import BoolArray, WorkingMemory
+from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
 _WORD = re.compile(r"[\w'-]+")
 
@@ -133,23 +133,19 @@ def rank(
         "neighbourhood": weights.neighbourhood * neighbourhood,
     }
     if topics_in_query:
-
-        def members(key: str) -> npt.NDArray[np.bool_]:
-            member = np.zeros(n, dtype=bool)
-            rows = memory.rows_of(memory.topic_rows, key)
-            member[rows[rows < n]] = True
-            return member[pool]
-
-        share = np.zeros(len(pool), dtype=np.float32)
-        for key in topics_in_query:
-            share += members(key)
-        share /= len(topics_in_query)
-        # Topics linked to the named ones (mentioned together) count less, per hop.
-        hops = memory.related_topics(topics_in_query, weights.topic_hops)
-        for hop, layer in enumerate(hops, start=1):
-            credit = weights.topic_hop_decay**hop
+        # Per candidate, not per stored row: the pool is a few hundred rows at most.
+        named = set(topics_in_query)
+        related: dict[str, float] = {}
+        for hop, layer in enumerate(memory.related_topics(topics_in_query, weights.topic_hops), 1):
             for key in layer:
-                share = np.maximum(share, credit * members(key))
+                related.setdefault(key, weights.topic_hop_decay**hop)
+        share = np.zeros(len(pool), dtype=np.float32)
+        for i, row in enumerate(pool.tolist()):
+            keys = {topic_key(t) for t in memory.entries[row].topics}
+            direct = len(keys & named) / len(named)
+            linked = max((related[k] for k in keys if k in related), default=0.0)
+            # Topics linked to the named ones (mentioned together) count less, per hop.
+            share[i] = max(direct, linked)
         components["topic"] = weights.topic * share
     if window is not None:
         starts = memory.valid_from[pool]
