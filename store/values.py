@@ -126,7 +126,8 @@ def micros(moment: datetime) -> int:
 
 
 def iso(moment: datetime | None) -> str | None:
-    """ISO 8601 text with a ``Z`` suffix, or None."""
+    """ISO 8601 text with a ``Z`` suffix, or None. A naive time (as Kùzu returns) is UTC."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from doxa.tools.context import call, context_of, exact, when
+from doxa.store.values import iso
+from doxa.tools.context import call, context_of, exact
 
 DESCRIPTION = """Show why the memory holds something: where it came from, who believes it
 since when, the evidence for it (with weights), what contradicts it, and what it replaced or
@@ -22,10 +22,6 @@ agent's beliefs that no evidence supports (candidates to verify).
 Returns {observation, believers, evidence, supports, contradictions, superseded_by,
 supersession_chain, citation} or {agent, unsupported: [...]}.
 Example: cite_evidence(id="bel_9c1d…")"""
-
-
-def _utc(moment: datetime | None) -> str | None:
-    return when(None if moment is None else moment.replace(tzinfo=UTC))
 
 
 class ObservationOut(BaseModel):
@@ -159,7 +155,7 @@ async def cite_evidence(
                     observation_id=r["observation_id"],
                     text=r["text"],
                     confidence=exact(r["confidence"]) or "0",
-                    since=_utc(r["since"]),
+                    since=iso(r["since"]),
                 )
                 for r in rows
             ],
@@ -176,7 +172,7 @@ async def cite_evidence(
             belief_id=found["belief_id"],
             text=found["text"],
             confidence=exact(found["confidence"]) or "0",
-            observed_at=_utc(found["observed_at"]),
+            observed_at=iso(found["observed_at"]),
             source=found["source"],
             episode=found["episode"],
             topics=found["topics"],
@@ -184,14 +180,14 @@ async def cite_evidence(
             subject=found["subject"],
             predicate=found["predicate"],
             object=found["object"],
-            valid_from=_utc(found["valid_from"]),
-            valid_until=_utc(found["valid_until"]),
-            retracted_at=_utc(found["retracted_at"]),
+            valid_from=iso(found["valid_from"]),
+            valid_until=iso(found["valid_until"]),
+            retracted_at=iso(found["retracted_at"]),
             hits=found["hits"] or 0,
             impressions=found["impressions"] or 0,
         ),
         believers=[
-            Believer(agent=b["agent"], belief_id=b["belief_id"], since=_utc(b["since"]))
+            Believer(agent=b["agent"], belief_id=b["belief_id"], since=iso(b["since"]))
             for b in found["believers"]
         ],
         evidence=[
@@ -202,7 +198,7 @@ async def cite_evidence(
                 weight=exact(e["weight"]) or "0",
                 confidence=exact(e["confidence"]) or "0",
                 source=e["source"],
-                observed_at=_utc(e["observed_at"]),
+                observed_at=iso(e["observed_at"]),
                 retracted=e["retracted"],
             )
             for e in found["evidence"]
@@ -230,8 +226,8 @@ async def cite_evidence(
             LinkedObservation(
                 observation_id=s["observation_id"],
                 text=s["text"],
-                valid_from=_utc(s["valid_from"]),
-                valid_until=_utc(s["valid_until"]),
+                valid_from=iso(s["valid_from"]),
+                valid_until=iso(s["valid_until"]),
             )
             for s in found["supersession_chain"]
         ],

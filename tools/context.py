@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +15,7 @@ from pydantic import StrictFloat, StrictInt, StrictStr
 
 from doxa.store.errors import MemoryStoreError
 from doxa.store.settings import StoreSettings
-from doxa.store.values import decimal_text, iso
+from doxa.store.values import decimal_text
 
 if TYPE_CHECKING:
     from doxa.store.memory import Memory
@@ -110,11 +109,6 @@ async def call(ctx: Context[Any], operation: Callable[[Memory], T]) -> T:
         return await anyio.to_thread.run_sync(run)
     except MemoryStoreError as error:
         raise ToolError(str(error)) from None
-
-
-def when(moment: datetime | None) -> str | None:
-    """A time as ISO 8601 UTC text."""
-    return iso(moment)
 
 
 def exact(value: Decimal | str | None) -> str | None:

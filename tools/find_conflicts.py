@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from doxa.tools.context import call, exact, when
+from doxa.store.values import iso
+from doxa.tools.context import call, exact
 
 DESCRIPTION = """Find what the memory holds that cannot all be true.
 
@@ -77,7 +77,7 @@ async def find_conflicts(
             ),
             subject=c.get("subject"),
             predicate=c.get("predicate"),
-            since=when(c["at"].replace(tzinfo=UTC) if c.get("at") else None),
+            since=iso(c.get("at")),
         )
         for c in found
     ]

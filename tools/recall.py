@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from doxa.tools.context import DecimalInput, call, exact, when
+from doxa.store.values import iso
+from doxa.tools.context import DecimalInput, call, exact
 
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
@@ -71,15 +72,15 @@ def recalled(item: Recollection) -> RecalledItem:
             subject=item.fact["subject"],
             predicate=item.fact["predicate"],
             object=item.fact["object"],
-            valid_from=when(item.fact["valid_from"]),
-            valid_until=when(item.fact["valid_until"]),
+            valid_from=iso(item.fact["valid_from"]),
+            valid_until=iso(item.fact["valid_until"]),
         )
     return RecalledItem(
         observation_id=item.observation_id,
         belief_ids=item.belief_ids,
         text=item.text,
         confidence=exact(item.confidence) or "0",
-        observed_at=when(item.observed_at) or "",
+        observed_at=iso(item.observed_at) or "",
         source=item.source,
         episode=item.episode,
         topics=item.topics,
