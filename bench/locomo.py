@@ -495,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     probe = make_settings(Path(tempfile.gettempdir()), args.embedder, weights).store
     began = time.perf_counter()
     embedding = probe.embedding
-    embedder = make_embedder(embedding.kind, embedding.model, embedding.dim, embedding.batch_size)
+    embedder = make_embedder(embedding)
     embedder.load()
     model_s = time.perf_counter() - began
 

@@ -22,6 +22,8 @@ ENVIRONMENT = {
     "DOXA_AGENT": ("store", "agent"),
     "DOXA_EMBEDDER": ("store", "embedding", "kind"),
     "DOXA_MODEL": ("store", "embedding", "model"),
+    "DOXA_MODEL_RUNTIME": ("store", "embedding", "runtime"),
+    "DOXA_ONNX_CACHE": ("store", "embedding", "onnx_cache"),
     "DOXA_TRANSPORT": ("server", "transport"),
     "DOXA_HOST": ("server", "host"),
     "DOXA_PORT": ("server", "port"),

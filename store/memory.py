@@ -184,12 +184,7 @@ class Memory:
         """
         data_dir = Path(settings.data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True)
-        chosen = embedder or make_embedder(
-            settings.embedding.kind,
-            settings.embedding.model,
-            settings.embedding.dim,
-            settings.embedding.batch_size,
-        )
+        chosen = embedder or make_embedder(settings.embedding)
         return cls(settings, chosen)
 
     def _claim_warm_up(self) -> bool:

@@ -46,6 +46,13 @@ class EmbeddingSettings(BaseModel):
     model: str = BUNDLED_MODEL
     dim: int = Field(384, ge=8, le=8192, description="vector size of the hash embedder")
     batch_size: int = Field(64, ge=1, le=4096)
+    runtime: Literal["onnx", "torch"] = Field(
+        "onnx",
+        description="run the model on ONNX Runtime (exported once, no torch in the server) "
+        "or with sentence-transformers on torch",
+    )
+    onnx_cache: str = Field("", description="where ONNX exports are kept; empty = user cache")
+    threads: int = Field(0, ge=0, le=256, description="ONNX Runtime threads; 0 = per core")
 
 
 class StoreSettings(BaseModel):

@@ -30,6 +30,13 @@ def hash_settings(data_dir: Path, **store: object) -> Settings:
     return load_settings(environ={}, overrides=overrides)
 
 
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX export cache for the session: the model is exported once (about 6 s), as a
+    user's first start does, and not into the user's own cache."""
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return hash_settings(tmp_path / "memory")

@@ -47,12 +47,20 @@ def test_the_paraphrases_share_no_content_word_with_their_memory() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
 async def test_a_paraphrased_question_recalls_the_right_memory_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path, runtime: str
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    settings = load_settings(environ={}, overrides={("store", "data_dir"): str(tmp_path)})
+    settings = load_settings(
+        environ={},
+        overrides={
+            ("store", "data_dir"): str(tmp_path),
+            ("store", "embedding", "onnx_cache"): str(onnx_cache),
+            ("store", "embedding", "runtime"): runtime,
+        },
+    )
     assert settings.store.embedding.kind == "sentence-transformers"
     assert settings.store.embedding.model == BUNDLED_MODEL
 

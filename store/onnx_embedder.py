@@ -1,0 +1,276 @@
+"""The sentence-transformers model run by ONNX Runtime, without torch in the process.
+
+torch and sentence-transformers hold about 600 MB of a server's memory and take seconds to
+import, to run a 22M-parameter model. So the model is exported once to ONNX (by
+``doxa.store.onnx_export``, in a child process that alone imports torch), cached on disk
+next to its tokenizer, checked against sentence-transformers' own vectors, and from then on
+run here with ``onnxruntime`` and ``tokenizers``: the same vectors (within 1e-5) in a
+fraction of the memory and time.
+
+If the model cannot be exported (not a local directory, a layer this runtime does not know,
+a missing package), the embedder says why in the log and runs the model with
+sentence-transformers in process instead: slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from doxa.store.embedder import (
+    SentenceTransformerEmbedder,
+    Vectors,
+    bundled_model_path,
+    model_fingerprint,
+)
+from doxa.store.settings import BUNDLED_MODEL
+
+log = logging.getLogger(__name__)
+
+#: Bumped when the export or its files change, so older exports are not reused.
+EXPORT_FORMAT = 1
+#: Largest difference from sentence-transformers' vectors an export may show.
+TOLERANCE = 1e-4
+#: How long an export may take before it is given up (it takes about 15 s on 2 cores).
+EXPORT_TIMEOUT_S = 900
+POOLINGS = ("mean", "cls", "max")
+
+
+class ExportError(RuntimeError):
+    """The model could not be exported to ONNX, or the export did not match."""
+
+
+def default_cache_dir() -> Path:
+    """Where exported models live unless settings name a place: the user cache directory."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path("doxa") / "onnx"
+
+
+def model_source(model: str) -> Path | None:
+    """The local directory of ``model``, or None when it is not one (a hub model name)."""
+    if model == BUNDLED_MODEL:
+        return bundled_model_path()
+    path = Path(model).expanduser()
+    return path if path.is_dir() else None
+
+
+def export_key(source: Path) -> str:
+    """Identifies the weights in ``source`` by every file's path, size and modification time.
+
+    Cheap (no file is read), and a changed or reinstalled model gets a new export.
+    """
+    digest = hashlib.sha256(f"doxa-onnx-{EXPORT_FORMAT}".encode())
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(source)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def exported_model(source: Path, cache_dir: Path) -> Path:
+    """The directory holding the ONNX export of ``source``, exporting it first if needed.
+
+    The export runs in a child process (it imports torch; this process never does) into a
+    temporary directory that is renamed into place when complete, so a crash leaves nothing
+    half-written and two servers exporting at once both end with one good copy.
+
+    Raises:
+        ExportError: the export failed, timed out, or did not match the model.
+    """
+    target = cache_dir / f"{source.name}-{export_key(source)}"
+    if (target / "meta.json").is_file():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=cache_dir))
+    log.info("exporting embedding model %s to ONNX (once; about 15 s)", source)
+    environment = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    try:
+        try:
+            completed = subprocess.run(
+                [sys.executable, "-m", "doxa.store.onnx_export", str(source), str(scratch)],
+                env=environment,
+                capture_output=True,
+                text=True,
+                timeout=EXPORT_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise ExportError(f"the export took over {EXPORT_TIMEOUT_S} s") from error
+        if completed.returncode != 0 or not (scratch / "meta.json").is_file():
+            last = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+            raise ExportError(f"the export failed: {' / '.join(last) or 'no output'}")
+        try:
+            scratch.rename(target)
+        except OSError:
+            if not (target / "meta.json").is_file():
+                raise
+            # Another process finished the same export first; its copy is as good.
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+class OnnxModel:
+    """An exported model loaded into an ONNX Runtime session, with its tokenizer.
+
+    Args:
+        directory: an export made by ``doxa.store.onnx_export`` (model.onnx, tokenizer.json,
+            meta.json).
+        threads: ONNX Runtime intra-op threads; 0 lets it choose (one per physical core).
+    """
+
+    def __init__(self, directory: Path, threads: int = 0) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.meta: dict[str, Any] = json.loads((directory / "meta.json").read_text())
+        if self.meta.get("format") != EXPORT_FORMAT:
+            raise ExportError(f"{directory} is an export of another format")
+        if self.meta["pooling"] not in POOLINGS:
+            raise ExportError(f"pooling {self.meta['pooling']!r} is not one of {POOLINGS}")
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        # Padding is done here, per batch; truncation as sentence-transformers does it.
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=int(self.meta["max_seq_length"]))
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Idle worker threads spinning for the next call take a core from Kùzu and LanceDB
+        # on a small machine; waking them costs microseconds.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = onnxruntime.InferenceSession(
+            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.dim = int(self.meta["dim"])
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors:
+        """Unit vectors of ``texts``, batched by length so little of each batch is padding."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = self._forward([encodings[i] for i in rows])
+        return out
+
+    def _forward(self, encodings: list[Any]) -> Vectors:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), int(self.meta["pad_id"]), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = encoding.ids
+            mask[row, :n] = 1
+            types[row, :n] = encoding.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        hidden = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
+        pooling = self.meta["pooling"]
+        if pooling == "cls":
+            pooled = hidden[:, 0]
+        elif pooling == "max":
+            pooled = np.where(mask[..., None] > 0, hidden, -np.inf).max(axis=1)
+        else:
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
+
+
+class OnnxEmbedder:
+    """The sentence-transformers model run by ONNX Runtime (see the module docstring).
+
+    It reports the same fingerprint as ``SentenceTransformerEmbedder`` for the same model: the
+    vectors are the same, so switching runtimes does not rebuild the search index.
+
+    Args:
+        model: ``BUNDLED_MODEL`` or a local sentence-transformers model directory.
+        batch_size: texts per forward pass when embedding many.
+        cache_dir: where exports are kept; None = the user cache directory.
+        threads: ONNX Runtime intra-op threads; 0 = one per physical core.
+    """
+
+    def __init__(
+        self,
+        model: str = BUNDLED_MODEL,
+        batch_size: int = 64,
+        cache_dir: Path | None = None,
+        threads: int = 0,
+    ) -> None:
+        self._model_setting = model
+        self._batch_size = batch_size
+        self._cache_dir = cache_dir
+        self._threads = threads
+        self._model: OnnxModel | None = None
+        self._fallback: SentenceTransformerEmbedder | None = None
+        self._lock = threading.Lock()
+        self.runtime = "not loaded"
+
+    @property
+    def fingerprint(self) -> str:
+        return model_fingerprint(self._model_setting)
+
+    @property
+    def dim(self) -> int:
+        self.load()
+        if self._fallback is not None:
+            return self._fallback.dim
+        assert self._model is not None
+        return self._model.dim
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None or self._fallback is not None:
+                return
+            try:
+                self._model = self._load_onnx()
+                self.runtime = "onnx"
+                log.info("embedding model %s runs on ONNX Runtime", self._model_setting)
+            except (ImportError, OSError, ExportError, ValueError, RuntimeError) as error:
+                log.warning(
+                    "embedding model %s runs with sentence-transformers (torch) instead of "
+                    "ONNX Runtime: %s",
+                    self._model_setting,
+                    error,
+                )
+                self.runtime = f"torch (onnx unavailable: {error})"
+                self._fallback = SentenceTransformerEmbedder(
+                    self._model_setting, batch_size=self._batch_size
+                )
+        if self._fallback is not None:
+            self._fallback.load()
+
+    def _load_onnx(self) -> OnnxModel:
+        source = model_source(self._model_setting)
+        if source is None:
+            raise ExportError(f"{self._model_setting!r} is not a local model directory")
+        directory = exported_model(source, self._cache_dir or default_cache_dir())
+        return OnnxModel(directory, self._threads)
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.load()
+        if self._fallback is not None:
+            return self._fallback.embed(texts)
+        assert self._model is not None
+        return self._model.encode(texts, self._batch_size)

@@ -1,0 +1,104 @@
+"""The model on ONNX Runtime: exported once, the same vectors as sentence-transformers, and
+a fallback to torch that keeps the vectors right when the export cannot be had."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from doxa.store import onnx_embedder
+from doxa.store.embedder import HashEmbedder, SentenceTransformerEmbedder, make_embedder
+from doxa.store.onnx_embedder import ExportError, OnnxEmbedder, exported_model, model_source
+from doxa.store.settings import BUNDLED_MODEL, EmbeddingSettings
+
+TEXTS = [
+    "The quarterly budget meeting moved to Thursday afternoon.",
+    "ok",
+    "Ünïcödé, émojis 🙂 and 中文 in one memory",
+    # Longer than the model's 256 tokens: truncated the way sentence-transformers does it.
+    " ".join(f"item {i} of the long incident report about the storage cluster" for i in range(90)),
+    "Maria adopted a grey kitten named Pixel.",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_vectors() -> Any:
+    return SentenceTransformerEmbedder().embed(TEXTS)
+
+
+@pytest.mark.slow
+def test_onnx_vectors_match_sentence_transformers(onnx_cache: Path, torch_vectors: Any) -> None:
+    embedder = OnnxEmbedder(cache_dir=onnx_cache)
+    vectors = embedder.embed(TEXTS)
+    assert embedder.runtime == "onnx"
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    assert np.abs(vectors - torch_vectors).max() < 1e-5
+    # Batches are formed by length; every vector still comes back in its text's row.
+    small = OnnxEmbedder(cache_dir=onnx_cache, batch_size=2).embed(TEXTS)
+    assert np.abs(small - torch_vectors).max() < 1e-5
+    one = embedder.embed([TEXTS[3]])
+    assert np.abs(one[0] - torch_vectors[3]).max() < 1e-5
+    assert embedder.embed([]).shape == (0, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_export_is_made_once_and_reused(
+    onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = model_source(BUNDLED_MODEL)
+    assert source is not None
+    first = exported_model(source, onnx_cache)
+    assert {p.name for p in first.iterdir()} >= {"model.onnx", "tokenizer.json", "meta.json"}
+
+    def no_export(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(subprocess, "run", no_export)
+    assert exported_model(source, onnx_cache) == first
+    # Nothing half-written is left next to it.
+    assert not [p for p in onnx_cache.iterdir() if p.name.startswith(".export-")]
+
+
+@pytest.mark.slow
+def test_a_directory_that_is_no_model_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
+    not_a_model = tmp_path / "not-a-model"
+    not_a_model.mkdir()
+    (not_a_model / "README.md").write_text("no weights here")
+    cache = tmp_path / "cache"
+    with pytest.raises(ExportError, match="the export failed"):
+        exported_model(not_a_model, cache)
+    assert list(cache.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_without_an_export_the_model_runs_on_torch_with_the_same_vectors(
+    onnx_cache: Path, torch_vectors: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(source: Path, cache_dir: Path) -> Path:
+        raise ExportError("refused for the test")
+
+    monkeypatch.setattr(onnx_embedder, "exported_model", refuse)
+    embedder = OnnxEmbedder(cache_dir=onnx_cache)
+    vectors = embedder.embed(TEXTS)
+    assert embedder.runtime.startswith("torch") and "refused for the test" in embedder.runtime
+    assert np.abs(vectors - torch_vectors).max() < 1e-6
+
+
+def test_a_model_name_that_is_no_local_directory_has_no_source() -> None:
+    assert model_source("sentence-transformers/some-hub-model") is None
+    assert model_source(BUNDLED_MODEL) is not None
+
+
+def test_settings_choose_the_embedder(tmp_path: Path) -> None:
+    assert isinstance(make_embedder(EmbeddingSettings(kind="hash", dim=64)), HashEmbedder)
+    torch = make_embedder(EmbeddingSettings(runtime="torch"))
+    assert isinstance(torch, SentenceTransformerEmbedder)
+    onnx = make_embedder(EmbeddingSettings(onnx_cache=str(tmp_path)))
+    assert isinstance(onnx, OnnxEmbedder)
+    # Same model, same vectors: either runtime opens the other's search index as it is.
+    assert onnx.fingerprint == SentenceTransformerEmbedder().fingerprint
