@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -115,17 +115,21 @@ class SearchIndex:
         table = self._table.search().select(["id"]).limit(max(self._rows, 1)).to_arrow()
         return [str(v) for v in table.column("id").to_pylist()]
 
-    def vectors(self) -> tuple[list[str], Vectors]:
-        """Every row's id and vector (to load the in-memory matrix)."""
+    def vectors(self, batch_rows: int = 8192) -> Iterator[tuple[list[str], Vectors]]:
+        """Every row's id and vector, a batch at a time (to load the in-memory matrix).
+
+        Batches keep the peak small: at 100k rows the whole column read at once costs about
+        300 MB on top of the matrix it is copied into.
+        """
         rows = max(int(self._table.count_rows()), 1)
-        table = self._table.search().select(["id", "vector"]).limit(rows).to_arrow()
-        ids = [str(v) for v in table.column("id").to_pylist()]
-        if not ids:
-            return ids, np.zeros((0, self._dim), dtype=np.float32)
-        column = table.column("vector").combine_chunks()
-        values = column.values.to_numpy(zero_copy_only=False)
-        matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
-        return ids, matrix
+        query = self._table.search().select(["id", "vector"]).limit(rows)
+        for batch in query.to_batches(batch_rows):
+            ids = [str(v) for v in batch.column("id").to_pylist()]
+            if not ids:
+                continue
+            values = batch.column("vector").values.to_numpy(zero_copy_only=False)
+            matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
+            yield ids, matrix
 
     def text_search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """BM25 full-text search: (id, score), best first. Query text is data, not syntax."""
