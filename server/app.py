@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
 from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
 from doxa.tools import cite_evidence, feedback, find_conflicts, forget, recall, remember
 from doxa.tools.context import MemoryContext
+from doxa.tools.schema import compact
 
 if TYPE_CHECKING:
     from doxa.store.memory import Memory
@@ -85,23 +87,34 @@ def create_server(
         version=_version(),
         lifespan=lifespan,
         log_level=settings.server.log_level,
+        tools=[_tool(*entry) for entry in _TOOLS],
     )
-    for module, title, reads, destroys, idempotent in _TOOLS:
-        name = module.__name__.rsplit(".", 1)[-1]
-        server.add_tool(
-            getattr(module, name),
-            name=name,
-            title=title,
-            description=module.DESCRIPTION,
-            annotations=ToolAnnotations(
-                read_only_hint=reads,
-                destructive_hint=destroys,
-                idempotent_hint=idempotent,
-                open_world_hint=False,  # the memory is a closed world: nothing outside is touched
-            ),
-        )
     _add_prompts(server)
     return server
+
+
+def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempotent: bool) -> Tool:
+    """The tool ``module``'s function of the same name, publishing a compact output schema."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    tool = Tool.from_function(
+        getattr(module, name),
+        name=name,
+        title=title,
+        description=module.DESCRIPTION,
+        annotations=ToolAnnotations(
+            read_only_hint=reads,
+            destructive_hint=destroys,
+            idempotent_hint=idempotent,
+            open_world_hint=False,  # the memory is a closed world: nothing outside is touched
+        ),
+    )
+    # Clients validate every result against the published schema; pydantic's $refs and
+    # nullable anyOfs make that slow (see doxa.tools.schema). The SDK reads output_schema
+    # live when listing, and the server keeps validating results with the pydantic model.
+    derived = tool.fn_metadata.output_schema
+    if derived is not None:
+        tool.fn_metadata.output_schema = compact(derived)
+    return tool
 
 
 def _add_prompts(server: MCPServer[MemoryContext]) -> None:
