@@ -510,7 +510,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-    summary = summarise(runs, args.embedder, weights, probe.ranking.model_dump(), model_s)
+    # Which runtime ran the model (the ONNX embedder falls back to torch, and says why).
+    runtime = getattr(embedder, "runtime", "torch" if args.embedder != "hash" else "")
+    label = f"{args.embedder} ({runtime})" if runtime else args.embedder
+    summary = summarise(runs, label, weights, probe.ranking.model_dump(), model_s)
     summary["data"] = str(args.data)
     print_report(summary, args.data)
     if args.dump_misses:

@@ -345,8 +345,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+#: How the model runs ("onnx", the product's default, or "torch"); set by ``--runtime``.
+RUNTIME = "onnx"
+
+
 def worker_settings(data_dir: Path, buffer_pool_mb: int | None = None) -> Any:
-    """The product's default settings for ``data_dir``; DOXA_* variables are ignored."""
+    """The product's default settings for ``data_dir`` (the model on ``RUNTIME``); DOXA_*
+    variables are ignored."""
     from doxa.server.settings import load_settings
 
     return load_settings(
@@ -354,6 +359,7 @@ def worker_settings(data_dir: Path, buffer_pool_mb: int | None = None) -> Any:
         overrides={
             ("store", "data_dir"): str(data_dir),
             ("store", "embedding", "kind"): "sentence-transformers",
+            ("store", "embedding", "runtime"): RUNTIME,
             ("store", "buffer_pool_mb"): buffer_pool_mb,
             ("server", "log_level"): "WARNING",
         },
@@ -362,17 +368,19 @@ def worker_settings(data_dir: Path, buffer_pool_mb: int | None = None) -> Any:
 
 class HashFillModelQueries:
     """The bench's embedder: ``HashEmbedder`` while ``bulk`` is set (filling the store fast),
-    the real sentence-transformers model otherwise (queries, and the ingest measurements).
+    the real model otherwise (queries, and the ingest measurements), run as the product runs
+    it (``RUNTIME``: ONNX Runtime by default).
 
     Both give 384-dim unit vectors. It reports the real model's fingerprint, so the index it
     fills is the one ``doxa serve`` with the real model opens (no re-embedding at start-up).
     """
 
     def __init__(self, bulk: bool, load_model: bool, batch_size: int = 64) -> None:
-        from doxa.store.embedder import HashEmbedder, SentenceTransformerEmbedder
+        from doxa.store.embedder import HashEmbedder, make_embedder
+        from doxa.store.settings import EmbeddingSettings
 
         self.hash = HashEmbedder(DIM)
-        self.model = SentenceTransformerEmbedder(batch_size=batch_size)
+        self.model = make_embedder(EmbeddingSettings(runtime=RUNTIME, batch_size=batch_size))
         self.bulk = bulk
         self._load_model = load_model
 
@@ -664,6 +672,7 @@ async def measure_ingest(
         "memories": n,
         "batch": batch,
         "embedder_batch_size": settings.store.embedding.batch_size,
+        "embedder": type(model).__name__,
         "embed_batches_s": embed_batches,
         "mcp_batches_s": mcp_batches,
         "embed_rate_per_s": embed_rate,
@@ -786,6 +795,7 @@ def measure_handshake(root: Path, runs: int) -> dict[str, Any]:
     minimal.write_text(MINIMAL_SERVER)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
     env["HF_HUB_OFFLINE"] = "1"
+    env["DOXA_MODEL_RUNTIME"] = RUNTIME
     stderr_path = root / "handshake-stderr.log"
     doxa_runs: list[dict[str, float]] = []
     minimal_runs: list[dict[str, float]] = []
@@ -853,7 +863,7 @@ async def measure_reference(
         StdioServerParameters(
             command=DOXA,
             args=["serve", "--data-dir", str(data_dir), "--embedder", "sentence-transformers"],
-            env={"HF_HUB_OFFLINE": "1", "DOXA_LOG_LEVEL": "WARNING"},
+            env={"HF_HUB_OFFLINE": "1", "DOXA_LOG_LEVEL": "WARNING", "DOXA_MODEL_RUNTIME": RUNTIME},
         ),
         errlog=errors,
     )
@@ -933,11 +943,15 @@ def run_worker(args: list[str], out_path: Path, tolerate: bool = False) -> dict[
 
     With ``tolerate``, a worker that died still returns what it last wrote, with ``error``.
     """
-    command = [PYTHON, str(Path(__file__).resolve()), *args, "--out", str(out_path)]
+    command = [
+        PYTHON, str(Path(__file__).resolve()), *args, "--out", str(out_path), "--runtime", RUNTIME
+    ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOXA_")}
     env["HF_HUB_OFFLINE"] = "1"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the doxa CLI sets it for the server
+    # As the doxa CLI sets them for the server.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     completed = subprocess.run(command, env=env, check=False)
     if completed.returncode != 0:
         if tolerate and out_path.exists():
@@ -1031,8 +1045,18 @@ def report_header(options: argparse.Namespace, sizes: list[int]) -> dict[str, An
         "load_average_start": os.getloadavg(),
         "versions": {
             n: version(n)
-            for n in ("doxa", "mcp", "kuzu", "lancedb", "sentence-transformers", "torch", "numpy")
+            for n in (
+                "doxa",
+                "mcp",
+                "kuzu",
+                "lancedb",
+                "onnxruntime",
+                "sentence-transformers",
+                "torch",
+                "numpy",
+            )
         },
+        "runtime": RUNTIME,
         "sizes": sizes,
         "queries": options.queries,
     }
@@ -1047,7 +1071,8 @@ def report_header(options: argparse.Namespace, sizes: list[int]) -> dict[str, An
         textwrap.fill(
             "Shared, noisy machine: read medians and the within-run ratios, not absolute "
             "times. Stored memories are embedded with HashEmbedder (384-dim, fast fill); "
-            "queries and measured ingests with the real all-MiniLM-L6-v2 (384-dim). Recall's "
+            f"queries and measured ingests with the real all-MiniLM-L6-v2 (384-dim) on "
+            f"{'ONNX Runtime (the default)' if RUNTIME == 'onnx' else 'torch'}. Recall's "
             "work does not depend on what the vectors contain, only result quality does "
             "(not judged here).",
             100,
@@ -1074,7 +1099,7 @@ def print_recall(r: dict[str, Any], fill: dict[str, Any]) -> None:
         out(f"  fill batch time by store size: {fill_curve(fill)}")
     out(line("MCP recall (in-memory client)", r["mcp_recall"]))
     out(line("Memory.recall alone (no MCP)", r["store_recall"]))
-    out(line("query embedding alone (real model)", r["embedding"]))
+    out(line(f"query embedding alone (real model, {RUNTIME})", r["embedding"]))
     out(line("numpy exact scan, default BLAS threads", r["exact_scan_default_blas"]))
     out(line("numpy exact scan, one BLAS thread", r["exact_scan_one_blas_thread"]))
     out(
@@ -1112,6 +1137,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="Kùzu buffer pool of the fill processes only (default: the product's setting)",
     )
+    parser.add_argument(
+        "--runtime",
+        choices=["onnx", "torch"],
+        default="onnx",
+        help="run the model on ONNX Runtime (the product's default) or torch",
+    )
     parser.add_argument("--worker", choices=["fill", "recall", "ingest"], help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -1119,8 +1150,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--singles", type=int, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    global RUNTIME
+    RUNTIME = options.runtime
     if options.worker:
         return worker_main(options)
+    if RUNTIME == "onnx":
+        # Export the model now (once per machine, as a user's first start does), so no timed
+        # part below pays for it.
+        from doxa.store.onnx_embedder import default_cache_dir, exported_model, model_source
+        from doxa.store.settings import BUNDLED_MODEL
+
+        began = time.perf_counter()
+        source = model_source(BUNDLED_MODEL)
+        assert source is not None
+        log(
+            f"ONNX export ready: {exported_model(source, default_cache_dir())} "
+            f"({time.perf_counter() - began:.1f}s)"
+        )
 
     sizes = [int(s) for s in options.sizes.split(",") if s.strip()]
     handshake_runs, ingest_n, singles, prefill = 7, 2000, 100, 2000
@@ -1207,14 +1253,14 @@ def main(argv: list[str] | None = None) -> int:
         out(
             f"  embedder alone     {ingest['embed_rate_per_s']:8.1f} memories/s   batches "
             + " ".join(f"{x:.2f}s" for x in ingest["embed_batches_s"])
-            + f"   (SentenceTransformerEmbedder.embed, batch_size {ingest['embedder_batch_size']})"
+            + f"   ({ingest['embedder']}.embed, batch_size {ingest['embedder_batch_size']})"
         )
         out(f"  ratio MCP / embedder = {ingest['ingest_ratio']:.2f}")
         out()
         out(f"single remember over MCP into a store of {ingest['single_store_size']:,}")
         out(line("remember(text=...) over MCP", ingest["single_remember"]))
         out(line("Memory.remember alone (no MCP)", ingest["single_store_remember"]))
-        out(line("one query embedding (real model)", ingest["single_embedding"]))
+        out(line(f"one query embedding (real model, {RUNTIME})", ingest["single_embedding"]))
         out(f"  ratio = {ingest['single_ratio']:.2f}")
 
         # 6. reference.
