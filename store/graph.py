@@ -598,7 +598,13 @@ class GraphWriter:
             )
 
     def create_observations(self, rows: Sequence[Row]) -> None:
-        """Create observations; decimals arrive as strings, times as aware datetimes."""
+        """Create observations, each held as a belief by its agent (which must exist).
+
+        Each row holds the observation's fields plus ``agent``, ``belief`` (the belief id) and
+        ``since``; decimals arrive as strings or Decimals, times as aware datetimes. One
+        statement creates the observation, the belief and both links: a statement saved is
+        about a tenth of a single remember's database time.
+        """
         if not rows:
             return
         bound = [
@@ -609,11 +615,14 @@ class GraphWriter:
                 "recorded_at": _ts(row["recorded_at"]),
                 "valid_from": _ts(row["valid_from"]),
                 "valid_until": _ts(row["valid_until"]),
+                "since": _ts(row["since"]),
             }
             for row in rows
         ]
         self._run(
-            "UNWIND $rows AS r CREATE (:Observation {id: r.id, seq: r.seq, text: r.text,"
+            "UNWIND $rows AS r WITH r, r.agent AS agent MATCH (a:Agent {name: agent})"
+            " CREATE (a)-[:HOLDS]->(:Belief {id: r.belief, since: CAST(r.since AS TIMESTAMP)})"
+            "-[:`OF`]->(:Observation {id: r.id, seq: r.seq, text: r.text,"
             " text_key: r.text_key, observed_at: CAST(r.observed_at AS TIMESTAMP),"
             " recorded_at: CAST(r.recorded_at AS TIMESTAMP),"
             f" confidence: CAST(r.confidence AS {_DEC}), source: r.source, kind: r.kind,"
@@ -631,17 +640,6 @@ class GraphWriter:
                 " MATCH (t:Topic {name: r.t})"
                 " CREATE (o)-[:MENTIONS]->(t)",
                 {"rows": [{"o": o, "t": t} for o, t in pairs]},
-            )
-
-    def hold(self, rows: Sequence[tuple[str, str, str, datetime]]) -> None:
-        """Create beliefs: (agent, belief id, observation id, since)."""
-        if rows:
-            self._run(
-                "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
-                " MATCH (a:Agent {name: r.a})"
-                " CREATE (a)-[:HOLDS]->(:Belief {id: r.b, since: CAST(r.s AS TIMESTAMP)})"
-                "-[:`OF`]->(o)",
-                {"rows": [{"a": a, "b": b, "o": o, "s": _ts(s)} for a, b, o, s in rows]},
             )
 
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:

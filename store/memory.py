@@ -50,6 +50,7 @@ from doxa.store.working_memory import Entry, WorkingMemory, fact_key, topic_key
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
     from doxa.store.graph import Graph
     from doxa.store.index import SearchIndex
+    from doxa.store.index_writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ class Memory:
         self.embedder = embedder
         self._graph: Graph | None = None
         self._index: SearchIndex | None = None
+        self._index_writer: IndexWriter | None = None
         self._working: WorkingMemory | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
@@ -221,6 +223,7 @@ class Memory:
         graph and load the working memory."""
         from doxa.store.graph import Graph
         from doxa.store.index import SearchIndex
+        from doxa.store.index_writer import IndexWriter
 
         data_dir = Path(self.settings.data_dir).expanduser()
         graph = Graph(
@@ -237,6 +240,7 @@ class Memory:
             self._repair(index, working)
             self._index, self._working = index, working
         index.maintain(self.settings.maintenance_every)
+        self._index_writer = IndexWriter(index, self.settings.maintenance_every)
         self._recorder = threading.Thread(
             target=self._record_loop, name="doxa-recalls", daemon=True
         )
@@ -294,6 +298,9 @@ class Memory:
             self._recorder.join()
             self._recorder = None
         self._text_search.shutdown(wait=True)
+        if self._index_writer is not None:
+            self._index_writer.close()
+            self._index_writer = None
         if self._graph is not None:
             self._record_recalls()
             self._graph.close()
@@ -311,6 +318,12 @@ class Memory:
         self.wait_ready()
         assert self._working is not None
         return self._working
+
+    @property
+    def _writer(self) -> IndexWriter:
+        self.wait_ready()
+        assert self._index_writer is not None
+        return self._index_writer
 
     @property
     def _ix(self) -> SearchIndex:
@@ -425,14 +438,11 @@ class Memory:
         if not memories:
             return []
         working = self._wm
-        index = self._ix
         vectors = self.embedder.embed([m.text for m in memories])
         with self.graph.exclusive():
             results, plans = self._plan(memories, vectors, batch, working)
             if plans:
-                self._write(plans, index, working)
-        if index.maintain(self.settings.maintenance_every):
-            log.info("search index compacted and its full-text index refreshed")
+                self._write(plans, working)
         return results
 
     def _plan(
@@ -570,7 +580,7 @@ class Memory:
                     plan.valid_until = other_from
         facts_in_batch.setdefault(key, []).append(plan)
 
-    def _write(self, plans: list[_Plan], index: SearchIndex, working: WorkingMemory) -> None:
+    def _write(self, plans: list[_Plan], working: WorkingMemory) -> None:
         now = utc_now()
         seq = working.next_seq
         observations = []
@@ -608,49 +618,40 @@ class Memory:
         }
         topics = sorted({t for p in plans for t in p.memory.topics} - working.topic_exact)
         agents = sorted({p.memory.agent for p in plans if p.memory.agent not in working.agent_rows})
-        ids = [p.observation_id for p in plans]
-        try:
-            with self.graph.write() as w:
-                w.ensure_agents(agents)
-                w.ensure_topics(topics)
-                w.ensure_episodes(first_seen)
-                w.create_observations(observations)
-                w.mention([(p.observation_id, t) for p in plans for t in p.memory.topics])
-                w.hold([(p.memory.agent, p.belief_id, p.observation_id, now) for p in plans])
-                w.learned_in(
-                    [(p.observation_id, p.memory.episode) for p in plans if p.memory.episode]
-                )
-                w.support(
-                    [
-                        (p.observation_id, belief, format(weight, "f"))
-                        for p in plans
-                        for belief, weight in p.memory.supports
-                    ]
-                )
-                w.contradict(
-                    [
-                        (p.observation_id, other, now)
-                        for p in plans
-                        for other in p.memory.contradicts
-                    ]
-                )
-                w.supersede(
-                    [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
-                    + [
-                        (newer, p.observation_id, at)
-                        for p in plans
-                        for newer, at in p.superseded_by
-                    ]
-                )
-                # Inside the transaction: if the index write fails, the graph rolls back.
-                index.add(ids, [p.memory.text for p in plans], np.stack([p.vector for p in plans]))
-        except BaseException:
-            try:
-                index.delete(ids)
-            except Exception:  # the start-up repair removes whatever is left
-                log.exception("could not undo search-index rows after a failed write")
-            raise
+        with self.graph.write() as w:
+            w.ensure_agents(agents)
+            w.ensure_topics(topics)
+            w.ensure_episodes(first_seen)
+            w.create_observations(
+                [
+                    {**row, "agent": p.memory.agent, "belief": p.belief_id, "since": now}
+                    for row, p in zip(observations, plans, strict=True)
+                ]
+            )
+            w.mention([(p.observation_id, t) for p in plans for t in p.memory.topics])
+            w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
+            w.support(
+                [
+                    (p.observation_id, belief, format(weight, "f"))
+                    for p in plans
+                    for belief, weight in p.memory.supports
+                ]
+            )
+            w.contradict(
+                [(p.observation_id, other, now) for p in plans for other in p.memory.contradicts]
+            )
+            w.supersede(
+                [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
+                + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
+            )
         self._apply(plans, observations, working, now)
+        # The graph holds the memory now and the working memory recalls it by meaning; the
+        # index (full text) follows on its writer's thread (see index_writer).
+        self._writer.add(
+            [p.observation_id for p in plans],
+            [p.memory.text for p in plans],
+            np.stack([p.vector for p in plans]),
+        )
 
     def _apply(
         self,
@@ -747,19 +748,24 @@ class Memory:
             )
         if order_by not in ("relevance", "confidence", "newest", "oldest"):
             raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
-        working, index = self._wm, self._ix
+        working, index, writer = self._wm, self._ix, self._writer
         weights = self.settings.ranking
-        # Full-text search runs while the query is embedded (the model releases the GIL).
+        # The model takes both cores for the query; then the full-text search runs on one
+        # while the vector scan runs on the other (both release the GIL). Searching during
+        # the embedding instead made each slower than the two run one after the other.
+        vector = self.embedder.embed([query])[0] if query.strip() else None
         searching = (
-            self._text_search.submit(index.text_search, query, weights.text_pool)
+            self._text_search.submit(
+                _text_search_after, writer, writer.queued, index, query, weights.text_pool
+            )
             if weights.text_pool and query.strip()
             else None
         )
-        vector = self.embedder.embed([query])[0] if query.strip() else None
-        text_hits = searching.result() if searching is not None else []
         window = time_window(query, at)
         with self.graph.exclusive():
             n = len(working)
+            similarity = None if vector is None else working.vectors[:n] @ vector
+            text_hits = searching.result() if searching is not None else []
             at_us = micros(at)
             mask = working.live[:n].copy()
             if agent_name is not None:
@@ -786,6 +792,7 @@ class Memory:
                 weights,
                 # Replaced facts rank after every current one: rank them all, then order.
                 limit if vector is not None and not include_superseded else n,
+                similarity,
             )
             if vector is None:
                 ranked.sort(key=lambda r: -working.entries[r.row].seq)
@@ -924,7 +931,7 @@ class Memory:
             raise InvalidInput("mode", f'must be "retract" or "purge", got {mode!r}')
         obs = name(observation_id, "id")
         assert obs is not None
-        working, index = self._wm, self._ix
+        working = self._wm
         with self.graph.exclusive():
             row = working.row_of.get(obs)
             if row is None:
@@ -940,7 +947,8 @@ class Memory:
                 else:
                     beliefs = w.purge(obs)
                 w.end_validity([(working.entries[r].id, until) for r, until in reopened])
-                index.delete([obs])
+            # After the graph commits, in order behind any write of the same row still queued.
+            self._writer.delete([obs])
             for other, until in reopened:
                 working.reopen(other, until, obs)
             if mode == "retract":
@@ -1023,8 +1031,24 @@ class Memory:
         """Counts of the graph's nodes and the index's rows."""
         counts = self.graph.counts()
         if self._index is not None:
+            if self._index_writer is not None:
+                self._index_writer.wait(timeout=_INDEX_WAIT_S)
             counts["IndexRows"] = self._index.count()
         return counts
+
+
+#: How long a full-text search waits for queued index writes before searching without them.
+_INDEX_WAIT_S = 2.0
+
+
+def _text_search_after(
+    writer: IndexWriter, ticket: int, index: SearchIndex, query: str, limit: int
+) -> list[tuple[str, float]]:
+    """Full-text search that first lets the index take the writes queued before the recall,
+    so what ``remember`` returned is found by its words too."""
+    if not writer.wait(ticket, timeout=_INDEX_WAIT_S):
+        log.warning("search index is behind; full-text search runs without the newest rows")
+    return index.text_search(query, limit)
 
 
 def _release_free_memory() -> None:

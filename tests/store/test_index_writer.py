@@ -1,0 +1,101 @@
+"""The search-index writer: writes applied in order, coalesced, waited for, and flushed or
+handed to the start-up repair at close. Against a real LanceDB index."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from doxa.store.embedder import HashEmbedder
+from doxa.store.index import SearchIndex
+from doxa.store.index_writer import IndexWriter
+
+EMBEDDER = HashEmbedder(32)
+
+
+def rows(*texts: str) -> tuple[list[str], list[str], Any]:
+    ids = [f"obs_{abs(hash(t)) % 10**12:012d}" for t in texts]
+    return ids, list(texts), EMBEDDER.embed(list(texts))
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> SearchIndex:
+    return SearchIndex(tmp_path / "index", 32, EMBEDDER.fingerprint)
+
+
+def test_writes_apply_in_order_and_a_wait_sees_them(index: SearchIndex) -> None:
+    writer = IndexWriter(index, maintenance_every=1000)
+    kept, gone = rows("the red boat"), rows("the blue boat")
+    writer.add(*kept)
+    writer.add(*gone)
+    ticket = writer.delete(gone[0])
+    assert writer.wait(ticket, timeout=10)
+    assert set(index.ids()) == set(kept[0])
+    assert [i for i, _ in index.text_search("boat", 10)] == kept[0]
+    writer.close()
+
+
+def test_writes_queued_while_one_is_applied_become_one_append(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = SearchIndex.add
+    gate = threading.Event()
+    calls: list[int] = []
+
+    def slow_add(self: SearchIndex, ids: Any, texts: Any, vectors: Any) -> None:
+        calls.append(len(ids))
+        gate.wait(10)
+        original(self, ids, texts, vectors)
+
+    monkeypatch.setattr(SearchIndex, "add", slow_add)
+    writer = IndexWriter(index, maintenance_every=1000)
+    writer.add(*rows("first"))
+    started = threading.Event()
+    while not calls:  # the first append is under way (held at the gate)
+        started.wait(0.01)
+    for k in range(5):
+        writer.add(*rows(f"queued {k}"))
+    gate.set()
+    assert writer.wait(timeout=10)
+    assert calls == [1, 5]
+    assert writer.pending == 0
+    assert len(index.ids()) == 6
+    writer.close()
+
+
+def test_close_applies_what_is_queued(index: SearchIndex) -> None:
+    writer = IndexWriter(index, maintenance_every=1000)
+    for k in range(20):
+        writer.add(*rows(f"memory {k}"))
+    writer.close()
+    assert len(index.ids()) == 20
+    with pytest.raises(RuntimeError, match="closed"):
+        writer.add(*rows("too late"))
+
+
+def test_a_wait_on_a_failing_index_times_out_and_the_write_stays_queued(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: SearchIndex, ids: Any, texts: Any, vectors: Any) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(SearchIndex, "add", broken)
+    writer = IndexWriter(index, maintenance_every=1000, retry_s=0.05)
+    ticket = writer.add(*rows("waiting"))
+    assert writer.wait(ticket, timeout=0.3) is False
+    assert writer.pending == 1
+    writer.close()  # gives up: the start-up repair puts the row back from the graph
+    assert writer.pending == 0
+    assert index.ids() == []
+
+
+def test_nothing_to_write_queues_nothing(index: SearchIndex) -> None:
+    writer = IndexWriter(index, maintenance_every=1000)
+    assert writer.delete([]) == 0
+    assert writer.add([], [], np.zeros((0, 32), dtype=np.float32)) == 0
+    assert writer.wait(timeout=1)
+    writer.close()
