@@ -1,12 +1,13 @@
 """The searchable side of the memory in LanceDB: one row per recallable observation.
 
-Rows carry the graph's observation id, the text (with a native full-text index) and the
-embedding. The graph is the source of truth; this index can always be rebuilt from it
+Rows carry the graph's observation id, the text and the embedding: what start-up loads into
+the working memory (vectors) and rebuilds its full-text index from (texts come from the
+graph). The graph is the source of truth; this index can always be rebuilt from it
 (``Memory`` repairs it at start-up). The embedder's fingerprint is kept in the table's schema
 metadata, so an index written by another model is detected and rebuilt.
 
-Writes come in batches (one Lance fragment and version per ``add``), and ``maintain`` compacts
-fragments and refreshes the full-text index once enough rows arrived since the last time.
+Writes come in batches (one Lance fragment and version per ``add``, applied by the
+``IndexWriter`` thread), and ``maintain`` compacts fragments once enough rows arrived.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS
-from lancedb.query import MatchQuery
 
 from doxa.store.embedder import Vectors
 
@@ -73,7 +72,6 @@ class SearchIndex:
                 self._table = table
         if TABLE not in names or self.rebuilt:
             self._table = self._db.create_table(TABLE, schema=self._schema)
-        self._has_fts = any(i.index_type == "FTS" for i in self._table.list_indices())
         self._rows = int(self._table.count_rows())
 
     def count(self) -> int:
@@ -131,48 +129,19 @@ class SearchIndex:
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, matrix
 
-    def text_search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """BM25 full-text search: (id, score), best first. Query text is data, not syntax."""
-        if not query.strip():
-            return []
-        try:
-            result = (
-                self._table.search(
-                    MatchQuery(query, "text"),  # type: ignore[call-arg]  # defaults exist at run time
-                    query_type="fts",
-                )
-                .limit(limit)
-                .select(["id", "_score"])
-                .to_arrow()
-            )
-        except Exception as error:  # an index being rebuilt, or a query with no terms
-            log.debug("full-text search failed: %s", error)
-            return []
-        ids = result.column("id").to_pylist()
-        scores = result.column("_score").to_pylist()
-        return [(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]
-
     def maintain(self, every: int = 2000, force: bool = False) -> bool:
-        """Keep the index in shape: build the full-text index once, then fold new rows into
-        it and compact fragments (``optimize``, incremental) after ``every`` changed rows, or
-        sooner while the table is small. Rows not yet indexed are searched too, but their BM25
-        statistics differ from the indexed part's, so they should not stay a large share.
+        """Compact fragments (``optimize``) after ``every`` changed rows, or sooner while the
+        table is small: every ``add`` makes a fragment, and reading many small ones at
+        start-up is slow.
 
         Returns True when maintenance ran.
         """
         with self._lock:
             threshold = min(every, max(32, self._rows // 4))
-            due = force or self._since_maintenance >= threshold or not self._has_fts
+            due = force or self._since_maintenance >= threshold
             if not due or self._rows == 0:
                 return False
             self._since_maintenance = 0
-            if not self._has_fts:
-                self._table.create_index(
-                    "text",
-                    config=FTS(with_position=False, stem=True, remove_stop_words=True),
-                    replace=True,
-                )
-                self._has_fts = True
             with warnings.catch_warnings():
                 # One process owns the data directory, so no reader holds an old version.
                 warnings.simplefilter("ignore", UserWarning)

@@ -20,7 +20,6 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -174,7 +173,6 @@ class Memory:
         self._unrecorded_lock = threading.Lock()
         self._stopping = threading.Event()
         self._recorder: threading.Thread | None = None
-        self._text_search = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-fts")
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -297,7 +295,6 @@ class Memory:
         if self._recorder is not None:
             self._recorder.join()
             self._recorder = None
-        self._text_search.shutdown(wait=True)
         if self._index_writer is not None:
             self._index_writer.close()
             self._index_writer = None
@@ -748,24 +745,12 @@ class Memory:
             )
         if order_by not in ("relevance", "confidence", "newest", "oldest"):
             raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
-        working, index, writer = self._wm, self._ix, self._writer
+        working = self._wm
         weights = self.settings.ranking
-        # The model takes both cores for the query; then the full-text search runs on one
-        # while the vector scan runs on the other (both release the GIL). Searching during
-        # the embedding instead made each slower than the two run one after the other.
         vector = self.embedder.embed([query])[0] if query.strip() else None
-        searching = (
-            self._text_search.submit(
-                _text_search_after, writer, writer.queued, index, query, weights.text_pool
-            )
-            if weights.text_pool and query.strip()
-            else None
-        )
         window = time_window(query, at)
         with self.graph.exclusive():
             n = len(working)
-            similarity = None if vector is None else working.vectors[:n] @ vector
-            text_hits = searching.result() if searching is not None else []
             at_us = micros(at)
             mask = working.live[:n].copy()
             if agent_name is not None:
@@ -781,7 +766,12 @@ class Memory:
             current = mask & (working.valid_until[:n] > at_us)
             if not include_superseded:
                 mask = current
-            hits = [(working.row_of[i], s) for i, s in text_hits if i in working.row_of]
+            # Full text among the rows the filters allow, so a filter never starves the pool.
+            hits = (
+                working.text.search(query, weights.text_pool, mask)
+                if weights.text_pool and query.strip()
+                else []
+            )
             ranked = rank(
                 working,
                 mask,
@@ -792,7 +782,6 @@ class Memory:
                 weights,
                 # Replaced facts rank after every current one: rank them all, then order.
                 limit if vector is not None and not include_superseded else n,
-                similarity,
             )
             if vector is None:
                 ranked.sort(key=lambda r: -working.entries[r.row].seq)
@@ -1037,18 +1026,8 @@ class Memory:
         return counts
 
 
-#: How long a full-text search waits for queued index writes before searching without them.
+#: How long ``stats`` waits for queued index writes before counting without them.
 _INDEX_WAIT_S = 2.0
-
-
-def _text_search_after(
-    writer: IndexWriter, ticket: int, index: SearchIndex, query: str, limit: int
-) -> list[tuple[str, float]]:
-    """Full-text search that first lets the index take the writes queued before the recall,
-    so what ``remember`` returned is found by its words too."""
-    if not writer.wait(ticket, timeout=_INDEX_WAIT_S):
-        log.warning("search index is behind; full-text search runs without the newest rows")
-    return index.text_search(query, limit)
 
 
 def _release_free_memory() -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.embedder import Vectors
+from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
 
 NO_END = np.iinfo(np.int64).max
@@ -107,6 +108,8 @@ class WorkingMemory:
         self.feedback_queries: Vectors = np.zeros((0, dim), dtype=np.float32)
         self.feedback_rows: IntArray = np.zeros(0, dtype=np.int64)
         self.feedback_signs: FloatArray = np.zeros(0, dtype=np.float32)
+        # Full text of the live rows (BM25), updated with every other index here.
+        self.text = TextIndex()
         self.next_seq = 1
 
     def __len__(self) -> int:
@@ -169,6 +172,7 @@ class WorkingMemory:
                 self.episode_start[entry.episode] = entry.observed_at
         if not entry.retracted:
             self._index_keys(row)
+            self.text.add(row, entry.text)
         return row
 
     def _mention(self, row: int, topic: str) -> None:
@@ -232,6 +236,7 @@ class WorkingMemory:
     def retract(self, row: int) -> None:
         """Hide a row from every recall (kept in the graph for audit)."""
         self._unindex_keys(row)
+        self.text.remove(row, self.entries[row].text)
         self.entries[row].retracted = True
         self.live[row] = False
 

@@ -1,0 +1,79 @@
+"""Full-text search of the working memory: analysis (stems, stop words, folding), BM25
+order, filters applied before the limit, and forgetting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doxa.store.text_index import TextIndex
+
+TEXTS = [
+    "The harbour master owns a red boat.",  # 0
+    "Caroline remembered the support group meeting in May.",  # 1
+    "The boat, the boat, the boat: everyone talks about the boat.",  # 2
+    "A very long note about many unrelated things, with a boat mentioned once at the end.",  # 3
+    "Café Olé serves crème brûlée.",  # 4
+]
+
+
+def index_of(texts: list[str]) -> TextIndex:
+    index = TextIndex()
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    return index
+
+
+def everything(n: int = len(TEXTS)) -> np.ndarray:
+    return np.ones(n, dtype=bool)
+
+
+def rows(found: list[tuple[int, float]]) -> list[int]:
+    return [row for row, _ in found]
+
+
+def test_words_match_by_stem_case_and_accents_not_by_stop_words() -> None:
+    index = index_of(TEXTS)
+    assert rows(index.search("Who REMEMBERS meetings?", 10, everything())) == [1]
+    assert rows(index.search("cafe ole creme brulee", 10, everything())) == [4]
+    assert index.search("the what is of", 10, everything()) == []
+    assert index.analyzer.terms("I'm remembering the boats") == ["rememb", "boat"]
+
+
+def test_bm25_prefers_more_occurrences_and_shorter_texts() -> None:
+    index = index_of(TEXTS)
+    found = index.search("boat", 10, everything())
+    assert rows(found) == [2, 0, 3]
+    scores = [score for _, score in found]
+    assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+
+
+def test_a_rare_word_outweighs_a_common_one() -> None:
+    index = index_of(TEXTS)
+    # "harbour" is in one text, "boat" in three: the harbour text wins on "harbour boat".
+    assert rows(index.search("harbour boat", 10, everything()))[0] == 0
+
+
+def test_filters_apply_before_the_limit() -> None:
+    index = index_of(TEXTS)
+    allowed = everything()
+    allowed[[0, 2]] = False
+    assert rows(index.search("boat", 1, allowed)) == [3]
+    assert rows(index.search("boat", 10, everything(2))) == [0]  # rows past the mask: none
+
+
+def test_removed_rows_are_not_found_and_leave_the_statistics() -> None:
+    index = index_of(TEXTS)
+    before = dict(index.search("harbour boat", 10, everything()))
+    index.remove(2, TEXTS[2])
+    index.remove(2, TEXTS[2])  # twice: no effect
+    after = dict(index.search("harbour boat", 10, everything()))
+    assert 2 not in after
+    # "boat" is rarer now, so the harbour text scores higher than before.
+    assert after[0] > before[0]
+
+
+def test_query_text_is_data() -> None:
+    index = index_of(TEXTS)
+    for hostile in ['boat" OR 1=1 --', "boat'); DROP TABLE x; --", "(boat) AND NOT", "*", ""]:
+        found = index.search(hostile, 10, everything())
+        assert set(rows(found)) <= {0, 2, 3}
