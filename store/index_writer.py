@@ -1,22 +1,23 @@
 """Search-index writes applied in order on a background thread, behind the graph.
 
-The graph is the memory's truth and the working memory answers vector recall the moment a
-write commits; the search index (LanceDB) is needed only for full-text search. Appending to
-it costs about 3 ms per call (a new fragment and a new manifest), a third of a single
+The graph is the memory's truth, and the working memory answers recall (vectors and full
+text) the moment a write commits. The search index (LanceDB) keeps the vectors so a restart
+need not embed every memory again; nothing reads it while the server runs. Appending to it
+costs about 3 ms per call (a new fragment and a new manifest), a third of a single
 ``remember``. So ``Memory`` commits the graph, updates the working memory and hands the index
-rows to this writer, which applies them in order, coalescing whatever queued meanwhile into
-one append, and compacts the index when it is idle.
+rows to this writer, which applies them in order, a batch at a time: it waits up to
+``delay_s`` (or until ``batch_rows`` rows are queued, or someone waits for them) and writes
+everything queued as one append, then compacts the index when it is idle.
 
-Reads stay consistent: a full-text search first waits (briefly) for the writes queued before
-it, so a memory is found by its words as soon as ``remember`` has returned. If the process
-dies with writes still queued, the start-up repair finds the rows the graph holds and the
-index lacks, and embeds them again.
+If the process dies with writes still queued, the start-up repair finds the rows the graph
+holds and the index lacks, and embeds them again: at most ``delay_s`` of writes.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,12 +49,26 @@ class IndexWriter:
         index: the search index it owns from now on (nobody else writes to it).
         maintenance_every: compact and refresh full text after this many changed rows.
         retry_s: pause before retrying a write that failed.
+        delay_s: how long a write may wait for others to share its append.
+        batch_rows: queued rows that start an append without waiting.
     """
 
-    def __init__(self, index: SearchIndex, maintenance_every: int, retry_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        index: SearchIndex,
+        maintenance_every: int,
+        retry_s: float = 1.0,
+        delay_s: float = 0.5,
+        batch_rows: int = 512,
+    ) -> None:
         self._index = index
         self._maintenance_every = maintenance_every
         self._retry_s = retry_s
+        self._delay_s = delay_s
+        self._batch_rows = batch_rows
+        self._queued_rows = 0
+        self._first_queued_at = 0.0
+        self._waiters = 0
         self._queue: deque[_Write] = deque()
         self._changed = threading.Condition()
         self._queued = 0  # ticket of the last write queued
@@ -92,7 +107,12 @@ class IndexWriter:
         """
         with self._changed:
             target = self._queued if ticket is None else ticket
-            return self._changed.wait_for(lambda: self._applied >= target, timeout)
+            self._waiters += 1
+            self._changed.notify_all()  # someone is waiting: write now, not after the delay
+            try:
+                return self._changed.wait_for(lambda: self._applied >= target, timeout)
+            finally:
+                self._waiters -= 1
 
     def close(self, timeout: float = 30.0) -> None:
         """Apply what is queued (retrying failures until ``timeout``), then stop.
@@ -112,6 +132,7 @@ class IndexWriter:
                     len(self._queue),
                 )
                 self._queue.clear()
+                self._queued_rows = 0
                 self._applied = self._queued
                 self._changed.notify_all()
 
@@ -122,8 +143,13 @@ class IndexWriter:
             if not ids:  # nothing to write: waiting on the last ticket still orders reads
                 return self._queued
             self._queued += 1
+            first = not self._queue
+            if first:
+                self._first_queued_at = time.monotonic()
             self._queue.append(_Write(self._queued, kind, ids, texts, vectors))
-            self._changed.notify_all()
+            self._queued_rows += len(ids)
+            if first or self._queued_rows >= self._batch_rows:
+                self._changed.notify_all()  # the writer starts its delay, or writes now
             return self._queued
 
     # ---- the writer thread -------------------------------------------------------------------
@@ -134,13 +160,26 @@ class IndexWriter:
                 self._changed.wait_for(lambda: bool(self._queue) or self._closing)
                 if not self._queue:
                     return
+                # Let more writes join this append, unless enough are queued or awaited.
+                while not (
+                    self._closing
+                    or self._waiters
+                    or self._queued_rows >= self._batch_rows
+                    or time.monotonic() - self._first_queued_at >= self._delay_s
+                ):
+                    self._changed.wait(self._first_queued_at + self._delay_s - time.monotonic())
                 batch = self._take()
+                self._queued_rows -= sum(len(w.ids) for w in batch)
+                if self._queue:
+                    self._first_queued_at = time.monotonic()
             try:
                 self._apply(batch)
             except Exception:
                 log.exception("search index: a write failed; retrying in %.1f s", self._retry_s)
                 with self._changed:
                     self._queue.extendleft(reversed(batch))
+                    self._queued_rows += sum(len(w.ids) for w in batch)
+                    self._first_queued_at = time.monotonic() - self._delay_s  # retry is due
                     if self._closing:  # tried once more after close; the repair does the rest
                         return
                     self._changed.wait(self._retry_s)  # close() wakes it for a last attempt

@@ -4,6 +4,7 @@ handed to the start-up repair at close. Against a real LanceDB index."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,4 +98,42 @@ def test_nothing_to_write_queues_nothing(index: SearchIndex) -> None:
     assert writer.delete([]) == 0
     assert writer.add([], [], np.zeros((0, 32), dtype=np.float32)) == 0
     assert writer.wait(timeout=1)
+    writer.close()
+
+
+def test_writes_within_the_delay_share_one_append_and_a_wait_does_not_wait_for_it(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = SearchIndex.add
+    calls: list[int] = []
+
+    def counted(self: SearchIndex, ids: Any, texts: Any, vectors: Any) -> None:
+        calls.append(len(ids))
+        original(self, ids, texts, vectors)
+
+    monkeypatch.setattr(SearchIndex, "add", counted)
+    writer = IndexWriter(index, maintenance_every=1000, delay_s=60.0)
+    for k in range(3):
+        writer.add(*rows(f"memory {k}"))
+    assert calls == []  # held back for companions
+    began = time.monotonic()
+    assert writer.wait(timeout=10)
+    assert time.monotonic() - began < 5  # a reader asked: written now, not after a minute
+    assert calls == [3]
+    writer.add(*rows("later"))
+    writer.close()  # close writes what is queued
+    assert calls == [3, 1]
+
+
+def test_enough_queued_rows_are_written_without_waiting_for_the_delay(
+    index: SearchIndex,
+) -> None:
+    writer = IndexWriter(index, maintenance_every=1000, delay_s=60.0, batch_rows=4)
+    for k in range(4):
+        writer.add(*rows(f"memory {k}"))
+    deadline = time.monotonic() + 10
+    while writer.pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert writer.pending == 0
+    assert len(index.ids()) == 4
     writer.close()
