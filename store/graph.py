@@ -598,12 +598,13 @@ class GraphWriter:
             )
 
     def create_observations(self, rows: Sequence[Row]) -> None:
-        """Create observations, each held as a belief by its agent (which must exist).
+        """Create observations, each held as a belief by its agent and mentioning its topics
+        (agents and topics must exist).
 
-        Each row holds the observation's fields plus ``agent``, ``belief`` (the belief id) and
-        ``since``; decimals arrive as strings or Decimals, times as aware datetimes. One
-        statement creates the observation, the belief and both links: a statement saved is
-        about a tenth of a single remember's database time.
+        Each row holds the observation's fields plus ``agent``, ``belief`` (the belief id),
+        ``since`` and ``topics`` (names); decimals arrive as strings or Decimals, times as
+        aware datetimes. One statement creates the observation, the belief, and every link: a
+        statement saved is about a tenth of a single remember's database time.
         """
         if not rows:
             return
@@ -622,25 +623,18 @@ class GraphWriter:
         self._run(
             "UNWIND $rows AS r WITH r, r.agent AS agent MATCH (a:Agent {name: agent})"
             " CREATE (a)-[:HOLDS]->(:Belief {id: r.belief, since: CAST(r.since AS TIMESTAMP)})"
-            "-[:`OF`]->(:Observation {id: r.id, seq: r.seq, text: r.text,"
+            "-[:`OF`]->(o:Observation {id: r.id, seq: r.seq, text: r.text,"
             " text_key: r.text_key, observed_at: CAST(r.observed_at AS TIMESTAMP),"
             " recorded_at: CAST(r.recorded_at AS TIMESTAMP),"
             f" confidence: CAST(r.confidence AS {_DEC}), source: r.source, kind: r.kind,"
             " subject: r.subject, predicate: r.predicate, object: r.object,"
             " valid_from: CAST(r.valid_from AS TIMESTAMP),"
-            " valid_until: CAST(r.valid_until AS TIMESTAMP), hits: 0, impressions: 0})",
+            " valid_until: CAST(r.valid_until AS TIMESTAMP), hits: 0, impressions: 0})"
+            # Its topics (which must exist) in the same statement.
+            " WITH o, r UNWIND CAST(r.topics AS STRING[]) AS topic"
+            " MATCH (t:Topic {name: topic}) CREATE (o)-[:MENTIONS]->(t)",
             {"rows": bound},
         )
-
-    def mention(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """Link observations to topics: (observation id, topic name)."""
-        if pairs:
-            self._run(
-                "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
-                " MATCH (t:Topic {name: r.t})"
-                " CREATE (o)-[:MENTIONS]->(t)",
-                {"rows": [{"o": o, "t": t} for o, t in pairs]},
-            )
 
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Link observations to the episode they were learned in."""

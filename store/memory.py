@@ -621,11 +621,16 @@ class Memory:
             w.ensure_episodes(first_seen)
             w.create_observations(
                 [
-                    {**row, "agent": p.memory.agent, "belief": p.belief_id, "since": now}
+                    {
+                        **row,
+                        "agent": p.memory.agent,
+                        "belief": p.belief_id,
+                        "since": now,
+                        "topics": list(p.memory.topics),
+                    }
                     for row, p in zip(observations, plans, strict=True)
                 ]
             )
-            w.mention([(p.observation_id, t) for p in plans for t in p.memory.topics])
             w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
             w.support(
                 [

@@ -461,13 +461,16 @@ def test_index_writes_still_failing_at_close_are_repaired_at_start_up(
 def test_a_failed_graph_statement_writes_nothing_and_the_memory_keeps_working(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing_mention(self: GraphWriter, pairs: Any) -> None:
+    created = GraphWriter.create_observations
+
+    def create_then_fail(self: GraphWriter, rows: Any) -> None:
+        created(self, rows)  # written inside the transaction, then a statement fails
         self._run("RETURN CAST('not a number' AS INT64)", {})
 
     memory.remember([MemoryDraft(text="Kept before the failure.")])
     before = memory.stats()
     with monkeypatch.context() as patch:
-        patch.setattr(GraphWriter, "mention", failing_mention)
+        patch.setattr(GraphWriter, "create_observations", create_then_fail)
         with pytest.raises(RuntimeError):
             memory.remember([MemoryDraft(text="Lost in the failure.", topics=["t"])])
     after = memory.stats()
@@ -480,10 +483,10 @@ def test_a_failed_graph_statement_writes_nothing_and_the_memory_keeps_working(
 def test_a_failed_graph_statement_reports_its_own_error(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing_mention(self: GraphWriter, pairs: Any) -> None:
+    def failing(self: GraphWriter, rows: Any) -> None:
         self._run("RETURN CAST('not a number' AS INT64)", {})
 
-    monkeypatch.setattr(GraphWriter, "mention", failing_mention)
+    monkeypatch.setattr(GraphWriter, "create_observations", failing)
     with pytest.raises(RuntimeError) as caught:
         memory.remember([MemoryDraft(text="Lost in the failure.", topics=["t"])])
     assert "ROLLBACK" not in str(caught.value)
