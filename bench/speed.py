@@ -952,6 +952,7 @@ def run_worker(args: list[str], out_path: Path, tolerate: bool = False) -> dict[
     # As the doxa CLI sets them for the server.
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    env.setdefault("MALLOC_ARENA_MAX", "2")
     completed = subprocess.run(command, env=env, check=False)
     if completed.returncode != 0:
         if tolerate and out_path.exists():

@@ -217,26 +217,34 @@ class Memory:
             self._ready.set()
 
     def _load_everything(self) -> None:
-        """Open the graph (migrating it), load the model, open the index, repair it from the
-        graph and load the working memory."""
+        """Open the graph (migrating it), open the index, load the working memory from the
+        graph, repair the index, and load the model."""
         from doxa.store.graph import Graph
         from doxa.store.index import SearchIndex
         from doxa.store.index_writer import IndexWriter
 
         data_dir = Path(self.settings.data_dir).expanduser()
-        graph = Graph(
-            data_dir / "graph", buffer_pool_bytes=self.settings.buffer_pool_mb * 1024 * 1024
-        )
+        pool = self.settings.buffer_pool_mb * 1024 * 1024
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
         self._graph = graph
-        self.embedder.load()
-        dim = self.embedder.dim
+        dim = self.embedder.dim  # the ONNX runtime reads it from its export, loading nothing
         index = SearchIndex(data_dir / "index", dim, self.embedder.fingerprint)
         with graph.exclusive():
             # Sized to the memory (plus room to grow) rather than doubled into place.
             working = WorkingMemory(dim, capacity=graph.observation_count() + 1024)
             self._load(working, graph)
+        # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
+        # memories) and never gives one back; the working memory holds what they held now.
+        # Reopening the database starts with an empty pool.
+        graph.close()
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
+        self._graph = graph
+        with graph.exclusive():
             self._repair(index, working)
             self._index, self._working = index, working
+        # The model last: reading the vectors above briefly needs ~180 MB, and the model's
+        # ~160 MB need not sit under that peak.
+        self.embedder.load()
         index.maintain(self.settings.maintenance_every)
         self._index_writer = IndexWriter(index, self.settings.maintenance_every)
         self._recorder = threading.Thread(

@@ -45,6 +45,8 @@ TOLERANCE = 1e-4
 #: How long an export may take before it is given up (it takes about 15 s on 2 cores).
 EXPORT_TIMEOUT_S = 900
 POOLINGS = ("mean", "cls", "max")
+#: Tokens (rows x width) per forward pass: 64 texts of 32 tokens, or 8 of the full 256.
+MAX_BATCH_TOKENS = 2048
 
 
 class ExportError(RuntimeError):
@@ -168,9 +170,18 @@ class OnnxModel:
             return out
         encodings = self.tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            out[rows] = self._forward([encodings[i] for i in rows])
+        rows: list[int] = []
+        for i in order:
+            # Shortest first, so a batch's width is its last text's length. Attention needs
+            # memory per row in the square of the width, and ONNX Runtime keeps its largest
+            # allocation: 64 texts of 256 tokens held 1 GB, 8 of them 190 MB.
+            width = len(encodings[i].ids)
+            if rows and (len(rows) >= batch_size or (len(rows) + 1) * width > MAX_BATCH_TOKENS):
+                out[rows] = self._forward([encodings[r] for r in rows])
+                rows = []
+            rows.append(i)
+        if rows:
+            out[rows] = self._forward([encodings[r] for r in rows])
         return out
 
     def _forward(self, encodings: list[Any]) -> Vectors:
@@ -224,6 +235,7 @@ class OnnxEmbedder:
         self._threads = threads
         self._model: OnnxModel | None = None
         self._fallback: SentenceTransformerEmbedder | None = None
+        self._directory: Path | None = None
         self._lock = threading.Lock()
         self.runtime = "not loaded"
 
@@ -233,6 +245,16 @@ class OnnxEmbedder:
 
     @property
     def dim(self) -> int:
+        """The vector size, from the export's metadata if the model is not loaded yet."""
+        with self._lock:
+            if self._model is not None:
+                return self._model.dim
+            if self._fallback is None:
+                try:
+                    meta = json.loads((self._export() / "meta.json").read_text())
+                    return int(meta["dim"])
+                except (OSError, ExportError, ValueError, KeyError):
+                    pass  # load() says why and falls back
         self.load()
         if self._fallback is not None:
             return self._fallback.dim
@@ -261,12 +283,17 @@ class OnnxEmbedder:
         if self._fallback is not None:
             self._fallback.load()
 
+    def _export(self) -> Path:
+        """The export's directory (exporting first if needed); cached after the first call."""
+        if self._directory is None:
+            source = model_source(self._model_setting)
+            if source is None:
+                raise ExportError(f"{self._model_setting!r} is not a local model directory")
+            self._directory = exported_model(source, self._cache_dir or default_cache_dir())
+        return self._directory
+
     def _load_onnx(self) -> OnnxModel:
-        source = model_source(self._model_setting)
-        if source is None:
-            raise ExportError(f"{self._model_setting!r} is not a local model directory")
-        directory = exported_model(source, self._cache_dir or default_cache_dir())
-        return OnnxModel(directory, self._threads)
+        return OnnxModel(self._export(), self._threads)
 
     def embed(self, texts: list[str]) -> Vectors:
         self.load()
