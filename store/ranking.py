@@ -60,6 +60,7 @@ def rank(
     window: tuple[int, int] | None,
     weights: RankingWeights,
     limit: int,
+    similarity: npt.NDArray[np.float32] | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -72,6 +73,7 @@ def rank(
         window: (start, end) in microseconds named by the query's time words, or None.
         weights: the ranking weights.
         limit: how many to return.
+        similarity: ``memory.vectors[:n] @ query_vector``, if the caller computed it already.
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -80,7 +82,9 @@ def rank(
     allowed = int(usable.sum())
     if allowed == 0:
         return []
-    if query_vector is not None:
+    if similarity is not None:
+        similarity = similarity[:n]
+    elif query_vector is not None:
         similarity = memory.vectors[:n] @ query_vector
     else:
         similarity = np.zeros(n, dtype=np.float32)

@@ -11,6 +11,8 @@ write commits, so it never shows anything the graph does not hold.
 from __future__ import annotations
 
 import array
+import functools
+import heapq
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,8 +33,10 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
 
+@functools.lru_cache(maxsize=65536)
 def topic_key(name: str) -> str:
-    """Topics and fact keys match case- and space-insensitively."""
+    """Topics and fact keys match case- and space-insensitively (cached: ranking asks for
+    the keys of every candidate's topics)."""
     return " ".join(name.casefold().split())
 
 
@@ -290,7 +294,7 @@ class WorkingMemory:
             layer: list[str] = []
             for key in frontier:
                 linked = self.topic_links.get(key, {})
-                for other in sorted(linked, key=lambda k: -linked[k])[:fan_out]:
+                for other in heapq.nlargest(fan_out, linked, key=linked.__getitem__):
                     if other not in seen:
                         seen.add(other)
                         layer.append(other)
