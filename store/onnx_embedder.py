@@ -153,9 +153,9 @@ class OnnxModel:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        # Idle worker threads spinning for the next call take a core from Kùzu and LanceDB
-        # on a small machine; waking them costs microseconds.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Worker threads spin briefly for the next piece of work (ONNX Runtime's default).
+        # Measured at 100k memories on 2 cores, turning that off made a query's embedding
+        # 2.6 ms instead of 1.9 and the whole recall 10.4 ms instead of 8.5.
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = onnxruntime.InferenceSession(
             str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
