@@ -14,6 +14,7 @@ sentence-transformers in process instead: slower, never wrong.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,7 @@ def exported_model(source: Path, cache_dir: Path) -> Path:
     if (target / "meta.json").is_file():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_exports(cache_dir)
     scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=cache_dir))
     log.info("exporting embedding model %s to ONNX (once; about 15 s)", source)
     environment = {
@@ -126,6 +129,16 @@ def exported_model(source: Path, cache_dir: Path) -> Path:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+def _remove_abandoned_exports(cache_dir: Path) -> None:
+    """Delete scratch directories of exports whose process was killed (older than any
+    export may take): each holds up to a model's worth of disk."""
+    deadline = time.time() - 2 * EXPORT_TIMEOUT_S
+    for scratch in cache_dir.glob(".export-*"):
+        with contextlib.suppress(OSError):
+            if scratch.stat().st_mtime < deadline:
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 class OnnxModel:

@@ -3,7 +3,9 @@ a fallback to torch that keeps the vectors right when the export cannot be had."
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,8 @@ def test_the_export_is_made_once_and_reused(
 ) -> None:
     source = model_source(BUNDLED_MODEL)
     assert source is not None
+    # Other tests' servers may be exporting into the same cache right now.
+    scratch_before = {p for p in onnx_cache.iterdir() if p.name.startswith(".export-")}
     first = exported_model(source, onnx_cache)
     assert {p.name for p in first.iterdir()} >= {"model.onnx", "tokenizer.json", "meta.json"}
 
@@ -61,7 +65,28 @@ def test_the_export_is_made_once_and_reused(
     monkeypatch.setattr(subprocess, "run", no_export)
     assert exported_model(source, onnx_cache) == first
     # Nothing half-written is left next to it.
-    assert not [p for p in onnx_cache.iterdir() if p.name.startswith(".export-")]
+    assert {p for p in onnx_cache.iterdir() if p.name.startswith(".export-")} <= scratch_before
+
+
+def test_the_scratch_of_an_abandoned_export_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    abandoned = tmp_path / ".export-killed"
+    recent = tmp_path / ".export-running"
+    for scratch in (abandoned, recent):
+        scratch.mkdir()
+        (scratch / "model.onnx").write_bytes(b"partial")
+    long_ago = time.time() - 7 * 24 * 3600
+    os.utime(abandoned, (long_ago, long_ago))
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise subprocess.TimeoutExpired("export", 1)
+
+    monkeypatch.setattr(subprocess, "run", fail)
+    with pytest.raises(ExportError):
+        exported_model(tmp_path / "model-source", tmp_path)
+    assert not abandoned.exists()
+    assert recent.exists()  # perhaps another server's export in progress
 
 
 @pytest.mark.slow
