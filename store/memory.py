@@ -239,6 +239,7 @@ class Memory:
         # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
         # memories) and never gives one back; the working memory holds what they held now.
         # Reopening the database starts with an empty pool.
+        self._graph = None  # closed: close() must not close it again if the reopen fails
         graph.close()
         graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
         self._graph = graph
