@@ -37,7 +37,7 @@ def _quote(value: str) -> str:
 
 
 class SearchIndex:
-    """LanceDB table of observation texts and vectors, with a full-text index.
+    """LanceDB table of observation texts and vectors.
 
     Args:
         path: the LanceDB directory.

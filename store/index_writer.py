@@ -47,7 +47,7 @@ class IndexWriter:
 
     Args:
         index: the search index it owns from now on (nobody else writes to it).
-        maintenance_every: compact and refresh full text after this many changed rows.
+        maintenance_every: compact the index after this many changed rows.
         retry_s: pause before retrying a write that failed.
         delay_s: how long a write may wait for others to share its append.
         batch_rows: queued rows that start an append without waiting.
@@ -220,6 +220,6 @@ class IndexWriter:
     def _maintain(self) -> None:
         try:
             if self._index.maintain(self._maintenance_every):
-                log.info("search index compacted and its full-text index refreshed")
+                log.info("search index compacted")
         except Exception:  # compaction is an optimisation: the index stays usable without it
             log.exception("search index: maintenance failed")

@@ -2,7 +2,8 @@
 
 Components (each in roughly [0, 1] before weighting):
 - ``vector``       cosine similarity of the query and observation embeddings;
-- ``text``         BM25 from the full-text index, divided by the best BM25 of this query;
+- ``text``         BM25 from the working memory's full-text index, divided by the best BM25
+                   of this query;
 - ``neighbourhood`` the best vector+text relevance among observations learned next to this one
                    in the same episode (a conversation's turns explain each other), decayed
                    by distance;

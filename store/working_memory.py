@@ -1,6 +1,6 @@
 """The working memory: an in-process mirror of what recall needs, kept in step with the graph.
 
-The graph (Kùzu) is the source of truth and LanceDB holds the vectors and full text; this
+The graph (Kùzu) is the source of truth and LanceDB keeps the texts and vectors; this
 mirror exists so a recall touches neither database for filtering and ranking. It keeps, per
 observation row, the fields results show, and as arrays the ones filters and scores read
 (exact confidence as scaled integers, validity as microseconds, hits, impressions) plus the
