@@ -167,6 +167,9 @@ class Memory:
         self._warm_lock = threading.Lock()
         self._warm_started = False
         self._recent: OrderedDict[str, _Recent] = OrderedDict()
+        # Guards the working memory and recent recalls. Writers take it, then the graph's
+        # lock; recall takes only this one; the recall recorder only the graph's.
+        self._state = threading.RLock()
         # Recall events are written to the graph in batches by a background thread, off the
         # request path; feedback flushes them first.
         self._unrecorded: list[tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]]
@@ -449,7 +452,7 @@ class Memory:
             return []
         working = self._wm
         vectors = self.embedder.embed([m.text for m in memories])
-        with self.graph.exclusive():
+        with self._state, self.graph.exclusive():
             results, plans = self._plan(memories, vectors, batch, working)
             if plans:
                 self._write(plans, working)
@@ -767,7 +770,9 @@ class Memory:
         weights = self.settings.ranking
         vector = self.embedder.embed([query])[0] if query.strip() else None
         window = time_window(query, at)
-        with self.graph.exclusive():
+        # The working memory's lock only: a recall never waits for the graph, e.g. for the
+        # recorder writing recall events (15-30 ms every 0.25 s under load).
+        with self._state:
             n = len(working)
             at_us = micros(at)
             mask = working.live[:n].copy()
@@ -880,7 +885,7 @@ class Memory:
                 "rejected", f"{sorted(both)[0]!r} is also in accepted; judge each result once"
             )
         working = self._wm
-        with self.graph.exclusive():
+        with self._state, self.graph.exclusive():
             self._record_recalls()
             recent = self._recent.get(recall)
             if recent is None:
@@ -945,7 +950,7 @@ class Memory:
         obs = name(observation_id, "id")
         assert obs is not None
         working = self._wm
-        with self.graph.exclusive():
+        with self._state, self.graph.exclusive():
             row = working.row_of.get(obs)
             if row is None:
                 raise NotFound("id", "observation", obs)
@@ -1038,7 +1043,9 @@ class Memory:
         if other is not None and me is None:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
-        return provenance.conflicts(self.graph, self._wm, me, other, about)
+        working = self._wm
+        with self._state:
+            return provenance.conflicts(self.graph, working, me, other, about)
 
     def stats(self) -> dict[str, int]:
         """Counts of the graph's nodes and the index's rows."""
