@@ -3,6 +3,8 @@ stores kept in step (and repaired after a crash between them), and serialized wr
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -538,3 +540,36 @@ async def test_concurrent_duplicates_store_one_observation(
     assert len({r["observation_id"] for r in results}) == 1
     assert sum(r["duplicate_of"] is None for r in results) == 1
     assert memory.stats()["Observation"] == 1
+
+
+def test_a_recall_does_not_wait_for_a_graph_write_in_progress(memory: Memory) -> None:
+    """The recall recorder (or any graph writer) holding the graph's lock does not stall
+    recall, which reads only the working memory; a remember waits for it."""
+    memory.remember([MemoryDraft(text="The harbour master owns a red boat.")])
+    holding, release = threading.Event(), threading.Event()
+
+    def long_graph_write() -> None:
+        with memory.graph.exclusive():
+            holding.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=long_graph_write)
+    writer.start()
+    assert holding.wait(10)
+    try:
+        began = time.monotonic()
+        [found] = memory.recall("red boat").results
+        assert time.monotonic() - began < 5
+        assert found.text == "The harbour master owns a red boat."
+        remembered: list[Any] = []
+        blocked = threading.Thread(
+            target=lambda: remembered.extend(memory.remember([MemoryDraft(text="Blue boat.")]))
+        )
+        blocked.start()
+        blocked.join(0.3)
+        assert blocked.is_alive() and not remembered  # writes are serialized with the graph
+    finally:
+        release.set()
+        writer.join(10)
+    blocked.join(10)
+    assert len(remembered) == 1
