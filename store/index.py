@@ -129,7 +129,7 @@ class SearchIndex:
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, matrix
 
-    def maintain(self, every: int = 2000, force: bool = False) -> bool:
+    def maintain(self, every: int = 2000) -> bool:
         """Compact fragments (``optimize``) after ``every`` changed rows, or sooner while the
         table is small: every ``add`` makes a fragment, and reading many small ones at
         start-up is slow.
@@ -138,8 +138,7 @@ class SearchIndex:
         """
         with self._lock:
             threshold = min(every, max(32, self._rows // 4))
-            due = force or self._since_maintenance >= threshold
-            if not due or self._rows == 0:
+            if self._since_maintenance < threshold or self._rows == 0:
                 return False
             self._since_maintenance = 0
             with warnings.catch_warnings():

@@ -88,12 +88,6 @@ class IndexWriter:
         return self._enqueue("delete", list(ids), [], None)
 
     @property
-    def queued(self) -> int:
-        """The ticket of the last write queued (0: none yet)."""
-        with self._changed:
-            return self._queued
-
-    @property
     def pending(self) -> int:
         """Writes queued and not yet applied."""
         with self._changed:

@@ -338,12 +338,6 @@ class Memory:
         assert self._index_writer is not None
         return self._index_writer
 
-    @property
-    def _ix(self) -> SearchIndex:
-        self.wait_ready()
-        assert self._index is not None
-        return self._index
-
     # ---- loading and repair -----------------------------------------------------------------
 
     def _load(self, working: WorkingMemory, graph: Graph) -> None:
@@ -810,7 +804,7 @@ class Memory:
                 weights,
                 # Replaced facts rank after every current one: rank them all, then order.
                 limit if vector is not None and not include_superseded else n,
-                similarity,
+                similarity=similarity,
             )
             if vector is None:
                 ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -62,7 +62,8 @@ def rank(
     window: tuple[int, int] | None,
     weights: RankingWeights,
     limit: int,
-    similarity: npt.NDArray[np.float32] | None = None,
+    *,
+    similarity: npt.NDArray[np.float32] | None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -75,7 +76,8 @@ def rank(
         window: (start, end) in microseconds named by the query's time words, or None.
         weights: the ranking weights.
         limit: how many to return.
-        similarity: ``memory.vectors[:n] @ query_vector``, if the caller computed it already.
+        similarity: ``memory.vectors[:n] @ query_vector`` (the caller scans while the full
+            text is searched), or None for a query without text.
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -84,12 +86,7 @@ def rank(
     allowed = int(np.count_nonzero(usable))
     if allowed == 0:
         return []
-    if similarity is not None:
-        similarity = similarity[:n]
-    elif query_vector is not None:
-        similarity = memory.vectors[:n] @ query_vector
-    else:
-        similarity = np.zeros(n, dtype=np.float32)
+    similarity = similarity[:n] if similarity is not None else np.zeros(n, dtype=np.float32)
     pool_size = min(allowed, max(weights.pool, limit * 3))
     if pool_size == allowed:
         top = np.flatnonzero(usable)

@@ -66,13 +66,11 @@ class Analyzer:
             if len(w) <= MAX_TOKEN and w not in STOP_WORDS
         ]
         stems = self._stems
+        if len(stems) > 500_000:  # a bounded cache: rare words are cheap to stem again
+            stems.clear()
         unknown = [w for w in set(words) if w not in stems]
         if unknown:
-            for word, stem in zip(unknown, self._stemmer.stemWords(unknown), strict=True):
-                stems[word] = stem
-            if len(stems) > 500_000:  # a bounded cache: rare words are cheap to stem again
-                stems.clear()
-                return self.terms(text)
+            stems.update(zip(unknown, self._stemmer.stemWords(unknown), strict=True))
         return [stems[w] for w in words]
 
 
