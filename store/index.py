@@ -113,19 +113,23 @@ class SearchIndex:
         table = self._table.search().select(["id"]).limit(max(self._rows, 1)).to_arrow()
         return [str(v) for v in table.column("id").to_pylist()]
 
-    def vectors(self, batch_rows: int = 8192) -> Iterator[tuple[list[str], Vectors]]:
-        """Every row's id and vector, a batch at a time (to load the in-memory matrix).
+    def vectors(self, batch_rows: int = 2048) -> Iterator[tuple[list[str], Vectors]]:
+        """Every row's id and vector, a range of rows at a time (to load the working memory).
 
-        Batches keep the peak small: at 100k rows the whole column read at once costs about
-        300 MB on top of the matrix it is copied into.
+        One query per range, not one streamed scan: the stream reads ahead as far as it
+        likes, and at 100k rows it briefly held about 190 MB; ranges of 2,048 rows hold about
+        40 MB at most, in the same time (0.13 s). Call it while nothing writes the table
+        (start-up), so the ranges tile one version of it.
         """
-        rows = max(int(self._table.count_rows()), 1)
-        query = self._table.search().select(["id", "vector"]).limit(rows)
-        for batch in query.to_batches(batch_rows):
+        rows = int(self._table.count_rows())
+        for start in range(0, rows, batch_rows):
+            query = self._table.search().select(["id", "vector"])
+            batch = query.offset(start).limit(min(batch_rows, rows - start)).to_arrow()
             ids = [str(v) for v in batch.column("id").to_pylist()]
             if not ids:
-                continue
-            values = batch.column("vector").values.to_numpy(zero_copy_only=False)
+                break
+            column = batch.column("vector").combine_chunks()
+            values = column.values.to_numpy(zero_copy_only=False)
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, matrix
 

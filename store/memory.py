@@ -20,7 +20,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from doxa.store import provenance
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
-from doxa.store.embedder import Embedder, make_embedder
+from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import StoreSettings
@@ -141,7 +141,7 @@ class _Plan:
     observed_at: datetime
     valid_from: datetime | None
     valid_until: datetime | None
-    vector: npt.NDArray[np.float32]
+    position: int  # in the call's memories, so in the embedding's rows
     superseded: list[tuple[str, datetime]] = field(default_factory=list)  # (older id, at)
     superseded_by: list[tuple[str, datetime]] = field(default_factory=list)  # (newer id, at)
     conflicts: list[str] = field(default_factory=list)
@@ -179,6 +179,8 @@ class Memory:
         self._recorder: threading.Thread | None = None
         # Recall's second core: the full-text search, during the vector scan.
         self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-recall")
+        # Remember's second core: the memory's embedding, during the graph write.
+        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-embed")
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -311,6 +313,7 @@ class Memory:
             self._recorder.join()
             self._recorder = None
         self._helper.shutdown(wait=True)
+        self._embedding.shutdown(wait=True)
         if self._index_writer is not None:
             self._index_writer.close()
             self._index_writer = None
@@ -360,7 +363,8 @@ class Memory:
                 text_key=row["text_key"],
                 confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
                 observed_at=_aware(row["observed_at"]),
-                recorded_at=_aware(row["recorded_at"]),
+                # One remember gives its memories one time: share it as the strings.
+                recorded_at=one(("recorded", row["recorded_at"]), _aware(row["recorded_at"])),
                 source=row["source"],
                 kind=one(row["kind"], row["kind"]),
                 subject=row["subject"],
@@ -370,7 +374,7 @@ class Memory:
                 valid_until=from_naive_utc(row["valid_until"]),
                 retracted=row["retracted_at"] is not None,
                 episode=episodes.get(row["id"]),
-                topics=sorted(topics.get(row["id"], [])),
+                topics=tuple(sorted(topics.get(row["id"], []))),
             )
             r = working.add(entry)
             working.hits[r] = row["hits"] or 0
@@ -381,7 +385,7 @@ class Memory:
         for newer, older in graph.supersessions():
             # A retracted superseder is kept for audit but no longer ends anything.
             if not working.entries[working.row_of[newer]].retracted:
-                working.entries[working.row_of[older]].superseded_by.append(newer)
+                working.superseded_by(working.row_of[older], newer)
         for a, b, count in graph.co_activations():
             ra, rb = working.row_of[a], working.row_of[b]
             working.co_activated[ra][rb] = count
@@ -413,8 +417,17 @@ class Memory:
                 (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
             )
             known = rows >= 0
-            working.vectors[rows[known]] = vectors[known]
+            working.embeddings.put(rows[known], vectors[known])
             working.has_vector[rows[known]] = True
+        n = len(working)
+        loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
+        if loaded != len(wanted):  # the ranges did not tile the table: never hide it
+            log.error(
+                "search index: vectors for %d of %d observations; the rest are found by text"
+                " only until the next start",
+                loaded,
+                len(wanted),
+            )
         _release_free_memory()
 
     # ---- remember ---------------------------------------------------------------------------
@@ -445,17 +458,24 @@ class Memory:
         if not memories:
             return []
         working = self._wm
-        vectors = self.embedder.embed([m.text for m in memories])
-        with self._state, self.graph.exclusive():
-            results, plans = self._plan(memories, vectors, batch, working)
-            if plans:
-                self._write(plans, working)
+        # The embedding and the graph write are independent until the working memory takes
+        # the vectors, so they run at once, on two cores: a single remember then costs about
+        # the longer of the two instead of their sum. The graph's transaction commits only
+        # once the vectors exist, so a failed embedding writes nothing.
+        embedding = self._embedding.submit(self.embedder.embed, [m.text for m in memories])
+        try:
+            with self._state, self.graph.exclusive():
+                results, plans = self._plan(memories, batch, working)
+                if plans:
+                    self._write(plans, working, embedding)
+        except BaseException:
+            embedding.cancel()
+            raise
         return results
 
     def _plan(
         self,
         memories: list[NewMemory],
-        vectors: npt.NDArray[np.float32],
         batch: bool,
         working: WorkingMemory,
     ) -> tuple[list[Remembered], list[_Plan]]:
@@ -478,7 +498,7 @@ class Memory:
                     (b for b in entry.beliefs if working.belief_agent.get(b) == memory.agent),
                     entry.beliefs[0] if entry.beliefs else "",
                 )
-                results.append(Remembered(entry.id, belief, entry.topics, [], entry.id, []))
+                results.append(Remembered(entry.id, belief, list(entry.topics), [], entry.id, []))
                 continue
             if key in seen:
                 earlier = seen[key]
@@ -509,7 +529,7 @@ class Memory:
                 observed_at=observed_at,
                 valid_from=(fact.valid_from or observed_at) if fact else None,
                 valid_until=fact.valid_until if fact else None,
-                vector=vectors[i],
+                position=i,
             )
             if fact is not None:
                 self._plan_supersession(plan, working, facts_in_batch, ended)
@@ -549,7 +569,7 @@ class Memory:
             ends = [t for t in (until, ended.get(obs)) if t is not None]
             return not ends or min(ends) > start
 
-        candidates: list[tuple[str, str, datetime, list[str]]] = []
+        candidates: list[tuple[str, str, datetime, tuple[str, ...]]] = []
         for row in working.fact_index.get(key, []):
             entry = working.entries[row]
             if not entry.retracted and current(entry.id, entry.valid_until):
@@ -563,7 +583,7 @@ class Memory:
                         earlier.observation_id,
                         earlier.memory.fact.object,
                         earlier.valid_from,
-                        [earlier.memory.agent],
+                        (earlier.memory.agent,),
                     )
                 )
         for other_id, other_object, other_from, agents in candidates:
@@ -587,7 +607,9 @@ class Memory:
                     plan.valid_until = other_from
         facts_in_batch.setdefault(key, []).append(plan)
 
-    def _write(self, plans: list[_Plan], working: WorkingMemory) -> None:
+    def _write(
+        self, plans: list[_Plan], working: WorkingMemory, embedding: Future[Vectors]
+    ) -> None:
         now = utc_now()
         seq = working.next_seq
         observations = []
@@ -656,25 +678,24 @@ class Memory:
                 [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
                 + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
             )
-        self._apply(plans, observations, working, now)
+            # Inside the transaction: if the embedding failed, this raises and rolls back.
+            vectors = embedding.result()[[p.position for p in plans]]
+        self._apply(plans, observations, vectors, working, now)
         # The graph holds the memory now and the working memory recalls it by meaning; the
         # index (full text) follows on its writer's thread (see index_writer).
-        self._writer.add(
-            [p.observation_id for p in plans],
-            [p.memory.text for p in plans],
-            np.stack([p.vector for p in plans]),
-        )
+        self._writer.add([p.observation_id for p in plans], [p.memory.text for p in plans], vectors)
 
     def _apply(
         self,
         plans: list[_Plan],
         observations: list[dict[str, Any]],
+        vectors: Vectors,
         working: WorkingMemory,
         now: datetime,
     ) -> None:
         """Mirror a committed write in the working memory."""
         rows: dict[str, int] = {}
-        for plan, row in zip(plans, observations, strict=True):
+        for plan, row, vector in zip(plans, observations, vectors, strict=True):
             m = plan.memory
             entry = Entry(
                 id=plan.observation_id,
@@ -692,9 +713,9 @@ class Memory:
                 valid_from=plan.valid_from,
                 valid_until=plan.valid_until,
                 episode=m.episode,
-                topics=sorted(m.topics),
+                topics=tuple(sorted(m.topics)),
             )
-            r = working.add(entry, plan.vector)
+            r = working.add(entry, vector)
             working.hold(r, m.agent, plan.belief_id)
             rows[plan.observation_id] = r
         for plan in plans:
@@ -703,7 +724,7 @@ class Memory:
                 assert older_row is not None
                 working.supersede(rows[plan.observation_id], older_row, at)
             for newer, _ in plan.superseded_by:
-                working.entries[rows[plan.observation_id]].superseded_by.append(newer)
+                working.superseded_by(rows[plan.observation_id], newer)
 
     # ---- recall -----------------------------------------------------------------------------
 
@@ -784,15 +805,14 @@ class Memory:
             if not include_superseded:
                 mask = current
             # Full text among the rows the filters allow, so a filter never starves the pool.
-            # It runs on a second core while this one scans the vectors (BLAS lets go of the
-            # GIL). Splitting the scan itself over both cores measured no faster: the model's
-            # threads still hold them, spinning for the next call.
+            # It runs on a second core while this one scans the vectors (ONNX Runtime lets go
+            # of the GIL; see vector_matrix).
             searching = (
                 self._helper.submit(working.text.search, query, weights.text_pool, mask)
                 if weights.text_pool and query.strip()
                 else None
             )
-            similarity = None if vector is None else working.vectors[:n] @ vector
+            similarity = None if vector is None else working.embeddings.similarity(vector, n)
             hits = searching.result() if searching is not None else []
             ranked = rank(
                 working,

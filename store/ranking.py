@@ -76,8 +76,8 @@ def rank(
         window: (start, end) in microseconds named by the query's time words, or None.
         weights: the ranking weights.
         limit: how many to return.
-        similarity: ``memory.vectors[:n] @ query_vector`` (the caller scans while the full
-            text is searched), or None for a query without text.
+        similarity: ``memory.embeddings.similarity(query_vector, n)`` (the caller scans
+            while the full text is searched), or None for a query without text.
     """
     n = len(memory)
     if n == 0 or limit <= 0:

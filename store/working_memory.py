@@ -4,8 +4,8 @@ The graph (Kùzu) is the source of truth and LanceDB keeps the texts and vectors
 mirror exists so a recall touches neither database for filtering and ranking. It keeps, per
 observation row, the fields results show, and as arrays the ones filters and scores read
 (exact confidence as scaled integers, validity as microseconds, hits, impressions) plus the
-embedding matrix. ``Memory`` updates it under the same lock as every write, right after the
-write commits, so it never shows anything the graph does not hold.
+embeddings (int8, see vector_matrix). ``Memory`` updates it under the same lock as every
+write, right after the write commits, so it never shows anything the graph does not hold.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import array
 import functools
 import heapq
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -24,6 +24,7 @@ import numpy.typing as npt
 from doxa.store.embedder import Vectors
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
+from doxa.store.vector_matrix import VectorMatrix
 
 NO_END = np.iinfo(np.int64).max
 NO_START = np.iinfo(np.int64).min
@@ -67,14 +68,16 @@ class Entry:
     valid_until: datetime | None
     retracted: bool = False
     episode: str | None = None
-    topics: list[str] = field(default_factory=list)
-    agents: list[str] = field(default_factory=list)
-    beliefs: list[str] = field(default_factory=list)
-    superseded_by: list[str] = field(default_factory=list)
+    # Tuples, not lists: an empty tuple is shared, and the working memory shares one tuple
+    # per distinct set of topics or agents (at 100k memories lists cost ~20 MB more).
+    topics: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    beliefs: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
 
 
 class WorkingMemory:
-    """Rows of observations with arrays for fast filtering and an embedding matrix."""
+    """Rows of observations with arrays for fast filtering and a (quantized) embedding matrix."""
 
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
@@ -83,7 +86,8 @@ class WorkingMemory:
         self.belief_row: dict[str, int] = {}
         self.belief_agent: dict[str, str] = {}
         self._cap = capacity
-        self.vectors: Vectors = np.zeros((capacity, dim), dtype=np.float32)
+        # Embeddings as int8, scanned by ONNX Runtime (a quarter of float32's memory).
+        self.embeddings = VectorMatrix(dim, capacity)
         self.has_vector: BoolArray = np.zeros(capacity, dtype=bool)
         self.live: BoolArray = np.zeros(capacity, dtype=bool)  # not retracted, not purged
         self.confidence: IntArray = np.zeros(capacity, dtype=np.int64)
@@ -115,6 +119,10 @@ class WorkingMemory:
         # Full text of the live rows (BM25), updated with every other index here.
         self.text = TextIndex()
         self.next_seq = 1
+        self._tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def _shared(self, values: tuple[str, ...]) -> tuple[str, ...]:
+        return self._tuples.setdefault(values, values)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -132,7 +140,6 @@ class WorkingMemory:
             bigger[: len(self.entries)] = values[: len(self.entries)]
             return bigger
 
-        self.vectors = grow(self.vectors)
         self.has_vector = grow(self.has_vector)
         self.live = grow(self.live)
         self.confidence = grow(self.confidence)
@@ -150,6 +157,8 @@ class WorkingMemory:
         """Add one observation (already committed to the graph); returns its row."""
         row = len(self.entries)
         self._ensure_capacity(row + 1)
+        entry.topics = self._shared(tuple(entry.topics))
+        entry.agents = self._shared(tuple(entry.agents))
         self.entries.append(entry)
         self.row_of[entry.id] = row
         self.next_seq = max(self.next_seq, entry.seq + 1)
@@ -159,7 +168,7 @@ class WorkingMemory:
         self.valid_from[row] = micros(start)
         self.valid_until[row] = NO_END if entry.valid_until is None else micros(entry.valid_until)
         if vector is not None:
-            self.vectors[row] = vector
+            self.embeddings.put([row], vector.reshape(1, -1))
             self.has_vector[row] = True
         for topic in entry.topics:
             self._mention(row, topic)
@@ -213,18 +222,23 @@ class WorkingMemory:
         """Record that ``agent`` holds the observation at ``row`` as ``belief_id``."""
         entry = self.entries[row]
         if agent not in entry.agents:
-            entry.agents.append(agent)
+            entry.agents = self._shared((*entry.agents, agent))
             self.agent_rows[agent].append(row)
             if not entry.retracted:
                 self.text_index[(agent, entry.text_key)] = row
-        entry.beliefs.append(belief_id)
+        entry.beliefs = (*entry.beliefs, belief_id)
         self.belief_row[belief_id] = row
         self.belief_agent[belief_id] = agent
+
+    def superseded_by(self, row: int, newer_id: str) -> None:
+        """Record that the observation ``newer_id`` superseded the one at ``row``."""
+        entry = self.entries[row]
+        entry.superseded_by = (*entry.superseded_by, newer_id)
 
     def supersede(self, newer: int, older: int, at: datetime) -> None:
         """The fact at ``older`` stops being valid at ``at`` because of ``newer``."""
         entry = self.entries[older]
-        entry.superseded_by.append(self.entries[newer].id)
+        self.superseded_by(older, self.entries[newer].id)
         at_us = micros(at)
         if self.valid_until[older] > at_us:
             self.valid_until[older] = at_us
@@ -235,7 +249,7 @@ class WorkingMemory:
         entry = self.entries[row]
         entry.valid_until = until
         self.valid_until[row] = NO_END if until is None else micros(until)
-        entry.superseded_by = [i for i in entry.superseded_by if i != forgotten]
+        entry.superseded_by = tuple(i for i in entry.superseded_by if i != forgotten)
 
     def retract(self, row: int) -> None:
         """Hide a row from every recall (kept in the graph for audit)."""
@@ -250,12 +264,13 @@ class WorkingMemory:
         entry = self.entries[row]
         for other in self.entries:
             if entry.id in other.superseded_by:
-                other.superseded_by.remove(entry.id)
+                other.superseded_by = tuple(i for i in other.superseded_by if i != entry.id)
         self.row_of.pop(entry.id, None)
         for belief in entry.beliefs:
             self.belief_row.pop(belief, None)
             self.belief_agent.pop(belief, None)
         self.has_vector[row] = False
+        self.embeddings.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
             neighbours.pop(row, None)
