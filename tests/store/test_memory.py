@@ -573,3 +573,48 @@ def test_a_recall_does_not_wait_for_a_graph_write_in_progress(memory: Memory) ->
         writer.join(10)
     blocked.join(10)
     assert len(remembered) == 1
+
+
+def test_start_up_loads_every_vector_of_an_index_read_in_ranges(settings: Settings) -> None:
+    memory = reopen(settings)
+    texts = [
+        f"Note {i}: the {i}th harbour crane was inspected by team {i % 7}." for i in range(5000)
+    ]
+    try:
+        memory.remember([MemoryDraft(text=t) for t in texts], batch=True)
+        memory.stats()  # the index writer has written every row
+    finally:
+        memory.close()
+    memory = reopen(settings)
+    try:
+        working = memory._wm
+        n = len(working)
+        assert n == 5000 and working.has_vector[:n].all()
+        # Each memory, in every range, is the int8 scan's best match for its own text.
+        for i in (0, 2047, 2048, 4095, 4999):
+            vector = memory.embedder.embed([texts[i]])[0]
+            best = int(np.argmax(working.embeddings.similarity(vector, n)))
+            assert working.entries[best].text == texts[i]
+            assert memory.recall(texts[i], limit=1).results[0].text == texts[i]
+    finally:
+        memory.close()
+
+
+def test_a_failed_embedding_rolls_the_graph_write_back(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The embedding runs while the graph writes; the transaction waits for it to commit.
+    def broken(texts: list[str]) -> Any:
+        time.sleep(0.05)  # fail after the graph statements ran
+        raise RuntimeError("model failed")
+
+    memory.remember([MemoryDraft(text="Kept before the failure.")])
+    before = memory.stats()
+    with monkeypatch.context() as patch:
+        patch.setattr(memory.embedder, "embed", broken)
+        with pytest.raises(RuntimeError, match="model failed"):
+            memory.remember([MemoryDraft(text="Lost with the model.", topics=["t"])])
+    assert memory.stats() == before
+    [later] = memory.remember([MemoryDraft(text="Lost with the model.", topics=["t"])])
+    assert later.duplicate_of is None
+    assert memory.recall("Lost with the model", limit=1).results[0].text == "Lost with the model."
