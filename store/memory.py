@@ -17,10 +17,11 @@ import contextlib
 import ctypes
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -33,6 +34,7 @@ import numpy.typing as npt
 from doxa.store import provenance
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
+from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import StoreSettings
@@ -141,7 +143,6 @@ class _Plan:
     observed_at: datetime
     valid_from: datetime | None
     valid_until: datetime | None
-    position: int  # in the call's memories, so in the embedding's rows
     superseded: list[tuple[str, datetime]] = field(default_factory=list)  # (older id, at)
     superseded_by: list[tuple[str, datetime]] = field(default_factory=list)  # (newer id, at)
     conflicts: list[str] = field(default_factory=list)
@@ -179,8 +180,7 @@ class Memory:
         self._recorder: threading.Thread | None = None
         # Recall's second core: the full-text search, during the vector scan.
         self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-recall")
-        # Remember's second core: the memory's embedding, during the graph write.
-        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doxa-embed")
+        self._embedding_queue: EmbeddingQueue | None = None
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -256,6 +256,8 @@ class Memory:
         self.embedder.load()
         index.maintain(self.settings.maintenance_every)
         self._index_writer = IndexWriter(index, self.settings.maintenance_every)
+        # Late-bound, so the embedder can be replaced (tests) without a new queue.
+        self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
         self._recorder = threading.Thread(
             target=self._record_loop, name="doxa-recalls", daemon=True
         )
@@ -313,7 +315,9 @@ class Memory:
             self._recorder.join()
             self._recorder = None
         self._helper.shutdown(wait=True)
-        self._embedding.shutdown(wait=True)
+        if self._embedding_queue is not None:
+            self._embedding_queue.close()  # delivers to the index writer: close it first
+            self._embedding_queue = None
         if self._index_writer is not None:
             self._index_writer.close()
             self._index_writer = None
@@ -334,6 +338,12 @@ class Memory:
         self.wait_ready()
         assert self._working is not None
         return self._working
+
+    @property
+    def _embeddings(self) -> EmbeddingQueue:
+        self.wait_ready()
+        assert self._embedding_queue is not None
+        return self._embedding_queue
 
     @property
     def _writer(self) -> IndexWriter:
@@ -458,19 +468,14 @@ class Memory:
         if not memories:
             return []
         working = self._wm
-        # The embedding and the graph write are independent until the working memory takes
-        # the vectors, so they run at once, on two cores: a single remember then costs about
-        # the longer of the two instead of their sum. The graph's transaction commits only
-        # once the vectors exist, so a failed embedding writes nothing.
-        embedding = self._embedding.submit(self.embedder.embed, [m.text for m in memories])
-        try:
-            with self._state, self.graph.exclusive():
-                results, plans = self._plan(memories, batch, working)
-                if plans:
-                    self._write(plans, working, embedding)
-        except BaseException:
-            embedding.cancel()
-            raise
+        # The texts are embedded after the write, on the embedding queue's thread (see
+        # embedding_queue). A writer faster than the model waits here, before any lock: the
+        # queue's thread takes the state lock to deliver.
+        self._embeddings.wait_below(MAX_QUEUED_TEXTS)
+        with self._state, self.graph.exclusive():
+            results, plans = self._plan(memories, batch, working)
+            if plans:
+                self._write(plans, working)
         return results
 
     def _plan(
@@ -529,7 +534,6 @@ class Memory:
                 observed_at=observed_at,
                 valid_from=(fact.valid_from or observed_at) if fact else None,
                 valid_until=fact.valid_until if fact else None,
-                position=i,
             )
             if fact is not None:
                 self._plan_supersession(plan, working, facts_in_batch, ended)
@@ -607,9 +611,7 @@ class Memory:
                     plan.valid_until = other_from
         facts_in_batch.setdefault(key, []).append(plan)
 
-    def _write(
-        self, plans: list[_Plan], working: WorkingMemory, embedding: Future[Vectors]
-    ) -> None:
+    def _write(self, plans: list[_Plan], working: WorkingMemory) -> None:
         now = utc_now()
         seq = working.next_seq
         observations = []
@@ -678,24 +680,39 @@ class Memory:
                 [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
                 + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
             )
-            # Inside the transaction: if the embedding failed, this raises and rolls back.
-            vectors = embedding.result()[[p.position for p in plans]]
-        self._apply(plans, observations, vectors, working, now)
-        # The graph holds the memory now and the working memory recalls it by meaning; the
-        # index (full text) follows on its writer's thread (see index_writer).
-        self._writer.add([p.observation_id for p in plans], [p.memory.text for p in plans], vectors)
+        self._apply(plans, observations, working, now)
+        # The graph holds the memory now and the working memory finds it by its words; its
+        # embedding follows on the queue's thread, and the index rows after it.
+        self._embeddings.put([p.observation_id for p in plans], [p.memory.text for p in plans])
+
+    def _deliver(self, ids: list[str], texts: list[str], vectors: Vectors) -> None:
+        """Embedded memories (from the embedding queue's thread): into the working memory,
+        then to the index writer, unless forgotten meanwhile."""
+        with self._state:
+            working = self._wm
+            keep = [
+                k
+                for k, i in enumerate(ids)
+                if (row := working.row_of.get(i)) is not None and working.live[row]
+            ]
+            if not keep:
+                return
+            rows = np.array([working.row_of[ids[k]] for k in keep], dtype=np.int64)
+            working.embeddings.put(rows, vectors[keep])
+            working.has_vector[rows] = True
+            # Under the state lock, so a forget's index delete is queued after this add.
+            self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep])
 
     def _apply(
         self,
         plans: list[_Plan],
         observations: list[dict[str, Any]],
-        vectors: Vectors,
         working: WorkingMemory,
         now: datetime,
     ) -> None:
-        """Mirror a committed write in the working memory."""
+        """Mirror a committed write in the working memory (the vectors follow)."""
         rows: dict[str, int] = {}
-        for plan, row, vector in zip(plans, observations, vectors, strict=True):
+        for plan, row in zip(plans, observations, strict=True):
             m = plan.memory
             entry = Entry(
                 id=plan.observation_id,
@@ -715,7 +732,7 @@ class Memory:
                 episode=m.episode,
                 topics=tuple(sorted(m.topics)),
             )
-            r = working.add(entry, vector)
+            r = working.add(entry)
             working.hold(r, m.agent, plan.belief_id)
             rows[plan.observation_id] = r
         for plan in plans:
@@ -783,7 +800,12 @@ class Memory:
             raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
         working = self._wm
         weights = self.settings.ranking
+        remembered = self._embeddings.queued
         vector = self.embedder.embed([query])[0] if query.strip() else None
+        # Every memory remembered before this recall is recalled by meaning too: wait for
+        # the embeddings still queued (a recall right after a remember pays what it saved).
+        if not self._embeddings.wait(remembered, timeout=_EMBEDDING_WAIT_S):
+            log.warning("recall: memories still being embedded are found by text only")
         window = time_window(query, at)
         # The working memory's lock only: a recall never waits for the graph, e.g. for the
         # recorder writing recall events (15-30 ms every 0.25 s under load).
@@ -1061,18 +1083,38 @@ class Memory:
         with self._state:
             return provenance.conflicts(self.graph, working, me, other, about)
 
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """Wait until every memory remembered so far is recalled by meaning too (a recall
+        waits for this itself). Returns False if ``timeout`` seconds passed first."""
+        return self._embeddings.wait(timeout=timeout)
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every memory remembered so far is embedded and in the search index.
+
+        Returns False if ``timeout`` seconds passed first.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+        return self._embeddings.wait(timeout=left()) and self._writer.wait(timeout=left())
+
     def stats(self) -> dict[str, int]:
         """Counts of the graph's nodes and the index's rows."""
         counts = self.graph.counts()
         if self._index is not None:
-            if self._index_writer is not None:
-                self._index_writer.wait(timeout=_INDEX_WAIT_S)
+            self.settle(timeout=_INDEX_WAIT_S)
             counts["IndexRows"] = self._index.count()
         return counts
 
 
 #: How long ``stats`` waits for queued index writes before counting without them.
 _INDEX_WAIT_S = 2.0
+#: How long a recall waits for memories still being embedded (the model is failing if longer).
+_EMBEDDING_WAIT_S = 30.0
+#: Texts waiting for the model before ``remember`` waits for it (about 4 s of model time).
+MAX_QUEUED_TEXTS = 2048
 
 
 def _release_free_memory() -> None:

@@ -82,7 +82,9 @@ def rank(
     n = len(memory)
     if n == 0 or limit <= 0:
         return []
-    usable = mask[:n] & memory.has_vector[:n]
+    # A row whose embedding is not there yet (or failed) is still found by its words: its
+    # similarity is 0 (see vector_matrix).
+    usable = mask[:n]
     allowed = int(np.count_nonzero(usable))
     if allowed == 0:
         return []

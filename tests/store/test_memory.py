@@ -600,21 +600,80 @@ def test_start_up_loads_every_vector_of_an_index_read_in_ranges(settings: Settin
         memory.close()
 
 
-def test_a_failed_embedding_rolls_the_graph_write_back(
+def test_remember_answers_before_its_embedding_and_a_recall_waits_for_it(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The embedding runs while the graph writes; the transaction waits for it to commit.
+    embed = memory.embedder.embed
+    gate = threading.Event()
+
+    def slow(texts: list[str]) -> Any:
+        if any("lighthouse" in t for t in texts):
+            assert gate.wait(10)
+        return embed(texts)
+
+    monkeypatch.setattr(memory.embedder, "embed", slow)
+    [kept] = memory.remember([MemoryDraft(text="The lighthouse keeper feeds the gulls.")])
+    # Answered while the model is still held: the graph has it, its vector does not exist.
+    assert memory.stats()["Observation"] == 1
+    found: list[Any] = []
+    recall = threading.Thread(
+        target=lambda: found.append(memory.recall("lighthouse keeper gulls", limit=1))
+    )
+    recall.start()
+    recall.join(0.3)
+    assert recall.is_alive() and not found  # waiting for the embedding queued before it
+    gate.set()
+    recall.join(10)
+    [result] = found[0].results
+    assert result.observation_id == kept.observation_id and result.scores["vector"] > 0
+
+
+def test_a_failed_embedding_leaves_the_memory_found_by_its_words_until_the_next_start(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(texts: list[str]) -> Any:
-        time.sleep(0.05)  # fail after the graph statements ran
         raise RuntimeError("model failed")
 
-    memory.remember([MemoryDraft(text="Kept before the failure.")])
-    before = memory.stats()
-    with monkeypatch.context() as patch:
-        patch.setattr(memory.embedder, "embed", broken)
-        with pytest.raises(RuntimeError, match="model failed"):
-            memory.remember([MemoryDraft(text="Lost with the model.", topics=["t"])])
-    assert memory.stats() == before
-    [later] = memory.remember([MemoryDraft(text="Lost with the model.", topics=["t"])])
-    assert later.duplicate_of is None
-    assert memory.recall("Lost with the model", limit=1).results[0].text == "Lost with the model."
+    memory = reopen(settings)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(memory.embedder, "embed", lambda texts: broken(texts))
+            [kept] = memory.remember([MemoryDraft(text="Quokkas smile on Rottnest Island.")])
+            memory.wait_embedded()
+        [found] = memory.recall("quokkas Rottnest", limit=1).results
+        assert found.observation_id == kept.observation_id
+        assert found.scores["text"] > 0 and found.scores.get("vector", 0) == 0
+    finally:
+        memory.close()
+    assert index_ids(settings) == set()
+    memory = reopen(settings)  # the repair embeds what the index lacks
+    try:
+        [found] = memory.recall("quokkas Rottnest", limit=1).results
+        assert found.scores["vector"] > 0
+        assert memory.stats()["IndexRows"] == 1
+    finally:
+        memory.close()
+
+
+def test_a_memory_forgotten_before_its_embedding_never_reaches_the_index(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = reopen(settings)
+    embed = memory.embedder.embed
+    gate = threading.Event()
+
+    def held(texts: list[str]) -> Any:
+        assert gate.wait(10)
+        return embed(texts)
+
+    try:
+        monkeypatch.setattr(memory.embedder, "embed", held)
+        [gone] = memory.remember([MemoryDraft(text="A secret the agent must not keep.")])
+        memory.forget(gone.observation_id, mode="purge")
+        gate.set()
+        assert memory.settle(10)
+        assert memory.recall("secret the agent must not keep").results == []
+    finally:
+        gate.set()
+        memory.close()
+    assert index_ids(settings) == set()

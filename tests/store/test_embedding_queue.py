@@ -1,0 +1,148 @@
+"""The embedding queue: order, batches, waiting, backpressure, failures and close."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from doxa.store.embedding_queue import EmbeddingQueue
+
+
+class Recorder:
+    """An embedder that can be held and made to fail, and a deliver that records batches."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.gate.set()
+        self.failures = 0
+        self.calls: list[list[str]] = []
+        self.delivered: list[tuple[list[str], list[str], Any]] = []
+
+    def embed(self, texts: list[str]) -> Any:
+        assert self.gate.wait(10)
+        self.calls.append(list(texts))
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("model failed")
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    def deliver(self, ids: list[str], texts: list[str], vectors: Any) -> None:
+        self.delivered.append((ids, texts, vectors))
+
+
+def queue_of(recorder: Recorder, **options: Any) -> EmbeddingQueue:
+    return EmbeddingQueue(recorder.embed, recorder.deliver, **options)
+
+
+def test_texts_are_delivered_in_order_with_their_vectors() -> None:
+    recorder = Recorder()
+    queue = queue_of(recorder)
+    try:
+        first = queue.put(["a", "b"], ["x", "yy"])
+        second = queue.put(["c"], ["zzz"])
+        assert queue.wait(second, timeout=5)
+        assert first < second and queue.pending_rows == 0
+        ids = [i for batch in recorder.delivered for i in batch[0]]
+        vectors = np.concatenate([batch[2] for batch in recorder.delivered])
+        assert ids == ["a", "b", "c"] and vectors[:, 0].tolist() == [1.0, 2.0, 3.0]
+    finally:
+        queue.close()
+
+
+def test_puts_within_the_delay_share_one_forward_pass() -> None:
+    recorder = Recorder()
+    queue = queue_of(recorder, delay_s=0.2)
+    try:
+        for k in range(5):
+            queue.put([f"id{k}"], [f"text {k}"])
+        assert queue.wait(timeout=5)
+        assert recorder.calls == [[f"text {k}" for k in range(5)]]
+    finally:
+        queue.close()
+
+
+def test_a_waiter_cuts_the_delay_short() -> None:
+    recorder = Recorder()
+    queue = queue_of(recorder, delay_s=30.0)
+    try:
+        queue.put(["a"], ["x"])
+        began = time.monotonic()
+        assert queue.wait(timeout=5)
+        assert time.monotonic() - began < 5
+    finally:
+        queue.close()
+
+
+def test_a_batch_takes_whole_puts_up_to_batch_rows() -> None:
+    recorder = Recorder()
+    recorder.gate.clear()
+    queue = queue_of(recorder, delay_s=0.0, batch_rows=3)
+    try:
+        queue.put(["h"], ["held"])  # the thread takes it and waits at the gate
+        time.sleep(0.1)
+        queue.put(["a", "b"], ["1", "2"])
+        queue.put(["c", "d"], ["3", "4"])  # would make 4 > 3: the next batch
+        queue.put(["e"], ["5"])
+        recorder.gate.set()
+        assert queue.wait(timeout=5)
+        assert recorder.calls == [["held"], ["1", "2"], ["3", "4", "5"]]
+    finally:
+        queue.close()
+
+
+def test_wait_below_holds_a_writer_while_too_much_is_queued() -> None:
+    recorder = Recorder()
+    recorder.gate.clear()
+    queue = queue_of(recorder, delay_s=0.0)
+    try:
+        queue.put([str(k) for k in range(10)], ["t"] * 10)
+        assert not queue.wait_below(5, timeout=0.1)
+        recorder.gate.set()
+        assert queue.wait_below(5, timeout=5)
+    finally:
+        queue.close()
+
+
+def test_a_failed_embedding_is_retried_once() -> None:
+    recorder = Recorder()
+    recorder.failures = 1
+    queue = queue_of(recorder, retry_s=0.01)
+    try:
+        queue.put(["a"], ["x"])
+        assert queue.wait(timeout=5)
+        assert len(recorder.calls) == 2 and [b[0] for b in recorder.delivered] == [["a"]]
+    finally:
+        queue.close()
+
+
+def test_a_batch_failing_twice_is_dropped_and_waiters_are_released(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    recorder = Recorder()
+    recorder.failures = 2
+    queue = queue_of(recorder, retry_s=0.01)
+    try:
+        queue.put(["a"], ["x"])
+        assert queue.wait(timeout=5)
+        assert recorder.delivered == [] and queue.pending_rows == 0
+        assert "found by their words only" in caplog.text
+        queue.put(["b"], ["y"])  # the queue keeps working
+        assert queue.wait(timeout=5)
+        assert [b[0] for b in recorder.delivered] == [["b"]]
+    finally:
+        queue.close()
+
+
+def test_close_delivers_what_is_queued_then_refuses_more() -> None:
+    recorder = Recorder()
+    queue = queue_of(recorder, delay_s=30.0)
+    queue.put(["a"], ["x"])
+    queue.put(["b"], ["y"])
+    queue.close()
+    assert [i for batch in recorder.delivered for i in batch[0]] == ["a", "b"]
+    with pytest.raises(RuntimeError, match="closed"):
+        queue.put(["c"], ["z"])
