@@ -22,12 +22,10 @@ embeds what the search index lacks.
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from doxa.store.batch_queue import BatchQueue
 from doxa.store.embedder import Vectors
 
 log = logging.getLogger(__name__)
@@ -35,12 +33,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _Texts:
-    ticket: int
     ids: list[str]
     texts: list[str]
 
 
-class EmbeddingQueue:
+class EmbeddingQueue(BatchQueue[_Texts]):
     """Embeds queued texts in order, a batch at a time, on its own thread.
 
     Args:
@@ -61,127 +58,39 @@ class EmbeddingQueue:
     ) -> None:
         self._embed = embed
         self._deliver = deliver
-        self._delay_s = delay_s
-        self._batch_rows = batch_rows
-        self._retry_s = retry_s
-        self._queue: deque[_Texts] = deque()
-        self._changed = threading.Condition()
-        self._queued = 0  # ticket of the last put
-        self._done = 0  # ticket of the last put delivered (or given up)
-        self._rows = 0  # texts queued or being embedded
-        self._first_queued_at = 0.0
-        self._waiters = 0
-        self._closing = False
-        self._thread = threading.Thread(target=self._run, name="doxa-embed", daemon=True)
-        self._thread.start()
-
-    # ---- the caller's side -------------------------------------------------------------------
+        super().__init__("doxa-embed", delay_s, batch_rows, retry_s)
 
     def put(self, ids: Sequence[str], texts: Sequence[str]) -> int:
         """Queue texts to embed; returns the ticket to ``wait`` for. Never blocks."""
-        with self._changed:
-            if self._closing:
-                raise RuntimeError("the embedding queue is closed")
-            if not ids:
-                return self._queued
-            self._queued += 1
-            if not self._queue:
-                self._first_queued_at = time.monotonic()
-            self._queue.append(_Texts(self._queued, list(ids), list(texts)))
-            self._rows += len(ids)
-            self._changed.notify_all()
-            return self._queued
-
-    @property
-    def queued(self) -> int:
-        """The ticket of the last put (``wait`` for it to see everything queued so far)."""
-        with self._changed:
-            return self._queued
-
-    @property
-    def pending_rows(self) -> int:
-        """Texts queued or being embedded."""
-        with self._changed:
-            return self._rows
-
-    def wait(self, ticket: int | None = None, timeout: float | None = None) -> bool:
-        """Block until ``ticket`` (default: everything queued so far) is delivered; a waiter
-        cuts the batching delay short. Returns False if ``timeout`` seconds passed first."""
-        with self._changed:
-            target = self._queued if ticket is None else ticket
-            if self._done >= target:
-                return True
-            self._waiters += 1
-            self._changed.notify_all()
-            try:
-                return self._changed.wait_for(lambda: self._done >= target, timeout)
-            finally:
-                self._waiters -= 1
-
-    def wait_below(self, rows: int, timeout: float | None = None) -> bool:
-        """Block while ``rows`` or more texts are queued (backpressure for writers)."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._rows < rows, timeout)
+        return self._enqueue(_Texts(list(ids), list(texts)), len(ids))
 
     def close(self, timeout: float = 60.0) -> None:
         """Embed and deliver what is queued, then stop."""
-        with self._changed:
-            self._closing = True
-            self._changed.notify_all()
-        self._thread.join(timeout)
-        with self._changed:
-            if self._queue:
-                log.warning(
-                    "embedding: %d queued memories were not embedded before close; the next "
-                    "start embeds them",
-                    sum(len(t.ids) for t in self._queue),
-                )
-                self._queue.clear()
-                self._rows = 0
-                self._done = self._queued
-                self._changed.notify_all()
+        super().close(timeout)
 
-    # ---- the embedding thread ----------------------------------------------------------------
+    def _abandon(self, items: list[_Texts]) -> None:
+        log.warning(
+            "embedding: %d queued memories were not embedded before close; the next start "
+            "embeds them",
+            sum(len(t.ids) for t in items),
+        )
 
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._queue) or self._closing)
-                if not self._queue:
-                    return
-                while not (
-                    self._closing
-                    or self._waiters
-                    or sum(len(t.ids) for t in self._queue) >= self._batch_rows
-                    or time.monotonic() - self._first_queued_at >= self._delay_s
-                ):
-                    self._changed.wait(self._first_queued_at + self._delay_s - time.monotonic())
-                batch = [self._queue.popleft()]
-                rows = len(batch[0].ids)
-                while self._queue and rows + len(self._queue[0].ids) <= self._batch_rows:
-                    rows += len(self._queue[0].ids)
-                    batch.append(self._queue.popleft())
-                if self._queue:
-                    self._first_queued_at = time.monotonic()
-            ids = [i for t in batch for i in t.ids]
-            texts = [text for t in batch for text in t.texts]
-            try:
-                self._deliver(ids, texts, self._embedding(texts))
-            except Exception:
-                log.exception(
-                    "embedding: %d memories are found by their words only until the next start",
-                    len(ids),
-                )
-            with self._changed:
-                self._done = batch[-1].ticket
-                self._rows -= rows
-                self._changed.notify_all()
+    def _process(self, items: list[_Texts]) -> bool:
+        ids = [i for t in items for i in t.ids]
+        texts = [text for t in items for text in t.texts]
+        try:
+            self._deliver(ids, texts, self._embedding(texts))
+        except Exception:
+            log.exception(
+                "embedding: %d memories are found by their words only until the next start",
+                len(ids),
+            )
+        return True  # done or given up: a failing model must not hold every recall
 
     def _embedding(self, texts: list[str]) -> Vectors:
         try:
             return self._embed(texts)
         except Exception:
             log.exception("embedding failed; retrying in %.1f s", self._retry_s)
-        with self._changed:
-            self._changed.wait(self._retry_s)  # close() wakes it early
+        self._pause(self._retry_s)
         return self._embed(texts)

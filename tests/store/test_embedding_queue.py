@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -34,14 +36,18 @@ class Recorder:
         self.delivered.append((ids, texts, vectors))
 
 
-def queue_of(recorder: Recorder, **options: Any) -> EmbeddingQueue:
-    return EmbeddingQueue(recorder.embed, recorder.deliver, **options)
+@contextmanager
+def running(recorder: Recorder, **options: Any) -> Iterator[EmbeddingQueue]:
+    queue = EmbeddingQueue(recorder.embed, recorder.deliver, **options)
+    try:
+        yield queue
+    finally:
+        queue.close()
 
 
 def test_texts_are_delivered_in_order_with_their_vectors() -> None:
     recorder = Recorder()
-    queue = queue_of(recorder)
-    try:
+    with running(recorder) as queue:
         first = queue.put(["a", "b"], ["x", "yy"])
         second = queue.put(["c"], ["zzz"])
         assert queue.wait(second, timeout=5)
@@ -49,39 +55,30 @@ def test_texts_are_delivered_in_order_with_their_vectors() -> None:
         ids = [i for batch in recorder.delivered for i in batch[0]]
         vectors = np.concatenate([batch[2] for batch in recorder.delivered])
         assert ids == ["a", "b", "c"] and vectors[:, 0].tolist() == [1.0, 2.0, 3.0]
-    finally:
-        queue.close()
 
 
 def test_puts_within_the_delay_share_one_forward_pass() -> None:
     recorder = Recorder()
-    queue = queue_of(recorder, delay_s=0.2)
-    try:
+    with running(recorder, delay_s=0.2) as queue:
         for k in range(5):
             queue.put([f"id{k}"], [f"text {k}"])
         assert queue.wait(timeout=5)
         assert recorder.calls == [[f"text {k}" for k in range(5)]]
-    finally:
-        queue.close()
 
 
 def test_a_waiter_cuts_the_delay_short() -> None:
     recorder = Recorder()
-    queue = queue_of(recorder, delay_s=30.0)
-    try:
+    with running(recorder, delay_s=30.0) as queue:
         queue.put(["a"], ["x"])
         began = time.monotonic()
         assert queue.wait(timeout=5)
         assert time.monotonic() - began < 5
-    finally:
-        queue.close()
 
 
 def test_a_batch_takes_whole_puts_up_to_batch_rows() -> None:
     recorder = Recorder()
     recorder.gate.clear()
-    queue = queue_of(recorder, delay_s=0.0, batch_rows=3)
-    try:
+    with running(recorder, delay_s=0.0, batch_rows=3) as queue:
         queue.put(["h"], ["held"])  # the thread takes it and waits at the gate
         time.sleep(0.1)
         queue.put(["a", "b"], ["1", "2"])
@@ -90,33 +87,25 @@ def test_a_batch_takes_whole_puts_up_to_batch_rows() -> None:
         recorder.gate.set()
         assert queue.wait(timeout=5)
         assert recorder.calls == [["held"], ["1", "2"], ["3", "4", "5"]]
-    finally:
-        queue.close()
 
 
 def test_wait_below_holds_a_writer_while_too_much_is_queued() -> None:
     recorder = Recorder()
     recorder.gate.clear()
-    queue = queue_of(recorder, delay_s=0.0)
-    try:
+    with running(recorder, delay_s=0.0) as queue:
         queue.put([str(k) for k in range(10)], ["t"] * 10)
         assert not queue.wait_below(5, timeout=0.1)
         recorder.gate.set()
         assert queue.wait_below(5, timeout=5)
-    finally:
-        queue.close()
 
 
 def test_a_failed_embedding_is_retried_once() -> None:
     recorder = Recorder()
     recorder.failures = 1
-    queue = queue_of(recorder, retry_s=0.01)
-    try:
+    with running(recorder, retry_s=0.01) as queue:
         queue.put(["a"], ["x"])
         assert queue.wait(timeout=5)
         assert len(recorder.calls) == 2 and [b[0] for b in recorder.delivered] == [["a"]]
-    finally:
-        queue.close()
 
 
 def test_a_batch_failing_twice_is_dropped_and_waiters_are_released(
@@ -124,8 +113,7 @@ def test_a_batch_failing_twice_is_dropped_and_waiters_are_released(
 ) -> None:
     recorder = Recorder()
     recorder.failures = 2
-    queue = queue_of(recorder, retry_s=0.01)
-    try:
+    with running(recorder, retry_s=0.01) as queue:
         queue.put(["a"], ["x"])
         assert queue.wait(timeout=5)
         assert recorder.delivered == [] and queue.pending_rows == 0
@@ -133,13 +121,11 @@ def test_a_batch_failing_twice_is_dropped_and_waiters_are_released(
         queue.put(["b"], ["y"])  # the queue keeps working
         assert queue.wait(timeout=5)
         assert [b[0] for b in recorder.delivered] == [["b"]]
-    finally:
-        queue.close()
 
 
 def test_close_delivers_what_is_queued_then_refuses_more() -> None:
     recorder = Recorder()
-    queue = queue_of(recorder, delay_s=30.0)
+    queue = EmbeddingQueue(recorder.embed, recorder.deliver, delay_s=30.0)
     queue.put(["a"], ["x"])
     queue.put(["b"], ["y"])
     queue.close()
