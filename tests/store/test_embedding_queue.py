@@ -20,11 +20,13 @@ class Recorder:
     def __init__(self) -> None:
         self.gate = threading.Event()
         self.gate.set()
+        self.entered = threading.Event()  # set when the model is first asked
         self.failures = 0
         self.calls: list[list[str]] = []
         self.delivered: list[tuple[list[str], list[str], Any]] = []
 
     def embed(self, texts: list[str]) -> Any:
+        self.entered.set()
         assert self.gate.wait(10)
         self.calls.append(list(texts))
         if self.failures:
@@ -80,7 +82,7 @@ def test_a_batch_takes_whole_puts_up_to_batch_rows() -> None:
     recorder.gate.clear()
     with running(recorder, delay_s=0.0, batch_rows=3) as queue:
         queue.put(["h"], ["held"])  # the thread takes it and waits at the gate
-        time.sleep(0.1)
+        assert recorder.entered.wait(5)
         queue.put(["a", "b"], ["1", "2"])
         queue.put(["c", "d"], ["3", "4"])  # would make 4 > 3: the next batch
         queue.put(["e"], ["5"])

@@ -606,13 +606,15 @@ def test_remember_answers_before_its_embedding_and_a_recall_waits_for_it(
     embed = memory.embedder.embed
     gate = threading.Event()
 
+    text = "The lighthouse keeper feeds the gulls."
+
     def slow(texts: list[str]) -> Any:
-        if any("lighthouse" in t for t in texts):
+        if text in texts:  # the memory's embedding waits; the recall's query does not
             assert gate.wait(10)
         return embed(texts)
 
     monkeypatch.setattr(memory.embedder, "embed", slow)
-    [kept] = memory.remember([MemoryDraft(text="The lighthouse keeper feeds the gulls.")])
+    [kept] = memory.remember([MemoryDraft(text=text)])
     # Answered while the model is still held: the graph has it, its vector does not exist.
     assert memory.stats()["Observation"] == 1
     found: list[Any] = []
