@@ -113,9 +113,9 @@ class TextIndex:
         """
         if row >= len(self._lengths) or self._lengths[row] < 0:
             return
-        self._lengths[row] = -1
         self._documents -= 1
         self._total_length -= self._lengths[row]
+        self._lengths[row] = -1
         self._frequency.subtract(set(self.analyzer.terms(text)))
 
     def search(
