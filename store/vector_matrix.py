@@ -4,7 +4,8 @@ Recall compares the query with every stored embedding. Kept as float32, 100k mem
 384 dimensions take 153 MB and numpy scans them in about 4.7 ms here. Kept as int8 (scalar
 quantization: one scale per vector, each value rounded to 1/127 of the vector's largest), they
 take 38 MB, and ONNX Runtime's integer matrix product (MLAS, uint8 x int8) scans them in about
-1.4 ms on one core: the scan reads a quarter of the bytes, and a scan is bound by reading them.
+1.4 ms on one core (2.1 ms with the query's quantization and a top 10, bench/speed.py): the
+scan reads a quarter of the bytes, and a scan is bound by reading them.
 
 The price is precision: a similarity is within about 0.003 of the exact cosine for unit
 vectors (both sides are rounded), far below the gaps ranking acts on; bench/locomo.py measures
