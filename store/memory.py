@@ -251,8 +251,8 @@ class Memory:
         with graph.exclusive():
             self._repair(index, working)
             self._index, self._working = index, working
-        # The model last: reading the vectors above briefly needs ~180 MB, and the model's
-        # ~160 MB need not sit under that peak.
+        # The model last: its ~120 MB need not sit under the transients of loading above
+        # (the graph's rows, the index's ranges of vectors).
         self.embedder.load()
         index.maintain(self.settings.maintenance_every)
         self._index_writer = IndexWriter(index, self.settings.maintenance_every)
@@ -428,7 +428,6 @@ class Memory:
             )
             known = rows >= 0
             working.embeddings.put(rows[known], vectors[known])
-            working.has_vector[rows[known]] = True
         n = len(working)
         loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
         if loaded != len(wanted):  # the ranges did not tile the table: never hide it
@@ -690,16 +689,15 @@ class Memory:
         then to the index writer, unless forgotten meanwhile."""
         with self._state:
             working = self._wm
-            keep = [
-                k
+            rows = {
+                k: row
                 for k, i in enumerate(ids)
                 if (row := working.row_of.get(i)) is not None and working.live[row]
-            ]
-            if not keep:
+            }
+            if not rows:
                 return
-            rows = np.array([working.row_of[ids[k]] for k in keep], dtype=np.int64)
-            working.embeddings.put(rows, vectors[keep])
-            working.has_vector[rows] = True
+            keep = list(rows)
+            working.embeddings.put(list(rows.values()), vectors[keep])
             # Under the state lock, so a forget's index delete is queued after this add.
             self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep])
 

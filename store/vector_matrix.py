@@ -85,9 +85,15 @@ class VectorMatrix:
         self._starts: list[int] = []
         self._capacity = 0
         self._scales: FloatArray = np.zeros(0, dtype=np.float32)
+        self._present: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
         # OFFSET x the sum of each row's values: what the uint8 query adds to each dot.
         self._offsets: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._reserve(max(capacity, 1))
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        """Per row (up to the capacity): whether it holds a vector."""
+        return self._present
 
     @property
     def nbytes(self) -> int:
@@ -102,7 +108,7 @@ class VectorMatrix:
         self._blocks.append(np.zeros((self.dim, size), dtype=np.int8))
         self._starts.append(self._capacity)
         self._capacity += size
-        for name in ("_scales", "_offsets"):
+        for name in ("_scales", "_offsets", "_present"):
             old = getattr(self, name)
             new = np.zeros(self._capacity, dtype=old.dtype)
             new[: len(old)] = old
@@ -118,6 +124,7 @@ class VectorMatrix:
             raise ValueError(f"vectors have {values.shape[1]} dimensions, not {self.dim}")
         self._reserve(int(rows.max()) + 1)
         self._scales[rows] = scales
+        self._present[rows] = True
         self._offsets[rows] = OFFSET * values.sum(axis=1, dtype=np.int32)
         for start, block in zip(self._starts, self._blocks, strict=True):
             inside = (rows >= start) & (rows < start + block.shape[1])
@@ -130,6 +137,7 @@ class VectorMatrix:
             if start <= row < start + block.shape[1]:
                 block[:, row - start] = 0
         self._offsets[row] = 0
+        self._present[row] = False
 
     def similarity(self, query: FloatArray, n: int) -> FloatArray:
         """Approximate dot products of ``query`` with rows ``0..n-1`` (cosines for unit

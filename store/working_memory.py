@@ -88,7 +88,6 @@ class WorkingMemory:
         self._cap = capacity
         # Embeddings as int8, scanned by ONNX Runtime (a quarter of float32's memory).
         self.embeddings = VectorMatrix(dim, capacity)
-        self.has_vector: BoolArray = np.zeros(capacity, dtype=bool)
         self.live: BoolArray = np.zeros(capacity, dtype=bool)  # not retracted, not purged
         self.confidence: IntArray = np.zeros(capacity, dtype=np.int64)
         self.valid_from: IntArray = np.zeros(capacity, dtype=np.int64)
@@ -140,7 +139,6 @@ class WorkingMemory:
             bigger[: len(self.entries)] = values[: len(self.entries)]
             return bigger
 
-        self.has_vector = grow(self.has_vector)
         self.live = grow(self.live)
         self.confidence = grow(self.confidence)
         self.valid_from = grow(self.valid_from)
@@ -153,8 +151,14 @@ class WorkingMemory:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def add(self, entry: Entry, vector: npt.NDArray[np.float32] | None = None) -> int:
-        """Add one observation (already committed to the graph); returns its row."""
+    @property
+    def has_vector(self) -> BoolArray:
+        """Per row: whether its embedding is there (it follows the write; see Memory)."""
+        return self.embeddings.present
+
+    def add(self, entry: Entry) -> int:
+        """Add one observation (already committed to the graph); returns its row. Its
+        embedding comes later, through ``embeddings.put``."""
         row = len(self.entries)
         self._ensure_capacity(row + 1)
         entry.topics = self._shared(tuple(entry.topics))
@@ -167,9 +171,6 @@ class WorkingMemory:
         start = entry.valid_from or entry.observed_at
         self.valid_from[row] = micros(start)
         self.valid_until[row] = NO_END if entry.valid_until is None else micros(entry.valid_until)
-        if vector is not None:
-            self.embeddings.put([row], vector.reshape(1, -1))
-            self.has_vector[row] = True
         for topic in entry.topics:
             self._mention(row, topic)
         keys = {topic_key(t) for t in entry.topics}
@@ -269,7 +270,6 @@ class WorkingMemory:
         for belief in entry.beliefs:
             self.belief_row.pop(belief, None)
             self.belief_agent.pop(belief, None)
-        self.has_vector[row] = False
         self.embeddings.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
