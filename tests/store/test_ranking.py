@@ -4,22 +4,12 @@ facts never outrank current ones, and filters are exact."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 
-from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft
 from doxa.store.settings import RankingWeights
-
-
-@pytest.fixture
-def mem(settings: Settings) -> Iterator[Memory]:
-    memory = Memory.open(settings.store)
-    memory.warm_up()
-    yield memory
-    memory.close()
 
 
 def ranked_texts(memory: Memory, query: str, **filters: object) -> list[str]:
@@ -32,62 +22,62 @@ def with_weights(memory: Memory, **weights: float) -> None:
     )
 
 
-def test_every_result_reports_the_components_of_its_score(mem: Memory) -> None:
-    mem.remember([MemoryDraft(text="The lighthouse keeper logs the fog horn.", topics=["fog"])])
-    [result] = mem.recall("fog horn at the lighthouse").results
+def test_every_result_reports_the_components_of_its_score(memory: Memory) -> None:
+    memory.remember([MemoryDraft(text="The lighthouse keeper logs the fog horn.", topics=["fog"])])
+    [result] = memory.recall("fog horn at the lighthouse").results
     assert {"vector", "text", "topic", "confidence"} <= set(result.scores)
     assert result.score == pytest.approx(sum(result.scores.values()), abs=1e-5)
 
 
-def test_the_reply_after_a_matching_turn_is_lifted_by_its_neighbourhood(mem: Memory) -> None:
+def test_the_reply_after_a_matching_turn_is_lifted_by_its_neighbourhood(memory: Memory) -> None:
     turns = [
         "Ana: what did the inspector say about the boiler?",
         "Ben: he said it has to be replaced before winter",
         "Ana: unrelated chat about holidays in Crete",
     ] + [f"Ben: filler line number {i} about nothing much" for i in range(20)]
-    mem.remember(
+    memory.remember(
         [MemoryDraft(text=t, episode="call-1") for t in turns],
         batch=True,
     )
-    with_weights(mem, neighbourhood=0.0)
-    alone = ranked_texts(mem, "what did the inspector say about the boiler", limit=30)
-    with_weights(mem, neighbourhood=0.5)
-    together = ranked_texts(mem, "what did the inspector say about the boiler", limit=30)
+    with_weights(memory, neighbourhood=0.0)
+    alone = ranked_texts(memory, "what did the inspector say about the boiler", limit=30)
+    with_weights(memory, neighbourhood=0.5)
+    together = ranked_texts(memory, "what did the inspector say about the boiler", limit=30)
     reply = "Ben: he said it has to be replaced before winter"
     assert together.index(reply) < alone.index(reply)
     assert together.index(reply) == 1
 
 
-def test_a_date_in_the_query_lifts_what_was_observed_then(mem: Memory) -> None:
-    mem.remember(
+def test_a_date_in_the_query_lifts_what_was_observed_then(memory: Memory) -> None:
+    memory.remember(
         [
             MemoryDraft(text="Team lunch at the harbour cafe", observed_at="2023-03-10T12:00:00Z"),
             MemoryDraft(text="Team lunch at the harbour cafe again", observed_at="2023-05-08"),
         ],
         batch=True,
     )
-    top = ranked_texts(mem, "team lunch at the harbour cafe on 8 May, 2023")[0]
+    top = ranked_texts(memory, "team lunch at the harbour cafe on 8 May, 2023")[0]
     assert top == "Team lunch at the harbour cafe again"
-    top = ranked_texts(mem, "team lunch at the harbour cafe in March 2023")[0]
+    top = ranked_texts(memory, "team lunch at the harbour cafe in March 2023")[0]
     assert top == "Team lunch at the harbour cafe"
 
 
-def test_a_topic_named_in_the_query_lifts_what_mentions_it(mem: Memory) -> None:
-    mem.remember(
+def test_a_topic_named_in_the_query_lifts_what_mentions_it(memory: Memory) -> None:
+    memory.remember(
         [
             MemoryDraft(text="The quarterly report is late", topics=["finance"]),
             MemoryDraft(text="The quarterly report is late", topics=["marketing"], agent="b"),
         ],
         batch=True,
     )
-    [first, second] = mem.recall("is the marketing quarterly report late", limit=2).results
+    [first, second] = memory.recall("is the marketing quarterly report late", limit=2).results
     assert first.topics == ["marketing"]
     assert first.scores["topic"] > 0
     assert "topic" not in second.scores
 
 
-def test_a_replaced_fact_never_outranks_a_current_one(mem: Memory) -> None:
-    mem.remember(
+def test_a_replaced_fact_never_outranks_a_current_one(memory: Memory) -> None:
+    memory.remember(
         [
             MemoryDraft(
                 text="Dana works at Acme as the lead engineer for the Acme rocket project",
@@ -103,7 +93,9 @@ def test_a_replaced_fact_never_outranks_a_current_one(mem: Memory) -> None:
         batch=True,
     )
     # The replaced fact matches the query far better, and still comes last.
-    results = mem.recall("Dana lead engineer Acme rocket project", include_superseded=True).results
+    results = memory.recall(
+        "Dana lead engineer Acme rocket project", include_superseded=True
+    ).results
     assert [r.text for r in results] == [
         "Dana moved on",
         "Dana works at Acme as the lead engineer for the Acme rocket project",
@@ -111,8 +103,8 @@ def test_a_replaced_fact_never_outranks_a_current_one(mem: Memory) -> None:
     assert [r.current for r in results] == [True, False]
 
 
-def test_confidence_filters_compare_exact_decimals(mem: Memory) -> None:
-    mem.remember(
+def test_confidence_filters_compare_exact_decimals(memory: Memory) -> None:
+    memory.remember(
         [
             MemoryDraft(text="sensor reading one", confidence="0.3"),
             MemoryDraft(text="sensor reading two", confidence=0.1 + 0.2),  # 0.30000000000000004
@@ -120,18 +112,18 @@ def test_confidence_filters_compare_exact_decimals(mem: Memory) -> None:
         batch=True,
     )
     found = {
-        r.text: r.confidence for r in mem.recall("sensor reading", min_confidence="0.3").results
+        r.text: r.confidence for r in memory.recall("sensor reading", min_confidence="0.3").results
     }
     assert found == {
         "sensor reading one": Decimal("0.3"),
         "sensor reading two": Decimal("0.30000000000000004"),
     }
-    above = ranked_texts(mem, "sensor reading", min_confidence="0.30000000000000001")
+    above = ranked_texts(memory, "sensor reading", min_confidence="0.30000000000000001")
     assert above == ["sensor reading two"]
 
 
-def test_topic_and_agent_filters_admit_nothing_else(mem: Memory) -> None:
-    mem.remember(
+def test_topic_and_agent_filters_admit_nothing_else(memory: Memory) -> None:
+    memory.remember(
         [
             MemoryDraft(text="garden note: tomatoes need water", topics=["garden"], agent="a"),
             MemoryDraft(text="garden note: roses need pruning", topics=["roses"], agent="b"),
@@ -139,15 +131,17 @@ def test_topic_and_agent_filters_admit_nothing_else(mem: Memory) -> None:
         ],
         batch=True,
     )
-    assert ranked_texts(mem, "tomatoes", topics=["garden"]) == ["garden note: tomatoes need water"]
-    assert set(ranked_texts(mem, "note", agent="b")) == {"garden note: roses need pruning"}
-    assert ranked_texts(mem, "note", topics=["Garden", "ROSES"], agent="b") == [
+    assert ranked_texts(memory, "tomatoes", topics=["garden"]) == [
+        "garden note: tomatoes need water"
+    ]
+    assert set(ranked_texts(memory, "note", agent="b")) == {"garden note: roses need pruning"}
+    assert ranked_texts(memory, "note", topics=["Garden", "ROSES"], agent="b") == [
         "garden note: roses need pruning"
     ]
 
 
-def test_topics_linked_to_a_named_topic_count_less_per_hop(mem: Memory) -> None:
-    mem.remember(
+def test_topics_linked_to_a_named_topic_count_less_per_hop(memory: Memory) -> None:
+    memory.remember(
         [
             # alice -- apollo -- launchpad: mentioned together, one and two hops from alice
             MemoryDraft(text="Alice leads the Apollo team", topics=["alice", "apollo"]),
@@ -158,12 +152,16 @@ def test_topics_linked_to_a_named_topic_count_less_per_hop(mem: Memory) -> None:
         ],
         batch=True,
     )
-    scores = {r.text: r.scores.get("topic", 0.0) for r in mem.recall("alice status update").results}
+    scores = {
+        r.text: r.scores.get("topic", 0.0) for r in memory.recall("alice status update").results
+    }
     direct = scores["Alice leads the Apollo team"]
     assert direct == pytest.approx(0.12)
     assert scores["status update one"] == pytest.approx(direct / 2)
     assert scores["status update two"] == pytest.approx(direct / 4)
     assert scores["status update three"] == 0.0
-    with_weights(mem, topic=0.12, topic_hops=0)
-    scores = {r.text: r.scores.get("topic", 0.0) for r in mem.recall("alice status update").results}
+    with_weights(memory, topic=0.12, topic_hops=0)
+    scores = {
+        r.text: r.scores.get("topic", 0.0) for r in memory.recall("alice status update").results
+    }
     assert scores["status update one"] == 0.0
