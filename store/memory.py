@@ -408,8 +408,17 @@ class Memory:
             working.learn(np.asarray(vector, dtype=np.float32), judged)
 
     def _repair(self, index: SearchIndex, working: WorkingMemory) -> None:
+        """Load the index's vectors into the working memory, in the same pass learn which
+        rows the index holds, then make it hold exactly the graph's current observations."""
         wanted = {e.id for e in working.entries if not e.retracted}
-        present = set(index.ids())
+        present: set[str] = set()
+        for ids, vectors in index.vectors():
+            present.update(ids)
+            rows = np.fromiter(
+                (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
+            )
+            known = rows >= 0
+            working.embeddings.put(rows[known], vectors[known])
         extra = sorted(present - wanted)
         missing = sorted(wanted - present)
         if extra:
@@ -420,14 +429,11 @@ class Memory:
             batch = 1024
             for start in range(0, len(missing), batch):
                 ids = missing[start : start + batch]
-                texts = [working.entries[working.row_of[i]].text for i in ids]
-                index.add(ids, texts, self.embedder.embed(texts))
-        for ids, vectors in index.vectors():
-            rows = np.fromiter(
-                (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
-            )
-            known = rows >= 0
-            working.embeddings.put(rows[known], vectors[known])
+                rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
+                texts = [working.entries[r].text for r in rows]
+                vectors = self.embedder.embed(texts)
+                index.add(ids, texts, vectors)
+                working.embeddings.put(rows, vectors)
         n = len(working)
         loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
         if loaded != len(wanted):  # the ranges did not tile the table: never hide it
