@@ -279,12 +279,9 @@ class Graph:
 
     def supersessions(self) -> list[tuple[str, str]]:
         """(newer id, older id) for every SUPERSEDES link."""
-        return [
-            (r[0], r[1])
-            for r in self._rows(
-                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation) RETURN n.id, o.id"
-            )
-        ]
+        return self._columns(
+            "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation) RETURN n.id, o.id"
+        )
 
     def co_activations(self) -> list[tuple[str, str, int]]:
         """(observation, observation, count) for every CO_ACTIVATED link."""
