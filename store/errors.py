@@ -3,7 +3,9 @@
     MemoryStoreError (base; never raised itself)
     ├── InvalidInput      a value given by the caller is wrong; nothing was written
     ├── NotFound          an id names nothing in the memory
-    └── SchemaMismatch    the data directory was written by another or altered schema
+    ├── SchemaMismatch    the data directory was written by another or altered schema
+    ├── StorageError      a database failed during an operation; nothing of it was written
+    └── DamagedStore      the data directory cannot be opened without losing what it holds
 
 Each error carries its data as attributes so callers (the MCP tools, the CLI) can show the
 field and the fix without parsing the message.
@@ -66,3 +68,37 @@ class SchemaMismatch(MemoryStoreError):
             + "; ".join(issues)
             + ". Use the doxa version that wrote it, or point --data-dir at a new directory."
         )
+
+
+class StorageError(MemoryStoreError):
+    """A database failed during an operation; what that operation wrote was rolled back.
+
+    Attributes:
+        operation: what the memory was doing (``"feedback"``, ``"reading evidence"``…).
+        detail: the database's own message.
+    """
+
+    def __init__(self, operation: str, detail: str) -> None:
+        self.operation = operation
+        self.detail = detail
+        super().__init__(
+            f"the memory's graph database failed during {operation}: {detail.rstrip('. ')}."
+            " Nothing of"
+            " it was written; try again, and if it keeps failing run `doxa check`"
+        )
+
+
+class DamagedStore(MemoryStoreError):
+    """The data directory is damaged in a way that opening it would make worse.
+
+    Attributes:
+        path: the data directory.
+        problem: what was found.
+        remedy: what to do about it.
+    """
+
+    def __init__(self, path: str, problem: str, remedy: str) -> None:
+        self.path = path
+        self.problem = problem
+        self.remedy = remedy
+        super().__init__(f"the memory in {path} was not opened: {problem}. {remedy}")

@@ -5,12 +5,24 @@ their own connection and may run concurrently; writes go through ``Graph.write()
 a lock *before* ``BEGIN TRANSACTION`` because Kùzu fails a second writer at once instead of
 waiting, and a failed BEGIN leaves the connection unusable. Every value from outside is a query
 parameter; nothing the user typed is ever spliced into query text.
+
+Kùzu keeps the pages that a committed update changed in its buffer pool until the next
+checkpoint, and its own checkpoint waits for the write-ahead log to reach 16 MB: a loop of
+feedback (which updates counters) filled a 256 MB pool after about 500 calls and then crashed
+the process. A checkpoint costs tens to hundreds of milliseconds (relationship tables are
+rewritten), so a background thread calls ``checkpoint_if_due`` after every
+``checkpoint_every`` write transactions or when writes pause, and a write checkpoints itself
+only if four times as many have piled up (the thread is stuck). A database error is raised as
+``StorageError`` naming the operation, and the writing connection is replaced, because Kùzu
+may leave a connection unusable after a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +34,7 @@ import kuzu
 import pyarrow as pa
 
 from doxa.store import schema
-from doxa.store.errors import MemoryStoreError, SchemaMismatch
+from doxa.store.errors import DamagedStore, MemoryStoreError, SchemaMismatch, StorageError
 from doxa.store.values import to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
@@ -30,6 +42,11 @@ log = logging.getLogger(__name__)
 Row = dict[str, Any]
 
 _DEC = "DECIMAL(19, 18)"
+
+
+def wal_file(database: Path) -> Path:
+    """Kùzu's write-ahead log of the database file ``database`` (absent after a clean close)."""
+    return database.with_name(database.name + ".wal")
 
 
 def _ts(moment: datetime | None) -> datetime | None:
@@ -65,19 +82,33 @@ class Graph:
     """The Kùzu database of one data directory.
 
     Args:
-        path: the database directory (created if absent).
+        path: the database file (created if absent).
         buffer_pool_bytes: Kùzu's page cache; Kùzu's own default is most of the machine's RAM.
+        checkpoint_every: write transactions between checkpoints (see the module docstring).
+        read_only: open for inspection (``doxa check``): no migrations, no writes.
 
     Raises:
         SchemaMismatch: the store was written by another schema (see ``doxa.store.schema``).
+        DamagedStore: the database file exists but cannot be read.
+        MemoryStoreError: another process holds the database.
     """
 
     _open_paths: ClassVar[set[Path]] = set()
     _open_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, path: Path, buffer_pool_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        path: Path,
+        buffer_pool_bytes: int = 256 * 1024 * 1024,
+        checkpoint_every: int = 64,
+        read_only: bool = False,
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
         self._path = path.resolve()
+        self._checkpoint_every = checkpoint_every
+        self._since_checkpoint = 0
+        self._last_write = time.monotonic()
         with Graph._open_lock:
             # Two Database objects on one path in one process lose writes: refuse the second.
             if self._path in Graph._open_paths:
@@ -86,7 +117,9 @@ class Graph:
                     " share the open Memory instead of opening it again"
                 )
             try:
-                self._db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_bytes)
+                self._db = kuzu.Database(
+                    str(path), buffer_pool_size=buffer_pool_bytes, read_only=read_only
+                )
             except RuntimeError as error:
                 if "lock" in str(error).lower():
                     raise MemoryStoreError(
@@ -94,17 +127,55 @@ class Graph:
                         " one); connect this client to that server (doxa serve --transport http)"
                         " or use another --data-dir"
                     ) from None
-                raise
+                raise DamagedStore(
+                    str(path.parent),
+                    f"its graph database ({path.name}) cannot be read: {error}",
+                    "Restore that file from a backup; the search index beside it was not"
+                    " touched and still holds the memories' texts",
+                ) from None
             Graph._open_paths.add(self._path)
         self._reader = kuzu.Connection(self._db)
         self._writer = kuzu.Connection(self._db)
         self._writes = _Statements(self._writer)
         self._write_lock = threading.RLock()
         try:
-            self._migrate()
+            if not read_only:
+                self._migrate()
         except BaseException:
             self.close()
             raise
+
+    def wal_bytes(self) -> int:
+        """Size of the write-ahead log, 0 when there is none."""
+        try:
+            return wal_file(self._path).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def checkpoint(self) -> bool:
+        """Fold the write-ahead log into the database and release the pages updates held.
+
+        Returns False (and logs why) when Kùzu could not checkpoint now, e.g. because a long
+        read was still running; the next write or idle moment tries again.
+        """
+        with self._write_lock:
+            try:
+                self._writer.execute("CHECKPOINT")
+            except RuntimeError as error:
+                log.warning("graph checkpoint postponed: %s", error)
+                return False
+            self._since_checkpoint = 0
+            return True
+
+    def checkpoint_if_due(self, idle_s: float = 1.0) -> bool:
+        """Checkpoint when ``checkpoint_every`` write transactions are waiting for one, or
+        when some are and no write came in the last ``idle_s`` seconds (for a background
+        thread). Returns True if it checkpointed."""
+        pending = self._since_checkpoint
+        idle = time.monotonic() - self._last_write >= idle_s
+        if pending >= self._checkpoint_every or (pending and idle):
+            return self.checkpoint()
+        return False
 
     def close(self) -> None:
         """Release the database (and its file lock)."""
@@ -192,16 +263,20 @@ class Graph:
                 self._rollback()
                 raise
             self._writer.execute("COMMIT")
+            self._wrote()
 
     # ---- plumbing ---------------------------------------------------------------------------
 
     def _rows(self, query: str, params: Row | None = None) -> list[list[Any]]:
         # Reads may run on several threads at once: no shared prepared statements here.
-        result = self._reader.execute(query, params or {})
-        assert isinstance(result, kuzu.QueryResult)
-        rows: list[list[Any]] = []
-        while result.has_next():
-            rows.append(list(result.get_next()))
+        try:
+            result = self._reader.execute(query, params or {})
+            assert isinstance(result, kuzu.QueryResult)
+            rows: list[list[Any]] = []
+            while result.has_next():
+                rows.append(list(result.get_next()))
+        except RuntimeError as error:
+            raise StorageError("a read", str(error)) from None
         return rows
 
     def _columns(self, query: str) -> list[tuple[Any, ...]]:
@@ -213,22 +288,54 @@ class Graph:
         return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
 
     def _arrow(self, query: str, params: Row | None = None) -> pa.Table:
-        result = self._reader.execute(query, params or {})
-        assert isinstance(result, kuzu.QueryResult)
-        table: pa.Table = result.get_as_arrow(chunk_size=100_000)
+        try:
+            result = self._reader.execute(query, params or {})
+            assert isinstance(result, kuzu.QueryResult)
+            table: pa.Table = result.get_as_arrow(chunk_size=100_000)
+        except RuntimeError as error:
+            raise StorageError("a read", str(error)) from None
         return table
 
     @contextmanager
-    def write(self) -> Iterator[GraphWriter]:
-        """One write transaction: commits when the block ends, rolls back if it raises."""
+    def write(self, operation: str = "a write") -> Iterator[GraphWriter]:
+        """One write transaction: commits when the block ends, rolls back if it raises.
+
+        Args:
+            operation: what the write does, named in a ``StorageError`` if the database fails.
+
+        Raises:
+            StorageError: the database failed; the transaction was rolled back.
+        """
         with self._write_lock:
-            self._writer.execute("BEGIN TRANSACTION")
             try:
-                yield GraphWriter(self._writes)
-            except BaseException:
-                self._rollback()
-                raise
-            self._writer.execute("COMMIT")
+                self._writer.execute("BEGIN TRANSACTION")
+                try:
+                    yield GraphWriter(self._writes)
+                except BaseException:
+                    self._rollback()
+                    raise
+                self._writer.execute("COMMIT")
+            except RuntimeError as error:
+                self._recover_from(error)
+                raise StorageError(operation, str(error)) from None
+            self._wrote()
+
+    def _wrote(self) -> None:
+        self._last_write = time.monotonic()
+        self._since_checkpoint += 1
+        if self._since_checkpoint >= 4 * self._checkpoint_every:
+            self.checkpoint()
+
+    def _recover_from(self, error: RuntimeError) -> None:
+        """After a failed write: a fresh writing connection (Kùzu may leave the old one
+        unusable: the next query on it has crashed the process), and a checkpoint, which
+        gives back the pool pages that a "buffer pool is full" error ran out of."""
+        log.error("graph write failed: %s", error)
+        with contextlib.suppress(RuntimeError):
+            self._writer.close()
+        self._writer = kuzu.Connection(self._db)
+        self._writes = _Statements(self._writer)
+        self.checkpoint()
 
     def _rollback(self) -> None:
         # A failed statement has already rolled Kùzu's transaction back, and ROLLBACK then
@@ -546,6 +653,20 @@ class Graph:
                 )
             ],
         )
+
+    def unheld_observations(self) -> int:
+        """Observations that no agent holds as a belief (a write always creates one)."""
+        return int(
+            self._rows(
+                "MATCH (o:Observation) WHERE NOT EXISTS"
+                " { MATCH (:Belief)-[:`OF`]->(o) } RETURN count(o)"
+            )[0][0]
+        )
+
+    def live_observation_ids(self) -> set[str]:
+        """Ids of the observations that are not retracted (the search index holds these)."""
+        table = self._arrow("MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id")
+        return {str(v) for v in table.column(0).to_pylist()}
 
     def counts(self) -> dict[str, int]:
         """Node counts per table (for status and tests)."""

@@ -4,7 +4,10 @@ Rows carry the graph's observation id, the text and the embedding: what start-up
 the working memory (vectors) and rebuilds its full-text index from (texts come from the
 graph). The graph is the source of truth; this index can always be rebuilt from it
 (``Memory`` repairs it at start-up). The embedder's fingerprint is kept in the table's schema
-metadata, so an index written by another model is detected and rebuilt.
+metadata, so an index written by another model is detected and rebuilt. A table that cannot
+be read (a fragment missing, cut short or overwritten) is reported in ``problem`` and left as
+it is: whether to rebuild it is the caller's decision, since it may hold the only copy of the
+texts when the graph is damaged too.
 
 Writes come in batches (one Lance fragment and version per ``add``, applied by the
 ``IndexWriter`` thread), and ``maintain`` compacts fragments once enough rows arrived.
@@ -13,6 +16,7 @@ Writes come in batches (one Lance fragment and version per ``add``, applied by t
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -44,14 +48,22 @@ class SearchIndex:
         dim: embedding dimension.
         fingerprint: the embedder's identity; a table written by another embedder is dropped
             (``rebuilt`` is then True and the caller re-embeds every observation).
+        read_only: open for inspection: a table of another embedder is kept and reported in
+            ``foreign``, and a missing one is not created (``problem`` says so).
+
+    Attributes:
+        problem: why the table could not be read, or None; see ``reset``.
     """
 
-    def __init__(self, path: Path, dim: int, fingerprint: str) -> None:
+    def __init__(self, path: Path, dim: int, fingerprint: str, read_only: bool = False) -> None:
+        self._path = path
         self._db = lancedb.connect(str(path))
         self._dim = dim
         self._lock = threading.Lock()
         self._since_maintenance = 0
         self.rebuilt = False
+        self.problem: str | None = None
+        self.foreign = False
         self._schema = pa.schema(
             [
                 pa.field("id", pa.string(), nullable=False),
@@ -60,19 +72,46 @@ class SearchIndex:
             ],
             metadata={_FINGERPRINT_KEY: fingerprint.encode()},
         )
+        self._rows = 0
         names = set(self._db.list_tables().tables)
         if TABLE in names:
-            table = self._db.open_table(TABLE)
-            metadata = table.schema.metadata or {}
+            try:
+                table = self._db.open_table(TABLE)
+                metadata = table.schema.metadata or {}
+                rows = int(table.count_rows())
+            except (OSError, RuntimeError, ValueError) as error:  # Lance reports damage so
+                self.problem = error_line(error)
+                return
+            if read_only:
+                self.foreign = metadata.get(_FINGERPRINT_KEY) != fingerprint.encode()
+                self._table, self._rows = table, rows
+                return
             if metadata.get(_FINGERPRINT_KEY) != fingerprint.encode():
                 log.warning("search index was built by another embedder; rebuilding it")
                 self._db.drop_table(TABLE)
                 self.rebuilt = True
             else:
-                self._table = table
+                self._table, self._rows = table, rows
+        if read_only and TABLE not in names:
+            self.problem = "it has no table yet"
+            return
         if TABLE not in names or self.rebuilt:
             self._table = self._db.create_table(TABLE, schema=self._schema)
-        self._rows = int(self._table.count_rows())
+
+    def reset(self, reason: str) -> None:
+        """Drop the table and start an empty one (the caller embeds every observation
+        again): for a table that cannot be read or holds vectors that are no embeddings."""
+        log.warning("search index: %s; rebuilding it from the graph", reason)
+        with self._lock:
+            try:
+                self._db.drop_table(TABLE)
+            except (OSError, RuntimeError, ValueError):  # too damaged to drop: remove it
+                shutil.rmtree(self._path / f"{TABLE}.lance", ignore_errors=True)
+            self._table = self._db.create_table(TABLE, schema=self._schema)
+            self._rows = 0
+            self._since_maintenance = 0
+            self.rebuilt = True
+            self.problem = None
 
     def count(self) -> int:
         """Number of rows."""
@@ -150,3 +189,8 @@ class SearchIndex:
                 warnings.simplefilter("ignore", UserWarning)
                 self._table.optimize(cleanup_older_than=timedelta(seconds=0))
             return True
+
+
+def error_line(error: BaseException) -> str:
+    """Lance's message without the source location it appends."""
+    return str(error).splitlines()[0].split(", /")[0]

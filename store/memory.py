@@ -35,7 +35,7 @@ from doxa.store import provenance
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
-from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
+from doxa.store.errors import DamagedStore, InvalidInput, MemoryStoreError, NotFound
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import StoreSettings
 from doxa.store.timewords import time_window
@@ -227,13 +227,19 @@ class Memory:
     def _load_everything(self) -> None:
         """Open the graph (migrating it), open the index, load the working memory from the
         graph, repair the index, and load the model."""
-        from doxa.store.graph import Graph
+        from doxa.store.graph import Graph, wal_file
         from doxa.store.index import SearchIndex
         from doxa.store.index_writer import IndexWriter
 
         data_dir = Path(self.settings.data_dir).expanduser()
         pool = self.settings.buffer_pool_mb * 1024 * 1024
-        graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
+        every = self.settings.checkpoint_every
+        # A write-ahead log left by a crash is replayed into the pool when the database
+        # opens; a pool sized for normal work can be too small for that, and the first
+        # restart failed. The pool is only reserved address space until used, and this
+        # opening closes (checkpointing the log) before the one that serves.
+        replay = pool if not wal_file(data_dir / "graph").exists() else max(pool, _REPLAY_POOL)
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=replay, checkpoint_every=every)
         self._graph = graph
         dim = self.embedder.dim  # the ONNX runtime reads it from its export, loading nothing
         index = SearchIndex(data_dir / "index", dim, self.embedder.fingerprint)
@@ -246,8 +252,11 @@ class Memory:
         # Reopening the database starts with an empty pool.
         self._graph = None  # closed: close() must not close it again if the reopen fails
         graph.close()
-        graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=pool, checkpoint_every=every)
         self._graph = graph
+        _refuse_if_graph_lost(data_dir, working, index)
+        if index.problem is not None:
+            index.reset(f"it cannot be read ({index.problem})")
         with graph.exclusive():
             self._repair(index, working)
             self._index, self._working = index, working
@@ -270,6 +279,10 @@ class Memory:
                 self._record_recalls()
             except Exception:  # the events stay queued and are retried
                 log.exception("could not record recall events")
+            graph = self._graph
+            if graph is not None:
+                # Off the writers' path: a checkpoint takes tens of milliseconds or more.
+                graph.checkpoint_if_due()
 
     def _record_recalls(self) -> None:
         """Write queued recall events to the graph (one transaction)."""
@@ -280,7 +293,7 @@ class Memory:
         graph = self._graph
         assert graph is not None
         try:
-            with graph.write() as w:
+            with graph.write("recording recalls") as w:
                 w.record_recalls(batch)
         except BaseException:
             with self._unrecorded_lock:
@@ -410,15 +423,32 @@ class Memory:
     def _repair(self, index: SearchIndex, working: WorkingMemory) -> None:
         """Load the index's vectors into the working memory, in the same pass learn which
         rows the index holds, then make it hold exactly the graph's current observations."""
+        from doxa.store.index import error_line
+
         wanted = {e.id for e in working.entries if not e.retracted}
         present: set[str] = set()
-        for ids, vectors in index.vectors():
-            present.update(ids)
-            rows = np.fromiter(
-                (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
+        malformed: list[str] = []
+        try:
+            for ids, vectors in index.vectors():
+                # Embeddings are unit length (or zero, for a text without words); anything
+                # else was not written by an embedder: re-embed those rows.
+                norms = np.linalg.norm(vectors, axis=1)
+                sound = (np.abs(norms - 1.0) < _UNIT_TOLERANCE) | (norms == 0.0)
+                malformed += [i for i, ok in zip(ids, sound, strict=True) if not ok]
+                present.update(i for i, ok in zip(ids, sound, strict=True) if ok)
+                rows = np.fromiter(
+                    (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
+                )
+                known = (rows >= 0) & sound
+                working.embeddings.put(rows[known], vectors[known])
+        except (OSError, RuntimeError, ValueError) as error:  # a fragment missing or damaged
+            index.reset(f"reading it failed ({error_line(error)})")
+            present, malformed = set(), []
+        if malformed:
+            log.warning(
+                "search index: %d rows hold vectors that are not embeddings", len(malformed)
             )
-            known = rows >= 0
-            working.embeddings.put(rows[known], vectors[known])
+            index.delete(sorted(set(malformed)))
         extra = sorted(present - wanted)
         missing = sorted(wanted - present)
         if extra:
@@ -654,7 +684,7 @@ class Memory:
         }
         topics = sorted({t for p in plans for t in p.memory.topics} - working.topic_exact)
         agents = sorted({p.memory.agent for p in plans if p.memory.agent not in working.agent_rows})
-        with self.graph.write() as w:
+        with self.graph.write("remember") as w:
             w.ensure_agents(agents)
             w.ensure_topics(topics)
             w.ensure_episodes(first_seen)
@@ -958,7 +988,7 @@ class Memory:
                 for obs in recent.returned
             }
             pairs = [(a, b) for a in accepted_ids for b in accepted_ids if a < b]
-            with self.graph.write() as w:
+            with self.graph.write("feedback") as w:
                 w.judge(recall, [float(x) for x in vector], judgements, utc_now())
                 w.co_activate(pairs)
             recent.judged = True
@@ -998,7 +1028,7 @@ class Memory:
             if mode == "retract" and entry.retracted:
                 return Forgotten(obs, mode, list(entry.beliefs), True)
             reopened = self._reopened(row, working)
-            with self.graph.write() as w:
+            with self.graph.write(f"forget ({mode})") as w:
                 if mode == "retract":
                     w.retract(obs, utc_now())
                     beliefs = list(entry.beliefs)
@@ -1113,6 +1143,10 @@ class Memory:
         return counts
 
 
+#: How far from 1 an embedding's length may be (float32 rounding is about 1e-7).
+_UNIT_TOLERANCE = 1e-3
+#: Buffer pool of the opening that replays a write-ahead log left by a crash.
+_REPLAY_POOL = 2 * 1024 * 1024 * 1024
 #: How long ``stats`` waits for queued index writes before counting without them.
 _INDEX_WAIT_S = 2.0
 #: How long a recall waits for memories still being embedded (the model is failing if longer).
@@ -1125,6 +1159,28 @@ def _release_free_memory() -> None:
     """Hand freed heap back to the OS after loading (glibc keeps it otherwise)."""
     with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _refuse_if_graph_lost(data_dir: Path, working: WorkingMemory, index: SearchIndex) -> None:
+    """Refuse to open a memory whose graph is empty while its search index is not: the
+    graph file was emptied, replaced or lost, and the start-up repair would delete the
+    index's rows, the only other copy of the texts."""
+    if len(working):
+        return
+    if index.problem is not None:
+        held = f"its search index cannot be read ({index.problem})"
+    elif index.count():
+        held = f"its search index holds {index.count()} memories"
+    else:
+        return
+    raise DamagedStore(
+        str(data_dir),
+        f"its graph holds no memories but {held}; the graph file may have been emptied,"
+        " replaced or lost",
+        "Nothing was changed. Put the graph file back from a backup. If the memory really is"
+        " empty (everything was purged), `doxa repair --force` rebuilds the search index from"
+        " the graph, dropping its rows",
+    )
 
 
 def _aware(moment: datetime | None) -> datetime:

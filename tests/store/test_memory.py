@@ -21,6 +21,7 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings, load_settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SupportDraft
+from doxa.store.errors import StorageError
 from doxa.store.graph import GraphWriter
 from doxa.store.index import SearchIndex
 
@@ -473,7 +474,7 @@ def test_a_failed_graph_statement_writes_nothing_and_the_memory_keeps_working(
     before = memory.stats()
     with monkeypatch.context() as patch:
         patch.setattr(GraphWriter, "create_observations", create_then_fail)
-        with pytest.raises(RuntimeError):
+        with pytest.raises(StorageError, match="during remember"):
             memory.remember([MemoryDraft(text="Lost in the failure.", topics=["t"])])
     after = memory.stats()
     [later] = memory.remember([MemoryDraft(text="Lost in the failure.", topics=["t"])])
@@ -489,8 +490,9 @@ def test_a_failed_graph_statement_reports_its_own_error(
         self._run("RETURN CAST('not a number' AS INT64)", {})
 
     monkeypatch.setattr(GraphWriter, "create_observations", failing)
-    with pytest.raises(RuntimeError) as caught:
+    with pytest.raises(StorageError) as caught:
         memory.remember([MemoryDraft(text="Lost in the failure.", topics=["t"])])
+    assert caught.value.operation == "remember"
     assert "ROLLBACK" not in str(caught.value)
     assert "not a number" in str(caught.value) or "Conversion" in str(caught.value)
 

@@ -1,0 +1,187 @@
+"""The health of a data directory, and the repair of what is derived in it.
+
+``check`` opens both stores read-only and reports what each holds and where they disagree: it
+changes nothing, and refuses nothing but a directory that another process holds. ``repair``
+rebuilds the search index (derived: every text is in the graph) from the graph, and refuses
+to when the graph is empty but the index is not, unless forced, because the index may then
+hold the only copy of the texts.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from doxa.store.embedder import make_embedder
+from doxa.store.errors import DamagedStore, MemoryStoreError
+from doxa.store.settings import StoreSettings
+
+log = logging.getLogger(__name__)
+
+#: How far from 1 an embedding's length may be before it counts as damaged.
+UNIT_TOLERANCE = 1e-3
+
+
+@dataclass
+class Health:
+    """What ``check`` found in a data directory.
+
+    Attributes:
+        data_dir: the directory checked.
+        graph: node counts per table, ``wal_bytes`` and ``unheld`` (observations nobody
+            holds); empty when the graph could not be opened.
+        index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
+            another embedder wrote it); empty when it could not be read.
+        orphans: ``index_rows_unknown`` (rows of no current observation) and
+            ``observations_unindexed`` (current observations without a row).
+        problems: one line each, with what to do; empty when healthy.
+    """
+
+    data_dir: str
+    graph: dict[str, int] = field(default_factory=dict)
+    index: dict[str, int] = field(default_factory=dict)
+    orphans: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        """True when nothing needs doing."""
+        return not self.problems
+
+
+def check(settings: StoreSettings) -> Health:
+    """Inspect a data directory without changing it.
+
+    Raises:
+        MemoryStoreError: another process holds the directory (stop it, or ask it).
+    """
+    from doxa.store.graph import Graph
+    from doxa.store.index import SearchIndex
+
+    data_dir = Path(settings.data_dir).expanduser()
+    health = Health(str(data_dir))
+    graph_file = data_dir / "graph"
+    live: set[str] | None = None
+    if not graph_file.exists():
+        health.problems.append("no graph: this directory holds no memory yet")
+    else:
+        try:
+            graph = Graph(graph_file, read_only=True)
+        except DamagedStore as error:
+            health.problems.append(f"{error.problem}; {error.remedy}")
+        else:
+            try:
+                health.graph = {**graph.counts(), "wal_bytes": graph.wal_bytes()}
+                health.graph["unheld"] = graph.unheld_observations()
+                live = graph.live_observation_ids()
+            finally:
+                graph.close()
+            if health.graph["unheld"]:
+                health.problems.append(
+                    f"{health.graph['unheld']} observations are held by no agent"
+                    " (cite_evidence shows no believer for them)"
+                )
+    embedder = make_embedder(settings.embedding)
+    index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
+    if index.problem is None:
+        try:
+            _inspect_index(index, live, health)
+        except (OSError, RuntimeError, ValueError) as error:
+            from doxa.store.index import error_line
+
+            index.problem = error_line(error)
+            health.index = {}
+    if index.problem is not None and (live or index.problem != "it has no table yet"):
+        health.problems.append(
+            f"the search index cannot be read ({index.problem}); the next start rebuilds it"
+            " from the graph, or run `doxa repair`"
+        )
+    if live is not None and not live and health.index.get("rows"):
+        health.problems.append(
+            f"the graph holds no memories but the search index holds {health.index['rows']}:"
+            " the graph file may have been emptied or replaced; put it back from a backup"
+        )
+    return health
+
+
+def _inspect_index(index: object, live: set[str] | None, health: Health) -> None:
+    from doxa.store.index import SearchIndex
+
+    assert isinstance(index, SearchIndex)
+    present: set[str] = set()
+    not_unit = 0
+    for ids, vectors in index.vectors():
+        present.update(ids)
+        norms = np.linalg.norm(vectors, axis=1)
+        not_unit += int(np.count_nonzero((np.abs(norms - 1.0) >= UNIT_TOLERANCE) & (norms != 0)))
+    health.index = {"rows": index.count(), "not_unit": not_unit, "foreign": int(index.foreign)}
+    if not_unit:
+        health.problems.append(
+            f"{not_unit} search-index rows hold vectors that are no embeddings; the next start"
+            " embeds them again, or run `doxa repair`"
+        )
+    if index.foreign:
+        health.problems.append(
+            "the search index was built by another embedding model; the next start rebuilds it"
+        )
+    if live is None:
+        return
+    health.orphans = {
+        "index_rows_unknown": len(present - live),
+        "observations_unindexed": len(live - present),
+    }
+    if live and (present - live or live - present):
+        health.problems.append(
+            f"the search index lacks {len(live - present)} current observations and holds"
+            f" {len(present - live)} rows of none; the next start repairs it, or run"
+            " `doxa repair`"
+        )
+
+
+def repair(settings: StoreSettings, force: bool = False) -> Health:
+    """Rebuild the search index from the graph: every current observation embedded again.
+
+    Args:
+        settings: the store's settings (the embedder is the configured one).
+        force: rebuild even when the graph is empty but the index is not.
+
+    Returns:
+        The health of the directory afterwards.
+
+    Raises:
+        DamagedStore: the graph cannot be read, or is empty while the index is not (and
+            ``force`` is False); nothing was changed.
+        MemoryStoreError: another process holds the directory.
+    """
+    from doxa.store.graph import Graph
+    from doxa.store.index import SearchIndex
+    from doxa.store.memory import Memory
+
+    data_dir = Path(settings.data_dir).expanduser()
+    embedder = make_embedder(settings.embedding)
+    graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
+    try:
+        held = graph.observation_count()
+    finally:
+        graph.close()
+    index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint)
+    if not held and not force and (index.problem is not None or index.count()):
+        raise DamagedStore(
+            str(data_dir),
+            "its graph holds no memories but its search index is not empty",
+            "Nothing was changed. Put the graph back from a backup, or run"
+            " `doxa repair --force` to rebuild the index from the empty graph",
+        )
+    index.reset("rebuilt on request (doxa repair)")
+    del index
+    memory = Memory(settings, embedder)
+    try:
+        memory.warm_up()  # the start-up repair embeds every current observation
+        if not memory.settle():
+            raise MemoryStoreError("the rebuilt search index could not be written")
+    finally:
+        memory.close()
+    return check(settings)

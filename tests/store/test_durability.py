@@ -1,0 +1,212 @@
+"""Nothing lost, whatever happens to the data directory: a feedback loop keeps Kùzu's pool
+bounded, a damaged graph is refused before anything is changed, a damaged search index is
+rebuilt from the graph, and ``check`` / ``repair`` tell and mend."""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pytest
+from conftest import hash_settings
+
+from doxa.server.settings import Settings
+from doxa.store import Memory, MemoryDraft
+from doxa.store.embedder import HashEmbedder
+from doxa.store.errors import DamagedStore, MemoryStoreError
+from doxa.store.health import check, repair
+from doxa.store.index import SearchIndex
+
+
+def opened(settings: Settings) -> Memory:
+    memory = Memory.open(settings.store)
+    memory.warm_up()
+    return memory
+
+
+def filled(settings: Settings, n: int = 30) -> list[str]:
+    """A closed memory holding ``n`` notes, each in the graph and the index; their ids."""
+    memory = opened(settings)
+    try:
+        done = memory.remember(
+            [MemoryDraft(text=f"Harbour note {i}: the blue boat {i} left.") for i in range(n)],
+            batch=True,
+        )
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+    return [d.observation_id for d in done]
+
+
+def index_rows(settings: Settings) -> int:
+    table = lancedb.connect(str(settings.store.data_dir / "index")).open_table("observations")
+    return int(table.count_rows())
+
+
+def fragment(settings: Settings) -> str:
+    [found] = glob.glob(str(settings.store.data_dir / "index/observations.lance/data/*.lance"))
+    return found
+
+
+# ---- Kùzu's pool stays bounded under feedback --------------------------------------------------
+
+
+def test_a_feedback_loop_on_the_smallest_pool_never_fails(tmp_path: Path) -> None:
+    # Without checkpoints this loop filled a 64 MB pool in under 250 rounds.
+    settings = hash_settings(tmp_path / "m", buffer_pool_mb=64, checkpoint_every=16)
+    memory = opened(settings)
+    wal: list[int] = []
+    try:
+        for i in range(300):
+            memory.remember([MemoryDraft(text=f"Note {i} on topic {i % 37}, weather {i % 11}.")])
+            out = memory.recall(f"topic {i % 37} weather", limit=10)
+            ids = [r.observation_id for r in out.results]
+            memory.feedback(out.recall_id, accepted=ids[:2], rejected=ids[2:4])
+            wal.append(memory.graph.wal_bytes())
+    finally:
+        memory.close()
+    assert max(wal) < 8 * 1024 * 1024
+    assert not (settings.store.data_dir / "graph.wal").exists()
+    assert check(settings.store).healthy
+
+
+def test_a_failed_write_replaces_the_connection_and_the_next_call_works(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = memory.graph
+    before = graph._writer
+    with monkeypatch.context() as patch:
+        patch.setattr(graph, "_wrote", lambda: (_ for _ in ()).throw(AssertionError))
+
+        def fail(_: object, rows: object) -> None:
+            raise RuntimeError("Buffer manager exception: Unable to allocate memory!")
+
+        patch.setattr("doxa.store.graph.GraphWriter.create_observations", fail)
+        with pytest.raises(MemoryStoreError, match="during remember: Buffer manager"):
+            memory.remember([MemoryDraft(text="Lost.")])
+    assert graph._writer is not before
+    [done] = memory.remember([MemoryDraft(text="Kept.")])
+    assert memory.recall("Kept").results[0].observation_id == done.observation_id
+
+
+# ---- a damaged graph is refused, the index untouched -------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["emptied", "removed"])
+def test_a_lost_graph_is_refused_and_the_index_kept(settings: Settings, damage: str) -> None:
+    filled(settings)
+    graph = settings.store.data_dir / "graph"
+    if damage == "emptied":
+        graph.write_bytes(b"")
+    else:
+        graph.unlink()
+    memory = Memory.open(settings.store)
+    try:
+        with pytest.raises(DamagedStore) as refused:
+            memory.warm_up()
+    finally:
+        memory.close()
+    assert "graph holds no memories but its search index holds 30" in str(refused.value)
+    assert "doxa repair --force" in refused.value.remedy
+    assert index_rows(settings) == 30
+    with pytest.raises(DamagedStore):
+        repair(settings.store)
+    assert index_rows(settings) == 30
+    assert not check(settings.store).healthy
+
+
+def test_an_unreadable_graph_is_refused_naming_the_file(settings: Settings) -> None:
+    filled(settings)
+    with (settings.store.data_dir / "graph").open("r+b") as f:
+        f.write(os.urandom(8192))
+    memory = Memory.open(settings.store)
+    try:
+        with pytest.raises(DamagedStore, match=r"graph database \(graph\) cannot be read"):
+            memory.warm_up()
+    finally:
+        memory.close()
+    assert index_rows(settings) == 30
+    health = check(settings.store)
+    assert any("cannot be read" in p for p in health.problems)
+
+
+# ---- a damaged index is rebuilt from the graph -------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["missing", "short", "overwritten"])
+def test_a_damaged_index_fragment_is_rebuilt_from_the_graph(
+    settings: Settings, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    ids = filled(settings)
+    path = fragment(settings)
+    if damage == "missing":
+        os.remove(path)
+    elif damage == "short":
+        os.truncate(path, os.path.getsize(path) // 2)
+    else:
+        with open(path, "r+b") as f:
+            f.seek(200)
+            f.write(os.urandom(os.path.getsize(path) // 2))
+    assert not check(settings.store).healthy
+    memory = opened(settings)
+    try:
+        [found, *_] = memory.recall("the blue boat 7 left").results
+        stats = memory.stats()
+    finally:
+        memory.close()
+    assert "rebuilding it from the graph" in caplog.text
+    assert found.observation_id == ids[7] and found.scores["vector"] > 0.5
+    assert stats["IndexRows"] == 30
+    assert check(settings.store).healthy
+
+
+def test_vectors_that_are_not_embeddings_are_embedded_again(settings: Settings) -> None:
+    ids = filled(settings, 5)
+    table = lancedb.connect(str(settings.store.data_dir / "index")).open_table("observations")
+    table.update(where=f"id = '{ids[2]}'", values={"vector": [3.0] * 384})
+    health = check(settings.store)
+    assert health.index["not_unit"] == 1 and not health.healthy
+    memory = opened(settings)
+    try:
+        [found, *_] = memory.recall("Harbour note 2: the blue boat 2 left.").results
+    finally:
+        memory.close()
+    assert found.observation_id == ids[2]
+    assert found.scores["vector"] == pytest.approx(1.0, abs=0.01)
+    assert check(settings.store).healthy
+
+
+# ---- check and repair --------------------------------------------------------------------------
+
+
+def test_check_reports_counts_and_orphans_without_changing_anything(settings: Settings) -> None:
+    ids = filled(settings, 4)
+    index = SearchIndex(settings.store.data_dir / "index", 384, HashEmbedder(384).fingerprint)
+    index.delete([ids[0]])
+    index.add(["obs_unknown"], ["a stray row"], np.eye(1, 384, dtype=np.float32))
+    del index
+    health = check(settings.store)
+    assert health.graph["Observation"] == 4 and health.graph["wal_bytes"] == 0
+    assert health.index == {"rows": 4, "not_unit": 0, "foreign": 0}
+    assert health.orphans == {"index_rows_unknown": 1, "observations_unindexed": 1}
+    assert check(settings.store).orphans == health.orphans  # read-only: nothing repaired
+    repaired = repair(settings.store)
+    assert repaired.healthy, repaired.problems
+    assert repaired.orphans == {"index_rows_unknown": 0, "observations_unindexed": 0}
+
+
+def test_check_refuses_a_directory_in_use(memory: Memory, settings: Settings) -> None:
+    memory.stats()
+    with pytest.raises(MemoryStoreError, match=r"in use by another process|already open"):
+        check(settings.store)
+
+
+def test_repair_force_rebuilds_the_index_of_an_empty_graph(settings: Settings) -> None:
+    filled(settings, 3)
+    (settings.store.data_dir / "graph").write_bytes(b"")
+    health = repair(settings.store, force=True)
+    assert health.healthy, health.problems
+    assert index_rows(settings) == 0
