@@ -175,7 +175,7 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
             "Nothing was changed. Put the graph back from a backup, or run"
             " `doxa repair --force` to rebuild the index from the empty graph",
         )
-    index.reset("rebuilt on request (doxa repair)")
+    index.reset("doxa repair was asked to")
     del index
     memory = Memory(settings, embedder)
     try:

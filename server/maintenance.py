@@ -1,0 +1,78 @@
+"""``doxa check`` and ``doxa repair``: the health of a data directory, for people and scripts.
+
+Exit codes: 0 healthy (or repaired), 1 problems found (or the repair was refused), 3 the
+directory is in use by a running server.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from doxa.server.settings import Settings
+from doxa.store.errors import DamagedStore, MemoryStoreError
+
+IN_USE = 3
+
+
+def check_command(settings: Settings, as_json: bool) -> int:
+    """Print the health of the configured data directory; 0 when healthy."""
+    from doxa.store.health import check
+
+    try:
+        health = check(settings.store)
+    except MemoryStoreError as error:
+        print(f"doxa check: {error}")
+        return IN_USE
+    if as_json:
+        print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
+    else:
+        _describe(health)
+    return 0 if health.healthy else 1
+
+
+def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
+    """Rebuild the search index from the graph and print the health afterwards."""
+    from doxa.store.health import repair
+
+    try:
+        health = repair(settings.store, force=force)
+    except DamagedStore as error:
+        print(f"doxa repair: {error}")
+        return 1
+    except MemoryStoreError as error:
+        print(f"doxa repair: {error}")
+        return IN_USE
+    if as_json:
+        print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
+    else:
+        print("search index rebuilt from the graph")
+        _describe(health)
+    return 0 if health.healthy else 1
+
+
+def _describe(health: object) -> None:
+    from doxa.store.health import Health
+
+    assert isinstance(health, Health)
+    print(f"data directory: {health.data_dir}")
+    if health.graph:
+        counts = ", ".join(
+            f"{k.lower()}s {health.graph[k]}"
+            for k in ("Observation", "Belief", "Agent", "Topic", "Episode", "Recall")
+            if k in health.graph
+        )
+        print(f"graph: {counts}; write-ahead log {health.graph['wal_bytes']} bytes")
+    if health.index:
+        print(
+            f"search index: {health.index['rows']} rows, {health.index['not_unit']} damaged vectors"
+        )
+    if health.orphans:
+        print(
+            f"orphans: {health.orphans['index_rows_unknown']} index rows of no observation,"
+            f" {health.orphans['observations_unindexed']} observations not indexed"
+        )
+    if health.healthy:
+        print("healthy")
+    for problem in health.problems:
+        print(f"problem: {problem}")

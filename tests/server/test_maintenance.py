@@ -1,0 +1,70 @@
+"""``doxa check`` and ``doxa repair`` as a user runs them: on a healthy directory, on a
+damaged index, and on a directory a running server holds."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from calls import ok
+from conftest import hash_settings
+from mcp.client import Client
+
+from doxa.server.cli import main
+from doxa.store import Memory, MemoryDraft
+
+
+def fill(data_dir: Path, n: int = 5) -> None:
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        memory.remember([MemoryDraft(text=f"Lighthouse note {i}.") for i in range(n)], batch=True)
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+
+
+def test_check_says_healthy_and_prints_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(tmp_path / "m")
+    assert main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")]) == 0
+    printed = capsys.readouterr().out
+    assert "observations 5" in printed and "search index: 5 rows" in printed
+    assert printed.rstrip().endswith("healthy")
+
+
+def test_check_finds_a_damaged_index_and_repair_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    for path in glob.glob(str(data_dir / "index/observations.lance/data/*.lance")):
+        os.remove(path)
+    flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--json"]
+    assert main(["check", *flags]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert not found["healthy"] and "cannot be read" in found["problems"][0]
+    assert main(["repair", *flags]) == 0
+    repaired = json.loads(capsys.readouterr().out)
+    assert repaired["healthy"] and repaired["index"]["rows"] == 5
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_check_on_a_directory_a_server_holds_exits_3(
+    tmp_path: Path,
+    start_server: Callable[..., Awaitable[Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data_dir = tmp_path / "m"
+    server = await start_server("http", data_dir)
+    async with Client(server.url) as client:
+        await ok(client, "remember", text="Held by the server.")
+    assert main(["check", "--embedder", "hash", "--data-dir", str(data_dir)]) == 3
+    assert "in use by another process" in capsys.readouterr().out
