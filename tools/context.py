@@ -3,6 +3,7 @@ loop with store errors turned into tool errors the model can read and act on."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from decimal import Decimal
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from doxa.store.memory import Memory
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 #: A confidence or weight as a client sends it: a string or a JSON number, never a boolean
 #: (strict, so JSON ``true`` is refused instead of becoming 1).
@@ -109,6 +112,14 @@ async def call(ctx: Context[Any], operation: Callable[[Memory], T]) -> T:
         return await anyio.to_thread.run_sync(run)
     except MemoryStoreError as error:
         raise ToolError(str(error)) from None
+    except Exception as error:
+        # A bug or a driver failing in a way the store did not foresee: the model gets what
+        # failed instead of the SDK's bare "Error executing tool", and the log the trace.
+        log.exception("tool call failed")
+        raise ToolError(
+            f"the memory failed unexpectedly during this call ({type(error).__name__}:"
+            f" {error}); try again, and if it keeps failing run `doxa check`"
+        ) from None
 
 
 def exact(value: Decimal | str | None) -> str | None:

@@ -11,7 +11,9 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pytest
+from calls import error, ok
 from conftest import hash_settings
+from mcp.client import Client
 
 from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
@@ -210,3 +212,20 @@ def test_repair_force_rebuilds_the_index_of_an_empty_graph(settings: Settings) -
     health = repair(settings.store, force=True)
     assert health.healthy, health.problems
     assert index_rows(settings) == 0
+
+
+@pytest.mark.anyio
+async def test_an_unforeseen_failure_is_a_tool_error_naming_it(
+    memory_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise KeyError("obs_gone")
+
+    monkeypatch.setattr(Memory, "feedback", broken)
+    done = await ok(memory_client, "remember", text="Something to judge.")
+    found = await ok(memory_client, "recall", query="something to judge")
+    message = await error(
+        memory_client, "feedback", recall_id=found["recall_id"], accepted=[done["observation_id"]]
+    )
+    assert "failed unexpectedly during this call (KeyError: 'obs_gone')" in message
+    assert "doxa check" in message
