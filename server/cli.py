@@ -57,16 +57,20 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def serve(settings: Settings) -> None:
     """Run the server on the configured transport until the client (or Ctrl-C) stops it."""
+    import anyio
+
     from doxa.server.app import create_server
 
     transport = settings.server.transport
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
-        create_server(settings).run()
+        from doxa.server.stdio import serve_stdio
+
+        anyio.run(serve_stdio, create_server(settings))
         return
-    import anyio
     import uvicorn
 
+    from doxa.server.exact import ExactNumbers
     from doxa.tools.context import MemoryContext
 
     # One memory for the whole process, opened now and kept across sessions.
@@ -76,7 +80,7 @@ def serve(settings: Settings) -> None:
     host = settings.server.host
     app = server.sse_app(host=host) if transport == "sse" else server.streamable_http_app(host=host)
     config = uvicorn.Config(
-        app,
+        ExactNumbers(app),
         host=host,
         port=settings.server.port,
         log_level=settings.server.log_level.lower(),

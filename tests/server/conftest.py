@@ -3,18 +3,23 @@ loopback port, always stopped at the end of the test."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client.stdio import StdioServerParameters
 
 #: ``python -m doxa.server`` with the interpreter running the tests (the project's venv).
@@ -144,3 +149,88 @@ def start_server(
     finally:
         for server in started:
             server.stop()
+
+
+@dataclass
+class RawStdio:
+    """A ``doxa serve`` on stdio driven through raw pipes: bytes in, JSON-RPC lines out."""
+
+    process: Process
+    stdout: BufferedByteReceiveStream
+    next_id: int = 100
+    #: answers read while waiting for another one, by request id
+    early: dict[object, dict[str, Any]] = field(default_factory=dict)
+
+    async def send(self, line: bytes) -> None:
+        """Write ``line`` and a newline to the server's stdin, as they are."""
+        assert self.process.stdin is not None
+        await self.process.stdin.send(line + b"\n")
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message the server writes."""
+        return dict(json.loads(await self.stdout.receive_until(b"\n", 10_000_000)))
+
+    async def ask(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request and return its answer (a result or an error)."""
+        request_id = await self.request(method, params)
+        return await self.answer(request_id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> int:
+        """Send a request without waiting; returns its id."""
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(json.dumps(message).encode())
+        return self.next_id
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        """The answer to ``request_id``; other answers read meanwhile are kept for their own
+        ``answer`` call, and other messages (such as logs) are skipped."""
+        while request_id not in self.early:
+            message = await self.receive()
+            if "result" in message or "error" in message:
+                self.early[message.get("id")] = message
+        return self.early.pop(request_id)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A ``tools/call`` result (``isError`` tells a refusal)."""
+        answer = await self.ask("tools/call", {"name": name, "arguments": arguments})
+        return dict(answer["result"])
+
+
+@pytest.fixture
+def raw_stdio(
+    tmp_path: Path, server_env: dict[str, str]
+) -> Callable[[Path], AbstractAsyncContextManager[RawStdio]]:
+    """``async with raw_stdio(data_dir) as server``: ``doxa serve`` on stdio with the hash
+    embedder, past the MCP handshake; killed at the end if it is still running."""
+
+    @asynccontextmanager
+    async def start(data_dir: Path) -> AsyncIterator[RawStdio]:
+        command = [*DOXA, "serve", "--embedder", "hash", "--data-dir", str(data_dir)]
+        with (tmp_path / f"{data_dir.name}.stderr").open("ab") as err:
+            process = await anyio.open_process(
+                command, stderr=err, env=server_env, start_new_session=True
+            )
+        try:
+            assert process.stdout is not None
+            server = RawStdio(process, BufferedByteReceiveStream(process.stdout))
+            hello = await server.ask(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pytest", "version": "1"},
+                },
+            )
+            assert hello["result"]["serverInfo"]["name"] == "doxa"
+            await server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            yield server
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with anyio.move_on_after(10, shield=True):
+                    await process.wait()
+
+    return start

@@ -1,0 +1,98 @@
+"""Exact numbers on the wire: a JSON number a float cannot carry reaches the tools as its text.
+
+A JSON number is read as a Python float, so ``1e-400`` arrives as ``0.0`` and
+``0.1234567890123456789`` as ``0.12345678901234568``: a confidence silently becomes another
+one. Every incoming JSON-RPC message is therefore read once more here. A float literal whose
+exact decimal value is that of its float (``0.8``, ``1e-3``, ``0.30000000000000004``) stays a
+number; any other arrives as its literal text, which the store reads exactly (and refuses,
+naming the field, when it has more than 18 decimal places or is out of range).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class _Inexact:
+    """A ``parse_float`` hook remembering whether any literal had to stay text."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, literal: str) -> float | str:
+        number = float(literal)
+        try:
+            if Decimal(literal) == Decimal(repr(number)):
+                return number
+        except InvalidOperation:  # an exponent beyond Decimal's range: certainly inexact
+            pass
+        self.seen = True
+        return literal
+
+
+def exact_json(body: bytes) -> bytes:
+    """The message ``body`` with every float literal a float cannot carry turned into a string.
+
+    Returns ``body`` itself (the same bytes) when nothing changes, including when it is not
+    UTF-8 JSON at all: the SDK's parser then judges it exactly as it would have.
+    """
+    inexact = _Inexact()
+    try:
+        value = json.loads(body.decode("utf-8"), parse_float=inexact)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep, huge int
+        return body
+    if not inexact.seen:
+        return body
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+class ExactNumbers:
+    """ASGI wrapper that passes POSTed JSON bodies through ``exact_json`` (HTTP and SSE).
+
+    A body that ``exact_json`` leaves alone, one larger than ``max_body_bytes`` (the SDK's own
+    limit, beyond which it answers 413), and every other request reach the app byte for byte
+    as they came.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        received: deque[Message] = deque()
+        body = bytearray()
+        complete = False
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":
+                break  # a disconnect: the app sees it as it would have
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_body_bytes:
+                break  # the SDK answers 413; read no more of it into memory
+            if not message.get("more_body", False):
+                complete = True
+                break
+        original = bytes(body)
+        changed = exact_json(original) if complete else original
+        if changed is not original:
+            received = deque([{"type": "http.request", "body": changed, "more_body": False}])
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(changed)).encode("ascii")))
+            scope = {**scope, "headers": headers}
+
+        async def replay() -> Message:
+            return received.popleft() if received else await receive()
+
+        await self.app(scope, replay, send)
