@@ -10,14 +10,25 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import uvicorn
 
 from doxa.server.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger("doxa")
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor")
+
+#: A handler for ``signal.signal``.
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,16 +67,16 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(settings: Settings) -> None:
-    """Run the server on the configured transport until the client (or Ctrl-C) stops it."""
+    """Run the server on the configured transport until the client, Ctrl-C, SIGTERM or SIGHUP
+    stops it; every way out closes the memory."""
     import anyio
 
     from doxa.server.app import create_server
+    from doxa.server.stdio import DRAIN_SECONDS, STOP_SIGNALS, serve_stdio
 
     transport = settings.server.transport
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
-        from doxa.server.stdio import serve_stdio
-
         anyio.run(serve_stdio, create_server(settings))
         return
     import uvicorn
@@ -85,11 +96,46 @@ def serve(settings: Settings) -> None:
         port=settings.server.port,
         log_level=settings.server.log_level.lower(),
         log_config=_uvicorn_logging(),
+        # Requests still running this long after a stop are cancelled, as on stdio.
+        timeout_graceful_shutdown=DRAIN_SECONDS,
     )
     try:
-        anyio.run(uvicorn.Server(config).serve)
+        anyio.run(_uvicorn_server(config, STOP_SIGNALS).serve)
     finally:
-        state.close()
+        # A second signal must not cut the close short (Kùzu's graph.wal would stay behind).
+        with _handling(STOP_SIGNALS, signal.SIG_IGN):
+            state.close()
+
+
+def _uvicorn_server(config: uvicorn.Config, stop_signals: tuple[int, ...]) -> uvicorn.Server:
+    """uvicorn's server, shutting down gracefully on each of ``stop_signals`` and then
+    returning, so that ``serve`` closes the memory and the process exits 0."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own re-raises SIGINT or SIGTERM after its shutdown: SIGTERM then killed
+            # the process (exit 143) before the memory was closed, leaving Kùzu's graph.wal
+            # behind. And it leaves SIGHUP, which killed the process at once.
+            with _handling(stop_signals, self.handle_exit):
+                yield
+
+    return Server(config)
+
+
+@contextlib.contextmanager
+def _handling(signals: tuple[int, ...], handler: _Handler) -> Iterator[None]:
+    """``handler`` for each of ``signals`` (main thread only), the previous ones restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _uvicorn_logging() -> dict[str, object]:
