@@ -7,9 +7,9 @@ take 38 MB, and ONNX Runtime's integer matrix product (MLAS, uint8 x int8) scans
 1.4 ms on one core (2.1 ms with the query's quantization and a top 10, bench/speed.py): the
 scan reads a quarter of the bytes, and a scan is bound by reading them.
 
-The price is precision: a similarity is within about 0.003 of the exact cosine for unit
-vectors (both sides are rounded), far below the gaps ranking acts on; bench/locomo.py measures
-recall quality with it. The exact float32 vectors stay in the search index (LanceDB).
+The price is precision: a similarity is within about 0.005 of the exact cosine for unit
+vectors (rows rounded to 8 bits, the query to 7: see ``QUERY_LEVELS``), far below the gaps
+ranking acts on; bench/locomo.py measures recall quality with it. The exact float32 vectors stay in the search index (LanceDB).
 
 Layout: each block holds a run of rows as *columns* (``[dim, rows]``, C order), so that one
 matrix product ``query[1, dim] @ block[dim, rows]`` scores the whole block without a copy.
@@ -31,8 +31,12 @@ import numpy.typing as npt
 BLOCK_ROWS = 32_768
 #: Quantized values lie in [-LEVELS, LEVELS].
 LEVELS = 127
-#: The query is sent as uint8 (the fast MLAS kernel is uint8 x int8): int8 value + OFFSET.
-OFFSET = 128
+#: The query's values lie in [-QUERY_LEVELS, QUERY_LEVELS] and are sent as uint8 (the fast
+#: MLAS kernel is uint8 x int8): value + OFFSET, at most 127. On CPUs without VNNI the kernel
+#: adds pairs of uint8 x int8 products in int16, which saturates past 32,767: with full 8-bit
+#: queries similarities were off by up to 0.15 there; 2 x 127 x 127 always fits.
+QUERY_LEVELS = 63
+OFFSET = 64
 
 #: An ONNX model of one MatMulInteger node: query uint8 [1, dim] x block int8 [dim, rows] ->
 #: int32 [1, rows]. Written out (148 bytes) so the server need not import ``onnx`` to build
@@ -62,13 +66,14 @@ def _scan_session() -> Any:
         return onnxruntime.InferenceSession(SCAN_MODEL, options, providers=["CPUExecutionProvider"])
 
 
-def quantize(vectors: FloatArray) -> tuple[npt.NDArray[np.int8], FloatArray]:
-    """Rows of ``vectors`` as int8 and each row's scale (value = int8 x scale)."""
+def quantize(vectors: FloatArray, levels: int = LEVELS) -> tuple[npt.NDArray[np.int8], FloatArray]:
+    """Rows of ``vectors`` as integers in [-levels, levels] and each row's scale
+    (value = integer x scale)."""
     vectors = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
     largest = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors))
-    scales = np.where(largest > 0, largest / LEVELS, 1.0).astype(np.float32)
+    scales = np.where(largest > 0, largest / levels, 1.0).astype(np.float32)
     values = np.rint(vectors / scales[:, None])
-    return np.clip(values, -LEVELS, LEVELS).astype(np.int8), scales
+    return np.clip(values, -levels, levels).astype(np.int8), scales
 
 
 class VectorMatrix:
@@ -141,11 +146,11 @@ class VectorMatrix:
 
     def similarity(self, query: FloatArray, n: int) -> FloatArray:
         """Approximate dot products of ``query`` with rows ``0..n-1`` (cosines for unit
-        vectors, within about 0.003)."""
+        vectors, within about 0.005)."""
         out = np.zeros(n, dtype=np.float32)
         if n == 0:
             return out
-        values, scale = quantize(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        values, scale = quantize(np.asarray(query, dtype=np.float32).reshape(1, -1), QUERY_LEVELS)
         shifted = (values.astype(np.int16) + OFFSET).astype(np.uint8)
         session = _scan_session()
         for start, block in zip(self._starts, self._blocks, strict=True):
