@@ -210,14 +210,11 @@ def _feedback(
     weights: RankingWeights,
 ) -> dict[int, float]:
     """Rows judged on similar past queries (+ accepted, - rejected) and their co-activations."""
-    if query_vector is None or len(memory.feedback_rows) == 0 or weights.feedback == 0:
+    if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
-    similarity = memory.feedback_queries @ query_vector
-    close = similarity >= weights.feedback_similarity
+    rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
     learned: dict[int, float] = {}
-    for row, sign, sim in zip(
-        memory.feedback_rows[close], memory.feedback_signs[close], similarity[close], strict=True
-    ):
+    for row, sign, sim in zip(rows, signs, similarity, strict=True):
         r = int(row)
         if r < len(usable) and usable[r]:
             # Scaled so a query equal to the judged one counts fully, a borderline one little.

@@ -21,7 +21,7 @@ from decimal import Decimal
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.embedder import Vectors
+from doxa.store.judged_queries import JudgedQueries
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
 from doxa.store.vector_matrix import VectorMatrix
@@ -111,10 +111,8 @@ class WorkingMemory:
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
         self.fact_index: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.co_activated: dict[int, dict[int, int]] = defaultdict(dict)
-        # Feedback learned from judged recalls: query vectors, the row judged, +1 or -1.
-        self.feedback_queries: Vectors = np.zeros((0, dim), dtype=np.float32)
-        self.feedback_rows: IntArray = np.zeros(0, dtype=np.int64)
-        self.feedback_signs: FloatArray = np.zeros(0, dtype=np.float32)
+        # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
+        self.judged = JudgedQueries(dim)
         # Full text of the live rows (BM25), updated with every other index here.
         self.text = TextIndex()
         self.next_seq = 1
@@ -274,21 +272,11 @@ class WorkingMemory:
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
             neighbours.pop(row, None)
-        keep = self.feedback_rows != row
-        self.feedback_queries = self.feedback_queries[keep]
-        self.feedback_rows = self.feedback_rows[keep]
-        self.feedback_signs = self.feedback_signs[keep]
+        self.judged.forget_row(row)
 
     def learn(self, query_vector: npt.NDArray[np.float32], judged: dict[int, float]) -> None:
         """Remember a judged recall: its query vector against each judged row (+1 / -1)."""
-        if not judged:
-            return
-        rows = np.fromiter(judged.keys(), dtype=np.int64, count=len(judged))
-        signs = np.fromiter(judged.values(), dtype=np.float32, count=len(judged))
-        queries = np.repeat(query_vector.reshape(1, -1).astype(np.float32), len(judged), axis=0)
-        self.feedback_queries = np.vstack([self.feedback_queries, queries])
-        self.feedback_rows = np.concatenate([self.feedback_rows, rows])
-        self.feedback_signs = np.concatenate([self.feedback_signs, signs])
+        self.judged.add(query_vector.astype(np.float32, copy=False), judged)
 
     def co_activate(self, rows: list[int]) -> None:
         """Count a co-activation between every pair of rows accepted together."""

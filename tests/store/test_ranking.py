@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import numpy as np
 import pytest
 
 from doxa.store import FactDraft, Memory, MemoryDraft
+from doxa.store.judged_queries import JudgedQueries
 from doxa.store.settings import RankingWeights
 
 
@@ -165,3 +167,18 @@ def test_topics_linked_to_a_named_topic_count_less_per_hop(memory: Memory) -> No
         r.text: r.scores.get("topic", 0.0) for r in memory.recall("alice status update").results
     }
     assert scores["status update one"] == 0.0
+
+
+def test_judged_queries_keep_one_vector_per_recall_and_grow_in_place() -> None:
+    judged = JudgedQueries(4)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    for i in range(100):
+        judged.add(query, {i: 1.0, i + 1000: -1.0})
+    assert len(judged) == 200
+    rows, signs, similarity = judged.similar(query, 0.75)
+    assert len(rows) == 200 and set(signs.tolist()) == {1.0, -1.0}
+    assert np.allclose(similarity, 1.0)
+    judged.forget_row(1005)
+    assert 1005 not in judged.similar(query, 0.75)[0]
+    other = np.array([0, 1, 0, 0], dtype=np.float32)
+    assert len(judged.similar(other, 0.75)[0]) == 0

@@ -1,0 +1,82 @@
+"""What feedback taught recall: the query of every judged recall, and each judged result with
+its sign (+1 accepted, -1 rejected).
+
+A judged recall's query vector is kept once, however many results were judged, and both
+tables grow by doubling: a feedback loop used to copy every vector learned so far on each
+call (quadratic time; after 5,000 feedbacks each call copied 30 MB) and to keep one copy of
+the query per judged result.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+A = TypeVar("A", bound=npt.NDArray[np.generic])
+
+
+class JudgedQueries:
+    """Query vectors of judged recalls and the (row, sign) judgements made on each.
+
+    Args:
+        dim: the embedding dimension.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self._queries: FloatArray = np.zeros((16, dim), dtype=np.float32)
+        self._n_queries = 0
+        self._rows: IntArray = np.zeros(64, dtype=np.int64)
+        self._signs: FloatArray = np.zeros(64, dtype=np.float32)
+        self._query_of: IntArray = np.zeros(64, dtype=np.int64)
+        self._n = 0
+
+    def __len__(self) -> int:
+        """How many judgements are held."""
+        return self._n
+
+    def add(self, query_vector: FloatArray, judged: dict[int, float]) -> None:
+        """Learn one judged recall: its query and each judged row's sign."""
+        if not judged:
+            return
+        if self._n_queries == len(self._queries):
+            self._queries = _grown(self._queries)
+        self._queries[self._n_queries] = query_vector
+        k = len(judged)
+        while self._n + k > len(self._rows):
+            self._rows, self._signs = _grown(self._rows), _grown(self._signs)
+            self._query_of = _grown(self._query_of)
+        end = self._n + k
+        self._rows[self._n : end] = np.fromiter(judged.keys(), dtype=np.int64, count=k)
+        self._signs[self._n : end] = np.fromiter(judged.values(), dtype=np.float32, count=k)
+        self._query_of[self._n : end] = self._n_queries
+        self._n, self._n_queries = end, self._n_queries + 1
+
+    def forget_row(self, row: int) -> None:
+        """Drop every judgement of a purged row (its query vectors stay: they are shared)."""
+        keep = self._rows[: self._n] != row
+        kept = int(np.count_nonzero(keep))
+        if kept == self._n:
+            return
+        for array in (self._rows, self._signs, self._query_of):
+            array[:kept] = array[: self._n][keep]
+        self._n = kept
+
+    def similar(
+        self, query_vector: FloatArray, threshold: float
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Judgements made on queries at least ``threshold`` similar to ``query_vector``:
+        (rows, signs, similarities), one entry per judgement."""
+        similarity = self._queries[: self._n_queries] @ query_vector
+        per_judgement = similarity[self._query_of[: self._n]]
+        close = per_judgement >= threshold
+        return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
+
+
+def _grown(array: A) -> A:
+    bigger = np.zeros_like(array, shape=(len(array) * 2, *array.shape[1:]))
+    bigger[: len(array)] = array
+    return bigger  # type: ignore[return-value]  # zeros_like keeps the dtype
