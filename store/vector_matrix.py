@@ -9,7 +9,8 @@ scan reads a quarter of the bytes, and a scan is bound by reading them.
 
 The price is precision: a similarity is within about 0.005 of the exact cosine for unit
 vectors (rows rounded to 8 bits, the query to 7: see ``QUERY_LEVELS``), far below the gaps
-ranking acts on; bench/locomo.py measures recall quality with it. The exact float32 vectors stay in the search index (LanceDB).
+ranking acts on; bench/locomo.py measures recall quality with it. The exact float32 vectors
+stay in the search index (LanceDB).
 
 Layout: each block holds a run of rows as *columns* (``[dim, rows]``, C order), so that one
 matrix product ``query[1, dim] @ block[dim, rows]`` scores the whole block without a copy.
