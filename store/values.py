@@ -19,6 +19,12 @@ _QUANTUM = Decimal(1).scaleb(-SCALE)
 _ONE = Decimal(1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+#: The times the memory holds, in UTC: the range of Python's datetime. Kùzu's TIMESTAMP counts
+#: microseconds in an int64 and stores this whole range exactly, but its Python driver cannot
+#: read back a time outside it (it crashes the process), so nothing outside may be written.
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
+_RANGE = "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (in UTC)"
 
 
 def parse_unit_decimal(value: object, field: str) -> Decimal:
@@ -81,7 +87,8 @@ def parse_time(value: object, field: str) -> datetime:
     A time without an offset is taken to be UTC. A bare date means its midnight UTC.
 
     Raises:
-        InvalidInput: the value is not an ISO 8601 time.
+        InvalidInput: the value is not an ISO 8601 time, or is outside ``EARLIEST``..``LATEST``
+            once converted to UTC (``0001-01-01T00:00:00+05:00`` is in year 0).
     """
     if isinstance(value, datetime):
         moment = value
@@ -101,7 +108,10 @@ def parse_time(value: object, field: str) -> datetime:
         )
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(field, f"must be a time {_RANGE}, got {value!r}") from None
 
 
 def utc_now() -> datetime:
