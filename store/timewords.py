@@ -73,6 +73,16 @@ def time_window(query: str, reference: datetime) -> Window | None:
     Returns:
         (start, end), end exclusive, or None.
     """
+    try:
+        return _window(query, reference)
+    except (OverflowError, ValueError):
+        # The span reaches past the years a datetime holds (1 to 9999): "December 9999"
+        # ends in 10000, "5 years ago" read as of year 3 starts before year 1. The query is
+        # still answered, only without a time boost.
+        return None
+
+
+def _window(query: str, reference: datetime) -> Window | None:
     match = _ISO_DATE.search(query)
     if match:
         try:
