@@ -3,6 +3,10 @@
 ``MemoryDraft`` holds raw values as a caller (an MCP tool, a script) gives them; ``validate``
 turns it into a ``NewMemory`` with exact types or raises ``InvalidInput`` naming the field and
 the fix. Validation happens before anything is written, for every memory of a batch.
+
+Texts (the observation's text and its source) are kept exactly as given, whitespace included:
+what a client sends is what is stored. Names (agent, topics, episode, the parts of a fact, ids)
+are identities that a client types again to find things, so surrounding whitespace is dropped.
 """
 
 from __future__ import annotations
@@ -93,7 +97,10 @@ def text_key(text: str) -> str:
 
 
 def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True) -> str | None:
-    """A short non-empty string (agent, topic, episode, fact part), stripped."""
+    """A short non-empty string (agent, topic, episode, fact part, id), stripped.
+
+    An optional name that is empty once stripped counts as not given.
+    """
     if value is None and not required:
         return None
     if not isinstance(value, str):
@@ -105,7 +112,43 @@ def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True
         raise InvalidInput(field, "must not be empty")
     if len(text) > limit:
         raise InvalidInput(field, f"is {len(text)} characters long; the limit is {limit}")
+    return unicode_text(text, field)
+
+
+def unicode_text(text: str, field: str) -> str:
+    """``text`` itself, if it is valid Unicode (the graph stores UTF-8).
+
+    Raises:
+        InvalidInput: it holds an unpaired surrogate (``"\\ud800"``), which has no UTF-8 form.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        raise InvalidInput(
+            field,
+            f"holds an unpaired surrogate (U+{code:04X}) at character {error.start}:"
+            " send valid Unicode text",
+        ) from None
     return text
+
+
+def optional_text(value: object, field: str, limit: int) -> str | None:
+    """An optional text (a source), kept exactly as given; None when not given.
+
+    Unlike a name, a blank text is refused rather than taken as not given: it cannot be kept
+    as it was sent, and dropping it silently would store something else.
+
+    Raises:
+        InvalidInput: not a string, empty or only whitespace, too long, or not valid Unicode.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, "must be a non-empty string; leave it out when there is none")
+    if len(value) > limit:
+        raise InvalidInput(field, f"is {len(value)} characters long; the limit is {limit}")
+    return unicode_text(value, field)
 
 
 def _list(value: object, field: str, limit: int) -> list[object]:
@@ -124,13 +167,14 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     Raises:
         InvalidInput: naming the field (``confidence``, ``fact.valid_until``, ``topics[2]``…).
     """
+    # Kept verbatim: only a text with nothing but whitespace is refused.
     if not isinstance(draft.text, str) or not draft.text.strip():
         raise InvalidInput("text", "must be a non-empty string: the observation to remember")
-    text = draft.text.strip()
-    if len(text) > MAX_TEXT:
+    if len(draft.text) > MAX_TEXT:
         raise InvalidInput(
-            "text", f"is {len(text)} characters long; the limit is {MAX_TEXT}: split it"
+            "text", f"is {len(draft.text)} characters long; the limit is {MAX_TEXT}: split it"
         )
+    text = unicode_text(draft.text, "text")
     topics: list[str] = []
     for i, topic in enumerate(_list(draft.topics, "topics", MAX_TOPICS)):
         cleaned = name(topic, f"topics[{i}]")
@@ -142,7 +186,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     observed_at = (
         None if draft.observed_at is None else parse_time(draft.observed_at, "observed_at")
     )
-    source = name(draft.source, "source", MAX_SOURCE, required=False)
+    source = optional_text(draft.source, "source", MAX_SOURCE)
     episode = name(draft.episode, "episode", required=False)
     fact = None
     if draft.fact is not None:
