@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import ModuleType
-from typing import TYPE_CHECKING
+from types import ModuleType, UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import ToolAnnotations
+from pydantic import ConfigDict, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
@@ -112,9 +117,123 @@ def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempoten
     # nullable anyOfs make that slow (see doxa.tools.schema). The SDK reads output_schema
     # live when listing, and the server keeps validating results with the pydantic model.
     derived = tool.fn_metadata.output_schema
-    if derived is not None:
-        tool.fn_metadata.output_schema = compact(derived)
+    closed = _closed(tool.fn_metadata.arg_model)
+    tool.fn_metadata = VerbatimArguments(
+        arg_model=closed,
+        output_schema=None if derived is None else compact(derived),
+        output_model=tool.fn_metadata.output_model,
+        wrap_output=tool.fn_metadata.wrap_output,
+    )
+    tool.parameters = closed.model_json_schema(by_alias=True)
     return tool
+
+
+def _closed(model: type[ArgModelBase]) -> type[ArgModelBase]:
+    """The argument model refusing keys it does not know.
+
+    The SDK's ignores them, so a misspelt ``confidance`` would be dropped and the memory
+    stored with the default: the client would not get what it sent, nor be told.
+    """
+    namespace = {"model_config": ConfigDict(extra="forbid"), "__module__": model.__module__}
+    closed: type[ArgModelBase] = type(model.__name__, (model,), namespace)
+    return closed
+
+
+class VerbatimArguments(FuncMetadata):
+    """Tool arguments as the client sent them.
+
+    The SDK json-parses a string sent for any parameter whose annotation is not exactly
+    ``str`` (some clients send lists and objects as JSON text). For ``str | None`` that turns
+    the text ``"null"`` into None and ``"[1, 2]"`` into a list, and for a bool it turns
+    ``"true"`` into True. Here a string is parsed only for a parameter that cannot take a
+    string, and kept only if it parses to a list or an object. Strings holding unpaired
+    surrogates (no UTF-8 form: the graph cannot store them) are refused, naming the field.
+    """
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` with JSON text parsed where the parameter wants a list or an object."""
+        takes_text = _string_parameters(self.arg_model)
+        parsed = dict(data)
+        for key, value in data.items():
+            if not isinstance(value, str) or key in takes_text:
+                continue
+            try:
+                decoded = json.loads(value)
+            except (ValueError, RecursionError):
+                continue  # not JSON: validation refuses it, naming the parameter
+            if isinstance(decoded, list | dict):
+                parsed[key] = decoded
+        return parsed
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        """Pre-parse, refuse unpaired surrogates, validate (as the SDK does otherwise)."""
+        parsed = self.pre_parse_json(arguments_to_validate)
+        problems: list[InitErrorDetails] = []
+        _find_surrogates(parsed, (), problems)
+        if problems:
+            # A ValidationError is what the SDK reports as the caller's mistake, by field.
+            raise ValidationError.from_exception_data(self.arg_model.__name__, problems)
+        return self.arg_model.model_validate(parsed).model_dump_one_level()
+
+
+@functools.cache
+def _string_parameters(model: type[ArgModelBase]) -> frozenset[str]:
+    """Names and aliases of the parameters whose type accepts a string."""
+    keys: set[str] = set()
+    for field_name, info in model.model_fields.items():
+        if _takes_string(info.annotation):
+            keys.add(field_name)
+            if info.alias:
+                keys.add(info.alias)
+    return frozenset(keys)
+
+
+def _takes_string(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _takes_string(get_args(annotation)[0])
+    if origin is Union or origin is UnionType:
+        return any(_takes_string(arm) for arm in get_args(annotation))
+    if origin is Literal:
+        return any(isinstance(value, str) for value in get_args(annotation))
+    if annotation is Any or annotation is object:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, str)
+
+
+def _find_surrogates(
+    value: Any, where: tuple[str | int, ...], found: list[InitErrorDetails]
+) -> None:
+    """Add an error for every string (or key) in ``value`` that has no UTF-8 form."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            found.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "unpaired_surrogate",
+                        "holds an unpaired surrogate (U+{code}) at character {at}: send valid"
+                        " Unicode text",
+                        {"code": f"{ord(value[error.start]):04X}", "at": error.start},
+                    ),
+                    loc=where,
+                    input=_printable(value),
+                )
+            )
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _find_surrogates(item, (*where, i), found)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                _find_surrogates(key, (*where, _printable(key)), found)
+                _find_surrogates(item, (*where, _printable(key)), found)
+
+
+def _printable(text: str) -> str:
+    """``text`` with unpaired surrogates written as escapes, so an error can be sent as JSON."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _add_prompts(server: MCPServer[MemoryContext]) -> None:

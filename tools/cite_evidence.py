@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from doxa.store.values import iso
 from doxa.tools.context import call, context_of, exact
@@ -138,7 +138,7 @@ async def cite_evidence(
     id: Annotated[str | None, Field(description="an observation_id or belief_id")] = None,
     agent: Annotated[str | None, Field(description="with unsupported=true: whose beliefs")] = None,
     unsupported: Annotated[
-        bool, Field(description="list the agent's beliefs without evidence")
+        StrictBool, Field(description="list the agent's beliefs without evidence")
     ] = False,
 ) -> EvidenceResult:
     """Cite an observation or belief, or list unsupported beliefs."""

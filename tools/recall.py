@@ -10,7 +10,7 @@ from doxa.tools.context import DecimalInput, call, exact
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 DESCRIPTION = """Search the memory before answering anything that may depend on what was
 learned earlier.
@@ -110,7 +110,7 @@ async def recall(
         str | None, Field(description="ISO 8601: answer with what was valid then")
     ] = None,
     include_superseded: Annotated[
-        bool, Field(description="also return replaced facts (ranked after current ones)")
+        StrictBool, Field(description="also return replaced facts (ranked after current ones)")
     ] = False,
     limit: Annotated[StrictInt, Field(description="how many results, 1..100")] = 10,
     order_by: Annotated[

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from doxa.store.memory import Remembered
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 DESCRIPTION = """Store something worth remembering as a typed, dated observation that the
 agent believes.
@@ -32,6 +32,9 @@ Example: remember(text="The bridge on Route 9 is closed for repairs.", topics=["
 class FactInput(BaseModel):
     """A subject-predicate-object fact with optional validity."""
 
+    # An unknown key is refused, not dropped: a misspelt field would store the default.
+    model_config = ConfigDict(extra="forbid")
+
     subject: str = Field(description='what the fact is about, e.g. "Alice"')
     predicate: str = Field(description='the relation, e.g. "lives in"')
     object: str = Field(description='the value, e.g. "Paris"')
@@ -42,12 +45,16 @@ class FactInput(BaseModel):
 class SupportInput(BaseModel):
     """This observation is evidence for an existing belief."""
 
+    model_config = ConfigDict(extra="forbid")
+
     belief_id: str = Field(description="a belief_id returned by remember or recall")
     weight: DecimalInput = Field("1", description="exact decimal 0..1, how strongly")
 
 
 class MemoryInput(BaseModel):
     """One memory in a batch: the same fields as a single remember call."""
+
+    model_config = ConfigDict(extra="forbid")
 
     text: str
     topics: list[str] = Field(default_factory=list)
