@@ -5,10 +5,12 @@
     ├── NotFound          an id names nothing in the memory
     ├── SchemaMismatch    the data directory was written by another or altered schema
     ├── StorageError      a database failed during an operation; nothing of it was written
-    └── DamagedStore      the data directory cannot be opened without losing what it holds
+    ├── DamagedStore      the data directory cannot be opened without losing what it holds
+    └── OwnerLost         the process owning the memory exited during a call (retryable)
 
 Each error carries its data as attributes so callers (the MCP tools, the CLI) can show the
-field and the fix without parsing the message.
+field and the fix without parsing the message, and pickles with them (``__reduce__``), so it
+crosses the relay between processes (``doxa.store.relay``) intact.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ class InvalidInput(MemoryStoreError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field} {problem}")
+
+    def __reduce__(self) -> tuple[type[InvalidInput], tuple[str, str]]:
+        return (type(self), (self.field, self.problem))
 
     def within(self, prefix: str) -> InvalidInput:
         """Return the same error with its field nested under ``prefix``."""
@@ -53,6 +58,9 @@ class NotFound(MemoryStoreError):
             f"{field}: no {kind} with id {id!r}; use an id returned by remember or recall"
         )
 
+    def __reduce__(self) -> tuple[type[NotFound], tuple[str, str, str]]:
+        return (type(self), (self.field, self.kind, self.id))
+
 
 class SchemaMismatch(MemoryStoreError):
     """The data directory does not match the schema this version of doxa writes.
@@ -68,6 +76,9 @@ class SchemaMismatch(MemoryStoreError):
             + "; ".join(issues)
             + ". Use the doxa version that wrote it, or point --data-dir at a new directory."
         )
+
+    def __reduce__(self) -> tuple[type[SchemaMismatch], tuple[list[str]]]:
+        return (type(self), (self.issues,))
 
 
 class StorageError(MemoryStoreError):
@@ -87,6 +98,9 @@ class StorageError(MemoryStoreError):
             " it was written; try again, and if it keeps failing run `doxa check`"
         )
 
+    def __reduce__(self) -> tuple[type[StorageError], tuple[str, str]]:
+        return (type(self), (self.operation, self.detail))
+
 
 class DamagedStore(MemoryStoreError):
     """The data directory is damaged in a way that opening it would make worse.
@@ -102,3 +116,23 @@ class DamagedStore(MemoryStoreError):
         self.problem = problem
         self.remedy = remedy
         super().__init__(f"the memory in {path} was not opened: {problem}. {remedy}")
+
+    def __reduce__(self) -> tuple[type[DamagedStore], tuple[str, str, str]]:
+        return (type(self), (self.path, self.problem, self.remedy))
+
+
+class OwnerLost(MemoryStoreError):
+    """The process that owned the memory exited while it ran this call, before answering;
+    another process has taken over. Retrying is safe: a write is never applied twice."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        super().__init__(
+            f"the process that owned the memory exited during this {operation}, before"
+            " answering; another has taken over. Retry the call: if it had been applied,"
+            " remember answers with duplicate_of, feedback says the recall was already judged"
+            " and forget says already"
+        )
+
+    def __reduce__(self) -> tuple[type[OwnerLost], tuple[str]]:
+        return (type(self), (self.operation,))

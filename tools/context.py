@@ -16,6 +16,7 @@ from pydantic import StrictFloat, StrictInt, StrictStr
 
 from doxa.store.errors import MemoryStoreError
 from doxa.store.settings import StoreSettings
+from doxa.store.sharing import SharedMemory
 from doxa.store.values import decimal_text
 
 if TYPE_CHECKING:
@@ -31,66 +32,42 @@ DecimalInput = StrictStr | StrictInt | StrictFloat
 
 
 class MemoryContext:
-    """Lifespan state of the server: the memory, opened on a background thread.
+    """Lifespan state of the server: the memory of the data directory, shared with every
+    other doxa process on it (``doxa.store.sharing``): owned by this process, or relayed.
 
     Importing the store (numpy, Kùzu, LanceDB, torch) and loading the model take seconds; a
-    client's ``initialize`` and ``tools/list`` must not wait for them. Tool calls do, on a
-    worker thread, never on the event loop.
+    client's ``initialize`` and ``tools/list`` must not wait for them. Finding or taking the
+    owner runs on a background thread; tool calls wait for it on a worker thread, never on
+    the event loop.
     """
 
     def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
         self.settings = settings
         self._given = memory
-        self._memory = memory
-        self._opened = threading.Event()
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._shared: SharedMemory | None = None
         self._lock = threading.Lock()
-        self._started = False
 
     def start(self) -> None:
-        """Open the memory and warm it up on a thread (returns at once; idempotent)."""
+        """Open or reach the memory on a thread (returns at once; idempotent)."""
         with self._lock:
-            if self._started:
-                return
-            self._started = True
-            if self._memory is not None:
-                self._memory.start()
-                self._opened.set()
-                return
-            self._thread = threading.Thread(target=self._open, name="doxa-open", daemon=True)
-            self._thread.start()
+            if self._shared is None:
+                self._shared = SharedMemory(self.settings, self._given)
+            self._shared.start()
 
-    def _open(self) -> None:
-        try:
-            from doxa.store.memory import Memory
-
-            self._memory = Memory.open(self.settings)
-        except BaseException as error:  # surfaced to every tool call
-            self._error = error
-        finally:
-            self._opened.set()
-        if self._memory is not None:
-            self._memory.start()
-
-    def memory(self) -> Memory:
-        """The memory (blocks until it exists; call from a worker thread)."""
-        self._opened.wait()
-        if self._memory is None:
-            raise MemoryStoreError(f"the memory could not be opened: {self._error}")
-        return self._memory
+    def memory(self) -> SharedMemory:
+        """The memory, owned here or relayed (its calls wait until it answers)."""
+        with self._lock:
+            if self._shared is None:
+                raise MemoryStoreError("the memory is not open; the server has not started")
+            return self._shared
 
     def close(self) -> None:
-        """Close the memory if this context opened it; a later ``start`` opens it again."""
+        """Close the memory (or hang up on its owner); a later ``start`` opens it again.
+        A memory given to the context is left open."""
         with self._lock:
-            if self._thread is not None:
-                self._thread.join()
-                self._thread = None
-            if self._given is None and self._memory is not None:
-                self._memory.close()
-                self._memory = None
-                self._opened.clear()
-            self._started = False
+            shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.close()
 
 
 def context_of(ctx: Context[Any]) -> MemoryContext:
@@ -101,7 +78,7 @@ def context_of(ctx: Context[Any]) -> MemoryContext:
     return state
 
 
-async def call(ctx: Context[Any], operation: Callable[[Memory], T]) -> T:
+async def call(ctx: Context[Any], operation: Callable[[SharedMemory], T]) -> T:
     """Run ``operation(memory)`` on a worker thread; store errors become ``ToolError``."""
     state = context_of(ctx)
 

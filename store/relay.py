@@ -1,0 +1,277 @@
+"""Calls to a memory in another process, over a Unix domain socket: the owner of a data
+directory serves them (``RelayServer``) and every other process sends them (``RelayClient``).
+
+The wire is a 4-byte length and a pickle per message, both ways. Pickle keeps exact values
+(``Decimal``, aware ``datetime``) and the store's own result types without a second schema;
+it is read with an allow-list (``_Unpickler``), so a peer can only send the store's own types,
+and the socket is created mode 0600 inside the data directory: only its owner's processes
+can connect, and those can already read and write the directory's files.
+
+A request is ``(method, args, kwargs)``; a reply is ``("ok", result)`` or ``("error",
+exception)``, where the exception is one of the store's errors (anything else is sent as a
+``MemoryStoreError`` naming it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import pickle
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from doxa.store.errors import MemoryStoreError
+
+log = logging.getLogger(__name__)
+
+#: The operations a relay may ask of the owner's memory.
+METHODS = frozenset(
+    {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
+)
+
+_HEADER = struct.Struct("!I")
+_MAX_MESSAGE = 256 * 1024 * 1024
+
+#: What a message may contain besides builtins: exact values and the store's own types.
+_ALLOWED = {
+    ("decimal", "Decimal"),
+    ("datetime", "datetime"),
+    ("datetime", "timezone"),
+    ("datetime", "timedelta"),
+    ("doxa.store.drafts", "MemoryDraft"),
+    ("doxa.store.drafts", "FactDraft"),
+    ("doxa.store.drafts", "SupportDraft"),
+    ("doxa.store.memory", "Remembered"),
+    ("doxa.store.memory", "Recollection"),
+    ("doxa.store.memory", "RecallOutcome"),
+    ("doxa.store.memory", "Judged"),
+    ("doxa.store.memory", "Forgotten"),
+    ("doxa.store.errors", "MemoryStoreError"),
+    ("doxa.store.errors", "InvalidInput"),
+    ("doxa.store.errors", "NotFound"),
+    ("doxa.store.errors", "SchemaMismatch"),
+    ("doxa.store.errors", "StorageError"),
+    ("doxa.store.errors", "DamagedStore"),
+    ("doxa.store.errors", "OwnerLost"),
+    ("copyreg", "_reconstructor"),
+    ("builtins", "object"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} may not cross the relay")
+        return super().find_class(module, name)
+
+
+def socket_path(data_dir: Path) -> Path:
+    """Where the owner of ``data_dir`` listens. Inside the directory when the path fits a
+    socket address (108 bytes on Linux); otherwise in a private directory of this user's,
+    named by the data directory."""
+    inside = data_dir / "doxa.sock"
+    if len(os.fsencode(inside)) < 100:
+        return inside
+    import hashlib
+
+    private = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/doxa-{os.getuid()}")
+    private.mkdir(mode=0o700, parents=True, exist_ok=True)
+    digest = hashlib.sha256(os.fsencode(data_dir.resolve())).hexdigest()[:24]
+    return private / f"{digest}.sock"
+
+
+def _send(connection: socket.socket, message: object) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    connection.sendall(_HEADER.pack(len(payload)) + payload)
+
+
+def _receive(connection: socket.socket) -> Any:
+    (size,) = _HEADER.unpack(_exactly(connection, _HEADER.size))
+    if size > _MAX_MESSAGE:
+        raise ConnectionError(f"a relay message of {size} bytes is too large")
+    return _Unpickler(io.BytesIO(_exactly(connection, size))).load()
+
+
+def _exactly(connection: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = connection.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionResetError("the other side of the relay closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class RelayServer:
+    """Serves another process's calls on the memory this process owns.
+
+    Args:
+        path: the socket to listen on (a stale one left by a killed owner is replaced: the
+            caller holds the ownership lock, so no live owner is listening there).
+        call: ``call(method, args, kwargs)`` runs one operation on the memory.
+    """
+
+    def __init__(self, path: Path, call: Callable[[str, tuple[Any, ...], dict[str, Any]], Any]):
+        self.path = path
+        self._call = call
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        old_mask = os.umask(0o177)  # the socket is born 0600: no window where others connect
+        try:
+            self._listener.bind(str(path))
+        finally:
+            os.umask(old_mask)
+        self._listener.listen(64)
+        self._connections: set[socket.socket] = set()
+        self._busy = 0
+        self._lock = threading.Condition()
+        self._closing = False
+        self._thread = threading.Thread(target=self._accept, name="doxa-relay", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:  # closed
+                return
+            with self._lock:
+                if self._closing:
+                    connection.close()
+                    return
+                self._connections.add(connection)
+            threading.Thread(
+                target=self._serve, args=(connection,), name="doxa-relay-peer", daemon=True
+            ).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            while True:
+                try:
+                    method, args, kwargs = _receive(connection)
+                except (OSError, EOFError, struct.error):
+                    return
+                except pickle.UnpicklingError as error:
+                    _send(connection, ("error", MemoryStoreError(f"relay refused: {error}")))
+                    continue
+                with self._lock:
+                    if self._closing:
+                        return
+                    self._busy += 1
+                try:
+                    reply = self._answer(method, args, kwargs)
+                finally:
+                    with self._lock:
+                        self._busy -= 1
+                        self._lock.notify_all()
+                try:
+                    _send(connection, reply)
+                except OSError:
+                    return
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+            connection.close()
+
+    def _answer(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        if method not in METHODS:
+            return ("error", MemoryStoreError(f"relay: unknown operation {method!r}"))
+        try:
+            return ("ok", self._call(method, tuple(args), dict(kwargs)))
+        except MemoryStoreError as error:
+            return ("error", error)
+        except Exception as error:
+            log.exception("relayed %s failed", method)
+            return ("error", MemoryStoreError(f"{method} failed: {type(error).__name__}: {error}"))
+
+    def close(self, drain_s: float = 10.0) -> None:
+        """Stop taking calls, let those running finish (up to ``drain_s``), hang up."""
+        with self._lock:
+            self._closing = True
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        with self._lock:
+            self._lock.wait_for(lambda: self._busy == 0, timeout=drain_s)
+            peers = list(self._connections)
+        for peer in peers:
+            with contextlib.suppress(OSError):
+                peer.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+class RelayClient:
+    """One connection to the owner's ``RelayServer``; calls are sent one at a time.
+
+    Raises (from ``call``):
+        ConnectionError: the owner is gone; ``sent`` tells whether the request had left.
+    """
+
+    def __init__(self, path: Path, timeout: float = 1.0) -> None:
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.settimeout(timeout)
+        try:
+            self._socket.connect(str(path))
+        except OSError:
+            self._socket.close()
+            raise
+        self._socket.settimeout(None)
+        self._lock = threading.Lock()
+
+    def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run ``method`` in the owner and return its result or raise its error.
+
+        Raises:
+            RequestLost: the connection failed; its ``sent`` says whether the owner may
+                have received the request.
+            MemoryStoreError: the owner's answer.
+        """
+        with self._lock:
+            try:
+                _send(self._socket, (method, args, kwargs))
+            except OSError as error:
+                raise RequestLost(sent=False) from error
+            try:
+                status, value = _receive(self._socket)
+            except (OSError, EOFError, struct.error) as error:
+                raise RequestLost(sent=True) from error
+        if status == "error":
+            raise value
+        return value
+
+    def wait_closed(self) -> None:
+        """Block until the owner hangs up (for a connection that sends nothing)."""
+        with contextlib.suppress(OSError):
+            while self._socket.recv(4096):
+                pass
+
+    def close(self) -> None:
+        """Hang up."""
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._socket.close()
+
+
+class RequestLost(ConnectionError):
+    """The relay connection failed during a call.
+
+    Attributes:
+        sent: True when the request had been sent, so the owner may have run it.
+    """
+
+    def __init__(self, sent: bool) -> None:
+        self.sent = sent
+        super().__init__("the connection to the memory's owner process was lost")

@@ -1,0 +1,321 @@
+"""One memory for every process on the machine: the first to open a data directory owns it,
+the others relay their calls to the owner, and when the owner exits one of them takes over.
+
+Kùzu lets one process open a database. So ownership is an exclusive ``flock`` on
+``owner.lock`` in the data directory (the kernel drops it when its process dies, so a killed
+owner never blocks the next start); the owner opens the ``Memory`` and serves it on a Unix
+socket (``doxa.store.relay``), bound at once, before the memory has warmed up. Every other
+process connects to that socket; a watch connection tells it at once when the owner is gone,
+and then it races the others for the lock: the winner becomes the owner, the rest connect to
+it.
+
+A call that was in flight when the owner died is sent again if it only reads; a write (which
+the owner may have applied before dying) fails with ``OwnerLost``, a retryable error: a
+retried write is never applied twice (remember finds its text already there, feedback its
+recall already judged, forget its observation already retracted).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from doxa.store.errors import MemoryStoreError, OwnerLost
+from doxa.store.settings import StoreSettings
+
+if TYPE_CHECKING:
+    from doxa.store.drafts import MemoryDraft
+    from doxa.store.memory import (
+        Forgotten,
+        Judged,
+        Memory,
+        OrderBy,
+        RecallOutcome,
+        Remembered,
+    )
+    from doxa.store.relay import RelayClient, RelayServer
+
+log = logging.getLogger(__name__)
+
+#: Operations that change the memory: not sent twice after the owner died mid-call.
+WRITES = frozenset({"remember", "feedback", "forget"})
+#: How long to wait for an owner that holds the lock to open its socket.
+CONNECT_WAIT_S = 30.0
+
+
+class Ownership:
+    """The exclusive lock that makes a process the owner of a data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._path = data_dir / "owner.lock"
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if nobody holds it (never waits). True if this process owns it."""
+        if self._fd is not None:
+            return True
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # for people looking: who owns it
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        """Give the lock up (also happens when the process dies)."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+class SharedMemory:
+    """The memory of a data directory, owned by this process or relayed to its owner.
+
+    It offers the operations the tools use, with ``Memory``'s signatures; a relayed
+    ``remember`` is believed by this process's own default agent (``settings.agent``).
+
+    Args:
+        settings: the store's settings (this process's agent, data directory, embedder).
+        memory: an open memory to serve directly, without sharing (tests, benchmarks).
+    """
+
+    def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
+        self.settings = settings
+        self._data_dir = Path(settings.data_dir).expanduser()
+        self._ownership = Ownership(self._data_dir)
+        self._local = memory
+        self._given = memory is not None
+        self._server: RelayServer | None = None
+        self._client: RelayClient | None = None
+        self._role = threading.Condition()
+        self._settled = memory is not None
+        self._failure: BaseException | None = None
+        self._closed = False
+        self._watcher: threading.Thread | None = None
+        self._started = False
+
+    # ---- who owns the memory ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Find or take the owner on a background thread (returns at once)."""
+        with self._role:
+            if self._started:
+                return
+            self._started = True
+        if self._given:
+            assert self._local is not None
+            self._local.start()
+            return
+        threading.Thread(target=self._settle, name="doxa-share", daemon=True).start()
+
+    @property
+    def owner(self) -> bool:
+        """True when this process owns the memory."""
+        return self._local is not None
+
+    def _settle(self) -> None:
+        """Become the owner or connect to it; wakes every waiting call."""
+        try:
+            self._take_or_join()
+        except BaseException as error:  # reported to every call
+            log.exception("could not open or reach the memory")
+            with self._role:
+                self._failure = error
+                self._settled = True
+                self._role.notify_all()
+
+    def _take_or_join(self) -> None:
+        from doxa.store.memory import Memory
+        from doxa.store.relay import RelayClient, RelayServer, socket_path
+
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        path = socket_path(self._data_dir)
+        deadline = time.monotonic() + CONNECT_WAIT_S
+        while True:
+            if self._ownership.try_acquire():
+                local = Memory.open(self.settings)
+                local.start()
+                server = RelayServer(path, self._run_local)
+                with self._role:
+                    self._local, self._server, self._client = local, server, None
+                    self._settled, self._failure = True, None
+                    self._role.notify_all()
+                log.info("this process owns the memory in %s", self._data_dir)
+                return
+            try:
+                client = RelayClient(path)
+                watch = RelayClient(path)
+            except OSError:  # the owner is still binding, or just died: try again
+                if time.monotonic() > deadline:
+                    raise MemoryStoreError(
+                        f"the memory in {self._data_dir} is held by a process that does not"
+                        f" answer on {path}; stop it, or use another --data-dir"
+                    ) from None
+                time.sleep(0.05)
+                continue
+            with self._role:
+                self._client, self._settled, self._failure = client, True, None
+                self._role.notify_all()
+            log.info("relaying to the process that owns the memory in %s", self._data_dir)
+            self._watch(watch)
+            return
+
+    def _watch(self, watch: RelayClient) -> None:
+        """A connection that never sends: it ends when the owner goes, and then this
+        process takes over or joins the next owner."""
+
+        def wait_for_owner_to_go() -> None:
+            watch.wait_closed()
+            watch.close()
+            with self._role:
+                if self._closed:
+                    return
+                self._drop_client()
+            self._settle()
+
+        self._watcher = threading.Thread(
+            target=wait_for_owner_to_go, name="doxa-share-watch", daemon=True
+        )
+        self._watcher.start()
+
+    def _drop_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+            self._settled = False
+
+    def _run_local(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self._local is not None
+        return getattr(self._local, method)(*args, **kwargs)
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        from doxa.store.relay import RequestLost
+
+        for _ in range(3):
+            with self._role:
+                if not self._started:
+                    self.start()
+                if not self._role.wait_for(lambda: self._settled, timeout=CONNECT_WAIT_S + 5):
+                    raise MemoryStoreError("the memory is still being opened; try again")
+                if self._failure is not None:
+                    if isinstance(self._failure, MemoryStoreError):
+                        raise self._failure
+                    raise MemoryStoreError(f"the memory could not be opened: {self._failure}")
+                local, client = self._local, self._client
+            if local is not None:
+                return getattr(local, method)(*args, **kwargs)
+            assert client is not None
+            try:
+                return client.call(method, args, kwargs)
+            except RequestLost as lost:
+                with self._role:
+                    if self._client is client:
+                        self._drop_client()
+                        threading.Thread(target=self._settle, daemon=True).start()
+                if lost.sent and method in WRITES:
+                    raise OwnerLost(method) from None
+        raise MemoryStoreError(f"{method}: the memory's owner kept exiting; try again")
+
+    # ---- the operations ---------------------------------------------------------------------
+
+    def remember(
+        self, drafts: Sequence[MemoryDraft], batch: bool = False, agent: str | None = None
+    ) -> list[Remembered]:
+        """``Memory.remember``, believed by this process's agent unless ``agent`` says."""
+        result: list[Remembered] = self._call(
+            "remember", list(drafts), batch=batch, agent=agent or self.settings.agent
+        )
+        return result
+
+    def recall(
+        self,
+        query: str,
+        agent: str | None = None,
+        topics: Sequence[str] | None = None,
+        min_confidence: object = None,
+        as_of: object = None,
+        include_superseded: bool = False,
+        limit: int = 10,
+        order_by: OrderBy = "relevance",
+    ) -> RecallOutcome:
+        """``Memory.recall``."""
+        result: RecallOutcome = self._call(
+            "recall",
+            query,
+            agent=agent,
+            topics=None if topics is None else list(topics),
+            min_confidence=min_confidence,
+            as_of=as_of,
+            include_superseded=include_superseded,
+            limit=limit,
+            order_by=order_by,
+        )
+        return result
+
+    def feedback(
+        self, recall_id: str, accepted: Sequence[str] = (), rejected: Sequence[str] = ()
+    ) -> Judged:
+        """``Memory.feedback``."""
+        result: Judged = self._call(
+            "feedback", recall_id, accepted=list(accepted), rejected=list(rejected)
+        )
+        return result
+
+    def forget(self, observation_id: str, mode: str = "retract") -> Forgotten:
+        """``Memory.forget``."""
+        result: Forgotten = self._call("forget", observation_id, mode=mode)
+        return result
+
+    def evidence(self, id: str) -> dict[str, Any]:
+        """``Memory.evidence``."""
+        result: dict[str, Any] = self._call("evidence", id)
+        return result
+
+    def unsupported(self, agent: str) -> list[dict[str, Any]]:
+        """``Memory.unsupported``."""
+        result: list[dict[str, Any]] = self._call("unsupported", agent)
+        return result
+
+    def conflicts(
+        self, agent: str | None = None, other_agent: str | None = None, topic: str | None = None
+    ) -> list[dict[str, Any]]:
+        """``Memory.conflicts``."""
+        result: list[dict[str, Any]] = self._call("conflicts", agent, other_agent, topic)
+        return result
+
+    def stats(self) -> dict[str, int]:
+        """``Memory.stats``."""
+        result: dict[str, int] = self._call("stats")
+        return result
+
+    def close(self) -> None:
+        """Stop serving other processes (letting their running calls finish), close the
+        memory if this process owns it, and give up ownership; or hang up on the owner."""
+        with self._role:
+            self._closed = True
+            server, local, client = self._server, self._local, self._client
+            self._server = self._client = None
+        if server is not None:
+            server.close()
+        if local is not None and not self._given:
+            local.close()
+            self._local = None
+        if client is not None:
+            client.close()
+        self._ownership.release()
+
+    @property
+    def memory(self) -> Memory | None:
+        """The memory itself when this process owns it (tests, benchmarks), else None."""
+        return self._local
