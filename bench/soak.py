@@ -125,10 +125,12 @@ def note(i: int, who: str = "") -> str:
     return f"Note {who}{i} on topic {i % 37}, the weather {i % 11} and the road {i % 7}."
 
 
-def print_curve(tally: Tally) -> None:
-    out(f"  {'at':>10} {'RSS MB':>8} {'WAL KB':>8} {'loop ms p50':>12}")
-    for at, rss, wal, p50 in tally.curve:
-        out(f"  {at:>10} {rss:>8.1f} {wal:>8.1f} {p50:>12.1f}")
+def sample(tally: Tally, at: str, rss: float, wal: float, p50: float) -> None:
+    """Keep one point of the curve, and print it as it is taken."""
+    if not tally.curve:
+        out(f"  {'at':>10} {'RSS MB':>8} {'WAL KB':>8} {'loop ms p50':>12}")
+    tally.curve.append((at, rss, wal, p50))
+    out(f"  {at:>10} {rss:>8.1f} {wal:>8.1f} {p50:>12.1f}")
 
 
 def verdict(tally: Tally, data_dir: Path, exit_code: int | None) -> bool:
@@ -151,7 +153,7 @@ def verdict(tally: Tally, data_dir: Path, exit_code: int | None) -> bool:
     return not tally.errors and not missing and not left and exit_code == 0 and growth < 0.10
 
 
-async def stdio_phase(root: Path, loops: int, sample: int) -> bool:
+async def stdio_phase(root: Path, loops: int, every: int) -> bool:
     data_dir = root / "stdio"
     out(f"\n## stdio: one client, {loops} loops of remember -> recall -> feedback")
     tally = Tally()
@@ -160,13 +162,12 @@ async def stdio_phase(root: Path, loops: int, sample: int) -> bool:
         pid = server_pid(data_dir)
         for i in range(loops):
             await one_loop(client, note(i), tally, i)
-            if (i + 1) % sample == 0:
-                p50 = statistics.median(tally.loop_seconds[-sample:]) * 1000
-                tally.curve.append((f"loop {i + 1}", rss_mb(pid), wal_kb(data_dir), p50))
+            if (i + 1) % every == 0:
+                p50 = statistics.median(tally.loop_seconds[-every:]) * 1000
+                sample(tally, f"loop {i + 1}", rss_mb(pid), wal_kb(data_dir), p50)
     deadline = time.monotonic() + 30
     while rss_mb(pid) and time.monotonic() < deadline:
         await anyio.sleep(0.1)
-    print_curve(tally)
     # The SDK's stdio client reaps the server; a clean exit leaves no write-ahead log.
     return verdict(tally, data_dir, 0 if not rss_mb(pid) else None)
 
@@ -215,14 +216,9 @@ async def http_phase(root: Path, clients: int, seconds: float) -> bool:
         while time.monotonic() < stop_at:
             await anyio.sleep(10)
             recent = tally.loop_seconds[-200:] or [0.0]
-            tally.curve.append(
-                (
-                    f"{time.monotonic() - started:.0f} s",
-                    rss_mb(process.pid),
-                    wal_kb(data_dir),
-                    statistics.median(recent) * 1000,
-                )
-            )
+            at = f"{time.monotonic() - started:.0f} s"
+            p50 = statistics.median(recent) * 1000
+            sample(tally, at, rss_mb(process.pid), wal_kb(data_dir), p50)
 
     async with anyio.create_task_group() as group:
         for k in range(clients):
@@ -231,7 +227,6 @@ async def http_phase(root: Path, clients: int, seconds: float) -> bool:
     process.send_signal(signal.SIGTERM)
     code = process.wait(timeout=60)
     out(f"  loops: {len(tally.loop_seconds)} ({len(tally.loop_seconds) / seconds:.1f} per s)")
-    print_curve(tally)
     return verdict(tally, data_dir, code)
 
 
