@@ -49,6 +49,19 @@ def _parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="print a client configuration for this install")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("--data-dir", help="memory directory to put in the configuration")
+    check = commands.add_parser(
+        "check", help="report the health of a data directory (both stores, counts, orphans)"
+    )
+    repair = commands.add_parser("repair", help="rebuild the search index from the graph")
+    repair.add_argument(
+        "--force", action="store_true", help="rebuild even if the graph is empty and the index not"
+    )
+    for maintenance in (check, repair):
+        maintenance.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+        maintenance.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+        maintenance.add_argument("--model", help="sentence-transformers model name or path")
+        maintenance.add_argument("--config", type=Path, help="a TOML file of settings")
+        maintenance.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -205,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         print(client_config(args.client, Path(settings.store.data_dir).expanduser().resolve()))
         return 0
+    if args.command in ("check", "repair"):
+        from doxa.server.maintenance import check_command, repair_command
+
+        if args.command == "check":
+            return check_command(settings, args.json)
+        return repair_command(settings, args.force, args.json)
     serve(settings)
     return 0
 
