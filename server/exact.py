@@ -2,10 +2,11 @@
 
 A JSON number is read as a Python float, so ``1e-400`` arrives as ``0.0`` and
 ``0.1234567890123456789`` as ``0.12345678901234568``: a confidence silently becomes another
-one. Every incoming JSON-RPC message is therefore read once more here. A float literal whose
-exact decimal value is that of its float (``0.8``, ``1e-3``, ``0.30000000000000004``) stays a
-number; any other arrives as its literal text, which the store reads exactly (and refuses,
-naming the field, when it has more than 18 decimal places or is out of range).
+one. Every incoming JSON-RPC message is therefore read once more here. A float literal that
+its float's shortest repr gives back exactly (``0.8``, ``1e-3``, ``0.30000000000000004``)
+stays a number, since the store reads a float through that repr; any other arrives as its
+literal text, which the store reads exactly (and refuses, naming the field, when it has more
+than 18 decimal places or is out of range).
 """
 
 from __future__ import annotations
