@@ -2,9 +2,10 @@
 
 LanceDB's full-text index answered in 2.5-5 ms per query whatever the store's size (at
 1,000 memories as at 100,000), more than the vector scan and the ranking together below
-100k memories. This index lives next to the working memory's other arrays, is updated under
-the same lock as every write, and answers in a fraction of a millisecond; it is rebuilt from
-the graph's texts at start-up (about a second per 100k memories).
+100k memories. This index lives next to the working memory's other arrays, is updated with
+them (under the working memory's write lock), is searched by parallel recalls (under its read
+lock), and answers in a fraction of a millisecond; it is rebuilt from the graph's texts at
+start-up (about a second per 100k memories).
 
 Text is analysed the way LanceDB's English full-text index did it: split on anything that is
 not a letter or digit, lower-cased and folded to ASCII, English stop words removed, tokens
@@ -17,6 +18,7 @@ from __future__ import annotations
 import array
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 
@@ -49,12 +51,14 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
 class Analyzer:
-    """Turns text into index terms (see the module docstring); stems are cached per word."""
+    """Turns text into index terms (see the module docstring); stems are cached per word.
+    Thread-safe: recalls analyse their queries in parallel."""
 
     def __init__(self) -> None:
         import Stemmer  # PyStemmer: the Snowball stemmers in C
 
         self._stemmer = Stemmer.Stemmer("english")
+        self._stemming = threading.Lock()
         self._stems: dict[str, str] = {}
 
     def terms(self, text: str) -> list[str]:
@@ -67,10 +71,12 @@ class Analyzer:
         ]
         stems = self._stems
         if len(stems) > 500_000:  # a bounded cache: rare words are cheap to stem again
-            stems.clear()
+            # Replaced, not cleared: recalls running in parallel keep the dict they hold.
+            self._stems = stems = {}
         unknown = [w for w in set(words) if w not in stems]
         if unknown:
-            stems.update(zip(unknown, self._stemmer.stemWords(unknown), strict=True))
+            with self._stemming:  # a Snowball stemmer keeps state: one thread at a time
+                stems.update(zip(unknown, self._stemmer.stemWords(unknown), strict=True))
         return [stems[w] for w in words]
 
 
