@@ -2,7 +2,12 @@
 
 ``cite`` gathers an observation's (or belief's) sources, believers, evidence, contradictions
 and supersession chain; ``conflicts`` finds explicit contradictions and clashing current facts
-(same subject and predicate, different objects), for one agent, between two, or on a topic.
+(same subject and predicate, different objects), for one agent or between two, and
+``described`` keeps those on a topic and adds each side's text and confidence.
+
+Both read the graph, which takes a second or more over 20k facts, and the working memory's
+lock is not held meanwhile: ``Memory`` calls ``described``, which reads only the working
+memory, under its read lock once the graph has answered.
 """
 
 from __future__ import annotations
@@ -79,18 +84,21 @@ def clashes(facts: list[dict[str, Any]], me: str | None, other: str | None) -> l
     return found
 
 
-def conflicts(
-    graph: Graph,
-    working: WorkingMemory,
-    me: str | None,
-    other: str | None,
-    topic: str | None,
-) -> list[dict[str, Any]]:
-    """Contradictions and clashes, filtered, each side with its text and confidence."""
+def conflicts(graph: Graph, me: str | None, other: str | None) -> list[dict[str, Any]]:
+    """Contradictions and clashes as the graph holds them, filtered by agent (ids and
+    agents only: ``described`` adds what the working memory knows)."""
     found: list[dict[str, Any]] = [
         {"kind": "contradiction", **c} for c in graph.contradictions(me, other)
     ]
     found.extend(clashes(graph.current_facts(utc_now()), me, other))
+    return found
+
+
+def described(
+    found: list[dict[str, Any]], working: WorkingMemory, topic: str | None
+) -> list[dict[str, Any]]:
+    """Conflicts from ``conflicts``, those on ``topic`` only (when given), each side with
+    its text and confidence. Reads only the working memory (the caller holds its read lock)."""
     if topic is not None:
         wanted = topic_key(topic)
 

@@ -4,8 +4,10 @@ The graph (Kùzu) is the source of truth and LanceDB keeps the texts and vectors
 mirror exists so a recall touches neither database for filtering and ranking. It keeps, per
 observation row, the fields results show, and as arrays the ones filters and scores read
 (exact confidence as scaled integers, validity as microseconds, hits, impressions) plus the
-embeddings (int8, see vector_matrix). ``Memory`` updates it under the same lock as every
-write, right after the write commits, so it never shows anything the graph does not hold.
+embeddings (int8, see vector_matrix). ``Memory`` changes it only under the write side of its
+readers-writer lock, right after a write commits, so it never shows anything the graph does
+not hold; recalls read it in parallel under the read side. Nothing here locks: the methods
+that change it are called with the write lock held, the readers with the read lock.
 """
 
 from __future__ import annotations

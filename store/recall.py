@@ -1,0 +1,222 @@
+"""One recall over the working memory: what it asks (``question``), the rows its filters
+allow, the full-text search beside the vector scan, and the ranking (``ranking.rank``).
+
+``Memory.recall`` embeds the query and waits for pending embeddings first, under no lock,
+then runs ``answer`` under the working memory's read lock: recalls run side by side, and a
+recall touches no database.
+
+The full-text search runs on a second core while the recall's own thread scans the vectors
+(ONNX Runtime lets go of the GIL during the scan; see vector_matrix). ``SecondCore`` has one
+thread per core; when all are busy with other recalls, a recall searches the text itself
+after its scan, since the cores are busy anyway and a queue behind other recalls' searches
+would serialize parallel recalls again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from doxa.store.drafts import name
+from doxa.store.errors import InvalidInput
+from doxa.store.ranking import Ranked, query_topics, rank
+from doxa.store.settings import RankingWeights
+from doxa.store.timewords import time_window
+from doxa.store.values import micros, parse_time, parse_unit_decimal, scaled, utc_now
+from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+
+OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
+MAX_QUERY = 4_000
+MAX_LIMIT = 100
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A recall's request, validated: the query and its filters."""
+
+    query: str
+    agent: str | None
+    topics: list[str]
+    minimum: Decimal | None
+    at: datetime
+    include_superseded: bool
+    limit: int
+    order_by: OrderBy
+    #: (start, end) in microseconds of the time the query's words name, or None.
+    window: tuple[int, int] | None
+
+
+def question(
+    query: str,
+    agent: str | None = None,
+    topics: Sequence[str] | None = None,
+    min_confidence: object = None,
+    as_of: object = None,
+    include_superseded: bool = False,
+    limit: int = 10,
+    order_by: OrderBy = "relevance",
+) -> Question:
+    """Validate a recall's arguments (see ``Memory.recall``).
+
+    Raises:
+        InvalidInput: naming the argument and the fix.
+    """
+    if not isinstance(query, str):
+        raise InvalidInput("query", "must be a string: what to look for, in words")
+    if len(query) > MAX_QUERY:
+        raise InvalidInput("query", f"is {len(query)} characters long; the limit is {MAX_QUERY}")
+    agent_name = name(agent, "agent", required=False)
+    topic_names: list[str] = []
+    for i, topic in enumerate(topics or []):
+        cleaned = name(topic, f"topics[{i}]")
+        assert cleaned is not None
+        topic_names.append(cleaned)
+    if not query.strip() and agent_name is None and not topic_names:
+        raise InvalidInput("query", "must not be empty unless agent or topics narrow the recall")
+    minimum = (
+        None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
+    )
+    at = utc_now() if as_of is None else parse_time(as_of, "as_of")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput("limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    if order_by not in ("relevance", "confidence", "newest", "oldest"):
+        raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
+    window = time_window(query, at)
+    return Question(
+        query=query,
+        agent=agent_name,
+        topics=topic_names,
+        minimum=minimum,
+        at=at,
+        include_superseded=include_superseded,
+        limit=limit,
+        order_by=order_by,
+        window=None if window is None else (micros(window[0]), micros(window[1])),
+    )
+
+
+class SecondCore:
+    """Runs a recall's full-text search on another thread while the recall scans, when one
+    of its threads is free (see the module docstring).
+
+    Args:
+        threads: how many searches may run beside scans at once (default: one per core).
+    """
+
+    def __init__(self, threads: int | None = None) -> None:
+        size = threads or os.cpu_count() or 2
+        self._free = threading.Semaphore(size)
+        self._pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="doxa-recall")
+
+    def start(self, work: Callable[[], T]) -> Callable[[], T]:
+        """Begin ``work`` on a free thread; returns what gives its result (doing the work
+        on the calling thread if no thread was free)."""
+        if not self._free.acquire(blocking=False):
+            return work
+        try:
+            future: Future[T] = self._pool.submit(work)
+        except BaseException:
+            self._free.release()
+            raise
+        future.add_done_callback(lambda _: self._free.release())
+        return future.result
+
+    def close(self) -> None:
+        """Finish running searches and stop the threads."""
+        self._pool.shutdown(wait=True)
+
+
+def answer(
+    working: WorkingMemory,
+    asked: Question,
+    vector: npt.NDArray[np.float32] | None,
+    weights: RankingWeights,
+    second_core: SecondCore,
+) -> tuple[list[Ranked], BoolArray]:
+    """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
+    asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
+    longer valid come last). The caller holds the working memory's read lock.
+
+    Args:
+        working: the working memory.
+        asked: the recall.
+        vector: the embedded query, or None for a query without words.
+        weights: the ranking weights.
+        second_core: where the full-text search runs during the vector scan.
+    """
+    n = len(working)
+    query = asked.query
+    at_us = micros(asked.at)
+    mask = working.live[:n].copy()
+    if asked.agent is not None:
+        mask &= _member(working.rows_of(working.agent_rows, asked.agent), n)
+    if asked.topics:
+        any_topic = np.zeros(n, dtype=bool)
+        for topic in asked.topics:
+            any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
+        mask &= any_topic
+    if asked.minimum is not None:
+        mask &= working.confidence[:n] >= scaled(asked.minimum)
+    mask &= working.valid_from[:n] <= at_us
+    current = mask & (working.valid_until[:n] > at_us)
+    if not asked.include_superseded:
+        mask = current
+    # Full text among the rows the filters allow, so a filter never starves the pool.
+    searching: Callable[[], list[tuple[int, float]]] | None = None
+    if weights.text_pool and query.strip():
+        allowed, pool = mask, weights.text_pool
+        searching = second_core.start(lambda: working.text.search(query, pool, allowed))
+    try:
+        similarity = None if vector is None else working.embeddings.similarity(vector, n)
+    finally:
+        # Always collected, even if the scan failed: the search reads the working memory,
+        # and the caller's read lock must outlast it.
+        hits = searching() if searching is not None else []
+    limit = asked.limit
+    ranked = rank(
+        working,
+        mask,
+        vector,
+        hits,
+        query_topics(working, query) if query.strip() else [],
+        asked.window,
+        weights,
+        # Replaced facts rank after every current one: rank them all, then order.
+        limit if vector is not None and not asked.include_superseded else n,
+        similarity=similarity,
+    )
+    if vector is None:
+        ranked.sort(key=lambda r: -working.entries[r.row].seq)
+    return _order(ranked, working, asked.order_by, current)[:limit], current
+
+
+def _member(rows: npt.NDArray[np.int64], n: int) -> BoolArray:
+    mask = np.zeros(n, dtype=bool)
+    if len(rows):
+        mask[rows[rows < n]] = True
+    return mask
+
+
+def _order(
+    ranked: list[Ranked], working: WorkingMemory, order_by: OrderBy, current: BoolArray
+) -> list[Ranked]:
+    """Present results in the requested order; facts no longer valid always come last."""
+    entries = working.entries
+    if order_by == "confidence":
+        ranked = sorted(ranked, key=lambda r: (-entries[r.row].confidence, -r.score))
+    elif order_by == "newest":
+        ranked = sorted(ranked, key=lambda r: (-micros(entries[r.row].observed_at), -r.score))
+    elif order_by == "oldest":
+        ranked = sorted(ranked, key=lambda r: (micros(entries[r.row].observed_at), -r.score))
+    return sorted(ranked, key=lambda r: not current[r.row])

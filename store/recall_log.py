@@ -1,0 +1,133 @@
+"""The recall log: what each recall returned, kept for its feedback and written to the graph
+in batches, off the request path.
+
+Every recall is recorded as a ``Recall`` node with its ``RETURNED`` results, but a graph write
+per recall would put a transaction (and the graph's lock) on the path of every recall. So a
+recall only notes its event here; a background thread writes what has gathered every 0.25 s
+in one transaction, and ``feedback`` writes it at once (``record``) before judging. The last
+4,096 recalls are also kept in memory with their query vectors, so judging a recent recall
+needs neither a graph read nor the model.
+
+One small lock guards both (the events not yet written and the recent recalls); it is held
+only to add, take or look up, never while anything else is waited for.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from doxa.store.graph import Graph
+
+log = logging.getLogger(__name__)
+
+#: Recalls kept in memory for their feedback (older ones are read back from the graph).
+RECENT_RECALLS = 4_096
+#: Seconds between two writes of the gathered events.
+RECORD_EVERY_S = 0.25
+
+#: (recall id, query, agent, at, [(observation id, rank, score)]) as ``GraphWriter`` takes it.
+Event = tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]
+
+
+@dataclass
+class Recent:
+    """A recall as feedback needs it: its query (and the query's vector, when this process
+    embedded it), the observations it returned in rank order, and whether it was judged."""
+
+    query: str
+    vector: npt.NDArray[np.float32] | None
+    returned: list[str]
+    judged: bool = False
+
+
+class RecallLog:
+    """Recent recalls and their events still to be written to the graph.
+
+    Args:
+        recent: how many recalls to keep in memory for feedback.
+    """
+
+    def __init__(self, recent: int = RECENT_RECALLS) -> None:
+        self._capacity = recent
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[str, Recent] = OrderedDict()
+        self._unrecorded: list[Event] = []
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def note(
+        self,
+        recall_id: str,
+        query: str,
+        agent: str | None,
+        at: datetime,
+        vector: npt.NDArray[np.float32] | None,
+        returned: list[tuple[str, float]],
+    ) -> None:
+        """Log a recall: its results as (observation id, score), best first."""
+        event: Event = (
+            recall_id,
+            query,
+            agent,
+            at,
+            [(obs, rank, score) for rank, (obs, score) in enumerate(returned)],
+        )
+        recent = Recent(query, vector, [obs for obs, _ in returned])
+        with self._lock:
+            self._unrecorded.append(event)
+            self._recent[recall_id] = recent
+            while len(self._recent) > self._capacity:
+                self._recent.popitem(last=False)
+
+    def find(self, recall_id: str) -> Recent | None:
+        """The recall if it is among the recent ones, else None (look in the graph)."""
+        with self._lock:
+            return self._recent.get(recall_id)
+
+    def record(self, graph: Graph) -> None:
+        """Write the events gathered so far to the graph (one transaction). On failure they
+        stay queued, ahead of newer ones, and the error is raised."""
+        with self._lock:
+            batch, self._unrecorded = self._unrecorded, []
+        if not batch:
+            return
+        try:
+            with graph.write("recording recalls") as w:
+                w.record_recalls(batch)
+        except BaseException:
+            with self._lock:
+                self._unrecorded = batch + self._unrecorded
+            raise
+
+    def start(self, graph: Graph) -> None:
+        """Write gathered events every ``RECORD_EVERY_S`` on a background thread, which also
+        checkpoints the graph when it is due."""
+        self._thread = threading.Thread(
+            target=self._run, args=(graph,), name="doxa-recalls", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, graph: Graph) -> None:
+        while not self._stopping.wait(RECORD_EVERY_S):
+            try:
+                self.record(graph)
+            except Exception:  # the events stay queued and are retried
+                log.exception("could not record recall events")
+            # Here, off the writers' path: a checkpoint takes tens of milliseconds or more.
+            graph.checkpoint_if_due()
+
+    def stop(self) -> None:
+        """Stop the background thread (the caller then records what is left)."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

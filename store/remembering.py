@@ -1,0 +1,153 @@
+"""Carrying out a remember's plans: the rows the graph is given, the graph transaction's
+statements, and the working memory's mirror of what committed.
+
+``Memory.remember`` runs these in order with the graph's write lock held throughout:
+``prepare`` reads the working memory (under its read lock, beside recalls), ``write`` runs
+inside one graph transaction (under no working-memory lock: recalls go on while the database
+works), and ``apply`` changes the working memory once the transaction has committed (under
+its write lock, briefly: the entries are built before it is taken).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from doxa.store.planning import Plan
+from doxa.store.working_memory import Entry, WorkingMemory
+
+if TYPE_CHECKING:
+    from doxa.store.graph import GraphWriter
+
+
+@dataclass
+class Write:
+    """Everything one remember writes: its plans, their observation rows (with their
+    sequence numbers), and the agents, topics and episodes the graph does not hold yet."""
+
+    plans: list[Plan]
+    observations: list[dict[str, Any]]
+    agents: list[str]
+    topics: list[str]
+    episodes: dict[str, datetime]  # episode -> its earliest observation, where that moved
+    at: datetime
+
+
+def prepare(plans: list[Plan], working: WorkingMemory, now: datetime) -> Write:
+    """The rows for the graph of ``plans``, written at ``now``."""
+    seq = working.next_seq
+    observations = []
+    for offset, plan in enumerate(plans):
+        m, fact = plan.memory, plan.memory.fact
+        observations.append(
+            {
+                "id": plan.observation_id,
+                "seq": seq + offset,
+                "text": m.text,
+                "text_key": m.text_key,
+                "observed_at": plan.observed_at,
+                "recorded_at": now,
+                "confidence": m.confidence,
+                "source": m.source,
+                "kind": "fact" if fact else "observation",
+                "subject": fact.subject if fact else None,
+                "predicate": fact.predicate if fact else None,
+                "object": fact.object if fact else None,
+                "valid_from": plan.valid_from,
+                "valid_until": plan.valid_until,
+            }
+        )
+    # Agents, topics and episodes the memory already holds need no MERGE (a statement
+    # saved is a tenth of a single remember's database time).
+    first_seen: dict[str, datetime] = {}
+    for plan in plans:
+        if plan.memory.episode is not None:
+            ep = plan.memory.episode
+            first_seen[ep] = min(first_seen.get(ep, plan.observed_at), plan.observed_at)
+    first_seen = {
+        ep: at
+        for ep, at in first_seen.items()
+        if ep not in working.episode_start or at < working.episode_start[ep]
+    }
+    topics = sorted({t for p in plans for t in p.memory.topics} - working.topic_exact)
+    agents = sorted({p.memory.agent for p in plans if p.memory.agent not in working.agent_rows})
+    return Write(plans, observations, agents, topics, first_seen, now)
+
+
+def write(w: GraphWriter, write: Write) -> None:
+    """The statements of one remember, inside its graph transaction."""
+    plans, now = write.plans, write.at
+    w.ensure_agents(write.agents)
+    w.ensure_topics(write.topics)
+    w.ensure_episodes(write.episodes)
+    w.create_observations(
+        [
+            {
+                **row,
+                "agent": p.memory.agent,
+                "belief": p.belief_id,
+                "since": now,
+                "topics": list(p.memory.topics),
+            }
+            for row, p in zip(write.observations, plans, strict=True)
+        ]
+    )
+    w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
+    w.support(
+        [
+            (p.observation_id, belief, format(weight, "f"))
+            for p in plans
+            for belief, weight in p.memory.supports
+        ]
+    )
+    w.contradict([(p.observation_id, other, now) for p in plans for other in p.memory.contradicts])
+    w.supersede(
+        [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
+        + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
+    )
+
+
+def entries(write: Write) -> list[Entry]:
+    """The working memory's entries of a committed write (built before its lock is taken)."""
+    out = []
+    for plan, row in zip(write.plans, write.observations, strict=True):
+        m = plan.memory
+        out.append(
+            Entry(
+                id=plan.observation_id,
+                seq=row["seq"],
+                text=m.text,
+                text_key=m.text_key,
+                confidence=m.confidence,
+                observed_at=plan.observed_at,
+                recorded_at=write.at,
+                source=m.source,
+                kind=row["kind"],
+                subject=row["subject"],
+                predicate=row["predicate"],
+                object=row["object"],
+                valid_from=plan.valid_from,
+                valid_until=plan.valid_until,
+                episode=m.episode,
+                topics=tuple(sorted(m.topics)),
+            )
+        )
+    return out
+
+
+def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
+    """Mirror a committed write in the working memory (the vectors follow): its ``new``
+    entries (from ``entries``), their beliefs and supersessions."""
+    rows: dict[str, int] = {}
+    for plan, entry in zip(write.plans, new, strict=True):
+        r = working.add(entry)
+        working.hold(r, plan.memory.agent, plan.belief_id)
+        rows[plan.observation_id] = r
+    for plan in write.plans:
+        for older, at in plan.superseded:
+            older_row = rows.get(older, working.row_of.get(older))
+            assert older_row is not None
+            working.supersede(rows[plan.observation_id], older_row, at)
+        for newer, _ in plan.superseded_by:
+            working.superseded_by(rows[plan.observation_id], newer)

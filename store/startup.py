@@ -1,0 +1,247 @@
+"""Start-up: open the graph (migrating it), load the working memory from it, and repair the
+search index from the graph.
+
+The graph is the source of truth. The working memory is rebuilt from it at every start; the
+search index (LanceDB) only saves re-embedding every memory, and is made to hold exactly the
+graph's current observations: rows it lacks (a crash before the index writer wrote them, or
+an embedding that failed) are embedded again, rows the graph does not hold are removed, and
+rows whose vectors are not embeddings are replaced. A graph that is empty while its index is
+not is refused instead: that repair would delete the only other copy of the texts.
+
+All of this runs on the memory's warm-up thread, before any call is served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from doxa.store.embedder import Embedder
+from doxa.store.errors import DamagedStore
+from doxa.store.settings import StoreSettings
+from doxa.store.values import from_naive_utc
+from doxa.store.working_memory import Entry, WorkingMemory
+
+if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
+    from datetime import datetime
+
+    from doxa.store.graph import Graph
+    from doxa.store.index import SearchIndex
+
+log = logging.getLogger(__name__)
+
+#: How far from 1 an embedding's length may be (float32 rounding is about 1e-7).
+UNIT_TOLERANCE = 1e-3
+#: Buffer pool of the opening that replays a write-ahead log left by a crash.
+REPLAY_POOL = 2 * 1024 * 1024 * 1024
+
+
+@dataclass
+class Stores:
+    """The opened stores of a data directory and the working memory loaded from them."""
+
+    graph: Graph
+    index: SearchIndex
+    working: WorkingMemory
+
+
+def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
+    """Open the graph (migrating it), open the index, load the working memory from the
+    graph, and repair the index. The embedder must give its dimension without loading
+    (it embeds only what the index lacks).
+
+    Raises:
+        SchemaMismatch, DamagedStore, MemoryStoreError: the graph cannot be served; every
+            store opened here is closed again.
+    """
+    from doxa.store.graph import Graph, wal_file
+    from doxa.store.index import SearchIndex
+
+    data_dir = Path(settings.data_dir).expanduser()
+    pool = settings.buffer_pool_mb * 1024 * 1024
+    every = settings.checkpoint_every
+    # A write-ahead log left by a crash is replayed into the pool when the database
+    # opens; a pool sized for normal work can be too small for that, and the first
+    # restart failed. The pool is only reserved address space until used, and this
+    # opening closes (checkpointing the log) before the one that serves.
+    replay = pool if not wal_file(data_dir / "graph").exists() else max(pool, REPLAY_POOL)
+    graph = Graph(data_dir / "graph", buffer_pool_bytes=replay, checkpoint_every=every)
+    try:
+        dim = embedder.dim  # the ONNX runtime reads it from its export, loading nothing
+        index = SearchIndex(data_dir / "index", dim, embedder.fingerprint)
+        with graph.exclusive():
+            # Sized to the memory (plus room to grow) rather than doubled into place.
+            working = WorkingMemory(dim, capacity=graph.observation_count() + 1024)
+            load(working, graph)
+    finally:
+        # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
+        # memories) and never gives one back; the working memory holds what they held now.
+        # Reopening the database starts with an empty pool.
+        graph.close()
+    graph = Graph(data_dir / "graph", buffer_pool_bytes=pool, checkpoint_every=every)
+    try:
+        refuse_if_graph_lost(data_dir, working, index)
+        if index.problem is not None:
+            index.reset(f"it cannot be read ({index.problem})")
+        with graph.exclusive():
+            repair(index, working, embedder)
+    except BaseException:
+        graph.close()
+        raise
+    return Stores(graph, index, working)
+
+
+def load(working: WorkingMemory, graph: Graph) -> None:
+    """Fill an empty working memory from the graph: observations, beliefs, supersessions,
+    co-activations and what feedback taught (the vectors come from the index: ``repair``)."""
+    table = graph.observations()
+    # Topic, agent, episode and kind names repeat across many observations, and the
+    # database hands out a new string (and a new Decimal) for every row: sharing one
+    # object per distinct value saves ~60 MB at 100k memories.
+    shared: dict[Any, Any] = {}
+    one = shared.setdefault
+    topics: dict[str, list[str]] = {}
+    for obs, topic in graph.mentions():
+        topics.setdefault(obs, []).append(one(topic, topic))
+    episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
+    # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
+    for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
+        entry = Entry(
+            id=row["id"],
+            seq=int(row["seq"]),
+            text=row["text"],
+            text_key=row["text_key"],
+            confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
+            observed_at=_aware(row["observed_at"]),
+            # One remember gives its memories one time: share it as the strings.
+            recorded_at=one(("recorded", row["recorded_at"]), _aware(row["recorded_at"])),
+            source=row["source"],
+            kind=one(row["kind"], row["kind"]),
+            subject=row["subject"],
+            predicate=row["predicate"],
+            object=row["object"],
+            valid_from=from_naive_utc(row["valid_from"]),
+            valid_until=from_naive_utc(row["valid_until"]),
+            retracted=row["retracted_at"] is not None,
+            episode=episodes.get(row["id"]),
+            topics=tuple(sorted(topics.get(row["id"], []))),
+        )
+        r = working.add(entry)
+        working.hits[r] = row["hits"] or 0
+        working.impressions[r] = row["impressions"] or 0
+    for agent, belief, obs in graph.beliefs():
+        working.hold(working.row_of[obs], one(agent, agent), belief)
+    del shared
+    for newer, older in graph.supersessions():
+        # A retracted superseder is kept for audit but no longer ends anything.
+        if not working.entries[working.row_of[newer]].retracted:
+            working.superseded_by(working.row_of[older], newer)
+    for a, b, count in graph.co_activations():
+        ra, rb = working.row_of[a], working.row_of[b]
+        working.co_activated[ra][rb] = count
+        working.co_activated[rb][ra] = count
+    by_recall: dict[str, tuple[list[float], dict[int, float]]] = {}
+    for recall, vector, obs, judgement in graph.judgements():
+        judged = by_recall.setdefault(recall, (vector, {}))[1]
+        judged[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
+    for vector, judged in by_recall.values():
+        working.learn(np.asarray(vector, dtype=np.float32), judged)
+
+
+def repair(index: SearchIndex, working: WorkingMemory, embedder: Embedder) -> None:
+    """Load the index's vectors into the working memory, in the same pass learn which
+    rows the index holds, then make it hold exactly the graph's current observations."""
+    from doxa.store.index import error_line
+
+    wanted = {e.id for e in working.entries if not e.retracted}
+    present: set[str] = set()
+    malformed: list[str] = []
+    try:
+        for ids, vectors in index.vectors():
+            # Embeddings are unit length (or zero, for a text without words); anything
+            # else was not written by an embedder: re-embed those rows.
+            norms = np.linalg.norm(vectors, axis=1)
+            sound = (np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0.0)
+            malformed += [i for i, ok in zip(ids, sound, strict=True) if not ok]
+            present.update(i for i, ok in zip(ids, sound, strict=True) if ok)
+            rows = np.fromiter(
+                (working.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)
+            )
+            known = (rows >= 0) & sound
+            working.embeddings.put(rows[known], vectors[known])
+    except (OSError, RuntimeError, ValueError) as error:  # a fragment missing or damaged
+        index.reset(f"reading it failed ({error_line(error)})")
+        present, malformed = set(), []
+    if malformed:
+        log.warning("search index: %d rows hold vectors that are not embeddings", len(malformed))
+        index.delete(sorted(set(malformed)))
+    extra = sorted(present - wanted)
+    missing = sorted(wanted - present)
+    if extra:
+        log.warning("search index: removing %d rows the graph does not hold", len(extra))
+        index.delete(extra)
+    if missing:
+        log.warning("search index: embedding %d observations it lacks", len(missing))
+        batch = 1024
+        for start in range(0, len(missing), batch):
+            ids = missing[start : start + batch]
+            rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
+            texts = [working.entries[r].text for r in rows]
+            vectors = embedder.embed(texts)
+            index.add(ids, texts, vectors)
+            working.embeddings.put(rows, vectors)
+    n = len(working)
+    loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
+    if loaded != len(wanted):  # the ranges did not tile the table: never hide it
+        log.error(
+            "search index: vectors for %d of %d observations; the rest are found by text"
+            " only until the next start",
+            loaded,
+            len(wanted),
+        )
+    release_free_memory()
+
+
+def release_free_memory() -> None:
+    """Hand freed heap back to the OS after loading (glibc keeps it otherwise)."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def refuse_if_graph_lost(data_dir: Path, working: WorkingMemory, index: SearchIndex) -> None:
+    """Refuse to open a memory whose graph is empty while its search index is not: the
+    graph file was emptied, replaced or lost, and the start-up repair would delete the
+    index's rows, the only other copy of the texts.
+
+    Raises:
+        DamagedStore: so; nothing was changed.
+    """
+    if len(working):
+        return
+    if index.problem is not None:
+        held = f"its search index cannot be read ({index.problem})"
+    elif index.count():
+        held = f"its search index holds {index.count()} memories"
+    else:
+        return
+    raise DamagedStore(
+        str(data_dir),
+        f"its graph holds no memories but {held}; the graph file may have been emptied,"
+        " replaced or lost",
+        "Nothing was changed. Put the graph file back from a backup. If the memory really is"
+        " empty (everything was purged), `doxa repair --force` rebuilds the search index from"
+        " the graph, dropping its rows",
+    )
+
+
+def _aware(moment: datetime | None) -> datetime:
+    value = from_naive_utc(moment)
+    assert value is not None
+    return value
