@@ -24,6 +24,7 @@ class ReadersWriterLock:
         self._changed = threading.Condition(threading.Lock())
         self._readers = 0
         self._writing = False
+        self._readers_waiting = 0
         self._writers_waiting = 0
 
     @property
@@ -37,6 +38,11 @@ class ReadersWriterLock:
         return self._writing
 
     @property
+    def readers_waiting(self) -> int:
+        """How many readers wait for it now (for tests and diagnostics)."""
+        return self._readers_waiting
+
+    @property
     def writers_waiting(self) -> int:
         """How many writers wait for it now (for tests and diagnostics)."""
         return self._writers_waiting
@@ -47,10 +53,15 @@ class ReadersWriterLock:
         Returns False if ``timeout`` seconds passed first.
         """
         with self._changed:
-            if not self._changed.wait_for(
-                lambda: not self._writing and not self._writers_waiting, timeout
-            ):
-                return False
+            if self._writing or self._writers_waiting:
+                self._readers_waiting += 1
+                try:
+                    if not self._changed.wait_for(
+                        lambda: not self._writing and not self._writers_waiting, timeout
+                    ):
+                        return False
+                finally:
+                    self._readers_waiting -= 1
             self._readers += 1
             return True
 

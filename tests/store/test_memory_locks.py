@@ -1,0 +1,214 @@
+"""The memory's locks (memory.py's docstring): recalls run in parallel, a write's mirror
+waits for the recalls running and recalls wait for it, and find_conflicts and feedback read
+the graph and run the model without the working memory's lock. Real stores, hash embedder;
+threads meet on events, and every wait has a time limit."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from doxa.server.settings import Settings
+from doxa.store import FactDraft, Memory, MemoryDraft, recall, remembering
+from doxa.store.graph import Graph
+from doxa.store.readers_writer import ReadersWriterLock
+
+LIMIT_S = 10.0
+
+
+def until(condition: Callable[[], bool], limit_s: float = LIMIT_S) -> None:
+    """Return once ``condition()`` holds; fail after ``limit_s`` seconds."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        os.sched_yield()
+
+
+def lock_of(memory: Memory) -> ReadersWriterLock:
+    lock = memory._working_lock
+    assert isinstance(lock, ReadersWriterLock)
+    return lock
+
+
+class Worker(threading.Thread):
+    """A thread that keeps its function's result or error for the test to check."""
+
+    def __init__(self, name: str, work: Callable[[], Any]) -> None:
+        super().__init__(name=name, daemon=True)
+        self._work = work
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._work()
+        except BaseException as error:
+            self.error = error
+
+    def outcome(self) -> Any:
+        self.join(LIMIT_S)
+        assert not self.is_alive(), f"{self.name} did not finish"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def test_two_recalls_rank_at_the_same_time(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    [boat] = memory.remember([MemoryDraft(text="The harbour master owns a red boat.")])
+    arrived = {"first": threading.Event(), "second": threading.Event()}
+    readers_met: list[int] = []
+    rank = recall.rank
+
+    def meet_the_other(*args: Any, **kwargs: Any) -> Any:
+        # Each recall waits inside the ranking for the other to get there: only recalls
+        # that run in parallel both get through.
+        me = threading.current_thread().name
+        other = "second" if me == "first" else "first"
+        arrived[me].set()
+        assert arrived[other].wait(LIMIT_S), f"{me} ranked alone: recalls are serialized"
+        readers_met.append(lock_of(memory).readers)
+        return rank(*args, **kwargs)
+
+    monkeypatch.setattr(recall, "rank", meet_the_other)
+    workers = [Worker(n, lambda: memory.recall("red boat", limit=3)) for n in arrived]
+    for worker in workers:
+        worker.start()
+    outcomes = [worker.outcome() for worker in workers]
+    assert [[r.observation_id for r in o.results] for o in outcomes] == [[boat.observation_id]] * 2
+    assert readers_met == [2, 2]
+    assert outcomes[0].recall_id != outcomes[1].recall_id
+
+
+def test_a_remember_applies_only_after_the_recalls_running_finish(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember([MemoryDraft(text="The harbour master owns a red boat.")])
+    ranking, release = threading.Event(), threading.Event()
+    rank = recall.rank
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        ranking.set()
+        assert release.wait(LIMIT_S)
+        return rank(*args, **kwargs)
+
+    monkeypatch.setattr(recall, "rank", held)
+    reader = Worker("recall", lambda: memory.recall("boat"))
+    reader.start()
+    assert ranking.wait(LIMIT_S)
+    lock = lock_of(memory)
+    writer = Worker("remember", lambda: memory.remember([MemoryDraft(text="A blue boat came in.")]))
+    writer.start()
+    until(lambda: lock.writers_waiting == 1)  # committed to the graph, waiting to mirror it
+    assert writer.is_alive() and len(memory._wm) == 1
+    assert memory.graph.counts()["Observation"] == 2
+    release.set()
+    [during] = reader.outcome().results
+    [blue] = writer.outcome()
+    assert during.text == "The harbour master owns a red boat."  # it began before the write
+    monkeypatch.setattr(recall, "rank", rank)
+    after = memory.recall("blue boat").results
+    assert blue.observation_id in [r.observation_id for r in after]
+
+
+def test_a_recall_waits_for_a_remember_mirroring_its_write(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applying, release = threading.Event(), threading.Event()
+    apply = remembering.apply
+
+    def held(*args: Any, **kwargs: Any) -> None:
+        applying.set()
+        assert release.wait(LIMIT_S)
+        apply(*args, **kwargs)
+
+    monkeypatch.setattr(remembering, "apply", held)
+    writer = Worker(
+        "remember", lambda: memory.remember([MemoryDraft(text="The ferry leaves at noon.")])
+    )
+    writer.start()
+    assert applying.wait(LIMIT_S)
+    lock = lock_of(memory)
+    assert lock.written
+    reader = Worker("recall", lambda: memory.recall("ferry noon"))
+    reader.start()
+    until(lambda: lock.readers_waiting == 1)
+    assert reader.is_alive()
+    release.set()
+    [ferry] = writer.outcome()
+    [found] = reader.outcome().results  # it waited, so it sees the write whole
+    assert found.observation_id == ferry.observation_id
+    assert found.belief_ids == [ferry.belief_id]
+
+
+def test_find_conflicts_reads_the_graph_without_the_working_memory_lock(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fact = FactDraft(subject="bridge", predicate="status", object="closed")
+    [closed] = memory.remember([MemoryDraft(text="Bridge closed.", agent="scout", fact=fact)])
+    fact = FactDraft(subject="bridge", predicate="status", object="open")
+    [opened] = memory.remember([MemoryDraft(text="Bridge open.", agent="driver", fact=fact)])
+    reading, release = threading.Event(), threading.Event()
+    current_facts = Graph.current_facts
+
+    def slow_read(self: Graph, at: Any) -> Any:
+        reading.set()
+        assert release.wait(LIMIT_S)
+        return current_facts(self, at)
+
+    monkeypatch.setattr(Graph, "current_facts", slow_read)
+    finder = Worker("find_conflicts", lambda: memory.conflicts(agent="scout"))
+    finder.start()
+    assert reading.wait(LIMIT_S)
+    lock = lock_of(memory)
+    assert (lock.readers, lock.written) == (0, False)
+    # A remember (which takes the lock alone) and a recall both finish meanwhile.
+    writer = Worker("remember", lambda: memory.remember([MemoryDraft(text="Ferry on time.")]))
+    writer.start()
+    [later] = writer.outcome()
+    [found] = memory.recall("ferry on time", limit=1).results
+    assert found.observation_id == later.observation_id
+    release.set()
+    [clash] = finder.outcome()
+    assert clash["kind"] == "clash"
+    assert {clash["a"], clash["b"]} == {closed.observation_id, opened.observation_id}
+    assert {clash["a_text"], clash["b_text"]} == {"Bridge closed.", "Bridge open."}
+
+
+def test_feedback_reads_the_graph_and_embeds_without_the_working_memory_lock(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(settings.store)
+    memory.warm_up()
+    try:
+        [boat] = memory.remember([MemoryDraft(text="The harbour master owns a red boat.")])
+        asked = memory.recall("red boat")
+    finally:
+        memory.close()
+    memory = Memory.open(settings.store)  # the recall is in the graph only now
+    memory.warm_up()
+    try:
+        lock = lock_of(memory)
+        seen: list[tuple[str, int, bool]] = []
+        embed, recall_event = memory.embedder.embed, Graph.recall_event
+
+        def watched_embed(texts: list[str]) -> Any:
+            seen.append(("embed", lock.readers, lock.written))
+            return embed(texts)
+
+        def watched_read(self: Graph, recall_id: str) -> Any:
+            seen.append(("graph", lock.readers, lock.written))
+            return recall_event(self, recall_id)
+
+        monkeypatch.setattr(memory.embedder, "embed", watched_embed)
+        monkeypatch.setattr(Graph, "recall_event", watched_read)
+        judged = memory.feedback(asked.recall_id, accepted=[boat.observation_id])
+    finally:
+        memory.close()
+    assert judged.accepted == [boat.observation_id] and judged.impressions == 1
+    assert {step for step, _, _ in seen} == {"embed", "graph"}
+    assert all((readers, written) == (0, False) for _, readers, written in seen)

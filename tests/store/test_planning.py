@@ -1,0 +1,228 @@
+"""Planning a write on a bare working memory, without a database: duplicates, supersession
+(in order, late, in a batch), conflicts between agents, and facts reopened by a forget."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from doxa.store import planning, remembering
+from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, validate
+from doxa.store.errors import NotFound
+from doxa.store.planning import Duplicate, Plan
+from doxa.store.working_memory import WorkingMemory
+
+T1, T2, T3 = (datetime(2024, 5, d, 8, tzinfo=UTC) for d in (1, 2, 3))
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+def fact(obj: str, at: datetime, agent: str = "scout") -> MemoryDraft:
+    """The bridge's status, as ``agent`` saw it at ``at``."""
+    return MemoryDraft(
+        text=f"The bridge is {obj} (seen {at:%d %B}).",
+        agent=agent,
+        observed_at=at.isoformat(),
+        fact=FactDraft("bridge", "status", obj),
+    )
+
+
+def remember(working: WorkingMemory, *drafts: MemoryDraft) -> list[Plan | Duplicate]:
+    """Plan ``drafts`` as one write and apply it, as ``Memory.remember`` does once the graph
+    has committed."""
+    memories = [validate(d, "default") for d in drafts]
+    planned = planning.plan(memories, working, NOW, batch=len(drafts) > 1)
+    plans = [p for p in planned if isinstance(p, Plan)]
+    write = remembering.prepare(plans, working, NOW)
+    remembering.apply(working, write, remembering.entries(write))
+    return planned
+
+
+def only_plan(planned: list[Plan | Duplicate]) -> Plan:
+    [plan] = planned
+    assert isinstance(plan, Plan)
+    return plan
+
+
+def forget(working: WorkingMemory, observation_id: str) -> None:
+    """Retract an observation as ``Memory.forget`` does after the graph commits."""
+    row = working.row_of[observation_id]
+    for other, until in planning.reopened(working, row):
+        working.reopen(other, until, observation_id)
+    working.retract(row)
+
+
+@pytest.fixture
+def working() -> WorkingMemory:
+    return WorkingMemory(dim=8)
+
+
+def test_the_same_text_from_the_same_agent_is_a_duplicate_of_the_stored_one(
+    working: WorkingMemory,
+) -> None:
+    stored = only_plan(remember(working, MemoryDraft(text="Gulls nest on the pier.", agent="a")))
+    again = MemoryDraft(text="  Gulls nest on the pier. ", agent="a", topics=["pier"])
+    [planned] = planning.plan([validate(again, "default")], working, NOW)
+    assert planned == Duplicate(stored.observation_id, stored.belief_id, [])
+
+
+def test_the_same_text_from_another_agent_is_a_new_observation(working: WorkingMemory) -> None:
+    first = only_plan(remember(working, MemoryDraft(text="Gulls nest on the pier.", agent="a")))
+    [planned] = planning.plan(
+        [validate(MemoryDraft(text="Gulls nest on the pier.", agent="b"), "default")], working, NOW
+    )
+    assert isinstance(planned, Plan)
+    assert planned.observation_id != first.observation_id
+    assert planned.observation_id.startswith("obs_") and planned.belief_id.startswith("bel_")
+
+
+def test_a_text_repeated_in_one_batch_is_planned_once(working: WorkingMemory) -> None:
+    drafts = [MemoryDraft(text="Twice said.", topics=["echo"]), MemoryDraft(text="Twice said.")]
+    first, second = planning.plan([validate(d, "a") for d in drafts], working, NOW, batch=True)
+    assert isinstance(first, Plan)
+    assert second == Duplicate(first.observation_id, first.belief_id, ["echo"])
+
+
+def test_planning_changes_nothing_in_the_working_memory(working: WorkingMemory) -> None:
+    remember(working, fact("closed", T1))
+    before = (
+        len(working),
+        working.next_seq,
+        dict(working.text_index),
+        working.valid_until[:1].tolist(),
+    )
+    planned = only_plan(planning.plan([validate(fact("open", T2), "x")], working, NOW))
+    assert planned.superseded  # it would end the stored fact ...
+    after = (
+        len(working),
+        working.next_seq,
+        dict(working.text_index),
+        working.valid_until[:1].tolist(),
+    )
+    assert after == before  # ... but only the write does
+    assert working.entries[0].valid_until is None and working.entries[0].superseded_by == ()
+
+
+def test_a_newer_fact_supersedes_the_current_one_of_the_same_agent(
+    working: WorkingMemory,
+) -> None:
+    closed = only_plan(remember(working, fact("closed", T1)))
+    opened = only_plan(remember(working, fact("open", T2)))
+    assert opened.superseded == [(closed.observation_id, T2)]
+    assert opened.conflicts == [] and opened.superseded_by == []
+    old = working.entries[working.row_of[closed.observation_id]]
+    assert old.valid_until == T2
+    assert old.superseded_by == (opened.observation_id,)
+
+
+def test_another_agents_different_object_is_a_conflict_not_a_supersession(
+    working: WorkingMemory,
+) -> None:
+    closed = only_plan(remember(working, fact("closed", T1, agent="scout")))
+    opened = only_plan(remember(working, fact("open", T2, agent="driver")))
+    assert opened.conflicts == [closed.observation_id]
+    assert opened.superseded == []
+    assert working.entries[working.row_of[closed.observation_id]].valid_until is None
+
+
+def test_the_same_object_again_supersedes_nothing(working: WorkingMemory) -> None:
+    remember(working, fact("closed", T1))
+    again = only_plan(remember(working, fact("Closed", T2)))  # objects match case-insensitively
+    assert again.superseded == [] and again.conflicts == []
+
+
+def test_an_older_fact_arriving_late_becomes_history(working: WorkingMemory) -> None:
+    opened = only_plan(remember(working, fact("open", T2)))
+    late = only_plan(remember(working, fact("closed", T1)))
+    assert late.superseded == []
+    assert late.superseded_by == [(opened.observation_id, T2)]
+    assert late.valid_until == T2
+    assert working.entries[working.row_of[opened.observation_id]].valid_until is None
+
+
+def test_a_batch_of_facts_links_supersessions_as_the_same_facts_one_by_one() -> None:
+    drafts = [fact("closed", T1), fact("open", T3), fact("half open", T2)]
+    one_by_one, batched = WorkingMemory(dim=8), WorkingMemory(dim=8)
+    for draft in drafts:
+        remember(one_by_one, draft)
+    remember(batched, *drafts)
+
+    def shape(working: WorkingMemory) -> list[tuple[str, datetime | None, list[str]]]:
+        text_of = {e.id: e.text for e in working.entries}
+        return [
+            (e.text, e.valid_until, sorted(text_of[i] for i in e.superseded_by))
+            for e in working.entries
+        ]
+
+    assert shape(batched) == shape(one_by_one)
+    closed, opened, half = shape(batched)
+    assert closed[1] == T2  # ended by the half-open fact, the first to follow it
+    assert half[1] == T3 and half[2] == [opened[0]]
+    assert opened[1] is None
+
+
+def test_forgetting_the_superseder_makes_the_fact_current_again(working: WorkingMemory) -> None:
+    closed = only_plan(remember(working, fact("closed", T1)))
+    opened = only_plan(remember(working, fact("open", T2)))
+    row = working.row_of[closed.observation_id]
+    assert planning.reopened(working, working.row_of[opened.observation_id]) == [(row, None)]
+    forget(working, opened.observation_id)
+    assert working.entries[row].valid_until is None
+    assert working.entries[row].superseded_by == ()
+
+
+def test_forgetting_one_of_two_superseders_ends_the_fact_at_the_other(
+    working: WorkingMemory,
+) -> None:
+    closed = only_plan(remember(working, fact("closed", T1)))
+    opened = only_plan(remember(working, fact("open", T3)))
+    half = only_plan(remember(working, fact("half open", T2)))  # late: ends "closed" at T2
+    row = working.row_of[closed.observation_id]
+    assert set(working.entries[row].superseded_by) == {opened.observation_id, half.observation_id}
+    assert working.entries[row].valid_until == T2
+    assert planning.reopened(working, working.row_of[half.observation_id]) == [(row, T3)]
+    forget(working, half.observation_id)
+    assert working.entries[row].valid_until == T3
+    assert working.entries[row].superseded_by == (opened.observation_id,)
+
+
+def test_a_plain_observation_reopens_nothing(working: WorkingMemory) -> None:
+    note = only_plan(remember(working, MemoryDraft(text="Just a note.")))
+    assert planning.reopened(working, working.row_of[note.observation_id]) == []
+
+
+def test_supporting_an_unknown_belief_names_the_field_within_the_batch(
+    working: WorkingMemory,
+) -> None:
+    drafts = [
+        MemoryDraft(text="Fine."),
+        MemoryDraft(text="Evidence.", supports=[SupportDraft(belief_id="bel_nowhere")]),
+    ]
+    with pytest.raises(NotFound) as caught:
+        planning.plan([validate(d, "a") for d in drafts], working, NOW, batch=True)
+    assert caught.value.field == "memories[1].supports[0].belief_id"
+    assert (caught.value.kind, caught.value.id) == ("belief", "bel_nowhere")
+
+
+def test_contradicting_a_retracted_observation_is_not_found(working: WorkingMemory) -> None:
+    gone = only_plan(remember(working, MemoryDraft(text="Soon retracted.")))
+    forget(working, gone.observation_id)
+    draft = MemoryDraft(text="Disagrees.", contradicts=[gone.observation_id])
+    with pytest.raises(NotFound) as caught:
+        planning.plan([validate(draft, "a")], working, NOW)
+    assert caught.value.field == "contradicts[0]"
+    assert caught.value.id == gone.observation_id
+
+
+def test_a_write_gets_the_next_sequence_numbers_and_only_new_names(
+    working: WorkingMemory,
+) -> None:
+    remember(working, MemoryDraft(text="First.", agent="a", topics=["harbour"], episode="e1"))
+    memories = [
+        validate(MemoryDraft(text="Second.", agent="a", topics=["harbour", "boats"]), "x"),
+        validate(MemoryDraft(text="Third.", agent="b", episode="e2"), "x"),
+    ]
+    plans = [p for p in planning.plan(memories, working, NOW) if isinstance(p, Plan)]
+    write = remembering.prepare(plans, working, NOW)
+    assert [row["seq"] for row in write.observations] == [2, 3]
+    assert (write.agents, write.topics, list(write.episodes)) == (["b"], ["boats"], ["e2"])
