@@ -100,6 +100,7 @@ class SharedMemory:
         self._client: RelayClient | None = None
         self._role = threading.Condition()
         self._settled = memory is not None
+        self._settling = False
         self._failure: BaseException | None = None
         self._closed = False
         self._watcher: threading.Thread | None = None
@@ -125,7 +126,12 @@ class SharedMemory:
         return self._local is not None
 
     def _settle(self) -> None:
-        """Become the owner or connect to it; wakes every waiting call."""
+        """Become the owner or connect to it; wakes every waiting call. Runs once at a time:
+        the watch connection and a failed call may both find the owner gone."""
+        with self._role:
+            if self._settling or self._settled or self._closed:
+                return
+            self._settling = True
         try:
             self._take_or_join()
         except BaseException as error:  # reported to every call
@@ -134,6 +140,9 @@ class SharedMemory:
                 self._failure = error
                 self._settled = True
                 self._role.notify_all()
+        finally:
+            with self._role:
+                self._settling = False
 
     def _take_or_join(self) -> None:
         from doxa.store.memory import Memory
@@ -168,18 +177,19 @@ class SharedMemory:
                 self._client, self._settled, self._failure = client, True, None
                 self._role.notify_all()
             log.info("relaying to the process that owns the memory in %s", self._data_dir)
-            self._watch(watch)
+            self._watch(watch, client)
             return
 
-    def _watch(self, watch: RelayClient) -> None:
+    def _watch(self, watch: RelayClient, client: RelayClient) -> None:
         """A connection that never sends: it ends when the owner goes, and then this
-        process takes over or joins the next owner."""
+        process takes over or joins the next owner (unless a failed call of ``client``
+        already did)."""
 
         def wait_for_owner_to_go() -> None:
             watch.wait_closed()
             watch.close()
             with self._role:
-                if self._closed:
+                if self._closed or self._client is not client:
                     return
                 self._drop_client()
             self._settle()

@@ -177,7 +177,7 @@ def test_vectors_that_are_not_embeddings_are_embedded_again(settings: Settings) 
     finally:
         memory.close()
     assert found.observation_id == ids[2]
-    assert found.scores["vector"] == pytest.approx(1.0, abs=0.01)
+    assert found.scores["vector"] == pytest.approx(1.0, abs=0.03)  # the int8 scan's rounding
     assert check(settings.store).healthy
 
 
