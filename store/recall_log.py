@@ -9,7 +9,9 @@ in one transaction, and ``feedback`` writes it at once (``record``) before judgi
 needs neither a graph read nor the model.
 
 One small lock guards both (the events not yet written and the recent recalls); it is held
-only to add, take or look up, never while anything else is waited for.
+only to add, take or look up, never while anything else is waited for. Events are taken for
+writing only with the graph's write lock held (it comes first in the lock order), so a
+writer holding that lock that calls ``record`` knows every event noted before is written.
 """
 
 from __future__ import annotations
@@ -94,19 +96,28 @@ class RecallLog:
             return self._recent.get(recall_id)
 
     def record(self, graph: Graph) -> None:
-        """Write the events gathered so far to the graph (one transaction). On failure they
+        """Write the events gathered so far to the graph (one transaction), unless none
+        are. Afterwards every event noted before the call is in the graph. On failure they
         stay queued, ahead of newer ones, and the error is raised."""
         with self._lock:
-            batch, self._unrecorded = self._unrecorded, []
-        if not batch:
-            return
-        try:
-            with graph.write("recording recalls") as w:
-                w.record_recalls(batch)
-        except BaseException:
+            if not self._unrecorded:
+                return
+        # The batch is taken with the graph's lock held, so once a writer holding that lock
+        # has called this, every event noted before is in the graph: a feedback must never
+        # judge a recall whose event another thread has taken but not yet written (its
+        # judging would match no Recall node and be lost).
+        with graph.exclusive():
             with self._lock:
-                self._unrecorded = batch + self._unrecorded
-            raise
+                batch, self._unrecorded = self._unrecorded, []
+            if not batch:
+                return
+            try:
+                with graph.write("recording recalls") as w:
+                    w.record_recalls(batch)
+            except BaseException:
+                with self._lock:
+                    self._unrecorded = batch + self._unrecorded
+                raise
 
     def start(self, graph: Graph) -> None:
         """Write gathered events every ``RECORD_EVERY_S`` on a background thread, which also
