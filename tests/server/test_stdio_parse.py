@@ -327,8 +327,10 @@ async def test_a_call_still_unanswered_after_the_drain_is_refused_not_left_waiti
             async with stdio.stdio_server(stop, in_read, out_write) as (read_stream, write_stream):
                 os.write(
                     in_write,
-                    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}\n'
-                    b'{"jsonrpc":"2.0","id":8,"method":"ping"}\nnot json\n',
+                    # The bad line first: a line after the last request could meet the stop
+                    # before it is read, and is then rightly never answered.
+                    b'not json\n{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}\n'
+                    b'{"jsonrpc":"2.0","id":8,"method":"ping"}\n',
                 )
                 async with write_stream:
                     assert (await read_stream.receive()).message.id == 7  # type: ignore[union-attr]
