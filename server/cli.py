@@ -1,5 +1,6 @@
 """The ``doxa`` command: ``doxa serve`` runs the MCP server; ``doxa config CLIENT`` prints a
-ready client configuration with absolute paths for this install."""
+ready client configuration with absolute paths for this install; ``doxa token`` manages the
+bearer tokens of the HTTP and SSE transports."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import uvicorn
 
-from doxa.server.settings import Settings, SettingsError, load_settings
+from doxa.server.settings import Settings, SettingsError, load_settings, split_list
 
 log = logging.getLogger("doxa")
 
@@ -46,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--model", help="sentence-transformers model name or path")
     serve.add_argument("--config", type=Path, help="a TOML file overriding configs/default.toml")
     serve.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--auth", choices=["auto", "tokens", "none"], help="bearer tokens for sse/http (auto)"
+    )
+    serve.add_argument("--allowed-hosts", help="extra Host headers for sse/http, comma-separated")
+    serve.add_argument("--allowed-origins", help="extra Origin headers, comma-separated")
     config = commands.add_parser("config", help="print a client configuration for this install")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("--data-dir", help="memory directory to put in the configuration")
@@ -62,7 +68,27 @@ def _parser() -> argparse.ArgumentParser:
         maintenance.add_argument("--model", help="sentence-transformers model name or path")
         maintenance.add_argument("--config", type=Path, help="a TOML file of settings")
         maintenance.add_argument("--json", action="store_true", help="print JSON")
+    _token_parser(commands)
     return parser
+
+
+def _token_parser(commands: Any) -> None:
+    token = commands.add_parser("token", help="bearer tokens for the HTTP and SSE transports")
+    actions = token.add_subparsers(dest="token_command", required=True)
+    create = actions.add_parser("create", help="create a token and print it (once)")
+    create.add_argument("--agent", required=True, help="the agent the token acts as")
+    flags = create.add_mutually_exclusive_group()
+    flags.add_argument("--read-only", action="store_true", help="may only read")
+    flags.add_argument(
+        "--admin", action="store_true", help="may also forget other agents' observations"
+    )
+    listing = actions.add_parser("list", help="list the tokens (never their secrets)")
+    revoke = actions.add_parser("revoke", help="revoke a token at once")
+    revoke.add_argument("id", help="the token's id, as `doxa token list` shows it")
+    for action in (create, listing, revoke):
+        action.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+        action.add_argument("--config", type=Path, help="a TOML file of settings")
+        action.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -75,8 +101,17 @@ def _settings(args: argparse.Namespace) -> Settings:
         ("server", "host"): getattr(args, "host", None),
         ("server", "port"): getattr(args, "port", None),
         ("server", "log_level"): getattr(args, "log_level", None),
+        ("server", "auth"): getattr(args, "auth", None),
+        ("server", "allowed_hosts"): _listed(getattr(args, "allowed_hosts", None)),
+        ("server", "allowed_origins"): _listed(getattr(args, "allowed_origins", None)),
     }
+    if getattr(args, "command", None) == "token":
+        del overrides[("store", "agent")]  # token's --agent names the token's agent
     return load_settings(getattr(args, "config", None), os.environ, overrides)
+
+
+def _listed(value: str | None) -> list[str] | None:
+    return None if value is None else split_list(value)
 
 
 def serve(settings: Settings) -> None:
@@ -94,17 +129,26 @@ def serve(settings: Settings) -> None:
         return
     import uvicorn
 
+    from doxa.server.access import Access
     from doxa.server.exact import ExactNumbers
     from doxa.tools.context import MemoryContext
 
+    # Checked before the memory opens: a server that must not start leaves nothing behind.
+    access = Access(settings)
+    access.check()
     # One memory for the whole process, opened now and kept across sessions.
     state = MemoryContext(settings.store)
     state.start()
     server = create_server(settings, state=state)
     host = settings.server.host
-    app = server.sse_app(host=host) if transport == "sse" else server.streamable_http_app(host=host)
+    security = access.security
+    app = (
+        server.sse_app(host=host, transport_security=security)
+        if transport == "sse"
+        else server.streamable_http_app(host=host, transport_security=security)
+    )
     config = uvicorn.Config(
-        ExactNumbers(app),
+        access.wrap(ExactNumbers(app)),
         host=host,
         port=settings.server.port,
         log_level=settings.server.log_level.lower(),
@@ -224,7 +268,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return check_command(settings, args.json)
         return repair_command(settings, args.force, args.json)
-    serve(settings)
+    if args.command == "token":
+        from doxa.server.token_commands import token_command
+
+        return token_command(settings, args)
+    try:
+        serve(settings)
+    except SettingsError as error:  # refused to serve (see doxa.server.access)
+        print(f"doxa: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from doxa.store import StoreSettings
 
 Transport = Literal["stdio", "sse", "http"]
+#: When HTTP and SSE requests need a bearer token (see ``doxa.server.access``).
+Auth = Literal["auto", "tokens", "none"]
 
 #: Environment variables and the setting each one sets.
 ENVIRONMENT = {
@@ -28,7 +30,13 @@ ENVIRONMENT = {
     "DOXA_HOST": ("server", "host"),
     "DOXA_PORT": ("server", "port"),
     "DOXA_LOG_LEVEL": ("server", "log_level"),
+    "DOXA_AUTH": ("server", "auth"),
+    "DOXA_ALLOWED_HOSTS": ("server", "allowed_hosts"),
+    "DOXA_ALLOWED_ORIGINS": ("server", "allowed_origins"),
 }
+
+#: Settings that hold a list: an environment variable or a flag gives it comma-separated.
+LISTS = frozenset({("server", "allowed_hosts"), ("server", "allowed_origins")})
 
 
 class ServerSettings(BaseModel):
@@ -40,6 +48,9 @@ class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    auth: Auth = "auto"
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
 
 
 class Settings(BaseModel):
@@ -113,7 +124,7 @@ def load_settings(
             origin[path] = f"config file {config}"
     for variable, path in ENVIRONMENT.items():
         if env.get(variable):
-            _set(tree, path, env[variable])
+            _set(tree, path, split_list(env[variable]) if path in LISTS else env[variable])
             origin[path] = f"environment variable {variable}"
     for path, value in (overrides or {}).items():
         if value is not None:
@@ -130,6 +141,12 @@ def load_settings(
             source = origin.get(path, "configs/default.toml")
             problems.append(f"{'.'.join(path)} = {e.get('input')!r} (from {source}): {e['msg']}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+
+
+def split_list(text: str) -> list[str]:
+    """A comma-separated list (``"a.example, b.example"``), its items stripped, empty ones
+    dropped."""
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
