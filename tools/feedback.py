@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from doxa.tools.context import call
+from doxa.tools.identity import writer
 
 DESCRIPTION = """Tell the memory which results of a recall helped and which did not.
 
@@ -36,6 +37,7 @@ async def feedback(
     rejected: Annotated[list[str], Field(description="observation ids that did not")] = [],  # noqa: B006
 ) -> FeedbackResult:
     """Record a judgement on a recall."""
+    writer("feedback")  # judging changes the ranking every agent gets: not for read-only
     judged = await call(ctx, lambda memory: memory.feedback(recall_id, accepted, rejected))
     return FeedbackResult(
         recall_id=judged.recall_id,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from doxa.tools.context import call
+from doxa.tools.identity import writer
 
 DESCRIPTION = """Stop recalling an observation.
 
@@ -36,6 +38,18 @@ async def forget(
     ] = "retract",
 ) -> ForgetResult:
     """Retract or purge an observation."""
+    who = writer("forget")
+    if who is not None and not who.admin:
+        # A token may take back what its own agent believes, not what others do.
+        found = await call(ctx, lambda memory: memory.evidence(id))
+        believers = sorted({b["agent"] for b in found["believers"]})
+        if who.agent not in believers:
+            held = ", ".join(repr(b) for b in believers) or "no agent"
+            raise ToolError(
+                f"id {id.strip()!r} is believed by {held}, not by {who.agent!r} (this"
+                " connection's agent): only its believers, or a token created with --admin,"
+                " may forget it"
+            )
     done = await call(ctx, lambda memory: memory.forget(id, mode))
     return ForgetResult(
         observation_id=done.observation_id,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
 from doxa.tools.context import DecimalInput, call
+from doxa.tools.identity import own_agent, writer
 
 if TYPE_CHECKING:
     from doxa.store.memory import Remembered
@@ -164,6 +165,13 @@ async def remember(
     ] = None,
 ) -> RememberResult:
     """Store one observation, or many with ``memories``."""
+    who = writer("remember")
+    if who is not None:
+        # A token's agent is who remembers: naming another is refused, naming none means it.
+        own_agent(who, agent, "agent")
+        for i, item in enumerate(memories or []):
+            own_agent(who, item.agent, f"memories[{i}].agent")
+        agent = who.agent
     if memories is not None and text is not None:
         raise ToolError("text: give either text (one memory) or memories (many), not both")
     if memories is None:
