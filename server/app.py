@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from types import ModuleType, UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
+import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -82,7 +83,9 @@ def create_server(
         finally:
             sessions -= 1
             if sessions == 0 and state is None:
-                await anyio.to_thread.run_sync(shared.close)
+                # Shielded: a cancelled run must still close the memory (Kùzu's log).
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(shared.close)
 
     server: MCPServer[MemoryContext] = MCPServer(
         name="doxa",
