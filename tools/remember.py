@@ -137,7 +137,8 @@ async def remember(
         Field(description="what it is about: people, places, projects (created on first use)"),
     ] = [],  # noqa: B006 - the schema shows the default; pydantic copies it per call
     agent: Annotated[
-        str | None, Field(description="who believes it; default: this server's agent")
+        str | None,
+        Field(description="who believes it; default: this server's agent (or the token's)"),
     ] = None,
     confidence: Annotated[
         DecimalInput, Field(description='exact decimal 0..1, e.g. "0.8"; default "1"')
