@@ -583,10 +583,12 @@ class Memory:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
         working = self._wm
-        # The graph is read under no lock (over 20k facts it takes a second or more); only
-        # the texts and topics come from the working memory, under its read lock.
-        found = provenance.conflicts(self.graph, me, other)
+        # The graph is read under no lock; the clashes, texts and topics come from the
+        # working memory, under its read lock (beside recalls).
+        found = provenance.contradictions(self.graph, me, other)
+        at = utc_now()
         with self._working_lock.reading():
+            found += provenance.clashes(working, me, other, at)
             return provenance.described(found, working, about)
 
     def wait_embedded(self, timeout: float | None = None) -> bool:

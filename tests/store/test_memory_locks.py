@@ -153,14 +153,14 @@ def test_find_conflicts_reads_the_graph_without_the_working_memory_lock(
     fact = FactDraft(subject="bridge", predicate="status", object="open")
     [opened] = memory.remember([MemoryDraft(text="Bridge open.", agent="driver", fact=fact)])
     reading, release = threading.Event(), threading.Event()
-    current_facts = Graph.current_facts
+    contradictions = Graph.contradictions
 
-    def slow_read(self: Graph, at: Any) -> Any:
+    def slow_read(self: Graph, agent: Any, other_agent: Any) -> Any:
         reading.set()
         assert release.wait(LIMIT_S)
-        return current_facts(self, at)
+        return contradictions(self, agent, other_agent)
 
-    monkeypatch.setattr(Graph, "current_facts", slow_read)
+    monkeypatch.setattr(Graph, "contradictions", slow_read)
     finder = Worker("find_conflicts", lambda: memory.conflicts(agent="scout"))
     finder.start()
     assert reading.wait(LIMIT_S)
