@@ -154,12 +154,13 @@ class Access:
             )
         if self.required():
             log.info("bearer tokens required (%d in %s)", count, self.tokens.path)
-        else:
+        elif self.mode == "auto":
             log.info(
-                "no bearer token required (%s); `doxa token create` requires them from the"
-                " next request",
-                "loopback, no token yet" if self.mode == "auto" else 'auth = "none"',
+                "no bearer token required (loopback, no token yet); the first `doxa token"
+                " create` requires them from the next request"
             )
+        else:
+            log.info('no bearer token required (auth = "none"): tokens are ignored')
 
     def required(self) -> bool:
         """Whether a request must present a valid token now."""
