@@ -135,6 +135,7 @@ class Graph:
                 ) from None
             Graph._open_paths.add(self._path)
         self._reader = kuzu.Connection(self._db)
+        self._read_statements = threading.local()
         self._writer = kuzu.Connection(self._db)
         self._writes = _Statements(self._writer)
         self._write_lock = threading.RLock()
@@ -267,10 +268,22 @@ class Graph:
 
     # ---- plumbing ---------------------------------------------------------------------------
 
+    def _read(self, query: str, params: Row | None) -> kuzu.QueryResult:
+        """Run a read. Each thread prepares its own statements (reads run on several threads
+        at once), once per query text: Kùzu keeps memory for every statement it prepares, and
+        preparing on each call grew a process by ~16 KB a call (265 MB over 16,000 calls)."""
+        if not params:
+            result = self._reader.execute(query)
+            assert isinstance(result, kuzu.QueryResult)
+            return result
+        statements: _Statements | None = getattr(self._read_statements, "cache", None)
+        if statements is None:
+            statements = self._read_statements.cache = _Statements(self._reader)
+        return statements.execute(query, params)
+
     def _rows(self, query: str, params: Row | None = None) -> list[list[Any]]:
-        # Reads may run on several threads at once: no shared prepared statements here.
         try:
-            result = self._reader.execute(query, params or {})
+            result = self._read(query, params)
             assert isinstance(result, kuzu.QueryResult)
             rows: list[list[Any]] = []
             while result.has_next():
@@ -289,8 +302,7 @@ class Graph:
 
     def _arrow(self, query: str, params: Row | None = None) -> pa.Table:
         try:
-            result = self._reader.execute(query, params or {})
-            assert isinstance(result, kuzu.QueryResult)
+            result = self._read(query, params)
             table: pa.Table = result.get_as_arrow(chunk_size=100_000)
         except RuntimeError as error:
             raise StorageError("a read", str(error)) from None
