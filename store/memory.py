@@ -24,11 +24,12 @@ Locks, in the order they are taken (a thread holding one takes only those below 
    from planning to the end of its mirror, so what it planned against is what it changes.
 2. The working memory's readers-writer lock (``ReadersWriterLock``). Recalls share it; a
    write takes it alone, only to apply what has committed (remember, forget, feedback) or
-   to store delivered embeddings (the embedding queue's thread). Planning reads under it
-   shared. Graph reads and writes, model calls and waits for embeddings happen outside it:
-   a recall never waits for the database or the model, only for a write's mirror.
+   to store delivered embeddings (the embedding queue's thread). Planning, find_conflicts'
+   clashes and its descriptions read under it shared. Graph reads and writes, model calls
+   and waits for embeddings happen outside it: a recall never waits for the database, the
+   model or another recall, only for a write's mirror.
 3. The recall log's lock: recent recalls and their unwritten events, held only to add, take
-   or look one up.
+   or look one up. Events are taken for writing only under lock 1 (see ``recall_log``).
 
 The queues' own locks (embedding queue, index writer) are taken last and briefly, never
 waited on under 1-3: ``remember`` waits for a long embedding queue before it takes any
