@@ -118,7 +118,9 @@ class SharedMemory:
             assert self._local is not None
             self._local.start()
             return
-        threading.Thread(target=self._settle, name="doxa-share", daemon=True).start()
+        with self._role:
+            self._settling = True  # before the thread runs: close() waits for it
+        threading.Thread(target=self._settle_claimed, name="doxa-share", daemon=True).start()
 
     @property
     def owner(self) -> bool:
@@ -132,6 +134,10 @@ class SharedMemory:
             if self._settling or self._settled or self._closed:
                 return
             self._settling = True
+        self._settle_claimed()
+
+    def _settle_claimed(self) -> None:
+        """``_settle`` once this thread has claimed the settling."""
         try:
             self._take_or_join()
         except BaseException as error:  # reported to every call
@@ -143,6 +149,7 @@ class SharedMemory:
         finally:
             with self._role:
                 self._settling = False
+                self._role.notify_all()
 
     def _take_or_join(self) -> None:
         from doxa.store.memory import Memory
@@ -311,8 +318,10 @@ class SharedMemory:
 
     def close(self) -> None:
         """Stop serving other processes (letting their running calls finish), close the
-        memory if this process owns it, and give up ownership; or hang up on the owner."""
+        memory if this process owns it, and give up ownership; or hang up on the owner.
+        An opening still under way finishes first, so the memory is never left half open."""
         with self._role:
+            self._role.wait_for(lambda: not self._settling, timeout=CONNECT_WAIT_S)
             self._closed = True
             server, local, client = self._server, self._local, self._client
             self._server = self._client = None

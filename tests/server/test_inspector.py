@@ -95,20 +95,10 @@ async def test_the_inspector_cli_lists_the_tools_of_a_server_configured_by_envir
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "memory"
-    code, output, stderr = await _inspector(
-        "-e",
-        "DOXA_EMBEDDER=hash",
-        "-e",
-        f"DOXA_DATA_DIR={data_dir}",
-        "-e",
-        "DOXA_LOG_LEVEL=WARNING",
-        sys.executable,
-        "-m",
-        "doxa.server",
-        "serve",
-        "--method",
-        "tools/list",
-    )
+    environment = ["-e", "DOXA_EMBEDDER=hash", "-e", f"DOXA_DATA_DIR={data_dir}"]
+    environment += ["-e", "DOXA_LOG_LEVEL=WARNING"]
+    serve = [*environment, sys.executable, "-m", "doxa.server", "serve"]
+    code, output, stderr = await _inspector(*serve, "--method", "tools/list")
 
     assert code == 0, stderr
     tools = {tool["name"]: tool for tool in output["tools"]}
@@ -122,5 +112,11 @@ async def test_the_inspector_cli_lists_the_tools_of_a_server_configured_by_envir
     }
     assert all("outputSchema" in tool for tool in tools.values())
     assert tools["recall"]["annotations"]["readOnlyHint"] is True
-    # DOXA_DATA_DIR reached the server: it opened its memory there.
+    # DOXA_DATA_DIR reaches the server: a call opens its memory there. (tools/list alone
+    # does not wait for the memory, and the Inspector stops the server right after it.)
+    code, output, stderr = await _inspector(
+        *serve, "--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=bridge"
+    )
+    assert code == 0, stderr
+    assert output["isError"] is False
     assert (data_dir / "graph").exists()
