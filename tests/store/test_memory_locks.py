@@ -60,22 +60,24 @@ class Worker(threading.Thread):
 
 def test_two_recalls_rank_at_the_same_time(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     [boat] = memory.remember([MemoryDraft(text="The harbour master owns a red boat.")])
-    arrived = {"first": threading.Event(), "second": threading.Event()}
+    # Each recall waits inside the ranking for the other to get there (only recalls that
+    # run in parallel both get through), counts the readers, and waits again, so that
+    # neither leaves the lock before both have counted.
+    met, counted = threading.Barrier(2, timeout=LIMIT_S), threading.Barrier(2, timeout=LIMIT_S)
     readers_met: list[int] = []
     rank = recall.rank
 
     def meet_the_other(*args: Any, **kwargs: Any) -> Any:
-        # Each recall waits inside the ranking for the other to get there: only recalls
-        # that run in parallel both get through.
-        me = threading.current_thread().name
-        other = "second" if me == "first" else "first"
-        arrived[me].set()
-        assert arrived[other].wait(LIMIT_S), f"{me} ranked alone: recalls are serialized"
+        try:
+            met.wait()
+        except threading.BrokenBarrierError:
+            raise AssertionError("a recall ranked alone: recalls are serialized") from None
         readers_met.append(lock_of(memory).readers)
+        counted.wait()
         return rank(*args, **kwargs)
 
     monkeypatch.setattr(recall, "rank", meet_the_other)
-    workers = [Worker(n, lambda: memory.recall("red boat", limit=3)) for n in arrived]
+    workers = [Worker(n, lambda: memory.recall("red boat", limit=3)) for n in ("first", "second")]
     for worker in workers:
         worker.start()
     outcomes = [worker.outcome() for worker in workers]
