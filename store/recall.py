@@ -26,7 +26,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.drafts import name
+from doxa.store.drafts import name, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import RankingWeights
@@ -76,6 +76,9 @@ def question(
         raise InvalidInput("query", "must be a string: what to look for, in words")
     if len(query) > MAX_QUERY:
         raise InvalidInput("query", f"is {len(query)} characters long; the limit is {MAX_QUERY}")
+    # The recall is recorded in the graph, which stores UTF-8: a surrogate would fail the
+    # recorder's whole batch later, far from this call.
+    unicode_text(query, "query")
     agent_name = name(agent, "agent", required=False)
     topic_names: list[str] = []
     for i, topic in enumerate(topics or []):

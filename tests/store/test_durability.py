@@ -229,3 +229,12 @@ async def test_an_unforeseen_failure_is_a_tool_error_naming_it(
     )
     assert "failed unexpectedly during this call (KeyError: 'obs_gone')" in message
     assert "doxa check" in message
+
+
+def test_a_recall_query_with_an_unpaired_surrogate_is_refused_by_the_store(
+    memory: Memory,
+) -> None:
+    with pytest.raises(MemoryStoreError, match="query holds an unpaired surrogate"):
+        memory.recall("boat \ud800")
+    memory.recall("boat")  # the recorder was not broken
+    memory.close()  # and closing (which flushes the recorder) does not fail
