@@ -39,6 +39,7 @@ delivery takes the write lock).
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -135,6 +136,20 @@ class Forgotten:
     already: bool
 
 
+@dataclass
+class _Remembering:
+    """One remember call, until it is answered with its results or its error."""
+
+    memories: list[NewMemory]
+    batch: bool
+    results: list[Remembered] | None = None
+    error: BaseException | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.results is not None or self.error is not None
+
+
 class Memory:
     """The memory of one data directory: remember, recall, judge, cite, forget.
 
@@ -157,6 +172,10 @@ class Memory:
         self._warm_started = False
         # Lock 2 of the module docstring: recalls share it, writes' mirrors take it alone.
         self._working_lock = ReadersWriterLock()
+        # Remember calls waiting for the graph's lock, written together by the first to get
+        # it (see _remember_together); a leaf lock, held only to add or take.
+        self._waiting: list[_Remembering] = []
+        self._waiting_lock = threading.Lock()
         # Lock 3 is the recall log's own.
         self._recalls = RecallLog()
         self._second_core = SecondCore()
@@ -315,23 +334,73 @@ class Memory:
         # embedding_queue). A writer faster than the model waits here, before any lock: the
         # queue's thread takes the working memory's write lock to deliver.
         self._embeddings.wait_below(MAX_QUEUED_TEXTS)
+        asked = _Remembering(memories, batch)
+        with self._waiting_lock:
+            self._waiting.append(asked)
         with graph.exclusive():
+            if not asked.answered:
+                # Every remember waiting now is written with this one, in one transaction
+                # (see _remember_together); the others find theirs answered.
+                with self._waiting_lock:
+                    group, self._waiting = self._waiting, []
+                try:
+                    self._remember_together(group, working, graph)
+                except BaseException as error:
+                    for other in group:
+                        if not other.answered:
+                            other.error = error if other is asked else copy.copy(error)
+        if asked.error is not None:
+            raise asked.error
+        assert asked.results is not None
+        return asked.results
+
+    def _remember_together(
+        self, group: list[_Remembering], working: WorkingMemory, graph: Graph
+    ) -> None:
+        """Write the remember calls waiting together as one write, in the order they came:
+        planned as if sent one after another (a call naming a belief or observation that
+        does not exist fails alone), written in one transaction, mirrored, and queued for
+        embedding. The caller holds the graph's lock.
+
+        Under many clients the graph's lock is the bottleneck of every write, and a
+        transaction's fixed cost (BEGIN, COMMIT, one statement per kind of row) is most of
+        a single remember's: shared, each call pays a fraction of it.
+        """
+        calls = list(group)
+        while True:
             with self._working_lock.reading():
-                planned = planning.plan(memories, working, utc_now(), batch)
-                plans = [p for p in planned if isinstance(p, Plan)]
-                write = remembering.prepare(plans, working, utc_now()) if plans else None
-            if write is not None:
-                with graph.write("remember") as w:
-                    remembering.write(w, write)
-                new = remembering.entries(write)
-                with self._working_lock.writing():
-                    remembering.apply(working, write, new)
-                # The graph holds the memory now and the working memory finds it by its
-                # words; its embedding follows on the queue's thread, the index rows after.
-                self._embeddings.put(
-                    [p.observation_id for p in plans], [p.memory.text for p in plans]
-                )
-        return [_remembered(p) for p in planned]
+                now = utc_now()
+                earlier = planning.Batch()
+                planned: list[list[Plan | Duplicate]] = []
+                failed: tuple[_Remembering, NotFound] | None = None
+                for call in calls:
+                    try:
+                        planned.append(
+                            planning.plan(call.memories, working, now, call.batch, earlier)
+                        )
+                    except NotFound as error:
+                        failed = (call, error)
+                        break
+                if failed is None:
+                    plans = [p for done in planned for p in done if isinstance(p, Plan)]
+                    write = remembering.prepare(plans, working, utc_now()) if plans else None
+                    break
+            # Nothing is written for that call; the others are planned again without it.
+            failed[0].error = failed[1]
+            calls.remove(failed[0])
+            if not calls:
+                return
+        if write is not None:
+            with graph.write("remember") as w:
+                remembering.write(w, write)
+            new = remembering.entries(write)
+            with self._working_lock.writing():
+                remembering.apply(working, write, new)
+            # The graph holds the memories now and the working memory finds them by their
+            # words; their embeddings follow on the queue's thread, the index rows after.
+            self._embeddings.put([p.observation_id for p in plans], [p.memory.text for p in plans])
+        for call, done in zip(calls, planned, strict=True):
+            call.results = [_remembered(p) for p in done]
 
     def _deliver(self, ids: list[str], texts: list[str], vectors: Vectors) -> None:
         """Embedded memories (from the embedding queue's thread): into the working memory,

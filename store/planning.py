@@ -5,7 +5,8 @@ These are pure functions over a ``WorkingMemory``: they read it and change nothi
 is carried out by ``remembering``), so ``Memory`` runs them while recalls go on, and tests
 run them on a bare working memory without a database. The caller keeps other writers out
 while it plans and carries the plan out (``Memory`` holds the graph's write lock), so the
-memory planned against is the memory written to.
+memory planned against is the memory written to. Several remember calls waiting at once are
+planned as one write with one ``Batch``, as if they had come one after another.
 """
 
 from __future__ import annotations
@@ -50,8 +51,24 @@ class Duplicate:
     topics: list[str]
 
 
+@dataclass
+class Batch:
+    """What the memories planned earlier in the same write decided: texts planned (by agent
+    and text key), facts planned (by subject and predicate key), and the ends given to facts.
+    Planning several calls' memories with one ``Batch`` plans them as if they were sent one
+    after another."""
+
+    seen: dict[tuple[str, str], Plan] = field(default_factory=dict)
+    facts: dict[tuple[str, str], list[Plan]] = field(default_factory=dict)
+    ended: dict[str, datetime] = field(default_factory=dict)
+
+
 def plan(
-    memories: Sequence[NewMemory], working: WorkingMemory, now: datetime, batch: bool = False
+    memories: Sequence[NewMemory],
+    working: WorkingMemory,
+    now: datetime,
+    batch: bool = False,
+    earlier: Batch | None = None,
 ) -> list[Plan | Duplicate]:
     """Decide what remembering ``memories`` (in order, as one write) does.
 
@@ -60,18 +77,19 @@ def plan(
         working: the memory as it is now.
         now: the time of the write (an observation's time when it names none).
         batch: name fields as ``memories[i].field`` in errors.
+        earlier: what other memories of the same write planned before these (updated).
 
     Returns:
         One ``Plan`` (to write) or ``Duplicate`` (already held) per memory, in order.
 
     Raises:
         NotFound: a memory supports a belief or contradicts an observation that does not
-            exist (or is retracted); nothing is to be written.
+            exist (or is retracted); nothing is to be written (``earlier`` may have been
+            changed: plan the write again without these memories).
     """
     planned: list[Plan | Duplicate] = []
-    seen: dict[tuple[str, str], Plan] = {}
-    facts_in_batch: dict[tuple[str, str], list[Plan]] = {}
-    ended: dict[str, datetime] = {}
+    state = earlier if earlier is not None else Batch()
+    seen, facts_in_batch, ended = state.seen, state.facts, state.ended
 
     def where(i: int, path: str) -> str:
         return f"memories[{i}].{path}" if batch else path
@@ -88,9 +106,9 @@ def plan(
             planned.append(Duplicate(entry.id, belief, list(entry.topics)))
             continue
         if key in seen:
-            earlier = seen[key]
+            first = seen[key]
             planned.append(
-                Duplicate(earlier.observation_id, earlier.belief_id, list(earlier.memory.topics))
+                Duplicate(first.observation_id, first.belief_id, list(first.memory.topics))
             )
             continue
         for j, (belief, _) in enumerate(memory.supports):

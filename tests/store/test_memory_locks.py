@@ -1,7 +1,8 @@
 """The memory's locks (memory.py's docstring): recalls run in parallel, a write's mirror
-waits for the recalls running and recalls wait for it, and find_conflicts and feedback read
-the graph and run the model without the working memory's lock. Real stores, hash embedder;
-threads meet on events, and every wait has a time limit."""
+waits for the recalls running and recalls wait for it, find_conflicts and feedback read the
+graph and run the model without the working memory's lock, and remember calls waiting for
+the graph are written together. Real stores, hash embedder; threads meet on events, and
+every wait has a time limit."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 from doxa.server.settings import Settings
-from doxa.store import FactDraft, Memory, MemoryDraft, recall, remembering
-from doxa.store.graph import Graph
+from doxa.store import FactDraft, Memory, MemoryDraft, SupportDraft, recall, remembering
+from doxa.store.errors import NotFound, StorageError
+from doxa.store.graph import Graph, GraphWriter
 from doxa.store.readers_writer import ReadersWriterLock
 
 LIMIT_S = 10.0
@@ -214,3 +216,94 @@ def test_feedback_reads_the_graph_and_embeds_without_the_working_memory_lock(
     assert judged.accepted == [boat.observation_id] and judged.impressions == 1
     assert {step for step, _, _ in seen} == {"embed", "graph"}
     assert all((readers, written) == (0, False) for _, readers, written in seen)
+
+
+# ---- remember calls waiting together are written together ----------------------------------
+
+
+def remember_while_the_graph_is_held(
+    memory: Memory, drafts: list[MemoryDraft], monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Worker], list[str]]:
+    """Start one remember per draft while the test holds the graph's lock, let them all
+    queue, release: returns the workers and the graph writes that followed."""
+    writes: list[str] = []
+    write = Graph.write
+
+    def counted(self: Graph, operation: str = "a write") -> Any:
+        writes.append(operation)
+        return write(self, operation)
+
+    monkeypatch.setattr(Graph, "write", counted)
+    workers = [
+        Worker(f"remember-{k}", lambda d=draft: memory.remember([d]))
+        for k, draft in enumerate(drafts)
+    ]
+    with memory.graph.exclusive():
+        for worker in workers:
+            worker.start()
+        until(lambda: len(memory._waiting) == len(drafts))
+    for worker in workers:
+        worker.join(LIMIT_S)
+    return workers, writes
+
+
+def test_remember_calls_waiting_together_are_written_in_one_transaction(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafts = [MemoryDraft(text=f"Crate {k} was unloaded at the pier.") for k in range(5)]
+    workers, writes = remember_while_the_graph_is_held(memory, drafts, monkeypatch)
+    done = [worker.outcome()[0] for worker in workers]
+    assert writes.count("remember") == 1
+    assert len({d.observation_id for d in done}) == 5
+    assert all(d.duplicate_of is None for d in done)
+    found = memory.recall("crate unloaded pier", limit=10).results
+    assert {r.observation_id for r in found} == {d.observation_id for d in done}
+    assert memory.stats()["Observation"] == 5
+
+
+def test_a_call_naming_a_missing_belief_fails_alone_among_those_waiting(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafts = [
+        MemoryDraft(text="The tide turns at six."),
+        MemoryDraft(text="Evidence for nothing.", supports=[SupportDraft(belief_id="bel_x")]),
+        MemoryDraft(text="The tide is low at noon."),
+    ]
+    workers, writes = remember_while_the_graph_is_held(memory, drafts, monkeypatch)
+    first, missing, last = workers
+    with pytest.raises(NotFound) as caught:
+        missing.outcome()
+    assert caught.value.field == "supports[0].belief_id"
+    assert [first.outcome()[0].duplicate_of, last.outcome()[0].duplicate_of] == [None, None]
+    assert writes.count("remember") == 1
+    assert memory.stats()["Observation"] == 2
+
+
+def test_the_same_text_from_calls_waiting_together_is_stored_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafts = [MemoryDraft(text="Said twice at once.", agent="echo") for _ in range(3)]
+    workers, _ = remember_while_the_graph_is_held(memory, drafts, monkeypatch)
+    done = [worker.outcome()[0] for worker in workers]
+    assert len({d.observation_id for d in done}) == 1
+    assert sorted(d.duplicate_of is None for d in done) == [False, False, True]
+    assert memory.stats()["Observation"] == 1
+
+
+def test_a_failed_transaction_fails_every_call_written_with_it_and_writes_nothing(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(self: GraphWriter, rows: Any) -> None:
+        raise RuntimeError("Buffer manager exception: Unable to allocate memory!")
+
+    drafts = [MemoryDraft(text=f"Lost note {k}.") for k in range(3)]
+    with monkeypatch.context() as patch:
+        patch.setattr(GraphWriter, "create_observations", failing)
+        workers, writes = remember_while_the_graph_is_held(memory, drafts, patch)
+        for worker in workers:
+            with pytest.raises(StorageError, match="during remember"):
+                worker.outcome()
+    assert writes.count("remember") == 1
+    assert memory.stats()["Observation"] == 0
+    [kept] = memory.remember([MemoryDraft(text="Lost note 1.")])
+    assert kept.duplicate_of is None
