@@ -2,7 +2,8 @@
 working memory in step, and owns the locks that let calls run side by side.
 
 A write goes graph first: one Kùzu transaction, and when it commits the working memory
-mirrors it and the call answers. The texts are embedded after that on the embedding queue's
+mirrors it and the call answers (remember calls waiting for the graph at the same time share
+one transaction). The texts are embedded after that on the embedding queue's
 thread, which gives the vectors to the working memory and hands the search-index rows to
 the index writer. If the process dies before those rows are written, the next start-up
 finds the stores disagreeing and repairs the index from the graph (missing rows embedded,
