@@ -18,6 +18,7 @@ recall already judged, forget its observation already retracted).
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
 import threading
@@ -162,7 +163,8 @@ class SharedMemory:
             if self._ownership.try_acquire():
                 local = Memory.open(self.settings)
                 local.start()
-                server = RelayServer(path, self._run_local)
+                # Bound to this memory: a peer may call before self._local is set below.
+                server = RelayServer(path, functools.partial(_run_on, local))
                 with self._role:
                     self._local, self._server, self._client = local, server, None
                     self._settled, self._failure = True, None
@@ -211,10 +213,6 @@ class SharedMemory:
             self._client.close()
             self._client = None
             self._settled = False
-
-    def _run_local(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        assert self._local is not None
-        return getattr(self._local, method)(*args, **kwargs)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         from doxa.store.relay import RequestLost
@@ -338,3 +336,8 @@ class SharedMemory:
     def memory(self) -> Memory | None:
         """The memory itself when this process owns it (tests, benchmarks), else None."""
         return self._local
+
+
+def _run_on(memory: Memory, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run one relayed call on the memory this process owns."""
+    return getattr(memory, method)(*args, **kwargs)
