@@ -31,6 +31,15 @@ log = logging.getLogger(__name__)
 Vectors = npt.NDArray[np.float32]
 
 
+def are_embeddings(vectors: Vectors, tolerance: float = 1e-3) -> npt.NDArray[np.bool_]:
+    """Which rows an embedder could have written: unit length (float32 rounding is about
+    1e-7), or zero (a text without words). Anything else is damage, e.g. an overwritten
+    search-index fragment."""
+    norms = np.linalg.norm(vectors, axis=1)
+    mask: npt.NDArray[np.bool_] = (np.abs(norms - 1.0) < tolerance) | (norms == 0.0)
+    return mask
+
+
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 
 

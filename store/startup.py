@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from doxa.store.embedder import Embedder
+from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc
@@ -37,8 +37,6 @@ if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of
 
 log = logging.getLogger(__name__)
 
-#: How far from 1 an embedding's length may be (float32 rounding is about 1e-7).
-UNIT_TOLERANCE = 1e-3
 #: Buffer pool of the opening that replays a write-ahead log left by a crash.
 REPLAY_POOL = 2 * 1024 * 1024 * 1024
 
@@ -165,10 +163,8 @@ def repair(index: SearchIndex, working: WorkingMemory, embedder: Embedder) -> No
     malformed: list[str] = []
     try:
         for ids, vectors in index.vectors():
-            # Embeddings are unit length (or zero, for a text without words); anything
-            # else was not written by an embedder: re-embed those rows.
-            norms = np.linalg.norm(vectors, axis=1)
-            sound = (np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0.0)
+            # Rows no embedder wrote are embedded again.
+            sound = are_embeddings(vectors)
             malformed += [i for i, ok in zip(ids, sound, strict=True) if not ok]
             present.update(i for i, ok in zip(ids, sound, strict=True) if ok)
             rows = np.fromiter(
