@@ -112,6 +112,10 @@ class WorkingMemory:
         self.text_index: dict[tuple[str, str], int] = {}
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
         self.fact_index: dict[tuple[str, str], list[int]] = defaultdict(list)
+        # Entity key (a fact's subject or object, as topic_key) -> every fact row naming it,
+        # retracted ones included (an entity's timeline shows them), and its first spelling.
+        self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
+        self.entity_names: dict[str, str] = {}
         self.co_activated: dict[int, dict[int, int]] = defaultdict(dict)
         # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
         self.judged = JudgedQueries(dim)
@@ -179,6 +183,10 @@ class WorkingMemory:
                 self.topic_links[a][b] = self.topic_links[a].get(b, 0) + 1
         for agent in entry.agents:
             self.agent_rows[agent].append(row)
+        if entry.subject is not None:
+            self._name_in_fact(row, entry.subject)
+            if entry.object is not None and topic_key(entry.object) != topic_key(entry.subject):
+                self._name_in_fact(row, entry.object)
         if entry.episode is not None:
             self._place_in_episode(row, entry.episode)
             began = self.episode_start.get(entry.episode)
@@ -194,6 +202,11 @@ class WorkingMemory:
         self.topic_rows[key].append(row)
         self.topic_names.setdefault(key, topic)
         self.topic_exact.add(topic)
+
+    def _name_in_fact(self, row: int, entity: str) -> None:
+        key = topic_key(entity)
+        self.entity_facts[key].append(row)
+        self.entity_names.setdefault(key, entity)
 
     def _place_in_episode(self, row: int, episode: str) -> None:
         rows = self.episode_rows[episode]
