@@ -1,0 +1,875 @@
+"""Event time: when the thing an observation tells of happened, read from its own words.
+
+An observation is stamped with when it was said (``observed_at``). Its text often places the
+event itself relative to that moment: "yesterday I finally fixed the roof", "two weeks ago",
+"last Tuesday", "next month", "for five years now", "since September", "from May to July".
+:func:`event_times` reads those expressions (plain English, no LLM) and resolves each against
+``said_at`` into an exact interval with its precision; :func:`event_time` picks the one to store
+with the observation.
+
+The spans are exact calendar units ("two weeks ago" is the Monday-to-Sunday week that held the
+day fourteen days back, "last month" the previous calendar month); any slack for matching a
+question's time against them belongs to the matcher, not here.
+
+Being wrong is worse than saying nothing, so the reading is conservative: a month name is read
+only with a day, a year or a cue word ("in May", not "I may go"); a season only after
+last/this/next/in/during/over or with a year ("the fall of Rome" is no autumn, and "winter 2022"
+could be either end of a winter); "for three months" only when it runs up to now ("for three
+months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
+duration ("I learned it in two weeks"); an expression after "until", "by", "before", "after"
+or "every" is dropped; habitual sentences ("I usually go in May") give no date for words whose
+year or week they leave open.
+
+Where an expression leaves the direction open ("in May", "on Tuesday", "3 May", "in the
+summer") the past is taken, the latest one that began on or before ``said_at``, unless the
+sentence speaks of the future ("will", "'ll", "going to", "can't wait" ...), when it is the
+next one.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import monthrange
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Literal
+
+__all__ = ["EventTime", "Precision", "event_time", "event_times"]
+
+Precision = Literal["day", "week", "weekend", "month", "season", "year", "span", "open"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventTime:
+    """When an event happened, as its words placed it.
+
+    Attributes:
+        start: aware UTC, inclusive.
+        end: aware UTC, exclusive; for an open interval ("since September") it is ``said_at``.
+        precision: the unit the words named ("day", "week", "weekend", "month", "season",
+            "year"), "span" for a stretch between two times or up to now ("from May to
+            July", "for five years now"), "open" for "since ...".
+        phrase: the words matched, as written ("two days ago").
+    """
+
+    start: datetime
+    end: datetime
+    precision: Precision
+    phrase: str
+
+
+# --- vocabulary -------------------------------------------------------------------------------
+
+_MONTHS = {
+    name: index
+    for index, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sept", "sep"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_WEEKDAYS = {
+    name: index
+    for index, name in enumerate(
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    )
+}
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+}
+
+_MONTH = r"(?P<m>{})".format("|".join(sorted(_MONTHS, key=len, reverse=True)))
+# "may" is also a verb: not when a verb or pronoun follows ("in May I think" is lost too).
+_MAY_VERB_AFTER = (
+    r"(?!(?<=may)\s+(?:be|have|has|not|also|well|just|still|never|even|take|get|go|come|need"
+    r"|want|help|seem|sound|look|feel|i|you|we|they|he|she|it|this|that)\b)"
+)
+_WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
+_SEASON = r"(?P<season>{})".format("|".join(_SEASONS))
+_COUNT = (
+    r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|a\s+few|few|an|a|one|two|three"
+    r"|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+)
+# "two years and a half" is not two years: such a count is left unread.
+_UNIT = r"(?P<unit>day|week|month|year)s?(?!\s+and\s+a\s+half)"
+_UNIT_OR_HOUR = r"(?P<unit>minute|hour|day|week|month|year)s?(?!\s+and\s+a\s+half)"
+_DAY = r"(?P<d>\d{1,2})(?P<o>st|nd|rd|th)?"
+_YEAR = r"(?P<y>\d{4})"
+# A year said alone ("in 2019") is a year of 1900-2099 that is not a count of something.
+_COUNTED = (
+    r"minutes?|hours?|days?|weeks?|months?|years?|people|persons|times|pieces|steps|words"
+    r"|pages|miles|km|kilometers|meters|metres|feet|calories|dollars|euros|pounds|points"
+    r"|members|followers|views|likes|users"
+)
+_LONE_YEAR = (
+    r"(?P<y>(?:19|20)\d{2})\b(?![-\u2013/]\d)(?!['\u2019]?s\b)"
+    rf"(?!\s*(?:%|percent\b|(?:{_COUNTED})\b))"
+)
+
+# A cue that makes a bare month or year a time: "in May", "early June", "back in 2019".
+_CUE = (
+    r"(?P<cue>back\s+in|in\s+early|in\s+mid|in\s+late|the\s+end\s+of|the\s+beginning\s+of"
+    r"|the\s+start\s+of|the\s+middle\s+of|end\s+of|beginning\s+of|start\s+of|middle\s+of"
+    r"|the\s+month\s+of|in|during|early|late|mid|around|last|this|next)"
+)
+
+_FUTURE = re.compile(
+    r"\b(?:will|shall|gonna|going\s+to|about\s+to|plan(?:s|ning)?\s+(?:to|on)"
+    r"|intend(?:s|ing)?\s+to|look(?:s|ing)?\s+forward|can['\u2019]?t\s+wait|cannot\s+wait"
+    r"|upcoming|hop(?:e|es|ing)\s+to|see\s+you|won['\u2019]t)\b|['\u2019]ll\b",
+    re.IGNORECASE,
+)
+# "was going to" is a plan in the past, not a future.
+_PAST_PLAN = re.compile(
+    r"\b(?:was|were)\s+(?:going|about|planning|hoping)\s+to\b|\bplanned\b", re.IGNORECASE
+)
+_ED_ADJECTIVES = (
+    "excited|interested|tired|married|scared|worried|bored|pleased|thrilled|amazed|surprised"
+    "|stressed|relieved|blessed|obsessed|overwhelmed|motivated|inspired|supposed|used"
+    "|determined|prepared|committed|dedicated|engaged|focused|involved|concerned|delighted"
+)
+_PAST = re.compile(
+    r"\b(?:was|were|did|didn['\u2019]?t|had|went|came|saw|got|made|took|gave|told|said|met|found"
+    r"|left|felt|thought|bought|brought|ran|began|wrote|spent|won(?!['\u2019])|lost|ate|drank"
+    r"|knew|heard|kept|held|paid|sent|built|taught|caught|sold|slept|drove|flew|rode|swam"
+    r"|ago|yesterday)\b"
+    rf"|\b(?!(?:{_ED_ADJECTIVES})\b)\w+[^e\W]ed\b",
+    re.IGNORECASE,
+)
+_HABITUAL = re.compile(
+    r"\b(?:always|usually|every|often|each|typically|generally|normally|whenever|sometimes"
+    r"|tends?\s+to|most\s+years)\b",
+    re.IGNORECASE,
+)
+# Present perfect: the state runs up to now ("I've lived here for five years").
+_PERFECT = re.compile(
+    r"(?:\b(?:have|has|haven['\u2019]?t|hasn['\u2019]?t)|['\u2019]ve|\w['\u2019]s)\s+"
+    r"(?:(?:not|never|always|just|already|only|really|actually|also|now|probably)\s+)*"
+    r"(?:been|had|known|got|gotten|done|seen|taken|gone|grown|kept|held|run|taught|found|felt"
+    r"|made|spent|\w+ed)\b",
+    re.IGNORECASE,
+)
+# Words after which an expression is not when the event happened ("until May", "every summer").
+_BLOCKERS = re.compile(
+    r"\b(?:until|till|til|by|before|after|through|thru|throughout|every|each|per)\s*$",
+    re.IGNORECASE,
+)
+# A day with a month and neither ordinal nor year ("May 5", "5 may") is read only after one of
+# these: "I may 5x it", "we march 5 miles" are not dates.
+_DATE_CUE_BEFORE = re.compile(
+    r"(?:\b(?:on|since|from|to|and|in|of|the|till|until|by|before|after|through)|,)\s*$",
+    re.IGNORECASE,
+)
+_SENTENCE_MARKS = ".!?;\n"
+_SENTENCE_BREAK = re.compile(r"[.!?;\n]")
+# How far back a cue or blocker word is looked for.
+_LOOK_BACK = 40
+
+_Span = tuple[datetime, datetime, Precision]
+
+
+# --- calendar arithmetic ----------------------------------------------------------------------
+
+
+def _date(year: int, month: int, day: int) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+def _days(start: datetime, count: int = 1) -> _Span:
+    return start, start + timedelta(days=count), "day"
+
+
+def _week(day: datetime) -> _Span:
+    monday = day - timedelta(days=day.weekday())
+    return monday, monday + timedelta(days=7), "week"
+
+
+def _weekend(saturday: datetime) -> _Span:
+    return saturday, saturday + timedelta(days=2), "weekend"
+
+
+def _add_months(year: int, month: int, count: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + count
+    return index // 12, index % 12 + 1
+
+
+def _month(year: int, month: int) -> _Span:
+    end_year, end_month = _add_months(year, month, 1)
+    return _date(year, month, 1), _date(end_year, end_month, 1), "month"
+
+
+def _year(year: int) -> _Span:
+    return _date(year, 1, 1), _date(year + 1, 1, 1), "year"
+
+
+def _season(name: str, year: int) -> _Span:
+    first = _SEASONS[name]
+    end_year, end_month = _add_months(year, first, 3)
+    return _date(year, first, 1), _date(end_year, end_month, 1), "season"
+
+
+def _shift(moment: datetime, unit: str, count: int) -> datetime:
+    """``moment`` moved by ``count`` units (negative: back), months clamped to the month's end."""
+    if unit == "minute":
+        return moment + timedelta(minutes=count)
+    if unit == "hour":
+        return moment + timedelta(hours=count)
+    if unit == "day":
+        return moment + timedelta(days=count)
+    if unit == "week":
+        return moment + timedelta(weeks=count)
+    year, month = _add_months(moment.year, moment.month, count * (12 if unit == "year" else 1))
+    return moment.replace(year=year, month=month, day=min(moment.day, monthrange(year, month)[1]))
+
+
+def _unit_around(moment: datetime, unit: str) -> _Span:
+    """The calendar unit (day, Monday-to-Sunday week, month, year) holding ``moment``."""
+    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit in ("minute", "hour", "day"):
+        return _days(day)
+    if unit == "week":
+        return _week(day)
+    if unit == "month":
+        return _month(day.year, day.month)
+    return _year(day.year)
+
+
+def _count(words: str) -> int:
+    words = " ".join(words.casefold().split())
+    return _COUNTS[words] if words in _COUNTS else int(words)
+
+
+def _unit(match: re.Match[str]) -> str:
+    return match["unit"].casefold()
+
+
+# --- the sentence around an expression --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    text: str
+    said_at: datetime
+    today: datetime
+
+    def sentence(self, match: re.Match[str]) -> str:
+        text = self.text
+        left = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+        right_match = _SENTENCE_BREAK.search(text, match.end())
+        right = right_match.start() if right_match else len(text)
+        return text[left:right]
+
+    def future(self, match: re.Match[str]) -> bool:
+        return bool(_FUTURE.search(_PAST_PLAN.sub(" ", self.sentence(match))))
+
+    def past(self, match: re.Match[str]) -> bool:
+        return bool(_PAST.search(self.sentence(match)))
+
+    def habitual(self, match: re.Match[str]) -> bool:
+        return bool(_HABITUAL.search(self.sentence(match)))
+
+    def perfect(self, match: re.Match[str]) -> bool:
+        return bool(_PERFECT.search(self.sentence(match)))
+
+
+Mode = Literal["past", "future", "since", "last", "next", "this"]
+
+
+def _direction(match: re.Match[str], ctx: _Context) -> Mode | None:
+    """Past unless the sentence speaks of the future; None for a habit ("usually in May")."""
+    if ctx.habitual(match):
+        return None
+    return "future" if ctx.future(match) else "past"
+
+
+# --- dates: a day, a month or a year, with or without its year ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Date:
+    year: int | None
+    month: int | None  # None: the whole year
+    day: int | None  # None: the whole month
+
+
+def _parse_date(match: re.Match[str]) -> _Date:
+    groups = match.groupdict()
+    year = int(groups["y"]) if groups.get("y") else None
+    if groups.get("mn"):
+        month: int | None = int(groups["mn"])
+    elif groups.get("m"):
+        month = _MONTHS[groups["m"].casefold()]
+    else:
+        month = None
+    day = int(groups["d"]) if groups.get("d") else None
+    return _Date(year, month, day)
+
+
+def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
+    """The span ``date`` names; a missing year is chosen by ``mode``."""
+    if date.year is not None:
+        if date.month is None:
+            return _year(date.year)
+        if date.day is None:
+            return _month(date.year, date.month)
+        return _days(_date(date.year, date.month, date.day))
+    if date.month is None:
+        return None
+    this = ctx.said_at.year
+    if date.day is None:
+        month = date.month
+        current = ctx.said_at.month
+        year = {
+            "past": this if month <= current else this - 1,
+            "future": this if month >= current else this + 1,
+            "since": this if _date(this, month, 1) < ctx.said_at else this - 1,
+            "last": this - 1 if month >= current else this,
+            "next": this + 1 if month <= current else this,
+            "this": this,
+        }[mode]
+        return _month(year, month)
+    # A day without a year: the nearest such day in the direction asked (a 29 February may be
+    # years away, and 31 April is never).
+    step = 1 if mode in ("future", "next") else -1
+    for offset in range(9):
+        year = this + step * offset
+        if not 1 <= year <= 9999 or date.day > monthrange(year, date.month)[1]:
+            continue
+        day = _date(year, date.month, date.day)
+        if mode in ("future", "next") and day >= ctx.today + timedelta(days=mode == "next"):
+            return _days(day)
+        if mode in ("past", "last") and day <= ctx.today - timedelta(days=mode == "last"):
+            return _days(day)
+        if mode == "since" and day < ctx.said_at:
+            return _days(day)
+    return None
+
+
+def _day_needs_cue(match: re.Match[str], ctx: _Context) -> bool:
+    """A day and month with neither ordinal, year nor weekday need a cue word before them."""
+    groups = match.groupdict()
+    if groups.get("o") or groups.get("y") or groups.get("wd") or groups.get("on"):
+        return False
+    if groups.get("of"):
+        return False
+    return not _DATE_CUE_BEFORE.search(ctx.text[max(0, match.start() - _LOOK_BACK) : match.start()])
+
+
+def _resolve_date(match: re.Match[str], ctx: _Context) -> _Span | None:
+    if match.groupdict().get("d") and _day_needs_cue(match, ctx):
+        return None
+    date = _parse_date(match)
+    if date.year is not None:
+        return _date_span(date, ctx, "past")
+    mode = _direction(match, ctx)
+    return _date_span(date, ctx, mode) if mode else None
+
+
+_CUE_MODES: dict[str, Mode] = {"last": "last", "next": "next", "this": "this", "back in": "past"}
+_SEASON_MODES: dict[str, Mode] = {"last": "last", "this past": "last", "next": "next"}
+
+
+def _resolve_cued_month(match: re.Match[str], ctx: _Context) -> _Span | None:
+    cue = " ".join(match["cue"].casefold().split())
+    if cue == "this" and match["m"].casefold() == "may":
+        return None  # "this may be", "this may work"
+    mode = _CUE_MODES.get(cue) or _direction(match, ctx)
+    return _date_span(_parse_date(match), ctx, mode) if mode else None
+
+
+# --- relative words ---------------------------------------------------------------------------
+
+
+def _resolve_words(match: re.Match[str], ctx: _Context) -> _Span | None:
+    words = " ".join(match[0].casefold().split()).removeprefix("the ")
+    offset = {
+        "day before yesterday": -2,
+        "yesterday": -1,
+        "last night": -1,
+        "day after tomorrow": 2,
+        "tomorrow": 1,
+    }.get(words, 0)
+    return _days(ctx.today + timedelta(days=offset))
+
+
+def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
+    which = " ".join(match["which"].casefold().split())
+    unit = match["unit"].casefold()
+    today = ctx.today
+    step = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(which, 0)
+    if unit == "weekend":
+        saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+        if which == "this coming" and today < saturday:
+            step = 0
+        return _weekend(saturday + timedelta(days=7 * step))
+    if unit == "week":
+        span = _week(today + timedelta(days=7 * step))
+    elif unit == "month":
+        span = _month(*_add_months(today.year, today.month, step))
+    else:
+        span = _year(today.year + step)
+    start, end, precision = span
+    if which == "earlier this":
+        return start, today + timedelta(days=1), precision
+    if which == "later this":
+        return today, end, precision
+    return span
+
+
+def _resolve_before_last(match: re.Match[str], ctx: _Context) -> _Span | None:
+    unit = _unit(match)
+    today = ctx.today
+    if unit == "weekend":
+        saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+        return _weekend(saturday - timedelta(days=14))
+    if unit == "week":
+        return _week(today - timedelta(days=14))
+    if unit == "month":
+        return _month(*_add_months(today.year, today.month, -2))
+    return _year(today.year - 2)
+
+
+def _resolve_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
+    unit = _unit(match)
+    return _unit_around(_shift(ctx.said_at, unit, -_count(match["n"])), unit)
+
+
+def _resolve_from_now(match: re.Match[str], ctx: _Context) -> _Span | None:
+    unit = _unit(match)
+    return _unit_around(_shift(ctx.said_at, unit, _count(match["n"])), unit)
+
+
+def _resolve_in_count(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "in two weeks" is from now only when it cannot be a past or habitual duration
+    # ("I learned it in two weeks", "I usually finish in two days").
+    if ctx.habitual(match) or (ctx.past(match) and not ctx.future(match)):
+        return None
+    return _resolve_from_now(match, ctx)
+
+
+def _resolve_span_back(match: re.Match[str], ctx: _Context) -> _Span | None:
+    count = _count(match["n"]) if match["n"] else 1
+    return _shift(ctx.said_at, _unit(match), -count), ctx.said_at, "span"
+
+
+def _resolve_span_ahead(match: re.Match[str], ctx: _Context) -> _Span | None:
+    count = _count(match["n"]) if match["n"] else 1
+    return ctx.said_at, _shift(ctx.said_at, _unit(match), count), "span"
+
+
+def _resolve_duration(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "for three months" runs up to now only with "now" or a present perfect; "I lived there
+    # for three months" ended some time before, and "I'll be away for a week" is ahead.
+    if not match["now"] and (not ctx.perfect(match) or ctx.future(match)):
+        return None
+    return _resolve_span_back(match, ctx)
+
+
+def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    which = " ".join(match["which"].casefold().split())
+    weekday = _WEEKDAYS[match["wd"].casefold()]
+    today = ctx.today.weekday()
+    if which == "on":
+        direction = _direction(match, ctx)
+        if direction is None:
+            return None
+        which = "next" if direction == "future" else "on"
+    if which in ("last", "this past"):
+        offset = -((today - weekday - 1) % 7 + 1)
+    elif which in ("next", "this coming"):
+        offset = (weekday - today - 1) % 7 + 1
+    else:  # on or before today
+        offset = -((today - weekday) % 7)
+    return _days(ctx.today + timedelta(days=offset))
+
+
+def _season_candidates(name: str, ctx: _Context) -> list[_Span]:
+    """The seasons called ``name`` from two years before ``said_at`` to the year after, those
+    a datetime can hold (near year 1 or 9999 the list is shorter, possibly empty)."""
+    spans: list[_Span] = []
+    for year in range(ctx.said_at.year - 2, ctx.said_at.year + 2):
+        try:
+            spans.append(_season(name, year))
+        except ValueError:
+            continue
+    return spans
+
+
+def _start(span: _Span) -> datetime:
+    return span[0]
+
+
+def _this_season(spans: list[_Span], said: datetime) -> _Span:
+    # The season holding said_at, else the nearest one: "this summer" in May is the coming
+    # summer, in October the one just gone.
+    def distance(span: _Span) -> timedelta:
+        if span[0] <= said < span[1]:
+            return timedelta(0)
+        return span[0] - said if said < span[0] else said - span[1]
+
+    return min(spans, key=distance)
+
+
+def _resolve_season(match: re.Match[str], ctx: _Context, mode: Mode | None) -> _Span | None:
+    name = match["season"].casefold()
+    groups = match.groupdict()
+    if groups.get("y"):
+        # "winter 2022" could be either end of the winter that straddles the new year.
+        return None if name == "winter" else _season(name, int(groups["y"]))
+    said = ctx.said_at
+    spans = _season_candidates(name, ctx)
+    if not spans:
+        return None
+    if mode == "last":
+        return max((s for s in spans if s[1] <= said), key=_start, default=None)
+    if mode == "this":
+        return _this_season(spans, said)
+    if mode == "next":
+        return _season(name, _this_season(spans, said)[0].year + 1)
+    if mode == "past":
+        return max((s for s in spans if s[0] <= said), key=_start, default=None)
+    if mode == "since":
+        return max((s for s in spans if s[0] < said), key=_start, default=None)
+    if mode == "future":
+        return min((s for s in spans if s[1] > said), key=_start, default=None)
+    return None
+
+
+def _resolve_season_relative(match: re.Match[str], ctx: _Context) -> _Span | None:
+    which = " ".join(match["which"].casefold().split())
+    return _resolve_season(match, ctx, _SEASON_MODES.get(which, "this"))
+
+
+def _resolve_season_in(match: re.Match[str], ctx: _Context) -> _Span | None:
+    return _resolve_season(match, ctx, _direction(match, ctx))
+
+
+def _resolve_season_since(match: re.Match[str], ctx: _Context) -> _Span | None:
+    return _resolve_season(match, ctx, "since")
+
+
+def _resolve_season_year(match: re.Match[str], ctx: _Context) -> _Span | None:
+    return _resolve_season(match, ctx, "past")
+
+
+# --- the patterns -----------------------------------------------------------------------------
+
+_Resolver = Callable[[re.Match[str], _Context], _Span | None]
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_ISO = r"(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
+_WEEKDAY_PREFIX = (
+    r"(?:(?P<on>on)\s+)?(?:(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+)?"
+)
+_DMY = (
+    rf"(?:the\s+)?{_DAY}(?P<of>\s+of)?\s+{_MONTH}\b{_MAY_VERB_AFTER}"
+    rf"(?:\.?,?\s+{_YEAR}\b)?"
+)
+_MDY = (
+    rf"{_MONTH}\.?\s+(?:the\s+)?{_DAY}\b(?!\s*(?:%|:\d|\.\d|,\d))"
+    rf"(?:,?\s+{_YEAR}\b)?"
+)
+_MY = rf"{_MONTH}\.?,?\s+{_YEAR}\b"
+_BARE_MONTH = rf"{_MONTH}\b{_MAY_VERB_AFTER}(?!['\u2019]s\b)"
+
+_RELATIVE_WORDS = (
+    r"\b(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow|yesterday"
+    r"|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening)"
+    r"|earlier\s+today|later\s+today)\b"
+)
+_BEFORE_LAST = r"\bthe\s+(?P<unit>weekend|week|month|year)\s+before\s+last\b"
+# "it's been two years since I moved": the moving was two years ago.
+_BEEN_SINCE = (
+    r"\b(?:it['\u2019]s|it\s+has)\s+been\s+(?:about\s+|almost\s+|nearly\s+|over\s+)?"
+    rf"{_COUNT}\s+{_UNIT}\s+since\b"
+)
+_RELATIVE_UNIT = (
+    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|earlier\s+this|later\s+this|last|this"
+    r"|next)\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
+)
+_AGO = rf"\b{_COUNT}\s+{_UNIT_OR_HOUR}\s+ago\b"
+_FROM_NOW = rf"\b{_COUNT}\s+{_UNIT}\s+from\s+(?:now|today)\b"
+_IN_COUNT = rf"\bin\s+{_COUNT}\s+{_UNIT}(?:['\u2019]s?\s+time)?\b(?!\s+ago\b)"
+_SPAN_BACK = (
+    rf"\b(?:in|over|during|for|within)\s+the\s+(?:last|past)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
+    r"(?!\s+of\b)"
+)
+_SPAN_AHEAD = (
+    rf"\b(?:in|over|during|within)\s+the\s+(?:next|coming)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
+    r"(?!\s+of\b)"
+)
+_DURATION = (
+    r"\bfor\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+|more\s+than\s+|roughly\s+)?"
+    rf"{_COUNT}\s+{_UNIT}\b(?P<now>\s+now\b)?"
+)
+_WEEKDAY_RELATIVE = (
+    rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next|on)\s+{_WEEKDAY}\b"
+    r"(?!\s+of\b)"
+)
+_SEASON_RELATIVE = (
+    rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|this|next)\s+{_SEASON}\b"
+    r"(?!\s+of\b)"
+)
+_SEASON_IN = rf"\b(?:in|during|over)\s+(?:the\s+)?{_SEASON}\b(?!\s+of\b)(?!\s+\d)"
+_SEASON_YEAR = rf"\b(?:(?:in|during|over)\s+)?(?:the\s+)?{_SEASON}(?:\s+of)?\s+{_LONE_YEAR}"
+
+_STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
+    (_compile(rf"\b(?:on\s+)?{_ISO}"), _resolve_date),
+    (_compile(rf"\b{_WEEKDAY_PREFIX}{_DMY}"), _resolve_date),
+    (_compile(rf"\b{_WEEKDAY_PREFIX}{_MDY}"), _resolve_date),
+    (
+        _compile(rf"\b(?:(?:in|during|of|back\s+in|early|late|mid)[\s-]+)?{_MY}"),
+        _resolve_date,
+    ),
+    (_compile(rf"\b{_CUE}[\s-]+{_BARE_MONTH}(?!\s+\d)"), _resolve_cued_month),
+    (
+        _compile(
+            r"\b(?:back\s+in|in\s+early|in\s+mid|in\s+late|the\s+end\s+of|the\s+beginning\s+of"
+            r"|the\s+start\s+of|the\s+middle\s+of|end\s+of|beginning\s+of|start\s+of"
+            rf"|middle\s+of|in|during|early|late|mid)[\s-]+{_LONE_YEAR}"
+        ),
+        _resolve_date,
+    ),
+    (_compile(_RELATIVE_WORDS), _resolve_words),
+    (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
+    (_compile(_AGO), _resolve_ago),
+    (_compile(_BEEN_SINCE), _resolve_ago),
+    (_compile(_BEFORE_LAST), _resolve_before_last),
+    (_compile(_FROM_NOW), _resolve_from_now),
+    (_compile(_IN_COUNT), _resolve_in_count),
+    (_compile(_SPAN_BACK), _resolve_span_back),
+    (_compile(_SPAN_AHEAD), _resolve_span_ahead),
+    (_compile(_DURATION), _resolve_duration),
+    (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
+    (_compile(_SEASON_RELATIVE), _resolve_season_relative),
+    (_compile(_SEASON_IN), _resolve_season_in),
+    (_compile(_SEASON_YEAR), _resolve_season_year),
+]
+
+# What "since" and "from ... to ..." are followed by: dates whose cue is that word.
+_BARE_DATES: list[re.Pattern[str]] = [
+    _compile(_ISO),
+    _compile(_DMY),
+    _compile(_MDY),
+    _compile(_MY),
+    _compile(_BARE_MONTH),
+    _compile(_LONE_YEAR),
+]
+_SINCE_RELATIVE: list[tuple[re.Pattern[str], _Resolver]] = [
+    (_compile(_RELATIVE_WORDS), _resolve_words),
+    (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
+    (_compile(_AGO), _resolve_ago),
+    (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
+    (_compile(_SEASON_RELATIVE), _resolve_season_relative),
+    (_compile(_SEASON_YEAR), _resolve_season_year),
+    (
+        _compile(rf"(?:the\s+)?{_SEASON}\b(?!\s+of\b)(?!\s+\d)"),
+        _resolve_season_since,
+    ),
+]
+_SINCE = _compile(r"\b(?:ever\s+)?since\s+")
+_RANGE = _compile(r"\b(?P<kw>from|between)\s+")
+_RANGE_TO = _compile(r"\s*(?:to|until|till|through|thru|-|\u2013)\s*")
+_RANGE_AND = _compile(r"\s+and\s+")
+
+
+def _since_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "since Tuesday": the latest Tuesday before today.
+    weekday = _WEEKDAYS[match["wd"].casefold()]
+    offset = (ctx.today.weekday() - weekday - 1) % 7 + 1
+    return _days(ctx.today - timedelta(days=offset))
+
+
+_SINCE_WEEKDAY = _compile(rf"{_WEEKDAY}\b")
+
+
+def _longest_date(text: str, pos: int) -> re.Match[str] | None:
+    best: re.Match[str] | None = None
+    for pattern in _BARE_DATES:
+        match = pattern.match(text, pos)
+        if match and (best is None or match.end() > best.end()):
+            best = match
+    return best
+
+
+_Candidate = tuple[int, int, _Span | None]
+
+
+def _safely(resolve: Callable[[], _Span | None]) -> _Span | None:
+    try:
+        return resolve()
+    except (OverflowError, ValueError):
+        # A date past what a datetime holds (before year 1, after 9999) or no such day
+        # ("31 April"): the expression gives no time.
+        return None
+
+
+def _since_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    text = ctx.text
+    for since in _SINCE.finditer(text):
+        pos = since.end()
+        best: tuple[int, Callable[[], _Span | None]] | None = None
+        date = _longest_date(text, pos)
+        if date is not None:
+            parsed = _parse_date(date)
+            best = (date.end(), partial(_date_span, parsed, ctx, "since"))
+        options: list[tuple[re.Pattern[str], _Resolver]] = [
+            *_SINCE_RELATIVE,
+            (_SINCE_WEEKDAY, _since_weekday),
+        ]
+        for pattern, resolver in options:
+            match = pattern.match(text, pos)
+            if match and (best is None or match.end() > best[0]):
+                best = (match.end(), partial(resolver, match, ctx))
+        if best is None:
+            continue
+        span = _safely(best[1])
+        if span is None or span[0] >= ctx.said_at:
+            yield since.start(), best[0], None
+        else:
+            yield since.start(), best[0], (span[0], ctx.said_at, "open")
+
+
+def _order(date: _Date) -> tuple[int, int]:
+    return date.month or 0, date.day or 0
+
+
+def _range_span(first: _Date, second: _Date, match: re.Match[str], ctx: _Context) -> _Span | None:
+    """From the start of ``first`` to the end of ``second``; a missing year is inferred from
+    the other end ("from May to July 2022"), or from the direction when both lack one."""
+    later = _order(second) >= _order(first)
+    if first.year is None and second.year is None:
+        mode = _direction(match, ctx)
+        start_span = _date_span(first, ctx, mode) if mode else None
+        if start_span is None:
+            return None
+        year = start_span[0].year
+        first = _Date(year, first.month, first.day)
+        second = _Date(year if later else year + 1, second.month, second.day)
+    elif first.year is None and second.year is not None:
+        if second.month is None:
+            return None
+        first = _Date(second.year if later else second.year - 1, first.month, first.day)
+    elif second.year is None and first.year is not None:
+        if first.month is None:
+            return None
+        second = _Date(first.year if later else first.year + 1, second.month, second.day)
+    start = _date_span(first, ctx, "past")
+    end = _date_span(second, ctx, "past")
+    if start is None or end is None or end[1] <= start[0]:
+        return None
+    return start[0], end[1], "span"
+
+
+def _range_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    text = ctx.text
+    for opening in _RANGE.finditer(text):
+        first = _longest_date(text, opening.end())
+        if first is None:
+            continue
+        joiner = _RANGE_AND if opening["kw"].casefold() == "between" else _RANGE_TO
+        link = joiner.match(text, first.end())
+        if link is None:
+            continue
+        second = _longest_date(text, link.end())
+        if second is None:
+            continue
+        a, b = _parse_date(first), _parse_date(second)
+        span = _safely(partial(_range_span, a, b, opening, ctx))
+        yield opening.start(), second.end(), span
+
+
+def _candidates(ctx: _Context) -> Iterator[_Candidate]:
+    for pattern, resolver in _STANDALONE:
+        for match in pattern.finditer(ctx.text):
+            span = _safely(partial(resolver, match, ctx))
+            yield match.start(), match.end(), span
+    yield from _since_candidates(ctx)
+    yield from _range_candidates(ctx)
+
+
+# --- the API ----------------------------------------------------------------------------------
+
+
+def event_times(text: str, said_at: datetime) -> list[EventTime]:
+    """Every expression in ``text`` that places its event in time, resolved against ``said_at``.
+
+    Args:
+        text: the observation's text.
+        said_at: when it was said (the observation's ``observed_at``); aware, any zone (a
+            naive one is taken as UTC).
+
+    Returns:
+        The event times in text order; empty when the text places nothing in time. Where
+        expressions overlap ("since last year", "the day before yesterday") the longest wins.
+    """
+    said = said_at.replace(tzinfo=UTC) if said_at.tzinfo is None else said_at.astimezone(UTC)
+    ctx = _Context(text, said, said.replace(hour=0, minute=0, second=0, microsecond=0))
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, EventTime]] = []
+    for start, end, span in sorted(_candidates(ctx), key=lambda c: (c[0] - c[1], c[0])):
+        if any(start < other_end and other_start < end for other_start, other_end in taken):
+            continue
+        taken.append((start, end))
+        if span is None or _BLOCKERS.search(text[max(0, start - _LOOK_BACK) : start]):
+            continue
+        phrase = text[start:end].strip()
+        found.append((start, EventTime(span[0], span[1], span[2], phrase)))
+    return [event for _, event in sorted(found, key=lambda item: item[0])]
+
+
+def event_time(text: str, said_at: datetime) -> EventTime | None:
+    """The event time to store with an observation: the most specific one its text names.
+
+    The shortest span wins ("yesterday" over "since 2019"); between spans of one length, the
+    first in the text.
+
+    Args:
+        text: the observation's text.
+        said_at: when it was said (aware; naive is taken as UTC).
+
+    Returns:
+        An event time, or None when the text places nothing in time.
+    """
+    times = event_times(text, said_at)
+    if not times:
+        return None
+    return min(times, key=lambda event: event.end - event.start)

@@ -1,0 +1,473 @@
+"""Event time read from an observation's words, against when it was said."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from doxa.store.event_time import EventTime, event_time, event_times
+
+# A Tuesday afternoon.
+SAID = datetime(2023, 5, 9, 14, 0, tzinfo=UTC)
+# A Tuesday morning just after the new year.
+NEW_YEAR = datetime(2024, 1, 2, 9, 30, tzinfo=UTC)
+# A Sunday evening in autumn.
+AUTUMN = datetime(2023, 10, 15, 20, 0, tzinfo=UTC)
+
+
+def day(year: int, month: int, d: int) -> datetime:
+    return datetime(year, month, d, tzinfo=UTC)
+
+
+Case = tuple[str, datetime, datetime, datetime, str, str]
+
+PAST: list[Case] = [
+    (
+        "Yesterday I finally fixed the roof",
+        SAID,
+        day(2023, 5, 8),
+        day(2023, 5, 9),
+        "day",
+        "Yesterday",
+    ),
+    (
+        "the day before yesterday we met",
+        SAID,
+        day(2023, 5, 7),
+        day(2023, 5, 8),
+        "day",
+        "the day before yesterday",
+    ),
+    ("Last night was loud", SAID, day(2023, 5, 8), day(2023, 5, 9), "day", "Last night"),
+    ("this morning I ran 5k", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "this morning"),
+    ("I called her earlier today", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "earlier today"),
+    ("The dentist today was fine", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "today"),
+    ("we cook tonight", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "tonight"),
+    ("two days ago I got a cat", SAID, day(2023, 5, 7), day(2023, 5, 8), "day", "two days ago"),
+    ("3 days ago", SAID, day(2023, 5, 6), day(2023, 5, 7), "day", "3 days ago"),
+    ("a couple of days ago", SAID, day(2023, 5, 7), day(2023, 5, 8), "day", "a couple of days ago"),
+    ("a few days ago", SAID, day(2023, 5, 6), day(2023, 5, 7), "day", "a few days ago"),
+    ("an hour ago", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "an hour ago"),
+    # said at 09:30, fifteen hours back is the day before
+    ("15 hours ago", NEW_YEAR, day(2024, 1, 1), day(2024, 1, 2), "day", "15 hours ago"),
+    # weeks are Monday to Sunday; "a week ago" is the week that held the day seven days back
+    ("a week ago", SAID, day(2023, 5, 1), day(2023, 5, 8), "week", "a week ago"),
+    ("two weeks ago", SAID, day(2023, 4, 24), day(2023, 5, 1), "week", "two weeks ago"),
+    ("a few weeks ago", SAID, day(2023, 4, 17), day(2023, 4, 24), "week", "a few weeks ago"),
+    ("three months ago", SAID, day(2023, 2, 1), day(2023, 3, 1), "month", "three months ago"),
+    ("Twelve years ago", SAID, day(2011, 1, 1), day(2012, 1, 1), "year", "Twelve years ago"),
+    ("a year ago", NEW_YEAR, day(2023, 1, 1), day(2024, 1, 1), "year", "a year ago"),
+    ("last week", SAID, day(2023, 5, 1), day(2023, 5, 8), "week", "last week"),
+    (
+        "We had a picnic the week before last",
+        SAID,
+        day(2023, 4, 24),
+        day(2023, 5, 1),
+        "week",
+        "the week before last",
+    ),
+    (
+        "the weekend before last",
+        SAID,
+        day(2023, 4, 29),
+        day(2023, 5, 1),
+        "weekend",
+        "the weekend before last",
+    ),
+    (
+        "It's been ten years since I moved",
+        SAID,
+        day(2013, 1, 1),
+        day(2014, 1, 1),
+        "year",
+        "It's been ten years since",
+    ),
+    ("last week", NEW_YEAR, day(2023, 12, 25), day(2024, 1, 1), "week", "last week"),
+    ("last weekend", SAID, day(2023, 5, 6), day(2023, 5, 8), "weekend", "last weekend"),
+    ("this past weekend", SAID, day(2023, 5, 6), day(2023, 5, 8), "weekend", "this past weekend"),
+    # on a Sunday, last weekend is the one before this one
+    ("last weekend", AUTUMN, day(2023, 10, 7), day(2023, 10, 9), "weekend", "last weekend"),
+    ("this weekend", SAID, day(2023, 5, 13), day(2023, 5, 15), "weekend", "this weekend"),
+    ("this weekend", AUTUMN, day(2023, 10, 14), day(2023, 10, 16), "weekend", "this weekend"),
+    ("last month", SAID, day(2023, 4, 1), day(2023, 5, 1), "month", "last month"),
+    ("last month", NEW_YEAR, day(2023, 12, 1), day(2024, 1, 1), "month", "last month"),
+    ("Last year", NEW_YEAR, day(2023, 1, 1), day(2024, 1, 1), "year", "Last year"),
+    ("this week", SAID, day(2023, 5, 8), day(2023, 5, 15), "week", "this week"),
+    ("earlier this week", SAID, day(2023, 5, 8), day(2023, 5, 10), "week", "earlier this week"),
+    ("this month", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "this month"),
+    ("this year", NEW_YEAR, day(2024, 1, 1), day(2025, 1, 1), "year", "this year"),
+    # said on a Tuesday: last Tuesday is a week back, "on Tuesday" is today
+    ("last Tuesday", SAID, day(2023, 5, 2), day(2023, 5, 3), "day", "last Tuesday"),
+    ("last Monday", SAID, day(2023, 5, 8), day(2023, 5, 9), "day", "last Monday"),
+    ("on Tuesday", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "on Tuesday"),
+    ("We went hiking on Saturday", SAID, day(2023, 5, 6), day(2023, 5, 7), "day", "on Saturday"),
+    ("on Friday", NEW_YEAR, day(2023, 12, 29), day(2023, 12, 30), "day", "on Friday"),
+    ("last summer", SAID, day(2022, 6, 1), day(2022, 9, 1), "season", "last summer"),
+    ("last winter", SAID, day(2022, 12, 1), day(2023, 3, 1), "season", "last winter"),
+    ("last winter", NEW_YEAR, day(2022, 12, 1), day(2023, 3, 1), "season", "last winter"),
+    ("last spring", NEW_YEAR, day(2023, 3, 1), day(2023, 6, 1), "season", "last spring"),
+    ("last fall", SAID, day(2022, 9, 1), day(2022, 12, 1), "season", "last fall"),
+    ("last autumn", AUTUMN, day(2022, 9, 1), day(2022, 12, 1), "season", "last autumn"),
+    ("last summer", AUTUMN, day(2023, 6, 1), day(2023, 9, 1), "season", "last summer"),
+    # "this summer": the one holding said_at, else the nearest
+    ("this summer", SAID, day(2023, 6, 1), day(2023, 9, 1), "season", "this summer"),
+    ("this summer", AUTUMN, day(2023, 6, 1), day(2023, 9, 1), "season", "this summer"),
+    ("this winter", NEW_YEAR, day(2023, 12, 1), day(2024, 3, 1), "season", "this winter"),
+    ("in the fall", AUTUMN, day(2023, 9, 1), day(2023, 12, 1), "season", "in the fall"),
+    (
+        "we went skiing in the winter",
+        SAID,
+        day(2022, 12, 1),
+        day(2023, 3, 1),
+        "season",
+        "in the winter",
+    ),
+]
+
+FUTURE: list[Case] = [
+    ("tomorrow", SAID, day(2023, 5, 10), day(2023, 5, 11), "day", "tomorrow"),
+    (
+        "the day after tomorrow",
+        SAID,
+        day(2023, 5, 11),
+        day(2023, 5, 12),
+        "day",
+        "the day after tomorrow",
+    ),
+    ("next week", SAID, day(2023, 5, 15), day(2023, 5, 22), "week", "next week"),
+    ("next week", NEW_YEAR, day(2024, 1, 8), day(2024, 1, 15), "week", "next week"),
+    ("next weekend", SAID, day(2023, 5, 20), day(2023, 5, 22), "weekend", "next weekend"),
+    (
+        "this coming weekend",
+        SAID,
+        day(2023, 5, 13),
+        day(2023, 5, 15),
+        "weekend",
+        "this coming weekend",
+    ),
+    ("next month", SAID, day(2023, 6, 1), day(2023, 7, 1), "month", "next month"),
+    ("next month", NEW_YEAR, day(2024, 2, 1), day(2024, 3, 1), "month", "next month"),
+    ("next year", SAID, day(2024, 1, 1), day(2025, 1, 1), "year", "next year"),
+    ("next Friday", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "next Friday"),
+    ("next Tuesday", SAID, day(2023, 5, 16), day(2023, 5, 17), "day", "next Tuesday"),
+    ("I'll see him on Friday", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "on Friday"),
+    ("in two weeks", SAID, day(2023, 5, 22), day(2023, 5, 29), "week", "in two weeks"),
+    ("see you in 3 days", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "in 3 days"),
+    (
+        "the move is in two months' time",
+        SAID,
+        day(2023, 7, 1),
+        day(2023, 8, 1),
+        "month",
+        "in two months' time",
+    ),
+    ("in two weeks", NEW_YEAR, day(2024, 1, 15), day(2024, 1, 22), "week", "in two weeks"),
+    ("3 weeks from now", SAID, day(2023, 5, 29), day(2023, 6, 5), "week", "3 weeks from now"),
+    ("ten days from today", SAID, day(2023, 5, 19), day(2023, 5, 20), "day", "ten days from today"),
+    ("next summer", SAID, day(2024, 6, 1), day(2024, 9, 1), "season", "next summer"),
+    ("next summer", NEW_YEAR, day(2024, 6, 1), day(2024, 9, 1), "season", "next summer"),
+    # future tense makes an open month, day or season the next one
+    ("I'm going to Paris in June", SAID, day(2023, 6, 1), day(2023, 7, 1), "month", "in June"),
+    ("We will visit in March", SAID, day(2024, 3, 1), day(2024, 4, 1), "month", "in March"),
+    ("I'll go there on May 20th", SAID, day(2023, 5, 20), day(2023, 5, 21), "day", "on May 20th"),
+    (
+        "can't wait to go camping in the summer",
+        NEW_YEAR,
+        day(2024, 6, 1),
+        day(2024, 9, 1),
+        "season",
+        "in the summer",
+    ),
+]
+
+ABSOLUTE: list[Case] = [
+    ("on 3 May", SAID, day(2023, 5, 3), day(2023, 5, 4), "day", "on 3 May"),
+    ("May 3rd", SAID, day(2023, 5, 3), day(2023, 5, 4), "day", "May 3rd"),
+    ("the 3rd of May", SAID, day(2023, 5, 3), day(2023, 5, 4), "day", "the 3rd of May"),
+    ("3 May 2021", SAID, day(2021, 5, 3), day(2021, 5, 4), "day", "3 May 2021"),
+    ("on 3 May, 2021", SAID, day(2021, 5, 3), day(2021, 5, 4), "day", "on 3 May, 2021"),
+    ("Sept. 3, 2021", SAID, day(2021, 9, 3), day(2021, 9, 4), "day", "Sept. 3, 2021"),
+    ("Friday 12 May 2023", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "Friday 12 May 2023"),
+    ("on Tuesday, 2 May", SAID, day(2023, 5, 2), day(2023, 5, 3), "day", "on Tuesday, 2 May"),
+    # a day without a year is the latest one not after said_at
+    ("I went there on May 20th", SAID, day(2022, 5, 20), day(2022, 5, 21), "day", "on May 20th"),
+    ("on December 31st", NEW_YEAR, day(2023, 12, 31), day(2024, 1, 1), "day", "on December 31st"),
+    ("on 29 Feb", SAID, day(2020, 2, 29), day(2020, 3, 1), "day", "on 29 Feb"),
+    ("2023-05-07", SAID, day(2023, 5, 7), day(2023, 5, 8), "day", "2023-05-07"),
+    ("on 2021-12-24", SAID, day(2021, 12, 24), day(2021, 12, 25), "day", "on 2021-12-24"),
+    # "in May" is the latest May begun on or before said_at
+    ("in May", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "in May"),
+    ("I went to Paris in June", SAID, day(2022, 6, 1), day(2022, 7, 1), "month", "in June"),
+    ("in December", NEW_YEAR, day(2023, 12, 1), day(2024, 1, 1), "month", "in December"),
+    ("last May", SAID, day(2022, 5, 1), day(2022, 6, 1), "month", "last May"),
+    ("last December", NEW_YEAR, day(2023, 12, 1), day(2024, 1, 1), "month", "last December"),
+    ("next March", SAID, day(2024, 3, 1), day(2024, 4, 1), "month", "next March"),
+    ("mid-June", AUTUMN, day(2023, 6, 1), day(2023, 7, 1), "month", "mid-June"),
+    ("the end of May", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "the end of May"),
+    ("in Jan", SAID, day(2023, 1, 1), day(2023, 2, 1), "month", "in Jan"),
+    ("in August 2022", SAID, day(2022, 8, 1), day(2022, 9, 1), "month", "in August 2022"),
+    ("March 2020 was rough", SAID, day(2020, 3, 1), day(2020, 4, 1), "month", "March 2020"),
+    ("dec 2022", SAID, day(2022, 12, 1), day(2023, 1, 1), "month", "dec 2022"),
+    ("in 2019", SAID, day(2019, 1, 1), day(2020, 1, 1), "year", "in 2019"),
+    ("back in 2015", SAID, day(2015, 1, 1), day(2016, 1, 1), "year", "back in 2015"),
+    ("in early 2021", SAID, day(2021, 1, 1), day(2022, 1, 1), "year", "in early 2021"),
+    ("I was born in 1990", SAID, day(1990, 1, 1), day(1991, 1, 1), "year", "in 1990"),
+    (
+        "in the summer of 2019",
+        SAID,
+        day(2019, 6, 1),
+        day(2019, 9, 1),
+        "season",
+        "in the summer of 2019",
+    ),
+    ("fall 2022", SAID, day(2022, 9, 1), day(2022, 12, 1), "season", "fall 2022"),
+]
+
+DURATION: list[Case] = [
+    (
+        "for five years now",
+        SAID,
+        datetime(2018, 5, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "for five years now",
+    ),
+    (
+        "I've lived here for 3 months",
+        SAID,
+        datetime(2023, 2, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "for 3 months",
+    ),
+    (
+        "We've been friends for ten years",
+        SAID,
+        datetime(2013, 5, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "for ten years",
+    ),
+    (
+        "She has worked there for about two weeks",
+        SAID,
+        SAID - timedelta(weeks=2),
+        SAID,
+        "span",
+        "for about two weeks",
+    ),
+    (
+        "in the past two weeks",
+        SAID,
+        SAID - timedelta(weeks=2),
+        SAID,
+        "span",
+        "in the past two weeks",
+    ),
+    (
+        "over the last year",
+        NEW_YEAR,
+        datetime(2023, 1, 2, 9, 30, tzinfo=UTC),
+        NEW_YEAR,
+        "span",
+        "over the last year",
+    ),
+    (
+        "over the next few days",
+        SAID,
+        SAID,
+        SAID + timedelta(days=3),
+        "span",
+        "over the next few days",
+    ),
+    ("since September", SAID, day(2022, 9, 1), SAID, "open", "since September"),
+    ("since September", NEW_YEAR, day(2023, 9, 1), NEW_YEAR, "open", "since September"),
+    ("since May", SAID, day(2023, 5, 1), SAID, "open", "since May"),
+    ("since 2019", SAID, day(2019, 1, 1), SAID, "open", "since 2019"),
+    ("since last year", SAID, day(2022, 1, 1), SAID, "open", "since last year"),
+    ("ever since last summer", SAID, day(2022, 6, 1), SAID, "open", "ever since last summer"),
+    ("since Tuesday", SAID, day(2023, 5, 2), SAID, "open", "since Tuesday"),
+    ("since yesterday", SAID, day(2023, 5, 8), SAID, "open", "since yesterday"),
+    ("since 3 March 2021", SAID, day(2021, 3, 3), SAID, "open", "since 3 March 2021"),
+]
+
+RANGES: list[Case] = [
+    ("from May to July", SAID, day(2023, 5, 1), day(2023, 8, 1), "span", "from May to July"),
+    (
+        "from May to July 2022",
+        SAID,
+        day(2022, 5, 1),
+        day(2022, 8, 1),
+        "span",
+        "from May to July 2022",
+    ),
+    (
+        "from November to February",
+        NEW_YEAR,
+        day(2023, 11, 1),
+        day(2024, 3, 1),
+        "span",
+        "from November to February",
+    ),
+    (
+        "between 2019 and 2021",
+        SAID,
+        day(2019, 1, 1),
+        day(2022, 1, 1),
+        "span",
+        "between 2019 and 2021",
+    ),
+    ("from 2019 to 2021", SAID, day(2019, 1, 1), day(2022, 1, 1), "span", "from 2019 to 2021"),
+    (
+        "between March 2020 and June 2021",
+        SAID,
+        day(2020, 3, 1),
+        day(2021, 7, 1),
+        "span",
+        "between March 2020 and June 2021",
+    ),
+    (
+        "from 3 May 2021 until 7 May 2021",
+        SAID,
+        day(2021, 5, 3),
+        day(2021, 5, 8),
+        "span",
+        "from 3 May 2021 until 7 May 2021",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "start", "end", "precision", "phrase"),
+    PAST + FUTURE + ABSOLUTE + DURATION + RANGES,
+)
+def test_an_expression_resolves_to_its_exact_span(
+    text: str, said_at: datetime, start: datetime, end: datetime, precision: str, phrase: str
+) -> None:
+    times = event_times(text, said_at)
+    assert len(times) == 1, times
+    found = times[0]
+    assert (found.start, found.end, found.precision) == (start, end, precision)
+    assert found.phrase == phrase
+    assert found.start.tzinfo is not None and found.start.utcoffset() == timedelta(0)
+
+
+NEGATIVES = [
+    "I may go to the party",
+    "May I ask you something?",
+    "this may be hard",
+    "5 may be enough",
+    "give me a second",
+    "I want a second opinion",
+    "she came in second place",
+    "just a minute, I'll be back in a minute",
+    "we march on",
+    "we will march to the square",
+    "the march was peaceful",
+    "the fall of Rome",
+    "I sat down in the sun",
+    "went to the park on Sun",
+    "the 90s band played",
+    "I'm 25 years old",
+    "It took two days",
+    "the last time I saw her",
+    "last but not least",
+    "next time, bring snacks",
+    "the next day was better",
+    "the last week of June",
+    "the table next to the window",
+    "I learned it in two weeks",
+    "I usually finish in 2 days",
+    "I lived there for 3 months",
+    "I'll be away for a week",
+    "I usually go to Paris in May",
+    "we go skiing every winter",
+    "the deadline is until May 3rd",
+    "please reply by next week",
+    "since I was a kid",
+    "since then things changed",
+    "June said hi",
+    "we march 5 miles",
+    "May 5 people come?",
+    "in 1000 pieces",
+    "it took 2019 steps",
+    "the 31st of April",
+    "winter 2022",
+    "I have been in this job for two years and a half",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_words_that_are_not_times_give_nothing(text: str) -> None:
+    assert event_times(text, SAID) == []
+    assert event_time(text, SAID) is None
+
+
+def test_times_come_in_text_order() -> None:
+    text = "Since 2019 I've lived in Lyon; last week I moved, and tomorrow I start a new job."
+    times = event_times(text, SAID)
+    assert [t.phrase for t in times] == ["Since 2019", "last week", "tomorrow"]
+    assert [t.precision for t in times] == ["open", "week", "day"]
+    assert times[0] == EventTime(day(2019, 1, 1), SAID, "open", "Since 2019")
+
+
+def test_event_time_is_the_most_specific() -> None:
+    text = "I've had this car since 2010 and I fixed it yesterday"
+    assert event_time(text, SAID) == EventTime(day(2023, 5, 8), day(2023, 5, 9), "day", "yesterday")
+    # between spans of one length, the first
+    both = event_time("yesterday, not today", SAID)
+    assert both is not None and both.phrase == "yesterday"
+
+
+def test_a_longer_expression_wins_over_the_words_inside_it() -> None:
+    assert [t.phrase for t in event_times("the day before yesterday", SAID)] == [
+        "the day before yesterday"
+    ]
+    assert [t.phrase for t in event_times("I may go in May", SAID)] == ["in May"]
+
+
+def test_said_at_in_another_zone_is_read_in_utc() -> None:
+    said = datetime(2023, 5, 9, 23, 30, tzinfo=timezone(timedelta(hours=-5)))  # 04:30Z on the 10th
+    found = event_time("yesterday", said)
+    assert found is not None and (found.start, found.end) == (day(2023, 5, 9), day(2023, 5, 10))
+
+
+@pytest.mark.parametrize(
+    "said_at", [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, tzinfo=UTC)]
+)
+def test_the_ends_of_the_calendar_skip_what_falls_outside(said_at: datetime) -> None:
+    texts = [
+        "yesterday",
+        "tomorrow",
+        "5 years ago",
+        "in two weeks",
+        "last week",
+        "next week",
+        "last summer",
+        "this summer",
+        "next summer",
+        "in the summer",
+        "this winter",
+        "in May",
+        "on 3 May",
+        "last month",
+        "next month",
+        "for five years now",
+        "from May to July",
+        "since May",
+        "on Friday",
+        "last weekend",
+        "this weekend",
+        "next weekend",
+        "in December 9999",
+        "9999-12-31",
+        "in 9999",
+    ]
+    for text in texts:
+        for found in event_times(text, said_at):
+            assert found.start < found.end
+    assert event_times("yesterday", datetime(1, 1, 1, tzinfo=UTC)) == []
+    assert event_times("tomorrow", datetime(9999, 12, 31, 23, tzinfo=UTC)) == []
+    assert event_times("in December 9999 and 9999-12-31", SAID) == []
