@@ -12,6 +12,7 @@ are identities that a client types again to find things, so surrounding whitespa
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -26,6 +27,17 @@ MAX_SOURCE = 2_000
 MAX_TOPICS = 50
 MAX_LINKS = 100
 
+#: A predicate's cardinality: "one" (a newer object supersedes the current one) or "many"
+#: (objects accumulate until retracted or ended by valid_until).
+CARDINALITIES = ("one", "many")
+_PREDICATE_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def predicate_key(predicate: str) -> str:
+    """The one name of a predicate: "lives in", "lives_in", "Lives-In" and " LIVES   in " are
+    all ``lives_in`` (case-folded, words split on whitespace, ``_`` and ``-``, joined by ``_``)."""
+    return "_".join(w for w in _PREDICATE_SEPARATORS.split(predicate.casefold()) if w)
+
 
 @dataclass
 class FactDraft:
@@ -37,6 +49,7 @@ class FactDraft:
     object: Any
     valid_from: Any = None
     valid_until: Any = None
+    cardinality: Any = None
 
 
 @dataclass
@@ -65,13 +78,14 @@ class MemoryDraft:
 
 @dataclass(frozen=True)
 class Fact:
-    """A validated fact triple."""
+    """A validated fact triple; ``predicate`` is normalised (``predicate_key``)."""
 
     subject: str
     predicate: str
     object: str
     valid_from: datetime | None
     valid_until: datetime | None
+    cardinality: str | None = None  # as given: "one", "many", or None (the predicate's own)
 
 
 @dataclass(frozen=True)
@@ -206,7 +220,17 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         if valid_from is not None and valid_until is not None and valid_until <= valid_from:
             raise InvalidInput("fact.valid_until", "must be later than fact.valid_from")
         assert subject is not None and predicate is not None and obj is not None
-        fact = Fact(subject, predicate, obj, valid_from, valid_until)
+        normalised = predicate_key(predicate)
+        if not normalised:
+            raise InvalidInput("fact.predicate", 'must hold a word, e.g. "lives in"')
+        cardinality = draft.fact.cardinality
+        if cardinality is not None and cardinality not in CARDINALITIES:
+            raise InvalidInput(
+                "fact.cardinality",
+                f'must be "one" (a newer object replaces the current one) or "many" (objects'
+                f" accumulate), got {cardinality!r}",
+            )
+        fact = Fact(subject, normalised, obj, valid_from, valid_until, cardinality)
     supports: list[tuple[str, Decimal]] = []
     for i, item in enumerate(_list(draft.supports, "supports", MAX_LINKS)):
         if not isinstance(item, SupportDraft):

@@ -385,12 +385,17 @@ class Graph:
         """(observation id, topic name) for every MENTIONS link."""
         return self._columns("MATCH (o:Observation)-[:MENTIONS]->(t:Topic) RETURN o.id, t.name")
 
-    def beliefs(self) -> list[tuple[str, str, str]]:
-        """(agent, belief id, observation id) for every belief."""
+    def beliefs(self) -> list[tuple[str, str, str, datetime, datetime | None]]:
+        """(agent, belief id, observation id, since, withdrawn at) for every belief, in the
+        order they were taken."""
         return self._columns(
             "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-            " RETURN a.name, b.id, o.id"
+            " RETURN a.name, b.id, o.id, b.since, b.retracted_at ORDER BY b.since, b.id"
         )
+
+    def predicates(self) -> list[tuple[str, str]]:
+        """(name, cardinality) of every recorded predicate."""
+        return self._columns("MATCH (p:Predicate) RETURN p.name, p.cardinality")
 
     def episode_links(self) -> list[tuple[str, str]]:
         """(observation id, episode id) for every FROM link."""
@@ -431,7 +436,7 @@ class Graph:
             " OPTIONAL MATCH (o)-[:`FROM`]->(e:Episode)"
             " RETURN o.id, o.text, o.observed_at, o.recorded_at, CAST(o.confidence AS STRING),"
             " o.source, o.kind, o.subject, o.predicate, o.object, o.valid_from, o.valid_until,"
-            " o.retracted_at, o.hits, o.impressions, e.id",
+            " o.retracted_at, o.hits, o.impressions, e.id, o.stated_until",
             {"id": observation_id},
         )
         if not rows:
@@ -454,6 +459,7 @@ class Graph:
             "hits",
             "impressions",
             "episode",
+            "stated_until",
         ]
         found = dict(zip(keys, r, strict=True))
         found["topics"] = [
@@ -476,12 +482,20 @@ class Graph:
         return (rows[0][0], rows[0][1]) if rows else None
 
     def believers(self, observation_id: str) -> list[Row]:
-        """Agents holding the observation: agent, belief id, since."""
+        """Every belief in the observation: agent, belief id, confidence, since, and when
+        its agent withdrew it (None: held)."""
         return [
-            {"agent": r[0], "belief_id": r[1], "since": r[2]}
+            {
+                "agent": r[0],
+                "belief_id": r[1],
+                "confidence": r[2],
+                "since": r[3],
+                "retracted_at": r[4],
+            }
             for r in self._rows(
                 "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
-                " RETURN a.name, b.id, b.since ORDER BY b.since, a.name",
+                " RETURN a.name, b.id, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
+                " b.since, b.retracted_at ORDER BY b.since, a.name",
                 {"id": observation_id},
             )
         ]
@@ -561,11 +575,14 @@ class Graph:
                 "valid_from": r[2],
                 "valid_until": r[3],
                 "object": r[4],
+                "recorded_at": r[5],
+                "retracted_at": r[6],
+                "stated_until": r[7],
             }
             for r in self._rows(
                 "UNWIND $ids AS i MATCH (x:Observation {id: i})"
-                " RETURN x.id, x.text, x.valid_from, x.valid_until, x.object"
-                " ORDER BY x.valid_from, x.id",
+                " RETURN x.id, x.text, x.valid_from, x.valid_until, x.object, x.recorded_at,"
+                " x.retracted_at, x.stated_until ORDER BY x.valid_from, x.id",
                 {"ids": sorted(seen)},
             )
         ]
@@ -575,7 +592,8 @@ class Graph:
         return [
             r[0]
             for r in self._rows(
-                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation {id: $id}) RETURN n.id",
+                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation {id: $id})"
+                " WHERE n.retracted_at IS NULL RETURN n.id",
                 {"id": observation_id},
             )
         ]
@@ -592,7 +610,7 @@ class Graph:
             }
             for r in self._rows(
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-                " WHERE o.retracted_at IS NULL"
+                " WHERE o.retracted_at IS NULL AND b.retracted_at IS NULL"
                 " AND NOT EXISTS { MATCH (:Observation)-[:SUPPORTS]->(b) }"
                 " RETURN b.id, o.id, o.text, CAST(o.confidence AS STRING), b.since"
                 " ORDER BY b.since, b.id",
@@ -605,8 +623,10 @@ class Graph:
         rows = self._rows(
             "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
             " WHERE x.retracted_at IS NULL AND y.retracted_at IS NULL"
-            " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(x)"
-            " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(y)"
+            " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(bx:Belief)-[:`OF`]->(x)"
+            " WHERE bx.retracted_at IS NULL"
+            " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(by:Belief)-[:`OF`]->(y)"
+            " WHERE by.retracted_at IS NULL"
             " RETURN x.id, y.id, collect(DISTINCT ax.name), collect(DISTINCT ay.name), c.at"
             " ORDER BY c.at, x.id, y.id"
         )
@@ -640,7 +660,8 @@ class Graph:
                 "MATCH (o:Observation) WHERE o.subject IS NOT NULL AND o.retracted_at IS NULL"
                 " AND (o.valid_from IS NULL OR o.valid_from <= $at)"
                 " AND (o.valid_until IS NULL OR o.valid_until > $at)"
-                " OPTIONAL MATCH (a:Agent)-[:HOLDS]->(:Belief)-[:`OF`]->(o)"
+                " OPTIONAL MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o)"
+                " WHERE b.retracted_at IS NULL"
                 " RETURN o.id, o.subject, o.predicate, o.object, collect(a.name)",
                 {"at": to_naive_utc(at)},
             )
@@ -745,25 +766,64 @@ class GraphWriter:
                 "recorded_at": _ts(row["recorded_at"]),
                 "valid_from": _ts(row["valid_from"]),
                 "valid_until": _ts(row["valid_until"]),
+                "stated_until": _ts(row["stated_until"]),
                 "since": _ts(row["since"]),
             }
             for row in rows
         ]
         self._run(
             "UNWIND $rows AS r WITH r, r.agent AS agent MATCH (a:Agent {name: agent})"
-            " CREATE (a)-[:HOLDS]->(:Belief {id: r.belief, since: CAST(r.since AS TIMESTAMP)})"
+            " CREATE (a)-[:HOLDS]->(:Belief {id: r.belief, since: CAST(r.since AS TIMESTAMP),"
+            f" confidence: CAST(r.confidence AS {_DEC})}})"
             "-[:`OF`]->(o:Observation {id: r.id, seq: r.seq, text: r.text,"
             " text_key: r.text_key, observed_at: CAST(r.observed_at AS TIMESTAMP),"
             " recorded_at: CAST(r.recorded_at AS TIMESTAMP),"
             f" confidence: CAST(r.confidence AS {_DEC}), source: r.source, kind: r.kind,"
             " subject: r.subject, predicate: r.predicate, object: r.object,"
             " valid_from: CAST(r.valid_from AS TIMESTAMP),"
-            " valid_until: CAST(r.valid_until AS TIMESTAMP), hits: 0, impressions: 0})"
+            " valid_until: CAST(r.valid_until AS TIMESTAMP),"
+            " stated_until: CAST(r.stated_until AS TIMESTAMP), hits: 0, impressions: 0})"
             # Its topics (which must exist) in the same statement.
             " WITH o, r UNWIND CAST(r.topics AS STRING[]) AS topic"
             " MATCH (t:Topic {name: topic}) CREATE (o)-[:MENTIONS]->(t)",
             {"rows": bound},
         )
+
+    def ensure_predicates(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:
+        """Record the cardinality of predicates facts use for the first time:
+        (normalised name, "one" or "many"); a predicate already recorded keeps its own."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MERGE (p:Predicate {name: r.n})"
+                " ON CREATE SET p.cardinality = r.c, p.since = CAST(r.at AS TIMESTAMP)",
+                {"rows": [{"n": n, "c": c, "at": _ts(at)} for n, c in rows]},
+            )
+
+    def hold_beliefs(self, rows: Sequence[tuple[str, str, str, datetime, Any]]) -> None:
+        """Beliefs of agents in observations already held by others: (agent, belief id,
+        observation id, since, confidence)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r WITH r, r.a AS agent MATCH (a:Agent {name: agent})"
+                " WITH r, a, r.o AS oid MATCH (o:Observation {id: oid})"
+                " CREATE (a)-[:HOLDS]->(:Belief {id: r.b, since: CAST(r.at AS TIMESTAMP),"
+                f" confidence: CAST(r.c AS {_DEC})}})-[:`OF`]->(o)",
+                {
+                    "rows": [
+                        {"a": a, "b": b, "o": o, "at": _ts(at), "c": format(c, "f")}
+                        for a, b, o, at, c in rows
+                    ]
+                },
+            )
+
+    def withdraw_beliefs(self, beliefs: Sequence[str], at: datetime) -> None:
+        """Beliefs their agents no longer hold (the observation stays for its others)."""
+        if beliefs:
+            self._run(
+                "UNWIND $ids AS i WITH i AS bid MATCH (b:Belief {id: bid})"
+                " SET b.retracted_at = $at",
+                {"ids": list(beliefs), "at": _ts(at)},
+            )
 
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Link observations to the episode they were learned in."""

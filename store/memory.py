@@ -45,7 +45,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -56,7 +56,7 @@ from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
-from doxa.store.planning import Duplicate, Plan, new_id
+from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.ranking import Ranked
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
@@ -87,6 +87,9 @@ class Remembered:
     superseded: list[str]
     duplicate_of: str | None
     conflicts: list[str]
+    #: set when another agent already held the same observation: this is a new belief in
+    #: it, and these agents believed it before.
+    shared_with: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class Forgotten:
     mode: str
     belief_ids: list[str]
     already: bool
+    #: agents that still believe the observation (only the forgetting agent's belief was
+    #: withdrawn); empty when the observation itself was retracted or purged.
+    kept_for: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -372,19 +378,24 @@ class Memory:
             with self._working_lock.reading():
                 now = utc_now()
                 earlier = planning.Batch()
-                planned: list[list[Plan | Duplicate]] = []
-                failed: tuple[_Remembering, NotFound] | None = None
+                planned: list[list[Plan | Duplicate | Shared]] = []
+                failed: tuple[_Remembering, MemoryStoreError] | None = None
                 for call in calls:
                     try:
                         planned.append(
                             planning.plan(call.memories, working, now, call.batch, earlier)
                         )
-                    except NotFound as error:
+                    except (NotFound, InvalidInput) as error:
                         failed = (call, error)
                         break
                 if failed is None:
                     plans = [p for done in planned for p in done if isinstance(p, Plan)]
-                    write = remembering.prepare(plans, working, utc_now()) if plans else None
+                    shares = [p for done in planned for p in done if isinstance(p, Shared)]
+                    write = (
+                        remembering.prepare(plans, working, utc_now(), shares)
+                        if plans or shares
+                        else None
+                    )
                     break
             # Nothing is written for that call; the others are planned again without it.
             failed[0].error = failed[1]
@@ -399,7 +410,10 @@ class Memory:
                 remembering.apply(working, write, new)
             # The graph holds the memories now and the working memory finds them by their
             # words; their embeddings follow on the queue's thread, the index rows after.
-            self._embeddings.put([p.observation_id for p in plans], [p.memory.text for p in plans])
+            if plans:
+                self._embeddings.put(
+                    [p.observation_id for p in plans], [p.memory.text for p in plans]
+                )
         for call, done in zip(calls, planned, strict=True):
             call.results = [_remembered(p) for p in done]
 
@@ -567,8 +581,17 @@ class Memory:
 
     # ---- forget -----------------------------------------------------------------------------
 
-    def forget(self, observation_id: str, mode: str = "retract") -> Forgotten:
+    def forget(
+        self, observation_id: str, mode: str = "retract", agent: str | None = None
+    ) -> Forgotten:
         """Retract (kept for audit, never recalled) or purge (gone from both stores).
+
+        Args:
+            observation_id: what to forget.
+            mode: "retract" or "purge".
+            agent: the agent forgetting. When other agents believe the observation too, a
+                retract withdraws only this agent's belief and the observation stays for
+                them. None (an admin, or a purge): the observation itself.
 
         Raises:
             InvalidInput: unknown mode. NotFound: no such observation.
@@ -577,6 +600,7 @@ class Memory:
             raise InvalidInput("mode", f'must be "retract" or "purge", got {mode!r}')
         obs = name(observation_id, "id")
         assert obs is not None
+        who = name(agent, "agent", required=False)
         working = self._wm
         graph = self.graph
         with graph.exclusive():
@@ -588,6 +612,23 @@ class Memory:
                 beliefs = list(entry.beliefs)
                 if mode == "retract" and entry.retracted:
                     return Forgotten(obs, mode, beliefs, True)
+                mine = working.belief_of(row, who) if who is not None else None
+                others = [a for a in entry.agents if a != who]
+                if mode == "retract" and who is not None and others:
+                    if mine is None:
+                        gone = working.withdrawn_belief(row, who)
+                        if gone is not None:  # withdrawn before (a retried call)
+                            return Forgotten(obs, mode, [gone], True, others)
+                    else:
+                        withdrawing = mine
+            if mode == "retract" and who is not None and others and mine is not None:
+                at = utc_now()
+                with graph.write("forget (withdraw a belief)") as w:
+                    w.withdraw_beliefs([withdrawing], at)
+                with self._working_lock.writing():
+                    working.withdraw(row, withdrawing, at)
+                return Forgotten(obs, mode, [withdrawing], False, others)
+            with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
                 ends = [(working.entries[r].id, until) for r, until in reopened]
             with graph.write(f"forget ({mode})") as w:
@@ -613,16 +654,22 @@ class Memory:
     def evidence(self, id: str) -> dict[str, Any]:
         """Everything known about an observation or belief, for citing it.
 
-        Returns the observation's fields with ``believers``, ``evidence``, ``supports``,
-        ``contradictions``, ``superseded_by``, ``supersession_chain``, and ``belief_id``
-        when a belief id was given.
+        Returns the observation's fields with ``cardinality`` (of a fact's predicate),
+        ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
+        agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
+        ``supersession_chain``, and ``belief_id`` when a belief id was given.
 
         Raises:
             NotFound: the id names no observation or belief.
         """
         key = name(id, "id")
         assert key is not None
-        return provenance.cite(self.graph, key)
+        found = provenance.cite(self.graph, key)
+        working = self._wm
+        with self._working_lock.reading():
+            predicate = found.get("predicate")
+            found["cardinality"] = working.cardinality(predicate) if predicate else None
+        return found
 
     def unsupported(self, agent: str) -> list[dict[str, Any]]:
         """The agent's beliefs that no evidence supports."""
@@ -696,7 +743,7 @@ _EMBEDDING_WAIT_S = 30.0
 MAX_QUEUED_TEXTS = 2048
 
 
-def _remembered(planned: Plan | Duplicate) -> Remembered:
+def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
     if isinstance(planned, Duplicate):
         return Remembered(
             planned.observation_id,
@@ -705,6 +752,16 @@ def _remembered(planned: Plan | Duplicate) -> Remembered:
             [],
             planned.observation_id,
             [],
+        )
+    if isinstance(planned, Shared):
+        return Remembered(
+            planned.observation_id,
+            planned.belief_id,
+            planned.topics,
+            [],
+            None,
+            [],
+            shared_with=sorted(set(planned.shared_with)),
         )
     return Remembered(
         planned.observation_id,
@@ -726,6 +783,7 @@ def _recollection(ranked: Ranked, working: WorkingMemory, current: bool) -> Reco
             "object": entry.object,
             "valid_from": entry.valid_from,
             "valid_until": entry.valid_until,
+            "cardinality": working.cardinality(entry.predicate or ""),
         }
     return Recollection(
         observation_id=entry.id,

@@ -1,5 +1,7 @@
 """Planning a write from the working memory alone: what a remember creates, what it finds
-already there, which facts it supersedes, and which facts a forget reopens.
+already there (its own memory again, or another agent's observation it now believes too),
+which facts it supersedes (as its predicate's cardinality says), and which facts a forget
+reopens.
 
 These are pure functions over a ``WorkingMemory``: they read it and change nothing (a plan
 is carried out by ``remembering``), so ``Memory`` runs them while recalls go on, and tests
@@ -16,8 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from doxa.store.drafts import NewMemory
-from doxa.store.errors import NotFound
+from doxa.store.drafts import Fact, NewMemory, predicate_key
+from doxa.store.errors import InvalidInput, NotFound
+from doxa.store.values import micros
 from doxa.store.working_memory import WorkingMemory, fact_key, topic_key
 
 
@@ -39,6 +42,26 @@ class Plan:
     superseded: list[tuple[str, datetime]] = field(default_factory=list)  # (older id, at)
     superseded_by: list[tuple[str, datetime]] = field(default_factory=list)  # (newer id, at)
     conflicts: list[str] = field(default_factory=list)
+    #: (observation id, belief id): this agent's beliefs in older facts it shared with other
+    #: agents, withdrawn by this newer fact (the others still hold them).
+    withdraws: list[tuple[str, str]] = field(default_factory=list)
+    #: (predicate, cardinality) when this fact is the first to use its predicate.
+    new_predicate: tuple[str, str] | None = None
+    #: the predicate's cardinality ("one" or "many"), for a fact.
+    cardinality: str | None = None
+
+
+@dataclass
+class Shared:
+    """Another agent's memory of an observation already held (same text, same fact, no
+    links of its own): a new belief of its agent in that observation, with its own
+    confidence and time, instead of a copy."""
+
+    memory: NewMemory
+    observation_id: str
+    belief_id: str
+    topics: list[str]
+    shared_with: list[str]  # the agents believing it before
 
 
 @dataclass(frozen=True)
@@ -58,9 +81,13 @@ class Batch:
     Planning several calls' memories with one ``Batch`` plans them as if they were sent one
     after another."""
 
-    seen: dict[tuple[str, str], Plan] = field(default_factory=dict)
+    seen: dict[tuple[str, str], Plan | Shared] = field(default_factory=dict)
     facts: dict[tuple[str, str], list[Plan]] = field(default_factory=dict)
     ended: dict[str, datetime] = field(default_factory=dict)
+    texts: dict[str, Plan] = field(default_factory=dict)  # text key -> first plan of it
+    believers: dict[str, list[str]] = field(default_factory=dict)  # planned obs -> agents
+    predicates: dict[str, str] = field(default_factory=dict)  # first used in this write
+    recorded: set[str] = field(default_factory=set)  # predicates a plan here records
 
 
 def plan(
@@ -69,7 +96,7 @@ def plan(
     now: datetime,
     batch: bool = False,
     earlier: Batch | None = None,
-) -> list[Plan | Duplicate]:
+) -> list[Plan | Duplicate | Shared]:
     """Decide what remembering ``memories`` (in order, as one write) does.
 
     Args:
@@ -80,14 +107,16 @@ def plan(
         earlier: what other memories of the same write planned before these (updated).
 
     Returns:
-        One ``Plan`` (to write) or ``Duplicate`` (already held) per memory, in order.
+        One ``Plan`` (to write), ``Duplicate`` (already held by the agent) or ``Shared``
+        (held by other agents: a new belief in it) per memory, in order.
 
     Raises:
         NotFound: a memory supports a belief or contradicts an observation that does not
             exist (or is retracted); nothing is to be written (``earlier`` may have been
             changed: plan the write again without these memories).
+        InvalidInput: a fact gives its predicate another cardinality than the one it has.
     """
-    planned: list[Plan | Duplicate] = []
+    planned: list[Plan | Duplicate | Shared] = []
     state = earlier if earlier is not None else Batch()
     seen, facts_in_batch, ended = state.seen, state.facts, state.ended
 
@@ -95,21 +124,27 @@ def plan(
         return f"memories[{i}].{path}" if batch else path
 
     for i, memory in enumerate(memories):
+        cardinality = None
+        if memory.fact is not None:
+            cardinality = _cardinality(memory.fact, working, state, where(i, "fact.cardinality"))
         key = (memory.agent, memory.text_key)
         existing = working.text_index.get(key)
         if existing is not None:
             entry = working.entries[existing]
-            belief = next(
-                (b for b in entry.beliefs if working.belief_agent.get(b) == memory.agent),
-                entry.beliefs[0] if entry.beliefs else "",
+            belief = working.belief_of(existing, memory.agent) or (
+                entry.beliefs[0] if entry.beliefs else ""
             )
             planned.append(Duplicate(entry.id, belief, list(entry.topics)))
             continue
         if key in seen:
             first = seen[key]
-            planned.append(
-                Duplicate(first.observation_id, first.belief_id, list(first.memory.topics))
-            )
+            topics = first.topics if isinstance(first, Shared) else first.memory.topics
+            planned.append(Duplicate(first.observation_id, first.belief_id, list(topics)))
+            continue
+        shared = _shared(memory, working, state)
+        if shared is not None:
+            seen[key] = shared
+            planned.append(shared)
             continue
         for j, (belief, _) in enumerate(memory.supports):
             if belief not in working.belief_row:
@@ -127,12 +162,90 @@ def plan(
             observed_at=observed_at,
             valid_from=(fact.valid_from or observed_at) if fact else None,
             valid_until=fact.valid_until if fact else None,
+            cardinality=cardinality,
         )
         if fact is not None:
+            assert cardinality is not None
+            if fact.predicate not in working.predicates and fact.predicate not in state.recorded:
+                new.new_predicate = (fact.predicate, cardinality)
+                state.recorded.add(fact.predicate)
             _supersede(new, working, facts_in_batch, ended)
         seen[key] = new
+        state.texts.setdefault(memory.text_key, new)
+        state.believers.setdefault(new.observation_id, [memory.agent])
         planned.append(new)
     return planned
+
+
+def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: str) -> str:
+    """The cardinality of ``fact``'s predicate: as the graph records it (or this write
+    decided), else as the fact gives it, else as configured, else "one".
+
+    Raises:
+        InvalidInput: the fact gives a cardinality other than the one its predicate has.
+    """
+    predicate = fact.predicate
+    known = working.predicates.get(predicate) or state.predicates.get(predicate)
+    if known is not None:
+        if fact.cardinality is not None and fact.cardinality != known:
+            raise InvalidInput(
+                field_name,
+                f"the predicate {predicate!r} is {known!r} (cardinality is set when a fact"
+                f' first uses a predicate); give "{known}" or leave fact.cardinality out',
+            )
+        return known
+    chosen = fact.cardinality or working.configured.get(predicate, "one")
+    state.predicates[predicate] = chosen
+    return chosen
+
+
+def _same_fact(
+    fact: Fact | None, subject: str | None, predicate: str | None, obj: str | None
+) -> bool:
+    if fact is None or subject is None or predicate is None or obj is None:
+        return fact is None and subject is None
+    return (
+        topic_key(fact.subject) == topic_key(subject)
+        and fact.predicate == predicate_key(predicate)
+        and topic_key(fact.object) == topic_key(obj)
+    )
+
+
+def _shared(memory: NewMemory, working: WorkingMemory, state: Batch) -> Shared | None:
+    """Another agent's observation of the same text (and the same fact, still valid when
+    this one starts), to believe instead of copying; None when there is none, or when
+    this memory links evidence or contradictions of its own (those are claims of a new
+    observation)."""
+    if memory.supports or memory.contradicts:
+        return None
+    fact = memory.fact
+    start = None
+    if fact is not None:
+        start = fact.valid_from or memory.observed_at
+    for row in working.held_text(memory.text_key):
+        entry = working.entries[row]
+        if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
+            continue
+        if start is not None and working.valid_until[row] <= micros(start):
+            continue
+        believers = state.believers.setdefault(entry.id, list(entry.agents))
+        shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
+        believers.append(memory.agent)
+        return shared
+    first = state.texts.get(memory.text_key)
+    if first is not None and _same_fact(
+        fact,
+        first.memory.fact.subject if first.memory.fact else None,
+        first.memory.fact.predicate if first.memory.fact else None,
+        first.memory.fact.object if first.memory.fact else None,
+    ):
+        believers = state.believers.setdefault(first.observation_id, [first.memory.agent])
+        shared = Shared(
+            memory, first.observation_id, new_id("bel"), list(first.memory.topics), list(believers)
+        )
+        believers.append(memory.agent)
+        return shared
+    return None
 
 
 def _supersede(
@@ -148,9 +261,14 @@ def _supersede(
     """
     fact = plan.memory.fact
     assert fact is not None and plan.valid_from is not None
-    key = (topic_key(fact.subject), topic_key(fact.predicate))
+    key = (topic_key(fact.subject), fact.predicate)
+    if plan.cardinality == "many":
+        # Objects accumulate: a different one neither supersedes nor clashes.
+        facts_in_batch.setdefault(key, []).append(plan)
+        return
     new_object = topic_key(fact.object)
     start = plan.valid_from
+    shared_by: dict[str, str] = {}  # older observations others hold too -> this agent's belief
 
     def current(obs: str, until: datetime | None) -> bool:
         ends = [t for t in (until, ended.get(obs)) if t is not None]
@@ -162,6 +280,10 @@ def _supersede(
         if not entry.retracted and current(entry.id, entry.valid_until):
             older_from = entry.valid_from or entry.observed_at
             candidates.append((entry.id, entry.object or "", older_from, entry.agents))
+            if len(entry.agents) > 1 and plan.memory.agent in entry.agents:
+                belief = working.belief_of(row, plan.memory.agent)
+                if belief is not None:
+                    shared_by.setdefault(entry.id, belief)
     for earlier in facts_in_batch.get(key, []):
         assert earlier.memory.fact is not None and earlier.valid_from is not None
         if current(earlier.observation_id, earlier.valid_until):
@@ -177,6 +299,12 @@ def _supersede(
         if topic_key(other_object) == new_object:
             continue
         if plan.memory.agent not in agents:
+            plan.conflicts.append(other_id)
+            continue
+        if other_id in shared_by and start >= other_from:
+            # Others still hold the older fact: this agent's belief in it ends, the fact
+            # does not, and the two now disagree.
+            plan.withdraws.append((other_id, shared_by[other_id]))
             plan.conflicts.append(other_id)
             continue
         if start >= other_from:

@@ -40,7 +40,9 @@ def cite(graph: Graph, key: str) -> dict[str, Any]:
     if found is None:
         raise NotFound("id", "observation or belief", key)
     found["belief_id"] = belief_id
-    found["believers"] = graph.believers(observation_id)
+    beliefs = graph.believers(observation_id)
+    found["believers"] = [b for b in beliefs if b["retracted_at"] is None]
+    found["withdrawn"] = [b for b in beliefs if b["retracted_at"] is not None]
     evidence = graph.evidence_for(observation_id)
     if belief_id is not None:
         evidence = [e for e in evidence if e["belief_id"] == belief_id]
@@ -73,8 +75,8 @@ def clashes(
     """
     at_us = micros(at)
     found: list[dict[str, Any]] = []
-    for rows in working.fact_index.values():
-        if len(rows) < 2:
+    for key, rows in working.fact_index.items():
+        if len(rows) < 2 or working.cardinality(key[1]) == "many":
             continue
         current = [
             working.entries[r]

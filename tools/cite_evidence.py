@@ -38,6 +38,7 @@ class ObservationOut(BaseModel):
     kind: str
     subject: str | None
     predicate: str | None
+    cardinality: str | None = Field(None, description="of the predicate: one or many")
     object: str | None
     valid_from: str | None
     valid_until: str | None
@@ -51,6 +52,7 @@ class Believer(BaseModel):
 
     agent: str
     belief_id: str
+    confidence: str | None = Field(None, description="this agent's own, exact")
     since: str | None
 
 
@@ -179,6 +181,7 @@ async def cite_evidence(
             kind=found["kind"],
             subject=found["subject"],
             predicate=found["predicate"],
+            cardinality=found["cardinality"],
             object=found["object"],
             valid_from=iso(found["valid_from"]),
             valid_until=iso(found["valid_until"]),
@@ -187,7 +190,12 @@ async def cite_evidence(
             impressions=found["impressions"] or 0,
         ),
         believers=[
-            Believer(agent=b["agent"], belief_id=b["belief_id"], since=iso(b["since"]))
+            Believer(
+                agent=b["agent"],
+                belief_id=b["belief_id"],
+                confidence=exact(b["confidence"]),
+                since=iso(b["since"]),
+            )
             for b in found["believers"]
         ],
         evidence=[

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from doxa.tools.context import call
+from doxa.tools.context import call, context_of
 from doxa.tools.identity import writer
 
 DESCRIPTION = """Stop recalling an observation.
@@ -21,6 +21,11 @@ Returns {observation_id, mode, belief_ids, already}.
 Example: forget(id="obs_1a2b…", mode="retract")"""
 
 
+def agent_of(ctx: Context[Any]) -> str:
+    """This server's agent (``--agent``)."""
+    return context_of(ctx).settings.agent
+
+
 class ForgetResult(BaseModel):
     """What was forgotten."""
 
@@ -28,6 +33,10 @@ class ForgetResult(BaseModel):
     mode: str
     belief_ids: list[str] = Field(description="beliefs in the observation, retracted or deleted")
     already: bool = Field(description="true when it had been retracted before")
+    kept_for: list[str] = Field(
+        default_factory=list,
+        description="agents that still believe it: only your belief in it was withdrawn",
+    )
 
 
 async def forget(
@@ -42,7 +51,8 @@ async def forget(
     if who is not None and not who.admin:
         # A token may take back what its own agent believes, not what others do.
         found = await call(ctx, lambda memory: memory.evidence(id))
-        believers = sorted({b["agent"] for b in found["believers"]})
+        # A belief its agent withdrew still counts (a retried forget answers ``already``).
+        believers = sorted({b["agent"] for b in found["believers"] + found["withdrawn"]})
         if who.agent not in believers:
             held = ", ".join(repr(b) for b in believers) or "no agent"
             raise ToolError(
@@ -50,10 +60,14 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
-    done = await call(ctx, lambda memory: memory.forget(id, mode))
+    # Who forgets: the token's agent, or this server's; when others believe it too, a
+    # retract withdraws only that agent's belief. An admin token retracts the observation.
+    forgetting = None if who is not None and who.admin else (who.agent if who else agent_of(ctx))
+    done = await call(ctx, lambda memory: memory.forget(id, mode, agent=forgetting))
     return ForgetResult(
         observation_id=done.observation_id,
         mode=done.mode,
         belief_ids=done.belief_ids,
         already=done.already,
+        kept_for=done.kept_for,
     )

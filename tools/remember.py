@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
 from doxa.tools.context import DecimalInput, call
@@ -41,6 +41,11 @@ class FactInput(BaseModel):
     object: str = Field(description='the value, e.g. "Paris"')
     valid_from: str | None = Field(None, description="ISO 8601; default: observed_at")
     valid_until: str | None = Field(None, description="ISO 8601; default: open-ended")
+    cardinality: Literal["one", "many"] | None = Field(
+        None,
+        description='"many": objects accumulate (likes); "one": a newer object replaces the'
+        " current one; default: the predicate's own (set by its first fact)",
+    )
 
 
 class SupportInput(BaseModel):
@@ -78,6 +83,10 @@ class RememberedItem(BaseModel):
     superseded: list[str] = Field(description="ids of older facts this one replaced")
     duplicate_of: str | None = Field(description="set when the text was already remembered")
     conflicts: list[str] = Field(description="other agents' current facts this one disagrees with")
+    shared_with: list[str] = Field(
+        default_factory=list,
+        description="agents that already held this observation: it is now your belief in it too",
+    )
 
 
 class RememberResult(BaseModel):
@@ -89,6 +98,7 @@ class RememberResult(BaseModel):
     superseded: list[str]
     duplicate_of: str | None
     conflicts: list[str]
+    shared_with: list[str] = Field(default_factory=list)
     remembered: list[RememberedItem]
 
 
@@ -101,6 +111,7 @@ def _draft(item: MemoryInput) -> MemoryDraft:
             item.fact.object,
             item.fact.valid_from,
             item.fact.valid_until,
+            item.fact.cardinality,
         )
     return MemoryDraft(
         text=item.text,
@@ -124,6 +135,7 @@ def _item(done: Remembered) -> RememberedItem:
         superseded=done.superseded,
         duplicate_of=done.duplicate_of,
         conflicts=done.conflicts,
+        shared_with=done.shared_with,
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 from doxa.store import planning, remembering
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, validate
 from doxa.store.errors import NotFound
-from doxa.store.planning import Duplicate, Plan
+from doxa.store.planning import Duplicate, Plan, Shared
 from doxa.store.working_memory import WorkingMemory
 
 T1, T2, T3 = (datetime(2024, 5, d, 8, tzinfo=UTC) for d in (1, 2, 3))
@@ -27,18 +27,19 @@ def fact(obj: str, at: datetime, agent: str = "scout") -> MemoryDraft:
     )
 
 
-def remember(working: WorkingMemory, *drafts: MemoryDraft) -> list[Plan | Duplicate]:
+def remember(working: WorkingMemory, *drafts: MemoryDraft) -> list[Plan | Duplicate | Shared]:
     """Plan ``drafts`` as one write and apply it, as ``Memory.remember`` does once the graph
     has committed."""
     memories = [validate(d, "default") for d in drafts]
     planned = planning.plan(memories, working, NOW, batch=len(drafts) > 1)
     plans = [p for p in planned if isinstance(p, Plan)]
-    write = remembering.prepare(plans, working, NOW)
+    shares = [p for p in planned if isinstance(p, Shared)]
+    write = remembering.prepare(plans, working, NOW, shares)
     remembering.apply(working, write, remembering.entries(write))
     return planned
 
 
-def only_plan(planned: list[Plan | Duplicate]) -> Plan:
+def only_plan(planned: list[Plan | Duplicate | Shared]) -> Plan:
     [plan] = planned
     assert isinstance(plan, Plan)
     return plan
@@ -66,14 +67,48 @@ def test_the_same_text_from_the_same_agent_is_a_duplicate_of_the_stored_one(
     assert planned == Duplicate(stored.observation_id, stored.belief_id, [])
 
 
-def test_the_same_text_from_another_agent_is_a_new_observation(working: WorkingMemory) -> None:
+def test_the_same_text_from_another_agent_is_a_new_belief_in_the_same_observation(
+    working: WorkingMemory,
+) -> None:
     first = only_plan(remember(working, MemoryDraft(text="Gulls nest on the pier.", agent="a")))
     [planned] = planning.plan(
         [validate(MemoryDraft(text="Gulls nest on the pier.", agent="b"), "default")], working, NOW
     )
-    assert isinstance(planned, Plan)
-    assert planned.observation_id != first.observation_id
-    assert planned.observation_id.startswith("obs_") and planned.belief_id.startswith("bel_")
+    assert isinstance(planned, Shared)
+    assert planned.observation_id == first.observation_id
+    assert planned.belief_id.startswith("bel_") and planned.belief_id != first.belief_id
+    assert planned.shared_with == ["a"]
+
+
+def test_the_same_text_with_another_fact_or_links_is_a_new_observation(
+    working: WorkingMemory,
+) -> None:
+    remember(working, fact("closed", T1, agent="a"))
+    other_fact = MemoryDraft(
+        text="The bridge is closed (seen 01 May).",
+        agent="b",
+        observed_at=T1.isoformat(),
+        fact=FactDraft("bridge", "status", "open"),
+    )
+    with_links = MemoryDraft(text="The bridge is closed (seen 01 May).", agent="c")
+    stored = only_plan(remember(working, MemoryDraft(text="Evidence.", agent="c")))
+    with_links.supports = [SupportDraft(stored.belief_id, "0.5")]
+    planned = planning.plan([validate(d, "x") for d in (other_fact, with_links)], working, NOW)
+    assert all(isinstance(p, Plan) for p in planned)
+
+
+def test_a_shared_text_in_one_batch_is_one_observation_with_two_beliefs(
+    working: WorkingMemory,
+) -> None:
+    drafts = [
+        MemoryDraft(text="Fog at dawn.", agent="a"),
+        MemoryDraft(text="Fog at dawn.", agent="b"),
+    ]
+    first, second = remember(working, *drafts)
+    assert isinstance(first, Plan) and isinstance(second, Shared)
+    row = working.row_of[first.observation_id]
+    assert working.entries[row].agents == ("a", "b")
+    assert set(working.entries[row].beliefs) == {first.belief_id, second.belief_id}
 
 
 def test_a_text_repeated_in_one_batch_is_planned_once(working: WorkingMemory) -> None:

@@ -68,7 +68,8 @@ def test_a_topic_named_in_the_query_lifts_what_mentions_it(memory: Memory) -> No
     memory.remember(
         [
             MemoryDraft(text="The quarterly report is late", topics=["finance"]),
-            MemoryDraft(text="The quarterly report is late", topics=["marketing"], agent="b"),
+            # Another text (the same words): the same text would be b's belief in the first.
+            MemoryDraft(text="The quarterly report is late!", topics=["marketing"], agent="b"),
         ],
         batch=True,
     )

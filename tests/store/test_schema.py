@@ -13,7 +13,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
-from doxa.store import Memory, MemoryDraft, SchemaMismatch
+from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.graph import Graph
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
 
@@ -213,3 +213,78 @@ async def test_tools_report_a_refused_store_as_a_tool_error(created: Settings) -
     text = result.content[0].text
     assert "the memory store's schema does not match this version of doxa" in text
     assert "was altered after it was applied" in text
+
+
+# ---- migrating a store written by an earlier version ------------------------------------------
+
+V1_ONLY = {"Predicate"}
+V1_DROPPED = {"Belief": {"confidence", "retracted_at"}, "Observation": {"stated_until"}}
+
+
+def test_a_store_written_at_migration_1_is_migrated_with_its_data(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from doxa.store import schema
+
+    v1 = {
+        table: {c: t for c, t in columns.items() if c not in V1_DROPPED.get(table, set())}
+        for table, columns in EXPECTED.items()
+        if table not in V1_ONLY
+    }
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:1])
+        patched.setattr(schema, "EXPECTED", v1)
+        graph = Graph(graph_dir(settings))
+        graph.close()
+    tamper(
+        settings,
+        "CREATE (:Agent {name: 'scout'})",
+        *(
+            f"MATCH (a:Agent {{name: 'scout'}}) CREATE (a)-[:HOLDS]->(:Belief {{id: 'bel_{i}',"
+            f" since: timestamp('2024-05-0{i} 08:00:00')}})-[:`OF`]->(:Observation {{id: 'obs_{i}',"
+            f" seq: {i}, text: '{text}', text_key: 'k{i}',"
+            f" observed_at: timestamp('2024-05-0{i} 08:00:00'),"
+            f" recorded_at: timestamp('2024-05-0{i} 08:00:00'),"
+            f" confidence: CAST('0.{i}' AS DECIMAL(19, 18)), kind: 'fact', subject: 'Alice',"
+            f" predicate: '{predicate}', object: '{obj}',"
+            f" valid_from: timestamp('2024-05-0{i} 08:00:00'), valid_until: {until},"
+            " hits: 0, impressions: 0})"
+            for i, text, predicate, obj, until in (
+                (
+                    1,
+                    "Alice lives in Paris.",
+                    "lives in",
+                    "Paris",
+                    "timestamp('2024-05-02 08:00:00')",
+                ),
+                (2, "Alice lives in Berlin.", "lives in", "Berlin", "NULL"),
+                (3, "Alice is on leave.", "status", "on leave", "timestamp('2024-06-01 00:00:00')"),
+            )
+        ),
+        "MATCH (n:Observation {id: 'obs_2'}), (o:Observation {id: 'obs_1'})"
+        " CREATE (n)-[:SUPERSEDES {at: timestamp('2024-05-02 08:00:00')}]->(o)",
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.graph.live_schema() == EXPECTED
+        paris, berlin, leave = (memory.evidence(f"obs_{i}") for i in (1, 2, 3))
+        assert [str(b["confidence"]) for b in paris["believers"]] == ["0.100000000000000000"]
+        assert paris["stated_until"] is None  # ended by its superseder, not stated
+        assert leave["stated_until"] is not None  # stated when it was remembered
+        assert paris["superseded_by"] == ["obs_2"] and berlin["cardinality"] == "one"
+        # New facts in the old predicate's spelling continue its history.
+        [done] = memory.remember(
+            [
+                MemoryDraft(
+                    text="Alice moved to Rome.",
+                    agent="scout",
+                    observed_at="2024-07-01T08:00:00Z",
+                    fact=FactDraft("Alice", "Lives In", "Rome"),
+                )
+            ]
+        )
+        assert done.superseded == ["obs_2"]
+        texts = [r.text for r in memory.recall("Alice").results]
+        assert "Alice moved to Rome." in texts and "Alice lives in Paris." not in texts
+    finally:
+        memory.close()

@@ -88,11 +88,18 @@ async def test_citation_is_a_text_block_ready_to_paste(client: Client) -> None:
 async def test_citing_an_observation_shows_every_believer(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(client)
-        shared = await ok(client, "remember", text="The bridge on Route 9 is open.", agent="mayor")
+        shared = await ok(
+            client, "remember", text="The bridge on Route 9 is open.", agent="mayor",
+            confidence="0.4",
+        )  # fmt: skip
         cited = await ok(client, "cite_evidence", id=ids["open"])
-    assert shared["observation_id"] != ids["open"]
+    # The same text from another agent is its belief in the same observation.
+    assert shared["observation_id"] == ids["open"] and shared["shared_with"] == ["driver"]
     assert cited["observation"]["belief_id"] is None
-    assert [b["agent"] for b in cited["believers"]] == ["driver"]
+    assert [(b["agent"], b["confidence"]) for b in cited["believers"]] == [
+        ("driver", "0.8"),
+        ("mayor", "0.4"),
+    ]
     assert cited["evidence"] == []
     assert [c["observation_id"] for c in cited["contradictions"]] == [ids["closed"]]
 

@@ -103,7 +103,7 @@ async def test_clashing_current_facts_of_two_agents_are_a_clash(client: Client) 
     assert pairs(between) == pairs(for_b) == pairs(on_topic) == expected
     [clash] = between["conflicts"]
     assert clash["subject"] == "Alice"
-    assert clash["predicate"] == "lives in"
+    assert clash["predicate"] == "lives_in"
     assert clash["since"] is None
     assert {clash["a"]["text"], clash["b"]["text"]} == {
         "Alice lives in Berlin.",

@@ -87,6 +87,7 @@ async def test_retract_hides_from_recall_but_keeps_the_audit_trail(
         "mode": "retract",
         "belief_ids": [ids["sign_belief"]],
         "already": False,
+        "kept_for": [],
     }
     assert ids["sign"] not in {r["observation_id"] for r in found["results"]}
     assert [r["observation_id"] for r in by_topic["results"]] == [ids["closed"]]
@@ -166,6 +167,7 @@ async def test_purge_removes_it_from_both_stores(
         "mode": "purge",
         "belief_ids": [ids["sign_belief"]],
         "already": False,
+        "kept_for": [],
     }
     assert [r["observation_id"] for r in found["results"]] == [ids["closed"]]
     assert f"no observation or belief with id {ids['sign']!r}" in gone

@@ -364,7 +364,7 @@ class Stored:
     """One observation as a successful remember acknowledged it."""
 
     text: str
-    agent: str
+    agents: list[str]  # its believers: the first, then those who remembered the same text
     source: str | None
     episode: str | None
     confidence: Decimal
@@ -433,16 +433,23 @@ class Model:
                 # The same text (up to whitespace) for the same agent: the existing ids.
                 assert done["duplicate_of"] == obs
                 earlier = self.stored[obs]
-                assert earlier.agent == agent
+                assert agent in earlier.agents
                 assert earlier.text.split() == item["text"].split()
                 assert not earlier.retracted
                 continue
-            assert obs not in self.stored
+            if obs in self.stored:
+                # The same text from another agent: its belief in the observation held.
+                earlier = self.stored[obs]
+                assert agent not in earlier.agents and not earlier.retracted
+                assert earlier.text.split() == item["text"].split()
+                assert done["shared_with"] == sorted(earlier.agents)
+                earlier.agents.append(agent)
+                continue
             topics = topic_echo(item.get("topics"))
             assert done["topics"] == topics
             self.stored[obs] = Stored(
                 text=item["text"],
-                agent=agent,
+                agents=[agent],
                 source=item.get("source"),
                 episode=stripped(item.get("episode")),
                 confidence=exact(item.get("confidence", "1")),
@@ -454,6 +461,12 @@ class Model:
         obs = answer["observation_id"]
         if answer["mode"] == "purge":
             del self.stored[obs]
+        elif answer["kept_for"]:
+            # Others believe it too: only this server's agent's belief was withdrawn.
+            held = self.stored[obs]
+            if self.default_agent in held.agents:
+                held.agents.remove(self.default_agent)
+            assert sorted(answer["kept_for"]) == sorted(held.agents)
         else:
             self.stored[obs].retracted = True
 
@@ -547,7 +560,7 @@ def test_any_arguments_to_any_tool_answer_name_their_field_and_store_what_was_ac
         # Both kinds of answer were reached many times, or the strategies are off.
         assert counts["ok"] > CALLS // 5 and counts["error"] > CALLS // 5, counts
         assert_graph_holds(memory, model)
-        for agent in {s.agent for s in model.stored.values()}:
+        for agent in {a for s in model.stored.values() for a in s.agents}:
             assert_recall_returns(portal, call, model, agent)
 
 
@@ -571,8 +584,9 @@ def assert_graph_holds(memory: Memory, model: Model) -> None:
     rows = {row["id"]: row for row in table}
     assert set(rows) == set(model.stored)
     agents: dict[str, list[str]] = {}
-    for agent, _, obs in graph.beliefs():
-        agents.setdefault(obs, []).append(agent)
+    for agent, _, obs, _, withdrawn in graph.beliefs():
+        if withdrawn is None:
+            agents.setdefault(obs, []).append(agent)
     episodes = dict(graph.episode_links())
     topics: dict[str, set[str]] = {}
     for obs, topic in graph.mentions():
@@ -580,7 +594,7 @@ def assert_graph_holds(memory: Memory, model: Model) -> None:
     for obs, want in model.stored.items():
         row = rows[obs]
         assert row["text"] == want.text
-        assert agents[obs] == [want.agent]
+        assert sorted(agents[obs]) == sorted(want.agents)
         assert row["source"] == want.source
         assert episodes.get(obs) == want.episode
         assert Decimal(row["confidence"]) == want.confidence
@@ -592,7 +606,7 @@ def assert_graph_holds(memory: Memory, model: Model) -> None:
 
 def assert_recall_returns(portal: BlockingPortal, call: Any, model: Model, agent: str) -> None:
     """recall(agent=…) returns exactly the agent's live observations, as acknowledged."""
-    live = {obs: s for obs, s in model.stored.items() if s.agent == agent and not s.retracted}
+    live = {obs: s for obs, s in model.stored.items() if agent in s.agents and not s.retracted}
     if not 0 < len(live) <= 100:
         return  # one recall returns at most 100
     args = {"query": "", "agent": agent, "limit": 100, "include_superseded": True}
@@ -602,9 +616,9 @@ def assert_recall_returns(portal: BlockingPortal, call: Any, model: Model, agent
     assert set(found) == set(live)
     for obs, want in live.items():
         got = found[obs]
-        assert (got["text"], got["agents"], got["source"], got["episode"]) == (
+        assert (got["text"], sorted(got["agents"]), got["source"], got["episode"]) == (
             want.text,
-            [want.agent],
+            sorted(want.agents),
             want.source,
             want.episode,
         )

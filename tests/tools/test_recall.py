@@ -96,11 +96,12 @@ async def test_neighbours_in_the_same_episode_lift_each_other(client: Client) ->
 
 async def test_topics_named_in_the_query_lift_what_mentions_them(client: Client) -> None:
     with anyio.fail_after(30):
-        # the same words, so only the topic tells them apart (the later one wins ties)
+        # the same words (another text: the same one would be y's belief in x's observation),
+        # so only the topic tells them apart (the later one wins ties)
         tagged = await ok(
             client, "remember", text="Adores jazz records.", topics=["Alice"], agent="x"
         )
-        plain = await ok(client, "remember", text="Adores jazz records.", agent="y")
+        plain = await ok(client, "remember", text="Adores jazz records!", agent="y")
         found = await ok(client, "recall", query="what records does alice adore")
     by_id = {r["observation_id"]: r for r in found["results"]}
     assert found["results"][0]["observation_id"] == tagged["observation_id"]
@@ -227,7 +228,7 @@ async def test_recall_returns_the_current_fact_not_the_superseded_one(client: Cl
     assert item["current"] is True
     assert item["fact"] == {
         "subject": "Alice",
-        "predicate": "lives in",
+        "predicate": "lives_in",  # stored normalised
         "object": "Berlin",
         "valid_from": "2024-06-01T00:00:00Z",
         "valid_until": None,

@@ -11,6 +11,7 @@ from calls import error, ok
 from mcp.client import Client
 
 from doxa.store import Memory
+from doxa.store.drafts import predicate_key
 
 pytestmark = pytest.mark.anyio
 
@@ -376,18 +377,27 @@ async def test_same_text_from_same_agent_returns_the_existing_ids(
     assert memory.stats()["Belief"] == 1
 
 
-async def test_same_text_from_another_agent_is_a_new_observation(
+async def test_same_text_from_another_agent_is_its_belief_in_the_same_observation(
     memory_client: Client, memory: Memory
 ) -> None:
     with anyio.fail_after(30):
-        first = await ok(memory_client, "remember", text="The ferry leaves at noon.", agent="scout")
+        first = await ok(
+            memory_client, "remember", text="The ferry leaves at noon.", agent="scout",
+            confidence="0.9",
+        )  # fmt: skip
         other = await ok(
-            memory_client, "remember", text="The ferry leaves at noon.", agent="driver"
-        )
+            memory_client, "remember", text="The ferry leaves at noon.", agent="driver",
+            confidence="0.5",
+        )  # fmt: skip
     assert other["duplicate_of"] is None
-    assert other["observation_id"] != first["observation_id"]
+    assert other["observation_id"] == first["observation_id"]
     assert other["belief_id"] != first["belief_id"]
-    assert memory.stats()["Observation"] == 2
+    assert (memory.stats()["Observation"], memory.stats()["Belief"]) == (1, 2)
+    believers = memory.evidence(first["observation_id"])["believers"]
+    assert [(b["agent"], b["belief_id"], Decimal(b["confidence"])) for b in believers] == [
+        ("scout", first["belief_id"], Decimal("0.9")),
+        ("driver", other["belief_id"], Decimal("0.5")),
+    ]
 
 
 async def test_duplicate_inside_one_batch_points_at_the_first(
@@ -536,7 +546,7 @@ async def test_hostile_strings_in_every_field_are_stored_exactly_and_touch_nothi
     assert item["source"] == hostile
     assert item["episode"] == hostile
     assert item["fact"]["subject"] == hostile
-    assert item["fact"]["predicate"] == f"p {hostile}"
+    assert item["fact"]["predicate"] == predicate_key(f"p {hostile}")  # stored normalised
     assert item["fact"]["object"] == f"o {hostile}"
     assert cited["observation"]["text"] == f"Text {hostile}"
     assert cited["observation"]["episode"] == hostile

@@ -1,0 +1,296 @@
+"""Facts as agents mean them, on a real memory (Kùzu, LanceDB, hash embedder): predicate
+cardinality (given per fact, configured, persisted, normalised), one observation believed by
+several agents, forgetting one agent's belief, and provenance after a retraction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doxa.server.settings import Settings
+from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft
+from tests.conftest import hash_settings
+
+
+def said(
+    memory: Memory,
+    subject: str,
+    predicate: str,
+    obj: str,
+    agent: str = "scout",
+    when: str = "2024-05-01T08:00:00Z",
+    text: str | None = None,
+    **fact: Any,
+) -> str:
+    """Remember one fact; its observation id."""
+    [done] = memory.remember(
+        [
+            MemoryDraft(
+                text=text or f"{subject} {predicate} {obj}.",
+                agent=agent,
+                observed_at=when,
+                fact=FactDraft(subject, predicate, obj, **fact),
+            )
+        ]
+    )
+    return done.observation_id
+
+
+def current(memory: Memory, query: str, **filters: Any) -> dict[str, bool]:
+    """Text -> current, of the facts a recall returns about the query's first word (superseded
+    ones included)."""
+    found = memory.recall(query, include_superseded=True, **filters)
+    subject = query.split()[0]
+    return {r.text: r.current for r in found.results if r.text.startswith(subject)}
+
+
+def clashes(memory: Memory, **filters: Any) -> list[dict[str, Any]]:
+    return [c for c in memory.conflicts(**filters) if c["kind"] == "clash"]
+
+
+def open_memory(settings: Settings) -> Memory:
+    opened = Memory.open(settings.store)
+    opened.warm_up()
+    return opened
+
+
+# ---- cardinality ----------------------------------------------------------------------------
+
+
+def test_a_multi_valued_predicate_accumulates_a_single_valued_one_supersedes(
+    memory: Memory,
+) -> None:
+    said(memory, "Alice", "likes", "jazz", when="2024-05-01T08:00:00Z")
+    said(memory, "Alice", "likes", "hiking", when="2024-05-02T08:00:00Z")
+    paris = said(memory, "Alice", "lives in", "Paris", when="2024-05-01T08:00:00Z")
+    berlin = said(memory, "Alice", "lives in", "Berlin", when="2024-05-02T08:00:00Z")
+    found = current(memory, "Alice likes", limit=10)
+    assert found["Alice likes jazz."] is True and found["Alice likes hiking."] is True
+    assert current(memory, "Alice lives in", limit=10)["Alice lives in Paris."] is False
+    [paris_row] = [r for r in memory.recall("Paris", include_superseded=True).results
+                   if r.observation_id == paris]  # fmt: skip
+    assert paris_row.superseded_by == [berlin]
+    assert paris_row.fact is not None and paris_row.fact["cardinality"] == "one"
+    [jazz] = [r for r in memory.recall("jazz").results if r.text == "Alice likes jazz."]
+    assert jazz.fact is not None and jazz.fact["cardinality"] == "many"
+    assert memory.evidence(paris)["cardinality"] == "one"
+
+
+def test_different_objects_of_a_multi_valued_predicate_never_clash_across_agents(
+    memory: Memory,
+) -> None:
+    said(memory, "Alice", "likes", "hiking", agent="scout")
+    said(memory, "Alice", "likes", "chess", agent="driver")
+    assert clashes(memory) == []
+    said(memory, "Alice", "lives_in", "Paris", agent="scout")
+    said(memory, "Alice", "lives_in", "Berlin", agent="driver")
+    [clash] = clashes(memory)
+    assert clash["predicate"] == "lives_in"
+    assert {*clash["a_agents"], *clash["b_agents"]} == {"scout", "driver"}
+
+
+def test_predicates_are_normalised_and_stored_normalised(memory: Memory) -> None:
+    first = said(memory, "Alice", "lives in", "Paris", when="2024-05-01T08:00:00Z")
+    said(memory, "Alice", "Lives-In", "Rome", when="2024-05-02T08:00:00Z")
+    said(memory, "Alice", " LIVES   in ", "Oslo", when="2024-05-03T08:00:00Z")
+    last = said(memory, "Alice", "lives_in", "Berlin", when="2024-05-04T08:00:00Z")
+    cited = memory.evidence(last)
+    assert cited["predicate"] == "lives_in"
+    assert [s["object"] for s in cited["supersession_chain"]] == ["Paris", "Rome", "Oslo"]
+    assert memory.evidence(first)["valid_until"] is not None
+    with pytest.raises(InvalidInput) as caught:
+        said(memory, "Alice", " _-_ ", "nowhere")
+    assert caught.value.field == "fact.predicate"
+
+
+def test_cardinality_given_with_the_first_fact_holds_and_another_is_refused(
+    memory: Memory,
+) -> None:
+    said(memory, "Bob", "collects", "stamps", cardinality="many")
+    said(memory, "Bob", "collects", "coins", when="2024-05-02T08:00:00Z")
+    found = current(memory, "Bob collects")
+    assert found == {"Bob collects stamps.": True, "Bob collects coins.": True}
+    said(memory, "Bob", "Collects", "shells", cardinality="many")  # the same one: fine
+    before = memory.stats()["Observation"]
+    with pytest.raises(InvalidInput) as caught:
+        said(memory, "Bob", "collects", "fossils", cardinality="one")
+    assert caught.value.field == "fact.cardinality"
+    assert "'collects' is 'many'" in str(caught.value)
+    assert memory.stats()["Observation"] == before
+    with pytest.raises(InvalidInput) as caught:
+        memory.remember(
+            [
+                MemoryDraft(text="ok", fact=FactDraft("Bob", "collects", "cards")),
+                MemoryDraft(text="no", fact=FactDraft("Bob", "collects", "x", cardinality="one")),
+            ],
+            batch=True,
+        )
+    assert caught.value.field == "memories[1].fact.cardinality"
+    with pytest.raises(InvalidInput) as caught:
+        said(memory, "Bob", "naps", "daily", cardinality="sometimes")
+    assert caught.value.field == "fact.cardinality"
+    assert memory.stats()["Observation"] == before
+
+
+def test_cardinality_set_early_in_a_batch_governs_the_rest_of_it(memory: Memory) -> None:
+    done = memory.remember(
+        [
+            MemoryDraft(
+                text="Cleo grows tomatoes.",
+                observed_at="2024-05-01T08:00:00Z",
+                fact=FactDraft("Cleo", "grows", "tomatoes", cardinality="many"),
+            ),
+            MemoryDraft(
+                text="Cleo grows basil.",
+                observed_at="2024-05-02T08:00:00Z",
+                fact=FactDraft("Cleo", "grows", "basil"),
+            ),
+        ],
+        batch=True,
+    )
+    assert [d.superseded for d in done] == [[], []]
+    assert current(memory, "Cleo grows") == {
+        "Cleo grows tomatoes.": True,
+        "Cleo grows basil.": True,
+    }
+
+
+def test_configured_cardinality_and_the_recorded_one_survive_a_restart(tmp_path: Path) -> None:
+    settings = hash_settings(
+        tmp_path / "memory", predicates={"one": ["status"], "many": ["collects"]}
+    )
+    memory = open_memory(settings)
+    try:
+        said(memory, "Bob", "collects", "stamps")
+        said(memory, "Bob", "collects", "coins", when="2024-05-02T08:00:00Z")
+        said(memory, "Dan", "plays with", "Eve", cardinality="many")
+        assert current(memory, "Bob collects") == {
+            "Bob collects stamps.": True,
+            "Bob collects coins.": True,
+        }
+    finally:
+        memory.close()
+    # Configuration changes later; what the graph recorded stays.
+    later = hash_settings(tmp_path / "memory", predicates={"one": ["collects"], "many": []})
+    memory = open_memory(later)
+    try:
+        said(memory, "Bob", "collects", "shells", when="2024-05-03T08:00:00Z")
+        said(memory, "Dan", "plays_with", "Fay", when="2024-05-03T08:00:00Z")
+        assert all(current(memory, "Bob collects").values())
+        assert all(current(memory, "Dan plays with").values())
+        with pytest.raises(InvalidInput):
+            said(memory, "Dan", "plays with", "Gus", cardinality="one")
+    finally:
+        memory.close()
+
+
+# ---- shared beliefs -------------------------------------------------------------------------
+
+
+def test_the_same_text_from_a_second_agent_is_its_belief_in_the_same_observation(
+    memory: Memory,
+) -> None:
+    [first] = memory.remember([MemoryDraft(text="The ferry leaves at 9.", agent="scout",
+                                           confidence="0.9")])  # fmt: skip
+    [second] = memory.remember(
+        [MemoryDraft(text="The ferry  leaves at 9.", agent="driver", confidence="0.6")]
+    )
+    assert second.observation_id == first.observation_id
+    assert second.belief_id != first.belief_id
+    assert second.duplicate_of is None and second.shared_with == ["scout"]
+    [again] = memory.remember([MemoryDraft(text="The ferry leaves at 9.", agent="driver")])
+    assert again.duplicate_of == first.observation_id and again.belief_id == second.belief_id
+    cited = memory.evidence(first.observation_id)
+    assert [(b["agent"], str(b["confidence"])) for b in cited["believers"]] == [
+        ("scout", "0.900000000000000000"),
+        ("driver", "0.600000000000000000"),
+    ]
+    assert cited["believers"][0]["since"] < cited["believers"][1]["since"]
+    [found] = memory.recall("ferry").results
+    assert found.agents == ["scout", "driver"]
+    assert set(found.belief_ids) == {first.belief_id, second.belief_id}
+    assert [r.observation_id for r in memory.recall("ferry", agent="driver").results] == [
+        first.observation_id
+    ]
+    counts = memory.stats()
+    assert (counts["Observation"], counts["Belief"]) == (1, 2)
+
+
+def test_a_clash_side_lists_every_agent_that_believes_it(memory: Memory) -> None:
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", text="Alice lives in Paris.")
+    again = said(memory, "Alice", "lives in", "Paris", agent="driver", text="Alice lives in Paris.")
+    assert again == paris
+    said(memory, "Alice", "lives in", "Berlin", agent="medic")
+    [clash] = clashes(memory, agent="medic", other_agent="driver")
+    sides = {clash["a"]: clash["a_agents"], clash["b"]: clash["b_agents"]}
+    assert sides[paris] == ["driver", "scout"]
+
+
+def test_a_second_agent_changing_its_mind_leaves_the_first_agents_fact_standing(
+    memory: Memory,
+) -> None:
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", text="Alice lives in Paris.")
+    said(memory, "Alice", "lives in", "Paris", agent="driver", text="Alice lives in Paris.")
+    [done] = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice moved to Berlin.",
+                agent="driver",
+                observed_at="2024-06-01T08:00:00Z",
+                fact=FactDraft("Alice", "lives in", "Berlin"),
+            )
+        ]
+    )
+    assert done.superseded == [] and done.conflicts == [paris]
+    cited = memory.evidence(paris)
+    assert [b["agent"] for b in cited["believers"]] == ["scout"]
+    assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
+    assert cited["valid_until"] is None
+
+
+def test_forgetting_by_one_of_two_believers_withdraws_only_its_belief(
+    settings: Settings, memory: Memory
+) -> None:
+    [first] = memory.remember([MemoryDraft(text="Gulls nest on the pier.", agent="scout")])
+    [second] = memory.remember([MemoryDraft(text="Gulls nest on the pier.", agent="driver")])
+    done = memory.forget(first.observation_id, agent="driver")
+    assert (done.belief_ids, done.already, done.kept_for) == ([second.belief_id], False, ["scout"])
+    assert memory.forget(first.observation_id, agent="driver").already is True
+    [found] = memory.recall("gulls").results
+    assert found.agents == ["scout"] and found.belief_ids == [first.belief_id]
+    assert memory.recall("gulls", agent="driver").results == []
+    cited = memory.evidence(first.observation_id)
+    assert [b["agent"] for b in cited["believers"]] == ["scout"]
+    [withdrawn] = cited["withdrawn"]
+    assert withdrawn["agent"] == "driver" and withdrawn["retracted_at"] is not None
+    # Driver may come to believe it again: a new belief.
+    memory.close()
+    reopened = open_memory(settings)
+    try:
+        [found] = reopened.recall("gulls").results
+        assert found.agents == ["scout"]
+        assert reopened.forget(first.observation_id, agent="driver").already is True
+        # The last believer's forget retracts the observation itself.
+        gone = reopened.forget(first.observation_id, agent="scout")
+        assert gone.kept_for == [] and reopened.recall("gulls").results == []
+    finally:
+        reopened.close()
+
+
+# ---- provenance after a retraction ----------------------------------------------------------
+
+
+def test_retracting_the_newer_fact_leaves_no_trace_of_it_as_a_superseder(memory: Memory) -> None:
+    paris = said(memory, "Alice", "lives in", "Paris", when="2024-05-01T08:00:00Z")
+    berlin = said(memory, "Alice", "lives in", "Berlin", when="2024-05-02T08:00:00Z")
+    assert memory.evidence(paris)["superseded_by"] == [berlin]
+    memory.forget(berlin)
+    cited = memory.evidence(paris)
+    assert cited["superseded_by"] == []
+    assert cited["valid_until"] is None
+    [found] = memory.recall("Alice lives in").results
+    assert found.observation_id == paris and found.current and found.superseded_by == []
+    chain = {c["observation_id"]: c for c in cited["supersession_chain"]}
+    assert chain[berlin]["retracted_at"] is not None
