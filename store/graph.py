@@ -374,7 +374,7 @@ class Graph:
             " o.source AS source, o.kind AS kind, o.subject AS subject,"
             " o.predicate AS predicate, o.object AS object, o.valid_from AS valid_from,"
             " o.valid_until AS valid_until, o.retracted_at AS retracted_at, o.hits AS hits,"
-            " o.impressions AS impressions ORDER BY o.seq"
+            " o.impressions AS impressions, o.stated_until AS stated_until ORDER BY o.seq"
         )
 
     def observation_count(self) -> int:
@@ -401,10 +401,10 @@ class Graph:
         """(observation id, episode id) for every FROM link."""
         return self._columns("MATCH (o:Observation)-[:`FROM`]->(e:Episode) RETURN o.id, e.id")
 
-    def supersessions(self) -> list[tuple[str, str]]:
-        """(newer id, older id) for every SUPERSEDES link."""
+    def supersessions(self) -> list[tuple[str, str, datetime]]:
+        """(newer id, older id, the newer fact's start) for every SUPERSEDES link."""
         return self._columns(
-            "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation) RETURN n.id, o.id"
+            "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation) RETURN n.id, o.id, s.at"
         )
 
     def co_activations(self) -> list[tuple[str, str, int]]:
@@ -512,12 +512,14 @@ class Graph:
                 "source": r[5],
                 "observed_at": r[6],
                 "retracted": r[7] is not None,
+                "retracted_at": r[7],
+                "recorded_at": r[8],
             }
             for r in self._rows(
                 "MATCH (e:Observation)-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
                 " RETURN b.id, e.id, e.text, CAST(s.weight AS STRING),"
-                " CAST(e.confidence AS STRING), e.source, e.observed_at, e.retracted_at"
-                " ORDER BY s.weight DESC, e.id",
+                " CAST(e.confidence AS STRING), e.source, e.observed_at, e.retracted_at,"
+                " e.recorded_at ORDER BY s.weight DESC, e.id",
                 {"id": observation_id},
             )
         ]
@@ -542,11 +544,13 @@ class Graph:
                 "text": r[1],
                 "confidence": r[2],
                 "retracted": r[3] is not None,
+                "retracted_at": r[3],
+                "recorded_at": r[4],
             }
             for r in self._rows(
                 "MATCH (o:Observation {id: $id})-[:CONTRADICTS]-(x:Observation)"
-                " RETURN DISTINCT x.id, x.text, CAST(x.confidence AS STRING), x.retracted_at"
-                " ORDER BY x.id",
+                " RETURN DISTINCT x.id, x.text, CAST(x.confidence AS STRING), x.retracted_at,"
+                " x.recorded_at ORDER BY x.id",
                 {"id": observation_id},
             )
         ]
@@ -587,6 +591,28 @@ class Graph:
             )
         ]
 
+    def supersession_links(self, ids: Sequence[str]) -> list[Row]:
+        """Every SUPERSEDES link touching these observations: newer and older id, ``at``
+        (the newer fact's start), and the newer one's record and retraction times."""
+        found: dict[tuple[str, str], Row] = {}
+        for pattern in (
+            "(o:Observation {id: key})<-[s:SUPERSEDES]-(n:Observation)",
+            "(n:Observation {id: key})-[s:SUPERSEDES]->(o:Observation)",
+        ):
+            for r in self._rows(
+                f"UNWIND $ids AS i WITH i AS key MATCH {pattern}"
+                " RETURN n.id, o.id, s.at, n.recorded_at, n.retracted_at",
+                {"ids": list(ids)},
+            ):
+                found[(r[0], r[1])] = {
+                    "newer": r[0],
+                    "older": r[1],
+                    "at": r[2],
+                    "recorded_at": r[3],
+                    "retracted_at": r[4],
+                }
+        return sorted(found.values(), key=lambda link: (link["at"], link["newer"]))
+
     def superseded_by(self, observation_id: str) -> list[str]:
         """Ids of the observations that superseded this one directly."""
         return [
@@ -618,18 +644,37 @@ class Graph:
             )
         ]
 
-    def contradictions(self, agent: str | None, other_agent: str | None) -> list[Row]:
-        """Explicit CONTRADICTS pairs between unretracted observations with their holders."""
-        rows = self._rows(
-            "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
-            " WHERE x.retracted_at IS NULL AND y.retracted_at IS NULL"
-            " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(bx:Belief)-[:`OF`]->(x)"
-            " WHERE bx.retracted_at IS NULL"
-            " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(by:Belief)-[:`OF`]->(y)"
-            " WHERE by.retracted_at IS NULL"
-            " RETURN x.id, y.id, collect(DISTINCT ax.name), collect(DISTINCT ay.name), c.at"
-            " ORDER BY c.at, x.id, y.id"
-        )
+    def contradictions(
+        self, agent: str | None, other_agent: str | None, known_at: datetime | None = None
+    ) -> list[Row]:
+        """Explicit CONTRADICTS pairs between unretracted observations with their holders;
+        as the graph held them at ``known_at`` when given (both sides recorded and not
+        retracted by then, beliefs held then)."""
+        if known_at is None:
+            rows = self._rows(
+                "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
+                " WHERE x.retracted_at IS NULL AND y.retracted_at IS NULL"
+                " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(bx:Belief)-[:`OF`]->(x)"
+                " WHERE bx.retracted_at IS NULL"
+                " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(by:Belief)-[:`OF`]->(y)"
+                " WHERE by.retracted_at IS NULL"
+                " RETURN x.id, y.id, collect(DISTINCT ax.name), collect(DISTINCT ay.name), c.at"
+                " ORDER BY c.at, x.id, y.id"
+            )
+        else:
+            rows = self._rows(
+                "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
+                " WHERE c.at <= $k AND x.recorded_at <= $k AND y.recorded_at <= $k"
+                " AND (x.retracted_at IS NULL OR x.retracted_at > $k)"
+                " AND (y.retracted_at IS NULL OR y.retracted_at > $k)"
+                " OPTIONAL MATCH (ax:Agent)-[:HOLDS]->(bx:Belief)-[:`OF`]->(x)"
+                " WHERE bx.since <= $k AND (bx.retracted_at IS NULL OR bx.retracted_at > $k)"
+                " OPTIONAL MATCH (ay:Agent)-[:HOLDS]->(by:Belief)-[:`OF`]->(y)"
+                " WHERE by.since <= $k AND (by.retracted_at IS NULL OR by.retracted_at > $k)"
+                " RETURN x.id, y.id, collect(DISTINCT ax.name), collect(DISTINCT ay.name), c.at"
+                " ORDER BY c.at, x.id, y.id",
+                {"k": to_naive_utc(known_at)},
+            )
         found: list[Row] = []
         for x, y, x_agents, y_agents, at in rows:
             x_set, y_set = set(x_agents), set(y_agents)

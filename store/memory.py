@@ -63,8 +63,8 @@ from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type o
 from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.settings import StoreSettings
-from doxa.store.values import utc_now
-from doxa.store.working_memory import WorkingMemory
+from doxa.store.values import from_micros, micros, parse_time, utc_now
+from doxa.store.working_memory import NO_END, WorkingMemory
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
     from doxa.store.graph import Graph
@@ -446,6 +446,7 @@ class Memory:
         include_superseded: bool = False,
         limit: int = 10,
         order_by: OrderBy = "relevance",
+        known_at: object = None,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
 
@@ -459,12 +460,22 @@ class Memory:
             limit: at most this many results (1..100).
             order_by: "relevance" (default), or present the results by "confidence",
                 "newest" or "oldest" first.
+            known_at: answer with what the memory held then (ISO 8601, record time): what
+                it had been told and not yet retracted; ``as_of`` defaults to it.
 
         Raises:
             InvalidInput: a filter value is wrong; nothing is recorded.
         """
         asked = question(
-            query, agent, topics, min_confidence, as_of, include_superseded, limit, order_by
+            query,
+            agent,
+            topics,
+            min_confidence,
+            as_of,
+            include_superseded,
+            limit,
+            order_by,
+            known_at=known_at,
         )
         working = self._wm
         remembered = self._embeddings.queued
@@ -479,7 +490,8 @@ class Memory:
             ranked, current = answer(
                 working, asked, vector, self.settings.ranking, self._second_core
             )
-            results = [_recollection(r, working, bool(current[r.row])) for r in ranked]
+            known = None if asked.known_at is None else micros(asked.known_at)
+            results = [_recollection(r, working, bool(current[r.row]), known) for r in ranked]
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,
@@ -631,9 +643,10 @@ class Memory:
             with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
                 ends = [(working.entries[r].id, until) for r, until in reopened]
+            at = utc_now()
             with graph.write(f"forget ({mode})") as w:
                 if mode == "retract":
-                    w.retract(obs, utc_now())
+                    w.retract(obs, at)
                 else:
                     beliefs = w.purge(obs)
                 w.end_validity(ends)
@@ -644,27 +657,32 @@ class Memory:
                 for other, until in reopened:
                     working.reopen(other, until, obs)
                 if mode == "retract":
-                    working.retract(row)
+                    working.retract(row, at)
                 else:
                     working.purge(row)
         return Forgotten(obs, mode, beliefs, False)
 
     # ---- evidence and conflicts -------------------------------------------------------------
 
-    def evidence(self, id: str) -> dict[str, Any]:
-        """Everything known about an observation or belief, for citing it.
+    def evidence(self, id: str, known_at: object = None) -> dict[str, Any]:
+        """Everything known about an observation or belief, for citing it; with
+        ``known_at`` (ISO 8601, record time), as the memory held it then.
 
         Returns the observation's fields with ``cardinality`` (of a fact's predicate),
         ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
         agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
+        ``supersessions`` (who superseded it, from when, recorded when), ``supersedes``,
         ``supersession_chain``, and ``belief_id`` when a belief id was given.
 
         Raises:
             NotFound: the id names no observation or belief.
+            InvalidInput: ``known_at`` is not a time, or is before the observation was
+                recorded.
         """
         key = name(id, "id")
         assert key is not None
-        found = provenance.cite(self.graph, key)
+        known = None if known_at is None else parse_time(known_at, "known_at")
+        found = provenance.cite(self.graph, key, known)
         working = self._wm
         with self._working_lock.reading():
             predicate = found.get("predicate")
@@ -682,6 +700,7 @@ class Memory:
         agent: str | None = None,
         other_agent: str | None = None,
         topic: str | None = None,
+        known_at: object = None,
     ) -> list[dict[str, Any]]:
         """Explicit contradictions and clashing current facts.
 
@@ -689,6 +708,8 @@ class Memory:
             agent: only conflicts involving this agent's beliefs.
             other_agent: with ``agent``: only conflicts between the two agents.
             topic: only conflicts where either side mentions this topic.
+            known_at: the conflicts the memory held then (ISO 8601, record time): between
+                what it had been told by then and believed current then.
 
         Returns:
             Dicts with ``kind`` ("contradiction" or "clash"), ``a`` and ``b`` observation ids
@@ -700,13 +721,14 @@ class Memory:
         if other is not None and me is None:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
+        known = None if known_at is None else parse_time(known_at, "known_at")
         working = self._wm
         # The graph is read under no lock; the clashes, texts and topics come from the
         # working memory, under its read lock (beside recalls).
-        found = provenance.contradictions(self.graph, me, other)
-        at = utc_now()
+        found = provenance.contradictions(self.graph, me, other, known)
+        at = known or utc_now()
         with self._working_lock.reading():
-            found += provenance.clashes(working, me, other, at)
+            found += provenance.clashes(working, me, other, at, known)
             return provenance.described(found, working, about)
 
     def wait_embedded(self, timeout: float | None = None) -> bool:
@@ -773,8 +795,13 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
     )
 
 
-def _recollection(ranked: Ranked, working: WorkingMemory, current: bool) -> Recollection:
+def _recollection(
+    ranked: Ranked, working: WorkingMemory, current: bool, known_at: int | None = None
+) -> Recollection:
+    """One result as the memory held it at ``known_at`` (microseconds; None: now)."""
     entry = working.entries[ranked.row]
+    beliefs = working.believers(ranked.row, known_at)
+    end = working.end_of(ranked.row, known_at)
     fact = None
     if entry.subject is not None:
         fact = {
@@ -782,22 +809,22 @@ def _recollection(ranked: Ranked, working: WorkingMemory, current: bool) -> Reco
             "predicate": entry.predicate,
             "object": entry.object,
             "valid_from": entry.valid_from,
-            "valid_until": entry.valid_until,
+            "valid_until": None if end == NO_END else from_micros(end),
             "cardinality": working.cardinality(entry.predicate or ""),
         }
     return Recollection(
         observation_id=entry.id,
-        belief_ids=list(entry.beliefs),
+        belief_ids=[b for _, b in beliefs],
         text=entry.text,
         confidence=entry.confidence,
         observed_at=entry.observed_at,
         source=entry.source,
         episode=entry.episode,
         topics=list(entry.topics),
-        agents=list(entry.agents),
+        agents=list(dict.fromkeys(a for a, _ in beliefs)),
         score=round(ranked.score, 6),
         scores={k: round(v, 6) for k, v in ranked.components.items() if v},
-        superseded_by=list(entry.superseded_by),
+        superseded_by=working.superseders(ranked.row, known_at),
         current=current,
         fact=fact,
     )

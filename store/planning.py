@@ -141,7 +141,7 @@ def plan(
             topics = first.topics if isinstance(first, Shared) else first.memory.topics
             planned.append(Duplicate(first.observation_id, first.belief_id, list(topics)))
             continue
-        shared = _shared(memory, working, state)
+        shared = _shared(memory, working, state, now)
         if shared is not None:
             seen[key] = shared
             planned.append(shared)
@@ -211,7 +211,9 @@ def _same_fact(
     )
 
 
-def _shared(memory: NewMemory, working: WorkingMemory, state: Batch) -> Shared | None:
+def _shared(
+    memory: NewMemory, working: WorkingMemory, state: Batch, now: datetime
+) -> Shared | None:
     """Another agent's observation of the same text (and the same fact, still valid when
     this one starts), to believe instead of copying; None when there is none, or when
     this memory links evidence or contradictions of its own (those are claims of a new
@@ -221,7 +223,7 @@ def _shared(memory: NewMemory, working: WorkingMemory, state: Batch) -> Shared |
     fact = memory.fact
     start = None
     if fact is not None:
-        start = fact.valid_from or memory.observed_at
+        start = fact.valid_from or memory.observed_at or now
     for row in working.held_text(memory.text_key):
         entry = working.entries[row]
         if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
@@ -336,7 +338,8 @@ def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | Non
         entry = working.entries[other]
         if other == row or gone.id not in entry.superseded_by:
             continue
-        ends = []
+        # The end it was given, unless a remaining superseder starts earlier.
+        ends = [entry.stated_until] if entry.stated_until is not None else []
         for newer in entry.superseded_by:
             newer_row = working.row_of.get(newer)
             if newer == gone.id or newer_row is None:

@@ -16,19 +16,26 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from doxa.store.errors import NotFound
-from doxa.store.values import micros
+from doxa.store.errors import InvalidInput, NotFound
+from doxa.store.values import micros, to_naive_utc
 from doxa.store.working_memory import WorkingMemory, topic_key
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph
 
 
-def cite(graph: Graph, key: str) -> dict[str, Any]:
-    """Everything the graph knows about the observation or belief ``key``.
+def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, Any]:
+    """Everything the graph knows about the observation or belief ``key``; with
+    ``known_at``, as the memory held it then (record time): what was recorded later is left
+    out, what was retracted later is shown unretracted, and a fact's end is the end it was
+    given or the start of a superseder held then.
+
+    Superseders that are retracted (or purged) are never named in ``superseded_by`` or
+    ``supersedes``; the chain keeps them, with their ``retracted_at``.
 
     Raises:
         NotFound: the id names no observation or belief.
+        InvalidInput: the observation was recorded after ``known_at``.
     """
     belief_id = None
     target = graph.belief_target(key)
@@ -39,33 +46,99 @@ def cite(graph: Graph, key: str) -> dict[str, Any]:
     found = graph.observation(observation_id)
     if found is None:
         raise NotFound("id", "observation or belief", key)
+    k = None if known_at is None else to_naive_utc(known_at)
+
+    def held(recorded: datetime | None, retracted: datetime | None) -> bool:
+        """Recorded by the record time asked for, and not retracted by it."""
+        if k is None:
+            return retracted is None
+        return recorded is not None and recorded <= k and (retracted is None or retracted > k)
+
+    def by_then(moment: datetime | None) -> datetime | None:
+        """A recorded time, if it had happened by the record time asked for."""
+        return moment if k is None or (moment is not None and moment <= k) else None
+
+    if k is not None and found["recorded_at"] > k:
+        raise InvalidInput(
+            "known_at",
+            f"{key!r} was recorded at {found['recorded_at']:%Y-%m-%dT%H:%M:%S.%fZ}, after"
+            " known_at: the memory did not hold it then",
+        )
+    found["retracted_at"] = by_then(found["retracted_at"])
     found["belief_id"] = belief_id
     beliefs = graph.believers(observation_id)
-    found["believers"] = [b for b in beliefs if b["retracted_at"] is None]
-    found["withdrawn"] = [b for b in beliefs if b["retracted_at"] is not None]
-    evidence = graph.evidence_for(observation_id)
+    found["believers"] = [b for b in beliefs if held(b["since"], b["retracted_at"])]
+    found["withdrawn"] = [b for b in beliefs if by_then(b["retracted_at"]) is not None]
+    evidence = [e for e in graph.evidence_for(observation_id) if by_then(e["recorded_at"])]
     if belief_id is not None:
         evidence = [e for e in evidence if e["belief_id"] == belief_id]
+    for row in evidence:
+        row["retracted"] = by_then(row["retracted_at"]) is not None
     found["evidence"] = evidence
     found["supports"] = graph.supports_given(observation_id)
-    found["contradictions"] = graph.contradictions_of(observation_id)
-    found["superseded_by"] = graph.superseded_by(observation_id)
-    found["supersession_chain"] = graph.supersession_chain(observation_id)
+    contradicting = [
+        c for c in graph.contradictions_of(observation_id) if by_then(c["recorded_at"])
+    ]
+    for row in contradicting:
+        row["retracted"] = by_then(row["retracted_at"]) is not None
+    found["contradictions"] = contradicting
+    chain = graph.supersession_chain(observation_id)
+    links = graph.supersession_links([observation_id, *(c["observation_id"] for c in chain)])
+    # A link exists from when both ends were recorded; it ends a fact while its newer end
+    # is held.
+    recorded = {c["observation_id"]: c["recorded_at"] for c in chain}
+    recorded[observation_id] = found["recorded_at"]
+    standing = [
+        link
+        for link in links
+        if held(link["recorded_at"], link["retracted_at"])
+        and by_then(recorded.get(link["older"])) is not None
+    ]
+    found["superseded_by"] = [x["newer"] for x in standing if x["older"] == observation_id]
+    found["supersessions"] = [
+        {"observation_id": x["newer"], "from": x["at"], "recorded_at": x["recorded_at"]}
+        for x in standing
+        if x["older"] == observation_id
+    ]
+    found["supersedes"] = [x["older"] for x in standing if x["newer"] == observation_id]
+    if k is not None:
+        ends: dict[str, datetime] = {}
+        for link in standing:
+            older = link["older"]
+            ends[older] = min(ends.get(older, link["at"]), link["at"])
+
+        def end(obs: str, stated: datetime | None) -> datetime | None:
+            return min((t for t in (stated, ends.get(obs)) if t is not None), default=None)
+
+        found["valid_until"] = end(observation_id, found["stated_until"])
+        chain = [c for c in chain if by_then(c["recorded_at"]) is not None]
+        for c in chain:
+            c["valid_until"] = end(c["observation_id"], c["stated_until"])
+    for c in chain:
+        c["retracted_at"] = by_then(c["retracted_at"])
+    found["supersession_chain"] = chain
     return found
 
 
-def contradictions(graph: Graph, me: str | None, other: str | None) -> list[dict[str, Any]]:
-    """Explicit contradictions between unretracted observations, as the graph holds them,
-    for ``me`` (or between ``me`` and ``other``): ids and agents (``described`` adds the
-    rest)."""
-    return [{"kind": "contradiction", **c} for c in graph.contradictions(me, other)]
+def contradictions(
+    graph: Graph, me: str | None, other: str | None, known_at: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Explicit contradictions between unretracted observations, as the graph holds them
+    (held at ``known_at``, when given), for ``me`` (or between ``me`` and ``other``): ids
+    and agents (``described`` adds the rest)."""
+    return [{"kind": "contradiction", **c} for c in graph.contradictions(me, other, known_at)]
 
 
 def clashes(
-    working: WorkingMemory, me: str | None, other: str | None, at: datetime
+    working: WorkingMemory,
+    me: str | None,
+    other: str | None,
+    at: datetime,
+    known_at: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Pairs of facts current at ``at`` with the same subject and predicate and different
-    objects, for ``me`` (or between ``me`` and ``other``): ids, agents, subject and
+    """Pairs of facts current at ``at`` (as the memory held them at ``known_at``; None:
+    now) with the same subject and a single-valued predicate and different objects, for
+    ``me`` (or between ``me`` and ``other``): ids, agents (every believer), subject and
     predicate (``described`` adds the rest).
 
     From the working memory, which indexes every unretracted fact by subject and predicate:
@@ -73,21 +146,20 @@ def clashes(
     instead took 0.2-1 s over 20k facts, holding the GIL for most of it (row by row), so
     every recall in the process slowed meanwhile. The caller holds the read lock.
     """
-    at_us = micros(at)
+    known = None if known_at is None else micros(known_at)
+    _, valid = working.view(len(working), micros(at), known)
     found: list[dict[str, Any]] = []
     for key, rows in working.fact_index.items():
         if len(rows) < 2 or working.cardinality(key[1]) == "many":
             continue
-        current = [
-            working.entries[r]
-            for r in rows
-            if working.valid_from[r] <= at_us < working.valid_until[r]
-        ]
-        for i, x in enumerate(current):
-            for y in current[i + 1 :]:
+        current = [r for r in rows if valid[r]]
+        for i, rx in enumerate(current):
+            for ry in current[i + 1 :]:
+                x, y = working.entries[rx], working.entries[ry]
                 if topic_key(x.object or "") == topic_key(y.object or ""):
                     continue
-                xa, ya = set(x.agents), set(y.agents)
+                xa = {a for a, _ in working.believers(rx, known)}
+                ya = {a for a, _ in working.believers(ry, known)}
                 if me is not None and other is not None:
                     if not ((me in xa and other in ya) or (other in xa and me in ya)):
                         continue

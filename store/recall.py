@@ -55,6 +55,8 @@ class Question:
     order_by: OrderBy
     #: (start, end) in microseconds of the time the query's words name, or None.
     window: tuple[int, int] | None
+    #: Record time: answer with what the memory held then (None: now).
+    known_at: datetime | None = None
 
 
 def question(
@@ -66,6 +68,7 @@ def question(
     include_superseded: bool = False,
     limit: int = 10,
     order_by: OrderBy = "relevance",
+    known_at: object = None,
 ) -> Question:
     """Validate a recall's arguments (see ``Memory.recall``).
 
@@ -90,7 +93,9 @@ def question(
     minimum = (
         None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
     )
-    at = utc_now() if as_of is None else parse_time(as_of, "as_of")
+    known = None if known_at is None else parse_time(known_at, "known_at")
+    # What was believed current then, unless a valid time is asked for too.
+    at = parse_time(as_of, "as_of") if as_of is not None else known or utc_now()
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput("limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
@@ -106,6 +111,7 @@ def question(
         limit=limit,
         order_by=order_by,
         window=None if window is None else (micros(window[0]), micros(window[1])),
+        known_at=known,
     )
 
 
@@ -161,9 +167,11 @@ def answer(
     n = len(working)
     query = asked.query
     at_us = micros(asked.at)
-    mask = working.live[:n].copy()
+    known_us = None if asked.known_at is None else micros(asked.known_at)
+    # Held at the record time and begun by the valid time; valid then, as known then.
+    mask, valid = working.view(n, at_us, known_us)
     if asked.agent is not None:
-        mask &= _member(working.rows_of(working.agent_rows, asked.agent), n)
+        mask &= working.agent_mask(asked.agent, n, known_us)
     if asked.topics:
         any_topic = np.zeros(n, dtype=bool)
         for topic in asked.topics:
@@ -171,8 +179,7 @@ def answer(
         mask &= any_topic
     if asked.minimum is not None:
         mask &= working.confidence[:n] >= scaled(asked.minimum)
-    mask &= working.valid_from[:n] <= at_us
-    current = mask & (working.valid_until[:n] > at_us)
+    current = mask & valid
     if not asked.include_superseded:
         mask = current
     # Full text among the rows the filters allow, so a filter never starves the pool.

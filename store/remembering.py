@@ -144,6 +144,7 @@ def entries(write: Write) -> list[Entry]:
                 object=row["object"],
                 valid_from=plan.valid_from,
                 valid_until=plan.valid_until,
+                stated_until=row["stated_until"],
                 episode=m.episode,
                 topics=tuple(sorted(m.topics)),
             )
@@ -175,5 +176,8 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
             older_row = rows.get(older, working.row_of.get(older))
             assert older_row is not None
             working.supersede(rows[plan.observation_id], older_row, at)
-        for newer, _ in plan.superseded_by:
+        for newer, at in plan.superseded_by:
+            newer_row = rows.get(newer, working.row_of.get(newer))
+            assert newer_row is not None
+            working.link(newer_row, rows[plan.observation_id], at)
             working.superseded_by(rows[plan.observation_id], newer)

@@ -263,6 +263,7 @@ class SharedMemory:
         include_superseded: bool = False,
         limit: int = 10,
         order_by: OrderBy = "relevance",
+        known_at: object = None,
     ) -> RecallOutcome:
         """``Memory.recall``."""
         result: RecallOutcome = self._call(
@@ -275,6 +276,7 @@ class SharedMemory:
             include_superseded=include_superseded,
             limit=limit,
             order_by=order_by,
+            known_at=known_at,
         )
         return result
 
@@ -294,9 +296,9 @@ class SharedMemory:
         result: Forgotten = self._call("forget", observation_id, mode=mode, agent=agent)
         return result
 
-    def evidence(self, id: str) -> dict[str, Any]:
+    def evidence(self, id: str, known_at: object = None) -> dict[str, Any]:
         """``Memory.evidence``."""
-        result: dict[str, Any] = self._call("evidence", id)
+        result: dict[str, Any] = self._call("evidence", id, known_at=known_at)
         return result
 
     def unsupported(self, agent: str) -> list[dict[str, Any]]:
@@ -305,10 +307,16 @@ class SharedMemory:
         return result
 
     def conflicts(
-        self, agent: str | None = None, other_agent: str | None = None, topic: str | None = None
+        self,
+        agent: str | None = None,
+        other_agent: str | None = None,
+        topic: str | None = None,
+        known_at: object = None,
     ) -> list[dict[str, Any]]:
         """``Memory.conflicts``."""
-        result: list[dict[str, Any]] = self._call("conflicts", agent, other_agent, topic)
+        result: list[dict[str, Any]] = self._call(
+            "conflicts", agent, other_agent, topic, known_at=known_at
+        )
         return result
 
     def stats(self) -> dict[str, int]:

@@ -133,6 +133,8 @@ def load(working: WorkingMemory, graph: Graph) -> None:
             valid_from=from_naive_utc(row["valid_from"]),
             valid_until=from_naive_utc(row["valid_until"]),
             retracted=row["retracted_at"] is not None,
+            retracted_at=from_naive_utc(row["retracted_at"]),
+            stated_until=from_naive_utc(row["stated_until"]),
             episode=episodes.get(row["id"]),
             topics=tuple(sorted(topics.get(row["id"], []))),
         )
@@ -149,10 +151,12 @@ def load(working: WorkingMemory, graph: Graph) -> None:
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality
-    for newer, older in graph.supersessions():
-        # A retracted superseder is kept for audit but no longer ends anything.
-        if not working.entries[working.row_of[newer]].retracted:
-            working.superseded_by(working.row_of[older], newer)
+    for newer, older, at in graph.supersessions():
+        newer_row, older_row = working.row_of[newer], working.row_of[older]
+        working.link(newer_row, older_row, _aware(at))  # ended it while newer was held
+        # A retracted superseder is kept for audit but no longer ends anything now.
+        if not working.entries[newer_row].retracted:
+            working.superseded_by(older_row, newer)
     for a, b, count in graph.co_activations():
         ra, rb = working.row_of[a], working.row_of[b]
         working.co_activated[ra][rb] = count

@@ -135,6 +135,11 @@ def micros(moment: datetime) -> int:
     return (aware - _EPOCH) // _MICROSECOND
 
 
+def from_micros(value: int) -> datetime:
+    """The aware UTC time of microseconds since the epoch (``micros`` undone)."""
+    return _EPOCH + timedelta(microseconds=value)
+
+
 def iso(moment: datetime | None) -> str | None:
     """ISO 8601 text with a ``Z`` suffix, or None. A naive time (as Kùzu returns) is UTC."""
     if moment is None:

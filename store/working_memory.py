@@ -4,7 +4,10 @@ The graph (Kùzu) is the source of truth and LanceDB keeps the texts and vectors
 mirror exists so a recall touches neither database for filtering and ranking. It keeps, per
 observation row, the fields results show, and as arrays the ones filters and scores read
 (exact confidence as scaled integers, validity as microseconds, hits, impressions) plus the
-embeddings (int8, see vector_matrix). ``Memory`` changes it only under the write side of its
+embeddings (int8, see vector_matrix). It keeps both clocks: when each row was recorded and
+retracted, the end each fact was given, and every supersession with the row that made it, so
+``view`` can say what the memory held at any record time (``known_at``) as well as what was
+valid at any valid time (``as_of``). ``Memory`` changes it only under the write side of its
 readers-writer lock, right after a write commits, so it never shows anything the graph does
 not hold; recalls read it in parallel under the read side. Nothing here locks: the methods
 that change it are called with the write lock held, the readers with the read lock.
@@ -74,6 +77,8 @@ class Entry:
     valid_until: datetime | None
     retracted: bool = False
     episode: str | None = None
+    stated_until: datetime | None = None  # the end it was given (valid_until may be earlier)
+    retracted_at: datetime | None = None
     # Tuples, not lists: an empty tuple is shared, and the working memory shares one tuple
     # per distinct set of topics or agents (at 100k memories lists cost ~20 MB more).
     topics: tuple[str, ...] = ()
@@ -100,6 +105,11 @@ class WorkingMemory:
         self.confidence: IntArray = np.zeros(capacity, dtype=np.int64)
         self.valid_from: IntArray = np.zeros(capacity, dtype=np.int64)
         self.valid_until: IntArray = np.zeros(capacity, dtype=np.int64)
+        # Record time: when each row was recorded and retracted (NO_END: not retracted; a
+        # purged row is never held), and the end each fact was given when remembered.
+        self.recorded_at: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.retracted_at: IntArray = np.full(capacity, NO_END, dtype=np.int64)
+        self.stated_until: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
         # The observation learned just before / after this one in its episode (-1: none), so
@@ -117,7 +127,11 @@ class WorkingMemory:
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
         self.text_index: dict[tuple[str, str], int] = {}
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
+        # Retracted facts stay (for what was held before); purged ones leave.
         self.fact_index: dict[tuple[str, str], list[int]] = defaultdict(list)
+        # Every supersession, retracted superseders included: older row -> [(newer row, the
+        # newer fact's start in microseconds)].
+        self.incoming: dict[int, list[tuple[int, int]]] = {}
         # Entity key (a fact's subject or object, as topic_key) -> every fact row naming it,
         # retracted ones included (an entity's timeline shows them), and its first spelling.
         self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
@@ -165,6 +179,9 @@ class WorkingMemory:
         self.confidence = grow(self.confidence)
         self.valid_from = grow(self.valid_from)
         self.valid_until = grow(self.valid_until)
+        self.recorded_at = grow(self.recorded_at)
+        self.retracted_at = grow(self.retracted_at, NO_END)
+        self.stated_until = grow(self.stated_until, NO_END)
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
         self.previous = grow(self.previous, -1)
@@ -193,6 +210,13 @@ class WorkingMemory:
         start = entry.valid_from or entry.observed_at
         self.valid_from[row] = micros(start)
         self.valid_until[row] = NO_END if entry.valid_until is None else micros(entry.valid_until)
+        self.recorded_at[row] = micros(entry.recorded_at)
+        self.retracted_at[row] = (
+            NO_END if entry.retracted_at is None else micros(entry.retracted_at)
+        )
+        self.stated_until[row] = (
+            NO_END if entry.stated_until is None else micros(entry.stated_until)
+        )
         for topic in entry.topics:
             self._mention(row, topic)
         keys = {topic_key(t) for t in entry.topics}
@@ -210,9 +234,14 @@ class WorkingMemory:
             began = self.episode_start.get(entry.episode)
             if began is None or entry.observed_at < began:
                 self.episode_start[entry.episode] = entry.observed_at
+        # A retracted row keeps its words and fact key: recalls as of an earlier record time
+        # find it (filters keep it out of every other recall).
+        self.text.add(row, entry.text)
+        key = fact_key(entry)
+        if key is not None:
+            self.fact_index[key].append(row)
         if not entry.retracted:
-            self._index_keys(row)
-            self.text.add(row, entry.text)
+            self._index_texts(row)
         return row
 
     def _mention(self, row: int, topic: str) -> None:
@@ -233,22 +262,16 @@ class WorkingMemory:
             self.following[rows[-1]] = row
         rows.append(row)
 
-    def _index_keys(self, row: int) -> None:
+    def _index_texts(self, row: int) -> None:
         entry = self.entries[row]
         for agent in entry.agents:
             self.text_index[(agent, entry.text_key)] = row
-        key = fact_key(entry)
-        if key is not None:
-            self.fact_index[key].append(row)
 
-    def _unindex_keys(self, row: int) -> None:
+    def _unindex_texts(self, row: int) -> None:
         entry = self.entries[row]
         for agent in entry.agents:
             if self.text_index.get((agent, entry.text_key)) == row:
                 del self.text_index[(agent, entry.text_key)]
-        key = fact_key(entry)
-        if key is not None and row in self.fact_index.get(key, []):
-            self.fact_index[key].remove(row)
 
     def cardinality(self, predicate: str) -> str:
         """ "one" or "many": as the graph records it, else as configured, else "one"."""
@@ -315,9 +338,16 @@ class WorkingMemory:
         entry = self.entries[row]
         entry.superseded_by = (*entry.superseded_by, newer_id)
 
+    def link(self, newer: int, older: int, at: datetime) -> None:
+        """Keep a supersession for views at a record time (``incoming``): ``newer`` ends
+        ``older`` at ``at`` (the newer fact's start), from when ``newer`` was recorded
+        until it is retracted."""
+        self.incoming.setdefault(older, []).append((newer, micros(at)))
+
     def supersede(self, newer: int, older: int, at: datetime) -> None:
         """The fact at ``older`` stops being valid at ``at`` because of ``newer``."""
         entry = self.entries[older]
+        self.link(newer, older, at)
         self.superseded_by(older, self.entries[newer].id)
         at_us = micros(at)
         if self.valid_until[older] > at_us:
@@ -331,17 +361,32 @@ class WorkingMemory:
         self.valid_until[row] = NO_END if until is None else micros(until)
         entry.superseded_by = tuple(i for i in entry.superseded_by if i != forgotten)
 
-    def retract(self, row: int) -> None:
-        """Hide a row from every recall (kept in the graph for audit)."""
-        self._unindex_keys(row)
-        self.text.remove(row, self.entries[row].text)
-        self.entries[row].retracted = True
+    def retract(self, row: int, at: datetime) -> None:
+        """Hide a row from every recall of now (kept in the graph for audit, and for views
+        at a record time before ``at``)."""
+        self._unindex_texts(row)
+        entry = self.entries[row]
+        entry.retracted = True
+        entry.retracted_at = at
+        self.retracted_at[row] = micros(at)
         self.live[row] = False
 
     def purge(self, row: int) -> None:
         """Forget a row entirely (its slot stays, dead, so other rows keep their numbers)."""
-        self.retract(row)
         entry = self.entries[row]
+        if not entry.retracted:
+            self._unindex_texts(row)
+        entry.retracted = True
+        self.live[row] = False
+        self.recorded_at[row] = NO_END  # held at no time
+        self.text.remove(row, entry.text)
+        key = fact_key(entry)
+        if key is not None and row in self.fact_index.get(key, []):
+            self.fact_index[key].remove(row)
+        self.incoming.pop(row, None)
+        for older, links in list(self.incoming.items()):
+            if any(newer == row for newer, _ in links):
+                self.incoming[older] = [(n, at) for n, at in links if n != row]
         for other in self.entries:
             if entry.id in other.superseded_by:
                 other.superseded_by = tuple(i for i in other.superseded_by if i != entry.id)
@@ -367,6 +412,101 @@ class WorkingMemory:
             for b in rows:
                 if a != b:
                     self.co_activated[a][b] = self.co_activated[a].get(b, 0) + 1
+
+    # ---- the two clocks: what was valid then (as_of), as the memory held it then (known_at)
+
+    def held(self, n: int, known_at: int | None = None) -> BoolArray:
+        """Rows 0..n the memory held at record time ``known_at`` (microseconds; None: now,
+        the live rows): recorded by then, and not retracted by then."""
+        if known_at is None:
+            return self.live[:n].copy()
+        return (self.recorded_at[:n] <= known_at) & (self.retracted_at[:n] > known_at)
+
+    def ends(self, n: int, known_at: int | None = None) -> IntArray:
+        """Each row's end of validity as the memory held it at ``known_at`` (None: now): the
+        end it was given, or the start of a superseder held then, whichever is earlier."""
+        if known_at is None:
+            return self.valid_until[:n]
+        until = self.stated_until[:n].copy()
+        recorded, retracted = self.recorded_at, self.retracted_at
+        for older, links in self.incoming.items():
+            if older < n:
+                for newer, at in links:
+                    if at < until[older] and recorded[newer] <= known_at < retracted[newer]:
+                        until[older] = at
+        return until
+
+    def end_of(self, row: int, known_at: int | None = None) -> int:
+        """``ends`` of one row."""
+        if known_at is None:
+            return int(self.valid_until[row])
+        end = int(self.stated_until[row])
+        for newer, at in self.incoming.get(row, []):
+            if at < end and self.recorded_at[newer] <= known_at < self.retracted_at[newer]:
+                end = at
+        return end
+
+    def view(self, n: int, as_of: int, known_at: int | None = None) -> tuple[BoolArray, BoolArray]:
+        """The rule of both clocks for rows 0..n, in one place: (seen, current). ``seen``:
+        held at record time ``known_at`` (None: now) and begun by valid time ``as_of``
+        (microseconds); ``current``: seen and still valid at ``as_of`` as known then."""
+        seen = self.held(n, known_at) & (self.valid_from[:n] <= as_of)
+        return seen, seen & (self.ends(n, known_at) > as_of)
+
+    def is_current(self, row: int, as_of: int, known_at: int | None = None) -> bool:
+        """``view``'s ``current`` for one row."""
+        if known_at is None:
+            held = bool(self.live[row])
+        else:
+            held = bool(self.recorded_at[row] <= known_at < self.retracted_at[row])
+        return held and bool(self.valid_from[row] <= as_of) and as_of < self.end_of(row, known_at)
+
+    def superseders(self, row: int, known_at: int | None = None) -> list[str]:
+        """Ids of the observations that had superseded the one at ``row`` at ``known_at``
+        (None: now), retracted and purged ones never."""
+        if known_at is None:
+            return list(self.entries[row].superseded_by)
+        return [
+            self.entries[newer].id
+            for newer, _ in self.incoming.get(row, [])
+            if self.recorded_at[newer] <= known_at < self.retracted_at[newer]
+        ]
+
+    def believers(self, row: int, known_at: int | None = None) -> list[tuple[str, str]]:
+        """(agent, belief id) of every belief held in the observation at ``row`` at
+        ``known_at`` (None: now), in the order they were taken."""
+        entry = self.entries[row]
+        held = [(self.belief_agent.get(b, ""), b) for b in entry.beliefs]
+        if known_at is None:
+            return held
+        out = [
+            (a, b)
+            for a, b in held
+            if (late := self.late_beliefs.get(b)) is None or late[2] <= known_at
+        ]
+        out += [
+            (a, b)
+            for a, b, since, until in self.withdrawn.get(row, [])
+            if since <= known_at < until
+        ]
+        return out
+
+    def agent_mask(self, agent: str, n: int, known_at: int | None = None) -> BoolArray:
+        """Rows 0..n the agent believed at ``known_at`` (None: now)."""
+        mask = np.zeros(n, dtype=bool)
+        rows = self.rows_of(self.agent_rows, agent)
+        if len(rows):
+            mask[rows[rows < n]] = True
+        if known_at is not None:
+            for row, who, since in self.late_beliefs.values():
+                if who == agent and since > known_at and row < n:
+                    mask[row] = False
+            for row, gone in self.withdrawn.items():
+                if row < n and any(
+                    who == agent and since <= known_at < until for who, _, since, until in gone
+                ):
+                    mask[row] = True
+        return mask
 
     # ---- reads -----------------------------------------------------------------------------
 

@@ -87,6 +87,8 @@ class LinkedObservation(BaseModel):
     valid_from: str | None = None
     valid_until: str | None = None
     retracted: bool = False
+    recorded_at: str | None = Field(None, description="when the memory learned it")
+    retracted_at: str | None = None
 
 
 class UnsupportedBelief(BaseModel):
@@ -109,6 +111,9 @@ class EvidenceResult(BaseModel):
     contradictions: list[LinkedObservation] = Field(default_factory=list)
     superseded_by: list[str] = Field(default_factory=list)
     supersession_chain: list[LinkedObservation] = Field(default_factory=list)
+    withdrawn: list[Believer] = Field(
+        default_factory=list, description="agents that believed it and took their belief back"
+    )
     citation: str | None = None
     agent: str | None = None
     unsupported: list[UnsupportedBelief] | None = None
@@ -130,9 +135,21 @@ def _citation(result: EvidenceResult) -> str:
         lines.append(f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src})')
     for c in result.contradictions:
         lines.append(f'- contradicted by: "{c.text}"')
+    chain = {c.observation_id: c for c in result.supersession_chain}
     for s in result.superseded_by:
-        lines.append(f"- superseded by {s}")
+        newer = chain.get(s)
+        when = f" (from {newer.valid_from}, recorded {newer.recorded_at})" if newer else ""
+        lines.append(f"- superseded by {s}{when}")
     return "\n".join(lines)
+
+
+def _believer(b: dict[str, Any]) -> Believer:
+    return Believer(
+        agent=b["agent"],
+        belief_id=b["belief_id"],
+        confidence=exact(b["confidence"]),
+        since=iso(b["since"]),
+    )
 
 
 async def cite_evidence(
@@ -142,6 +159,9 @@ async def cite_evidence(
     unsupported: Annotated[
         StrictBool, Field(description="list the agent's beliefs without evidence")
     ] = False,
+    known_at: Annotated[
+        str | None, Field(description="ISO 8601: answer with what the memory held then")
+    ] = None,
 ) -> EvidenceResult:
     """Cite an observation or belief, or list unsupported beliefs."""
     if unsupported:
@@ -167,7 +187,7 @@ async def cite_evidence(
             "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
         )
     cited = id
-    found = await call(ctx, lambda memory: memory.evidence(cited))
+    found = await call(ctx, lambda memory: memory.evidence(cited, known_at))
     result = EvidenceResult(
         observation=ObservationOut(
             observation_id=found["id"],
@@ -189,15 +209,7 @@ async def cite_evidence(
             hits=found["hits"] or 0,
             impressions=found["impressions"] or 0,
         ),
-        believers=[
-            Believer(
-                agent=b["agent"],
-                belief_id=b["belief_id"],
-                confidence=exact(b["confidence"]),
-                since=iso(b["since"]),
-            )
-            for b in found["believers"]
-        ],
+        believers=[_believer(b) for b in found["believers"]],
         evidence=[
             EvidenceOut(
                 observation_id=e["observation_id"],
@@ -236,9 +248,13 @@ async def cite_evidence(
                 text=s["text"],
                 valid_from=iso(s["valid_from"]),
                 valid_until=iso(s["valid_until"]),
+                retracted=s["retracted_at"] is not None,
+                recorded_at=iso(s["recorded_at"]),
+                retracted_at=iso(s["retracted_at"]),
             )
             for s in found["supersession_chain"]
         ],
+        withdrawn=[_believer(b) for b in found["withdrawn"]],
     )
     result.citation = _citation(result)
     return result

@@ -57,9 +57,12 @@ async def find_conflicts(
         str | None, Field(description="with agent: only between the two")
     ] = None,
     topic: Annotated[str | None, Field(description="only conflicts mentioning this topic")] = None,
+    known_at: Annotated[
+        str | None, Field(description="ISO 8601: answer with what the memory held then")
+    ] = None,
 ) -> ConflictsResult:
     """List contradictions and clashing facts."""
-    found = await call(ctx, lambda memory: memory.conflicts(agent, other_agent, topic))
+    found = await call(ctx, lambda memory: memory.conflicts(agent, other_agent, topic, known_at))
     conflicts = [
         Conflict(
             kind=c["kind"],

@@ -36,6 +36,7 @@ class FactOut(BaseModel):
     object: str
     valid_from: str | None
     valid_until: str | None
+    cardinality: str | None = Field(None, description="of the predicate: one or many")
 
 
 class RecalledItem(BaseModel):
@@ -74,6 +75,7 @@ def recalled(item: Recollection) -> RecalledItem:
             object=item.fact["object"],
             valid_from=iso(item.fact["valid_from"]),
             valid_until=iso(item.fact["valid_until"]),
+            cardinality=item.fact.get("cardinality"),
         )
     return RecalledItem(
         observation_id=item.observation_id,
@@ -109,6 +111,9 @@ async def recall(
     as_of: Annotated[
         str | None, Field(description="ISO 8601: answer with what was valid then")
     ] = None,
+    known_at: Annotated[
+        str | None, Field(description="ISO 8601: answer with what the memory held then")
+    ] = None,
     include_superseded: Annotated[
         StrictBool, Field(description="also return replaced facts (ranked after current ones)")
     ] = False,
@@ -130,6 +135,7 @@ async def recall(
             include_superseded=include_superseded,
             limit=limit,
             order_by=order_by,
+            known_at=known_at,
         ),
     )
     return RecallResult(recall_id=outcome.recall_id, results=[recalled(r) for r in outcome.results])

@@ -50,7 +50,7 @@ def forget(working: WorkingMemory, observation_id: str) -> None:
     row = working.row_of[observation_id]
     for other, until in planning.reopened(working, row):
         working.reopen(other, until, observation_id)
-    working.retract(row)
+    working.retract(row, NOW)
 
 
 @pytest.fixture

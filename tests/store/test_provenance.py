@@ -76,7 +76,7 @@ def test_superseded_retracted_and_future_facts_do_not_clash() -> None:
         working, fact("scout", "bridge", "closed", 1), fact("scout", "bridge", "open", 2)
     )
     [gone] = remember(working, fact("driver", "bridge", "flooded", 3))
-    working.retract(working.row_of[gone])
+    working.retract(working.row_of[gone], NOW)
     remember(working, fact("medic", "bridge", "closed", 4))
     later = datetime(2024, 5, 4, tzinfo=UTC)
     found = provenance.clashes(working, None, None, later)

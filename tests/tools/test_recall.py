@@ -232,6 +232,7 @@ async def test_recall_returns_the_current_fact_not_the_superseded_one(client: Cl
         "object": "Berlin",
         "valid_from": "2024-06-01T00:00:00Z",
         "valid_until": None,
+        "cardinality": "one",
     }
 
 

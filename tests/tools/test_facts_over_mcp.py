@@ -1,0 +1,141 @@
+"""Facts as agents mean them, through the MCP client: multi-valued and single-valued
+predicates across agents, the cardinality error, one observation believed by two agents,
+forgetting one agent's belief, and ``known_at`` beside ``as_of``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from calls import error, ok
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.store.values import iso, utc_now
+from tests.conftest import hash_settings
+
+pytestmark = pytest.mark.anyio
+
+
+async def fact(client: Client, subject: str, predicate: str, obj: str, **more: Any) -> str:
+    agent = more.pop("agent", "scout")
+    extra = more.pop("fact", {})
+    done = await ok(
+        client,
+        "remember",
+        text=more.pop("text", f"{subject} {predicate} {obj}."),
+        agent=agent,
+        fact={"subject": subject, "predicate": predicate, "object": obj, **extra},
+        **more,
+    )
+    observation: str = done["observation_id"]
+    return observation
+
+
+def ids(found: dict[str, Any]) -> list[str]:
+    return [r.get("observation_id", r.get("id")) for r in found["results"]]
+
+
+async def test_multi_valued_facts_accumulate_and_never_clash_single_valued_ones_do(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        jazz = await fact(client, "Alice", "likes", "jazz", observed_at="2024-05-01")
+        hiking = await fact(client, "Alice", "likes", "hiking", observed_at="2024-05-02")
+        chess = await fact(client, "Alice", "Likes", "chess", agent="driver")
+        likes = await ok(client, "recall", query="Alice likes", limit=10)
+        none = await ok(client, "find_conflicts")
+        await fact(client, "Alice", "lives in", "Paris", agent="scout")
+        await fact(client, "Alice", "lives_in", "Berlin", agent="driver")
+        clashing = await ok(client, "find_conflicts", agent="scout", other_agent="driver")
+        refused = await error(
+            client,
+            "remember",
+            text="Alice likes tea.",
+            fact={"subject": "Alice", "predicate": "likes", "object": "tea", "cardinality": "one"},
+        )
+    current = {
+        r.get("observation_id", r.get("id")): r.get("current", True) for r in likes["results"]
+    }
+    assert all(current[i] for i in (jazz, hiking, chess))
+    assert none["count"] == 0
+    [clash] = clashing["conflicts"]
+    assert clash["kind"] == "clash" and clash["predicate"] == "lives_in"
+    assert "fact.cardinality" in refused and "'many'" in refused
+
+
+async def test_a_second_agent_believes_the_same_observation_and_may_withdraw_alone(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        first = await ok(
+            client, "remember", text="The ferry leaves at 9.", agent="scout", confidence="0.9"
+        )
+        second = await ok(
+            client, "remember", text="The ferry leaves at 9.", agent="driver", confidence="0.6"
+        )
+        cited = await ok(client, "cite_evidence", id=first["observation_id"])
+        await fact(client, "ferry", "status", "running", agent="scout", text="Ferry runs.")
+        await fact(client, "ferry", "status", "running", agent="driver", text="Ferry runs.")
+        await fact(client, "ferry", "status", "cancelled", agent="medic")
+        conflicts = await ok(client, "find_conflicts", agent="medic")
+    assert second["observation_id"] == first["observation_id"]
+    assert second["shared_with"] == ["scout"]
+    assert [(b["agent"], b["confidence"]) for b in cited["believers"]] == [
+        ("scout", "0.9"),
+        ("driver", "0.6"),
+    ]
+    [clash] = conflicts["conflicts"]
+    sides = [clash["a"]["agents"], clash["b"]["agents"]]
+    assert ["driver", "scout"] in sides and ["medic"] in sides
+
+
+async def test_known_at_answers_with_what_the_memory_held_then(client: Client) -> None:
+    with anyio.fail_after(30):
+        berlin = await fact(
+            client, "Alice", "lives in", "Berlin", text="Alice moved to Berlin.",
+            fact={"valid_from": "2024-03-01"},
+        )  # fmt: skip
+        time.sleep(0.01)
+        t = iso(utc_now())
+        time.sleep(0.01)
+        lisbon = await fact(
+            client, "Alice", "lives in", "Lisbon",
+            text="Alice has lived in Lisbon since September.", fact={"valid_from": "2024-09-01"},
+        )  # fmt: skip
+        true_then = await ok(client, "recall", query="Where does Alice live?", as_of=t)
+        held_then = await ok(client, "recall", query="Where does Alice live?", known_at=t)
+        both = await ok(client, "recall", query="Where does Alice live?", as_of=t, known_at=t)
+        cited_then = await ok(client, "cite_evidence", id=berlin, known_at=t)
+        cited_now = await ok(client, "cite_evidence", id=berlin)
+        conflicts_then = await ok(client, "find_conflicts", known_at=t)
+        bad = await error(client, "recall", query="Alice", known_at="last Tuesday")
+    assert ids(true_then) == [lisbon]
+    assert ids(held_then) == [berlin] and ids(both) == [berlin]
+    assert cited_then.get("superseded_by", []) == []
+    assert cited_then["observation"].get("valid_until") is None
+    assert cited_now["superseded_by"] == [lisbon]
+    assert "recorded" in cited_now["citation"]
+    assert conflicts_then["count"] == 0
+    assert bad.startswith("Error executing tool recall: known_at")
+
+
+async def test_forget_by_one_of_two_believers_withdraws_only_its_belief(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "memory", agent="driver")  # this server's agent
+    with anyio.fail_after(30):
+        async with Client(create_server(settings)) as client:
+            first = await ok(client, "remember", text="Gulls nest on the pier.", agent="scout")
+            await ok(client, "remember", text="Gulls nest on the pier.")  # driver's belief
+            gone = await ok(client, "forget", id=first["observation_id"])
+            again = await ok(client, "forget", id=first["observation_id"])
+            mine = await ok(client, "recall", query="gulls", agent="driver")
+            theirs = await ok(client, "recall", query="gulls", agent="scout")
+            cited = await ok(client, "cite_evidence", id=first["observation_id"])
+    assert gone["kept_for"] == ["scout"] and not gone.get("already")
+    assert again["already"] is True
+    assert mine["results"] == [] and ids(theirs) == [first["observation_id"]]
+    assert [b["agent"] for b in cited["believers"]] == ["scout"]
+    assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
