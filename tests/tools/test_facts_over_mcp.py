@@ -139,3 +139,19 @@ async def test_forget_by_one_of_two_believers_withdraws_only_its_belief(tmp_path
     assert mine["results"] == [] and ids(theirs) == [first["observation_id"]]
     assert [b["agent"] for b in cited["believers"]] == ["scout"]
     assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
+
+
+async def test_after_retracting_the_newer_fact_the_older_one_names_no_superseder(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        paris = await fact(client, "Alice", "lives in", "Paris", observed_at="2024-05-01")
+        berlin = await fact(client, "Alice", "lives in", "Berlin", observed_at="2024-06-01")
+        before = await ok(client, "cite_evidence", id=paris)
+        await ok(client, "forget", id=berlin)
+        after = await ok(client, "cite_evidence", id=paris)
+        found = await ok(client, "recall", query="Alice lives in", limit=1)
+    assert before["superseded_by"] == [berlin] and berlin in before["citation"]
+    assert after.get("superseded_by", []) == [] and berlin not in after["citation"]
+    assert after["observation"].get("valid_until") is None
+    assert ids(found) == [paris] and found["results"][0].get("current", True)
