@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from doxa.store import schema
 from doxa.store.errors import DamagedStore, MemoryStoreError, SchemaMismatch, StorageError
-from doxa.store.values import to_naive_utc, utc_now
+from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,12 @@ def wal_file(database: Path) -> Path:
 
 def _ts(moment: datetime | None) -> datetime | None:
     return None if moment is None else to_naive_utc(moment)
+
+
+def _aware(moment: datetime) -> datetime:
+    aware = from_naive_utc(moment)
+    assert aware is not None
+    return aware
 
 
 class _Statements:
@@ -746,6 +752,15 @@ class Graph:
         table = self._arrow("MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id")
         return {str(v) for v in table.column(0).to_pylist()}
 
+    def topic_summaries(self, names: Sequence[str]) -> dict[str, tuple[str, datetime]]:
+        """The summary written on these Topic nodes, and when (nodes without one left out)."""
+        rows = self._rows(
+            "UNWIND $names AS n WITH n MATCH (t:Topic {name: n})"
+            " WHERE t.summary IS NOT NULL RETURN t.name, t.summary, t.summary_at",
+            {"names": list(names)},
+        )
+        return {str(n): (str(text), _aware(at)) for n, text, at in rows}
+
     def counts(self) -> dict[str, int]:
         """Node counts per table (for status and tests)."""
         out: dict[str, int] = {}
@@ -779,6 +794,22 @@ class GraphWriter:
             self._run(
                 "UNWIND $names AS n MERGE (t:Topic {name: n}) ON CREATE SET t.kind = ''",
                 {"names": list(names)},
+            )
+
+    def summarize(self, rows: Sequence[tuple[str, str, bool]], at: datetime) -> None:
+        """Write entity summaries on Topic nodes: (name, summary, whether a missing node is
+        created, with kind ``entity``)."""
+        for create in (False, True):
+            batch = [{"name": n, "summary": text} for n, text, c in rows if c is create]
+            if not batch:
+                continue
+            match = "MATCH (t:Topic {name: n})"
+            if create:
+                match = "MERGE (t:Topic {name: n}) ON CREATE SET t.kind = 'entity'"
+            self._run(
+                f"UNWIND $rows AS r WITH r, r.name AS n {match}"
+                " SET t.summary = r.summary, t.summary_at = CAST($at AS TIMESTAMP)",
+                {"rows": batch, "at": _ts(at)},
             )
 
     def ensure_episodes(self, first_seen: dict[str, datetime]) -> None:

@@ -12,7 +12,8 @@ unknown rows removed; see ``startup``).
 The parts: ``startup`` (open, load, repair), ``planning`` (what a write will do, decided
 from the working memory alone), ``remembering`` (a remember's graph rows, statements and
 mirror), ``recall`` (filters, the second core, ranking), ``recall_log`` (recent recalls and
-their events, written to the graph in batches), ``provenance`` (citations and conflicts).
+their events, written to the graph in batches), ``provenance`` (citations and conflicts),
+``entities`` (one entity at a glance; its summary, written after the writes that change it).
 
 Heavy work (loading the embedding model, opening the index, repairing, loading the working
 memory) runs on a warm-up thread started by ``start``; operations wait for it, while a server
@@ -31,6 +32,9 @@ Locks, in the order they are taken (a thread holding one takes only those below 
    model or another recall, only for a write's mirror.
 3. The recall log's lock: recent recalls and their unwritten events, held only to add, take
    or look one up. Events are taken for writing only under lock 1 (see ``recall_log``).
+
+The entity summaries' thread takes 2 (shared, to compute) and then 1 (to write), never both;
+the set of entities to refresh has a leaf lock, taken briefly by writes under 1.
 
 The queues' own locks (embedding queue, index writer) are taken last and briefly, never
 waited on under 1-3: ``remember`` waits for a long embedding queue before it takes any
@@ -51,6 +55,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from doxa.store import entities as entity_views
 from doxa.store import planning, provenance, remembering, startup
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
@@ -64,7 +69,7 @@ from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_micros, micros, parse_time, utc_now
-from doxa.store.working_memory import NO_END, WorkingMemory
+from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
     from doxa.store.graph import Graph
@@ -187,6 +192,7 @@ class Memory:
         self._recalls = RecallLog()
         self._second_core = SecondCore()
         self._embedding_queue: EmbeddingQueue | None = None
+        self._summaries: entity_views.Summaries | None = None
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -245,6 +251,7 @@ class Memory:
         # Late-bound, so the embedder can be replaced (tests) without a new queue.
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
         self._recalls.start(stores.graph)
+        self._summaries = entity_views.Summaries(self._write_summaries)
         self._ready.set()
 
     def wait_ready(self, timeout: float | None = None) -> None:
@@ -270,6 +277,9 @@ class Memory:
         """Wait for warm-up, then release both stores."""
         if self._warm_thread is not None:
             self._warm_thread.join()
+        if self._summaries is not None:
+            self._summaries.close()  # writes what is marked: before the graph closes
+            self._summaries = None
         self._recalls.stop()
         self._second_core.close()
         if self._embedding_queue is not None:
@@ -408,6 +418,7 @@ class Memory:
             new = remembering.entries(write)
             with self._working_lock.writing():
                 remembering.apply(working, write, new)
+            self._facts_changed(new)
             # The graph holds the memories now and the working memory finds them by their
             # words; their embeddings follow on the queue's thread, the index rows after.
             if plans:
@@ -446,6 +457,10 @@ class Memory:
         include_superseded: bool = False,
         limit: int = 10,
         order_by: OrderBy = "relevance",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        episode: str | None = None,
         known_at: object = None,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
@@ -460,6 +475,9 @@ class Memory:
             limit: at most this many results (1..100).
             order_by: "relevance" (default), or present the results by "confidence",
                 "newest" or "oldest" first.
+            subject, predicate, object: only facts with this subject, predicate or object
+                (names as topics match; predicates as ``predicate_key`` normalises them).
+            episode: only observations learned in this episode.
             known_at: answer with what the memory held then (ISO 8601, record time): what
                 it had been told and not yet retracted; ``as_of`` defaults to it.
 
@@ -475,6 +493,10 @@ class Memory:
             include_superseded,
             limit,
             order_by,
+            subject=subject,
+            predicate=predicate,
+            obj=object,
+            episode=episode,
             known_at=known_at,
         )
         working = self._wm
@@ -660,6 +682,7 @@ class Memory:
                     working.retract(row, at)
                 else:
                     working.purge(row)
+            self._facts_changed([entry])
         return Forgotten(obs, mode, beliefs, False)
 
     # ---- evidence and conflicts -------------------------------------------------------------
@@ -731,6 +754,79 @@ class Memory:
             found += provenance.clashes(working, me, other, at, known)
             return provenance.described(found, working, about)
 
+    # ---- entities ---------------------------------------------------------------------------
+
+    def about(self, entity: str, as_of: object = None, known_at: object = None) -> dict[str, Any]:
+        """What is known about one entity: a fact's subject or object, or a topic, named
+        case- and space-insensitively (see ``entities``).
+
+        Args:
+            entity: its name.
+            as_of: valid time (ISO 8601): facts true then; the timeline up to then.
+            known_at: record time (ISO 8601): what the memory held then. ``as_of`` defaults
+                to it (what was believed current then), else to now.
+
+        Returns:
+            ``entities.view``'s dict without ``ids``, plus ``conflicts`` (as ``conflicts``
+            returns them) where either side names the entity.
+
+        Raises:
+            InvalidInput: a time is wrong, or no observation names the entity.
+        """
+        wanted = name(entity, "name")
+        assert wanted is not None
+        key = topic_key(wanted)
+        known = None if known_at is None else parse_time(known_at, "known_at")
+        at = parse_time(as_of, "as_of") if as_of is not None else known or utc_now()
+        working = self._wm
+        graph = self.graph
+        with self._working_lock.reading():
+            if not entity_views.exists(working, key):
+                raise InvalidInput(
+                    "name",
+                    f"{wanted!r} names nothing in the memory (no fact or topic); use recall"
+                    " to search for it in words",
+                )
+        # The graph under no lock of ours (as conflicts reads it).
+        found = provenance.contradictions(graph, None, None, known)
+        clock = entity_views.Clock(
+            micros(at),
+            None if known is None else micros(known),
+            None if as_of is None else micros(at),
+        )
+        with self._working_lock.reading():
+            seen = entity_views.view(working, key, clock)
+            ids = seen.pop("ids")
+            found += provenance.clashes(working, None, None, at, known)
+            seen["conflicts"] = provenance.described(
+                entity_views.touching(found, ids), working, None
+            )
+        return seen
+
+    def entities(self, limit: int = entity_views.MAX_ENTITIES) -> list[dict[str, Any]]:
+        """Entities with the observations mentioning them and their current facts, most
+        mentioned first (at most ``limit``)."""
+        working = self._wm
+        with self._working_lock.reading():
+            return entity_views.listing(working, micros(utc_now()), limit)
+
+    def _facts_changed(self, changed: Sequence[Entry]) -> None:
+        """Refresh the summaries of the entities these observations' facts name, soon (on
+        the summaries' thread: the write that changed them does not wait)."""
+        if self._summaries is not None:
+            keys = entity_views.keys_of(changed)
+            if keys:
+                self._summaries.mark(keys)
+
+    def _write_summaries(self, keys: set[str]) -> None:
+        working = self._wm
+        graph = self.graph
+        with self._working_lock.reading():
+            rows = entity_views.summaries(working, keys, micros(utc_now()))
+        if rows:
+            with graph.write("entity summaries") as w:
+                w.summarize(rows, utc_now())
+
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """Wait until every memory remembered so far is recalled by meaning too (a recall
         waits for this itself). Returns False if ``timeout`` seconds passed first."""
@@ -746,7 +842,11 @@ class Memory:
         def left() -> float | None:
             return None if deadline is None else max(0.0, deadline - time.monotonic())
 
-        return self._embeddings.wait(timeout=left()) and self._writer.wait(timeout=left())
+        return (
+            self._embeddings.wait(timeout=left())
+            and self._writer.wait(timeout=left())
+            and (self._summaries is None or self._summaries.wait(timeout=left()))
+        )
 
     def stats(self) -> dict[str, int]:
         """Counts of the graph's nodes and the index's rows."""

@@ -26,7 +26,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.drafts import name, unicode_text
+from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import RankingWeights
@@ -55,6 +55,11 @@ class Question:
     order_by: OrderBy
     #: (start, end) in microseconds of the time the query's words name, or None.
     window: tuple[int, int] | None
+    #: Exact filters on a fact's parts and on the episode (matched as topics are).
+    subject: str | None = None
+    predicate: str | None = None
+    obj: str | None = None
+    episode: str | None = None
     #: Record time: answer with what the memory held then (None: now).
     known_at: datetime | None = None
 
@@ -68,9 +73,13 @@ def question(
     include_superseded: bool = False,
     limit: int = 10,
     order_by: OrderBy = "relevance",
+    subject: str | None = None,
+    predicate: str | None = None,
+    obj: str | None = None,
+    episode: str | None = None,
     known_at: object = None,
 ) -> Question:
-    """Validate a recall's arguments (see ``Memory.recall``).
+    """Validate a recall's arguments (see ``Memory.recall``; ``obj`` is its ``object``).
 
     Raises:
         InvalidInput: naming the argument and the fix.
@@ -88,8 +97,21 @@ def question(
         cleaned = name(topic, f"topics[{i}]")
         assert cleaned is not None
         topic_names.append(cleaned)
-    if not query.strip() and agent_name is None and not topic_names:
-        raise InvalidInput("query", "must not be empty unless agent or topics narrow the recall")
+    parts = {
+        field_name: name(value, field_name, required=False)
+        for field_name, value in (
+            ("subject", subject),
+            ("predicate", predicate),
+            ("object", obj),
+            ("episode", episode),
+        )
+    }
+    if not query.strip() and agent_name is None and not topic_names and not any(parts.values()):
+        raise InvalidInput(
+            "query",
+            "must not be empty unless a filter (agent, topics, subject, predicate, object,"
+            " episode) narrows the recall",
+        )
     minimum = (
         None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
     )
@@ -111,6 +133,10 @@ def question(
         limit=limit,
         order_by=order_by,
         window=None if window is None else (micros(window[0]), micros(window[1])),
+        subject=parts["subject"],
+        predicate=parts["predicate"],
+        obj=parts["object"],
+        episode=parts["episode"],
         known_at=known,
     )
 
@@ -179,6 +205,13 @@ def answer(
         mask &= any_topic
     if asked.minimum is not None:
         mask &= working.confidence[:n] >= scaled(asked.minimum)
+    for part, wanted in (("subject", asked.subject), ("object", asked.obj)):
+        if wanted is not None:
+            mask &= _member(_fact_rows(working, part, wanted), n)
+    if asked.predicate is not None:
+        mask &= _member(_predicate_rows(working, asked.predicate), n)
+    if asked.episode is not None:
+        mask &= _member(_episode_rows(working, asked.episode), n)
     current = mask & valid
     if not asked.include_superseded:
         mask = current
@@ -209,6 +242,42 @@ def answer(
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
     return _order(ranked, working, asked.order_by, current)[:limit], current
+
+
+def _fact_rows(working: WorkingMemory, part: str, wanted: str) -> npt.NDArray[np.int64]:
+    """Rows of the facts whose ``part`` ("subject" or "object") is ``wanted``."""
+    key = topic_key(wanted)
+    rows = [
+        row
+        for row in working.entity_facts.get(key, ())
+        if topic_key(getattr(working.entries[row], part) or "") == key
+    ]
+    return np.array(rows, dtype=np.int64)
+
+
+def _predicate_rows(working: WorkingMemory, wanted: str) -> npt.NDArray[np.int64]:
+    """Rows of the live facts with this predicate (``predicate_key``: "lives in" is
+    "lives_in")."""
+    key = predicate_key(wanted)
+    rows = [
+        row
+        for (_, predicate), found in working.fact_index.items()
+        if predicate_key(predicate) == key
+        for row in found
+    ]
+    return np.array(rows, dtype=np.int64)
+
+
+def _episode_rows(working: WorkingMemory, wanted: str) -> npt.NDArray[np.int64]:
+    """Rows learned in the episode ``wanted`` (named case- and space-insensitively)."""
+    key = topic_key(wanted)
+    rows = [
+        row
+        for episode, found in working.episode_rows.items()
+        if topic_key(episode) == key
+        for row in found
+    ]
+    return np.array(rows, dtype=np.int64)
 
 
 def _member(rows: npt.NDArray[np.int64], n: int) -> BoolArray:

@@ -263,6 +263,10 @@ class SharedMemory:
         include_superseded: bool = False,
         limit: int = 10,
         order_by: OrderBy = "relevance",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        episode: str | None = None,
         known_at: object = None,
     ) -> RecallOutcome:
         """``Memory.recall``."""
@@ -276,6 +280,10 @@ class SharedMemory:
             include_superseded=include_superseded,
             limit=limit,
             order_by=order_by,
+            subject=subject,
+            predicate=predicate,
+            object=object,
+            episode=episode,
             known_at=known_at,
         )
         return result
@@ -317,6 +325,16 @@ class SharedMemory:
         result: list[dict[str, Any]] = self._call(
             "conflicts", agent, other_agent, topic, known_at=known_at
         )
+        return result
+
+    def about(self, entity: str, as_of: object = None, known_at: object = None) -> dict[str, Any]:
+        """``Memory.about``."""
+        result: dict[str, Any] = self._call("about", entity, as_of=as_of, known_at=known_at)
+        return result
+
+    def entities(self, limit: int = 500) -> list[dict[str, Any]]:
+        """``Memory.entities``."""
+        result: list[dict[str, Any]] = self._call("entities", limit)
         return result
 
     def stats(self) -> dict[str, int]:

@@ -1,0 +1,475 @@
+"""Entities: one name at a glance, from the working memory.
+
+An entity is any name the memory holds something about: a fact's subject or object, or a
+topic, matched as topics are (``topic_key``: case- and space-insensitively). So the fact
+``{Bob, manager of, Alice}`` is about Alice too, though Alice was never a topic.
+
+``view`` gathers what is known about one entity: its current facts grouped by predicate (as
+subject and as object), its timeline (facts started, superseded, ended, retracted, in valid
+time order, each with its record time), the entities within two hops (through facts, and
+through topics mentioned together) with what links them, counts, and a summary built without
+a model from its best-supported current facts (``summary``). ``listing`` ranks every entity
+by the observations mentioning it.
+
+Two clocks, as recall keeps them (``WorkingMemory.view``): ``at`` is valid time (what was
+true then), ``known`` record time (what the memory held then: facts recorded later,
+supersessions recorded later, beliefs taken later and retractions made later are not seen).
+
+Every function here reads the working memory and changes nothing: the caller holds its read
+lock. ``Summaries`` keeps each entity's summary in the graph (``Topic.summary``), refreshed
+on its own thread after the writes that change the entity's facts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from doxa.store.drafts import predicate_key
+from doxa.store.values import from_micros, micros
+from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
+
+log = logging.getLogger(__name__)
+
+#: How many entities ``listing`` returns at most, and ``related`` per hop.
+MAX_ENTITIES = 500
+MAX_RELATED = 20
+#: Timeline events shown (the latest); the count of all is in ``counts``.
+MAX_EVENTS = 40
+#: What a summary names: predicates, values per predicate, incoming facts, characters.
+_SUMMARY_PREDICATES = 6
+_SUMMARY_VALUES = 3
+_SUMMARY_INCOMING = 3
+_SUMMARY_CHARS = 400
+#: Topics mentioned together taken per entity when walking relations.
+_CO_MENTIONS = 5
+
+
+def exists(working: WorkingMemory, key: str) -> bool:
+    """Whether any observation (retracted or not, but not purged) names the entity."""
+    return any(
+        working.row_of.get(working.entries[row].id) == row
+        for index in (working.entity_facts, working.topic_rows)
+        for row in index.get(key, ())
+    )
+
+
+def display_name(working: WorkingMemory, key: str) -> str:
+    """The entity's name as first written in a fact, else as a topic."""
+    return working.entity_names.get(key) or working.topic_names.get(key) or key
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The two times a view is taken at, in microseconds: valid time ``at`` and record time
+    ``known`` (None: now). ``until``: show timeline events up to then (None: all)."""
+
+    at: int
+    known: int | None = None
+    until: int | None = None
+
+
+@dataclass
+class _Fact:
+    """One fact row as the clock sees it."""
+
+    row: int
+    entry: Entry
+    start: int
+    end: int
+    held: bool  # recorded by then, and not retracted by then
+    superseded_by: int | None  # the row whose start ended it, if a supersession did
+
+
+def _start(entry: Entry) -> datetime:
+    return entry.valid_from or entry.observed_at
+
+
+def _held(working: WorkingMemory, row: int, known: int | None) -> bool:
+    """Whether the memory held the observation at ``row`` at record time ``known``."""
+    if known is None:
+        return bool(working.live[row])
+    return bool(working.recorded_at[row] <= known < working.retracted_at[row])
+
+
+def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
+    """The fact at ``row`` as ``clock`` sees it, or None if purged or not yet recorded."""
+    entry = working.entries[row]
+    known = clock.known
+    if working.row_of.get(entry.id) != row:
+        return None
+    if known is not None and working.recorded_at[row] > known:
+        return None
+    end = working.end_of(row, known)
+    by = None
+    for newer, at in working.incoming.get(row, []):
+        if at == end and _held(working, newer, known):
+            by = newer
+            break
+    return _Fact(row, entry, int(working.valid_from[row]), end, _held(working, row, known), by)
+
+
+def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:
+    found = (_fact(working, row, clock) for row in working.entity_facts.get(key, ()))
+    return [f for f in found if f is not None]
+
+
+def _agents(working: WorkingMemory, row: int, clock: Clock) -> list[str]:
+    """The agents believing the observation at ``row`` at the clock's record time."""
+    return list(dict.fromkeys(a for a, _ in working.believers(row, clock.known)))
+
+
+def _current(facts: Iterable[_Fact], clock: Clock) -> list[_Fact]:
+    return [f for f in facts if f.held and f.start <= clock.at < f.end]
+
+
+def _held_rows(working: WorkingMemory, rows: Iterable[int], clock: Clock) -> list[int]:
+    """Rows of observations the memory held (unretracted) at the clock's record time."""
+    return [row for row in rows if _held(working, row, clock.known)]
+
+
+@dataclass
+class _Value:
+    """One object (or subject) of a predicate, merged over the observations stating it."""
+
+    name: str
+    best: Entry
+    since: datetime
+    agents: set[str] = field(default_factory=set)
+
+    def rank(self) -> tuple[Decimal, int, int]:
+        """Best supported first: confidence, then believers, then the most recent."""
+        return (-self.best.confidence, -len(self.agents), -micros(self.since))
+
+
+def _grouped(
+    working: WorkingMemory, facts: list[_Fact], key: str, outgoing: bool, clock: Clock
+) -> dict[str, list[_Value]]:
+    """Current facts by predicate (as first written), values merged by name, best first."""
+    by_predicate: dict[str, dict[str, _Value]] = {}
+    names: dict[str, str] = {}
+    for f in facts:
+        e = f.entry
+        assert e.subject is not None and e.predicate is not None and e.object is not None
+        if (topic_key(e.subject) == key) != outgoing:
+            continue
+        other = e.object if outgoing else e.subject
+        pkey = predicate_key(e.predicate)
+        names.setdefault(pkey, e.predicate)
+        values = by_predicate.setdefault(pkey, {})
+        okey = topic_key(other)
+        value = values.get(okey)
+        start = _start(e)
+        agents = _agents(working, f.row, clock)
+        if value is None:
+            value = values[okey] = _Value(other, e, start)
+        elif (-e.confidence, -len(agents)) < (-value.best.confidence, -len(value.agents)):
+            value.best = e
+        value.since = min(value.since, start)
+        value.agents.update(agents)
+    ordered = {p: sorted(v.values(), key=_Value.rank) for p, v in by_predicate.items()}
+    return {names[p]: ordered[p] for p in sorted(ordered, key=lambda p: ordered[p][0].rank())}
+
+
+def _value_out(value: _Value, side: str) -> dict[str, Any]:
+    return {
+        side: value.name,
+        "id": value.best.id,
+        "confidence": value.best.confidence,
+        "agents": sorted(value.agents),
+        "since": value.since,
+    }
+
+
+def summary(
+    name: str,
+    outgoing: dict[str, list[_Value]],
+    incoming: dict[str, list[_Value]],
+    facts: int,
+    agents: int,
+    mentions: int = 0,
+) -> str:
+    """A line saying what is known, best-supported first, e.g. ``Alice: lives in Berlin;
+    likes jazz, hiking; Bob manager of Alice (4 facts, 2 agents)``."""
+    parts = []
+    for predicate, values in list(outgoing.items())[:_SUMMARY_PREDICATES]:
+        said = ", ".join(v.name for v in values[:_SUMMARY_VALUES])
+        more = f" (+{len(values) - _SUMMARY_VALUES})" if len(values) > _SUMMARY_VALUES else ""
+        parts.append(f"{_spoken(predicate)} {said}{more}")
+    if len(outgoing) > _SUMMARY_PREDICATES:
+        parts.append("…")
+    told = [(p, v) for p, values in incoming.items() for v in values]
+    told.sort(key=lambda pv: pv[1].rank())
+    parts += [f"{v.name} {_spoken(p)} {name}" for p, v in told[:_SUMMARY_INCOMING]]
+    if not parts:
+        return f"{name}: no current facts; in {mentions} observation{'s' * (mentions != 1)}"
+    counted = f" ({facts} fact{'s' * (facts != 1)}, {agents} agent{'s' * (agents != 1)})"
+    text = f"{name}: " + "; ".join(parts)
+    if len(text) > _SUMMARY_CHARS:
+        text = text[: _SUMMARY_CHARS - 1].rstrip() + "…"
+    return text + counted
+
+
+def _spoken(predicate: str) -> str:
+    return predicate.replace("_", " ")
+
+
+def _triple(entry: Entry) -> str:
+    return f"{entry.subject} {_spoken(entry.predicate or '')} {entry.object}"
+
+
+def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str]]:
+    """Entities one step from ``key``: their key -> what links them (the current facts
+    naming both, as triples, then being mentioned together), most linked first."""
+    links: dict[str, list[str]] = defaultdict(list)
+    co: dict[str, int] = defaultdict(int)
+    for f in _current(_facts(working, key, clock), clock):
+        e = f.entry
+        ends = {topic_key(e.subject or ""), topic_key(e.object or "")} - {key}
+        for other in ends:
+            if _triple(e) not in links[other]:
+                links[other].append(_triple(e))
+        for topic in e.topics:
+            co[topic_key(topic)] += 1
+    for other, count in working.topic_links.get(key, {}).items():
+        co[other] += count
+    co.pop(key, None)
+    me = display_name(working, key)
+    for other in heapq.nlargest(_CO_MENTIONS, co, key=co.__getitem__):
+        links[other].append(f"{me} mentioned with {display_name(working, other)}")
+    return dict(sorted(links.items(), key=lambda kv: -len(kv[1])))
+
+
+def _related(working: WorkingMemory, key: str, clock: Clock) -> list[dict[str, Any]]:
+    """Entities within two hops of ``key`` and the links that reach them."""
+    first = _links(working, key, clock)
+    out: list[dict[str, Any]] = []
+    for other, via in list(first.items())[:MAX_RELATED]:
+        out.append({"name": display_name(working, other), "hops": 1, "via": via[:3]})
+    seen = {key, *first}
+    second = 0
+    for near, via in list(first.items())[:MAX_RELATED]:
+        for far, onward in _links(working, near, clock).items():
+            if far in seen or second >= MAX_RELATED:
+                continue
+            seen.add(far)
+            second += 1
+            out.append({"name": display_name(working, far), "hops": 2, "via": [via[0], onward[0]]})
+    return out
+
+
+def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[dict[str, Any]]:
+    """What happened to the facts, in valid-time order, each with its record time (at the
+    same time, what ended before what started, then in the order recorded)."""
+    events: list[tuple[int, bool, int, dict[str, Any]]] = []
+
+    def add(at: datetime, event: str, f: _Fact, recorded: datetime, **more: str) -> None:
+        at_us = micros(at)
+        if clock.until is not None and at_us > clock.until:
+            return
+        item = {"at": at, "event": event, "fact": _triple(f.entry), "id": f.entry.id}
+        starts = event != "superseded" and event != "ended"
+        events.append((at_us, starts, micros(recorded), {**item, **more, "recorded": recorded}))
+
+    for f in facts:
+        e = f.entry
+        add(_start(e), "started", f, e.recorded_at)
+        if f.superseded_by is not None:
+            newer = working.entries[f.superseded_by]
+            # Recorded when the later of the two arrived (an older fact can arrive late).
+            recorded = max(newer.recorded_at, e.recorded_at)
+            add(_start(newer), "superseded", f, recorded, by=newer.id)
+        elif f.end != NO_END:
+            add(from_micros(f.end), "ended", f, e.recorded_at)
+        if e.retracted_at is not None and not f.held:
+            add(e.retracted_at, "retracted", f, e.retracted_at)
+    events.sort(key=lambda ev: ev[:3])
+    return [ev[3] for ev in events]
+
+
+def view(working: WorkingMemory, key: str, clock: Clock) -> dict[str, Any]:
+    """What is known about the entity ``key`` at ``clock`` (see the module docstring).
+
+    Returns a dict: ``name``, ``summary``, ``facts`` and ``incoming`` (predicate -> values
+    with ``object`` or ``subject``, ``id``, ``confidence``, ``agents``, ``since``),
+    ``timeline`` (the latest ``MAX_EVENTS``: ``at``, ``event``, ``fact``, ``id``,
+    ``recorded``, ``by``), ``related`` (``name``, ``hops``, ``via``), ``counts``
+    (``observations``, ``facts``, ``believers``, ``events``) and ``ids`` (every observation
+    held that names it, for the conflicts touching it).
+    """
+    name = display_name(working, key)
+    facts = _facts(working, key, clock)
+    current = _current(facts, clock)
+    outgoing = _grouped(working, current, key, True, clock)
+    incoming = _grouped(working, current, key, False, clock)
+    rows = _held_rows(
+        working,
+        {*working.entity_facts.get(key, ()), *working.topic_rows.get(key, ())},
+        clock,
+    )
+    believers = {a for row in rows for a in _agents(working, row, clock)}
+    fact_agents = {a for f in current for a in _agents(working, f.row, clock)}
+    timeline = _timeline(facts, working, clock)
+    return {
+        "name": name,
+        "summary": summary(name, outgoing, incoming, len(current), len(fact_agents), len(rows)),
+        "facts": {p: [_value_out(v, "object") for v in vs] for p, vs in outgoing.items()},
+        "incoming": {p: [_value_out(v, "subject") for v in vs] for p, vs in incoming.items()},
+        "timeline": timeline[-MAX_EVENTS:],
+        "related": _related(working, key, clock),
+        "counts": {
+            "observations": len(rows),
+            "facts": len(current),
+            "believers": len(believers),
+            "events": len(timeline),
+        },
+        "ids": {working.entries[row].id for row in rows},
+    }
+
+
+def touching(conflicts: list[dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
+    """The conflicts one of whose sides is among ``ids``."""
+    return [c for c in conflicts if c["a"] in ids or c["b"] in ids]
+
+
+def listing(working: WorkingMemory, at: int, limit: int = MAX_ENTITIES) -> list[dict[str, Any]]:
+    """Entities with the observations mentioning them and their current facts, most
+    mentioned first (then by name), at most ``limit``."""
+    n = len(working)
+    live = working.live[:n]
+    current = live & (working.valid_from[:n] <= at) & (working.valid_until[:n] > at)
+    found: list[tuple[int, int, str]] = []
+    for key in working.topic_rows.keys() | working.entity_facts.keys():
+        facts = working.rows_of(working.entity_facts, key)
+        rows = np.union1d(facts, working.rows_of(working.topic_rows, key))
+        mentions = int(live[rows].sum())
+        if mentions:
+            found.append((mentions, int(current[facts].sum()), key))
+    best = heapq.nsmallest(limit, found, key=lambda m: (-m[0], display_name(working, m[2])))
+    return [
+        {"name": display_name(working, key), "observations": mentions, "facts": facts}
+        for mentions, facts, key in best
+    ]
+
+
+def summaries(working: WorkingMemory, keys: Iterable[str], at: int) -> list[tuple[str, str, bool]]:
+    """What to write for ``keys``: (Topic name, summary, whether the node may be created).
+
+    A summary goes to every Topic node of the entity (one per spelling), and to the node
+    named as the entity was first written as a fact's subject, created (kind ``entity``) if
+    it is not a topic. An entity that was only ever an object and never a topic keeps its
+    summary in the view alone.
+    """
+    wanted = {k for k in keys if exists(working, k)}
+    spellings: dict[str, list[str]] = defaultdict(list)
+    if wanted:
+        for topic in working.topic_exact:
+            if topic_key(topic) in wanted:
+                spellings[topic_key(topic)].append(topic)
+    clock = Clock(at)
+    out: list[tuple[str, str, bool]] = []
+    for key in sorted(wanted):
+        name = display_name(working, key)
+        current = _current(_facts(working, key, clock), clock)
+        outgoing = _grouped(working, current, key, True, clock)
+        incoming = _grouped(working, current, key, False, clock)
+        agents = {a for f in current for a in _agents(working, f.row, clock)}
+        mentions = _held_rows(
+            working,
+            {*working.entity_facts.get(key, ()), *working.topic_rows.get(key, ())},
+            clock,
+        )
+        line = summary(name, outgoing, incoming, len(current), len(agents), len(mentions))
+        out += [(topic, line, False) for topic in sorted(spellings[key])]
+        first = working.entity_names.get(key)
+        if first is not None and first not in spellings[key] and _ever_subject(working, key):
+            out.append((first, line, True))
+    return out
+
+
+def _ever_subject(working: WorkingMemory, key: str) -> bool:
+    return any(
+        topic_key(working.entries[row].subject or "") == key
+        for row in working.entity_facts.get(key, ())
+    )
+
+
+def keys_of(entries: Iterable[Entry]) -> set[str]:
+    """The entities a write of these observations' facts changes."""
+    keys: set[str] = set()
+    for entry in entries:
+        if entry.subject is not None:
+            keys.add(topic_key(entry.subject))
+            keys.add(topic_key(entry.object or ""))
+    keys.discard("")
+    return keys
+
+
+class Summaries:
+    """Entity summaries kept in the graph, refreshed on a thread of their own after writes.
+
+    A write marks the entities whose facts it changed (``mark``, a set under a leaf lock);
+    the thread gathers what was marked over a moment, and ``refresh`` computes and writes
+    those summaries in one transaction of its own, so no write waits for them.
+
+    Args:
+        refresh: computes and writes the summaries of the given entity keys.
+        gather_s: how long the thread waits for more marks before refreshing.
+    """
+
+    def __init__(self, refresh: Callable[[set[str]], None], gather_s: float = 0.05) -> None:
+        self._refresh = refresh
+        self._gather_s = gather_s
+        self._dirty: set[str] = set()
+        self._busy = False
+        self._closed = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="doxa-summaries", daemon=True)
+        self._thread.start()
+
+    def mark(self, keys: Iterable[str]) -> None:
+        """Refresh these entities' summaries soon."""
+        with self._changed:
+            if not self._closed:
+                self._dirty.update(keys)
+                self._changed.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every marked summary is written; False if ``timeout`` passed first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._dirty and not self._busy, timeout)
+
+    def close(self) -> None:
+        """Write what is marked, then stop the thread."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: bool(self._dirty) or self._closed)
+                if not self._dirty:
+                    return
+                # Gather the marks of a burst of writes (a close cuts it short).
+                self._changed.wait_for(lambda: self._closed, timeout=self._gather_s)
+                keys, self._dirty = self._dirty, set()
+                self._busy = True
+            try:
+                self._refresh(keys)
+            except Exception:
+                log.exception("entity summaries were not written")
+            finally:
+                with self._changed:
+                    self._busy = False
+                    self._changed.notify_all()
