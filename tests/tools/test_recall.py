@@ -290,8 +290,8 @@ async def test_older_fact_arriving_late_is_history_not_current(client: Client) -
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"query": ""}, "query must not be empty unless agent or topics narrow the recall"),
-        ({"query": "   "}, "query must not be empty unless agent or topics narrow the recall"),
+        ({"query": ""}, "query must not be empty unless a filter (agent, topics, subject,"),
+        ({"query": "   "}, "query must not be empty unless a filter (agent, topics, subject,"),
         ({"query": "q" * 4001}, "query is 4001 characters long; the limit is 4000"),
         ({"query": "x", "min_confidence": 2}, "min_confidence must be between 0 and 1, got 2"),
         ({"query": "x", "min_confidence": "most"}, "min_confidence must be a decimal number"),
