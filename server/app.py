@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import ToolAnnotations
@@ -21,7 +22,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
-from doxa.tools import cite_evidence, feedback, find_conflicts, forget, recall, remember
+from doxa.tools import about, cite_evidence, feedback, find_conflicts, forget, recall, remember
 from doxa.tools.context import MemoryContext
 from doxa.tools.schema import compact
 
@@ -38,6 +39,7 @@ exact confidence, evidence and contradictions, shared by the agents that use thi
   preferences, corrections), call `remember`; use `fact` for attributes that can change, so
   newer facts supersede older ones, and `memories` to store many at once.
 - After using recall results, call `feedback` with the recall_id and the ids that helped.
+- For what is known about one person, project or thing and how it changed, `about`.
 - Before acting on beliefs that matter, `find_conflicts` and `cite_evidence`.
 - `forget` retracts what turned out wrong (kept for audit) or purges what must not be kept."""
 
@@ -47,6 +49,7 @@ exact confidence, evidence and contradictions, shared by the agents that use thi
 _TOOLS: tuple[tuple[ModuleType, str, bool, bool, bool], ...] = (
     (remember, "Remember", False, False, True),
     (recall, "Recall", True, False, False),
+    (about, "About an entity", True, False, True),
     (find_conflicts, "Find conflicts", True, False, True),
     (cite_evidence, "Cite evidence", True, False, True),
     (feedback, "Feedback on a recall", False, False, False),
@@ -98,6 +101,7 @@ def create_server(
         tools=[_tool(*entry) for entry in _TOOLS],
     )
     _add_prompts(server)
+    _add_resources(server, shared)
     return server
 
 
@@ -237,6 +241,28 @@ def _find_surrogates(
 def _printable(text: str) -> str:
     """``text`` with unpaired surrogates written as escapes, so an error can be sent as JSON."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> None:
+    """One entity as ``about`` shows it, and the list of entities."""
+    server.resource(
+        about.ENTITY_URI,
+        name="entity",
+        title="An entity",
+        description="What about(name) answers: facts, timeline, related entities, conflicts.",
+        mime_type="application/json",
+    )(about.entity)
+    server.add_resource(
+        FunctionResource(
+            uri=about.ENTITIES_URI,
+            name="entities",
+            title="Entities",
+            description="Entities with their observation and fact counts, most mentioned first"
+            " (at most 500).",
+            mime_type="application/json",
+            fn=about.entity_list(state),
+        )
+    )
 
 
 def _add_prompts(server: MCPServer[MemoryContext]) -> None:

@@ -19,8 +19,9 @@ Ranks by meaning (embeddings), words (full text), the graph (topics named in the
 neighbouring observations of the same conversation), time words in the query ("last week",
 "in May 2023"), confidence and past feedback. Superseded and retracted facts never come back
 as current; `as_of` answers with what was valid at that time ("what did we believe on
-Tuesday?"). Filters are exact: `agent`, `topics` (any of), `min_confidence` (exact decimal).
-An empty query with `topics` or `agent` lists what is known there (`order_by` sets the order).
+Tuesday?"). Filters are exact: `agent`, `topics` (any of), a fact's `subject`, `predicate`,
+`object`, `episode`, `min_confidence` (exact decimal). An empty query with a filter lists
+what matches (`order_by` sets the order).
 
 Returns {recall_id, results: [{observation_id, belief_ids, text, confidence, observed_at,
 source, episode, topics, agents, score, scores, superseded_by, current, fact}]}. `scores` shows
@@ -104,6 +105,10 @@ async def recall(
     topics: Annotated[
         list[str] | None, Field(description="only observations mentioning any of these")
     ] = None,
+    subject: Annotated[str | None, Field(description="fact subject")] = None,
+    predicate: Annotated[str | None, Field(description="fact predicate")] = None,
+    object: Annotated[str | None, Field(description="fact object")] = None,
+    episode: Annotated[str | None, Field(description="episode")] = None,
     min_confidence: Annotated[
         DecimalInput | None,
         Field(description='only confidence >= this exact decimal, e.g. "0.8"'),
@@ -136,6 +141,10 @@ async def recall(
             limit=limit,
             order_by=order_by,
             known_at=known_at,
+            subject=subject,
+            predicate=predicate,
+            object=object,
+            episode=episode,
         ),
     )
     return RecallResult(recall_id=outcome.recall_id, results=[recalled(r) for r in outcome.results])

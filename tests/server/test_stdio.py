@@ -18,8 +18,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-TOOLS = {"remember", "recall", "find_conflicts", "cite_evidence", "feedback", "forget"}
-READ_ONLY = {"recall", "find_conflicts", "cite_evidence"}
+TOOLS = {"remember", "recall", "about", "find_conflicts", "cite_evidence", "feedback", "forget"}
+READ_ONLY = {"recall", "about", "find_conflicts", "cite_evidence"}
 DOXA = [sys.executable, "-m", "doxa.server"]
 PROMPTS = {"recall-before-answering", "remember-after-conversation", "review-conflicts"}
 

@@ -147,6 +147,8 @@ async def every_result(client: Client) -> dict[str, list[dict[str, Any]]]:
         results["recall"].append(await ok(client, "recall", **args))
     results["find_conflicts"].append(await ok(client, "find_conflicts"))
     results["find_conflicts"].append(await ok(client, "find_conflicts", agent="nobody"))
+    results["about"].append(await ok(client, "about", name="Alice"))
+    results["about"].append(await ok(client, "about", name="bridge", as_of="2024-06-01"))
     for cited in [bridge["closed_belief"], bridge["open"], paris]:
         results["cite_evidence"].append(await ok(client, "cite_evidence", id=cited))
     results["cite_evidence"].append(

@@ -307,7 +307,7 @@ async def test_an_unknown_key_is_refused_naming_it_not_dropped(
 async def test_published_input_schemas_say_unknown_keys_are_refused(client: Client) -> None:
     with anyio.fail_after(30):
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert len(tools) == 6
+    assert len(tools) == 7
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False, tool.name
     nested = tools["remember"].input_schema["$defs"]

@@ -1,0 +1,240 @@
+"""The ``about`` tool and the entity resources, through the MCP client: facts on both sides,
+relations two hops away, the timeline, the summary kept in the graph, conflicts, both clocks,
+and an unknown name."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import pytest
+from calls import error, ok
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+
+def spoken(groups: dict[str, Any]) -> dict[str, Any]:
+    """Facts by predicate, the predicate in words ("manager_of" -> "manager of")."""
+    return {predicate.replace("_", " "): values for predicate, values in groups.items()}
+
+
+async def fact(
+    client: Client, s: str, p: str, o: str, agent: str = "a", **more: Any
+) -> dict[str, Any]:
+    return await ok(
+        client,
+        "remember",
+        text=f"{s} {p} {o}.",
+        agent=agent,
+        fact={"subject": s, "predicate": p, "object": o, **more.pop("fact", {})},
+        **more,
+    )
+
+
+async def test_facts_where_the_entity_is_the_object_show_though_it_was_never_a_topic(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Bob", "manager of", "Alice", agent="hr")
+        await fact(client, "Alice", "lives in", "Berlin")
+        seen = await ok(client, "about", name="  ALICE ")
+    assert seen["name"] == "Alice"
+    [incoming] = spoken(seen["incoming"])["manager of"]
+    assert incoming["subject"] == "Bob" and incoming["agents"] == ["hr"]
+    assert incoming["observation_id"].startswith("obs_")
+    [lives] = spoken(seen["facts"])["lives in"]
+    assert lives["object"] == "Berlin"
+    assert seen["counts"] == {"observations": 2, "facts": 2, "believers": 2}
+    assert seen["summary"] == "Alice: lives in Berlin; Bob manager of Alice (2 facts, 2 agents)"
+    # Lean: nothing empty, nothing null.
+    assert "conflicts" not in seen
+    assert "null" not in json.dumps(seen)
+
+
+async def test_related_entities_two_hops_away_with_the_links_that_reach_them(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Bob", "manager of", "Alice")
+        await fact(client, "Bob", "works on", "doxa")
+        await fact(client, "Carol", "mentor of", "Bob")
+        await fact(client, "doxa", "written in", "Python")  # three hops: not shown
+        await ok(
+            client,
+            "remember",
+            text="Alice and Dave planned the offsite.",
+            topics=["Alice", "offsite"],
+        )
+        seen = await ok(client, "about", name="Alice")
+    related = {r["name"]: r for r in seen["related"]}
+    assert related["Bob"] == {"name": "Bob", "hops": 1, "via": ["Bob manager of Alice"]}
+    assert related["offsite"]["hops"] == 1
+    assert related["offsite"]["via"] == ["Alice mentioned with offsite"]
+    assert related["doxa"] == {
+        "name": "doxa",
+        "hops": 2,
+        "via": ["Bob manager of Alice", "Bob works on doxa"],
+    }
+    assert related["Carol"]["hops"] == 2
+    assert related["Carol"]["via"] == ["Bob manager of Alice", "Carol mentor of Bob"]
+    assert "Python" not in related
+
+
+async def test_timeline_in_valid_time_order_with_record_times(client: Client) -> None:
+    with anyio.fail_after(30):
+        paris = await fact(client, "Alice", "lives in", "Paris", observed_at="2024-01-01")
+        berlin = await fact(client, "Alice", "lives in", "Berlin", observed_at="2024-03-01")
+        # Learned last, true first: history, ended when Paris began.
+        lyon = await fact(client, "Alice", "lives in", "Lyon", observed_at="2023-06-01")
+        seen = await ok(client, "about", name="alice")
+    events = [(e["event"], e["observation_id"], e["at"]) for e in seen["timeline"]]
+    assert events == [
+        ("started", lyon["observation_id"], "2023-06-01T00:00:00Z"),
+        ("superseded", lyon["observation_id"], "2024-01-01T00:00:00Z"),
+        ("started", paris["observation_id"], "2024-01-01T00:00:00Z"),
+        ("superseded", paris["observation_id"], "2024-03-01T00:00:00Z"),
+        ("started", berlin["observation_id"], "2024-03-01T00:00:00Z"),
+    ]
+    by_id = {(e["event"], e["observation_id"]): e for e in seen["timeline"]}
+    assert by_id[("superseded", paris["observation_id"])]["by"] == berlin["observation_id"]
+    assert by_id[("superseded", lyon["observation_id"])]["by"] == paris["observation_id"]
+    assert by_id[("started", lyon["observation_id"])]["fact"] == "Alice lives in Lyon"
+    recorded = {
+        i: by_id[("started", i)]["recorded"]
+        for i in (paris["observation_id"], lyon["observation_id"])
+    }
+    assert recorded[lyon["observation_id"]] > recorded[paris["observation_id"]]
+    # A retraction is an event of its own, at the time it was made.
+    with anyio.fail_after(30):
+        await ok(client, "forget", id=berlin["observation_id"])
+        after = await ok(client, "about", name="alice")
+    last = after["timeline"][-1]
+    assert (last["event"], last["observation_id"]) == ("retracted", berlin["observation_id"])
+    assert last["at"] == last["recorded"] > "2025"
+    assert spoken(after["facts"])["lives in"][0]["object"] == "Paris"
+
+
+async def test_the_summary_is_written_to_the_graph_and_refreshed_when_a_fact_supersedes(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        await fact(memory_client, "Alice", "lives in", "Paris", observed_at="2024-01-01")
+        await fact(memory_client, "Alice", "likes", "jazz", agent="b", confidence="0.8")
+        await ok(memory_client, "remember", text="Topic note.", topics=["bob"])
+        await fact(memory_client, "Bob", "likes", "tea")
+        assert memory.settle(timeout=10)
+    stored = memory.graph.topic_summaries(["Alice", "bob"])
+    first, first_at = stored["Alice"]
+    assert first == "Alice: lives in Paris; likes jazz (2 facts, 2 agents)"
+    assert stored["bob"][0] == "Bob: likes tea (1 fact, 1 agent)"  # the topic's own node
+    with anyio.fail_after(30):
+        await fact(memory_client, "Alice", "lives in", "Berlin", observed_at="2024-03-01")
+        assert memory.settle(timeout=10)
+        seen = await ok(memory_client, "about", name="Alice")
+    text, at = memory.graph.topic_summaries(["Alice"])["Alice"]
+    assert text == "Alice: lives in Berlin; likes jazz (2 facts, 2 agents)" == seen["summary"]
+    assert at > first_at
+
+
+async def test_conflicts_touching_the_entity(client: Client) -> None:
+    with anyio.fail_after(30):
+        berlin = await fact(client, "Alice", "lives in", "Berlin", agent="a")
+        rome = await fact(client, "Alice", "lives in", "Rome", agent="b")
+        note = await ok(client, "remember", text="Bob is on leave.", topics=["Bob"])
+        await ok(
+            client,
+            "remember",
+            text="Bob is at work today.",
+            topics=["Bob"],
+            contradicts=[note["observation_id"]],
+        )
+        alice = await ok(client, "about", name="Alice")
+        bob = await ok(client, "about", name="bob")
+        carol = await fact(client, "Carol", "lives in", "Oslo")
+        quiet = await ok(client, "about", name="Carol")
+    [clash] = alice["conflicts"]
+    assert clash["kind"] == "clash"
+    assert {clash["a"]["observation_id"], clash["b"]["observation_id"]} == {
+        berlin["observation_id"],
+        rome["observation_id"],
+    }
+    [contradiction] = bob["conflicts"]
+    assert contradiction["kind"] == "contradiction"
+    assert note["observation_id"] in {
+        contradiction["a"]["observation_id"],
+        contradiction["b"]["observation_id"],
+    }
+    assert "conflicts" not in quiet and carol["observation_id"]
+
+
+async def test_as_of_and_known_at_are_two_clocks(client: Client) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Alice", "lives in", "Berlin", observed_at="2024-03-01")
+        believed = datetime.now(UTC).isoformat()
+        await anyio.sleep(0.01)
+        # Learned after `believed`, true since before it.
+        await fact(client, "Alice", "lives in", "Lisbon", fact={"valid_from": "2024-09-01"})
+        now = await ok(client, "about", name="Alice")
+        then_known = await ok(client, "about", name="Alice", known_at=believed)
+        then_true = await ok(client, "about", name="Alice", as_of=believed)
+        in_may = await ok(client, "about", name="Alice", as_of="2024-05-01")
+    assert spoken(now["facts"])["lives in"][0]["object"] == "Lisbon"
+    assert spoken(then_true["facts"])["lives in"][0]["object"] == "Lisbon"
+    assert spoken(then_known["facts"])["lives in"][0]["object"] == "Berlin"
+    assert [e["event"] for e in then_known["timeline"]] == ["started"]
+    assert spoken(in_may["facts"])["lives in"][0]["object"] == "Berlin"
+    # as_of also ends the timeline there.
+    assert [e["event"] for e in in_may["timeline"]] == ["started"]
+
+
+async def test_known_at_before_a_retraction_still_holds_the_fact(client: Client) -> None:
+    with anyio.fail_after(30):
+        jazz = await fact(client, "Alice", "likes", "jazz")
+        before = datetime.now(UTC).isoformat()
+        await anyio.sleep(0.01)
+        await ok(client, "forget", id=jazz["observation_id"])
+        held = await ok(client, "about", name="Alice", known_at=before)
+        now = await ok(client, "about", name="Alice")
+    assert spoken(held["facts"])["likes"][0]["object"] == "jazz"
+    assert [e["event"] for e in held["timeline"]] == ["started"]
+    assert "facts" not in now
+    assert [e["event"] for e in now["timeline"]] == ["started", "retracted"]
+    assert now["summary"] == "Alice: no current facts; in 0 observations"
+
+
+async def test_an_unknown_entity_is_an_error_naming_it_and_pointing_to_recall(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Alice", "lives in", "Berlin")
+        message = await error(client, "about", name="Zed")
+        bad_time = await error(client, "about", name="Alice", known_at="yesterday")
+    assert "name" in message and "'Zed'" in message and "recall" in message
+    assert "known_at" in bad_time
+
+
+async def test_entity_resources_list_and_read(client: Client) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Bob", "manager of", "Alice")
+        await fact(client, "Alice", "lives in", "Berlin")
+        await ok(client, "remember", text="Alice's birthday is in May.", topics=["alice"])
+        resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+        listed = await client.read_resource("doxa://entities")
+        one = await client.read_resource("doxa://entity/alice")
+        tool = await ok(client, "about", name="alice")
+        with pytest.raises(MCPError, match="'Zed'"):
+            await client.read_resource("doxa://entity/Zed")
+    assert [str(r.uri) for r in resources] == ["doxa://entities"]
+    assert [t.uri_template for t in templates] == ["doxa://entity/{name}"]
+    entities = json.loads(listed.contents[0].text)["entities"]  # type: ignore[union-attr]
+    assert entities[0] == {"name": "Alice", "observations": 3, "facts": 2}
+    assert {e["name"] for e in entities} == {"Alice", "Bob", "Berlin"}
+    assert one.contents[0].mime_type == "application/json"
+    assert json.loads(one.contents[0].text) == tool  # type: ignore[union-attr]

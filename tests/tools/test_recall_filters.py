@@ -1,0 +1,81 @@
+"""recall's exact filters on a fact's parts and on the episode, through the MCP client: with
+a query they narrow the ranking, without one they list what matches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from calls import error, ok
+from mcp.client import Client
+
+pytestmark = pytest.mark.anyio
+
+
+async def seed(client: Client) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for key, s, p, o, episode in [
+        ("bob_alice", "Bob", "manager of", "Alice", "standup"),
+        ("alice_berlin", "Alice", "lives in", "Berlin", "standup"),
+        ("carol_berlin", "Carol", "lives_in", "Berlin", None),
+        ("alice_jazz", "Alice", "likes", "jazz", None),
+    ]:
+        done = await ok(
+            client,
+            "remember",
+            text=f"{s} {p} {o}.",
+            fact={"subject": s, "predicate": p, "object": o},
+            **({"episode": episode} if episode else {}),
+        )
+        ids[key] = done["observation_id"]
+    note = await ok(client, "remember", text="Alice talked about Berlin.", episode="Standup")
+    ids["note"] = note["observation_id"]
+    return ids
+
+
+def found(result: dict[str, Any]) -> set[str]:
+    return {r["observation_id"] for r in result["results"]}
+
+
+async def test_fact_and_episode_filters_list_what_matches_without_a_query(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed(client)
+        by_subject = await ok(client, "recall", query="", subject=" alice ")
+        by_object = await ok(client, "recall", query="", object="BERLIN")
+        by_predicate = await ok(client, "recall", query="", predicate="Lives In")
+        by_episode = await ok(client, "recall", query="", episode="STANDUP")
+        both = await ok(client, "recall", query="", subject="Alice", object="Berlin")
+        nothing = await ok(client, "recall", query="", subject="Berlin")
+    assert found(by_subject) == {ids["alice_berlin"], ids["alice_jazz"]}
+    assert found(by_object) == {ids["alice_berlin"], ids["carol_berlin"]}
+    # "lives in" and "lives_in" are one predicate.
+    assert found(by_predicate) == {ids["alice_berlin"], ids["carol_berlin"]}
+    # Episodes are named as topics are: "standup" and "Standup" are one.
+    assert found(by_episode) == {ids["bob_alice"], ids["alice_berlin"], ids["note"]}
+    assert found(both) == {ids["alice_berlin"]}
+    assert found(nothing) == set()
+
+
+async def test_fact_filters_narrow_a_query(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed(client)
+        unfiltered = await ok(client, "recall", query="Alice Berlin")
+        as_object = await ok(client, "recall", query="Alice Berlin", object="Alice")
+        in_episode = await ok(client, "recall", query="Berlin", episode="standup")
+        by_predicate = await ok(client, "recall", query="Berlin", predicate="lives_in")
+    assert {ids["note"], ids["alice_berlin"]} <= found(unfiltered)
+    assert found(as_object) == {ids["bob_alice"]}
+    assert ids["alice_berlin"] in found(in_episode)
+    assert found(in_episode) <= {ids["alice_berlin"], ids["bob_alice"], ids["note"]}
+    assert found(by_predicate) == {ids["alice_berlin"], ids["carol_berlin"]}
+
+
+async def test_an_empty_query_without_any_filter_is_refused_naming_them(client: Client) -> None:
+    with anyio.fail_after(30):
+        message = await error(client, "recall", query=" ")
+        blank = await error(client, "recall", query="", subject="  ")
+    for text in (message, blank):
+        assert "query" in text and "subject" in text and "episode" in text
