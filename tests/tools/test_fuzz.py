@@ -442,7 +442,7 @@ class Model:
                 earlier = self.stored[obs]
                 assert agent not in earlier.agents and not earlier.retracted
                 assert earlier.text.split() == item["text"].split()
-                assert done["shared_with"] == sorted(earlier.agents)
+                assert done.get("shared_with") == sorted(earlier.agents)
                 earlier.agents.append(agent)
                 continue
             topics = topic_echo(item.get("topics"))
@@ -461,7 +461,7 @@ class Model:
         obs = answer["observation_id"]
         if answer["mode"] == "purge":
             del self.stored[obs]
-        elif answer["kept_for"]:
+        elif answer.get("kept_for"):
             # Others believe it too: only this server's agent's belief was withdrawn.
             held = self.stored[obs]
             if self.default_agent in held.agents:
