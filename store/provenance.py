@@ -153,13 +153,21 @@ def clashes(
         if len(rows) < 2 or working.cardinality(key[1]) == "many":
             continue
         current = [r for r in rows if valid[r]]
+        if len(current) < 2:
+            continue
+        # Each row's believers once (a row is in a pair with every other of its key).
+        held = {
+            r: set(working.entries[r].agents)
+            if known is None
+            else {a for a, _ in working.believers(r, known)}
+            for r in current
+        }
         for i, rx in enumerate(current):
             for ry in current[i + 1 :]:
                 x, y = working.entries[rx], working.entries[ry]
                 if topic_key(x.object or "") == topic_key(y.object or ""):
                     continue
-                xa = {a for a, _ in working.believers(rx, known)}
-                ya = {a for a, _ in working.believers(ry, known)}
+                xa, ya = held[rx], held[ry]
                 if me is not None and other is not None:
                     if not ((me in xa and other in ya) or (other in xa and me in ya)):
                         continue
