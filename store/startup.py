@@ -144,7 +144,9 @@ def load(working: WorkingMemory, graph: Graph) -> None:
     for agent, belief, obs, since, withdrawn in graph.beliefs():
         row = working.row_of[obs]
         if withdrawn is None:
-            working.hold(row, one(agent, agent), belief, from_naive_utc(since))
+            # Most beliefs were taken with their observation: the time shared above.
+            taken = shared.get(("recorded", since)) or from_naive_utc(since)
+            working.hold(row, one(agent, agent), belief, taken)
         else:
             began = micros(_aware(since or working.entries[row].recorded_at))
             working.withdraw_later(row, one(agent, agent), belief, began, micros(_aware(withdrawn)))
