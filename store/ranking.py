@@ -9,6 +9,8 @@ Components (each in roughly [0, 1] before weighting):
                    by distance;
 - ``topic``        share of the topics named in the query that the observation mentions;
 - ``time``         1 when the observation was made inside the time the query names;
+- ``fact``         1 when the observation carries a fact whose subject (or object) and
+                   predicate the query names ("Where does Alice live?": {Alice, lives in, ?});
 - ``confidence``   the observation's confidence;
 - ``feedback``     learned from judged recalls: similar past queries whose results were
                    accepted (+) or rejected (-), plus co-activation with accepted results.
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.fact_questions import QuestionWords, names_fact
 from doxa.store.settings import RankingWeights
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
@@ -64,6 +67,7 @@ def rank(
     limit: int,
     *,
     similarity: npt.NDArray[np.float32] | None,
+    question: QuestionWords | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -78,6 +82,7 @@ def rank(
         limit: how many to return.
         similarity: ``memory.embeddings.similarity(query_vector, n)`` (the caller scans
             while the full text is searched), or None for a query without text.
+        question: the query's words, to find the facts it names (``fact_questions``).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -163,6 +168,10 @@ def rank(
         starts = memory.valid_from[pool]
         inside = (starts >= window[0]) & (starts < window[1])
         components["time"] = weights.time * inside.astype(np.float32)
+    if question is not None and weights.fact > 0:
+        named_fact = _named_facts(memory, pool, question)
+        if named_fact.any():
+            components["fact"] = weights.fact * named_fact
     components["confidence"] = weights.confidence * (
         memory.confidence[pool].astype(np.float64) / 10**18
     ).astype(np.float32)
@@ -181,6 +190,18 @@ def rank(
         )
         for i in order
     ]
+
+
+def _named_facts(
+    memory: WorkingMemory, pool: npt.NDArray[np.int64], question: QuestionWords
+) -> npt.NDArray[np.float32]:
+    """1 for each row of ``pool`` carrying a fact the question names, else 0."""
+    named = np.zeros(len(pool), dtype=np.float32)
+    for i, row in enumerate(pool.tolist()):
+        entry = memory.entries[row]
+        if entry.subject is not None and entry.predicate is not None:
+            named[i] = names_fact(question, entry.subject, entry.predicate, entry.object)
+    return named
 
 
 def _walk(

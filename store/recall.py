@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
+from doxa.store.fact_questions import question_words
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import time_window
@@ -238,6 +239,7 @@ def answer(
         # Replaced facts rank after every current one: rank them all, then order.
         limit if vector is not None and not asked.include_superseded else n,
         similarity=similarity,
+        question=question_words(query) if query.strip() else None,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -31,6 +31,7 @@ class RankingWeights(BaseModel):
     topic_hops: int = Field(2, ge=0, le=3)
     topic_hop_decay: float = Field(0.5, ge=0, le=1)
     time: float = 0.3
+    fact: float = 0.5
     confidence: float = 0.05
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)

@@ -79,3 +79,47 @@ async def test_a_paraphrased_question_recalls_the_right_memory_first(
 
     for question, memory in PARAPHRASES:
         assert ranked[question][0] == memory, (question, ranked[question])
+
+
+#: A conversation whose chatty turns share more words with the question than its answer.
+CHAT_ABOUT_ALICE = [
+    "Alice: hey, how have you been? Life has been so busy lately.",
+    "Bob: Busy here too. Where are you living these days, still downtown?",
+    "Alice: Oh, I have news about where I live, it's been quite a year.",
+    "Alice moved to Berlin.",
+    "Bob: Wow! Do you live near the centre? How do you like living there?",
+    "Alice: I love it, the neighbourhood where I live is lovely and quiet.",
+]
+
+
+@pytest.mark.slow
+async def test_the_fact_a_question_names_comes_first_with_the_real_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    settings = load_settings(
+        environ={},
+        overrides={
+            ("store", "data_dir"): str(tmp_path),
+            ("store", "embedding", "onnx_cache"): str(onnx_cache),
+        },
+    )
+    memories = [
+        {"text": t, "episode": "chat-1"}
+        | (
+            {"fact": {"subject": "Alice", "predicate": "lives in", "object": "Berlin"}}
+            if i == 3
+            else {}
+        )
+        for i, t in enumerate(CHAT_ABOUT_ALICE)
+    ]
+    with anyio.fail_after(180):
+        async with Client(create_server(settings)) as client:
+            stored = await client.call_tool("remember", {"memories": memories})
+            assert not stored.is_error, stored.content
+            result = await client.call_tool(
+                "recall", {"query": "Where does Alice live?", "limit": 3}
+            )
+    assert result.structured_content is not None
+    texts = [item["text"] for item in result.structured_content["results"]]
+    assert texts[0] == "Alice moved to Berlin.", texts

@@ -50,6 +50,39 @@ def test_the_reply_after_a_matching_turn_is_lifted_by_its_neighbourhood(memory: 
     assert together.index(reply) == 1
 
 
+CHAT_ABOUT_ALICE = [
+    "Alice: hey, how have you been? Life has been so busy lately.",
+    "Bob: Busy here too. Where are you living these days, still downtown?",
+    "Alice: Oh, I have news about where I live, it's been quite a year.",
+    "Alice moved to Berlin.",
+    "Bob: Wow! Do you live near the centre? How do you like living there?",
+    "Alice: I love it, the neighbourhood where I live is lovely and quiet.",
+]
+
+
+def test_the_fact_a_question_names_ranks_above_its_chatty_neighbours(memory: Memory) -> None:
+    memory.remember(
+        [
+            MemoryDraft(
+                text=t,
+                episode="chat-1",
+                fact=FactDraft("Alice", "lives in", "Berlin") if t == CHAT_ABOUT_ALICE[3] else None,
+            )
+            for t in CHAT_ABOUT_ALICE
+        ],
+        batch=True,
+    )
+    with_weights(memory, fact=0.0)
+    without = ranked_texts(memory, "Where does Alice live?", limit=6)
+    with_weights(memory, fact=RankingWeights().fact)
+    [first, *_] = memory.recall("Where does Alice live?", limit=3).results
+    assert first.text == "Alice moved to Berlin." != without[0]
+    assert first.scores["fact"] == RankingWeights().fact
+    # A question about another relation of Alice's lifts nothing.
+    other = memory.recall("What does Alice like?", limit=6).results
+    assert all("fact" not in r.scores for r in other)
+
+
 def test_a_date_in_the_query_lifts_what_was_observed_then(memory: Memory) -> None:
     memory.remember(
         [

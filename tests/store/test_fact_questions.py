@@ -1,0 +1,48 @@
+"""Which questions name a fact: its subject or object, and its predicate by stem."""
+
+from __future__ import annotations
+
+import pytest
+
+from doxa.store.fact_questions import names_fact, question_words, stem
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("live", "lives"), ("lived", "living"), ("manager", "manages"), ("likes", "like")],
+)
+def test_forms_of_a_word_share_a_stem(a: str, b: str) -> None:
+    assert stem(a) == stem(b)
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("Where does Alice live?", ("Alice", "lives in", "Berlin")),
+        ("where does alice live now", ("Alice", "lives_in", "Berlin")),
+        ("Who is Alice's manager?", ("Bob", "manager of", "Alice")),
+        ("What does Alice like?", ("Alice", "likes", "jazz")),
+        ("Which skills does Alice have?", ("Alice", "has_skill", "Rust")),
+        ("Where does Alice van Dijk live?", ("Alice van Dijk", "Lives-In", "Utrecht")),
+    ],
+)
+def test_a_question_naming_an_entity_and_the_relation_names_the_fact(
+    question: str, fact: tuple[str, str, str]
+) -> None:
+    assert names_fact(question_words(question), *fact)
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("What does Alice like?", ("Alice", "lives in", "Berlin")),  # another relation
+        ("Where does Bob live?", ("Alice", "lives in", "Berlin")),  # another entity
+        ("Where does Alice van live?", ("Alice van Dijk", "lives in", "Utrecht")),  # part of it
+        ("Is Alice in Berlin?", ("Alice", "is in", "Berlin")),  # only filler words
+        ("Tell me about Alice", ("Alice", "lives in", "Berlin")),  # no relation at all
+    ],
+)
+def test_a_question_that_misses_the_entity_or_the_relation_does_not(
+    question: str, fact: tuple[str, str, str]
+) -> None:
+    assert not names_fact(question_words(question), *fact)
