@@ -254,7 +254,7 @@ async def run_conversation(
                 for question in conversation.questions:
                     began = time.perf_counter()
                     result = await client.call_tool(
-                        "recall", {"query": question.question, "limit": LIMIT}
+                        "recall", {"query": question.question, "limit": LIMIT, "explain": True}
                     )
                     latency = (time.perf_counter() - began) * 1000
                     rows = _structured(result, "recall")["results"]

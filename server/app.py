@@ -16,7 +16,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -24,7 +24,7 @@ from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
 from doxa.tools import about, cite_evidence, feedback, find_conflicts, forget, recall, remember
 from doxa.tools.context import MemoryContext
-from doxa.tools.schema import compact
+from doxa.tools.schema import compact, lean_input
 
 if TYPE_CHECKING:
     from doxa.store.memory import Memory
@@ -122,7 +122,7 @@ def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempoten
     )
     # Clients validate every result against the published schema; pydantic's $refs and
     # nullable anyOfs make that slow (see doxa.tools.schema). The SDK reads output_schema
-    # live when listing, and the server keeps validating results with the pydantic model.
+    # live when listing; the tools build their answers from the pydantic model it describes.
     derived = tool.fn_metadata.output_schema
     closed = _closed(tool.fn_metadata.arg_model)
     tool.fn_metadata = VerbatimArguments(
@@ -131,7 +131,7 @@ def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempoten
         output_model=tool.fn_metadata.output_model,
         wrap_output=tool.fn_metadata.wrap_output,
     )
-    tool.parameters = closed.model_json_schema(by_alias=True)
+    tool.parameters = lean_input(closed.model_json_schema(by_alias=True))
     return tool
 
 
@@ -172,15 +172,45 @@ class VerbatimArguments(FuncMetadata):
                 parsed[key] = decoded
         return parsed
 
+    def convert_result(self, result: Any) -> Any:
+        """A tool's own ``CallToolResult`` as it is: doxa's tools build theirs from their
+        result model on the worker thread (``doxa.tools.answer``), so validating it again here
+        would only repeat that work on the event loop every session shares."""
+        if isinstance(result, CallToolResult):
+            return result
+        return super().convert_result(result)
+
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
         """Pre-parse, refuse unpaired surrogates, validate (as the SDK does otherwise)."""
         parsed = self.pre_parse_json(arguments_to_validate)
         problems: list[InitErrorDetails] = []
+        known = _argument_names(self.arg_model)
+        for key in parsed:
+            if key not in known:
+                # Named with the valid ones: a model that guessed a filter must not believe
+                # it filtered, and can correct the call at once.
+                problems.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "unknown_argument",
+                            "unknown argument; the arguments are: {known}",
+                            {"known": ", ".join(known)},
+                        ),
+                        loc=(_printable(key),),
+                        input=_printable(key),
+                    )
+                )
         _find_surrogates(parsed, (), problems)
         if problems:
             # A ValidationError is what the SDK reports as the caller's mistake, by field.
             raise ValidationError.from_exception_data(self.arg_model.__name__, problems)
         return self.arg_model.model_validate(parsed).model_dump_one_level()
+
+
+@functools.cache
+def _argument_names(model: type[ArgModelBase]) -> tuple[str, ...]:
+    """The names a client may send, in the order the schema lists them."""
+    return tuple(info.alias or name for name, info in model.model_fields.items())
 
 
 @functools.cache

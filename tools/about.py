@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.values import iso
+from doxa.tools.answer import answer, compact, lean
 from doxa.tools.context import MemoryContext, call, context_of, exact
 from doxa.tools.find_conflicts import Conflict, Side
 
@@ -154,14 +154,7 @@ async def about(
     """One entity at a glance."""
 
     def run(memory: SharedMemory) -> CallToolResult:
-        result = about_result(memory.about(name, as_of=as_of, known_at=known_at))
-        # Compact, and without what holds its default (no nulls, no empty lists): the same
-        # dict as structured content and as text.
-        data = result.model_dump(mode="json", exclude_defaults=True)
-        text = _compact(data)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=data
-        )
+        return answer(about_result(memory.about(name, as_of=as_of, known_at=known_at)))
 
     return await call(ctx, run)
 
@@ -170,10 +163,6 @@ async def about(
 
 ENTITY_URI = "doxa://entity/{name}"
 ENTITIES_URI = "doxa://entities"
-
-
-def _compact(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _read(state: MemoryContext, operation: Callable[[SharedMemory], T]) -> T:
@@ -195,9 +184,7 @@ async def entity(name: str, ctx: Context[Any]) -> str:
     """``doxa://entity/{name}``: what ``about(name)`` answers, as JSON."""
 
     def run(memory: SharedMemory) -> str:
-        return _compact(
-            about_result(memory.about(name)).model_dump(mode="json", exclude_defaults=True)
-        )
+        return compact(lean(about_result(memory.about(name))))
 
     return await _read(context_of(ctx), run)
 
@@ -207,6 +194,6 @@ def entity_list(state: MemoryContext) -> Callable[[], Any]:
 
     async def read() -> str:
         found = await _read(state, lambda memory: memory.entities())
-        return _compact({"entities": found})
+        return compact({"entities": found})
 
     return read

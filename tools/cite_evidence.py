@@ -6,22 +6,17 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, StrictBool
 
 from doxa.store.values import iso
+from doxa.tools.answer import answer
 from doxa.tools.context import call, context_of, exact
 
-DESCRIPTION = """Show why the memory holds something: where it came from, who believes it
-since when, the evidence for it (with weights), what contradicts it, and what it replaced or
-was replaced by.
-
-Give `id` (an observation_id or belief_id from remember or recall) to cite it; `citation` is a
-text block ready to paste into an answer. Or give `agent` with `unsupported=true` to list that
-agent's beliefs that no evidence supports (candidates to verify).
-
-Returns {observation, believers, evidence, supports, contradictions, superseded_by,
-supersession_chain, citation} or {agent, unsupported: [...]}.
-Example: cite_evidence(id="bel_9c1d…")"""
+DESCRIPTION = """Show why the memory holds something: source, believers and since when,
+evidence with weights, contradictions, and what it replaced or was replaced by. Give `id` (an
+observation or belief id); `citation` is ready to paste into an answer. Or give `agent` and
+`unsupported=true` for that agent's beliefs without evidence (candidates to verify)."""
 
 
 class ObservationOut(BaseModel):
@@ -31,20 +26,20 @@ class ObservationOut(BaseModel):
     belief_id: str | None = Field(None, description="set when a belief id was cited")
     text: str
     confidence: str
-    observed_at: str | None
-    source: str | None
-    episode: str | None
-    topics: list[str]
-    kind: str
-    subject: str | None
-    predicate: str | None
+    observed_at: str | None = None
+    source: str | None = None
+    episode: str | None = None
+    topics: list[str] = Field(default_factory=list)
+    kind: str = "observation"
+    subject: str | None = None
+    predicate: str | None = None
     cardinality: str | None = Field(None, description="of the predicate: one or many")
-    object: str | None
-    valid_from: str | None
-    valid_until: str | None
-    retracted_at: str | None
-    hits: int
-    impressions: int
+    object: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    retracted_at: str | None = None
+    hits: int = 0
+    impressions: int = 0
 
 
 class Believer(BaseModel):
@@ -53,7 +48,7 @@ class Believer(BaseModel):
     agent: str
     belief_id: str
     confidence: str | None = Field(None, description="this agent's own, exact")
-    since: str | None
+    since: str | None = None
 
 
 class EvidenceOut(BaseModel):
@@ -64,9 +59,9 @@ class EvidenceOut(BaseModel):
     text: str
     weight: str
     confidence: str
-    source: str | None
-    observed_at: str | None
-    retracted: bool
+    source: str | None = None
+    observed_at: str | None = None
+    retracted: bool = False
 
 
 class SupportGiven(BaseModel):
@@ -98,7 +93,7 @@ class UnsupportedBelief(BaseModel):
     observation_id: str
     text: str
     confidence: str
-    since: str | None
+    since: str | None = None
 
 
 class EvidenceResult(BaseModel):
@@ -143,6 +138,45 @@ def _citation(result: EvidenceResult) -> str:
     return "\n".join(lines)
 
 
+async def cite_evidence(
+    ctx: Context[Any],
+    id: Annotated[str | None, Field(description="an observation or belief id")] = None,
+    agent: Annotated[str | None, Field(description="with unsupported: whose beliefs")] = None,
+    unsupported: Annotated[StrictBool, Field(description="beliefs without evidence")] = False,
+    known_at: Annotated[
+        str | None, Field(description="ISO 8601: answer with what the memory held then")
+    ] = None,
+) -> Annotated[CallToolResult, EvidenceResult]:
+    """Cite an observation or belief, or list unsupported beliefs."""
+    if unsupported:
+        if id is not None:
+            raise ToolError("id: give either id, or agent with unsupported=true, not both")
+        who = agent or context_of(ctx).settings.agent
+        return await call(ctx, lambda memory: answer(_unsupported(who, memory.unsupported(who))))
+    if id is None:
+        raise ToolError(
+            "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
+        )
+    cited = id
+    return await call(ctx, lambda memory: answer(_cited(memory.evidence(cited, known_at))))
+
+
+def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
+    return EvidenceResult(
+        agent=who,
+        unsupported=[
+            UnsupportedBelief(
+                belief_id=r["belief_id"],
+                observation_id=r["observation_id"],
+                text=r["text"],
+                confidence=exact(r["confidence"]) or "0",
+                since=iso(r["since"]),
+            )
+            for r in rows
+        ],
+    )
+
+
 def _believer(b: dict[str, Any]) -> Believer:
     return Believer(
         agent=b["agent"],
@@ -152,42 +186,7 @@ def _believer(b: dict[str, Any]) -> Believer:
     )
 
 
-async def cite_evidence(
-    ctx: Context[Any],
-    id: Annotated[str | None, Field(description="an observation_id or belief_id")] = None,
-    agent: Annotated[str | None, Field(description="with unsupported=true: whose beliefs")] = None,
-    unsupported: Annotated[
-        StrictBool, Field(description="list the agent's beliefs without evidence")
-    ] = False,
-    known_at: Annotated[
-        str | None, Field(description="ISO 8601: answer with what the memory held then")
-    ] = None,
-) -> EvidenceResult:
-    """Cite an observation or belief, or list unsupported beliefs."""
-    if unsupported:
-        if id is not None:
-            raise ToolError("id: give either id, or agent with unsupported=true, not both")
-        who = agent or context_of(ctx).settings.agent
-        rows = await call(ctx, lambda memory: memory.unsupported(who))
-        return EvidenceResult(
-            agent=who,
-            unsupported=[
-                UnsupportedBelief(
-                    belief_id=r["belief_id"],
-                    observation_id=r["observation_id"],
-                    text=r["text"],
-                    confidence=exact(r["confidence"]) or "0",
-                    since=iso(r["since"]),
-                )
-                for r in rows
-            ],
-        )
-    if id is None:
-        raise ToolError(
-            "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
-        )
-    cited = id
-    found = await call(ctx, lambda memory: memory.evidence(cited, known_at))
+def _cited(found: dict[str, Any]) -> EvidenceResult:
     result = EvidenceResult(
         observation=ObservationOut(
             observation_id=found["id"],

@@ -7,12 +7,12 @@ import logging
 import threading
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import StrictFloat, StrictInt, StrictStr
+from pydantic import StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
 from doxa.store.errors import MemoryStoreError
 from doxa.store.settings import StoreSettings
@@ -27,8 +27,11 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 #: A confidence or weight as a client sends it: a string or a JSON number, never a boolean
-#: (strict, so JSON ``true`` is refused instead of becoming 1).
-DecimalInput = StrictStr | StrictInt | StrictFloat
+#: (strict, so JSON ``true`` is refused instead of becoming 1). The schema says it in one
+#: type list instead of three branches (a JSON integer is a number).
+DecimalInput = Annotated[
+    StrictStr | StrictInt | StrictFloat, WithJsonSchema({"type": ["string", "number"]})
+]
 
 
 class MemoryContext:

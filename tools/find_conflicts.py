@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from doxa.store.values import iso
+from doxa.tools.answer import answer
 from doxa.tools.context import call, exact
 
-DESCRIPTION = """Find what the memory holds that cannot all be true.
+if TYPE_CHECKING:
+    from doxa.store.sharing import SharedMemory
 
-Two kinds: "contradiction" (observations explicitly linked with `contradicts` when
-remembered) and "clash" (two current facts with the same subject and predicate but different
-objects, e.g. believed by different agents). With `agent`: only conflicts involving that
-agent's beliefs; with `agent` and `other_agent`: only where the two agents disagree; with
-`topic`: only where either side mentions the topic. Call it before acting on a shared plan.
-
-Returns {conflicts: [{kind, a: {observation_id, text, confidence, agents}, b: {...}, subject,
-predicate, since}], count}.
-Example: find_conflicts(agent="scout", other_agent="driver")"""
+DESCRIPTION = """Find what the memory holds that cannot all be true: "contradiction"
+(observations remembered with `contradicts`) and "clash" (current facts with the same subject
+and predicate but different objects, e.g. from different agents). Filter by `agent`, by
+`agent` and `other_agent` (where the two disagree), or by `topic`. Call it before acting on a
+shared plan."""
 
 
 class Side(BaseModel):
@@ -29,7 +28,7 @@ class Side(BaseModel):
     observation_id: str
     text: str
     confidence: str
-    agents: list[str]
+    agents: list[str] = Field(default_factory=list)
 
 
 class Conflict(BaseModel):
@@ -50,38 +49,42 @@ class ConflictsResult(BaseModel):
     count: int
 
 
+def _conflict(c: dict[str, Any]) -> Conflict:
+    return Conflict(
+        kind=c["kind"],
+        a=Side(
+            observation_id=c["a"],
+            text=c["a_text"],
+            confidence=exact(c["a_confidence"]) or "0",
+            agents=c["a_agents"],
+        ),
+        b=Side(
+            observation_id=c["b"],
+            text=c["b_text"],
+            confidence=exact(c["b_confidence"]) or "0",
+            agents=c["b_agents"],
+        ),
+        subject=c.get("subject"),
+        predicate=c.get("predicate"),
+        since=iso(c.get("at")),
+    )
+
+
 async def find_conflicts(
     ctx: Context[Any],
-    agent: Annotated[str | None, Field(description="only conflicts involving this agent")] = None,
+    agent: Annotated[str | None, Field(description="only those involving this agent")] = None,
     other_agent: Annotated[
         str | None, Field(description="with agent: only between the two")
     ] = None,
-    topic: Annotated[str | None, Field(description="only conflicts mentioning this topic")] = None,
+    topic: Annotated[str | None, Field(description="only those mentioning this topic")] = None,
     known_at: Annotated[
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,
-) -> ConflictsResult:
+) -> Annotated[CallToolResult, ConflictsResult]:
     """List contradictions and clashing facts."""
-    found = await call(ctx, lambda memory: memory.conflicts(agent, other_agent, topic, known_at))
-    conflicts = [
-        Conflict(
-            kind=c["kind"],
-            a=Side(
-                observation_id=c["a"],
-                text=c["a_text"],
-                confidence=exact(c["a_confidence"]) or "0",
-                agents=c["a_agents"],
-            ),
-            b=Side(
-                observation_id=c["b"],
-                text=c["b_text"],
-                confidence=exact(c["b_confidence"]) or "0",
-                agents=c["b_agents"],
-            ),
-            subject=c.get("subject"),
-            predicate=c.get("predicate"),
-            since=iso(c.get("at")),
-        )
-        for c in found
-    ]
-    return ConflictsResult(conflicts=conflicts, count=len(conflicts))
+
+    def run(memory: SharedMemory) -> CallToolResult:
+        conflicts = [_conflict(c) for c in memory.conflicts(agent, other_agent, topic, known_at)]
+        return answer(ConflictsResult(conflicts=conflicts, count=len(conflicts)))
+
+    return await call(ctx, run)

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
+from doxa.tools.answer import answer
 from doxa.tools.context import call, context_of
 from doxa.tools.identity import writer
 
-DESCRIPTION = """Stop recalling an observation.
-
-mode="retract" (default) keeps it in the graph for audit, with its evidence and history, but it
-never comes back from recall. mode="purge" deletes it, its beliefs and every link to it from
-both stores (use it for data that must not be kept).
-
-Returns {observation_id, mode, belief_ids, already}.
-Example: forget(id="obs_1a2b…", mode="retract")"""
+if TYPE_CHECKING:
+    from doxa.store.sharing import SharedMemory
 
 
 def agent_of(ctx: Context[Any]) -> str:
@@ -26,13 +22,20 @@ def agent_of(ctx: Context[Any]) -> str:
     return context_of(ctx).settings.agent
 
 
+DESCRIPTION = """Stop recalling an observation that turned out wrong or must not be kept.
+mode="retract" (default) keeps it for audit with its evidence and history; mode="purge"
+deletes it, its beliefs and every link to it."""
+
+
 class ForgetResult(BaseModel):
     """What was forgotten."""
 
     observation_id: str
     mode: str
-    belief_ids: list[str] = Field(description="beliefs in the observation, retracted or deleted")
-    already: bool = Field(description="true when it had been retracted before")
+    belief_ids: list[str] = Field(
+        default_factory=list, description="beliefs in the observation, retracted or deleted"
+    )
+    already: bool = Field(False, description="true when it had been retracted before")
     kept_for: list[str] = Field(
         default_factory=list,
         description="agents that still believe it: only your belief in it was withdrawn",
@@ -41,11 +44,9 @@ class ForgetResult(BaseModel):
 
 async def forget(
     ctx: Context[Any],
-    id: Annotated[str, Field(description="the observation_id to forget")],
-    mode: Annotated[
-        Literal["retract", "purge"], Field(description="retract (audit kept) or purge")
-    ] = "retract",
-) -> ForgetResult:
+    id: Annotated[str, Field(description="observation id")],
+    mode: Annotated[Literal["retract", "purge"], Field(description="retract or purge")] = "retract",
+) -> Annotated[CallToolResult, ForgetResult]:
     """Retract or purge an observation."""
     who = writer("forget")
     if who is not None and not who.admin:
@@ -60,14 +61,21 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
+
     # Who forgets: the token's agent, or this server's; when others believe it too, a
     # retract withdraws only that agent's belief. An admin token retracts the observation.
     forgetting = None if who is not None and who.admin else (who.agent if who else agent_of(ctx))
-    done = await call(ctx, lambda memory: memory.forget(id, mode, agent=forgetting))
-    return ForgetResult(
-        observation_id=done.observation_id,
-        mode=done.mode,
-        belief_ids=done.belief_ids,
-        already=done.already,
-        kept_for=done.kept_for,
-    )
+
+    def run(memory: SharedMemory) -> CallToolResult:
+        done = memory.forget(id, mode, agent=forgetting)
+        return answer(
+            ForgetResult(
+                observation_id=done.observation_id,
+                mode=done.mode,
+                belief_ids=done.belief_ids,
+                already=done.already,
+                kept_for=done.kept_for,
+            )
+        )
+
+    return await call(ctx, run)

@@ -4,29 +4,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field, StrictBool, StrictInt
+
 from doxa.store.values import iso
+from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call, exact
 
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
-from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+    from doxa.store.sharing import SharedMemory
 
-DESCRIPTION = """Search the memory before answering anything that may depend on what was
-learned earlier.
-
-Ranks by meaning (embeddings), words (full text), the graph (topics named in the query,
-neighbouring observations of the same conversation), time words in the query ("last week",
-"in May 2023"), confidence and past feedback. Superseded and retracted facts never come back
-as current; `as_of` answers with what was valid at that time ("what did we believe on
-Tuesday?"). Filters are exact: `agent`, `topics` (any of), a fact's `subject`, `predicate`,
-`object`, `episode`, `min_confidence` (exact decimal). An empty query with a filter lists
-what matches (`order_by` sets the order).
-
-Returns {recall_id, results: [{observation_id, belief_ids, text, confidence, observed_at,
-source, episode, topics, agents, score, scores, superseded_by, current, fact}]}. `scores` shows
-why each result ranked. Pass recall_id to `feedback` to say which results helped.
-Example: recall(query="Is the Route 9 bridge open?", min_confidence="0.8")"""
+DESCRIPTION = """Search the memory before answering anything that may depend on earlier
+conversations. Ranks by meaning, words, topics, conversation neighbours, time words ("last
+week"), confidence and feedback. Replaced or retracted facts return only with
+`include_superseded`; `as_of` answers with what was true then. An empty query with a filter
+lists what matches. After using the results, pass recall_id to `feedback`. `explain` adds
+why each ranked (scores) and belief ids, topics, agents, episode and fact."""
 
 
 class FactOut(BaseModel):
@@ -35,27 +30,27 @@ class FactOut(BaseModel):
     subject: str
     predicate: str
     object: str
-    valid_from: str | None
-    valid_until: str | None
+    valid_from: str | None = None
+    valid_until: str | None = None
     cardinality: str | None = Field(None, description="of the predicate: one or many")
 
 
 class RecalledItem(BaseModel):
-    """One recalled observation."""
+    """One recalled observation; the fields after ``superseded_by`` only with ``explain``."""
 
     observation_id: str
-    belief_ids: list[str]
     text: str
     confidence: str = Field(description="exact decimal")
     observed_at: str
-    source: str | None
-    episode: str | None
-    topics: list[str]
-    agents: list[str]
-    score: float
-    scores: dict[str, float] = Field(description="weighted components of the score")
-    superseded_by: list[str] = Field(description="ids of the facts that replaced this one")
-    current: bool = Field(description="false for a fact no longer valid at the recall's time")
+    source: str | None = None
+    current: bool = Field(True, description="false: no longer valid at the recall's time")
+    superseded_by: list[str] = Field(default_factory=list)
+    score: float | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+    belief_ids: list[str] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
+    episode: str | None = None
     fact: FactOut | None = None
 
 
@@ -66,8 +61,19 @@ class RecallResult(BaseModel):
     results: list[RecalledItem]
 
 
-def recalled(item: Recollection) -> RecalledItem:
-    """The tool's view of one store result."""
+def recalled(item: Recollection, explain: bool) -> RecalledItem:
+    """The tool's view of one store result: what a model needs, and why it ranked if asked."""
+    lean = RecalledItem(
+        observation_id=item.observation_id,
+        text=item.text,
+        confidence=exact(item.confidence) or "0",
+        observed_at=iso(item.observed_at) or "",
+        source=item.source,
+        current=item.current,
+        superseded_by=item.superseded_by,
+    )
+    if not explain:
+        return lean
     fact = None
     if item.fact is not None:
         fact = FactOut(
@@ -78,60 +84,46 @@ def recalled(item: Recollection) -> RecalledItem:
             valid_until=iso(item.fact["valid_until"]),
             cardinality=item.fact.get("cardinality"),
         )
-    return RecalledItem(
-        observation_id=item.observation_id,
-        belief_ids=item.belief_ids,
-        text=item.text,
-        confidence=exact(item.confidence) or "0",
-        observed_at=iso(item.observed_at) or "",
-        source=item.source,
-        episode=item.episode,
-        topics=item.topics,
-        agents=item.agents,
-        score=item.score,
-        scores=item.scores,
-        superseded_by=item.superseded_by,
-        current=item.current,
-        fact=fact,
+    return lean.model_copy(
+        update={
+            "score": round(item.score, 4),
+            "scores": {name: round(value, 4) for name, value in item.scores.items()},
+            "belief_ids": item.belief_ids,
+            "topics": item.topics,
+            "agents": item.agents,
+            "episode": item.episode,
+            "fact": fact,
+        }
     )
 
 
 async def recall(
     ctx: Context[Any],
-    query: Annotated[
-        str, Field(description="what to look for, in words; may be empty with topics/agent")
-    ],
+    query: Annotated[str, Field(description="what to look for; may be empty with a filter")],
     agent: Annotated[str | None, Field(description="only what this agent believes")] = None,
-    topics: Annotated[
-        list[str] | None, Field(description="only observations mentioning any of these")
-    ] = None,
+    topics: Annotated[list[str] | None, Field(description="only these topics (any of)")] = None,
     subject: Annotated[str | None, Field(description="fact subject")] = None,
     predicate: Annotated[str | None, Field(description="fact predicate")] = None,
     object: Annotated[str | None, Field(description="fact object")] = None,
     episode: Annotated[str | None, Field(description="episode")] = None,
     min_confidence: Annotated[
-        DecimalInput | None,
-        Field(description='only confidence >= this exact decimal, e.g. "0.8"'),
+        DecimalInput | None, Field(description='exact decimal, e.g. "0.8"')
     ] = None,
-    as_of: Annotated[
-        str | None, Field(description="ISO 8601: answer with what was valid then")
-    ] = None,
+    as_of: Annotated[str | None, Field(description="ISO 8601: what was true then")] = None,
     known_at: Annotated[
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,
-    include_superseded: Annotated[
-        StrictBool, Field(description="also return replaced facts (ranked after current ones)")
-    ] = False,
-    limit: Annotated[StrictInt, Field(description="how many results, 1..100")] = 10,
+    include_superseded: Annotated[StrictBool, Field(description="also replaced facts")] = False,
+    limit: Annotated[StrictInt, Field(description="1..100")] = 10,
     order_by: Annotated[
-        Literal["relevance", "confidence", "newest", "oldest"],
-        Field(description="order of the results; default relevance"),
+        Literal["relevance", "confidence", "newest", "oldest"], Field(description="order")
     ] = "relevance",
-) -> RecallResult:
+    explain: Annotated[StrictBool, Field(description="add scores and ids")] = False,
+) -> Annotated[CallToolResult, RecallResult]:
     """Hybrid recall with exact filters."""
-    outcome = await call(
-        ctx,
-        lambda memory: memory.recall(
+
+    def run(memory: SharedMemory) -> CallToolResult:
+        outcome = memory.recall(
             query,
             agent=agent,
             topics=topics,
@@ -140,11 +132,13 @@ async def recall(
             include_superseded=include_superseded,
             limit=limit,
             order_by=order_by,
-            known_at=known_at,
             subject=subject,
             predicate=predicate,
             object=object,
             episode=episode,
-        ),
-    )
-    return RecallResult(recall_id=outcome.recall_id, results=[recalled(r) for r in outcome.results])
+            known_at=known_at,
+        )
+        results = [recalled(r, explain) for r in outcome.results]
+        return answer(RecallResult(recall_id=outcome.recall_id, results=results))
+
+    return await call(ctx, run)

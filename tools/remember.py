@@ -4,30 +4,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
+from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call
 from doxa.tools.identity import own_agent, writer
 
 if TYPE_CHECKING:
     from doxa.store.memory import Remembered
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field
+    from doxa.store.sharing import SharedMemory
 
-DESCRIPTION = """Store something worth remembering as a typed, dated observation that the
-agent believes.
+DESCRIPTION = """Store what is worth keeping: a fact, preference, decision or event that
+may matter in a later conversation. One memory per call, or many with `memories`.
 
-Call it when you learn a fact, a preference, a decision or an event that may matter in a later
-conversation. One observation per call, or many at once with `memories` (for imports and
-end-of-conversation summaries). Facts with identity: give `fact` {subject, predicate, object}
-and a newer fact with the same agent, subject and predicate replaces the old one (the old one
-stays queryable with `recall(as_of=...)`). Confidence is an exact decimal between 0 and 1.
-Link evidence with `supports` [{belief_id, weight}] and disagreement with `contradicts`
-[observation ids]. Remembering the same text again returns the existing ids (`duplicate_of`).
-
-Returns {observation_id, belief_id, topics, superseded, duplicate_of, conflicts, remembered}.
-Example: remember(text="The bridge on Route 9 is closed for repairs.", topics=["bridge",
-"route-9"], confidence="0.9", source="radio report")"""
+Give `fact` {subject, predicate, object} for an attribute: for a single-valued predicate
+(lives_in, role) a newer object from the same agent replaces the older one (still found with
+`as_of`); for a many-valued one (likes, knows) objects accumulate.
+`supports` [{belief_id, weight}] adds evidence, `contradicts` [ids] disagreement. The same text
+again returns the existing ids (`duplicate_of`)."""
 
 
 class FactInput(BaseModel):
@@ -36,11 +34,11 @@ class FactInput(BaseModel):
     # An unknown key is refused, not dropped: a misspelt field would store the default.
     model_config = ConfigDict(extra="forbid")
 
-    subject: str = Field(description='what the fact is about, e.g. "Alice"')
-    predicate: str = Field(description='the relation, e.g. "lives in"')
-    object: str = Field(description='the value, e.g. "Paris"')
-    valid_from: str | None = Field(None, description="ISO 8601; default: observed_at")
-    valid_until: str | None = Field(None, description="ISO 8601; default: open-ended")
+    subject: str = Field(description='e.g. "Alice"')
+    predicate: str = Field(description='e.g. "lives in"')
+    object: str = Field(description='e.g. "Paris"')
+    valid_from: str | None = Field(None, description="ISO 8601; default observed_at")
+    valid_until: str | None = Field(None, description="ISO 8601; default open")
     cardinality: Literal["one", "many"] | None = Field(
         None,
         description='"many": objects accumulate (likes); "one": a newer object replaces the'
@@ -53,8 +51,8 @@ class SupportInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    belief_id: str = Field(description="a belief_id returned by remember or recall")
-    weight: DecimalInput = Field("1", description="exact decimal 0..1, how strongly")
+    belief_id: str
+    weight: DecimalInput = Field("1", description="exact decimal 0..1")
 
 
 class MemoryInput(BaseModel):
@@ -69,8 +67,12 @@ class MemoryInput(BaseModel):
     observed_at: str | None = None
     source: str | None = None
     episode: str | None = None
-    fact: FactInput | None = None
-    supports: list[SupportInput] = Field(default_factory=list)
+    # Their shapes are those of the single call's `fact` and `supports`, validated the same
+    # way; the schema says so instead of spelling them out a second time.
+    fact: Annotated[FactInput | None, WithJsonSchema({"type": "object"})] = None
+    supports: Annotated[
+        list[SupportInput], WithJsonSchema({"type": "array", "items": {"type": "object"}})
+    ] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)
 
 
@@ -79,10 +81,14 @@ class RememberedItem(BaseModel):
 
     observation_id: str
     belief_id: str
-    topics: list[str]
-    superseded: list[str] = Field(description="ids of older facts this one replaced")
-    duplicate_of: str | None = Field(description="set when the text was already remembered")
-    conflicts: list[str] = Field(description="other agents' current facts this one disagrees with")
+    topics: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(
+        default_factory=list, description="ids of older facts this one replaced"
+    )
+    duplicate_of: str | None = Field(None, description="set when the text was already held")
+    conflicts: list[str] = Field(
+        default_factory=list, description="other agents' current facts this one disagrees with"
+    )
     shared_with: list[str] = Field(
         default_factory=list,
         description="agents that already held this observation: it is now your belief in it too",
@@ -90,16 +96,16 @@ class RememberedItem(BaseModel):
 
 
 class RememberResult(BaseModel):
-    """The first (or only) memory's ids at the top level; every memory in ``remembered``."""
+    """One memory's ids at the top level, or a batch's memories in ``remembered``."""
 
-    observation_id: str
-    belief_id: str
-    topics: list[str]
-    superseded: list[str]
-    duplicate_of: str | None
-    conflicts: list[str]
+    observation_id: str | None = None
+    belief_id: str | None = None
+    topics: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
+    duplicate_of: str | None = None
+    conflicts: list[str] = Field(default_factory=list)
     shared_with: list[str] = Field(default_factory=list)
-    remembered: list[RememberedItem]
+    remembered: list[RememberedItem] = Field(default_factory=list)
 
 
 def _draft(item: MemoryInput) -> MemoryDraft:
@@ -141,42 +147,20 @@ def _item(done: Remembered) -> RememberedItem:
 
 async def remember(
     ctx: Context[Any],
-    text: Annotated[
-        str | None, Field(description="the observation, in one or two sentences")
-    ] = None,
-    topics: Annotated[
-        list[str],
-        Field(description="what it is about: people, places, projects (created on first use)"),
-    ] = [],  # noqa: B006 - the schema shows the default; pydantic copies it per call
-    agent: Annotated[
-        str | None,
-        Field(description="who believes it; default: this server's agent (or the token's)"),
-    ] = None,
-    confidence: Annotated[
-        DecimalInput, Field(description='exact decimal 0..1, e.g. "0.8"; default "1"')
-    ] = "1",
-    observed_at: Annotated[
-        str | None, Field(description="ISO 8601 time it was observed; default now")
-    ] = None,
-    source: Annotated[
-        str | None, Field(description="where it came from: a URL, a person, a file")
-    ] = None,
-    episode: Annotated[
-        str | None, Field(description="conversation or session id it was learned in")
-    ] = None,
-    fact: Annotated[
-        FactInput | None, Field(description="optional subject/predicate/object triple")
-    ] = None,
-    supports: Annotated[
-        list[SupportInput], Field(description="beliefs this observation is evidence for")
-    ] = [],  # noqa: B006
-    contradicts: Annotated[
-        list[str], Field(description="observation ids this one contradicts")
-    ] = [],  # noqa: B006
+    text: Annotated[str | None, Field(description="one or two sentences")] = None,
+    topics: Annotated[list[str], Field(description="people, places, projects it is about")] = [],  # noqa: B006 - pydantic copies the default per call
+    agent: Annotated[str | None, Field(description="who believes it; default yours")] = None,
+    confidence: Annotated[DecimalInput, Field(description='exact decimal 0..1, e.g. "0.8"')] = "1",
+    observed_at: Annotated[str | None, Field(description="ISO 8601; default now")] = None,
+    source: Annotated[str | None, Field(description="a URL, a person, a file")] = None,
+    episode: Annotated[str | None, Field(description="conversation id")] = None,
+    fact: Annotated[FactInput | None, Field(description="a triple that can change")] = None,
+    supports: Annotated[list[SupportInput], Field(description="beliefs this is evidence for")] = [],  # noqa: B006
+    contradicts: Annotated[list[str], Field(description="observation ids this contradicts")] = [],  # noqa: B006
     memories: Annotated[
-        list[MemoryInput] | None, Field(description="many memories at once instead of text")
+        list[MemoryInput] | None, Field(description="many at once, each like one call")
     ] = None,
-) -> RememberResult:
+) -> Annotated[CallToolResult, RememberResult]:
     """Store one observation, or many with ``memories``."""
     who = writer("remember")
     if who is not None:
@@ -210,7 +194,11 @@ async def remember(
         items = memories
     drafts = [_draft(i) for i in items]
     batch = memories is not None
-    done = await call(ctx, lambda memory: memory.remember(drafts, batch=batch, agent=agent))
-    listed = [_item(d) for d in done]
-    first = listed[0]
-    return RememberResult(**first.model_dump(), remembered=listed)
+
+    def run(memory: SharedMemory) -> CallToolResult:
+        listed = [_item(d) for d in memory.remember(drafts, batch=batch, agent=agent)]
+        if batch:
+            return answer(RememberResult(remembered=listed))
+        return answer(RememberResult(**listed[0].model_dump()))
+
+    return await call(ctx, run)

@@ -129,3 +129,45 @@ def _types(schema: dict[str, Any]) -> list[str]:
     """The ``type`` of a schema as a list."""
     value = schema["type"]
     return list(value) if isinstance(value, list) else [value]
+
+
+def lean_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema as a model reads it: ``compact``, without what says nothing to it.
+
+    Titles repeat the property names; a ``null`` or empty-list default and the ``null`` arm
+    of an optional parameter say only that it may be left out, which not being ``required``
+    already says (and ``type: [X, "null"]`` is the form strict validators warn about); a
+    description is said once (the fields of ``memories`` items repeat those of a single
+    call), and a list item's own description repeats its property's. Arguments are still
+    validated by the tool's pydantic model, which accepts the same values as before (an
+    explicit ``null`` for an optional parameter means "not given").
+    """
+    lean: dict[str, Any] = _lean(compact(schema), set(), False)
+    return lean
+
+
+def _lean(node: Any, said: set[str], item: bool) -> Any:
+    if isinstance(node, list):
+        return [_lean(x, said, False) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" or (key == "default" and value in (None, [])):
+            continue
+        if key == "description" and isinstance(value, str):
+            if item or value in said:
+                continue
+            said.add(value)
+            out[key] = value
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _lean(prop, said, False) for name, prop in value.items()}
+        else:
+            out[key] = _lean(value, said, key == "items")
+    types = out.get("type")
+    if isinstance(types, list) and "null" in types:
+        rest = [t for t in types if t != "null"]
+        out["type"] = rest[0] if len(rest) == 1 else rest
+        if isinstance(out.get("enum"), list):
+            out["enum"] = [v for v in out["enum"] if v is not None]
+    return out

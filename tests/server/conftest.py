@@ -50,9 +50,11 @@ def server_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def stdio_params() -> Callable[..., StdioServerParameters]:
+def stdio_params(server_env: dict[str, str]) -> Callable[..., StdioServerParameters]:
     """``stdio_params(data_dir, *flags)``: parameters that start ``doxa serve`` on stdio with
-    the hash embedder (``embedder=...`` picks another kind)."""
+    the hash embedder (``embedder=...`` picks another kind), in ``server_env`` unless ``env``
+    is given (the SDK's own default environment would drop ``PYTHONPATH``, so the server
+    could run other sources than the tests import)."""
 
     def make(
         data_dir: Path, *flags: str, embedder: str = "hash", env: dict[str, str] | None = None
@@ -60,7 +62,7 @@ def stdio_params() -> Callable[..., StdioServerParameters]:
         return StdioServerParameters(
             command=DOXA[0],
             args=[*DOXA[1:], "serve", "--embedder", embedder, "--data-dir", str(data_dir), *flags],
-            env=env,
+            env=server_env if env is None else env,
         )
 
     return make

@@ -331,7 +331,8 @@ async def test_a_token_writes_only_as_its_own_agent(tmp_path: Path, start_server
             named = await _call(client, "remember", {"text": "Mine.", "agent": " scout "})
             unnamed = await _call(client, "remember", {"text": "The bridge is closed."})
             many = await _call(client, "remember", {"memories": [{"text": "Four."}]})
-            for done in (named, unnamed, many):
+            [one] = many["remembered"]
+            for done in (named, unnamed, one):
                 assert await _believers(client, done["observation_id"]) == ["scout"]
             # Reads may look at any agent.
             await _call(client, "recall", {"query": "bridge", "agent": "driver"})

@@ -317,14 +317,14 @@ def test_the_installed_doxa_exits_2_for_a_bad_environment_value(tmp_path: Path) 
 
 @pytest.mark.slow
 async def test_the_handshake_answers_without_waiting_for_the_embedding_model(
-    tmp_path: Path, onnx_cache: Path
+    tmp_path: Path, onnx_cache: Path, server_env: dict[str, str]
 ) -> None:
     """initialize and tools/list in a fresh process with the real embedder kind; the model
     loads on a thread. The exact timing belongs to bench/speed.py; this only bounds it."""
     params = StdioServerParameters(
         command=str(INSTALLED_DOXA),
         args=["serve", "--embedder", "sentence-transformers", "--data-dir", str(tmp_path)],
-        env={"DOXA_ONNX_CACHE": str(onnx_cache)},
+        env={**server_env, "DOXA_ONNX_CACHE": str(onnx_cache)},
     )
     with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog, anyio.fail_after(120):
         started = anyio.current_time()

@@ -105,6 +105,7 @@ async def test_the_inspector_cli_lists_the_tools_of_a_server_configured_by_envir
     assert set(tools) == {
         "remember",
         "recall",
+        "about",
         "find_conflicts",
         "cite_evidence",
         "feedback",

@@ -84,11 +84,16 @@ async def test_what_is_remembered_over_stdio_is_recalled(
                 },
             )
             recalled = await client.call_tool("recall", {"query": "Is the Route 9 bridge open?"})
+            explained = await client.call_tool(
+                "recall", {"query": "Is the Route 9 bridge open?", "explain": True}
+            )
 
     assert not stored.is_error, stored.content
     assert stored.structured_content is not None
     observation_id = stored.structured_content["observation_id"]
     assert observation_id.startswith("obs_")
+    # One memory is answered once, without the defaults (nothing superseded, no duplicate).
+    assert set(stored.structured_content) == {"observation_id", "belief_id", "topics"}
     assert not recalled.is_error, recalled.content
     assert recalled.structured_content is not None
     top = recalled.structured_content["results"][0]
@@ -96,9 +101,21 @@ async def test_what_is_remembered_over_stdio_is_recalled(
     assert top["text"] == "The bridge on Route 9 is closed for repairs."
     assert top["confidence"] == "0.9"
     assert top["source"] == "radio report"
-    assert top["topics"] == ["route-9"]
-    # The text content mirrors the structured content for clients that only read text.
-    assert json.loads(recalled.content[0].text)["results"][0]["observation_id"] == observation_id
+    assert not {"score", "scores", "topics", "belief_ids"} & set(top)  # only with explain
+    assert explained.structured_content is not None
+    [why] = [
+        r for r in explained.structured_content["results"] if r["observation_id"] == observation_id
+    ]
+    assert why["topics"] == ["route-9"]
+    assert why["belief_ids"] == [stored.structured_content["belief_id"]]
+    # The text content is the structured content as compact JSON, for clients that only
+    # read text.
+    for result in (stored, recalled, explained):
+        text = result.content[0].text
+        assert json.loads(text) == result.structured_content
+        assert text == json.dumps(
+            result.structured_content, ensure_ascii=False, separators=(",", ":")
+        )
     assert faults == []
 
 
@@ -245,11 +262,13 @@ async def test_a_memory_survives_a_restart_of_the_server_on_the_same_data_dir(
 
     with anyio.fail_after(60):
         async with _client(params, tmp_path / "err2", faults) as second:
-            recalled = await second.call_tool("recall", {"query": "Where does Alice live?"})
+            recalled = await second.call_tool(
+                "recall", {"query": "Where does Alice live?", "explain": True}
+            )
 
     assert recalled.structured_content is not None
     top = recalled.structured_content["results"][0]
     assert top["observation_id"] == observation_id
     assert top["fact"]["object"] == "Lyon"
-    assert top["current"] is True
+    assert "current" not in top  # current: the default, left out
     assert faults == []

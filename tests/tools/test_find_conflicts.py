@@ -65,7 +65,7 @@ async def test_contradiction_between_two_agents_is_found(client: Client) -> None
         "agents": ["scout"],
     }
     assert ISO_Z.match(conflict["since"])
-    assert conflict["subject"] is None
+    assert "subject" not in conflict and "predicate" not in conflict
 
 
 async def test_agents_outside_a_conflict_see_none(client: Client) -> None:
@@ -104,7 +104,7 @@ async def test_clashing_current_facts_of_two_agents_are_a_clash(client: Client) 
     [clash] = between["conflicts"]
     assert clash["subject"] == "Alice"
     assert clash["predicate"] == "lives_in"
-    assert clash["since"] is None
+    assert "since" not in clash
     assert {clash["a"]["text"], clash["b"]["text"]} == {
         "Alice lives in Berlin.",
         "Alice lives in Rome.",
@@ -138,7 +138,7 @@ async def test_agreeing_facts_do_not_clash(client: Client) -> None:
             fact={"subject": "ALICE", "predicate": "lives in", "object": "berlin"},
         )
         found = await ok(client, "find_conflicts")
-    assert agree["conflicts"] == []
+    assert "conflicts" not in agree
     assert found["count"] == 0
 
 

@@ -49,7 +49,7 @@ PARAMETERS: dict[str, frozenset[str]] = {
     ),
     "recall": frozenset(
         {"query", "agent", "topics", "min_confidence", "as_of", "include_superseded"}
-        | {"limit", "order_by"}
+        | {"limit", "order_by", "explain"}
     ),
     "find_conflicts": frozenset({"agent", "other_agent", "topic"}),
     "cite_evidence": frozenset({"id", "agent", "unsupported"}),
@@ -279,6 +279,7 @@ class Values:
                 "order_by": self.maybe(
                     st.sampled_from(["relevance", "confidence", "newest", "oldest"])
                 ),
+                "explain": self.maybe(st.booleans()),
             },
         )
 
@@ -425,11 +426,12 @@ class Model:
         else:
             items = json.loads(memories) if isinstance(memories, str) else memories
         fallback = stripped(arguments.get("agent")) or self.default_agent
-        assert len(answer["remembered"]) == len(items)
-        for item, done in zip(items, answer["remembered"], strict=True):
+        listed = each_remembered(arguments, answer)
+        assert len(listed) == len(items)
+        for item, done in zip(items, listed, strict=True):
             agent = stripped(item.get("agent")) or fallback
             obs = done["observation_id"]
-            if done["duplicate_of"] is not None:
+            if done.get("duplicate_of") is not None:
                 # The same text (up to whitespace) for the same agent: the existing ids.
                 assert done["duplicate_of"] == obs
                 earlier = self.stored[obs]
@@ -446,7 +448,7 @@ class Model:
                 earlier.agents.append(agent)
                 continue
             topics = topic_echo(item.get("topics"))
-            assert done["topics"] == topics
+            assert done.get("topics", []) == topics
             self.stored[obs] = Stored(
                 text=item["text"],
                 agents=[agent],
@@ -469,6 +471,17 @@ class Model:
             assert sorted(answer["kept_for"]) == sorted(held.agents)
         else:
             self.stored[obs].retracted = True
+
+
+def each_remembered(arguments: dict[str, Any], answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The memories a remember answer acknowledges: a batch lists them in ``remembered`` (and
+    says nothing else), one memory is the answer itself (without ``remembered``)."""
+    if arguments.get("memories") is not None:
+        assert set(answer) == {"remembered"}, answer
+        listed: list[dict[str, Any]] = answer["remembered"]
+        return listed
+    assert "remembered" not in answer, answer
+    return [answer]
 
 
 def check_error_names_a_field(tool: str, message: str, sent: dict[str, Any]) -> None:
@@ -541,7 +554,7 @@ def test_any_arguments_to_any_tool_answer_name_their_field_and_store_what_was_ac
             json.dumps(answer, ensure_ascii=False).encode("utf-8")
             if tool == "remember":
                 model.remembered(args, answer)
-                for done in answer["remembered"]:
+                for done in each_remembered(args, answer):
                     if done["observation_id"] not in known.observations:
                         known.observations.append(done["observation_id"])
                         known.beliefs.append(done["belief_id"])
@@ -609,18 +622,24 @@ def assert_recall_returns(portal: BlockingPortal, call: Any, model: Model, agent
     live = {obs: s for obs, s in model.stored.items() if agent in s.agents and not s.retracted}
     if not 0 < len(live) <= 100:
         return  # one recall returns at most 100
-    args = {"query": "", "agent": agent, "limit": 100, "include_superseded": True}
+    args = {
+        "query": "",
+        "agent": agent,
+        "limit": 100,
+        "include_superseded": True,
+        "explain": True,
+    }
     result = portal.call(call, "recall", {**args, "as_of": LATEST})
     assert not result.is_error, result.content[0].text
     found = {r["observation_id"]: r for r in result.structured_content["results"]}
     assert set(found) == set(live)
     for obs, want in live.items():
         got = found[obs]
-        assert (got["text"], sorted(got["agents"]), got["source"], got["episode"]) == (
+        assert (got["text"], sorted(got["agents"]), got.get("source"), got.get("episode")) == (
             want.text,
             sorted(want.agents),
             want.source,
             want.episode,
         )
         assert Decimal(got["confidence"]) == want.confidence
-        assert sorted(got["topics"]) == sorted(want.topics)
+        assert sorted(got.get("topics", [])) == sorted(want.topics)

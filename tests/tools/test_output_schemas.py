@@ -143,6 +143,9 @@ async def every_result(client: Client) -> dict[str, list[dict[str, Any]]]:
         {"query": "Alice", "as_of": "2024-01-15T00:00:00Z"},
         {"query": "", "topics": ["bridge"], "order_by": "newest"},
         {"query": "nothing matches zzqx", "agent": "nobody"},
+        # explain: scores, ids, topics, agents, episode and fact (a replaced one too)
+        {"query": "Route 9 bridge", "explain": True},
+        {"query": "Where does Alice live?", "include_superseded": True, "explain": True},
     ]:
         results["recall"].append(await ok(client, "recall", **args))
     results["find_conflicts"].append(await ok(client, "find_conflicts"))

@@ -46,7 +46,7 @@ async def test_recall_ranks_the_matching_observation_first_and_says_why(client: 
         await ok(client, "remember", text="The harbour master owns a red boat.")
         target = await ok(client, "remember", text="Zanzibar cloves smell wonderful in spring.")
         await ok(client, "remember", text="The printer on floor two is jammed again.")
-        found = await ok(client, "recall", query="Zanzibar cloves")
+        found = await ok(client, "recall", query="Zanzibar cloves", explain=True)
     assert found["recall_id"].startswith("rec_")
     first = found["results"][0]
     assert first["observation_id"] == target["observation_id"]
@@ -67,7 +67,7 @@ async def test_recall_boosts_observations_made_in_the_time_the_query_names(
         may = await ok(
             client, "remember", text="Team meeting about the roadmap.", observed_at="2023-05-10"
         )
-        found = await ok(client, "recall", query="team meeting in May 2023")
+        found = await ok(client, "recall", query="team meeting in May 2023", explain=True)
     by_id = {r["observation_id"]: r for r in found["results"]}
     assert found["results"][0]["observation_id"] == may["observation_id"]
     assert by_id[may["observation_id"]]["scores"]["time"] > 0
@@ -85,7 +85,7 @@ async def test_neighbours_in_the_same_episode_lift_each_other(client: Client) ->
                 {"text": "The printer is jammed.", "episode": "chat-2"},
             ],
         )
-        found = await ok(client, "recall", query="favourite colour")
+        found = await ok(client, "recall", query="favourite colour", explain=True)
     question, answer, printer = (r["observation_id"] for r in done["remembered"])
     by_id = {r["observation_id"]: r for r in found["results"]}
     assert [r["observation_id"] for r in found["results"]][:2] == [question, answer]
@@ -102,7 +102,7 @@ async def test_topics_named_in_the_query_lift_what_mentions_them(client: Client)
             client, "remember", text="Adores jazz records.", topics=["Alice"], agent="x"
         )
         plain = await ok(client, "remember", text="Adores jazz records!", agent="y")
-        found = await ok(client, "recall", query="what records does alice adore")
+        found = await ok(client, "recall", query="what records does alice adore", explain=True)
     by_id = {r["observation_id"]: r for r in found["results"]}
     assert found["results"][0]["observation_id"] == tagged["observation_id"]
     assert by_id[tagged["observation_id"]]["scores"]["topic"] > 0
@@ -171,7 +171,7 @@ async def test_topic_filter_is_any_of_and_ignores_case(client: Client) -> None:
 async def test_agent_filter_returns_only_that_agents_beliefs(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(client)
-        scout = await ok(client, "recall", query="bridge", agent="scout")
+        scout = await ok(client, "recall", query="bridge", agent="scout", explain=True)
         driver = await ok(client, "recall", query="bridge", agent="driver")
         nobody = await ok(client, "recall", query="bridge", agent="nobody")
     assert {r["observation_id"] for r in scout["results"]} == {ids["closed"], ids["sign"]}
@@ -222,16 +222,17 @@ async def test_recall_returns_the_current_fact_not_the_superseded_one(client: Cl
     with anyio.fail_after(30):
         await ok(client, "remember", **alice("Paris", "2024-01-01"))
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
-        found = await ok(client, "recall", query="Where does Alice live?")
+        found = await ok(client, "recall", query="Where does Alice live?", explain=True)
     assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
     [item] = found["results"]
-    assert item["current"] is True
+    assert "current" not in item  # current is the default: left out
+    assert "superseded_by" not in item
+    # an open-ended fact leaves valid_until out
     assert item["fact"] == {
         "subject": "Alice",
         "predicate": "lives_in",  # stored normalised
         "object": "Berlin",
         "valid_from": "2024-06-01T00:00:00Z",
-        "valid_until": None,
         "cardinality": "one",
     }
 
@@ -240,10 +241,12 @@ async def test_recall_as_of_answers_with_what_was_valid_then(client: Client) -> 
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
         await ok(client, "remember", **alice("Berlin", "2024-06-01"))
-        march = await ok(client, "recall", query="Where does Alice live?", as_of="2024-03-01")
+        march = await ok(
+            client, "recall", query="Where does Alice live?", as_of="2024-03-01", explain=True
+        )
         before = await ok(client, "recall", query="Where does Alice live?", as_of="2023-12-31")
     assert [r["observation_id"] for r in march["results"]] == [paris["observation_id"]]
-    assert march["results"][0]["current"] is True
+    assert march["results"][0].get("current", True) is True
     assert march["results"][0]["fact"]["valid_until"] == "2024-06-01T00:00:00Z"
     assert before["results"] == []
 
@@ -253,11 +256,18 @@ async def test_include_superseded_ranks_replaced_facts_after_current_ones(client
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
         # a query that matches the old fact's words better than the current one's
-        found = await ok(client, "recall", query="Alice lives in Paris.", include_superseded=True)
+        found = await ok(
+            client,
+            "recall",
+            query="Alice lives in Paris.",
+            include_superseded=True,
+            explain=True,
+        )
     assert [r["observation_id"] for r in found["results"]] == [
         berlin["observation_id"],
         paris["observation_id"],
     ]
+    assert "current" not in found["results"][0]
     old = found["results"][1]
     assert old["current"] is False
     assert old["superseded_by"] == [berlin["observation_id"]]
@@ -357,7 +367,7 @@ async def test_hostile_query_agent_and_topics_are_data(
         before = counts(memory)
         by_query = await ok(memory_client, "recall", query=hostile)
         by_agent = await ok(memory_client, "recall", query="", agent=hostile)
-        by_topic = await ok(memory_client, "recall", query=hostile, topics=[hostile])
+        by_topic = await ok(memory_client, "recall", query=hostile, topics=[hostile], explain=True)
         everything = await ok(memory_client, "recall", query="", topics=["bridge"])
     assert by_query["results"][0]["observation_id"] == mine["observation_id"]
     assert by_query["results"][0]["text"] == hostile

@@ -62,7 +62,7 @@ async def test_json_looking_strings_are_stored_as_the_strings_they_are(
             topics=[value],
             fact={"subject": value, "predicate": value, "object": value},
         )
-        found = await ok(memory_client, "recall", query="", agent=value)
+        found = await ok(memory_client, "recall", query="", agent=value, explain=True)
         cited = await ok(memory_client, "cite_evidence", id=done["observation_id"])
     [item] = found["results"]
     assert item["observation_id"] == done["observation_id"]
@@ -227,7 +227,7 @@ async def test_texts_keep_their_whitespace_and_names_are_stripped(
             agent="  scout",
             memories=[{"text": "\n\nIn a batch too. ", "source": " s ", "episode": "e "}],
         )
-        found = await ok(memory_client, "recall", query="", agent="scout")
+        found = await ok(memory_client, "recall", query="", agent="scout", explain=True)
     assert done["topics"] == ["bridge", "route-9"]
     by_id = {r["observation_id"]: r for r in found["results"]}
     one = by_id[done["observation_id"]]
@@ -243,7 +243,8 @@ async def test_texts_keep_their_whitespace_and_names_are_stripped(
         "state",
         "closed",
     )
-    two = by_id[batch["observation_id"]]
+    [remembered] = batch["remembered"]
+    two = by_id[remembered["observation_id"]]
     assert (two["text"], two["source"], two["episode"]) == ("\n\nIn a batch too. ", " s ", "e")
     stored = memory.graph.observation(done["observation_id"])
     assert stored is not None
@@ -275,33 +276,90 @@ async def test_a_text_differing_only_in_whitespace_is_a_duplicate_of_the_first(
 # ---- unknown keys and unpaired surrogates -----------------------------------------------------
 
 
+#: How an unknown top-level argument is refused: named, with the arguments there are.
+UNKNOWN_ARGUMENT = "unknown argument; the arguments are: "
+
+
 @pytest.mark.parametrize(
-    ("tool", "args", "field"),
+    ("tool", "args", "field", "refusal"),
     [
-        ("remember", {"text": "x", "confidance": "0.3"}, "confidance"),
-        ("remember", {"memories": [{"text": "x", "confidance": "0.3"}]}, "memories.0.confidance"),
+        (
+            "remember",
+            {"text": "x", "confidance": "0.3"},
+            "confidance",
+            UNKNOWN_ARGUMENT + "text, topics, agent, confidence,",
+        ),
+        (
+            "remember",
+            {"memories": [{"text": "x", "confidance": "0.3"}]},
+            "memories.0.confidance",
+            "Extra inputs are not permitted",
+        ),
         (
             "remember",
             {"text": "x", "fact": {"subject": "s", "predicate": "p", "object": "o", "at": "x"}},
             "fact.at",
+            "Extra inputs are not permitted",
         ),
-        ("remember", {"text": "x", "supports": [{"belief_id": "b", "wieght": 1}]}, "supports.0"),
-        ("recall", {"query": "x", "agents": ["a"]}, "agents"),
-        ("find_conflicts", {"topics": ["a"]}, "topics"),
-        ("cite_evidence", {"observation_id": "obs_x"}, "observation_id"),
-        ("feedback", {"recall_id": "rec_x", "acepted": []}, "acepted"),
-        ("forget", {"id": "obs_x", "purge": True}, "purge"),
+        (
+            "remember",
+            {"text": "x", "supports": [{"belief_id": "b", "wieght": 1}]},
+            "supports.0",
+            "Extra inputs are not permitted",
+        ),
+        ("recall", {"query": "x", "agents": ["a"]}, "agents", UNKNOWN_ARGUMENT + "query, agent,"),
+        (
+            "find_conflicts",
+            {"topics": ["a"]},
+            "topics",
+            UNKNOWN_ARGUMENT + "agent, other_agent, topic, known_at",
+        ),
+        (
+            "cite_evidence",
+            {"observation_id": "obs_x"},
+            "observation_id",
+            UNKNOWN_ARGUMENT + "id, agent, unsupported, known_at",
+        ),
+        (
+            "feedback",
+            {"recall_id": "rec_x", "acepted": []},
+            "acepted",
+            UNKNOWN_ARGUMENT + "recall_id, accepted, rejected ",
+        ),
+        ("forget", {"id": "obs_x", "purge": True}, "purge", UNKNOWN_ARGUMENT + "id, mode "),
     ],
 )
 async def test_an_unknown_key_is_refused_naming_it_not_dropped(
-    memory_client: Client, memory: Memory, tool: str, args: dict[str, Any], field: str
+    memory_client: Client,
+    memory: Memory,
+    tool: str,
+    args: dict[str, Any],
+    field: str,
+    refusal: str,
 ) -> None:
     with anyio.fail_after(30):
         before = counts(memory)
         message = await error(memory_client, tool, **args)
     assert f"\n{field}" in message, message
-    assert "Extra inputs are not permitted" in message
+    assert refusal in message, message
     assert counts(memory) == before
+
+
+def object_schemas(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every schema with ``properties`` in a schema, by where it is."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            found.append((path, node))
+            for name, prop in node["properties"].items():
+                found.extend(object_schemas(prop, f"{path}.{name}"))
+        for key, value in node.items():
+            if key != "properties":
+                found.extend(object_schemas(value, f"{path}/{key}"))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            found.extend(object_schemas(item, f"{path}[{index}]"))
+    return found
 
 
 async def test_published_input_schemas_say_unknown_keys_are_refused(client: Client) -> None:
@@ -310,8 +368,13 @@ async def test_published_input_schemas_say_unknown_keys_are_refused(client: Clie
     assert len(tools) == 7
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False, tool.name
-    nested = tools["remember"].input_schema["$defs"]
-    assert {nested[m]["additionalProperties"] for m in nested} == {False}
+    nested = object_schemas(tools["remember"].input_schema)
+    where = {path for path, _ in nested}
+    # fact, a support and a memory (and whatever they spell out): all closed
+    assert {".fact", ".supports/items", ".memories/items"} <= where
+    assert {path: schema.get("additionalProperties") for path, schema in nested} == {
+        path: False for path in where
+    }
 
 
 @pytest.mark.parametrize(
@@ -382,7 +445,7 @@ async def test_times_at_the_edges_are_kept_exactly_across_a_restart(settings: Se
             await ok(client, "remember", text=f"fact {i}", fact=fact, agent="a")
 
     async def recall_edges(client: Client) -> Any:
-        return await ok(client, "recall", query="", agent="a", as_of=LAST, limit=100)
+        return await ok(client, "recall", query="", agent="a", as_of=LAST, limit=100, explain=True)
 
     with anyio.fail_after(60):
         memory = Memory.open(settings.store)
@@ -495,5 +558,6 @@ async def test_time_words_beyond_the_range_answer_without_a_time_boost(
     with anyio.fail_after(30):
         await ok(client, "remember", text="Something happened.", observed_at=FIRST)
         args: dict[str, Any] = {"as_of": as_of} if as_of else {}
-        found = await ok(client, "recall", query=query, **args)
+        found = await ok(client, "recall", query=query, explain=True, **args)
+    assert found["results"]
     assert all(r["scores"].get("time", 0) == 0 for r in found["results"])
