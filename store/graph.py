@@ -252,6 +252,10 @@ class Graph:
                     )
                 ],
             )
+        if len(applied) < len(schema.MIGRATIONS):
+            # DDL and backfills hold pool pages until a checkpoint; with a small pool the
+            # first load's reads would otherwise find it full.
+            self.checkpoint()
         mismatch = schema.compare(self.live_schema())
         if mismatch:
             raise SchemaMismatch(mismatch)
