@@ -133,6 +133,10 @@ def rank(
             extra = np.concatenate(around)
             extra = extra[extra >= 0]
             pool = np.unique(np.concatenate([pool, extra[usable[extra]]]))
+    if query_vector is not None:
+        # The scan rounded the query to 7 bits to find candidates fast; the candidates are
+        # scored with the query as it is (ties at the margin otherwise flip).
+        similarity[pool] = memory.embeddings.refined(query_vector, pool)
     neighbourhood = np.zeros(len(pool), dtype=np.float32)
     for rows, distance, later in _walk(memory, pool, window_size):
         found = rows >= 0

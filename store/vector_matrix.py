@@ -9,8 +9,9 @@ scan reads a quarter of the bytes, and a scan is bound by reading them.
 
 The price is precision: a similarity is within about 0.005 of the exact cosine for unit
 vectors (rows rounded to 8 bits, the query to 7: see ``QUERY_LEVELS``), far below the gaps
-ranking acts on; bench/locomo.py measures recall quality with it. The exact float32 vectors
-stay in the search index (LanceDB).
+ranking acts on; the few hundred candidates a recall scores are scored again with the query
+unrounded (``refined``), which keeps LoCoMo's figures those of float32 (bench/locomo.py).
+The exact float32 vectors stay in the search index (LanceDB).
 
 Layout: each block holds a run of rows as *columns* (``[dim, rows]``, C order), so that one
 matrix product ``query[1, dim] @ block[dim, rows]`` scores the whole block without a copy.
@@ -144,6 +145,22 @@ class VectorMatrix:
                 block[:, row - start] = 0
         self._offsets[row] = 0
         self._present[row] = False
+
+    def refined(self, query: FloatArray, rows: IntArray) -> FloatArray:
+        """Dot products of the float ``query`` with the stored ``rows``: only the rows are
+        rounded, not the query (the scan rounds both), for the few candidates ranking scores.
+        Rows without a vector score 0."""
+        out = np.zeros(len(rows), dtype=np.float32)
+        if len(rows) == 0:
+            return out
+        flat = np.asarray(query, dtype=np.float32).ravel()
+        which = np.searchsorted(np.asarray(self._starts), rows, side="right") - 1
+        for index, (start, block) in enumerate(zip(self._starts, self._blocks, strict=True)):
+            chosen = np.flatnonzero(which == index)
+            if chosen.size:
+                out[chosen] = flat @ block[:, rows[chosen] - start].astype(np.float32)
+        scaled: FloatArray = out * self._scales[rows]
+        return scaled
 
     def similarity(self, query: FloatArray, n: int) -> FloatArray:
         """Approximate dot products of ``query`` with rows ``0..n-1`` (cosines for unit

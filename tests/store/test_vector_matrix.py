@@ -76,6 +76,22 @@ def test_rows_beyond_the_first_block_are_scanned(monkeypatch: pytest.MonkeyPatch
     assert matrix.similarity(rows[0], 12).shape == (12,)
 
 
+def test_refined_scores_round_only_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_matrix, "BLOCK_ROWS", 7)
+    rows = unit_rows(30, 384, seed=6)
+    matrix = VectorMatrix(384, capacity=5)
+    matrix.put(np.arange(30), rows)
+    query = unit_rows(1, 384, seed=7)[0]
+    picked = np.array([29, 0, 6, 13, 5])  # across blocks, out of order
+    values, scales = quantize(rows[picked])
+    refined = matrix.refined(query, picked)
+    # Exactly the rounded rows times the float query: within a row's rounding of the cosine.
+    assert refined == pytest.approx((values * scales[:, None]) @ query, abs=1e-5)
+    exact = rows[picked] @ query
+    assert np.abs(refined - exact).max() < 0.003
+    assert matrix.refined(query, np.array([], dtype=np.int64)).shape == (0,)
+
+
 def test_cleared_and_zero_rows_score_zero() -> None:
     rows = unit_rows(4, 8, seed=5)
     matrix = VectorMatrix(8, capacity=4)
