@@ -36,6 +36,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal
 
+from doxa.store.timewords import MONTHS
+
 __all__ = ["EventTime", "Precision", "event_time", "event_times"]
 
 Precision = Literal["day", "week", "weekend", "month", "season", "year", "span", "open"]
@@ -62,27 +64,6 @@ class EventTime:
 
 # --- vocabulary -------------------------------------------------------------------------------
 
-_MONTHS = {
-    name: index
-    for index, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sept", "sep"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 _WEEKDAYS = {
     name: index
     for index, name in enumerate(
@@ -112,7 +93,7 @@ _COUNTS = {
     "few": 3,
 }
 
-_MONTH = r"(?P<m>{})".format("|".join(sorted(_MONTHS, key=len, reverse=True)))
+_MONTH = r"(?P<m>{})".format("|".join(sorted(MONTHS, key=len, reverse=True)))
 # "may" is also a verb: not when a verb or pronoun follows ("in May I think" is lost too).
 _MAY_VERB_AFTER = (
     r"(?!(?<=may)\s+(?:be|have|has|not|also|well|just|still|never|even|take|get|go|come|need"
@@ -332,7 +313,7 @@ def _parse_date(match: re.Match[str]) -> _Date:
     if groups.get("mn"):
         month: int | None = int(groups["mn"])
     elif groups.get("m"):
-        month = _MONTHS[groups["m"].casefold()]
+        month = MONTHS[groups["m"].casefold()]
     else:
         month = None
     day = int(groups["d"]) if groups.get("d") else None

@@ -81,7 +81,8 @@ def rank(
         weights: the ranking weights.
         limit: how many to return.
         similarity: ``memory.embeddings.similarity(query_vector, n)`` (the caller scans
-            while the full text is searched), or None for a query without text.
+            while the full text is searched), or None for a query without text; the
+            candidates' entries are rescored in place with the unrounded query.
         question: the query's words, to find the facts it names (``fact_questions``).
     """
     n = len(memory)

@@ -11,7 +11,8 @@ import re
 from calendar import monthrange
 from datetime import UTC, datetime, timedelta
 
-_MONTHS = {
+#: Month names and abbreviations -> month number (also read by ``event_time``).
+MONTHS = {
     name: index
     for index, names in enumerate(
         [
@@ -32,7 +33,7 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH_WORD = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_WORD = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "9 November, 2022", "November 9th 2022", "the 3rd of May", "May 2023", "in June"
@@ -103,7 +104,7 @@ def _window(query: str, reference: datetime) -> Window | None:
             and not _MONTH_CUE.search(before)
         ):
             continue
-        month = _MONTHS[word]
+        month = MONTHS[word]
         if year_text:
             year = int(year_text)
         else:
