@@ -61,6 +61,7 @@ from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
+from doxa.store.long_lived import LongLived
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.ranking import Ranked
 from doxa.store.readers_writer import ReadersWriterLock
@@ -193,6 +194,8 @@ class Memory:
         self._second_core = SecondCore()
         self._embedding_queue: EmbeddingQueue | None = None
         self._summaries: entity_views.Summaries | None = None
+        # Settled by the warm-up, then only by the embedding queue's thread (_deliver).
+        self._long_lived = LongLived(every=_FREEZE_EVERY_ROWS)
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -252,6 +255,7 @@ class Memory:
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
         self._recalls.start(stores.graph)
         self._summaries = entity_views.Summaries(self._write_summaries)
+        self._long_lived.settle(len(stores.working))
         self._ready.set()
 
     def wait_ready(self, timeout: float | None = None) -> None:
@@ -444,6 +448,9 @@ class Memory:
             working.embeddings.put(list(rows.values()), vectors[keep])
             # Under the write lock, so a forget's index delete is queued after this add.
             self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep])
+            grown = len(working)
+        # Outside the lock: a collection of what came since the last freeze may take a while.
+        self._long_lived.settle(grown)
 
     # ---- recall -----------------------------------------------------------------------------
 
@@ -724,7 +731,8 @@ class Memory:
         other_agent: str | None = None,
         topic: str | None = None,
         known_at: object = None,
-    ) -> list[dict[str, Any]]:
+        limit: int | None = None,
+    ) -> dict[str, Any]:
         """Explicit contradictions and clashing current facts.
 
         Args:
@@ -733,11 +741,13 @@ class Memory:
             topic: only conflicts where either side mentions this topic.
             known_at: the conflicts the memory held then (ISO 8601, record time): between
                 what it had been told by then and believed current then.
+            limit: describe at most this many (None: all); ``count`` still counts them all.
 
         Returns:
-            Dicts with ``kind`` ("contradiction" or "clash"), ``a`` and ``b`` observation ids
-            with their agents, texts and confidences, and for clashes ``subject`` and
-            ``predicate``.
+            ``count`` (all conflicts found) and ``conflicts``: contradictions first, then
+            clashes in the order their facts were first stated, as dicts with ``kind``
+            ("contradiction" or "clash"), ``a`` and ``b`` observation ids with their agents,
+            texts and confidences, and for clashes ``subject`` and ``predicate``.
         """
         me = name(agent, "agent", required=False)
         other = name(other_agent, "other_agent", required=False)
@@ -745,6 +755,12 @@ class Memory:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
         known = None if known_at is None else parse_time(known_at, "known_at")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_CONFLICTS
+        ):
+            raise InvalidInput(
+                "limit", f"must be a whole number from 1 to {MAX_CONFLICTS}, got {limit!r}"
+            )
         working = self._wm
         # The graph is read under no lock; the clashes, texts and topics come from the
         # working memory, under its read lock (beside recalls).
@@ -752,7 +768,11 @@ class Memory:
         at = known or utc_now()
         with self._working_lock.reading():
             found += provenance.clashes(working, me, other, at, known)
-            return provenance.described(found, working, about)
+            found = provenance.on_topic(found, working, about)
+            # Only those answered are described: a thousand texts are slow to send and to
+            # read, and no model wants them at once.
+            shown = found if limit is None else found[:limit]
+            return {"count": len(found), "conflicts": provenance.described(shown, working)}
 
     # ---- entities ---------------------------------------------------------------------------
 
@@ -798,9 +818,7 @@ class Memory:
             seen = entity_views.view(working, key, clock)
             ids = seen.pop("ids")
             found += provenance.clashes(working, None, None, at, known)
-            seen["conflicts"] = provenance.described(
-                entity_views.touching(found, ids), working, None
-            )
+            seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
         return seen
 
     def entities(self, limit: int = entity_views.MAX_ENTITIES) -> list[dict[str, Any]]:
@@ -863,6 +881,11 @@ _INDEX_WAIT_S = 2.0
 _EMBEDDING_WAIT_S = 30.0
 #: Texts waiting for the model before ``remember`` waits for it (about 4 s of model time).
 MAX_QUEUED_TEXTS = 2048
+#: The heap is frozen again each time the working memory grew by this many rows (see
+#: long_lived): a collection of 5,000 rows' objects takes some 40 ms.
+_FREEZE_EVERY_ROWS = 5000
+#: The most conflicts one call describes (``count`` counts them all).
+MAX_CONFLICTS = 1000
 
 
 def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:

@@ -320,10 +320,11 @@ class SharedMemory:
         other_agent: str | None = None,
         topic: str | None = None,
         known_at: object = None,
-    ) -> list[dict[str, Any]]:
+        limit: int | None = None,
+    ) -> dict[str, Any]:
         """``Memory.conflicts``."""
-        result: list[dict[str, Any]] = self._call(
-            "conflicts", agent, other_agent, topic, known_at=known_at
+        result: dict[str, Any] = self._call(
+            "conflicts", agent, other_agent, topic, known_at=known_at, limit=limit
         )
         return result
 

@@ -129,6 +129,9 @@ class WorkingMemory:
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
         # Retracted facts stay (for what was held before); purged ones leave.
         self.fact_index: dict[tuple[str, str], list[int]] = defaultdict(list)
+        # The keys whose rows name more than one object: the only ones that can clash, so
+        # find_conflicts looks at these instead of every fact (20k facts: 10k keys, 1k here).
+        self.mixed_facts: set[tuple[str, str]] = set()
         # Every supersession, retracted superseders included: older row -> [(newer row, the
         # newer fact's start in microseconds)].
         self.incoming: dict[int, list[tuple[int, int]]] = {}
@@ -239,7 +242,12 @@ class WorkingMemory:
         self.text.add(row, entry.text)
         key = fact_key(entry)
         if key is not None:
-            self.fact_index[key].append(row)
+            rows = self.fact_index[key]
+            rows.append(row)
+            if len(rows) > 1 and key not in self.mixed_facts:
+                first = self.entries[rows[0]].object or ""
+                if topic_key(entry.object or "") != topic_key(first):
+                    self.mixed_facts.add(key)
         if not entry.retracted:
             self._index_texts(row)
         return row
@@ -383,6 +391,9 @@ class WorkingMemory:
         key = fact_key(entry)
         if key is not None and row in self.fact_index.get(key, []):
             self.fact_index[key].remove(row)
+            objects = {topic_key(self.entries[r].object or "") for r in self.fact_index[key]}
+            if len(objects) < 2:
+                self.mixed_facts.discard(key)
         self.incoming.pop(row, None)
         for older, links in list(self.incoming.items()):
             if any(newer == row for newer, _ in links):

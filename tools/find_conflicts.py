@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from doxa.store.values import iso
 from doxa.tools.answer import answer
@@ -43,7 +43,7 @@ class Conflict(BaseModel):
 
 
 class ConflictsResult(BaseModel):
-    """The conflicts found."""
+    """The conflicts found: the first ``limit``, and how many there are."""
 
     conflicts: list[Conflict]
     count: int
@@ -80,11 +80,13 @@ async def find_conflicts(
     known_at: Annotated[
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,
+    limit: Annotated[StrictInt, Field(description="1..1000; count tells all")] = 50,
 ) -> Annotated[CallToolResult, ConflictsResult]:
     """List contradictions and clashing facts."""
 
     def run(memory: SharedMemory) -> CallToolResult:
-        conflicts = [_conflict(c) for c in memory.conflicts(agent, other_agent, topic, known_at)]
-        return answer(ConflictsResult(conflicts=conflicts, count=len(conflicts)))
+        found = memory.conflicts(agent, other_agent, topic, known_at, limit)
+        conflicts = [_conflict(c) for c in found["conflicts"]]
+        return answer(ConflictsResult(conflicts=conflicts, count=found["count"]))
 
     return await call(ctx, run)

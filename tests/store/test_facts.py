@@ -47,7 +47,7 @@ def current(memory: Memory, query: str, **filters: Any) -> dict[str, bool]:
 
 
 def clashes(memory: Memory, **filters: Any) -> list[dict[str, Any]]:
-    return [c for c in memory.conflicts(**filters) if c["kind"] == "clash"]
+    return [c for c in memory.conflicts(**filters)["conflicts"] if c["kind"] == "clash"]
 
 
 def open_memory(settings: Settings) -> Memory:

@@ -165,7 +165,7 @@ def test_find_conflicts_reads_the_graph_without_the_working_memory_lock(
         return contradictions(self, agent, other_agent, known_at)
 
     monkeypatch.setattr(Graph, "contradictions", slow_read)
-    finder = Worker("find_conflicts", lambda: memory.conflicts(agent="scout"))
+    finder = Worker("find_conflicts", lambda: memory.conflicts(agent="scout")["conflicts"])
     finder.start()
     assert reading.wait(LIMIT_S)
     lock = lock_of(memory)

@@ -261,3 +261,13 @@ def test_a_write_gets_the_next_sequence_numbers_and_only_new_names(
     write = remembering.prepare(plans, working, NOW)
     assert [row["seq"] for row in write.observations] == [2, 3]
     assert (write.agents, write.topics, list(write.episodes)) == (["b"], ["boats"], ["e2"])
+
+
+def test_only_keys_whose_facts_name_two_objects_can_clash(working: WorkingMemory) -> None:
+    """``mixed_facts`` (the keys find_conflicts looks at) follows adds and purges."""
+    remember(working, fact("open", T1), fact("Open", T2, agent="driver"))
+    assert working.mixed_facts == set()  # the same object, spelled otherwise
+    remember(working, fact("closed", T3, agent="driver"))
+    assert working.mixed_facts == {("bridge", "status")}
+    working.purge(len(working) - 1)
+    assert working.mixed_facts == set()

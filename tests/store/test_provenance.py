@@ -96,7 +96,8 @@ def test_described_conflicts_carry_texts_and_keep_those_on_the_topic() -> None:
         fact("driver", "ferry", "on time"),
     )
     found = provenance.clashes(working, None, None, NOW)
-    [on_route] = provenance.described(found, working, "Route-9")
+    assert len(found) == 2
+    [on_route] = provenance.described(provenance.on_topic(found, working, "Route-9"), working)
     assert {on_route["a_text"], on_route["b_text"]} == {
         "scout: bridge is closed (day 1).",
         "driver: bridge is open (day 1).",

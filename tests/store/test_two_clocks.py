@@ -137,9 +137,12 @@ def test_conflicts_as_the_memory_held_them(memory: Memory) -> None:
     )
     both = moment()
     memory.forget(closed.observation_id)
-    assert [c["kind"] for c in memory.conflicts(known_at=before)] == []
-    assert sorted(c["kind"] for c in memory.conflicts(known_at=both)) == ["clash", "contradiction"]
-    assert [c["kind"] for c in memory.conflicts()] == ["clash"]
+    assert [c["kind"] for c in memory.conflicts(known_at=before)["conflicts"]] == []
+    assert sorted(c["kind"] for c in memory.conflicts(known_at=both)["conflicts"]) == [
+        "clash",
+        "contradiction",
+    ]
+    assert [c["kind"] for c in memory.conflicts()["conflicts"]] == ["clash"]
     with pytest.raises(InvalidInput) as caught:
         memory.conflicts(known_at="last Tuesday")
     assert caught.value.field == "known_at"

@@ -170,3 +170,18 @@ async def test_hostile_filters_are_data_and_touch_nothing(
     assert by_agent["count"] == between["count"] == by_topic["count"] == 0
     assert pairs(everyone) == {("contradiction", frozenset((ids["open"], ids["closed"])))}
     assert memory.stats() == before
+
+
+async def test_limit_caps_the_conflicts_described_and_count_tells_them_all(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        for city, agent in (("Paris", "scout"), ("Rome", "driver"), ("Oslo", "pilot")):
+            await ok(client, "remember", **alice(city, "2024-05-01T08:00:00Z", agent))
+        everything = await ok(client, "find_conflicts")
+        first = await ok(client, "find_conflicts", limit=1)
+        refused = await error(client, "find_conflicts", limit=0)
+    assert everything["count"] == len(everything["conflicts"]) == 3  # three pairs
+    assert first["count"] == 3
+    assert first["conflicts"] == everything["conflicts"][:1]
+    assert "limit" in refused and "1 to 1000" in refused
