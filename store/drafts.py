@@ -19,7 +19,8 @@ from decimal import Decimal
 from typing import Any
 
 from doxa.store.errors import InvalidInput
-from doxa.store.values import parse_time, parse_unit_decimal
+from doxa.store.event_time import EventTime, event_times
+from doxa.store.values import parse_time, parse_unit_decimal, utc_now
 
 MAX_TEXT = 32_000
 MAX_NAME = 200
@@ -103,6 +104,8 @@ class NewMemory:
     fact: Fact | None
     supports: tuple[tuple[str, Decimal], ...]
     contradicts: tuple[str, ...]
+    # When what it tells of happened, read from its words against when it was said.
+    event_times: tuple[EventTime, ...] = ()
 
 
 def text_key(text: str) -> str:
@@ -256,4 +259,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         fact=fact,
         supports=tuple(supports),
         contradicts=tuple(contradicts),
+        # Read here, before any lock: a long text takes a few hundred microseconds. A memory
+        # without observed_at is said now (planning stamps it a moment later).
+        event_times=tuple(event_times(text, observed_at or utc_now())),
     )

@@ -28,9 +28,10 @@ next one.
 
 from __future__ import annotations
 
+import json
 import re
 from calendar import monthrange
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -38,7 +39,17 @@ from typing import Literal
 
 from doxa.store.timewords import MONTHS
 
-__all__ = ["EventTime", "Precision", "event_time", "event_times"]
+__all__ = [
+    "EventTime",
+    "Precision",
+    "event_time",
+    "event_times",
+    "loaded",
+    "most_specific",
+    "overlaps",
+    "shown",
+    "stored",
+]
 
 Precision = Literal["day", "week", "weekend", "month", "season", "year", "span", "open"]
 
@@ -810,6 +821,17 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
 # --- the API ----------------------------------------------------------------------------------
 
 
+# Every expression read above holds one of these (a digit, a calendar word, a unit, a
+# relative word): a text with none is answered at once (~2 µs instead of ~80 µs).
+_ANY_TIME_WORD = re.compile(
+    r"\d|\b(?:{}|{}|{}|yesterday|today|tonight|tomorrow|ago|since|now|day|week|month|year"
+    r"|night|morning|afternoon|evening)".format(
+        "|".join(MONTHS), "|".join(_WEEKDAYS), "|".join(_SEASONS)
+    ),
+    re.IGNORECASE,
+)
+
+
 def event_times(text: str, said_at: datetime) -> list[EventTime]:
     """Every expression in ``text`` that places its event in time, resolved against ``said_at``.
 
@@ -822,6 +844,8 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
         The event times in text order; empty when the text places nothing in time. Where
         expressions overlap ("since last year", "the day before yesterday") the longest wins.
     """
+    if not _ANY_TIME_WORD.search(text):
+        return []
     said = said_at.replace(tzinfo=UTC) if said_at.tzinfo is None else said_at.astimezone(UTC)
     ctx = _Context(text, said, said.replace(hour=0, minute=0, second=0, microsecond=0))
     taken: list[tuple[int, int]] = []
@@ -850,7 +874,71 @@ def event_time(text: str, said_at: datetime) -> EventTime | None:
     Returns:
         An event time, or None when the text places nothing in time.
     """
-    times = event_times(text, said_at)
+    return most_specific(event_times(text, said_at))
+
+
+def most_specific(times: Sequence[EventTime]) -> EventTime | None:
+    """The shortest of ``times`` (the first of the shortest), or None when there are none."""
     if not times:
         return None
     return min(times, key=lambda event: event.end - event.start)
+
+
+# --- storing, showing and matching --------------------------------------------------------------
+
+#: How far a question's time may fall outside an event time and still match it, by precision:
+#: words place an event loosely ("last week" told on a Monday may mean the days just gone, "in
+#: May" may be 30 April), the more so the longer the unit.
+SLACK = {
+    "day": timedelta(days=1),
+    "week": timedelta(days=2),
+    "weekend": timedelta(days=1),
+    "month": timedelta(days=7),
+    "season": timedelta(days=15),
+    "year": timedelta(days=30),
+    "span": timedelta(days=2),
+    "open": timedelta(days=7),
+}
+
+
+def stored(times: Sequence[EventTime]) -> str:
+    """The event times as the graph keeps them: JSON ``[[start, end, precision, phrase]]``
+    with times as ISO 8601 UTC, ``[]`` for none (NULL in the graph means not read yet)."""
+    return json.dumps(
+        [[t.start.isoformat(), t.end.isoformat(), t.precision, t.phrase] for t in times],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def loaded(text: str | None) -> tuple[EventTime, ...]:
+    """The event times ``stored`` wrote (an empty tuple for None)."""
+    if not text:
+        return ()
+    return tuple(
+        EventTime(datetime.fromisoformat(s), datetime.fromisoformat(e), p, phrase)
+        for s, e, p, phrase in json.loads(text)
+    )
+
+
+def shown(event: EventTime) -> str:
+    """ISO 8601 for people and models: a date ("2023-05-07"), a month ("2023-05"), a year
+    ("2023"), or an interval of dates, the last one included ("2023-05-01/2023-05-07"),
+    open-ended for "since ..." ("2023-09-01/..")."""
+    start, last = event.start.date(), (event.end - timedelta(microseconds=1)).date()
+    if event.precision == "open":
+        return f"{start.isoformat()}/.."
+    if start == last:
+        return start.isoformat()
+    if event.precision == "month":
+        return f"{start:%Y-%m}"
+    if event.precision == "year":
+        return f"{start:%Y}"
+    return f"{start.isoformat()}/{last.isoformat()}"
+
+
+def overlaps(event: EventTime, start: datetime, end: datetime) -> bool:
+    """Whether the event time meets the span [start, end) a question names, with the slack
+    of its precision (``SLACK``)."""
+    slack = SLACK.get(event.precision, timedelta(0))
+    return event.start - slack < end and start < event.end + slack

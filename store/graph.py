@@ -384,7 +384,8 @@ class Graph:
             " o.source AS source, o.kind AS kind, o.subject AS subject,"
             " o.predicate AS predicate, o.object AS object, o.valid_from AS valid_from,"
             " o.valid_until AS valid_until, o.retracted_at AS retracted_at, o.hits AS hits,"
-            " o.impressions AS impressions, o.stated_until AS stated_until ORDER BY o.seq"
+            " o.impressions AS impressions, o.stated_until AS stated_until,"
+            " o.event_times AS event_times ORDER BY o.seq"
         )
 
     def observation_count(self) -> int:
@@ -446,7 +447,7 @@ class Graph:
             " OPTIONAL MATCH (o)-[:`FROM`]->(e:Episode)"
             " RETURN o.id, o.text, o.observed_at, o.recorded_at, CAST(o.confidence AS STRING),"
             " o.source, o.kind, o.subject, o.predicate, o.object, o.valid_from, o.valid_until,"
-            " o.retracted_at, o.hits, o.impressions, e.id, o.stated_until",
+            " o.retracted_at, o.hits, o.impressions, e.id, o.stated_until, o.event_times",
             {"id": observation_id},
         )
         if not rows:
@@ -470,6 +471,7 @@ class Graph:
             "impressions",
             "episode",
             "stated_until",
+            "event_times",
         ]
         found = dict(zip(keys, r, strict=True))
         found["topics"] = [
@@ -800,6 +802,16 @@ class GraphWriter:
                 {"names": list(names)},
             )
 
+    def read_event_times(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Store the event times read for observations stored before they were read at
+        remember: (observation id, ``event_time.stored`` JSON)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r WITH r, r.id AS oid MATCH (o:Observation {id: oid})"
+                " SET o.event_times = r.times",
+                {"rows": [{"id": i, "times": t} for i, t in rows]},
+            )
+
     def summarize(self, rows: Sequence[tuple[str, str, bool]], at: datetime) -> None:
         """Write entity summaries on Topic nodes: (name, summary, whether a missing node is
         created, with kind ``entity``)."""
@@ -862,7 +874,8 @@ class GraphWriter:
             " subject: r.subject, predicate: r.predicate, object: r.object,"
             " valid_from: CAST(r.valid_from AS TIMESTAMP),"
             " valid_until: CAST(r.valid_until AS TIMESTAMP),"
-            " stated_until: CAST(r.stated_until AS TIMESTAMP), hits: 0, impressions: 0})"
+            " stated_until: CAST(r.stated_until AS TIMESTAMP), event_times: r.event_times,"
+            " hits: 0, impressions: 0})"
             # Its topics (which must exist) in the same statement.
             " WITH o, r UNWIND CAST(r.topics AS STRING[]) AS topic"
             " MATCH (t:Topic {name: topic}) CREATE (o)-[:MENTIONS]->(t)",

@@ -61,6 +61,7 @@ from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
+from doxa.store.event_time import EventTime, most_specific
 from doxa.store.long_lived import LongLived
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.ranking import Ranked
@@ -116,6 +117,8 @@ class Recollection:
     superseded_by: list[str]
     current: bool
     fact: dict[str, Any] | None
+    #: When what it tells of happened, the most specific time its words name (``event_time``).
+    happened: EventTime | None = None
 
 
 @dataclass(frozen=True)
@@ -950,6 +953,7 @@ def _recollection(
         superseded_by=working.superseders(ranked.row, known_at),
         current=current,
         fact=fact,
+        happened=most_specific(entry.event_times),
     )
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from doxa.store import event_time
 from doxa.store.errors import InvalidInput, NotFound
 from doxa.store.values import micros, to_naive_utc
 from doxa.store.working_memory import WorkingMemory, topic_key
@@ -65,6 +66,7 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
             " known_at: the memory did not hold it then",
         )
     found["retracted_at"] = by_then(found["retracted_at"])
+    found["event_times"] = event_time.loaded(found["event_times"])
     found["belief_id"] = belief_id
     beliefs = graph.believers(observation_id)
     found["believers"] = [b for b in beliefs if held(b["since"], b["retracted_at"])]

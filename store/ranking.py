@@ -8,12 +8,19 @@ Components (each in roughly [0, 1] before weighting):
                    in the same episode (a conversation's turns explain each other), decayed
                    by distance;
 - ``topic``        share of the topics named in the query that the observation mentions;
-- ``time``         1 when the observation was made inside the time the query names;
+- ``time``         1 when the observation was made, or its event happened (``event_time``),
+                   inside the time the query names;
+- ``dated``        1 when the query asks when (or how long) and the observation's words
+                   place its event in time ("yesterday", "since 2019");
 - ``fact``         1 when the observation carries a fact whose subject (or object) and
                    predicate the query names ("Where does Alice live?": {Alice, lives in, ?});
 - ``confidence``   the observation's confidence;
 - ``feedback``     learned from judged recalls: similar past queries whose results were
-                   accepted (+) or rejected (-), plus co-activation with accepted results.
+                   accepted (+) or rejected (-), plus co-activation with accepted results;
+- ``diversity``    minus the weight times the result's likeness (cosine) to the most alike
+                   result ranked above it: the results are picked one by one (maximal
+                   marginal relevance), so a question whose answer lies in several turns is
+                   not answered by near-copies of one.
 The weights are settings (``[ranking]`` in ``configs/default.toml``).
 """
 
@@ -26,8 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
 from doxa.store.settings import RankingWeights
+from doxa.store.values import from_micros
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
 _WORD = re.compile(r"[\w'-]+")
@@ -68,6 +77,7 @@ def rank(
     *,
     similarity: npt.NDArray[np.float32] | None,
     question: QuestionWords | None = None,
+    asks_when: bool = False,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -84,6 +94,7 @@ def rank(
             while the full text is searched), or None for a query without text; the
             candidates' entries are rescored in place with the unrounded query.
         question: the query's words, to find the facts it names (``fact_questions``).
+        asks_when: the query asks when something happened (``timewords.asks_when``).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -172,7 +183,22 @@ def rank(
     if window is not None:
         starts = memory.valid_from[pool]
         inside = (starts >= window[0]) & (starts < window[1])
+        begin, end = from_micros(window[0]), from_micros(window[1])
+        for i, row in enumerate(pool.tolist()):
+            # "I fixed the roof yesterday", said on 8 May, answers "on 7 May" too.
+            if not inside[i] and any(
+                overlaps(e, begin, end) for e in memory.entries[row].event_times
+            ):
+                inside[i] = True
         components["time"] = weights.time * inside.astype(np.float32)
+    if asks_when and weights.dated > 0:
+        dated = np.fromiter(
+            (bool(memory.entries[row].event_times) for row in pool.tolist()),
+            dtype=np.float32,
+            count=len(pool),
+        )
+        if dated.any():
+            components["dated"] = weights.dated * dated
     if question is not None and weights.fact > 0:
         named_fact = _named_facts(memory, pool, question)
         if named_fact.any():
@@ -186,7 +212,12 @@ def rank(
         )
     total = np.sum(np.stack(list(components.values())), axis=0)
     # Best score first; among equals, the newer observation (higher row) first.
-    order = np.lexsort((-pool, -total))[:limit]
+    order = np.lexsort((-pool, -total))
+    if weights.diversity > 0 and query_vector is not None and limit > 1:
+        order, penalty = _diversified(memory, pool, total, order, weights.diversity, limit)
+        components["diversity"] = penalty
+        total = total + penalty
+    order = order[:limit]
     return [
         Ranked(
             int(pool[i]),
@@ -195,6 +226,37 @@ def rank(
         )
         for i in order
     ]
+
+
+def _diversified(
+    memory: WorkingMemory,
+    pool: npt.NDArray[np.int64],
+    total: npt.NDArray[np.float32],
+    order: npt.NDArray[np.int64],
+    weight: float,
+    limit: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """``order`` with its head re-picked one by one, each time the candidate whose score
+    minus ``weight`` x its cosine to the most alike one already picked is best; and that
+    penalty per pool entry (0 for the rest). Only the best few candidates are re-picked:
+    the rest could not rise into the first ``limit``."""
+    head = order[: max(limit * 3, 30)]
+    vectors = memory.embeddings.vectors(pool[head])
+    alike = vectors @ vectors.T
+    scores = total[head].astype(np.float64)
+    nearest = np.zeros(len(head))  # each candidate's cosine to the most alike picked one
+    picked: list[int] = []
+    free = np.ones(len(head), dtype=bool)
+    penalty = np.zeros(len(pool), dtype=np.float32)
+    for _ in range(min(limit, len(head))):
+        adjusted = np.where(free, scores - weight * np.maximum(nearest, 0.0), -np.inf)
+        best = int(np.argmax(adjusted))  # ties: the earlier in ``order``
+        picked.append(best)
+        free[best] = False
+        penalty[head[best]] = -weight * max(float(nearest[best]), 0.0)
+        nearest = np.maximum(nearest, alike[best])
+    rest = [i for i in range(len(head)) if free[i]]
+    return np.concatenate([head[picked], head[rest], order[len(head) :]]), penalty
 
 
 def _named_facts(

@@ -31,7 +31,7 @@ from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import RankingWeights
-from doxa.store.timewords import time_window
+from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_time, parse_unit_decimal, scaled, utc_now
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
@@ -63,6 +63,8 @@ class Question:
     episode: str | None = None
     #: Record time: answer with what the memory held then (None: now).
     known_at: datetime | None = None
+    #: The query asks when something happened or how long it lasted (``asks_when``).
+    asks_when: bool = False
 
 
 def question(
@@ -139,6 +141,7 @@ def question(
         obj=parts["object"],
         episode=parts["episode"],
         known_at=known,
+        asks_when=asks_when(query),
     )
 
 
@@ -240,6 +243,7 @@ def answer(
         limit if vector is not None and not asked.include_superseded else n,
         similarity=similarity,
         question=question_words(query) if query.strip() else None,
+        asks_when=asked.asks_when,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -50,6 +50,7 @@ _ALLOWED = {
     ("doxa.store.drafts", "SupportDraft"),
     ("doxa.store.memory", "Remembered"),
     ("doxa.store.memory", "Recollection"),
+    ("doxa.store.event_time", "EventTime"),
     ("doxa.store.memory", "RecallOutcome"),
     ("doxa.store.memory", "Judged"),
     ("doxa.store.memory", "Forgotten"),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from doxa.store import event_time
 from doxa.store.planning import Plan, Shared
 from doxa.store.working_memory import Entry, WorkingMemory
 
@@ -62,6 +63,7 @@ def prepare(
                 "valid_from": plan.valid_from,
                 "valid_until": plan.valid_until,
                 "stated_until": fact.valid_until if fact else None,
+                "event_times": event_time.stored(m.event_times),
             }
         )
     # Agents, topics and episodes the memory already holds need no MERGE (a statement
@@ -145,6 +147,7 @@ def entries(write: Write) -> list[Entry]:
                 valid_from=plan.valid_from,
                 valid_until=plan.valid_until,
                 stated_until=row["stated_until"],
+                event_times=m.event_times,
                 episode=m.episode,
                 topics=tuple(sorted(m.topics)),
             )

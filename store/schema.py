@@ -96,6 +96,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             " SET o.stated_until = o.valid_until",
         ),
     ),
+    Migration(
+        3,
+        "event times",
+        (
+            # When what an observation tells of happened, read from its words at remember
+            # (event_time.stored: JSON, "[]" for none). NULL: not read yet; start-up reads the
+            # observations stored before this migration and fills it.
+            "ALTER TABLE Observation ADD event_times STRING",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -134,6 +144,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "hits": "INT64",
         "impressions": "INT64",
         "stated_until": "TIMESTAMP",
+        "event_times": "STRING",
     },
     "Belief": {
         "id": "STRING",

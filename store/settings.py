@@ -31,8 +31,10 @@ class RankingWeights(BaseModel):
     topic_hops: int = Field(2, ge=0, le=3)
     topic_hop_decay: float = Field(0.5, ge=0, le=1)
     time: float = 0.3
+    dated: float = 0.0
     fact: float = 0.5
     confidence: float = 0.05
+    diversity: float = Field(0.0, ge=0, le=2)
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)
     co_activation: float = 0.15

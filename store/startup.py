@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from doxa.store import event_time
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
+from doxa.store.event_time import EventTime
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros
 from doxa.store.working_memory import Entry, WorkingMemory
@@ -36,6 +38,9 @@ if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of
     from doxa.store.index import SearchIndex
 
 log = logging.getLogger(__name__)
+
+#: Observations whose event times one transaction of ``read_event_times`` stores.
+_EVENT_TIME_BATCH = 2000
 
 #: Buffer pool of the opening that replays a write-ahead log left by a crash.
 REPLAY_POOL = 2 * 1024 * 1024 * 1024
@@ -81,7 +86,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            load(working, graph)
+            unread = load(working, graph)
+            if unread:
+                read_event_times(graph, unread)
     finally:
         # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
         # memories) and never gives one back; the working memory holds what they held now.
@@ -100,10 +107,15 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
     return Stores(graph, index, working)
 
 
-def load(working: WorkingMemory, graph: Graph) -> None:
+def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
     """Fill an empty working memory from the graph: observations, beliefs (held and
     withdrawn), predicates' cardinalities, supersessions, co-activations and what feedback
-    taught (the vectors come from the index: ``repair``)."""
+    taught (the vectors come from the index: ``repair``).
+
+    Returns:
+        (id, ``event_time.stored``) of the observations stored before event times were read
+        at remember (schema migration 3): read now, for the graph to keep.
+    """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
     # database hands out a new string (and a new Decimal) for every row: sharing one
@@ -114,6 +126,7 @@ def load(working: WorkingMemory, graph: Graph) -> None:
     for obs, topic in graph.mentions():
         topics.setdefault(obs, []).append(one(topic, topic))
     episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
+    unread: list[tuple[str, str]] = []
     # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
         entry = Entry(
@@ -135,6 +148,7 @@ def load(working: WorkingMemory, graph: Graph) -> None:
             retracted=row["retracted_at"] is not None,
             retracted_at=from_naive_utc(row["retracted_at"]),
             stated_until=from_naive_utc(row["stated_until"]),
+            event_times=_event_times(row, unread),
             episode=episodes.get(row["id"]),
             topics=tuple(sorted(topics.get(row["id"], []))),
         )
@@ -169,6 +183,27 @@ def load(working: WorkingMemory, graph: Graph) -> None:
         judged[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
     for vector, judged in by_recall.values():
         working.learn(np.asarray(vector, dtype=np.float32), judged)
+    return unread
+
+
+def _event_times(row: dict[str, Any], unread: list[tuple[str, str]]) -> tuple[EventTime, ...]:
+    """A loaded observation's event times: as stored, or read now from its words (and
+    added to ``unread``) when it was stored before they were read at remember."""
+    if row["event_times"] is not None:
+        return event_time.loaded(row["event_times"])
+    times = tuple(event_time.event_times(row["text"], _aware(row["observed_at"])))
+    unread.append((row["id"], event_time.stored(times)))
+    return times
+
+
+def read_event_times(graph: Graph, unread: list[tuple[str, str]]) -> None:
+    """Store the event times read at load for observations stored before migration 3, in
+    batches (once: the next start finds them stored)."""
+    log.info("reading the event times of %d observations stored before they were read", len(unread))
+    for start in range(0, len(unread), _EVENT_TIME_BATCH):
+        with graph.write("event times") as w:
+            w.read_event_times(unread[start : start + _EVENT_TIME_BATCH])
+    graph.checkpoint()
 
 
 def repair(index: SearchIndex, working: WorkingMemory, embedder: Embedder) -> None:

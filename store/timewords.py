@@ -64,6 +64,21 @@ def _day(day: datetime) -> Window:
     return day - timedelta(days=1), day + timedelta(days=2)
 
 
+# A question after a time or a duration: "When did ...", "what year ...", "how long ago ...".
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:since\s+|until\s+|till\s+)?when\b|\bwhen\s+(?:did|does|do|was|were|is|are|will"
+    r"|has|have|had)\b|\b(?:what|which)\s+(?:date|day|days|year|years|month|months|week"
+    r"|weekend|season|time\s+of\s+(?:year|day))\b|\bhow\s+long\b|\bin\s+what\s+year\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` asks when something happened or how long it lasted: then the
+    observations that place their event in time (``event_time``) are the likelier answers."""
+    return _ASKS_WHEN.search(query) is not None
+
+
 def time_window(query: str, reference: datetime) -> Window | None:
     """The span of time ``query`` refers to, or None if it names none.
 

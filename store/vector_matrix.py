@@ -162,6 +162,17 @@ class VectorMatrix:
         scaled: FloatArray = out * self._scales[rows]
         return scaled
 
+    def vectors(self, rows: IntArray) -> FloatArray:
+        """The stored ``rows`` as float32 (as rounded; zeros where a row has no vector)."""
+        out = np.zeros((len(rows), self.dim), dtype=np.float32)
+        which = np.searchsorted(np.asarray(self._starts), rows, side="right") - 1
+        for index, (start, block) in enumerate(zip(self._starts, self._blocks, strict=True)):
+            chosen = np.flatnonzero(which == index)
+            if chosen.size:
+                out[chosen] = block[:, rows[chosen] - start].T.astype(np.float32)
+        scaled: FloatArray = out * self._scales[rows][:, None]
+        return scaled
+
     def similarity(self, query: FloatArray, n: int) -> FloatArray:
         """Approximate dot products of ``query`` with rows ``0..n-1`` (cosines for unit
         vectors, within about 0.005)."""

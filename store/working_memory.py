@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.drafts import predicate_key
+from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
@@ -78,6 +79,7 @@ class Entry:
     retracted: bool = False
     episode: str | None = None
     stated_until: datetime | None = None  # the end it was given (valid_until may be earlier)
+    event_times: tuple[EventTime, ...] = ()  # when what it tells of happened (event_time)
     retracted_at: datetime | None = None
     # Tuples, not lists: an empty tuple is shared, and the working memory shares one tuple
     # per distinct set of topics or agents (at 100k memories lists cost ~20 MB more).

@@ -9,6 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, StrictBool
 
+from doxa.store.event_time import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import call, context_of, exact
@@ -19,6 +20,13 @@ observation or belief id); `citation` is ready to paste into an answer. Or give 
 `unsupported=true` for that agent's beliefs without evidence (candidates to verify)."""
 
 
+class Happened(BaseModel):
+    """When the event an observation tells of took place, as its words placed it."""
+
+    when: str = Field(description="ISO 8601 date, month, year or interval")
+    phrase: str
+
+
 class ObservationOut(BaseModel):
     """The cited observation."""
 
@@ -27,6 +35,7 @@ class ObservationOut(BaseModel):
     text: str
     confidence: str
     observed_at: str | None = None
+    happened: list[Happened] = Field(default_factory=list)
     source: str | None = None
     episode: str | None = None
     topics: list[str] = Field(default_factory=list)
@@ -119,6 +128,8 @@ def _citation(result: EvidenceResult) -> str:
     assert o is not None
     lines = [f'"{o.text}" (confidence {o.confidence}; observed {o.observed_at}']
     lines[0] += f"; source: {o.source})" if o.source else ")"
+    for h in o.happened:
+        lines.append(f"happened {h.when} ({h.phrase})")
     if o.retracted_at:
         lines.append(f"RETRACTED at {o.retracted_at}")
     if o.valid_until:
@@ -194,6 +205,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
             text=found["text"],
             confidence=exact(found["confidence"]) or "0",
             observed_at=iso(found["observed_at"]),
+            happened=[Happened(when=shown(e), phrase=e.phrase) for e in found["event_times"]],
             source=found["source"],
             episode=found["episode"],
             topics=found["topics"],

@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 
+from doxa.store.event_time import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call, exact
@@ -42,6 +43,7 @@ class RecalledItem(BaseModel):
     text: str
     confidence: str = Field(description="exact decimal")
     observed_at: str
+    happened: str | None = Field(None, description="when the event it tells of took place")
     source: str | None = None
     current: bool = Field(True, description="false: no longer valid at the recall's time")
     superseded_by: list[str] = Field(default_factory=list)
@@ -68,6 +70,7 @@ def recalled(item: Recollection, explain: bool) -> RecalledItem:
         text=item.text,
         confidence=exact(item.confidence) or "0",
         observed_at=iso(item.observed_at) or "",
+        happened=None if item.happened is None else shown(item.happened),
         source=item.source,
         current=item.current,
         superseded_by=item.superseded_by,

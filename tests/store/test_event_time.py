@@ -6,7 +6,15 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from doxa.store.event_time import EventTime, event_time, event_times
+from doxa.store.event_time import (
+    EventTime,
+    event_time,
+    event_times,
+    loaded,
+    overlaps,
+    shown,
+    stored,
+)
 
 # A Tuesday afternoon.
 SAID = datetime(2023, 5, 9, 14, 0, tzinfo=UTC)
@@ -471,3 +479,44 @@ def test_the_ends_of_the_calendar_skip_what_falls_outside(said_at: datetime) -> 
     assert event_times("yesterday", datetime(1, 1, 1, tzinfo=UTC)) == []
     assert event_times("tomorrow", datetime(9999, 12, 31, 23, tzinfo=UTC)) == []
     assert event_times("in December 9999 and 9999-12-31", SAID) == []
+
+
+# --- storing, showing and matching --------------------------------------------------------------
+
+SAID_ON = datetime(2024, 5, 8, 18, tzinfo=UTC)
+
+
+def test_event_times_round_trip_through_their_stored_form() -> None:
+    times = event_times("Since September I've run, and yesterday I ran 10 km.", SAID_ON)
+    assert len(times) == 2
+    assert loaded(stored(times)) == tuple(times)
+    assert stored([]) == "[]" and loaded("[]") == () and loaded(None) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I fixed the roof yesterday.", "2024-05-07"),
+        ("We moved here last month.", "2024-04"),
+        ("I started painting in 2019.", "2019"),
+        ("The trip was last week.", "2024-04-29/2024-05-05"),
+        ("I have played chess since September.", "2023-09-01/.."),
+    ],
+)
+def test_event_times_are_shown_in_iso_8601(text: str, expected: str) -> None:
+    found = event_time(text, SAID_ON)
+    assert found is not None and shown(found) == expected
+
+
+def test_a_time_asked_meets_an_event_time_with_the_slack_of_its_precision() -> None:
+    def day(d: int) -> datetime:
+        return datetime(2024, 5, d, tzinfo=UTC)
+
+    yesterday = event_time("I fixed the roof yesterday.", SAID_ON)  # 7 May
+    last_month = event_time("We moved here last month.", SAID_ON)  # April
+    assert yesterday is not None and last_month is not None
+    assert overlaps(yesterday, day(7), day(8))
+    assert overlaps(yesterday, day(8), day(9))  # a day either side
+    assert not overlaps(yesterday, day(9), day(10))
+    assert overlaps(last_month, day(6), day(7))  # a week past the month
+    assert not overlaps(last_month, day(9), day(10))

@@ -216,3 +216,24 @@ def test_judged_queries_keep_one_vector_per_recall_and_grow_in_place() -> None:
     assert 1005 not in judged.similar(query, 0.75)[0]
     other = np.array([0, 1, 0, 0], dtype=np.float32)
     assert len(judged.similar(other, 0.75)[0]) == 0
+
+
+def test_diversity_keeps_both_pieces_of_a_two_piece_answer(memory: Memory) -> None:
+    """Near-copies of one turn fill the top without diversity; with it, the second piece of
+    the answer (another turn, with other words) comes up into the first two."""
+    first_piece = [
+        "Melanie: I went camping with the kids at the lake.",
+        "Melanie: camping with the kids at the lake was great.",
+        "Melanie: the kids loved camping at the lake.",
+    ]
+    second_piece = "Melanie: I also took up pottery."
+    memory.remember([MemoryDraft(text=t) for t in [*first_piece, second_piece]], batch=True)
+    query = "What did Melanie do with the kids at the lake, and what else did she take up?"
+    with_weights(memory, diversity=0.0)
+    plain = ranked_texts(memory, query, limit=2)
+    with_weights(memory, diversity=1.0)
+    varied = memory.recall(query, limit=2).results
+    assert second_piece not in plain
+    assert [r.text in first_piece for r in varied] == [True, False]
+    assert varied[1].text == second_piece
+    assert varied[1].scores["diversity"] < 0 and "diversity" not in varied[0].scores

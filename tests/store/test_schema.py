@@ -218,7 +218,10 @@ async def test_tools_report_a_refused_store_as_a_tool_error(created: Settings) -
 # ---- migrating a store written by an earlier version ------------------------------------------
 
 V1_ONLY = {"Predicate"}
-V1_DROPPED = {"Belief": {"confidence", "retracted_at"}, "Observation": {"stated_until"}}
+V1_DROPPED = {
+    "Belief": {"confidence", "retracted_at"},
+    "Observation": {"stated_until", "event_times"},
+}
 
 
 def test_a_store_written_at_migration_1_is_migrated_with_its_data(
@@ -258,7 +261,13 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
                     "timestamp('2024-05-02 08:00:00')",
                 ),
                 (2, "Alice lives in Berlin.", "lives in", "Berlin", "NULL"),
-                (3, "Alice is on leave.", "status", "on leave", "timestamp('2024-06-01 00:00:00')"),
+                (
+                    3,
+                    "Alice went on leave yesterday.",
+                    "status",
+                    "on leave",
+                    "timestamp('2024-06-01 00:00:00')",
+                ),
             )
         ),
         "MATCH (n:Observation {id: 'obs_2'}), (o:Observation {id: 'obs_1'})"
@@ -272,6 +281,18 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         assert paris["stated_until"] is None  # ended by its superseder, not stated
         assert leave["stated_until"] is not None  # stated when it was remembered
         assert paris["superseded_by"] == ["obs_2"] and berlin["cardinality"] == "one"
+        # Event times are read at the first start for what was stored before (migration 3),
+        # and kept in the graph: none is left unread.
+        [yesterday] = leave["event_times"]
+        assert (yesterday.start.isoformat(), yesterday.phrase) == (
+            "2024-05-02T00:00:00+00:00",
+            "yesterday",
+        )
+        assert paris["event_times"] == ()
+        unread = memory.graph._rows(
+            "MATCH (o:Observation) WHERE o.event_times IS NULL RETURN count(o)"
+        )
+        assert unread == [[0]]
         # New facts in the old predicate's spelling continue its history.
         [done] = memory.remember(
             [

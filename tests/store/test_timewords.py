@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from doxa.store.timewords import time_window
+from doxa.store.timewords import asks_when, time_window
 
 # A Saturday afternoon.
 REFERENCE = datetime(2024, 6, 15, 13, 45, tzinfo=UTC)
@@ -123,3 +123,31 @@ def test_a_day_named_in_words_is_that_day_with_a_day_of_slack(
     query: str, window: tuple[datetime, datetime]
 ) -> None:
     assert time_window(query, REFERENCE) == window
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When did Caroline go to the support group?",
+        "Since when has she painted?",
+        "What year did they move?",
+        "How long has Melanie been practising art?",
+        "In what year did he graduate?",
+        "Which weekend was the trip?",
+    ],
+)
+def test_questions_that_ask_when(query: str) -> None:
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did Caroline say when she came back?",
+        "Where does Alice live?",
+        "What is the weather like?",
+        "Which book did she read?",
+    ],
+)
+def test_questions_that_do_not_ask_when(query: str) -> None:
+    assert not asks_when(query)

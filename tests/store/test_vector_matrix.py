@@ -108,3 +108,14 @@ def test_a_vector_of_another_dimension_is_refused() -> None:
     matrix = VectorMatrix(8)
     with pytest.raises(ValueError, match="dimensions"):
         matrix.put([0], np.ones((1, 9), dtype=np.float32))
+
+
+def test_stored_vectors_come_back_as_rounded() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((5, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    matrix = VectorMatrix(dim=16, capacity=2)  # rows 2.. land in a second block
+    matrix.put([0, 1, 2, 3, 4], vectors)
+    back = matrix.vectors(np.array([4, 0, 2]))
+    assert np.allclose(back, vectors[[4, 0, 2]], atol=0.01)
+    assert np.allclose(back @ back.T, vectors[[4, 0, 2]] @ vectors[[4, 0, 2]].T, atol=0.02)

@@ -35,6 +35,13 @@ NOTES = [
     "Alice's sister lives in Lisbon.",
 ]
 
+#: The notes whose words place their event in time: their results say when (``happened``).
+DATED = {
+    "Alice moved to Berlin in March.",
+    "The quarterly review is on Friday at 10.",
+    "The team agreed to ship doxa 1.0 in May.",
+}
+
 #: What a recall result carries only with ``explain``.
 EXPLAINED = {"score", "scores", "belief_ids", "topics", "agents", "episode", "fact"}
 
@@ -102,7 +109,9 @@ async def test_explain_adds_why_each_result_ranked_and_is_left_out_otherwise(
         explained = await ok(client, "recall", query="Alice", limit=10, explain=True)
     assert lean["results"] and explained["results"]
     for item in lean["results"]:
-        assert set(item) == {"observation_id", "text", "confidence", "observed_at"}, item
+        # ``happened`` only where the words place the event in time ("in March", "on Friday").
+        dated = {"happened"} if item["text"] in DATED else set()
+        assert set(item) == {"observation_id", "text", "confidence", "observed_at", *dated}, item
     assert [r["observation_id"] for r in explained["results"]] == [
         r["observation_id"] for r in lean["results"]
     ]
@@ -117,7 +126,9 @@ async def test_explain_adds_why_each_result_ranked_and_is_left_out_otherwise(
         assert item["episode"] == "chat-1"
         assert "fact" not in item  # none of the notes is a fact
         assert item["observation_id"] in ids
-        assert set(item) - EXPLAINED == {"observation_id", "text", "confidence", "observed_at"}
+        dated = {"happened"} if item["text"] in DATED else set()
+        lean_keys = {"observation_id", "text", "confidence", "observed_at", *dated}
+        assert set(item) - EXPLAINED == lean_keys
 
 
 async def test_one_memory_is_answered_once_and_a_batch_only_in_remembered(

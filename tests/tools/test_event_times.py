@@ -1,0 +1,86 @@
+"""Event times through the tools: read from an observation's words at remember, shown in
+recall and cite_evidence, kept across a restart, and matched by a question's time and by a
+question that asks when."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from calls import ok
+from conftest import hash_settings
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+SAID = "2024-05-08T18:00:00Z"  # a Wednesday
+
+
+def said(text: str, topics: list[str] | None = None) -> dict[str, object]:
+    return {"text": text, "observed_at": SAID, "topics": topics or ["house"]}
+
+
+async def test_the_time_words_place_the_event_and_survive_a_restart(settings: Settings) -> None:
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            roof = await ok(client, "remember", **said("I finally fixed the roof yesterday."))
+            plain = await ok(client, "remember", **said("The roof is made of slate."))
+            found = await ok(client, "recall", query="roof")
+            cited = await ok(client, "cite_evidence", id=roof["observation_id"])
+        async with Client(create_server(settings)) as client:
+            again = await ok(client, "recall", query="roof")
+    happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
+    assert happened == {roof["observation_id"]: "2024-05-07", plain["observation_id"]: None}
+    assert {r["observation_id"]: r.get("happened") for r in again["results"]} == happened
+    assert cited["observation"]["happened"] == [{"when": "2024-05-07", "phrase": "yesterday"}]
+    assert "happened 2024-05-07 (yesterday)" in cited["citation"]
+
+
+async def test_every_kind_of_span_is_shown_in_iso_8601(client: Client) -> None:
+    texts = {
+        "We moved here last month.": "2024-04",
+        "I started painting in 2019.": "2019",
+        "The trip was last week.": "2024-04-29/2024-05-05",
+        "I have played chess since September.": "2023-09-01/..",
+    }
+    with anyio.fail_after(30):
+        for text in texts:
+            await ok(client, "remember", **said(text, ["life"]))
+        found = await ok(client, "recall", query="", topics=["life"], limit=10)
+    assert {r["text"]: r.get("happened") for r in found["results"]} == texts
+
+
+async def test_a_date_asked_matches_an_event_said_relatively(client: Client) -> None:
+    """Both were said on 10 May; only the roof was fixed on 7 May."""
+    later = "2024-05-10T18:00:00Z"
+    with anyio.fail_after(30):
+        roof = await ok(
+            client, "remember", text="I fixed the roof three days ago.", observed_at=later
+        )
+        await ok(client, "remember", text="I fixed the fence this afternoon.", observed_at=later)
+        found = await ok(
+            client, "recall", query="What did I fix on 7 May 2024?", limit=2, explain=True
+        )
+    first, second = found["results"]
+    assert first["observation_id"] == roof["observation_id"]
+    assert first["scores"].get("time", 0) > 0 and second["scores"].get("time", 0) == 0
+
+
+async def test_a_question_asking_when_prefers_what_is_placed_in_time(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "memory", ranking={"dated": 0.3})
+    with anyio.fail_after(30):
+        async with Client(create_server(settings)) as client:
+            dated = await ok(client, "remember", **said("We adopted the dog two weeks ago."))
+            await ok(client, "remember", **said("We adopted the dog from a shelter."))
+            when = await ok(
+                client, "recall", query="When did we adopt the dog?", limit=2, explain=True
+            )
+            what = await ok(client, "recall", query="Where did we adopt the dog?", limit=2)
+    assert when["results"][0]["observation_id"] == dated["observation_id"]
+    assert when["results"][0]["scores"]["dated"] == pytest.approx(0.3)
+    # A question that does not ask when gives the dated one nothing extra.
+    assert all("dated" not in r.get("scores", {}) for r in what["results"])
