@@ -11,6 +11,13 @@ time does not hide the store's):
    (300), sampling RSS and log size every 10 s; then SIGTERM, and the same checks.
 3. **crash**: a stdio server doing the same loop is killed with -9 mid-way; the *first*
    restart must answer, and hold every memory acknowledged before the kill.
+4. **reads**: what the growth of phase 1 is made of. A stdio server is filled with as many
+   memories as phase 1 ends with (``--loops``, in batches), then one client loops recall
+   only, then recall -> feedback, ``--loops`` / 2 times each, sampling RSS. A store that
+   keeps what it is told grows with it (each memory, each judged recall's query vector);
+   a leak would show in the recall-only loop once the last 4,096 recalls kept in memory
+   for feedback are full: it then stores nothing in memory (its record goes to the graph,
+   whose page cache is bounded by ``buffer_pool_mb``).
 
 RSS "after warm-up" is compared between the first sample past a tenth of the run and the
 last one. Run: ``python bench/soak.py`` (about 20 minutes); ``--quick`` for 2,000 loops and
@@ -36,6 +43,8 @@ from typing import Any
 import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+
+from doxa.store.recall_log import RECENT_RECALLS
 
 DOXA = [sys.executable, "-m", "doxa.server", "serve", "--embedder", "hash"]
 
@@ -230,6 +239,65 @@ async def http_phase(root: Path, clients: int, seconds: float) -> bool:
     return verdict(tally, data_dir, code)
 
 
+async def reads_phase(root: Path, memories: int, loops: int, every: int) -> bool:
+    data_dir = root / "reads"
+    out(
+        f"\n## reads: {memories:,} memories, then {loops:,} recalls,"
+        f" then {loops:,} recall -> feedback"
+    )
+    params = StdioServerParameters(command=DOXA[0], args=[*DOXA[1:], "--data-dir", str(data_dir)])
+    growth: dict[str, float] = {}
+    errors = 0
+    async with Client(params) as client:
+        pid = server_pid(data_dir)
+        for start in range(0, memories, 500):
+            batch = [{"text": note(i), "topics": [f"t{i % 13}"]} for i in range(start, start + 500)]
+            done = await client.call_tool("remember", {"memories": batch})
+            errors += bool(done.is_error)
+        for judged in (False, True):
+            name = "recall -> feedback" if judged else "recall only"
+            tally = Tally()
+            out(f"  {name}:")
+            for i in range(loops):
+                began = time.perf_counter()
+                found = await client.call_tool(
+                    "recall", {"query": f"topic {i % 37} weather {i}", "limit": 10}
+                )
+                errors += bool(found.is_error)
+                if judged and not found.is_error:
+                    result: dict[str, Any] = found.structured_content or {}
+                    ids = [r["observation_id"] for r in result["results"]]
+                    fed = await client.call_tool(
+                        "feedback",
+                        {
+                            "recall_id": result["recall_id"],
+                            "accepted": ids[:2],
+                            "rejected": ids[2:4],
+                        },
+                    )
+                    errors += bool(fed.is_error)
+                tally.loop_seconds.append(time.perf_counter() - began)
+                if (i + 1) % every == 0:
+                    p50 = statistics.median(tally.loop_seconds[-every:]) * 1000
+                    sample(tally, f"loop {i + 1}", rss_mb(pid), wal_kb(data_dir), p50)
+            rss = [r for _, r, _, _ in tally.curve]
+            # Warm-up: until the recent recalls kept for feedback (RECENT_RECALLS, each with
+            # its query vector) are full; from then on a recall adds nothing in memory.
+            warm = [k for k in range(len(rss)) if (k + 1) * every > RECENT_RECALLS]
+            start_at = warm[0] if warm and warm[0] < len(rss) - 1 else max(0, len(rss) // 10)
+            loops_measured = (len(rss) - 1 - start_at) * every
+            per_loop = (rss[-1] - rss[start_at]) * 1024 / loops_measured if loops_measured else 0.0
+            growth[name] = per_loop
+            out(
+                f"  {name}: RSS {rss[start_at]:.1f} -> {rss[-1]:.1f} MB,"
+                f" {per_loop:+.2f} KB per loop"
+            )
+    out(f"  errors: {errors}")
+    # A loop that stores nothing must not grow: under 0.5 KB per recall (RSS moves by pages
+    # and allocator arenas; 1,000s of loops make that noise small).
+    return errors == 0 and growth["recall only"] < 0.5
+
+
 async def crash_phase(root: Path, loops: int) -> bool:
     data_dir = root / "crash"
     out(f"\n## crash: kill -9 after {loops} loops with feedback, then the first restart")
@@ -266,7 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=300)
     parser.add_argument("--sample", type=int, default=1000, help="stdio loops per sample")
     parser.add_argument("--quick", action="store_true", help="2,000 loops, 60 s of HTTP")
-    parser.add_argument("--only", choices=["stdio", "http", "crash"])
+    parser.add_argument("--only", choices=["stdio", "http", "crash", "reads"])
+    parser.add_argument(
+        "--buffer-pool-mb", type=int, help="the graph's page cache (default: the settings')"
+    )
     options = parser.parse_args(argv)
     if options.quick:
         options.loops, options.seconds, options.sample = 2_000, 60, 200
@@ -274,9 +345,16 @@ def main(argv: list[str] | None = None) -> int:
         "stdio": lambda root: stdio_phase(root, options.loops, options.sample),
         "http": lambda root: http_phase(root, options.clients, options.seconds),
         "crash": lambda root: crash_phase(root, 600),
+        "reads": lambda root: reads_phase(root, options.loops, options.loops // 2, options.sample),
     }
     results: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="doxa-soak-") as tmp:
+        if options.buffer_pool_mb:
+            # Every server of the run reads it (DOXA is their command line).
+            config = Path(tmp) / "soak.toml"
+            config.write_text(f"[store]\nbuffer_pool_mb = {options.buffer_pool_mb}\n")
+            DOXA.extend(["--config", str(config)])
+            out(f"graph page cache: {options.buffer_pool_mb} MB")
         for name, phase in phases.items():
             if options.only in (None, name):
                 results[name] = anyio.run(phase, Path(tmp))
