@@ -22,16 +22,16 @@ class RankingWeights(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector: float = 1.0
-    text: float = 0.35
-    neighbourhood: float = 0.5
+    text: float = 0.5
+    neighbourhood: float = 0.9
     neighbour_window: int = Field(2, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
     neighbour_following: float = Field(1.0, ge=0, le=1)
-    topic: float = 0.12
+    topic: float = 0.36
     topic_hops: int = Field(2, ge=0, le=3)
     topic_hop_decay: float = Field(0.5, ge=0, le=1)
-    time: float = 0.3
-    dated: float = 0.0
+    time: float = 0.6
+    dated: float = 0.5
     fact: float = 0.5
     confidence: float = 0.05
     diversity: float = Field(0.0, ge=0, le=2)
