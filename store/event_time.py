@@ -35,9 +35,31 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Literal
+from typing import Literal, cast
 
 from doxa.store.timewords import MONTHS
+
+
+class _LazyPattern:
+    """A pattern compiled on first use. The module's patterns take some 15 ms to compile:
+    paid by the first text read, not by every start of a server that may never read one."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
+
+def _lazy(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile``, deferred to the pattern's first use (see ``_LazyPattern``)."""
+    return cast("re.Pattern[str]", _LazyPattern(source, flags))
+
 
 __all__ = [
     "EventTime",
@@ -139,14 +161,14 @@ _CUE = (
     r"|the\s+month\s+of|in|during|early|late|mid|around|last|this|next)"
 )
 
-_FUTURE = re.compile(
+_FUTURE = _lazy(
     r"\b(?:will|shall|gonna|going\s+to|about\s+to|plan(?:s|ning)?\s+(?:to|on)"
     r"|intend(?:s|ing)?\s+to|look(?:s|ing)?\s+forward|can['\u2019]?t\s+wait|cannot\s+wait"
     r"|upcoming|hop(?:e|es|ing)\s+to|see\s+you|won['\u2019]t)\b|['\u2019]ll\b",
     re.IGNORECASE,
 )
 # "was going to" is a plan in the past, not a future.
-_PAST_PLAN = re.compile(
+_PAST_PLAN = _lazy(
     r"\b(?:was|were)\s+(?:going|about|planning|hoping)\s+to\b|\bplanned\b", re.IGNORECASE
 )
 _ED_ADJECTIVES = (
@@ -154,7 +176,7 @@ _ED_ADJECTIVES = (
     "|stressed|relieved|blessed|obsessed|overwhelmed|motivated|inspired|supposed|used"
     "|determined|prepared|committed|dedicated|engaged|focused|involved|concerned|delighted"
 )
-_PAST = re.compile(
+_PAST = _lazy(
     r"\b(?:was|were|did|didn['\u2019]?t|had|went|came|saw|got|made|took|gave|told|said|met|found"
     r"|left|felt|thought|bought|brought|ran|began|wrote|spent|won(?!['\u2019])|lost|ate|drank"
     r"|knew|heard|kept|held|paid|sent|built|taught|caught|sold|slept|drove|flew|rode|swam"
@@ -162,13 +184,13 @@ _PAST = re.compile(
     rf"|\b(?!(?:{_ED_ADJECTIVES})\b)\w+[^e\W]ed\b",
     re.IGNORECASE,
 )
-_HABITUAL = re.compile(
+_HABITUAL = _lazy(
     r"\b(?:always|usually|every|often|each|typically|generally|normally|whenever|sometimes"
     r"|tends?\s+to|most\s+years)\b",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").
-_PERFECT = re.compile(
+_PERFECT = _lazy(
     r"(?:\b(?:have|has|haven['\u2019]?t|hasn['\u2019]?t)|['\u2019]ve|\w['\u2019]s)\s+"
     r"(?:(?:not|never|always|just|already|only|really|actually|also|now|probably)\s+)*"
     r"(?:been|had|known|got|gotten|done|seen|taken|gone|grown|kept|held|run|taught|found|felt"
@@ -176,18 +198,18 @@ _PERFECT = re.compile(
     re.IGNORECASE,
 )
 # Words after which an expression is not when the event happened ("until May", "every summer").
-_BLOCKERS = re.compile(
+_BLOCKERS = _lazy(
     r"\b(?:until|till|til|by|before|after|through|thru|throughout|every|each|per)\s*$",
     re.IGNORECASE,
 )
 # A day with a month and neither ordinal nor year ("May 5", "5 may") is read only after one of
 # these: "I may 5x it", "we march 5 miles" are not dates.
-_DATE_CUE_BEFORE = re.compile(
+_DATE_CUE_BEFORE = _lazy(
     r"(?:\b(?:on|since|from|to|and|in|of|the|till|until|by|before|after|through)|,)\s*$",
     re.IGNORECASE,
 )
 _SENTENCE_MARKS = ".!?;\n"
-_SENTENCE_BREAK = re.compile(r"[.!?;\n]")
+_SENTENCE_BREAK = _lazy(r"[.!?;\n]")
 # How far back a cue or blocker word is looked for.
 _LOOK_BACK = 40
 
@@ -584,7 +606,7 @@ _Resolver = Callable[[re.Match[str], _Context], _Span | None]
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+    return _lazy(pattern, re.IGNORECASE)
 
 
 _ISO = r"(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
@@ -823,7 +845,7 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
 
 # Every expression read above holds one of these (a digit, a calendar word, a unit, a
 # relative word): a text with none is answered at once (~2 µs instead of ~80 µs).
-_ANY_TIME_WORD = re.compile(
+_ANY_TIME_WORD = _lazy(
     r"\d|\b(?:{}|{}|{}|yesterday|today|tonight|tomorrow|ago|since|now|day|week|month|year"
     r"|night|morning|afternoon|evening)".format(
         "|".join(MONTHS), "|".join(_WEEKDAYS), "|".join(_SEASONS)
