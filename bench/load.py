@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -501,6 +502,18 @@ async def fill(url: str, memories: list[dict[str, Any]], batch: int) -> float:
     return time.perf_counter() - began
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user + system) spent so far by the process ``pid`` and by this one."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    return server, mine.ru_utime + mine.ru_stime
+
+
+def minus(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return a[0] - b[0], a[1] - b[1]
+
+
 async def recall_only(url: str, clients: int, each: int, seed: int) -> tuple[float, list[float]]:
     """``clients`` clients doing ``each`` recalls one after another; returns (recalls per
     second over the whole run, latencies)."""
@@ -554,8 +567,13 @@ async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[R
                 for k, client in enumerate(connected):
                     group.start_soon(mixed, k, client)
         elapsed = time.perf_counter() - began
+        spent = cpu_seconds(process.pid)
+        many_n = clients * max(10, 800 // clients)
         many, many_latency = await recall_only(url, clients, max(10, 800 // clients), seed=2000)
+        many_cpu = minus(cpu_seconds(process.pid), spent)
+        spent = cpu_seconds(process.pid)
         single_b, single_latency = await recall_only(url, 1, 150, seed=3000)
+        single_cpu = minus(cpu_seconds(process.pid), spent)
     finally:
         code = stop(process)
     single = (single_a + single_b) / 2
@@ -576,6 +594,14 @@ async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[R
         f"  recall only: 1 client {single:.0f}/s ({single_a:.0f} before, {single_b:.0f} after;"
         f" p50 {ms(percentile(single_latency, 50))}); {clients} clients {many:.0f}/s"
         f" (p50 {ms(percentile(many_latency, 50))}, p99 {ms(percentile(many_latency, 99))})"
+    )
+    # The clients share the machine's cores with the server: what each side spends per
+    # recall bounds what 32 clients can get over one.
+    out(
+        f"  CPU per recall: server {ms(single_cpu[0] / 150)} (1 client),"
+        f" {ms(many_cpu[0] / many_n)} ({clients} clients); clients {ms(single_cpu[1] / 150)},"
+        f" {ms(many_cpu[1] / many_n)}; {os.cpu_count()} cores allow at most"
+        f" {(os.cpu_count() or 1) / ((many_cpu[0] + many_cpu[1]) / many_n):.0f} recalls/s"
     )
     report_errors(led)
     if examples:
