@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import faulthandler
 import json
 import logging
 import os
@@ -272,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.token_commands import token_command
 
         return token_command(settings, args)
+    # A crash inside a native library (Kùzu, LanceDB, ONNX Runtime) kills the process with
+    # no Python traceback; this writes every thread's stack to stderr first (the client's
+    # log), so the call that met it can be named.
+    faulthandler.enable()
     try:
         serve(settings)
     except SettingsError as error:  # refused to serve (see doxa.server.access)
