@@ -296,7 +296,12 @@ class Memory:
             self._index_writer.close()
             self._index_writer = None
         if self._graph is not None:
-            self._recalls.record(self._graph)
+            try:
+                self._recalls.record(self._graph)
+            except MemoryStoreError as error:
+                # The recalls' record is a log, not something acknowledged: the graph still
+                # closes cleanly (a graph refusing writes would otherwise stay open).
+                log.warning("recalls of this session not recorded at close: %s", error)
             self._graph.close()
             self._graph = None
 

@@ -238,3 +238,31 @@ def test_a_recall_query_with_an_unpaired_surrogate_is_refused_by_the_store(
         memory.recall("boat \ud800")
     memory.recall("boat")  # the recorder was not broken
     memory.close()  # and closing (which flushes the recorder) does not fail
+
+
+def test_a_checkpoint_that_finds_the_page_cache_full_stops_writes_with_what_to_do(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kùzu's next write after such a checkpoint crashed the process (a soak, 64 MB): writes
+    are refused instead, naming the setting; reads go on."""
+    [kept] = memory.remember([MemoryDraft(text="Written before the cache ran out.")])
+    graph = memory.graph
+    writer = graph._writer
+    real = writer.execute
+
+    def full_at_checkpoint(query: object, *args: object) -> object:
+        if query == "CHECKPOINT":
+            raise RuntimeError(
+                "Buffer manager exception: Unable to allocate memory! The buffer pool is full"
+                " and no memory could be freed!"
+            )
+        return real(query, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "execute", full_at_checkpoint)
+    assert graph.checkpoint() is False
+    with pytest.raises(MemoryStoreError) as refused:
+        memory.remember([MemoryDraft(text="Not written.")])
+    assert "buffer_pool_mb" in str(refused.value) and "restart" in str(refused.value)
+    found = memory.recall("written before the cache ran out", limit=5).results
+    assert [r.observation_id for r in found] == [kept.observation_id]
+    assert memory.graph.observation_count() == 1
