@@ -128,11 +128,17 @@ class RecallLog:
         self._thread.start()
 
     def _run(self, graph: Graph) -> None:
+        failing: str | None = None
         while not self._stopping.wait(RECORD_EVERY_S):
             try:
                 self.record(graph)
-            except Exception:  # the events stay queued and are retried
-                log.exception("could not record recall events")
+                failing = None
+            except Exception as error:  # the events stay queued and are retried
+                # Once per failure, not every 0.25 s while it lasts (a graph refusing
+                # writes until a restart would fill the log).
+                if str(error) != failing:
+                    log.exception("could not record recall events (retried until it works)")
+                failing = str(error)
             # Here, off the writers' path: a checkpoint takes tens of milliseconds or more.
             graph.checkpoint_if_due()
 
