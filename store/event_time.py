@@ -935,7 +935,7 @@ def stored(times: Sequence[EventTime]) -> str:
 
 def loaded(text: str | None) -> tuple[EventTime, ...]:
     """The event times ``stored`` wrote (an empty tuple for None)."""
-    if not text:
+    if not text or text == "[]":  # most observations, at every start: skip the parse
         return ()
     return tuple(
         EventTime(datetime.fromisoformat(s), datetime.fromisoformat(e), p, phrase)

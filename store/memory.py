@@ -70,7 +70,7 @@ from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type o
 from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_micros, micros, parse_time, utc_now
+from doxa.store.values import from_micros, micros, parse_limit, parse_time, utc_now
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -763,12 +763,8 @@ class Memory:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
         known = None if known_at is None else parse_time(known_at, "known_at")
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_CONFLICTS
-        ):
-            raise InvalidInput(
-                "limit", f"must be a whole number from 1 to {MAX_CONFLICTS}, got {limit!r}"
-            )
+        if limit is not None:
+            parse_limit(limit, "limit", MAX_CONFLICTS)
         working = self._wm
         # The graph is read under no lock; the clashes, texts and topics come from the
         # working memory, under its read lock (beside recalls).

@@ -32,7 +32,7 @@ from doxa.store.fact_questions import question_words
 from doxa.store.ranking import Ranked, query_topics, rank
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
-from doxa.store.values import micros, parse_time, parse_unit_decimal, scaled, utc_now
+from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
 OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
@@ -121,8 +121,7 @@ def question(
     known = None if known_at is None else parse_time(known_at, "known_at")
     # What was believed current then, unless a valid time is asked for too.
     at = parse_time(as_of, "as_of") if as_of is not None else known or utc_now()
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput("limit", f"must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    parse_limit(limit, "limit", MAX_LIMIT)
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
         raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
     window = time_window(query, at)

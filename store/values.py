@@ -27,6 +27,13 @@ LATEST = datetime.max.replace(tzinfo=UTC)
 _RANGE = "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (in UTC)"
 
 
+def parse_limit(value: object, field: str, most: int) -> int:
+    """Read a count of results: a whole number from 1 to ``most`` (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise InvalidInput(field, f"must be a whole number from 1 to {most}, got {value!r}")
+    return value
+
+
 def parse_unit_decimal(value: object, field: str) -> Decimal:
     """Read a confidence or weight: an exact decimal between 0 and 1 inclusive.
 
