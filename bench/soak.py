@@ -20,8 +20,8 @@ time does not hide the store's):
    whose page cache is bounded by ``buffer_pool_mb``).
 
 RSS "after warm-up" is compared between the first sample past a tenth of the run and the
-last one. Run: ``python bench/soak.py`` (about 20 minutes); ``--quick`` for 2,000 loops and
-60 s.
+last one. Run: ``python bench/soak.py`` (about 50 minutes); ``--quick`` for 2,000 loops and
+60 s; ``--only PHASE`` for one phase; ``--buffer-pool-mb N`` for every server it starts.
 """
 
 from __future__ import annotations

@@ -170,7 +170,9 @@ class Graph:
         """Fold the write-ahead log into the database and release the pages updates held.
 
         Returns False (and logs why) when Kùzu could not checkpoint now, e.g. because a long
-        read was still running; the next write or idle moment tries again.
+        read was still running; the next write or idle moment tries again. When it failed
+        because the page cache is full, every later ``write`` is refused instead (a
+        ``StorageError`` naming ``buffer_pool_mb``) until a restart.
         """
         with self._write_lock:
             try:
