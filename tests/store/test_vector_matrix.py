@@ -19,13 +19,13 @@ def test_scan_model_is_one_matmulinteger_node_as_onnx_builds_it() -> None:
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["query", "block"], ["dots"])],
+        [helper.make_node("MatMulInteger", ["rows", "query"], ["dots"])],
         "scan",
         [
-            helper.make_tensor_value_info("query", TensorProto.UINT8, [1, "dim"]),
-            helper.make_tensor_value_info("block", TensorProto.INT8, ["dim", "rows"]),
+            helper.make_tensor_value_info("rows", TensorProto.UINT8, ["rows", "dim"]),
+            helper.make_tensor_value_info("query", TensorProto.INT8, ["dim", 1]),
         ],
-        [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, "rows"])],
+        [helper.make_tensor_value_info("dots", TensorProto.INT32, ["rows", 1])],
     )
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="doxa"
