@@ -94,7 +94,12 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         # memories) and never gives one back; the working memory holds what they held now.
         # Reopening the database starts with an empty pool.
         graph.close()
-    graph = Graph(data_dir / "graph", buffer_pool_bytes=pool, checkpoint_every=every)
+    graph = Graph(
+        data_dir / "graph",
+        buffer_pool_bytes=pool,
+        checkpoint_every=every,
+        reopen_every=settings.reopen_every,
+    )
     try:
         refuse_if_graph_lost(data_dir, working, index)
         if index.problem is not None:

@@ -266,3 +266,50 @@ def test_a_checkpoint_that_finds_the_page_cache_full_stops_writes_with_what_to_d
     found = memory.recall("written before the cache ran out", limit=5).results
     assert [r.observation_id for r in found] == [kept.observation_id]
     assert memory.graph.observation_count() == 1
+
+
+def test_the_graph_reopens_after_its_checkpoints_while_reads_and_writes_go_on(
+    tmp_path: Path,
+) -> None:
+    """Kùzu keeps native memory per checkpoint until the database closes: the graph reopens
+    itself every ``reopen_every`` checkpoints, and no call on other threads notices."""
+    import threading
+
+    settings = hash_settings(tmp_path / "m", checkpoint_every=2, reopen_every=3)
+    memory = opened(settings)
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            try:
+                memory.graph.observation_count()
+                memory.recall("note weather", limit=5)
+            except BaseException as error:  # collected for the assertion below
+                failures.append(error)
+                return
+
+    readers = [threading.Thread(target=reading) for _ in range(2)]
+    try:
+        for thread in readers:
+            thread.start()
+        for i in range(40):
+            memory.remember([MemoryDraft(text=f"Note {i}, weather {i % 5}.")])
+            out = memory.recall(f"weather {i % 5}", limit=5)
+            ids = [r.observation_id for r in out.results]
+            memory.feedback(out.recall_id, accepted=ids[:1], rejected=ids[1:3])
+            memory.graph.checkpoint()
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join()
+        reopenings = memory.graph.reopenings
+        memory.close()
+    assert failures == []
+    assert reopenings >= 10
+    again = opened(settings)
+    try:
+        assert again.graph.observation_count() == 40
+        assert len(again.graph.judgements()) >= 40
+    finally:
+        again.close()
