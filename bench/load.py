@@ -13,8 +13,9 @@ model's time does not hide the store's) and checks the graph afterwards.
    after 3 errors in a row (0: their process stopped answering).
 2. **http**: ``doxa serve --transport http`` holding ``--fill`` (2,000) memories: recall
    throughput of one client, then ``--clients`` (32) clients x ``--calls`` mixed calls
-   (errors 0, lost writes 0, p50 and p99 of recall and remember), then the same clients
-   recalling only: throughput vs one client (>= 1.6 x on 2 cores) and recall p99 <= 4 x p50
+   (errors 0, lost writes 0, p50 and p99 of recall and remember), then ``--clients``
+   clients recalling only, ``--per-process`` (8) to a client process as agents are separate
+   processes: throughput vs one client (>= 1.6 x on 2 cores) and recall p99 <= 4 x p50
    under that load (shown for the mixed load too).
 3. **conflicts**: ``--facts`` (20,000) facts remembered through MCP in batches, two agents
    per subject, the objects clashing on every ``--clash-every`` (10th) subject; recall
@@ -538,7 +539,104 @@ async def recall_only(url: str, clients: int, each: int, seed: int) -> tuple[flo
     return clients * each / elapsed, led.latency["recall"]
 
 
-async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[Row]:
+async def recallers(url: str, clients: int, each: int, seed: int, go: Path, report: Path) -> None:
+    """One client process of ``recall_in_processes``: connect ``clients`` clients, say so in
+    ``report``.ready, wait for ``go``, recall, then write latencies, wall times and the
+    process's CPU seconds to ``report`` (JSON)."""
+    led = Ledger()
+    async with AsyncExitStack() as stack:
+        connected = [await stack.enter_async_context(Client(url)) for _ in range(clients)]
+        for client in connected:
+            await call(client, "recall", {"query": "warm up"}, Ledger())
+        report.with_suffix(".ready").touch()
+        while not go.exists():
+            await anyio.sleep(0.01)
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        began = time.time()
+
+        async def run(k: int) -> None:
+            mix = Mix(f"r{seed}-{k}", seed=seed * 100 + k)
+            for _ in range(each):
+                await call(connected[k], "recall", {"query": mix.query(), "limit": 10}, led)
+
+        async with anyio.create_task_group() as group:
+            for k in range(clients):
+                group.start_soon(run, k)
+        ended = time.time()
+        after = resource.getrusage(resource.RUSAGE_SELF)
+    spent = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+    report.write_text(
+        json.dumps(
+            {
+                "latency": led.latency["recall"],
+                "errors": led.errors,
+                "began": began,
+                "ended": ended,
+                "cpu": spent,
+            }
+        )
+    )
+
+
+async def recall_in_processes(
+    url: str, root: Path, clients: int, per_process: int, each: int, seed: int, server: int
+) -> tuple[float, list[float], float, float]:
+    """``clients`` clients doing ``each`` recalls one after another, ``per_process`` to a
+    client process (as agents are separate processes: one Python process driving 32 SDK
+    clients spends half as much CPU again per call as one driving one).
+
+    Returns (recalls per second from the first start to the last end, latencies, server CPU
+    seconds and clients' CPU seconds while recalling)."""
+    folder = Path(tempfile.mkdtemp(prefix="recallers-", dir=root))
+    go = folder / "go"
+    sizes = [per_process] * (clients // per_process) + (
+        [clients % per_process] if clients % per_process else []
+    )
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--recallers",
+                url,
+                str(size),
+                str(each),
+                str(seed + k),
+                str(go),
+                str(folder / f"{k}.json"),
+            ],
+            stdin=subprocess.DEVNULL,
+        )
+        for k, size in enumerate(sizes)
+    ]
+    try:
+        deadline = time.monotonic() + 120
+        while not all((folder / f"{k}.ready").exists() for k in range(len(sizes))):
+            if time.monotonic() > deadline or any(p.poll() for p in processes):
+                raise RuntimeError("a recalling client process did not start")
+            await anyio.sleep(0.02)
+        server_before = cpu_seconds(server)[0]
+        go.touch()
+        for process in processes:
+            while process.poll() is None:
+                await anyio.sleep(0.02)
+        server_cpu = cpu_seconds(server)[0] - server_before
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    reports = [json.loads((folder / f"{k}.json").read_text()) for k in range(len(sizes))]
+    errors = [e for r in reports for e in r["errors"]]
+    if errors:
+        raise RuntimeError(f"recall failed: {errors[0]}")
+    elapsed = max(r["ended"] for r in reports) - min(r["began"] for r in reports)
+    latency = [x for r in reports for x in r["latency"]]
+    return len(latency) / elapsed, latency, server_cpu, sum(r["cpu"] for r in reports)
+
+
+async def http_part(
+    root: Path, clients: int, calls: int, filled: int, per_process: int
+) -> list[Row]:
     data_dir = root / "http"
     out(f"\n## http: {clients} clients x {calls} mixed calls on {filled:,} memories")
     process, url = await http_server(data_dir, root / "logs" / "http.stderr")
@@ -549,7 +647,7 @@ async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[R
             url, [{"text": warm.text(), "topics": ["fill"]} for _ in range(filled)], 500
         )
         out(f"  filled in {took:.1f} s")
-        single_a, _ = await recall_only(url, 1, 150, seed=1000)
+        single_a, *_ = await recall_in_processes(url, root, 1, 1, 150, 1000, process.pid)
         led = Ledger()
 
         async def mixed(k: int, client: Client) -> None:
@@ -567,13 +665,14 @@ async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[R
                 for k, client in enumerate(connected):
                     group.start_soon(mixed, k, client)
         elapsed = time.perf_counter() - began
-        spent = cpu_seconds(process.pid)
-        many_n = clients * max(10, 800 // clients)
-        many, many_latency = await recall_only(url, clients, max(10, 800 // clients), seed=2000)
-        many_cpu = minus(cpu_seconds(process.pid), spent)
-        spent = cpu_seconds(process.pid)
-        single_b, single_latency = await recall_only(url, 1, 150, seed=3000)
-        single_cpu = minus(cpu_seconds(process.pid), spent)
+        each = max(10, 800 // clients)
+        many_n = clients * each
+        many, many_latency, *many_cpu = await recall_in_processes(
+            url, root, clients, per_process, each, seed=2000, server=process.pid
+        )
+        single_b, single_latency, *single_cpu = await recall_in_processes(
+            url, root, 1, 1, 150, seed=3000, server=process.pid
+        )
     finally:
         code = stop(process)
     single = (single_a + single_b) / 2
@@ -602,6 +701,7 @@ async def http_part(root: Path, clients: int, calls: int, filled: int) -> list[R
         f" {ms(many_cpu[0] / many_n)} ({clients} clients); clients {ms(single_cpu[1] / 150)},"
         f" {ms(many_cpu[1] / many_n)}; {os.cpu_count()} cores allow at most"
         f" {(os.cpu_count() or 1) / ((many_cpu[0] + many_cpu[1]) / many_n):.0f} recalls/s"
+        f" ({clients} clients in {-(-clients // per_process)} processes)"
     )
     report_errors(led)
     if examples:
@@ -729,6 +829,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", type=int, default=20_000)
     parser.add_argument("--clash-every", type=int, default=10)
     parser.add_argument("--readers", type=int, default=4, help="recall clients in part 3")
+    parser.add_argument(
+        "--per-process",
+        type=int,
+        default=8,
+        help="recalling HTTP clients per client process in part 2 (agents are processes)",
+    )
     parser.add_argument("--keep", type=Path, help="keep data and logs in this directory")
     parser.add_argument(
         "--conflicts-limit", type=int, default=50, help="find_conflicts' limit in part 3"
@@ -736,14 +842,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sweep", nargs=4, metavar=("URL", "STOP", "REPORT", "LIMIT"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--recallers", nargs=6, help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.recallers:  # recalling clients of part 2, in a process of their own
+        url, clients, each, seed, go, report = options.recallers
+        anyio.run(recallers, url, int(clients), int(each), int(seed), Path(go), Path(report))
+        return 0
     if options.sweep:  # the find_conflicts client of part 3, in a process of its own
         url, stop_file, report, limit = options.sweep
         anyio.run(sweep, url, Path(stop_file), Path(report), int(limit))
         return 0
     parts: dict[str, Callable[[Path], Awaitable[list[Row]]]] = {
         "sharing": lambda root: sharing_part(root, options.calls),
-        "http": lambda root: http_part(root, options.clients, options.calls, options.fill),
+        "http": lambda root: http_part(
+            root, options.clients, options.calls, options.fill, options.per_process
+        ),
         "conflicts": lambda root: conflicts_part(
             root, options.facts, options.clash_every, options.readers, options.conflicts_limit
         ),
