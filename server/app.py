@@ -22,7 +22,16 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
-from doxa.tools import about, cite_evidence, feedback, find_conflicts, forget, recall, remember
+from doxa.tools import (
+    about,
+    cite_evidence,
+    feedback,
+    find_conflicts,
+    forget,
+    prune,
+    recall,
+    remember,
+)
 from doxa.tools.context import MemoryContext
 from doxa.tools.schema import compact, lean_input
 
@@ -54,6 +63,7 @@ _TOOLS: tuple[tuple[ModuleType, str, bool, bool, bool], ...] = (
     (cite_evidence, "Cite evidence", True, False, True),
     (feedback, "Feedback on a recall", False, False, False),
     (forget, "Forget", False, True, True),
+    (prune, "Prune", False, True, False),
 )
 
 

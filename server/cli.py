@@ -1,6 +1,7 @@
 """The ``doxa`` command: ``doxa serve`` runs the MCP server; ``doxa config CLIENT`` prints a
-ready client configuration with absolute paths for this install; ``doxa token`` manages the
-bearer tokens of the HTTP and SSE transports."""
+ready client configuration with absolute paths for this install; ``doxa check``, ``repair``
+and ``prune`` look after a data directory; ``doxa token`` manages the bearer tokens of the
+HTTP and SSE transports."""
 
 from __future__ import annotations
 
@@ -69,6 +70,15 @@ def _parser() -> argparse.ArgumentParser:
         maintenance.add_argument("--model", help="sentence-transformers model name or path")
         maintenance.add_argument("--config", type=Path, help="a TOML file of settings")
         maintenance.add_argument("--json", action="store_true", help="print JSON")
+    prune = commands.add_parser(
+        "prune", help="retire what nobody uses and merge near-duplicates (a dry run by default)"
+    )
+    prune.add_argument("--apply", action="store_true", help="retire them (default: only list)")
+    prune.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+    prune.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    prune.add_argument("--model", help="sentence-transformers model name or path")
+    prune.add_argument("--config", type=Path, help="a TOML file of settings ([store.prune])")
+    prune.add_argument("--json", action="store_true", help="print JSON")
     _token_parser(commands)
     return parser
 
@@ -269,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return check_command(settings, args.json)
         return repair_command(settings, args.force, args.json)
+    if args.command == "prune":
+        from doxa.server.prune_command import prune_command
+
+        return prune_command(settings, args.apply, args.json)
     if args.command == "token":
         from doxa.server.token_commands import token_command
 

@@ -833,6 +833,11 @@ class Graph:
         table = self._arrow("MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id")
         return {str(v) for v in table.column(0).to_pylist()}
 
+    def evidence_ids(self) -> set[str]:
+        """Ids of the observations that are evidence for a belief (pruning spares them)."""
+        table = self._arrow("MATCH (o:Observation)-[:SUPPORTS]->(:Belief) RETURN DISTINCT o.id")
+        return {str(v) for v in table.column(0).to_pylist()}
+
     def topic_summaries(self, names: Sequence[str]) -> dict[str, tuple[str, datetime]]:
         """The summary written on these Topic nodes, and when (nodes without one left out)."""
         rows = self._rows(
@@ -1120,6 +1125,14 @@ class GraphWriter:
             "MATCH (o:Observation {id: $id}) SET o.retracted_at = $at",
             {"id": observation_id, "at": _ts(at)},
         )
+
+    def retract_all(self, observation_ids: Sequence[str], at: datetime) -> None:
+        """Mark many observations retracted at one time (a prune: kept for audit)."""
+        if observation_ids:
+            self._run(
+                "UNWIND $ids AS i WITH i MATCH (o:Observation {id: i}) SET o.retracted_at = $at",
+                {"ids": list(observation_ids), "at": _ts(at)},
+            )
 
     def purge(self, observation_id: str) -> list[str]:
         """Delete an observation, its beliefs and every link to either; returns belief ids."""

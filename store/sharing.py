@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +40,13 @@ if TYPE_CHECKING:
         RecallOutcome,
         Remembered,
     )
+    from doxa.store.pruning import Pruned
     from doxa.store.relay import RelayClient, RelayServer
 
 log = logging.getLogger(__name__)
 
 #: Operations that change the memory: not sent twice after the owner died mid-call.
-WRITES = frozenset({"remember", "feedback", "forget"})
+WRITES = frozenset({"remember", "feedback", "forget", "prune"})
 #: How long to wait for an owner that holds the lock to open its socket.
 CONNECT_WAIT_S = 30.0
 
@@ -302,6 +303,11 @@ class SharedMemory:
     ) -> Forgotten:
         """``Memory.forget``."""
         result: Forgotten = self._call("forget", observation_id, mode=mode, agent=agent)
+        return result
+
+    def prune(self, rule: Mapping[str, object] | None = None, apply: bool = False) -> Pruned:
+        """``Memory.prune``."""
+        result: Pruned = self._call("prune", None if rule is None else dict(rule), apply=apply)
         return result
 
     def evidence(self, id: str, known_at: object = None) -> dict[str, Any]:

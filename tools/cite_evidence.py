@@ -47,6 +47,7 @@ class ObservationOut(BaseModel):
     valid_from: str | None = None
     valid_until: str | None = None
     retracted_at: str | None = None
+    retired: str | None = Field(None, description="why prune retracted it")
     hits: int = 0
     impressions: int = 0
 
@@ -217,6 +218,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
             valid_from=iso(found["valid_from"]),
             valid_until=iso(found["valid_until"]),
             retracted_at=iso(found["retracted_at"]),
+            retired=found.get("retired"),
             hits=found["hits"] or 0,
             impressions=found["impressions"] or 0,
         ),

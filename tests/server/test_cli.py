@@ -332,5 +332,5 @@ async def test_the_handshake_answers_without_waiting_for_the_embedding_model(
             tools = await client.list_tools()
             elapsed = anyio.current_time() - started
 
-    assert len(tools.tools) == 7
+    assert len(tools.tools) == 8
     assert elapsed < 20, f"initialize + tools/list took {elapsed:.1f} s"

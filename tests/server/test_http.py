@@ -59,7 +59,7 @@ async def test_what_is_remembered_over_the_network_transport_is_recalled(
             observation_id = await _remember(client, "The bridge on Route 9 is closed.")
             result = await client.call_tool("recall", {"query": "Route 9 bridge"})
 
-    assert len(tools) == 7
+    assert len(tools) == 8
     assert result.structured_content is not None
     top = result.structured_content["results"][0]
     assert top["observation_id"] == observation_id

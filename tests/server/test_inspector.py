@@ -110,6 +110,7 @@ async def test_the_inspector_cli_lists_the_tools_of_a_server_configured_by_envir
         "cite_evidence",
         "feedback",
         "forget",
+        "prune",
     }
     assert all("outputSchema" in tool for tool in tools.values())
     assert tools["recall"]["annotations"]["readOnlyHint"] is True

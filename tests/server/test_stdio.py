@@ -18,7 +18,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-TOOLS = {"remember", "recall", "about", "find_conflicts", "cite_evidence", "feedback", "forget"}
+TOOLS = {
+    "remember",
+    "recall",
+    "about",
+    "find_conflicts",
+    "cite_evidence",
+    "feedback",
+    "forget",
+    "prune",
+}
 READ_ONLY = {"recall", "about", "find_conflicts", "cite_evidence"}
 DOXA = [sys.executable, "-m", "doxa.server"]
 PROMPTS = {"recall-before-answering", "remember-after-conversation", "review-conflicts"}

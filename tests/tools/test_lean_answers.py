@@ -45,8 +45,9 @@ DATED = {
 #: What a recall result carries only with ``explain``.
 EXPLAINED = {"score", "scores", "belief_ids", "topics", "agents", "episode", "fact"}
 
-#: The model-facing size of ``tools/list``, all tools together (issue 10, item 7).
-TOOL_LIST_BUDGET = 8_000
+#: The model-facing size of ``tools/list``, all tools together: 8,000 for the seven tools of
+#: issue 10 (item 7), and about 570 more for ``prune`` (issue 12), the eighth.
+TOOL_LIST_BUDGET = 8_300
 
 
 def compact(value: Any) -> str:
@@ -164,7 +165,7 @@ async def test_the_tool_list_a_model_reads_is_small_and_says_nothing_twice(
 ) -> None:
     with anyio.fail_after(30):
         tools = (await client.list_tools()).tools
-    assert len(tools) == 7
+    assert len(tools) == 8
     sizes = {
         t.name: len(t.name) + len(t.description or "") + len(compact(t.input_schema)) for t in tools
     }

@@ -169,6 +169,10 @@ async def every_result(client: Client) -> dict[str, list[dict[str, Any]]]:
     results["forget"].append(await ok(client, "forget", id=bridge["sign"]))
     results["forget"].append(await ok(client, "forget", id=bridge["sign"]))
     results["forget"].append(await ok(client, "forget", id=paris, mode="purge"))
+    # Nothing to prune, then a near-duplicate merged (its listing's optional fields filled).
+    results["prune"].append(await ok(client, "prune"))
+    await ok(client, "remember", text="Bob likes tea!")
+    results["prune"].append(await ok(client, "prune", dry_run=False))
     return results
 
 

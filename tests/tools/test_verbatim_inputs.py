@@ -365,7 +365,7 @@ def object_schemas(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]
 async def test_published_input_schemas_say_unknown_keys_are_refused(client: Client) -> None:
     with anyio.fail_after(30):
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert len(tools) == 7
+    assert len(tools) == 8
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False, tool.name
     nested = object_schemas(tools["remember"].input_schema)

@@ -1,0 +1,310 @@
+"""Pruning: which observations nobody uses, and which are near-copies of another, so that
+``Memory.prune`` can retire them as ``forget`` retracts (out of every recall of now, kept in
+the graph for audit and for views at an earlier ``known_at``).
+
+The rule (``[store.prune]``, each value overridable per call):
+
+- **unused**: confidence at most ``max_confidence``, shown in at least ``min_impressions``
+  judged recalls, never accepted (no hits), recorded at least ``min_age_days`` ago;
+- **merged**: observations held by one and the same agent alone, carrying the same fact (or
+  none) and equally current, whose cosine is at least ``merge_similarity``: the one with most
+  hits, else evidence for a belief, else the oldest is kept; the others are merged into it.
+
+Spared always: evidence for a belief, one with hits, one whose retraction would reopen an
+older fact (it superseded one); and from the unused rule a current fact. Merging may retire
+a current fact, since its keeper carries the same fact, current too.
+
+Why a pruned observation was retired is kept in ``pruned.jsonl`` in the data directory, one
+line per observation with the retraction's time (the graph's retraction records only carry a
+time); a line counts only when the graph retracted that observation at that time, so a line
+written before a transaction that then failed is never shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from doxa.store.drafts import predicate_key
+from doxa.store.errors import InvalidInput
+from doxa.store.planning import reopened
+from doxa.store.settings import PruneSettings
+from doxa.store.values import decimal_text, iso, micros, scaled
+from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+
+#: The file of the reasons, in the data directory.
+AUDIT_FILE = "pruned.jsonl"
+#: Rows compared with all others at once when looking for near-duplicates (a block of
+#: similarities is this many rows by the group's size, in float32).
+_BLOCK = 1024
+_DAY_US = 86_400_000_000
+
+
+@dataclass(frozen=True)
+class Retirement:
+    """One observation a prune retires (or, in a dry run, would retire)."""
+
+    observation_id: str
+    text: str
+    #: "unused" or "merged".
+    reason: str
+    #: The observation kept in its place, for "merged".
+    merged_into: str | None = None
+    #: Its cosine to the one kept, for "merged".
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune did (``applied``) or would do (a dry run)."""
+
+    applied: bool
+    #: The rule as used, values as settings name them (the confidence as exact text).
+    rule: dict[str, Any]
+    retired: list[Retirement]
+    #: The retraction time of an applied prune that retired something.
+    at: datetime | None = None
+
+    @property
+    def unused(self) -> int:
+        """How many were (or would be) retired as unused."""
+        return sum(1 for r in self.retired if r.reason == "unused")
+
+    @property
+    def merged(self) -> int:
+        """How many were (or would be) merged into another."""
+        return sum(1 for r in self.retired if r.reason == "merged")
+
+
+def rule_of(defaults: PruneSettings, overrides: Mapping[str, object] | None) -> PruneSettings:
+    """The configured rule with a call's overrides (None values: keep the default).
+
+    Raises:
+        InvalidInput: an unknown field, or a value out of its range (the field named).
+    """
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    known = list(PruneSettings.model_fields)
+    for key in given:
+        if key not in known:
+            raise InvalidInput(
+                key, f"is not part of the prune rule; its fields: {', '.join(known)}"
+            )
+        if isinstance(given[key], bool) and key != "merge":
+            raise InvalidInput(key, f"must be a number, got {given[key]!r}")
+    try:
+        return PruneSettings.model_validate({**defaults.model_dump(), **given})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = str(first["loc"][0]) if first["loc"] else "rule"
+        problem = str(first["msg"]).removeprefix("Value error, ")
+        if "got" not in problem:
+            problem += f", got {first.get('input')!r}"
+        raise InvalidInput(where, problem) from None
+
+
+def described(rule: PruneSettings) -> dict[str, Any]:
+    """The rule as plain values (answers, the audit): the confidence as exact text."""
+    values = rule.model_dump()
+    values["max_confidence"] = decimal_text(rule.max_confidence)
+    return values
+
+
+def plan(
+    working: WorkingMemory, rule: PruneSettings, now: datetime, evidence: set[str]
+) -> list[tuple[int, Retirement]]:
+    """What a prune retires now, as (row, retirement), merged ones first. The caller holds
+    the working memory's read lock, and the graph's write lock if it will apply them.
+
+    Args:
+        working: the working memory.
+        rule: the rule.
+        now: the time the rule's age and a fact's currency are judged at.
+        evidence: ids of the observations that are evidence for a belief (from the graph:
+            the working memory does not keep evidence links).
+    """
+    n = len(working)
+    now_us = micros(now)
+    live = working.live[:n]
+    # Never retired: evidence, hits, and a fact whose retraction would reopen an older one.
+    kept = (working.hits[:n] > 0) | ~live
+    current_fact = np.zeros(n, dtype=bool)
+    for row in np.flatnonzero(live):
+        entry = working.entries[row]
+        if entry.id in evidence:
+            kept[row] = True
+        if entry.subject is not None:
+            current_fact[row] = working.is_current(int(row), now_us)
+            if reopened(working, int(row)):
+                kept[row] = True
+    out: list[tuple[int, Retirement]] = []
+    keepers: set[int] = set()
+    if rule.merge:
+        for gone, keeper, cosine in _near_duplicates(
+            working, n, rule, kept, current_fact, evidence
+        ):
+            keepers.add(keeper)
+            entry = working.entries[gone]
+            out.append(
+                (
+                    gone,
+                    Retirement(
+                        entry.id,
+                        entry.text,
+                        "merged",
+                        working.entries[keeper].id,
+                        round(cosine, 4),
+                    ),
+                )
+            )
+    merged = {row for row, _ in out} | keepers  # a keeper stays: what was merged points at it
+    unused = (
+        live
+        & ~kept
+        & ~current_fact
+        & (working.confidence[:n] <= scaled(rule.max_confidence))
+        & (working.impressions[:n] >= rule.min_impressions)
+        & (working.hits[:n] == 0)
+        & (working.recorded_at[:n] <= now_us - int(rule.min_age_days * _DAY_US))
+    )
+    for row in np.flatnonzero(unused):
+        if int(row) not in merged:
+            entry = working.entries[row]
+            out.append((int(row), Retirement(entry.id, entry.text, "unused")))
+    return out
+
+
+def _near_duplicates(
+    working: WorkingMemory,
+    n: int,
+    rule: PruneSettings,
+    kept: BoolArray,
+    current_fact: BoolArray,
+    evidence: set[str],
+) -> list[tuple[int, int, float]]:
+    """(row, keeper row, cosine) for each row merged into a near-duplicate."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    has_vector = working.has_vector[:n]
+    for row in np.flatnonzero(working.live[:n] & has_vector):
+        entry = working.entries[row]
+        if len(entry.agents) != 1:
+            continue  # held by several agents: theirs too, never merged by one
+        fact = (
+            None
+            if entry.subject is None
+            else (
+                topic_key(entry.subject),
+                predicate_key(entry.predicate or ""),
+                topic_key(entry.object or ""),
+                bool(current_fact[row]),
+            )
+        )
+        groups.setdefault((entry.agents[0], fact), []).append(int(row))
+    merged: list[tuple[int, int, float]] = []
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        # Preferred keepers first: most hits, then evidence, then the oldest.
+        rows.sort(
+            key=lambda r: (
+                -float(working.hits[r]),
+                working.entries[r].id not in evidence,
+                working.entries[r].seq,
+            )
+        )
+        chosen = np.array(rows, dtype=np.int64)
+        vectors = working.embeddings.vectors(chosen)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        vectors = vectors / norms
+        alike: list[list[tuple[int, float]]] = []
+        for start in range(0, len(rows), _BLOCK):
+            sims = vectors[start : start + _BLOCK] @ vectors.T
+            for i, line in enumerate(sims):
+                near = np.flatnonzero(line >= rule.merge_similarity)
+                alike.append([(int(j), float(line[j])) for j in near if j != start + i])
+        taken = [False] * len(rows)
+        for i in range(len(rows)):
+            if taken[i]:
+                continue
+            taken[i] = True  # a keeper: compared directly with each merged into it, no chains
+            for j, cosine in alike[i]:
+                if not taken[j] and not kept[rows[j]]:
+                    taken[j] = True
+                    merged.append((rows[j], rows[i], cosine))
+    return merged
+
+
+def why(retirement: Retirement, rule: PruneSettings) -> str:
+    """The reason kept for audit, with the values the rule used."""
+    if retirement.reason == "merged":
+        return (
+            f"pruned: merged into {retirement.merged_into} (a near-duplicate, cosine"
+            f" {retirement.similarity} >= {rule.merge_similarity})"
+        )
+    return (
+        f"pruned: unused (confidence <= {decimal_text(rule.max_confidence)}, impressions >="
+        f" {rule.min_impressions}, no hits, recorded >= {rule.min_age_days:g} days before)"
+    )
+
+
+class AuditLog:
+    """``pruned.jsonl``: why each pruned observation was retired, by id and retraction time.
+
+    Only the process owning the memory writes it (under the graph's write lock) and reads
+    it; its lines are cached after the first read.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / AUDIT_FILE
+        self._lock = threading.Lock()
+        self._reasons: dict[tuple[str, str], str] | None = None
+
+    def record(self, lines: list[tuple[str, str]], at: datetime) -> None:
+        """Append (id, reason) lines for a retraction at ``at``, durably, before the graph
+        commits it (a line without its retraction is never shown: see ``reason``)."""
+        stamp = iso(at)
+        assert stamp is not None
+        text = "".join(
+            json.dumps({"id": i, "at": stamp, "why": w}, ensure_ascii=False) + "\n"
+            for i, w in lines
+        )
+        with self._lock:
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            if self._reasons is not None:
+                self._reasons.update({(i, stamp): w for i, w in lines})
+
+    def reason(self, observation_id: str, retracted_at: datetime | None) -> str | None:
+        """Why the observation was retracted at ``retracted_at``, if a prune did it."""
+        stamp = iso(retracted_at)
+        if stamp is None:
+            return None
+        with self._lock:
+            if self._reasons is None:
+                self._reasons = self._read()
+            return self._reasons.get((observation_id, stamp))
+
+    def _read(self) -> dict[tuple[str, str], str]:
+        reasons: dict[tuple[str, str], str] = {}
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return reasons
+        for line in lines:
+            try:
+                record = json.loads(line)
+                reasons[(str(record["id"]), str(record["at"]))] = str(record["why"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a crash: its retraction never committed
+        return reasons

@@ -1,0 +1,161 @@
+"""The ``prune`` tool through a real MCP client: a dry run writes nothing and a real run
+retires exactly what it listed; nothing spared is retired; the audit says why; near-duplicates
+merge within one agent and one fact only; a bad rule value names its field."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from calls import error, ok
+from mcp.client import Client
+
+from doxa.server.settings import Settings
+from doxa.store import Memory
+from doxa.store.pruning import AUDIT_FILE
+
+pytestmark = pytest.mark.anyio
+
+#: The rule the tests use: anything shown once and never accepted counts, at any age.
+RULE: dict[str, Any] = {"min_impressions": 1, "min_age_days": 0}
+
+
+async def seed(client: Client) -> dict[str, str]:
+    """scout's memories, each to be spared or retired for one reason, and driver's."""
+    ids: dict[str, str] = {}
+
+    async def put(key: str, **args: Any) -> dict[str, Any]:
+        done = await ok(client, "remember", **{"agent": "scout", **args})
+        ids[key] = done["observation_id"]
+        return done
+
+    await put("unused", text="The canteen serves soup on Mondays.", confidence="0.3")
+    await put("hit", text="Parking lot B is closed for painting.", confidence="0.3")
+    await put(
+        "fact",
+        text="Alice lives in Berlin.",
+        confidence="0.3",
+        fact={"subject": "Alice", "predicate": "lives_in", "object": "Berlin"},
+    )
+    kept = await put("believed", text="The library opens at nine.", confidence="0.9")
+    await put(
+        "evidence",
+        text="A poster says the library opens at nine.",
+        confidence="0.3",
+        supports=[{"belief_id": kept["belief_id"], "weight": "0.5"}],
+    )
+    await put("original", text="The printer on floor 2 is broken.")
+    await put("copy", text="The printer on floor 2 is broken!")
+    await put(
+        "tea", text="Bob likes tea.", fact={"subject": "Bob", "predicate": "likes", "object": "tea"}
+    )
+    await put(
+        "green_tea",
+        text="Bob likes tea!",
+        fact={"subject": "Bob", "predicate": "likes", "object": "green tea"},
+    )
+    await put("other", text="The printer on floor 2 is broken?", agent="driver")
+    # One judged recall shows every scout memory once; only "hit" is accepted.
+    shown = await ok(client, "recall", query="", agent="scout", limit=100)
+    await ok(client, "feedback", recall_id=shown["recall_id"], accepted=[ids["hit"]])
+    return ids
+
+
+def listed(answer: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    return [
+        (r["observation_id"], r["reason"], r.get("merged_into")) for r in answer.get("retired", [])
+    ]
+
+
+async def test_a_dry_run_writes_nothing_and_the_real_run_retires_what_it_listed(
+    memory_client: Client, memory: Memory, settings: Settings
+) -> None:
+    ids = await seed(memory_client)
+    counts = memory.stats()
+    dry = await ok(memory_client, "prune", **RULE)
+    assert dry["dry_run"] is True
+    expected = [(ids["copy"], "merged", ids["original"]), (ids["unused"], "unused", None)]
+    assert listed(dry) == expected
+    assert (dry["unused"], dry["merged"]) == (1, 1)
+    # Nothing written: every memory still recalled, no reasons kept, the graph unchanged.
+    found = await ok(memory_client, "recall", query="", agent="scout", limit=100)
+    assert {r["observation_id"] for r in found["results"]} >= {ids["unused"], ids["copy"]}
+    assert not (Path(settings.store.data_dir) / AUDIT_FILE).exists()
+    assert memory.graph.live_observation_ids() >= set(ids.values())
+    assert memory.stats()["Observation"] == counts["Observation"]
+
+    done = await ok(memory_client, "prune", dry_run=False, **RULE)
+    assert done["dry_run"] is False
+    assert listed(done) == expected
+    live = memory.graph.live_observation_ids()
+    assert ids["unused"] not in live and ids["copy"] not in live
+    # Spared, each for its own reason: a hit, a current fact, evidence, another agent's
+    # copy, a fact whose object differs, and the kept original.
+    spared = ("hit", "fact", "evidence", "believed", "original", "tea", "green_tea", "other")
+    assert {ids[k] for k in spared} <= live
+    again = await ok(memory_client, "prune", **RULE)
+    assert listed(again) == []
+
+
+async def test_a_retired_observation_stays_for_audit_and_says_why(
+    memory_client: Client,
+) -> None:
+    ids = await seed(memory_client)
+    before = datetime.now(UTC).isoformat()
+    await ok(memory_client, "prune", dry_run=False, **RULE)
+    now = await ok(memory_client, "recall", query="soup on Mondays")
+    assert ids["unused"] not in {r["observation_id"] for r in now["results"]}
+    # As a retraction by forget: found as the memory held it before, and cited with why.
+    held = await ok(memory_client, "recall", query="soup on Mondays", known_at=before)
+    assert ids["unused"] in {r["observation_id"] for r in held["results"]}
+    cited = (await ok(memory_client, "cite_evidence", id=ids["unused"]))["observation"]
+    assert cited["retracted_at"]
+    assert cited["retired"].startswith("pruned: unused (confidence <= 0.5, impressions >= 1")
+    copy = (await ok(memory_client, "cite_evidence", id=ids["copy"]))["observation"]
+    assert copy["retired"].startswith(f"pruned: merged into {ids['original']}")
+    # A retraction by forget says no such thing.
+    await ok(memory_client, "forget", id=ids["hit"])
+    forgotten = (await ok(memory_client, "cite_evidence", id=ids["hit"]))["observation"]
+    assert forgotten["retracted_at"] and "retired" not in forgotten
+
+
+async def test_the_configured_rule_spares_young_memories_and_merge_can_be_off(
+    client: Client,
+) -> None:
+    ids = await seed(client)
+    # The shipped rule: 5 impressions and 30 days; only the near-duplicate qualifies.
+    assert listed(await ok(client, "prune")) == [(ids["copy"], "merged", ids["original"])]
+    assert listed(await ok(client, "prune", merge=False)) == []
+    assert listed(await ok(client, "prune", max_confidence="0.29", **RULE)) == [
+        (ids["copy"], "merged", ids["original"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "field"),
+    [
+        ({"max_confidence": "1.5"}, "max_confidence"),
+        ({"max_confidence": "lots"}, "max_confidence"),
+        ({"min_impressions": 0}, "min_impressions"),
+        ({"min_age_days": -1}, "min_age_days"),
+        ({"merge_similarity": 0.5}, "merge_similarity"),
+        ({"merge_similarity": 1.01}, "merge_similarity"),
+    ],
+)
+async def test_a_bad_rule_value_is_refused_naming_the_field(
+    client: Client, rule: dict[str, Any], field: str
+) -> None:
+    message = await error(client, "prune", dry_run=False, **rule)
+    assert f"prune: {field} " in message, message
+
+
+async def test_prune_is_listed_as_destructive_and_a_dry_run_by_default(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    tool = tools["prune"]
+    assert tool.annotations is not None
+    assert tool.annotations.destructive_hint is True
+    assert tool.annotations.read_only_hint is False
+    assert tool.input_schema["properties"]["dry_run"]["default"] is True
+    assert "required" not in tool.input_schema or not tool.input_schema["required"]
