@@ -69,6 +69,7 @@ from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
 from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
+from doxa.store.records import Record
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_micros, micros, parse_limit, parse_time, utc_now
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
@@ -119,6 +120,8 @@ class Recollection:
     fact: dict[str, Any] | None
     #: When what it tells of happened, the most specific time its words name (``event_time``).
     happened: EventTime | None = None
+    #: A structured record's type and typed fields (``records``).
+    record: Record | None = None
 
 
 @dataclass(frozen=True)
@@ -477,6 +480,7 @@ class Memory:
         object: str | None = None,
         episode: str | None = None,
         known_at: object = None,
+        where: object = None,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
 
@@ -495,6 +499,8 @@ class Memory:
             episode: only observations learned in this episode.
             known_at: answer with what the memory held then (ISO 8601, record time): what
                 it had been told and not yet retracted; ``as_of`` defaults to it.
+            where: only records whose fields hold these values, {field: value} (all of
+                them; compared by type: see ``records``).
 
         Raises:
             InvalidInput: a filter value is wrong; nothing is recorded.
@@ -513,6 +519,7 @@ class Memory:
             obj=object,
             episode=episode,
             known_at=known_at,
+            where=where,
         )
         working = self._wm
         remembered = self._embeddings.queued
@@ -710,7 +717,8 @@ class Memory:
         ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
         agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
         ``supersessions`` (who superseded it, from when, recorded when), ``supersedes``,
-        ``supersession_chain``, and ``belief_id`` when a belief id was given.
+        ``supersession_chain``, ``record`` (a structured record, or None), and
+        ``belief_id`` when a belief id was given.
 
         Raises:
             NotFound: the id names no observation or belief.
@@ -725,6 +733,8 @@ class Memory:
         with self._working_lock.reading():
             predicate = found.get("predicate")
             found["cardinality"] = working.cardinality(predicate) if predicate else None
+            row = working.row_of.get(found["id"])
+            found["record"] = None if row is None else working.entries[row].record
         return found
 
     def unsupported(self, agent: str) -> list[dict[str, Any]]:
@@ -955,6 +965,7 @@ def _recollection(
         current=current,
         fact=fact,
         happened=most_specific(entry.event_times),
+        record=entry.record,
     )
 
 
