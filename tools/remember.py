@@ -55,12 +55,29 @@ class SupportInput(BaseModel):
     weight: DecimalInput = Field("1", description="exact decimal 0..1")
 
 
+class RecordInput(BaseModel):
+    """A structured record: its type and its fields' values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    # Any: each value is typed and checked by the store, whose errors name the field.
+    fields: dict[str, Any]
+
+
+# Said once, plainly: the model's own schema would add titles and additionalProperties.
+_RECORD_SCHEMA = {
+    "type": "object",
+    "properties": {"type": {"type": "string"}, "fields": {"type": "object"}},
+}
+
+
 class MemoryInput(BaseModel):
     """One memory in a batch: the same fields as a single remember call."""
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str
+    text: str | None = None
     topics: list[str] = Field(default_factory=list)
     agent: str | None = None
     confidence: DecimalInput = "1"
@@ -74,6 +91,7 @@ class MemoryInput(BaseModel):
         list[SupportInput], WithJsonSchema({"type": "array", "items": {"type": "object"}})
     ] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)
+    record: Annotated[RecordInput | None, WithJsonSchema({"type": "object"})] = None
 
 
 class RememberedItem(BaseModel):
@@ -130,6 +148,7 @@ def _draft(item: MemoryInput) -> MemoryDraft:
         fact=fact,
         supports=[SupportDraft(s.belief_id, s.weight) for s in item.supports],
         contradicts=list(item.contradicts),
+        record=None if item.record is None else item.record.model_dump(),
     )
 
 
@@ -157,6 +176,11 @@ async def remember(
     fact: Annotated[FactInput | None, Field(description="a triple that can change")] = None,
     supports: Annotated[list[SupportInput], Field(description="beliefs this is evidence for")] = [],  # noqa: B006
     contradicts: Annotated[list[str], Field(description="observation ids this contradicts")] = [],  # noqa: B006
+    record: Annotated[
+        RecordInput | None,
+        WithJsonSchema(_RECORD_SCHEMA),
+        Field(description='{"type": "Track", "fields": {"album_id": 176}}; text then optional'),
+    ] = None,
     memories: Annotated[
         list[MemoryInput] | None, Field(description="many at once, each like one call")
     ] = None,
@@ -169,14 +193,17 @@ async def remember(
         for i, item in enumerate(memories or []):
             own_agent(who, item.agent, f"memories[{i}].agent")
         agent = who.agent
-    if memories is not None and text is not None:
-        raise ToolError("text: give either text (one memory) or memories (many), not both")
+    if memories is not None and (text is not None or record is not None):
+        raise ToolError("text: give either text or record (one memory) or memories (many)")
     if memories is None:
-        if text is None:
-            raise ToolError("text: give the text to remember, or memories: [...] for many")
+        if text is None and record is None:
+            raise ToolError(
+                "text: give the text to remember, a record, or memories: [...] for many"
+            )
         items = [
             MemoryInput(
                 text=text,
+                record=record,
                 topics=topics,
                 agent=agent,
                 confidence=confidence,
