@@ -198,3 +198,20 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
             after = memory.stats()
     assert after["Observation"] == before["Observation"] == 0
     assert memory.graph._rows("MATCH (f:FieldValue) RETURN count(f)") == [[0]]
+
+
+async def test_a_purged_record_takes_the_values_no_other_record_holds(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(memory_client)
+        await ok(memory_client, "forget", id=ids["rock"], mode="purge")
+        await ok(memory_client, "forget", id=ids["balls"])  # retracted: kept for audit
+    values = {row[0] for row in memory.graph._rows("MATCH (f:FieldValue) RETURN f.key")}
+    # The rock track's own values left with it; the price it shared with another stays.
+    assert "milliseconds|number|176" not in values
+    assert "name|string|For Those About To Rock" not in values
+    assert "unit_price|number|0.99" in values
+    assert "album_id|number|176" in values  # held by the other two
+    types = memory.graph._rows("MATCH (o:Observation)-[:IS_A]->(t:RecordType) RETURN count(o)")
+    assert types == [[2]]
