@@ -304,39 +304,53 @@ def query_pairs(
     query: str, known_fields: Mapping[str, object]
 ) -> list[tuple[str, list[Key], list[str]]]:
     """The (field key, exact values, loose string values) a query names: each known field
-    name in its words, with the words after it (up to the next field name) read as values.
+    name in its words ("album_id", or "album id" for it), with the words after it (up to the
+    next field name) read as values.
 
     Exact values are (class, canonical) keys; loose ones are casefolded phrases for string
     fields, matched case-insensitively (ranking is forgiving where ``where`` is exact).
     """
     words = [w.rstrip(".:") for w in _QUERY_TOKEN.findall(query)]
     words = [w for w in words if w]
+    spans = _field_spans(words, known_fields)
     found: list[tuple[str, list[Key], list[str]]] = []
-    for i, word in enumerate(words):
-        key = field_key(word)
-        if key not in known_fields:
-            continue
+    for n, (key, _, after) in enumerate(spans):
+        end = spans[n + 1][1] if n + 1 < len(spans) else len(words)
         exact: list[Key] = []
         loose: list[str] = []
-        end = len(words)
-        for j in range(i + 1, len(words)):
-            if field_key(words[j]) in known_fields:
-                end = j
-                break
-        for start in range(i + 1, min(i + 1 + _VALUE_REACH, end)):
+        for start in range(after, min(after + _VALUE_REACH, end)):
             try:
                 kind, value = typed(_number(words[start]), "query")
             except InvalidInput:
                 continue
             if kind != "string":
                 exact.append(where_key(kind, value))
-            for size in range(1, _PHRASE_WORDS + 1):
-                if start + size > end:
-                    break
-                loose.append(" ".join(words[start : start + size]).casefold())
+            loose.extend(
+                " ".join(words[start : start + size]).casefold()
+                for size in range(1, min(_PHRASE_WORDS, end - start) + 1)
+            )
         if exact or loose:
             found.append((key, exact, loose))
     return found
+
+
+def _field_spans(
+    words: list[str], known_fields: Mapping[str, object]
+) -> list[tuple[str, int, int]]:
+    """(field key, first word, the word after it) of every known field name in ``words``,
+    in order; a name may be written as words ("unit price" for unit_price), longest first."""
+    spans: list[tuple[str, int, int]] = []
+    i = 0
+    while i < len(words):
+        for size in (3, 2, 1):
+            key = field_key("_".join(words[i : i + size]))
+            if i + size <= len(words) and key in known_fields:
+                spans.append((key, i, i + size))
+                i += size
+                break
+        else:
+            i += 1
+    return spans
 
 
 def _number(word: str) -> object:

@@ -118,6 +118,10 @@ def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
     )
     [(field, exact, loose)] = query_pairs("name Balls to the Wall", known)
     assert field == "name" and exact == [] and "balls to the wall" in loose
+    # A field name may be written as words.
+    assert query_pairs("what has album id 176", known) == [
+        ("album_id", [("number", "176")], ["176"])
+    ]
     assert query_pairs("the number 176", known) == []
 
 
