@@ -16,11 +16,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import InvalidInput
 from doxa.store.event_time import EventTime, event_times
 from doxa.store.values import parse_time, parse_unit_decimal, utc_now
+
+if TYPE_CHECKING:
+    from doxa.store.records import Record
 
 MAX_TEXT = 32_000
 MAX_NAME = 200
@@ -63,7 +66,9 @@ class SupportDraft:
 
 @dataclass
 class MemoryDraft:
-    """One memory to remember, with values as the caller gave them."""
+    """One memory to remember, with values as the caller gave them. ``record`` is
+    ``{"type": str, "fields": {name: value}}`` (see ``records``); with one, ``text`` may be
+    None (the record in words is the text)."""
 
     text: object
     topics: object = field(default_factory=list)
@@ -75,6 +80,7 @@ class MemoryDraft:
     fact: FactDraft | None = None
     supports: object = field(default_factory=list)
     contradicts: object = field(default_factory=list)
+    record: object = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,7 @@ class NewMemory:
     contradicts: tuple[str, ...]
     # When what it tells of happened, read from its words against when it was said.
     event_times: tuple[EventTime, ...] = ()
+    record: Record | None = None
 
 
 def text_key(text: str) -> str:
@@ -184,14 +191,21 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     Raises:
         InvalidInput: naming the field (``confidence``, ``fact.valid_until``, ``topics[2]``…).
     """
+    record = None
+    if draft.record is not None:
+        # Imported here: records reads names and texts with this module's rules.
+        from doxa.store.records import validate as read_record
+
+        record = read_record(draft.record)
+    given = record.line() if draft.text is None and record is not None else draft.text
     # Kept verbatim: only a text with nothing but whitespace is refused.
-    if not isinstance(draft.text, str) or not draft.text.strip():
+    if not isinstance(given, str) or not given.strip():
         raise InvalidInput("text", "must be a non-empty string: the observation to remember")
-    if len(draft.text) > MAX_TEXT:
+    if len(given) > MAX_TEXT:
         raise InvalidInput(
-            "text", f"is {len(draft.text)} characters long; the limit is {MAX_TEXT}: split it"
+            "text", f"is {len(given)} characters long; the limit is {MAX_TEXT}: split it"
         )
-    text = unicode_text(draft.text, "text")
+    text = unicode_text(given, "text")
     topics: list[str] = []
     for i, topic in enumerate(_list(draft.topics, "topics", MAX_TOPICS)):
         cleaned = name(topic, f"topics[{i}]")
@@ -247,9 +261,12 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         assert other is not None
         if other not in contradicts:
             contradicts.append(other)
+    # A record's text may say less than its fields: two records told in the same words are
+    # still two memories.
+    key = text_key(text if record is None else f"{text}\n{record.line()}")
     return NewMemory(
         text=text,
-        text_key=text_key(text),
+        text_key=key,
         topics=tuple(topics),
         agent=agent,
         confidence=confidence,
@@ -262,4 +279,5 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         # Read here, before any lock: a long text takes a few hundred microseconds. A memory
         # without observed_at is said now (planning stamps it a moment later).
         event_times=tuple(event_times(text, observed_at or utc_now())),
+        record=record,
     )

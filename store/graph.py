@@ -41,6 +41,7 @@ import pyarrow as pa
 from doxa.store import schema
 from doxa.store.errors import DamagedStore, MemoryStoreError, SchemaMismatch, StorageError
 from doxa.store.readers_writer import ReadersWriterLock
+from doxa.store.records import Record, comparable
 from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
@@ -493,6 +494,18 @@ class Graph:
             "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation) RETURN n.id, o.id, s.at"
         )
 
+    def record_types(self) -> list[tuple[str, str]]:
+        """(observation id, record type) of every record."""
+        return self._columns("MATCH (o:Observation)-[:IS_A]->(t:RecordType) RETURN o.id, t.name")
+
+    def record_fields(self) -> list[tuple[str, int, str, str, str]]:
+        """(observation id, position, field name, kind, value as text) of every record's
+        fields, in order."""
+        return self._columns(
+            "MATCH (o:Observation)-[h:HAS_FIELD]->(:FieldValue)"
+            " RETURN o.id, h.position, h.name, h.kind, h.value ORDER BY o.id, h.position"
+        )
+
     def co_activations(self) -> list[tuple[str, str, int]]:
         """(observation, observation, count) for every CO_ACTIVATED link."""
         return [
@@ -869,6 +882,10 @@ class GraphWriter:
     def _run(self, query: str, params: Row) -> None:
         self._c.execute(query, params)
 
+    def _column(self, query: str, params: Row) -> list[Any]:
+        """The first column of a read inside the transaction."""
+        return [row[0] for row in _all(self._c.execute(query, params))]
+
     def ensure_agents(self, names: Sequence[str]) -> None:
         """Create the agents that do not exist yet."""
         if names:
@@ -960,6 +977,44 @@ class GraphWriter:
             " WITH o, r UNWIND CAST(r.topics AS STRING[]) AS topic"
             " MATCH (t:Topic {name: topic}) CREATE (o)-[:MENTIONS]->(t)",
             {"rows": bound},
+        )
+
+    def create_records(self, records: Sequence[tuple[str, Record]]) -> None:
+        """Explode records into the graph: (observation id, record). Each observation gets
+        its type (``IS_A``) and one ``HAS_FIELD`` link per field to the field value's node,
+        created on first use and shared by every record holding that value."""
+        if not records:
+            return
+        self._run(
+            "UNWIND $names AS n MERGE (:RecordType {name: n})",
+            {"names": sorted({r.type for _, r in records})},
+        )
+        self._run(
+            "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+            " WITH o, r.t AS tname MATCH (t:RecordType {name: tname}) CREATE (o)-[:IS_A]->(t)",
+            {"rows": [{"o": o, "t": r.type} for o, r in records]},
+        )
+        values: dict[str, Row] = {}
+        links: list[Row] = []
+        for obs, record in records:
+            for position, f in enumerate(record.fields):
+                cls, canonical = comparable(f.kind, f.value)[0]
+                key = f"{f.key}|{cls}|{canonical}"
+                values[key] = {"k": key, "f": f.key, "c": cls, "v": canonical}
+                links.append(
+                    {"o": obs, "k": key, "p": position, "n": f.name, "kind": f.kind,
+                     "v": f.text()}
+                )  # fmt: skip
+        self._run(
+            "UNWIND $rows AS r WITH r, r.k AS key MERGE (f:FieldValue {key: key})"
+            " ON CREATE SET f.field = r.f, f.kind = r.c, f.value = r.v",
+            {"rows": list(values.values())},
+        )
+        self._run(
+            "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+            " WITH r, o, r.k AS key MATCH (f:FieldValue {key: key})"
+            " CREATE (o)-[:HAS_FIELD {position: r.p, name: r.n, kind: r.kind, value: r.v}]->(f)",
+            {"rows": links},
         )
 
     def ensure_predicates(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:
@@ -1136,20 +1191,26 @@ class GraphWriter:
 
     def purge(self, observation_id: str) -> list[str]:
         """Delete an observation, its beliefs and every link to either; returns belief ids."""
-        beliefs = [
-            row[0]
-            for row in _all(
-                self._c.execute(
-                    "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) RETURN b.id",
-                    {"id": observation_id},
-                )
-            )
-        ]
+        beliefs = self._column(
+            "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) RETURN b.id",
+            {"id": observation_id},
+        )
         self._run(
             "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) DETACH DELETE b",
             {"id": observation_id},
         )
+        values = self._column(
+            "MATCH (:Observation {id: $id})-[:HAS_FIELD]->(f:FieldValue) RETURN f.key",
+            {"id": observation_id},
+        )
         self._run("MATCH (o:Observation {id: $id}) DETACH DELETE o", {"id": observation_id})
+        if values:
+            # A value no other record holds goes with its last record.
+            self._run(
+                "UNWIND $keys AS k WITH k AS key MATCH (f:FieldValue {key: key})"
+                " WHERE NOT EXISTS { MATCH (f)<-[:HAS_FIELD]-(:Observation) } DELETE f",
+                {"keys": values},
+            )
         return beliefs
 
 

@@ -70,6 +70,7 @@ from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
 from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
+from doxa.store.records import Record
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_micros, micros, parse_limit, parse_time, utc_now
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
@@ -120,6 +121,8 @@ class Recollection:
     fact: dict[str, Any] | None
     #: When what it tells of happened, the most specific time its words name (``event_time``).
     happened: EventTime | None = None
+    #: A structured record's type and typed fields (``records``).
+    record: Record | None = None
 
 
 @dataclass(frozen=True)
@@ -480,6 +483,7 @@ class Memory:
         object: str | None = None,
         episode: str | None = None,
         known_at: object = None,
+        where: object = None,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
 
@@ -498,6 +502,8 @@ class Memory:
             episode: only observations learned in this episode.
             known_at: answer with what the memory held then (ISO 8601, record time): what
                 it had been told and not yet retracted; ``as_of`` defaults to it.
+            where: only records whose fields hold these values, {field: value} (all of
+                them; compared by type: see ``records``).
 
         Raises:
             InvalidInput: a filter value is wrong; nothing is recorded.
@@ -516,6 +522,7 @@ class Memory:
             obj=object,
             episode=episode,
             known_at=known_at,
+            where=where,
         )
         working = self._wm
         remembered = self._embeddings.queued
@@ -753,7 +760,8 @@ class Memory:
         ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
         agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
         ``supersessions`` (who superseded it, from when, recorded when), ``supersedes``,
-        ``supersession_chain``, ``retired`` (why a prune retracted it, else None), and
+        ``supersession_chain``, ``retired`` (why a prune retracted it, else None),
+        ``record`` (a structured record, or None), and
         ``belief_id`` when a belief id was given.
 
         Raises:
@@ -769,6 +777,8 @@ class Memory:
         with self._working_lock.reading():
             predicate = found.get("predicate")
             found["cardinality"] = working.cardinality(predicate) if predicate else None
+            row = working.row_of.get(found["id"])
+            found["record"] = None if row is None else working.entries[row].record
         found["retired"] = self._audit.reason(found["id"], found["retracted_at"])
         return found
 
@@ -1000,6 +1010,7 @@ def _recollection(
         current=current,
         fact=fact,
         happened=most_specific(entry.event_times),
+        record=entry.record,
     )
 
 

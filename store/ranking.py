@@ -14,6 +14,10 @@ Components (each in roughly [0, 1] before weighting):
                    place its event in time ("yesterday", "since 2019");
 - ``fact``         1 when the observation carries a fact whose subject (or object) and
                    predicate the query names ("Where does Alice live?": {Alice, lives in, ?});
+- ``field``        share of the record fields the query names with a value ("album_id 176")
+                   that the observation's record holds with that value (numbers compared
+                   as numbers, words case-insensitively): a record whose *other* field holds
+                   the number matches the words as well, and only this tells them apart;
 - ``confidence``   the observation's confidence;
 - ``feedback``     learned from judged recalls: similar past queries whose results were
                    accepted (+) or rejected (-), plus co-activation with accepted results;
@@ -35,11 +39,15 @@ import numpy.typing as npt
 
 from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
+from doxa.store.records import query_pairs
 from doxa.store.settings import RankingWeights
 from doxa.store.values import from_micros
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
 _WORD = re.compile(r"[\w'-]+")
+#: Rows a query's field and value bring into the candidates at most (a value common to
+#: thousands of records adds nothing a shorter list would not).
+_MAX_NAMED_ROWS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,24 @@ def query_topics(memory: WorkingMemory, query: str) -> list[str]:
     return found
 
 
+def named_fields(memory: WorkingMemory, query: str) -> dict[int, float]:
+    """Rows whose record holds a field the query names with the value it names, and the
+    share of the named fields each holds (``records.query_pairs``)."""
+    if not memory.record_fields:
+        return {}
+    pairs = query_pairs(query, memory.record_fields)
+    held: dict[int, int] = {}
+    for field, exact, words in pairs:
+        rows: set[int] = set()
+        for cls, canonical in exact:
+            rows.update(memory.record_values.get((field, cls, canonical), ()))
+        for phrase in words:
+            rows.update(memory.record_words.get((field, phrase), ()))
+        for row in rows:
+            held[row] = held.get(row, 0) + 1
+    return {row: count / len(pairs) for row, count in held.items()}
+
+
 def rank(
     memory: WorkingMemory,
     mask: BoolArray,
@@ -78,6 +104,7 @@ def rank(
     similarity: npt.NDArray[np.float32] | None,
     question: QuestionWords | None = None,
     asks_when: bool = False,
+    fields_named: dict[int, float] | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -95,6 +122,8 @@ def rank(
             candidates' entries are rescored in place with the unrounded query.
         question: the query's words, to find the facts it names (``fact_questions``).
         asks_when: the query asks when something happened (``timewords.asks_when``).
+        fields_named: rows whose record holds a field = value the query names, with the
+            share of those it names (``named_fields``).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -126,6 +155,11 @@ def rank(
     candidates = set(top.tolist())
     candidates.update(row for row, _ in hits)
     candidates.update(row for row, value in learned.items() if value > 0)
+    by_field = {} if weights.field == 0 else (fields_named or {})
+    if by_field:
+        # Found by field and value, not by likeness: they may lie outside both searches.
+        allowed_rows = sorted(row for row in by_field if row < n and usable[row])
+        candidates.update(allowed_rows[-_MAX_NAMED_ROWS:])
     pool = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
 
     def base(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
@@ -203,6 +237,12 @@ def rank(
         named_fact = _named_facts(memory, pool, question)
         if named_fact.any():
             components["fact"] = weights.fact * named_fact
+    if by_field:
+        held = np.fromiter(
+            (by_field.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
+        )
+        if held.any():
+            components["field"] = weights.field * held
     components["confidence"] = weights.confidence * (
         memory.confidence[pool].astype(np.float64) / 10**18
     ).astype(np.float32)

@@ -29,7 +29,8 @@ import numpy.typing as npt
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
-from doxa.store.ranking import Ranked, query_topics, rank
+from doxa.store.ranking import Ranked, named_fields, query_topics, rank
+from doxa.store.records import Key, parse_where
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
@@ -65,6 +66,8 @@ class Question:
     known_at: datetime | None = None
     #: The query asks when something happened or how long it lasted (``asks_when``).
     asks_when: bool = False
+    #: Records' fields that must hold these values: (field key, (class, canonical)).
+    where: tuple[tuple[str, Key], ...] = ()
 
 
 def question(
@@ -81,6 +84,7 @@ def question(
     obj: str | None = None,
     episode: str | None = None,
     known_at: object = None,
+    where: object = None,
 ) -> Question:
     """Validate a recall's arguments (see ``Memory.recall``; ``obj`` is its ``object``).
 
@@ -109,11 +113,13 @@ def question(
             ("episode", episode),
         )
     }
-    if not query.strip() and agent_name is None and not topic_names and not any(parts.values()):
+    fields = () if where is None else tuple(parse_where(where))
+    narrowed = agent_name is not None or topic_names or any(parts.values()) or fields
+    if not query.strip() and not narrowed:
         raise InvalidInput(
             "query",
             "must not be empty unless a filter (agent, topics, subject, predicate, object,"
-            " episode) narrows the recall",
+            " episode, where) narrows the recall",
         )
     minimum = (
         None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
@@ -141,6 +147,7 @@ def question(
         episode=parts["episode"],
         known_at=known,
         asks_when=asks_when(query),
+        where=fields,
     )
 
 
@@ -215,6 +222,8 @@ def answer(
         mask &= _member(_predicate_rows(working, asked.predicate), n)
     if asked.episode is not None:
         mask &= _member(_episode_rows(working, asked.episode), n)
+    for field, (cls, canonical) in asked.where:
+        mask &= _member(working.rows_of(working.record_values, (field, cls, canonical)), n)
     current = mask & valid
     if not asked.include_superseded:
         mask = current
@@ -243,6 +252,7 @@ def answer(
         similarity=similarity,
         question=question_words(query) if query.strip() else None,
         asks_when=asked.asks_when,
+        fields_named=named_fields(working, query) if query.strip() else None,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -56,7 +56,7 @@ def prepare(
                 "recorded_at": now,
                 "confidence": m.confidence,
                 "source": m.source,
-                "kind": "fact" if fact else "observation",
+                "kind": "fact" if fact else "record" if m.record else "observation",
                 "subject": fact.subject if fact else None,
                 "predicate": fact.predicate if fact else None,
                 "object": fact.object if fact else None,
@@ -119,6 +119,7 @@ def write(w: GraphWriter, write: Write) -> None:
         ]
     )
     w.contradict([(p.observation_id, other, now) for p in plans for other in p.memory.contradicts])
+    w.create_records([(p.observation_id, p.memory.record) for p in plans if p.memory.record])
     w.supersede(
         [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
         + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
@@ -150,6 +151,7 @@ def entries(write: Write) -> list[Entry]:
                 event_times=m.event_times,
                 episode=m.episode,
                 topics=tuple(sorted(m.topics)),
+                record=m.record,
             )
         )
     return out

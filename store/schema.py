@@ -106,6 +106,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Observation ADD event_times STRING",
         ),
     ),
+    # Version 4 is another change's; this one is written to apply after it (or alone).
+    Migration(
+        5,
+        "records",
+        (
+            # A record's type, and one node per distinct field value (shared by every record
+            # holding it): key "<field>|<class>|<canonical>" (records.comparable), so a
+            # where filter is one primary-key lookup. The edge keeps this record's field:
+            # its position, name as given, kind (integer, decimal, ...) and value as text.
+            "CREATE NODE TABLE RecordType(name STRING, PRIMARY KEY(name))",
+            "CREATE NODE TABLE FieldValue(key STRING, field STRING, kind STRING,"
+            " value STRING, PRIMARY KEY(key))",
+            "CREATE REL TABLE IS_A(FROM Observation TO RecordType)",
+            "CREATE REL TABLE HAS_FIELD(FROM Observation TO FieldValue, position INT64,"
+            " name STRING, kind STRING, value STRING)",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -170,6 +187,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     "FROM": {},
     "RETURNED": {"rank": "INT64", "score": "DOUBLE", "judgement": "STRING"},
     "CO_ACTIVATED": {"count": "INT64"},
+    "RecordType": {"name": "STRING"},
+    "FieldValue": {"key": "STRING", "field": "STRING", "kind": "STRING", "value": "STRING"},
+    "IS_A": {},
+    "HAS_FIELD": {"position": "INT64", "name": "STRING", "kind": "STRING", "value": "STRING"},
 }
 
 

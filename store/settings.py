@@ -36,6 +36,7 @@ class RankingWeights(BaseModel):
     time: float = 0.6
     dated: float = 0.5
     fact: float = 0.5
+    field: float = 1.0
     confidence: float = 0.05
     diversity: float = Field(0.0, ge=0, le=2)
     feedback: float = 0.6

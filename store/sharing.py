@@ -269,6 +269,7 @@ class SharedMemory:
         object: str | None = None,
         episode: str | None = None,
         known_at: object = None,
+        where: object = None,
     ) -> RecallOutcome:
         """``Memory.recall``."""
         result: RecallOutcome = self._call(
@@ -286,6 +287,7 @@ class SharedMemory:
             object=object,
             episode=episode,
             known_at=known_at,
+            where=where,
         )
         return result
 

@@ -27,6 +27,7 @@ from doxa.store import event_time
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
+from doxa.store.records import Record, RecordField, loaded
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros
 from doxa.store.working_memory import Entry, WorkingMemory
@@ -113,9 +114,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
 
 def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
-    """Fill an empty working memory from the graph: observations, beliefs (held and
-    withdrawn), predicates' cardinalities, supersessions, co-activations and what feedback
-    taught (the vectors come from the index: ``repair``).
+    """Fill an empty working memory from the graph: observations (with their records),
+    beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
+    and what feedback taught (the vectors come from the index: ``repair``).
 
     Returns:
         (id, ``event_time.stored``) of the observations stored before event times were read
@@ -131,6 +132,7 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
     for obs, topic in graph.mentions():
         topics.setdefault(obs, []).append(one(topic, topic))
     episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
+    records = records_of(graph)
     unread: list[tuple[str, str]] = []
     # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
@@ -156,6 +158,7 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
             event_times=_event_times(row, unread),
             episode=episodes.get(row["id"]),
             topics=tuple(sorted(topics.get(row["id"], []))),
+            record=records.get(row["id"]),
         )
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
@@ -189,6 +192,14 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
     for vector, judged in by_recall.values():
         working.learn(np.asarray(vector, dtype=np.float32), judged)
     return unread
+
+
+def records_of(graph: Graph) -> dict[str, Record]:
+    """Every record the graph holds, by observation id, its fields typed again."""
+    fields: dict[str, list[RecordField]] = {}
+    for obs, _, field_name, kind, text in graph.record_fields():
+        fields.setdefault(obs, []).append(RecordField(field_name, kind, loaded(kind, text)))
+    return {obs: Record(kind, tuple(fields.get(obs, ()))) for obs, kind in graph.record_types()}
 
 
 def _event_times(row: dict[str, Any], unread: list[tuple[str, str]]) -> tuple[EventTime, ...]:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries
+from doxa.store.records import Record
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
@@ -87,6 +89,7 @@ class Entry:
     agents: tuple[str, ...] = ()
     beliefs: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
+    record: Record | None = None  # a structured record's type and typed fields
 
 
 class WorkingMemory:
@@ -142,6 +145,17 @@ class WorkingMemory:
         self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.entity_names: dict[str, str] = {}
         self.co_activated: dict[int, dict[int, int]] = defaultdict(dict)
+        # Records' field values, for where filters: (field key, class, canonical) -> rows
+        # (records.Record.keys); string values casefolded, for a query's words; and how
+        # many rows hold each field, so ranking knows a field name when a query says one.
+        # Retracted records stay (for what was held before); purged ones leave.
+        self.record_values: dict[tuple[str, str, str], array.array[int]] = defaultdict(
+            lambda: array.array("q")
+        )
+        self.record_words: dict[tuple[str, str], array.array[int]] = defaultdict(
+            lambda: array.array("q")
+        )
+        self.record_fields: dict[str, int] = {}
         # Predicate cardinalities: as the graph records them (set when a fact first used the
         # predicate), and as configured for predicates no fact has recorded yet.
         self.predicates: dict[str, str] = {}
@@ -250,9 +264,33 @@ class WorkingMemory:
                 first = self.entries[rows[0]].object or ""
                 if topic_key(entry.object or "") != topic_key(first):
                     self.mixed_facts.add(key)
+        if entry.record is not None:
+            self._index_record(row, entry.record)
         if not entry.retracted:
             self._index_texts(row)
         return row
+
+    def _index_record(self, row: int, record: Record) -> None:
+        for key in set(record.keys()):
+            self.record_values[key].append(row)
+        for f in record.fields:
+            self.record_fields[f.key] = self.record_fields.get(f.key, 0) + 1
+            if f.kind == "string":
+                assert isinstance(f.value, str)
+                self.record_words[(f.key, f.value.casefold())].append(row)
+
+    def _unindex_record(self, row: int, record: Record) -> None:
+        for key in set(record.keys()):
+            _drop(self.record_values, key, row)
+        for f in record.fields:
+            left = self.record_fields.get(f.key, 1) - 1
+            if left:
+                self.record_fields[f.key] = left
+            else:
+                self.record_fields.pop(f.key, None)
+            if f.kind == "string":
+                assert isinstance(f.value, str)
+                _drop(self.record_words, (f.key, f.value.casefold()), row)
 
     def _mention(self, row: int, topic: str) -> None:
         key = topic_key(topic)
@@ -396,6 +434,8 @@ class WorkingMemory:
             objects = {topic_key(self.entries[r].object or "") for r in self.fact_index[key]}
             if len(objects) < 2:
                 self.mixed_facts.discard(key)
+        if entry.record is not None:
+            self._unindex_record(row, entry.record)
         self.incoming.pop(row, None)
         for older, links in list(self.incoming.items()):
             if any(newer == row for newer, _ in links):
@@ -541,9 +581,18 @@ class WorkingMemory:
             frontier = layer
         return found
 
-    def rows_of(self, index: dict[str, array.array[int]], key: str) -> IntArray:
-        """Rows listed under ``key`` in a topic or agent index, as a numpy array."""
+    def rows_of(self, index: Mapping[Any, array.array[int]], key: Any) -> IntArray:
+        """Rows listed under ``key`` in a topic, agent or record index, as a numpy array."""
         found = index.get(key)
         if found is None or len(found) == 0:
             return np.zeros(0, dtype=np.int64)
         return np.frombuffer(found, dtype=np.int64)
+
+
+def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:
+    """Take ``row`` out of ``index[key]``, and the key out when no row is left."""
+    rows = index.get(key)
+    if rows is not None and row in rows:
+        rows.remove(row)
+        if not rows:
+            del index[key]

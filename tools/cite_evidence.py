@@ -13,6 +13,7 @@ from doxa.store.event_time import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import call, context_of, exact
+from doxa.tools.recall import RecordOut, record_out
 
 DESCRIPTION = """Show why the memory holds something: source, believers and since when,
 evidence with weights, contradictions, and what it replaced or was replaced by. Give `id` (an
@@ -40,6 +41,7 @@ class ObservationOut(BaseModel):
     episode: str | None = None
     topics: list[str] = Field(default_factory=list)
     kind: str = "observation"
+    record: RecordOut | None = None
     subject: str | None = None
     predicate: str | None = None
     cardinality: str | None = Field(None, description="of the predicate: one or many")
@@ -211,6 +213,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
             episode=found["episode"],
             topics=found["topics"],
             kind=found["kind"],
+            record=record_out(found.get("record")),
             subject=found["subject"],
             predicate=found["predicate"],
             cardinality=found["cardinality"],

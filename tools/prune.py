@@ -18,10 +18,9 @@ if TYPE_CHECKING:
     from doxa.store.pruning import Pruned
     from doxa.store.sharing import SharedMemory
 
-DESCRIPTION = """Retire what nobody uses (confidence <= max_confidence, shown >=
-min_impressions times, never accepted, min_age_days old) and merge one agent's near-duplicates
-(cosine >= merge_similarity, same fact), kept for audit as by forget. dry_run=true only lists.
-Unset values: the server's."""
+DESCRIPTION = """Retire unused memories (confidence <= max_confidence, shown >=
+min_impressions times, never accepted, min_age_days old) and merge an agent's near-duplicates
+(cosine >= merge_similarity); audited as by forget. dry_run=true only lists; unset: server's."""
 
 #: A JSON number, never a boolean; one type in the schema (a JSON integer is a number).
 Number = Annotated[StrictInt | StrictFloat, WithJsonSchema({"type": "number"})]

@@ -6,23 +6,24 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt, WithJsonSchema
 
-from doxa.store.event_time import shown
+from doxa.store.event_time import shown as shown_time
+from doxa.store.records import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call, exact
 
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
+    from doxa.store.records import Record
     from doxa.store.sharing import SharedMemory
 
 DESCRIPTION = """Search the memory before answering anything that may depend on earlier
-conversations. Ranks by meaning, words, topics, conversation neighbours, time words ("last
-week"), confidence and feedback. Replaced or retracted facts return only with
-`include_superseded`; `as_of` answers with what was true then. An empty query with a filter
-lists what matches. After using the results, pass recall_id to `feedback`. `explain` adds
-why each ranked (scores) and belief ids, topics, agents, episode and fact."""
+conversations. Ranks by meaning, words, topics, neighbours, time, confidence and feedback.
+Replaced or retracted facts return only with `include_superseded`; `as_of`: what was true
+then. An empty query with a filter lists matches. After using the results, pass recall_id to
+`feedback`. `explain` adds scores and ids."""
 
 
 class FactOut(BaseModel):
@@ -36,11 +37,20 @@ class FactOut(BaseModel):
     cardinality: str | None = Field(None, description="of the predicate: one or many")
 
 
+class RecordOut(BaseModel):
+    """A structured record: its type and fields (decimals as exact numbers or text)."""
+
+    type: str
+    fields: dict[str, int | float | str | bool]
+
+
 class RecalledItem(BaseModel):
-    """One recalled observation; the fields after ``superseded_by`` only with ``explain``."""
+    """One recalled observation; the fields after ``superseded_by`` only with ``explain``.
+    ``text`` is left out when it is only the record in words."""
 
     observation_id: str
-    text: str
+    text: str = ""
+    record: RecordOut | None = None
     confidence: str = Field(description="exact decimal")
     observed_at: str
     happened: str | None = Field(None, description="when the event it tells of took place")
@@ -63,14 +73,24 @@ class RecallResult(BaseModel):
     results: list[RecalledItem]
 
 
+def record_out(record: Record | None) -> RecordOut | None:
+    """A record as results show it (``records.shown``)."""
+    if record is None:
+        return None
+    return RecordOut(type=record.type, fields={f.name: shown(f.value) for f in record.fields})
+
+
 def recalled(item: Recollection, explain: bool) -> RecalledItem:
     """The tool's view of one store result: what a model needs, and why it ranked if asked."""
+    record = item.record
     lean = RecalledItem(
         observation_id=item.observation_id,
-        text=item.text,
+        # The record says it once: its line in words would say it twice.
+        text="" if record is not None and item.text == record.line() else item.text,
+        record=record_out(record),
         confidence=exact(item.confidence) or "0",
         observed_at=iso(item.observed_at) or "",
-        happened=None if item.happened is None else shown(item.happened),
+        happened=None if item.happened is None else shown_time(item.happened),
         source=item.source,
         current=item.current,
         superseded_by=item.superseded_by,
@@ -109,6 +129,11 @@ async def recall(
     predicate: Annotated[str | None, Field(description="fact predicate")] = None,
     object: Annotated[str | None, Field(description="fact object")] = None,
     episode: Annotated[str | None, Field(description="episode")] = None,
+    where: Annotated[
+        dict[str, Any] | None,
+        WithJsonSchema({"type": "object"}),
+        Field(description='record fields, e.g. {"album_id": 176}'),
+    ] = None,
     min_confidence: Annotated[
         DecimalInput | None, Field(description='exact decimal, e.g. "0.8"')
     ] = None,
@@ -140,6 +165,7 @@ async def recall(
             object=object,
             episode=episode,
             known_at=known_at,
+            where=where,
         )
         results = [recalled(r, explain) for r in outcome.results]
         return answer(RecallResult(recall_id=outcome.recall_id, results=results))

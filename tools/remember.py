@@ -18,14 +18,12 @@ if TYPE_CHECKING:
     from doxa.store.memory import Remembered
     from doxa.store.sharing import SharedMemory
 
-DESCRIPTION = """Store what is worth keeping: a fact, preference, decision or event that
-may matter in a later conversation. One memory per call, or many with `memories`.
-
-Give `fact` {subject, predicate, object} for an attribute: for a single-valued predicate
-(lives_in, role) a newer object from the same agent replaces the older one (still found with
-`as_of`); for a many-valued one (likes, knows) objects accumulate.
-`supports` [{belief_id, weight}] adds evidence, `contradicts` [ids] disagreement. The same text
-again returns the existing ids (`duplicate_of`)."""
+DESCRIPTION = """Store what may matter in a later conversation: a fact, preference,
+decision or event; many at once with `memories`.
+`fact` {subject, predicate, object}: for a single-valued predicate (lives_in) a newer object
+from the same agent replaces the older (still found with `as_of`); many-valued ones (likes)
+accumulate. `supports` [{belief_id, weight}] adds evidence, `contradicts` [ids] disagreement.
+The same text again returns `duplicate_of`."""
 
 
 class FactInput(BaseModel):
@@ -41,8 +39,8 @@ class FactInput(BaseModel):
     valid_until: str | None = Field(None, description="ISO 8601; default open")
     cardinality: Literal["one", "many"] | None = Field(
         None,
-        description='"many": objects accumulate (likes); "one": a newer object replaces the'
-        " current one; default: the predicate's own (set by its first fact)",
+        description='"one": a newer object replaces; "many": they accumulate; default: the'
+        " predicate's own",
     )
 
 
@@ -55,12 +53,26 @@ class SupportInput(BaseModel):
     weight: DecimalInput = Field("1", description="exact decimal 0..1")
 
 
+class RecordInput(BaseModel):
+    """A structured record: its type and its fields' values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    # Any: each value is typed and checked by the store, whose errors name the field.
+    fields: dict[str, Any]
+
+
+# The description's example says the shape in fewer characters than the model's schema.
+_RECORD_SCHEMA = {"type": "object"}
+
+
 class MemoryInput(BaseModel):
     """One memory in a batch: the same fields as a single remember call."""
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str
+    text: str | None = None
     topics: list[str] = Field(default_factory=list)
     agent: str | None = None
     confidence: DecimalInput = "1"
@@ -74,6 +86,20 @@ class MemoryInput(BaseModel):
         list[SupportInput], WithJsonSchema({"type": "array", "items": {"type": "object"}})
     ] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)
+    record: Annotated[RecordInput | None, WithJsonSchema({"type": "object"})] = None
+
+
+# Each item's fields are the single call's, spelt out once there: naming them here (closed to
+# others) costs a third of what repeating their types did.
+_MEMORIES_SCHEMA = {
+    "type": "array",
+    "description": "many at once, each like one call",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {name: {} for name in MemoryInput.model_fields},
+    },
+}
 
 
 class RememberedItem(BaseModel):
@@ -130,6 +156,7 @@ def _draft(item: MemoryInput) -> MemoryDraft:
         fact=fact,
         supports=[SupportDraft(s.belief_id, s.weight) for s in item.supports],
         contradicts=list(item.contradicts),
+        record=None if item.record is None else item.record.model_dump(),
     )
 
 
@@ -157,8 +184,14 @@ async def remember(
     fact: Annotated[FactInput | None, Field(description="a triple that can change")] = None,
     supports: Annotated[list[SupportInput], Field(description="beliefs this is evidence for")] = [],  # noqa: B006
     contradicts: Annotated[list[str], Field(description="observation ids this contradicts")] = [],  # noqa: B006
+    record: Annotated[
+        RecordInput | None,
+        WithJsonSchema(_RECORD_SCHEMA),
+        Field(description='{"type": "Track", "fields": {"album_id": 176}}; text then optional'),
+    ] = None,
     memories: Annotated[
-        list[MemoryInput] | None, Field(description="many at once, each like one call")
+        list[MemoryInput] | None,
+        WithJsonSchema(_MEMORIES_SCHEMA),
     ] = None,
 ) -> Annotated[CallToolResult, RememberResult]:
     """Store one observation, or many with ``memories``."""
@@ -169,14 +202,17 @@ async def remember(
         for i, item in enumerate(memories or []):
             own_agent(who, item.agent, f"memories[{i}].agent")
         agent = who.agent
-    if memories is not None and text is not None:
-        raise ToolError("text: give either text (one memory) or memories (many), not both")
+    if memories is not None and (text is not None or record is not None):
+        raise ToolError("text: give either text or record (one memory) or memories (many)")
     if memories is None:
-        if text is None:
-            raise ToolError("text: give the text to remember, or memories: [...] for many")
+        if text is None and record is None:
+            raise ToolError(
+                "text: give the text to remember, a record, or memories: [...] for many"
+            )
         items = [
             MemoryInput(
                 text=text,
+                record=record,
                 topics=topics,
                 agent=agent,
                 confidence=confidence,

@@ -45,9 +45,8 @@ DATED = {
 #: What a recall result carries only with ``explain``.
 EXPLAINED = {"score", "scores", "belief_ids", "topics", "agents", "episode", "fact"}
 
-#: The model-facing size of ``tools/list``, all tools together: 8,000 for the seven tools of
-#: issue 10 (item 7), and about 570 more for ``prune`` (issue 12), the eighth.
-TOOL_LIST_BUDGET = 8_300
+#: The model-facing size of ``tools/list``, all tools together (eight tools with ``prune``).
+TOOL_LIST_BUDGET = 8_000
 
 
 def compact(value: Any) -> str:

@@ -1,0 +1,368 @@
+"""Structured records: a typed set of field values kept as one observation.
+
+``remember(record={"type": "Track", "fields": {"album_id": 176, ...}})`` stores an
+observation whose text is the record in words ("Track: name=..., album_id=176") and, in the
+graph, its type (``RecordType``) and one ``FieldValue`` node per distinct field value, shared
+by every record holding it (``HAS_FIELD`` keeps this record's spelling and order). Recall
+filters by field exactly (``where``) and ranks a record whose field holds a value the query
+names above one that merely contains the number somewhere.
+
+Values are typed when read and compared by type: an integer and a decimal compare as
+numbers (``176`` is ``176.0``; decimals are exact, a JSON number is read through its shortest
+repr), strings exactly, booleans as booleans, ``"YYYY-MM-DD"`` strings as dates and ISO 8601
+date-times as instants. A number never matches the string ``"176"``. A date matches that
+day's dates and date-times (in UTC).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+
+from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
+from doxa.store.errors import InvalidInput
+
+#: The most fields one record may hold, and the longest field name.
+MAX_FIELDS = 100
+MAX_FIELD_NAME = 64
+#: The most characters a number may take written out in full (a JSON float of 1e300 would
+#: otherwise become a 300-digit key).
+MAX_NUMBER = 40
+
+#: A field's value as given: ``integer``, ``decimal``, ``string``, ``boolean``, ``date`` or
+#: ``datetime``.
+KINDS = ("integer", "decimal", "string", "boolean", "date", "datetime")
+
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
+
+Value = int | Decimal | str | bool | date | datetime
+#: How a value is compared: (class, canonical text). Integers and decimals share "number".
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordField:
+    """One field of a record: its name as given, its kind and its typed value."""
+
+    name: str
+    kind: str
+    value: Value
+
+    @property
+    def key(self) -> str:
+        """The name fields are matched by (case-insensitive)."""
+        return field_key(self.name)
+
+    def text(self) -> str:
+        """The value as the record's text and the graph keep it (a decimal keeps its scale,
+        a date-time its offset)."""
+        return stored(self.kind, self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A validated record: its type and fields in the order given."""
+
+    type: str
+    fields: tuple[RecordField, ...]
+
+    def line(self) -> str:
+        """The record in words, the observation's text when none is given:
+        ``"Track: name=Balls to the Wall, album_id=2"``."""
+        return f"{self.type}: " + ", ".join(f"{f.name}={f.text()}" for f in self.fields)
+
+    def keys(self) -> Iterator[tuple[str, str, str]]:
+        """(field key, class, canonical) under which each field is found by ``where``; a
+        date-time is found under its instant and its UTC day."""
+        for f in self.fields:
+            for cls, canonical in comparable(f.kind, f.value):
+                yield f.key, cls, canonical
+
+
+def field_key(field_name: str) -> str:
+    """Field names match case-insensitively: ``Album_ID`` is ``album_id``."""
+    return field_name.casefold()
+
+
+def _number_text(number: Decimal) -> str:
+    """Canonical text of a number: ``176``, ``176.0`` and ``1.76E+2`` are all ``176``."""
+    if number == 0:
+        return "0"
+    return format(number.normalize(), "f")
+
+
+def comparable(kind: str, value: Value) -> list[Key]:
+    """The (class, canonical text) pairs a value is compared under."""
+    if kind in ("integer", "decimal"):
+        assert isinstance(value, int | Decimal)
+        return [("number", _number_text(Decimal(value)))]
+    if kind == "boolean":
+        return [("boolean", "true" if value else "false")]
+    if kind == "date":
+        assert isinstance(value, date)
+        return [("day", value.isoformat())]
+    if kind == "datetime":
+        assert isinstance(value, datetime)
+        instant = value.astimezone(UTC)
+        return [("instant", instant.isoformat()), ("day", instant.date().isoformat())]
+    assert isinstance(value, str)
+    return [("string", value)]
+
+
+def where_key(kind: str, value: Value) -> Key:
+    """The one (class, canonical) a ``where`` value is looked up under: a date finds its
+    day's dates and date-times, a date-time the same instant."""
+    found = comparable(kind, value)
+    return found[0]
+
+
+def stored(kind: str, value: Value) -> str:
+    """A typed value as text (``loaded`` reads it back)."""
+    if kind == "boolean":
+        return "true" if value else "false"
+    if kind == "decimal":
+        assert isinstance(value, Decimal)
+        return format(value, "f")
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def loaded(kind: str, text: str) -> Value:
+    """A value stored by ``stored``, typed again."""
+    if kind == "integer":
+        return int(text)
+    if kind == "decimal":
+        return Decimal(text)
+    if kind == "boolean":
+        return text == "true"
+    if kind == "date":
+        return date.fromisoformat(text)
+    if kind == "datetime":
+        return datetime.fromisoformat(text)
+    return text
+
+
+def typed(value: object, field: str) -> tuple[str, Value]:
+    """Read one JSON value as (kind, typed value).
+
+    Raises:
+        InvalidInput: naming ``field``: not a string, number or boolean, a number too large
+            or not finite, a string too long, or a date-shaped string that is no date.
+    """
+    if isinstance(value, bool):
+        return "boolean", value
+    if isinstance(value, int):
+        if len(str(value)) > MAX_NUMBER:
+            raise InvalidInput(field, f"has more than {MAX_NUMBER} digits")
+        return "integer", value
+    if isinstance(value, float | Decimal):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInput(field, f"must be a finite number, got {value!r}")
+        # The shortest repr: 0.1 stays 0.1, not 0.1000000000000000055...
+        number = Decimal(repr(value)) if isinstance(value, float) else value
+        if not number.is_finite():
+            raise InvalidInput(field, f"must be a finite number, got {value}")
+        if len(_number_text(number)) > MAX_NUMBER:
+            raise InvalidInput(field, f"has more than {MAX_NUMBER} digits written out")
+        return "decimal", number
+    if isinstance(value, str):
+        if len(value) > MAX_SOURCE:
+            raise InvalidInput(field, f"is {len(value)} characters long; the limit is {MAX_SOURCE}")
+        text = unicode_text(value, field)
+        if _DATE.fullmatch(text):
+            try:
+                return "date", date.fromisoformat(text)
+            except ValueError:
+                raise InvalidInput(field, f"{text!r} is shaped as a date but is none") from None
+        if _DATETIME.fullmatch(text):
+            try:
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise InvalidInput(
+                    field, f"{text!r} is shaped as an ISO 8601 date-time but is none"
+                ) from None
+            # A time without an offset is UTC, as every time the memory reads.
+            return "datetime", moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return "string", text
+    got = "null" if value is None else type(value).__name__
+    raise InvalidInput(
+        field,
+        f"must be a string, number, boolean or ISO 8601 date, got {got}"
+        + ("; leave out a field with no value" if value is None else ""),
+    )
+
+
+def _field_name(raw: object, field: str) -> str:
+    if not isinstance(raw, str) or not _FIELD_NAME.fullmatch(raw) or len(raw) > MAX_FIELD_NAME:
+        raise InvalidInput(
+            field,
+            f"has the field name {raw!r}: a name is a letter or _ followed by letters,"
+            f" digits or _, at most {MAX_FIELD_NAME} characters (album_id)",
+        )
+    return raw
+
+
+def validate(raw: object, field: str = "record") -> Record:
+    """Read a record as given: ``{"type": str, "fields": {name: value}}``.
+
+    Raises:
+        InvalidInput: naming the field (``record.fields.album_id``): a wrong shape, an
+            invalid type or field name, too many fields, two names that differ only in case,
+            or a value of no known kind.
+    """
+    if not isinstance(raw, Mapping):
+        raise InvalidInput(field, 'must be an object {"type": "Track", "fields": {...}}')
+    unknown = sorted(str(k) for k in raw if k not in ("type", "fields"))
+    if unknown:
+        raise InvalidInput(f"{field}.{unknown[0]}", "is not a part of a record (type, fields)")
+    kind = name(raw.get("type"), f"{field}.type", MAX_NAME)
+    assert kind is not None
+    given = raw.get("fields")
+    if not isinstance(given, Mapping) or not given:
+        raise InvalidInput(f"{field}.fields", "must be a non-empty object {name: value}")
+    if len(given) > MAX_FIELDS:
+        raise InvalidInput(f"{field}.fields", f"has {len(given)} fields; the limit is {MAX_FIELDS}")
+    fields: list[RecordField] = []
+    seen: dict[str, str] = {}
+    for raw_name, value in given.items():
+        path = f"{field}.fields.{raw_name}"
+        field_name = _field_name(raw_name, path)
+        other = seen.get(field_key(field_name))
+        if other is not None:
+            raise InvalidInput(path, f"is the field {other!r} again (names ignore case)")
+        seen[field_key(field_name)] = field_name
+        value_kind, typed_value = typed(value, path)
+        fields.append(RecordField(field_name, value_kind, typed_value))
+    record = Record(kind, tuple(fields))
+    if len(record.line()) > MAX_TEXT:
+        raise InvalidInput(
+            f"{field}.fields",
+            f"in words take {len(record.line())} characters; the limit is {MAX_TEXT}: split it",
+        )
+    return record
+
+
+def parse_where(raw: object) -> list[tuple[str, Key]]:
+    """A recall's ``where``: {field: value}, all of which must hold.
+
+    Returns:
+        (field key, (class, canonical)) per field.
+
+    Raises:
+        InvalidInput: naming ``where.<field>``: not an object, a bad field name, or a value
+            that is not a single string, number, boolean or ISO 8601 date.
+    """
+    if not isinstance(raw, Mapping):
+        raise InvalidInput("where", 'must be an object {field: value}, e.g. {"album_id": 176}')
+    if len(raw) > MAX_FIELDS:
+        raise InvalidInput("where", f"has {len(raw)} fields; the limit is {MAX_FIELDS}")
+    wanted: list[tuple[str, Key]] = []
+    for raw_name, value in raw.items():
+        path = f"where.{raw_name}"
+        field_name = _field_name(raw_name, path)
+        if isinstance(value, Mapping | list | tuple):
+            raise InvalidInput(
+                path, "must be one value (string, number, boolean or ISO 8601 date) to equal"
+            )
+        kind, typed_value = typed(value, path)
+        wanted.append((field_key(field_name), where_key(kind, typed_value)))
+    return wanted
+
+
+def shown(value: Value) -> int | float | str | bool:
+    """A field's value as JSON shows it: a decimal as a number when a float says it
+    exactly, else as its exact text; dates as ISO 8601."""
+    if isinstance(value, bool | int):
+        return value
+    if isinstance(value, Decimal):
+        as_float = float(value)
+        if math.isfinite(as_float) and Decimal(repr(as_float)) == value:
+            return as_float
+        return format(value, "f")
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    return value
+
+
+# ---- a query that names a field and a value ---------------------------------------------------
+
+_QUERY_TOKEN = re.compile(r"[^\s,;=()\[\]{}\"'?!]+")
+#: How many words after a field name its value may start ("album_id is 176").
+_VALUE_REACH = 3
+#: The longest string value a query's words are matched against, in words.
+_PHRASE_WORDS = 6
+
+
+def query_pairs(
+    query: str, known_fields: Mapping[str, object]
+) -> list[tuple[str, list[Key], list[str]]]:
+    """The (field key, exact values, loose string values) a query names: each known field
+    name in its words ("album_id", or "album id" for it), with the words after it (up to the
+    next field name) read as values.
+
+    Exact values are (class, canonical) keys; loose ones are casefolded phrases for string
+    fields, matched case-insensitively (ranking is forgiving where ``where`` is exact).
+    """
+    words = [w.rstrip(".:") for w in _QUERY_TOKEN.findall(query)]
+    words = [w for w in words if w]
+    spans = _field_spans(words, known_fields)
+    found: list[tuple[str, list[Key], list[str]]] = []
+    for n, (key, _, after) in enumerate(spans):
+        end = spans[n + 1][1] if n + 1 < len(spans) else len(words)
+        exact: list[Key] = []
+        loose: list[str] = []
+        for start in range(after, min(after + _VALUE_REACH, end)):
+            try:
+                kind, value = typed(_number(words[start]), "query")
+            except InvalidInput:
+                continue
+            if kind != "string":
+                exact.append(where_key(kind, value))
+            loose.extend(
+                " ".join(words[start : start + size]).casefold()
+                for size in range(1, min(_PHRASE_WORDS, end - start) + 1)
+            )
+        if exact or loose:
+            found.append((key, exact, loose))
+    return found
+
+
+def _field_spans(
+    words: list[str], known_fields: Mapping[str, object]
+) -> list[tuple[str, int, int]]:
+    """(field key, first word, the word after it) of every known field name in ``words``,
+    in order; a name may be written as words ("unit price" for unit_price), longest first."""
+    spans: list[tuple[str, int, int]] = []
+    i = 0
+    while i < len(words):
+        for size in (3, 2, 1):
+            key = field_key("_".join(words[i : i + size]))
+            if i + size <= len(words) and key in known_fields:
+                spans.append((key, i, i + size))
+                i += size
+                break
+        else:
+            i += 1
+    return spans
+
+
+def _number(word: str) -> object:
+    """A query word as the value it reads as: a number or boolean, else the word."""
+    if word in ("true", "false"):
+        return word == "true"
+    try:
+        return int(word)
+    except ValueError:
+        pass
+    try:
+        number = Decimal(word)
+    except InvalidOperation:
+        return word
+    return number if number.is_finite() else word

@@ -1,0 +1,149 @@
+"""Records read as typed values: what compares equal, what a query's words name, and a
+record crossing the relay between processes."""
+
+from __future__ import annotations
+
+import io
+import pickle
+from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from doxa.store.errors import InvalidInput
+from doxa.store.memory import RecallOutcome, Recollection
+from doxa.store.records import (
+    Record,
+    RecordField,
+    comparable,
+    loaded,
+    parse_where,
+    query_pairs,
+    stored,
+    typed,
+    validate,
+)
+from doxa.store.relay import _Unpickler
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "typed_value"),
+    [
+        (176, "integer", 176),
+        (176.0, "decimal", Decimal("176.0")),
+        (0.1, "decimal", Decimal("0.1")),  # the shortest repr, never 0.1000000000000000055
+        (True, "boolean", True),  # not the integer 1
+        ("176", "string", "176"),
+        ("2024-05-01", "date", date(2024, 5, 1)),
+        ("2024-05-01T10:00:00Z", "datetime", datetime(2024, 5, 1, 10, tzinfo=UTC)),
+        ("2024-05-01 10:00", "datetime", datetime(2024, 5, 1, 10, tzinfo=UTC)),
+        ("May 2024", "string", "May 2024"),
+    ],
+)
+def test_values_are_typed_as_json_gives_them(value: object, kind: str, typed_value: object) -> None:
+    assert typed(value, "f") == (kind, typed_value)
+    assert type(typed(value, "f")[1]) is type(typed_value)
+
+
+def test_numbers_compare_as_numbers_and_dates_by_day_and_instant() -> None:
+    assert comparable("integer", 176) == comparable("decimal", Decimal("176.00"))
+    assert comparable("decimal", Decimal("1.76E+2")) == [("number", "176")]
+    assert comparable("string", "176") != comparable("integer", 176)
+    assert comparable("boolean", True) != comparable("integer", 1)
+    moment = datetime(2024, 5, 1, 1, 30, tzinfo=timezone(timedelta(hours=2)))
+    # 01:30 at +02:00 is the evening before in UTC.
+    assert comparable("datetime", moment) == [
+        ("instant", "2024-04-30T23:30:00+00:00"),
+        ("day", "2024-04-30"),
+    ]
+    assert parse_where({"Released": "2024-04-30"}) == [("released", ("day", "2024-04-30"))]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("integer", 10**30),
+        ("decimal", Decimal("176.50")),
+        ("string", "a, b=c"),
+        ("boolean", False),
+        ("date", date(1999, 12, 31)),
+        ("datetime", datetime(2024, 5, 1, 10, tzinfo=timezone(timedelta(hours=-5)))),
+    ],
+)
+def test_a_stored_value_loads_as_it_was_given(kind: str, value: Any) -> None:
+    assert loaded(kind, stored(kind, value)) == value
+    assert stored(kind, loaded(kind, stored(kind, value))) == stored(kind, value)
+
+
+def test_a_record_in_words_keeps_its_order_and_a_decimal_its_scale() -> None:
+    record = validate({"type": "Track", "fields": {"name": "Jump", "price": 0.5, "n": 3}})
+    assert record.line() == "Track: name=Jump, price=0.5, n=3"
+    assert [f.kind for f in record.fields] == ["string", "decimal", "integer"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ("Track", "record"),
+        ({"type": "Track", "fields": {"a": 1}, "extra": 1}, "record.extra"),
+        ({"type": "Track", "fields": {"1st": 1}}, "record.fields.1st"),
+        ({"type": "Track", "fields": {"a": float("nan")}}, "record.fields.a"),
+        ({"type": "Track", "fields": {"a": "x" * 2001}}, "record.fields.a"),
+        ({"type": "Track", "fields": {"a": "2024-13-01"}}, "record.fields.a"),
+        ({"type": "Track", "fields": {"a": "2024-05-01T25:00"}}, "record.fields.a"),
+        ({"type": 3, "fields": {"a": 1}}, "record.type"),
+    ],
+)
+def test_a_malformed_record_is_refused_naming_the_field(raw: object, field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        validate(raw)
+    assert caught.value.field == field
+
+
+def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
+    known = {"album_id": 1, "milliseconds": 1, "name": 1}
+    assert query_pairs("tracks of album_id 176?", known) == [
+        ("album_id", [("number", "176")], ["176"])
+    ]
+    # The value belongs to the field it follows, up to the next field name.
+    [(first, exact, _), (second, other, _)] = query_pairs(
+        "album_id = 2 and milliseconds 176", known
+    )
+    assert (first, exact, second, other) == (
+        "album_id",
+        [("number", "2")],
+        "milliseconds",
+        [("number", "176")],
+    )
+    [(field, exact, loose)] = query_pairs("name Balls to the Wall", known)
+    assert field == "name" and exact == [] and "balls to the wall" in loose
+    # A field name may be written as words.
+    assert query_pairs("what has album id 176", known) == [
+        ("album_id", [("number", "176")], ["176"])
+    ]
+    assert query_pairs("the number 176", known) == []
+
+
+def test_a_recollection_with_a_record_crosses_the_relay() -> None:
+    record = Record(
+        "Track",
+        (
+            RecordField("price", "decimal", Decimal("0.99")),
+            RecordField("released", "date", date(1983, 12, 5)),
+            RecordField(
+                "at", "datetime", datetime(2024, 5, 1, 10, tzinfo=timezone(timedelta(hours=2)))
+            ),
+        ),
+    )
+    outcome = RecallOutcome(
+        "rec_1",
+        [
+            Recollection(
+                "obs_1", [], record.line(), Decimal(1), datetime.now(UTC), None, None, [], [],
+                1.0, {}, [], True, None, record=record,
+            )
+        ],
+    )  # fmt: skip
+    payload = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+    assert _Unpickler(io.BytesIO(payload)).load() == outcome

@@ -1,0 +1,217 @@
+"""Structured records through the tools: remembered as typed fields, filtered exactly by
+recall's ``where`` (compared by type), ranked by a field and value the query names, shown in
+results and citations, kept across a restart, forgotten, and refused whole when malformed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from calls import error, ok
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+TRACKS: dict[str, dict[str, Any]] = {
+    # Its milliseconds hold 176: "album_id 176" must not find it first.
+    "rock": {
+        "name": "For Those About To Rock",
+        "album_id": 1,
+        "milliseconds": 176,
+        "unit_price": 0.99,
+        "explicit": False,
+        "released": "1981-11-23",
+    },
+    "balls": {
+        "name": "Balls to the Wall",
+        "album_id": 176,
+        "milliseconds": 342562,
+        "unit_price": 0.99,
+        "explicit": True,
+        "released": "1983-12-05T10:30:00+02:00",
+    },
+    "fast": {
+        "name": "Fast As a Shark",
+        "album_id": 176.0,  # a decimal: equal to the integer 176
+        "milliseconds": 230619,
+        "unit_price": "1.99",  # a string, not a number
+        "explicit": False,
+        "released": "1983-12-05",
+    },
+}
+
+
+async def remember_tracks(client: Client) -> dict[str, str]:
+    done = await ok(
+        client,
+        "remember",
+        memories=[{"record": {"type": "Track", "fields": f}} for f in TRACKS.values()],
+    )
+    return {
+        key: item["observation_id"] for key, item in zip(TRACKS, done["remembered"], strict=True)
+    }
+
+
+async def where(client: Client, **fields: Any) -> set[str]:
+    found = await ok(client, "recall", query="", where=fields)
+    return {r["observation_id"] for r in found["results"]}
+
+
+async def test_where_filters_records_exactly_by_typed_field(client: Client) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(client)
+        rock, balls, fast = ids["rock"], ids["balls"], ids["fast"]
+        assert await where(client, album_id=176) == {balls, fast}
+        assert await where(client, album_id=176.0) == {balls, fast}
+        assert await where(client, album_id="176") == set()  # a string is not a number
+        assert await where(client, milliseconds=176) == {rock}
+        assert await where(client, name="Balls to the Wall") == {balls}
+        assert await where(client, name="balls to the wall") == set()  # strings exactly
+        assert await where(client, unit_price=0.99) == {rock, balls}
+        assert await where(client, unit_price="0.99") == set()
+        assert await where(client, unit_price="1.99") == {fast}
+        assert await where(client, explicit=True) == {balls}
+        assert await where(client, explicit=False) == {rock, fast}
+        # A date finds that day's dates and date-times (in UTC); a date-time its instant.
+        assert await where(client, released="1983-12-05") == {balls, fast}
+        assert await where(client, released="1983-12-05T08:30:00Z") == {balls}
+        assert await where(client, released="1981-11-23") == {rock}
+        assert await where(client, Album_ID=176, explicit=False) == {fast}  # names: any case
+        assert await where(client, album_id=176, milliseconds=176) == set()
+        assert await where(client, composer="AC/DC") == set()
+        # With a query, where narrows the ranking.
+        ranked = await ok(client, "recall", query="Shark", where={"album_id": 176})
+        assert ranked["results"][0]["observation_id"] == fast
+        assert {r["observation_id"] for r in ranked["results"]} <= {balls, fast}
+
+
+async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Client) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(client)
+        found = await ok(client, "recall", query="album_id 176", explain=True)
+        by_price = await ok(client, "recall", query="tracks with unit_price 1.99", explain=True)
+        by_name = await ok(client, "recall", query="name fast as a shark")
+    first, second = found["results"][0], found["results"][1]
+    assert {first["observation_id"], second["observation_id"]} == {ids["balls"], ids["fast"]}
+    assert first["scores"]["field"] == second["scores"]["field"] == 1.0
+    rock = next(r for r in found["results"] if r["observation_id"] == ids["rock"])
+    assert "field" not in rock["scores"]  # its 176 is its milliseconds
+    # A query's words carry no type: "1.99" finds the price given as the text "1.99" too
+    # (where, which is typed, does not).
+    assert by_price["results"][0]["observation_id"] == ids["fast"]
+    assert [r for r in by_price["results"] if "field" in r["scores"]] == by_price["results"][:1]
+    assert by_name["results"][0]["observation_id"] == ids["fast"]
+
+
+async def test_records_are_shown_leanly_and_cited_with_their_fields(client: Client) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(client)
+        told = await ok(
+            client,
+            "remember",
+            text="Best-selling track of the store.",
+            record={"type": "Sale", "fields": {"track": "Balls to the Wall", "copies": 12}},
+        )
+        found = await ok(client, "recall", query="", where={"album_id": 176, "explicit": True})
+        sale = await ok(client, "recall", query="", where={"copies": 12})
+        cited = await ok(client, "cite_evidence", id=ids["balls"])
+    [item] = found["results"]
+    # The text is the record in words: said once, as the record.
+    assert "text" not in item
+    assert item["record"] == {"type": "Track", "fields": TRACKS["balls"]}
+    [kept] = sale["results"]
+    assert kept["observation_id"] == told["observation_id"]
+    assert kept["text"] == "Best-selling track of the store."
+    assert kept["record"]["fields"] == {"track": "Balls to the Wall", "copies": 12}
+    observation = cited["observation"]
+    assert observation["kind"] == "record"
+    assert observation["record"]["fields"]["released"] == "1983-12-05T10:30:00+02:00"
+    assert observation["text"].startswith("Track: name=Balls to the Wall, album_id=176,")
+
+
+async def test_records_survive_a_restart_and_leave_with_forget(settings: Settings) -> None:
+    with anyio.fail_after(90):
+        async with Client(create_server(settings)) as client:
+            ids = await remember_tracks(client)
+            again = await ok(client, "remember", record={"type": "Track", "fields": TRACKS["rock"]})
+        async with Client(create_server(settings)) as client:
+            assert await where(client, album_id=176) == {ids["balls"], ids["fast"]}
+            assert await where(client, released="1983-12-05") == {ids["balls"], ids["fast"]}
+            ranked = await ok(client, "recall", query="album_id 176")
+            await ok(client, "forget", id=ids["fast"], mode="purge")
+            await ok(client, "forget", id=ids["balls"])
+            left = await where(client, album_id=176)
+            price = await where(client, unit_price=0.99)
+        async with Client(create_server(settings)) as client:
+            after = await where(client, unit_price=0.99)
+            gone = await where(client, album_id=176)
+    assert again["duplicate_of"] == ids["rock"]  # the same record again
+    assert ranked["results"][0]["observation_id"] in {ids["balls"], ids["fast"]}
+    assert left == set() and price == {ids["rock"]}
+    assert after == {ids["rock"]} and gone == set()
+
+
+def named(message: str, field: str) -> bool:
+    """The error is about ``field``: its message begins with the field's path."""
+    return message.removeprefix("Error executing tool ").split(": ", 1)[1].startswith(field + " ")
+
+
+async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
+    settings: Settings, memory: Memory
+) -> None:
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"type": "Track", "fields": {"album id": 1}}, "record.fields.album id"),
+        ({"type": "Track", "fields": {"album_id": None}}, "record.fields.album_id"),
+        ({"type": "Track", "fields": {"tags": ["a", "b"]}}, "record.fields.tags"),
+        ({"type": "Track", "fields": {"meta": {"a": 1}}}, "record.fields.meta"),
+        ({"type": "Track", "fields": {"released": "2024-02-30"}}, "record.fields.released"),
+        ({"type": "Track", "fields": {"n": 10**50}}, "record.fields.n"),
+        ({"type": "Track", "fields": {"Name": "a", "name": "b"}}, "record.fields.name"),
+        ({"type": "Track", "fields": {}}, "record.fields"),
+        ({"type": " ", "fields": {"a": 1}}, "record.type"),
+        ({"type": "Track", "fields": {f"f{i}": i for i in range(101)}}, "record.fields"),
+    ]
+    server = create_server(settings, memory=memory)
+    with anyio.fail_after(60):
+        async with Client(server) as client:
+            before = memory.stats()
+            for record, field in bad:
+                message = await error(client, "remember", record=record)
+                assert named(message, field), message
+                batch = await error(
+                    client, "remember", memories=[{"text": "fine"}, {"record": record}]
+                )
+                assert named(batch, f"memories[1].{field}"), batch
+            for shape, field in (
+                ({"album_id": {"gt": 3}}, "where.album_id"),
+                ({"album_id": [1, 2]}, "where.album_id"),
+                ({"album id": 1}, "where.album id"),
+                ({"album_id": None}, "where.album_id"),
+            ):
+                message = await error(client, "recall", query="", where=shape)
+                assert named(message, field), message
+            after = memory.stats()
+    assert after["Observation"] == before["Observation"] == 0
+    assert memory.graph._rows("MATCH (f:FieldValue) RETURN count(f)") == [[0]]
+
+
+async def test_a_purged_record_takes_the_values_no_other_record_holds(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(memory_client)
+        await ok(memory_client, "forget", id=ids["rock"], mode="purge")
+        await ok(memory_client, "forget", id=ids["balls"])  # retracted: kept for audit
+    values = {row[0] for row in memory.graph._rows("MATCH (f:FieldValue) RETURN f.key")}
+    # The rock track's own values left with it; the price it shared with another stays.
+    assert "milliseconds|number|176" not in values
+    assert "name|string|For Those About To Rock" not in values
+    assert "unit_price|number|0.99" in values
+    assert "album_id|number|176" in values  # held by the other two
+    types = memory.graph._rows("MATCH (o:Observation)-[:IS_A]->(t:RecordType) RETURN count(o)")
+    assert types == [[2]]
