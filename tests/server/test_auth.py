@@ -368,7 +368,7 @@ async def test_a_read_only_token_reads_and_cannot_write(
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
-async def test_forget_takes_back_only_the_tokens_own_beliefs_unless_admin(
+async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_admin(
     tmp_path: Path, start_server: Start, transport: str
 ) -> None:
     data_dir = tmp_path / "memory"
@@ -393,7 +393,12 @@ async def test_forget_takes_back_only_the_tokens_own_beliefs_unless_admin(
             assert (await _call(client, "forget", {"id": mine}))["mode"] == "retract"
             refused = await _refused(client, "feedback", {"recall_id": "rec_nope"})
             assert "no recall" in refused  # feedback is open to writers; this id names nothing
+            # prune retires any agent's observations: an admin's call, even as a dry run.
+            refused = await _refused(client, "prune", {})
+            assert "not an admin token" in refused and "--admin" in refused
         async with _client(server, admin) as client:
+            planned = await _call(client, "prune", {})
+            assert planned["dry_run"] is True and planned["unused"] == 0
             done = await _call(client, "forget", {"id": theirs, "mode": "purge"})
             assert done["observation_id"] == theirs
             recalled = await _call(client, "recall", {"query": "Route 9"})
