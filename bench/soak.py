@@ -21,7 +21,8 @@ time does not hide the store's):
 
 RSS "after warm-up" is compared between the first sample past a tenth of the run and the
 last one. Run: ``python bench/soak.py`` (about 50 minutes); ``--quick`` for 2,000 loops and
-60 s; ``--only PHASE`` for one phase; ``--buffer-pool-mb N`` for every server it starts.
+60 s; ``--only PHASE`` for one phase; ``--buffer-pool-mb N`` or ``--config FILE``
+for every server it starts.
 """
 
 from __future__ import annotations
@@ -338,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--buffer-pool-mb", type=int, help="the graph's page cache (default: the settings')"
     )
+    parser.add_argument("--config", type=Path, help="a settings file for every server it starts")
     options = parser.parse_args(argv)
     if options.quick:
         options.loops, options.seconds, options.sample = 2_000, 60, 200
@@ -349,7 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     results: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="doxa-soak-") as tmp:
-        if options.buffer_pool_mb:
+        if options.config:
+            DOXA.extend(["--config", str(options.config.resolve())])
+            out(f"settings: {options.config}")
+        elif options.buffer_pool_mb:
             # Every server of the run reads it (DOXA is their command line).
             config = Path(tmp) / "soak.toml"
             config.write_text(f"[store]\nbuffer_pool_mb = {options.buffer_pool_mb}\n")

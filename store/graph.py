@@ -121,7 +121,7 @@ class Graph:
         buffer_pool_bytes: int = 256 * 1024 * 1024,
         checkpoint_every: int = 64,
         read_only: bool = False,
-        reopen_every: int = 200,
+        reopen_every: int = 50,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only

@@ -144,7 +144,7 @@ class StoreSettings(BaseModel):
     agent: str = Field("default", min_length=1, max_length=200)
     buffer_pool_mb: int = Field(256, ge=64, le=65536)
     checkpoint_every: int = Field(64, ge=1, le=100_000)
-    reopen_every: int = Field(200, ge=0, le=1_000_000)
+    reopen_every: int = Field(50, ge=0, le=1_000_000)
     maintenance_every: int = Field(2000, ge=1)
     embedding: EmbeddingSettings = EmbeddingSettings()
     ranking: RankingWeights = RankingWeights()
