@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import entities as entity_views
+from doxa.store import picture as pictures
 from doxa.store import planning, provenance, pruning, remembering, startup
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
@@ -886,6 +887,22 @@ class Memory:
         working = self._wm
         with self._working_lock.reading():
             return entity_views.listing(working, micros(utc_now()), limit)
+
+    def picture(self) -> pictures.Picture:
+        """The whole memory now, bounded for a page (``doxa view``): every entity, the facts
+        with both clocks, entities mentioned together, the latest notes per entity, and the
+        conflicts (see ``doxa.store.picture``)."""
+        working = self._wm
+        now = utc_now()
+        # The graph under no lock of ours (as conflicts reads it).
+        found = provenance.contradictions(self.graph, None, None)
+        with self._working_lock.reading():
+            found += provenance.clashes(working, None, None, now)
+            shown = provenance.described(found[: pictures.MAX_CONFLICTS], working)
+            taken = pictures.picture(working, micros(now), shown)
+        if len(found) > len(shown):
+            taken.left_out["conflicts"] = len(found) - len(shown)
+        return taken
 
     def _facts_changed(self, changed: Sequence[Entry]) -> None:
         """Refresh the summaries of the entities these observations' facts name, soon (on

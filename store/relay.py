@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: The operations a relay may ask of the owner's memory.
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
-    | {"about", "entities", "prune"}
+    | {"about", "entities", "prune", "picture"}
 )
 
 _HEADER = struct.Struct("!I")
@@ -59,6 +59,11 @@ _ALLOWED = {
     ("doxa.store.memory", "Forgotten"),
     ("doxa.store.pruning", "Pruned"),
     ("doxa.store.pruning", "Retirement"),
+    ("doxa.store.picture", "Picture"),
+    ("doxa.store.picture", "PicturedEntity"),
+    ("doxa.store.picture", "PicturedFact"),
+    ("doxa.store.picture", "PicturedNote"),
+    ("doxa.store.picture", "PicturedConflict"),
     ("doxa.store.errors", "MemoryStoreError"),
     ("doxa.store.errors", "InvalidInput"),
     ("doxa.store.errors", "NotFound"),

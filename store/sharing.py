@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         RecallOutcome,
         Remembered,
     )
+    from doxa.store.picture import Picture
     from doxa.store.pruning import Pruned
     from doxa.store.relay import RelayClient, RelayServer
 
@@ -344,6 +345,11 @@ class SharedMemory:
     def entities(self, limit: int = 500) -> list[dict[str, Any]]:
         """``Memory.entities``."""
         result: list[dict[str, Any]] = self._call("entities", limit)
+        return result
+
+    def picture(self) -> Picture:
+        """``Memory.picture``: a snapshot read, from the owner when another process owns it."""
+        result: Picture = self._call("picture")
         return result
 
     def stats(self) -> dict[str, int]:
