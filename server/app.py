@@ -22,6 +22,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
 from doxa.server.settings import Settings
+from doxa.server.view_page import view_endpoint
 from doxa.tools import (
     about,
     cite_evidence,
@@ -112,6 +113,10 @@ def create_server(
     )
     _add_prompts(server)
     _add_resources(server, shared)
+    # Served by the HTTP and SSE transports only (stdio has no routes).
+    server.custom_route("/view", methods=["GET"], name="view")(
+        view_endpoint(shared, settings.server)
+    )
     return server
 
 

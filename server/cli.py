@@ -79,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
     prune.add_argument("--model", help="sentence-transformers model name or path")
     prune.add_argument("--config", type=Path, help="a TOML file of settings ([store.prune])")
     prune.add_argument("--json", action="store_true", help="print JSON")
+    view = commands.add_parser(
+        "view", help="write the memory as one HTML page: entities, facts, timeline, conflicts"
+    )
+    view.add_argument("--out", type=Path, help="the page to write (default: doxa-memory.html)")
+    view.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+    view.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    view.add_argument("--model", help="sentence-transformers model name or path")
+    view.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)
     return parser
 
@@ -283,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.prune_command import prune_command
 
         return prune_command(settings, args.apply, args.json)
+    if args.command == "view":
+        from doxa.server.view_command import view_command
+
+        return view_command(settings, args.out)
     if args.command == "token":
         from doxa.server.token_commands import token_command
 

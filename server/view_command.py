@@ -1,0 +1,44 @@
+"""``doxa view``: the picture of the memory as one HTML page, written to a file.
+
+It reaches the memory as a server does (``doxa.store.sharing``): with no server on the data
+directory this process opens it, and with one it asks that server for the picture.
+
+Exit codes: 0 written, 1 the memory could not be opened or reached, or the file written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doxa.server.settings import Settings
+from doxa.store.errors import MemoryStoreError
+
+#: Where the page goes without ``--out``.
+DEFAULT_OUT = Path("doxa-memory.html")
+
+
+def view_command(settings: Settings, out: Path | None) -> int:
+    """Write the page of the configured data directory's memory to ``out``."""
+    from doxa.server.view_page import render
+    from doxa.store.sharing import SharedMemory
+
+    shared = SharedMemory(settings.store)
+    try:
+        picture = shared.picture()
+    except MemoryStoreError as error:
+        print(f"doxa view: {error}")
+        return 1
+    finally:
+        shared.close()
+    target = out or DEFAULT_OUT
+    try:
+        target.write_text(render(picture), encoding="utf-8")
+    except OSError as error:
+        print(f"doxa view: cannot write {target}: {error.strerror}; pick another --out")
+        return 1
+    size = target.stat().st_size
+    print(
+        f"wrote {target} ({size / 1024:.0f} KB): {len(picture.entities)} entities,"
+        f" {len(picture.facts)} facts, {len(picture.conflicts)} conflicts; open it in a browser"
+    )
+    return 0
