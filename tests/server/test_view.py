@@ -1,0 +1,249 @@
+"""``doxa view`` and ``/view`` as a user meets them: the page written from a memory with a few
+entities, facts and a conflict, loaded in headless Chromium (its DOM after the scripts ran,
+and a screenshot); and the same page over HTTP behind the bearer token, from the server that
+owns the data directory."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import zlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from conftest import hash_settings
+
+from doxa.server.cli import main
+from doxa.server.tokens import TokenStore
+from doxa.store import Memory, MemoryDraft
+from doxa.store.drafts import FactDraft
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install -y chromium;"
+    " .ci/run installs it)",
+)
+
+#: Flags for a headless Chromium on a machine without network or desktop.
+HEADLESS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WIDTH, HEIGHT = 1280, 800
+#: The conflict's red (``.node.conflict circle`` stroke, ``.conflict`` border).
+CONFLICT_RED = (0xD9, 0x30, 0x25)
+
+
+def fill(data_dir: Path) -> None:
+    """A memory of six entities, six facts of which one superseded, a note, and two
+    conflicts (an explicit contradiction and two agents' clashing facts)."""
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        said = memory.remember(
+            [
+                MemoryDraft(
+                    text="Alice lives in Berlin.",
+                    agent="scout",
+                    observed_at="2026-01-05T10:00:00Z",
+                    fact=FactDraft("Alice", "lives in", "Berlin"),
+                ),
+                MemoryDraft(
+                    text="Alice works at Acme.",
+                    agent="scout",
+                    fact=FactDraft("Alice", "works at", "Acme"),
+                ),
+                MemoryDraft(
+                    text="Bob manages Alice.",
+                    agent="scout",
+                    fact=FactDraft("Bob", "manager of", "Alice"),
+                ),
+                MemoryDraft(
+                    text="Acme is in Berlin.",
+                    agent="scout",
+                    fact=FactDraft("Acme", "based in", "Berlin"),
+                ),
+                MemoryDraft(
+                    text="Met Alice and Bob at the Acme launch </script><b>x</b>.",
+                    agent="scout",
+                    topics=["Alice", "Bob", "Acme"],
+                ),
+            ],
+            batch=True,
+        )
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="Alice moved to Hamburg in March.",
+                    agent="scout",
+                    observed_at="2026-03-10T10:00:00Z",
+                    fact=FactDraft("Alice", "lives in", "Hamburg"),
+                )
+            ]
+        )
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="Alice lives in Munich.",
+                    agent="critic",
+                    fact=FactDraft("Alice", "lives in", "Munich"),
+                )
+            ]
+        )
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="Acme is not in Berlin.",
+                    agent="critic",
+                    contradicts=[said[3].observation_id],
+                )
+            ]
+        )
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+
+
+def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [CHROMIUM, *HEADLESS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    at, chunks, header = 8, [], b""
+    while at < len(data):
+        (size,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + size]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            chunks.append(body)
+        at += 12 + size
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and interlace == 0 and colour in (2, 6), (depth, colour, interlace)
+    step = 3 if colour == 2 else 4
+    raw = zlib.decompress(b"".join(chunks))
+    stride = width * step
+    rows: list[bytes] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = line[x - step] if x >= step else 0
+            up = previous[x]
+            if kind == 1:
+                line[x] = (line[x] + left) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + up) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                corner = previous[x - step] if x >= step else 0
+                guess = left + up - corner
+                near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up))
+                near = min(near, (abs(guess - corner), 2, corner))
+                line[x] = (line[x] + near[2]) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, [bytes(r[i : i + 3]) for r in rows for i in range(0, stride, step)]
+
+
+@needs_chromium
+def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir, page = tmp_path / "m", tmp_path / "memory.html"
+    fill(data_dir)
+    assert (
+        main(["view", "--embedder", "hash", "--data-dir", str(data_dir), "--out", str(page)]) == 0
+    )
+    assert capsys.readouterr().out.startswith(f"wrote {page} (")
+    html = page.read_text(encoding="utf-8")
+    # Nothing fetched at view time; the note's markup stays text inside the data.
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html and "</script><b>" not in html
+
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    assert 'data-rendered-ms="' in dom, "the page's script did not finish"
+    for name in ("Alice", "Acme", "Berlin", "Bob", "Hamburg", "Munich"):
+        assert f">{name}</text>" in dom, name  # drawn in the graph
+        assert f">{name}</b>" in dom, name  # and listed for the search
+    # Alice, selected first: her clash is shown as a conflict, her superseded fact as old.
+    assert '<div class="conflict"><b>clash </b>' in dom
+    assert "Alice lives in Munich. (critic)" in dom
+    assert '<div class="conflict"><b>contradiction </b>' in dom
+    assert '<g class="node conflict on"' in dom
+    assert "superseded: Alice lives in Berlin (by Hamburg)" in dom
+    assert "&lt;b&gt;x&lt;/b&gt;" in dom  # the note's markup shown as text, never run
+
+    shot = tmp_path / "shot.png"
+    chromium(
+        f"--screenshot={shot}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        page.as_uri(),
+        profile=tmp_path / "profile",
+    )
+    width, height, pixels = png_pixels(shot.read_bytes())
+    assert (width, height) == (WIDTH, HEIGHT)
+    colours = set(pixels[::7])
+    assert len(colours) > 50, "the screenshot is nearly blank"
+    assert bytes(CONFLICT_RED) in colours, "no conflict drawn in red"
+
+
+@pytest.mark.anyio
+async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
+    tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    server = await start_server("http", data_dir)
+    url = f"http://127.0.0.1:{server.port}/view"
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            open_page = await http.get(url)
+            assert open_page.status_code == 200  # loopback and no token yet: as /mcp
+            assert "default-src 'none'" in open_page.headers["content-security-policy"]
+            assert '["Alice",' in open_page.text
+            rebound = await http.get(url, headers={"Host": "evil.example:80"})
+            assert rebound.status_code == 421  # DNS rebinding refused, as on /mcp
+
+            _, secret = TokenStore(data_dir).create("viewer", read_only=True)
+            refused = await http.get(url)
+            assert refused.status_code == 401
+            assert refused.headers["www-authenticate"].startswith("Bearer")
+            allowed = await http.get(url, headers={"Authorization": f"Bearer {secret}"})
+            assert allowed.status_code == 200
+            assert allowed.headers["content-type"].startswith("text/html")
+            assert '["Munich",' in allowed.text and '"clash"' in allowed.text
+
+    # The command while the server owns the directory: the picture comes from the server.
+    page = tmp_path / "relayed.html"
+    code = await anyio.to_thread.run_sync(
+        main, ["view", "--embedder", "hash", "--data-dir", str(data_dir), "--out", str(page)]
+    )
+    assert code == 0
+    assert "6 entities, 6 facts, 2 conflicts" in capsys.readouterr().out
+    assert '["Alice",' in page.read_text(encoding="utf-8")
