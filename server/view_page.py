@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: Entities drawn in the graph when the page opens (the most mentioned); the rest are found
 #: by search, and drawn with their neighbours when selected.
-DRAWN = 120
+DRAWN = 80
 #: Where the template's data goes.
 _SLOT = "/*DATA*/"
 #: What the page may do when served: run its own inline script and style, fetch nothing.
@@ -38,7 +38,7 @@ CONTENT_SECURITY_POLICY = (
 
 
 def _time(moment: datetime | None) -> str:
-    return "" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
+    return "" if moment is None else moment.isoformat(" ", "minutes")[:16]
 
 
 def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
