@@ -1,0 +1,96 @@
+"""``Memory.picture``: every entity, every fact with both clocks and its supersession, the
+entities mentioned together, the latest notes, and the conflicts, with the bounds counted."""
+
+from __future__ import annotations
+
+import pytest
+
+from doxa.store import Memory, MemoryDraft
+from doxa.store import picture as pictures
+from doxa.store.drafts import FactDraft
+
+
+def test_picture_holds_entities_facts_with_their_times_and_both_kinds_of_conflict(
+    memory: Memory,
+) -> None:
+    first = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Berlin.",
+                agent="scout",
+                observed_at="2026-01-05T10:00:00Z",
+                fact=FactDraft("Alice", "lives in", "Berlin"),
+            ),
+            MemoryDraft(text="Acme is in Berlin.", fact=FactDraft("Acme", "based in", "Berlin")),
+            MemoryDraft(text="Lunch with Alice at Acme.", topics=["Alice", "Acme"]),
+        ],
+        batch=True,
+    )
+    moved = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice moved to Hamburg in March.",
+                agent="scout",
+                observed_at="2026-03-10T10:00:00Z",
+                fact=FactDraft("Alice", "lives in", "Hamburg"),
+            )
+        ]
+    )[0]
+    memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Munich.",
+                agent="critic",
+                fact=FactDraft("Alice", "lives in", "Munich"),
+            )
+        ]
+    )
+    memory.remember(
+        [MemoryDraft(text="Acme is not in Berlin.", contradicts=[first[1].observation_id])]
+    )
+    taken = memory.picture()
+
+    assert taken.observations == 6
+    assert [(e.name, e.observations, e.facts) for e in taken.entities[:2]] == [
+        ("Alice", 4, 2),
+        ("Acme", 2, 1),
+    ]
+    assert {e.name for e in taken.entities} == {"Alice", "Acme", "Berlin", "Hamburg", "Munich"}
+    berlin = next(f for f in taken.facts if f.object == "Berlin" and f.subject == "Alice")
+    assert berlin.predicate == "lives_in" and berlin.subject_key == "alice"
+    assert berlin.superseded_by == (moved.observation_id,) and not berlin.current
+    assert berlin.start.isoformat() == "2026-01-05T10:00:00+00:00"
+    assert berlin.end is not None and berlin.end.isoformat() == "2026-03-10T10:00:00+00:00"
+    hamburg = next(f for f in taken.facts if f.object == "Hamburg")
+    assert hamburg.current and hamburg.agents == ("scout",) and hamburg.events == ("2026-03",)
+    assert ("acme", "alice", 1) in taken.mentioned_together
+    assert [(n.text, n.about) for n in taken.notes] == [
+        ("Lunch with Alice at Acme.", ("acme", "alice"))
+    ]
+    kinds = {c.kind: c for c in taken.conflicts}
+    assert kinds["contradiction"].about == ("acme", "berlin")
+    assert kinds["clash"].about == ("alice", "hamburg", "munich")
+    assert {kinds["clash"].a_text, kinds["clash"].b_text} == {
+        "Alice lives in Munich.",
+        "Alice moved to Hamburg in March.",
+    }
+    assert taken.left_out == {"facts": 0, "notes": 0, "conflicts": 0}
+
+
+def test_picture_counts_what_its_bounds_leave_out(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pictures, "MAX_FACTS", 2)
+    monkeypatch.setattr(pictures, "NOTES_PER_ENTITY", 1)
+    memory.remember(
+        [MemoryDraft(text=f"Ferry note {i}.", topics=["Ferry"]) for i in range(3)]
+        + [
+            MemoryDraft(text=f"Ferry {i} docks.", fact=FactDraft(f"Ferry {i}", "docks at", "Pier"))
+            for i in range(3)
+        ],
+        batch=True,
+    )
+    taken = memory.picture()
+    assert [f.subject for f in taken.facts] == ["Ferry 1", "Ferry 2"]  # the latest kept
+    assert [n.text for n in taken.notes] == ["Ferry note 2."]
+    assert taken.left_out == {"facts": 1, "notes": 2, "conflicts": 0}
