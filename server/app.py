@@ -16,11 +16,13 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, SetLevelRequestParams, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
+from doxa.server.client_log import ClientLog
+from doxa.server.completions import NameCompletions
 from doxa.server.settings import Settings
 from doxa.tools import (
     about,
@@ -84,6 +86,7 @@ def create_server(
     """
     shared = state or MemoryContext(settings.store, memory)
     sessions = 0
+    client_log = ClientLog()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[MemoryContext]) -> AsyncIterator[MemoryContext]:
@@ -91,10 +94,13 @@ def create_server(
         # The store and the model load on a thread: initialize and tools/list answer at once.
         shared.start()
         sessions += 1
+        client_log.attach()
         try:
             yield shared
         finally:
             sessions -= 1
+            if sessions == 0:
+                client_log.detach()
             if sessions == 0 and state is None:
                 # Shielded: a cancelled run must still close the memory (Kùzu's log).
                 with anyio.CancelScope(shield=True):
@@ -112,6 +118,12 @@ def create_server(
     )
     _add_prompts(server)
     _add_resources(server, shared)
+    server.completion()(NameCompletions(shared))
+    # The SDK's MCPServer has no decorator for logging/setLevel (deprecated by the
+    # 2026-07-28 revision, still what 2025 clients send): registered on its low-level server.
+    server._lowlevel_server.add_request_handler(
+        "logging/setLevel", SetLevelRequestParams, client_log.set_level
+    )
     return server
 
 
@@ -284,7 +296,7 @@ def _printable(text: str) -> str:
 
 
 def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> None:
-    """One entity as ``about`` shows it, and the list of entities."""
+    """One entity as ``about`` shows it, the list of entities, and the memory's counts."""
     server.resource(
         about.ENTITY_URI,
         name="entity",
@@ -301,6 +313,17 @@ def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> No
             " (at most 500).",
             mime_type="application/json",
             fn=about.entity_list(state),
+        )
+    )
+    server.add_resource(
+        FunctionResource(
+            uri=about.STATS_URI,
+            name="stats",
+            title="Memory statistics",
+            description="How many agents, observations, beliefs, topics, facts and index rows"
+            " the memory holds.",
+            mime_type="application/json",
+            fn=about.stats_reader(state),
         )
     )
 
