@@ -234,7 +234,7 @@ async def remember(
     batch = memories is not None
     # A batch may be long: a client that asked is told when it is checked and written.
     progress = notifier(ctx) if batch else None
-    if progress is not None:
+    if batch:
         await ctx.report_progress(0, REMEMBER_STEPS, f"received {len(drafts)} memories")
 
     def run(memory: SharedMemory) -> CallToolResult:
