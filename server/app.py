@@ -35,7 +35,7 @@ from doxa.tools import (
     remember,
 )
 from doxa.tools.context import MemoryContext
-from doxa.tools.schema import compact, lean_input
+from doxa.tools.schema import compact, lean_input, left_out_when_null
 
 if TYPE_CHECKING:
     from doxa.store.memory import Memory
@@ -143,13 +143,14 @@ def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempoten
         ),
     )
     # Clients validate every result against the published schema; pydantic's $refs and
-    # nullable anyOfs make that slow (see doxa.tools.schema). The SDK reads output_schema
+    # nullable anyOfs make that slow (see doxa.tools.schema), and the answers leave out the
+    # fields that are null rather than send null. The SDK reads output_schema
     # live when listing; the tools build their answers from the pydantic model it describes.
     derived = tool.fn_metadata.output_schema
     closed = _closed(tool.fn_metadata.arg_model)
     tool.fn_metadata = VerbatimArguments(
         arg_model=closed,
-        output_schema=None if derived is None else compact(derived),
+        output_schema=None if derived is None else left_out_when_null(compact(derived)),
         output_model=tool.fn_metadata.output_model,
         wrap_output=tool.fn_metadata.wrap_output,
     )
