@@ -16,11 +16,13 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, SetLevelRequestParams, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
+from doxa.server.client_log import ClientLog
+from doxa.server.completions import NameCompletions
 from doxa.server.settings import Settings
 from doxa.server.view_page import view_endpoint
 from doxa.tools import (
@@ -34,7 +36,7 @@ from doxa.tools import (
     remember,
 )
 from doxa.tools.context import MemoryContext
-from doxa.tools.schema import compact, lean_input
+from doxa.tools.schema import compact, lean_input, left_out_when_null
 
 if TYPE_CHECKING:
     from doxa.store.memory import Memory
@@ -85,6 +87,7 @@ def create_server(
     """
     shared = state or MemoryContext(settings.store, memory)
     sessions = 0
+    client_log = ClientLog()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[MemoryContext]) -> AsyncIterator[MemoryContext]:
@@ -92,10 +95,13 @@ def create_server(
         # The store and the model load on a thread: initialize and tools/list answer at once.
         shared.start()
         sessions += 1
+        client_log.attach()
         try:
             yield shared
         finally:
             sessions -= 1
+            if sessions == 0:
+                client_log.detach()
             if sessions == 0 and state is None:
                 # Shielded: a cancelled run must still close the memory (Kùzu's log).
                 with anyio.CancelScope(shield=True):
@@ -117,6 +123,12 @@ def create_server(
     server.custom_route("/view", methods=["GET"], name="view")(
         view_endpoint(shared, settings.server)
     )
+    server.completion()(NameCompletions(shared))  # type: ignore[no-untyped-call]  # SDK untyped
+    # The SDK's MCPServer has no decorator for logging/setLevel (deprecated by the
+    # 2026-07-28 revision, still what 2025 clients send): registered on its low-level server.
+    server._lowlevel_server.add_request_handler(
+        "logging/setLevel", SetLevelRequestParams, client_log.set_level
+    )
     return server
 
 
@@ -136,13 +148,14 @@ def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempoten
         ),
     )
     # Clients validate every result against the published schema; pydantic's $refs and
-    # nullable anyOfs make that slow (see doxa.tools.schema). The SDK reads output_schema
+    # nullable anyOfs make that slow (see doxa.tools.schema), and the answers leave out the
+    # fields that are null rather than send null. The SDK reads output_schema
     # live when listing; the tools build their answers from the pydantic model it describes.
     derived = tool.fn_metadata.output_schema
     closed = _closed(tool.fn_metadata.arg_model)
     tool.fn_metadata = VerbatimArguments(
         arg_model=closed,
-        output_schema=None if derived is None else compact(derived),
+        output_schema=None if derived is None else left_out_when_null(compact(derived)),
         output_model=tool.fn_metadata.output_model,
         wrap_output=tool.fn_metadata.wrap_output,
     )
@@ -289,7 +302,7 @@ def _printable(text: str) -> str:
 
 
 def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> None:
-    """One entity as ``about`` shows it, and the list of entities."""
+    """One entity as ``about`` shows it, the list of entities, and the memory's counts."""
     server.resource(
         about.ENTITY_URI,
         name="entity",
@@ -306,6 +319,17 @@ def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> No
             " (at most 500).",
             mime_type="application/json",
             fn=about.entity_list(state),
+        )
+    )
+    server.add_resource(
+        FunctionResource(
+            uri=about.STATS_URI,
+            name="stats",
+            title="Memory statistics",
+            description="How many agents, observations, beliefs, topics, facts and index rows"
+            " the memory holds.",
+            mime_type="application/json",
+            fn=about.stats_reader(state),
         )
     )
 

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import entities as entity_views
+from doxa.store import names as known_names
 from doxa.store import picture as pictures
 from doxa.store import planning, provenance, pruning, remembering, startup
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
@@ -64,7 +65,9 @@ from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
 from doxa.store.long_lived import LongLived
+from doxa.store.names import MAX_NAMES, NameKind, Names
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
+from doxa.store.progress import REMEMBER_STEPS, Progress, unheard
 from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked
 from doxa.store.readers_writer import ReadersWriterLock
@@ -340,7 +343,11 @@ class Memory:
     # ---- remember ---------------------------------------------------------------------------
 
     def remember(
-        self, drafts: Sequence[MemoryDraft], batch: bool = False, agent: str | None = None
+        self,
+        drafts: Sequence[MemoryDraft],
+        batch: bool = False,
+        agent: str | None = None,
+        progress: Progress = unheard,
     ) -> list[Remembered]:
         """Remember one or many observations, atomically: all are written or none.
 
@@ -348,6 +355,8 @@ class Memory:
             drafts: the memories, values as given by the caller.
             batch: name fields as ``memories[i].field`` in errors.
             agent: the believing agent for drafts that name none (default: settings.agent).
+            progress: told, in steps of the whole call, when the drafts are checked and
+                when they are written (one transaction: there is no step in between).
 
         Returns:
             One ``Remembered`` per draft, in order.
@@ -364,6 +373,7 @@ class Memory:
                 raise (error.within(f"memories[{i}]") if batch else error) from None
         if not memories:
             return []
+        progress(1, REMEMBER_STEPS, f"checked {len(memories)} memories")
         working = self._wm
         graph = self.graph
         # The texts are embedded after the write, on the embedding queue's thread (see
@@ -388,6 +398,7 @@ class Memory:
         if asked.error is not None:
             raise asked.error
         assert asked.results is not None
+        progress(REMEMBER_STEPS, REMEMBER_STEPS, f"wrote {len(memories)} memories")
         return asked.results
 
     def _remember_together(
@@ -903,6 +914,13 @@ class Memory:
         if len(found) > len(shown):
             taken.left_out["conflicts"] = len(found) - len(shown)
         return taken
+
+    def names(self, kind: NameKind, prefix: str = "", limit: int = MAX_NAMES) -> Names:
+        """The agent, entity or topic names starting with ``prefix``, sorted (see
+        ``doxa.store.names``)."""
+        working = self._wm
+        with self._working_lock.reading():
+            return known_names.starting_with(working, kind, prefix, limit)
 
     def _facts_changed(self, changed: Sequence[Entry]) -> None:
         """Refresh the summaries of the entities these observations' facts name, soon (on

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: The operations a relay may ask of the owner's memory.
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
-    | {"about", "entities", "prune", "picture"}
+    | {"about", "entities", "prune", "picture", "names"}
 )
 
 _HEADER = struct.Struct("!I")
@@ -58,6 +58,7 @@ _ALLOWED = {
     ("doxa.store.memory", "Judged"),
     ("doxa.store.memory", "Forgotten"),
     ("doxa.store.pruning", "Pruned"),
+    ("doxa.store.names", "Names"),
     ("doxa.store.pruning", "Retirement"),
     ("doxa.store.picture", "Picture"),
     ("doxa.store.picture", "PicturedEntity"),

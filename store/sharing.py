@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import MemoryStoreError, OwnerLost
+from doxa.store.progress import REMEMBER_STEPS
 from doxa.store.settings import StoreSettings
 
 if TYPE_CHECKING:
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
         RecallOutcome,
         Remembered,
     )
+    from doxa.store.names import NameKind, Names
     from doxa.store.picture import Picture
+    from doxa.store.progress import Progress
     from doxa.store.pruning import Pruned
     from doxa.store.relay import RelayClient, RelayServer
 
@@ -216,7 +219,11 @@ class SharedMemory:
             self._client = None
             self._settled = False
 
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+    def _call(
+        self, method: str, *args: Any, local: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """``method(*args, **kwargs)`` on the memory, owned here or relayed; ``local``: more
+        keyword arguments for a memory owned here only (callbacks cannot cross processes)."""
         from doxa.store.relay import RequestLost
 
         for _ in range(3):
@@ -229,9 +236,9 @@ class SharedMemory:
                     if isinstance(self._failure, MemoryStoreError):
                         raise self._failure
                     raise MemoryStoreError(f"the memory could not be opened: {self._failure}")
-                local, client = self._local, self._client
-            if local is not None:
-                return getattr(local, method)(*args, **kwargs)
+                own, client = self._local, self._client
+            if own is not None:
+                return getattr(own, method)(*args, **kwargs, **(local or {}))
             assert client is not None
             try:
                 return client.call(method, args, kwargs)
@@ -247,12 +254,30 @@ class SharedMemory:
     # ---- the operations ---------------------------------------------------------------------
 
     def remember(
-        self, drafts: Sequence[MemoryDraft], batch: bool = False, agent: str | None = None
+        self,
+        drafts: Sequence[MemoryDraft],
+        batch: bool = False,
+        agent: str | None = None,
+        progress: Progress | None = None,
     ) -> list[Remembered]:
-        """``Memory.remember``, believed by this process's agent unless ``agent`` says."""
+        """``Memory.remember``, believed by this process's agent unless ``agent`` says.
+        Relayed to another process's memory, ``progress`` hears only the end."""
+        told: list[int] = []
+
+        def hear(done: int, total: int, message: str) -> None:
+            told.append(done)
+            if progress is not None:
+                progress(done, total, message)
+
         result: list[Remembered] = self._call(
-            "remember", list(drafts), batch=batch, agent=agent or self.settings.agent
+            "remember",
+            list(drafts),
+            batch=batch,
+            agent=agent or self.settings.agent,
+            local={"progress": hear},
         )
+        if progress is not None and not told and result:
+            progress(REMEMBER_STEPS, REMEMBER_STEPS, f"wrote {len(result)} memories")
         return result
 
     def recall(
@@ -350,6 +375,11 @@ class SharedMemory:
     def picture(self) -> Picture:
         """``Memory.picture``: a snapshot read, from the owner when another process owns it."""
         result: Picture = self._call("picture")
+        return result
+
+    def names(self, kind: NameKind, prefix: str = "", limit: int = 100) -> Names:
+        """``Memory.names`` (at most ``doxa.store.names.MAX_NAMES`` by default)."""
+        result: Names = self._call("names", kind, prefix, limit)
         return result
 
     def stats(self) -> dict[str, int]:

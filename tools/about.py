@@ -163,6 +163,7 @@ async def about(
 
 ENTITY_URI = "doxa://entity/{name}"
 ENTITIES_URI = "doxa://entities"
+STATS_URI = "doxa://stats"
 
 
 async def _read(state: MemoryContext, operation: Callable[[SharedMemory], T]) -> T:
@@ -195,5 +196,15 @@ def entity_list(state: MemoryContext) -> Callable[[], Any]:
     async def read() -> str:
         found = await _read(state, lambda memory: memory.entities())
         return compact({"entities": found})
+
+    return read
+
+
+def stats_reader(state: MemoryContext) -> Callable[[], Any]:
+    """The reader of ``doxa://stats``: how many of each kind of thing the memory holds."""
+
+    async def read() -> str:
+        counts = await _read(state, lambda memory: memory.stats())
+        return compact({"counts": counts})
 
     return read

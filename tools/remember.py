@@ -10,9 +10,11 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
+from doxa.store.progress import REMEMBER_STEPS
 from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call
 from doxa.tools.identity import own_agent, writer
+from doxa.tools.progress import notifier
 
 if TYPE_CHECKING:
     from doxa.store.memory import Remembered
@@ -230,9 +232,14 @@ async def remember(
         items = memories
     drafts = [_draft(i) for i in items]
     batch = memories is not None
+    # A batch may be long: a client that asked is told when it is checked and written.
+    progress = notifier(ctx) if batch else None
+    if batch:
+        await ctx.report_progress(0, REMEMBER_STEPS, f"received {len(drafts)} memories")
 
     def run(memory: SharedMemory) -> CallToolResult:
-        listed = [_item(d) for d in memory.remember(drafts, batch=batch, agent=agent)]
+        remembered = memory.remember(drafts, batch=batch, agent=agent, progress=progress)
+        listed = [_item(d) for d in remembered]
         if batch:
             return answer(RememberResult(remembered=listed))
         return answer(RememberResult(**listed[0].model_dump()))

@@ -131,6 +131,61 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return list(value) if isinstance(value, list) else [value]
 
 
+def left_out_when_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema without ``null`` for the optional fields whose default is ``null``.
+
+    doxa's answers leave such a field out rather than send ``null`` (``doxa.tools.answer``
+    drops every field at its default), so ``null`` says nothing there; and ``type: [X,
+    "null"]`` is the form strict validators (the Inspector's ``--strict``) warn is not
+    portable across clients. A nullable field that is required, or defaults to something
+    else, is left as it is. Works on pydantic's form (``anyOf`` with a ``null`` arm) and on
+    ``compact``'s (a type list); the input is not modified.
+    """
+    out: dict[str, Any] = _drop_null(schema)
+    return out
+
+
+def _drop_null(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_drop_null(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _drop_null(value) for key, value in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        required = set(out.get("required", ()))
+        out["properties"] = {
+            name: _not_null(prop) if name not in required and _defaults_to_null(prop) else prop
+            for name, prop in properties.items()
+        }
+    return out
+
+
+def _defaults_to_null(prop: Any) -> bool:
+    return isinstance(prop, dict) and "default" in prop and prop["default"] is None
+
+
+def _not_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` (a field defaulting to ``null``) without ``null`` among its values."""
+    out = {key: value for key, value in prop.items() if key != "default"}
+    types = out.get("type")
+    if isinstance(types, list) and "null" in types:
+        rest = [t for t in types if t != "null"]
+        out["type"] = rest[0] if len(rest) == 1 else rest
+        if isinstance(out.get("enum"), list):
+            out["enum"] = [v for v in out["enum"] if v is not None]
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and _NULL in branches:
+        others = [b for b in branches if b != _NULL]
+        del out["anyOf"]
+        if len(others) == 1 and isinstance(others[0], dict):
+            # The field's own annotations win over the branch's, as in compact.
+            out = {**others[0], **out}
+        else:
+            out["anyOf"] = others
+    return out
+
+
 def lean_input(schema: dict[str, Any]) -> dict[str, Any]:
     """An input schema as a model reads it: ``compact``, without what says nothing to it.
 

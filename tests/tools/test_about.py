@@ -228,10 +228,13 @@ async def test_entity_resources_list_and_read(client: Client) -> None:
         templates = (await client.list_resource_templates()).resource_templates
         listed = await client.read_resource("doxa://entities")
         one = await client.read_resource("doxa://entity/alice")
+        stats = await client.read_resource("doxa://stats")
         tool = await ok(client, "about", name="alice")
         with pytest.raises(MCPError, match="'Zed'"):
             await client.read_resource("doxa://entity/Zed")
-    assert [str(r.uri) for r in resources] == ["doxa://entities"]
+    assert [str(r.uri) for r in resources] == ["doxa://entities", "doxa://stats"]
+    counts = json.loads(stats.contents[0].text)["counts"]  # type: ignore[union-attr]
+    assert counts["Observation"] == 3 and counts["Belief"] == 3 and counts["Topic"] == 3
     assert [t.uri_template for t in templates] == ["doxa://entity/{name}"]
     entities = json.loads(listed.contents[0].text)["entities"]  # type: ignore[union-attr]
     assert entities[0] == {"name": "Alice", "observations": 3, "facts": 2}

@@ -1,5 +1,6 @@
-"""The published output schemas: compact (no ``$ref``, no ``anyOf``), valid for every real
-result, and accepting exactly what pydantic's own schemas accept."""
+"""The published output schemas: compact (no ``$ref``, no ``anyOf``), portable (no ``null``
+in a type list), valid for every real result, and accepting exactly what pydantic's own
+schemas accept but ``null`` for the optional fields the answers leave out instead."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mcp.server.mcpserver.tools import Tool
 from referencing import Registry
 
 from doxa.server.app import _TOOLS
-from doxa.tools.schema import compact
+from doxa.tools.schema import compact, left_out_when_null
 
 pytestmark = pytest.mark.anyio
 
@@ -33,11 +34,25 @@ def validator(schema: dict[str, Any]) -> Validator:
 
 
 def derived_schema(name: str) -> dict[str, Any]:
-    """The schema the SDK derives from the tool's return annotation, before ``compact``."""
+    """The schema the SDK derives from the tool's return annotation, before ``compact``,
+    without ``null`` for the optional fields defaulting to it (``left_out_when_null``)."""
     module = next(m for m, *_ in _TOOLS if m.__name__.rsplit(".", 1)[-1] == name)
     schema = Tool.from_function(getattr(module, name), name=name).output_schema
     assert schema is not None
-    return schema
+    return left_out_when_null(schema)
+
+
+def null_type_lists(node: Any, where: str = "") -> Iterator[str]:
+    """Where a schema says ``type: [..., "null"]``."""
+    if isinstance(node, dict):
+        types = node.get("type")
+        if isinstance(types, list) and "null" in types:
+            yield where
+        for key, value in node.items():
+            yield from null_type_lists(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from null_type_lists(item, f"{where}/{i}")
 
 
 def keys(node: Any) -> Iterator[str]:
@@ -188,7 +203,7 @@ async def test_published_schemas_are_compact_and_keep_every_title_and_descriptio
         found = set(keys(published))
         assert not found & {"$ref", "$defs", "anyOf"}, name
         derived = derived_schema(name)
-        assert published == compact(derived)
+        assert published == left_out_when_null(compact(derived))
         for keyword in ("title", "description"):
             assert annotations(published, keyword) == annotations(derived, keyword), name
 
@@ -272,3 +287,35 @@ def test_recursive_and_foreign_references_are_refused() -> None:
                 "$defs": {"X": {"type": "integer"}},
             }
         )
+
+
+async def test_no_published_schema_has_a_type_list_with_null(client: Client) -> None:
+    with anyio.fail_after(30):
+        tools = (await client.list_tools()).tools
+    found = {
+        t.name: [*null_type_lists(t.output_schema), *null_type_lists(t.input_schema)] for t in tools
+    }
+    assert found == {t.name: [] for t in tools}
+
+
+def test_optional_fields_defaulting_to_null_lose_null_and_others_keep_it() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["string", "null"], "default": None, "description": "A"},
+            "b": {"anyOf": [{"$ref": "#/$defs/B"}, {"type": "null"}], "default": None},
+            "c": {"enum": ["x", None], "type": ["string", "null"], "default": None},
+            "required": {"type": ["string", "null"]},
+            "other_default": {"type": ["integer", "null"], "default": 3},
+        },
+        "required": ["required"],
+    }
+    before = copy.deepcopy(schema)
+    assert left_out_when_null(schema)["properties"] == {
+        "a": {"type": "string", "description": "A"},
+        "b": {"$ref": "#/$defs/B"},
+        "c": {"enum": ["x"], "type": "string"},
+        "required": {"type": ["string", "null"]},
+        "other_default": {"type": ["integer", "null"], "default": 3},
+    }
+    assert schema == before

@@ -1,0 +1,61 @@
+"""Completions (``completion/complete``): the names the memory knows, offered for the
+prompt and resource arguments that take one, as the user types them."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+from mcp.types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
+
+from doxa.store.errors import MemoryStoreError
+from doxa.tools.about import ENTITY_URI
+from doxa.tools.context import MemoryContext
+
+if TYPE_CHECKING:
+    from doxa.store.names import NameKind
+
+log = logging.getLogger(__name__)
+
+#: (prompt name, argument) -> the kind of name it takes.
+PROMPT_ARGUMENTS: dict[tuple[str, str], NameKind] = {
+    ("review-conflicts", "agent"): "agent",
+    ("review-conflicts", "topic"): "topic",
+}
+#: (resource template, argument) -> the kind of name it takes.
+RESOURCE_ARGUMENTS: dict[tuple[str, str], NameKind] = {(ENTITY_URI, "name"): "entity"}
+
+
+def kind_of(ref: PromptReference | ResourceTemplateReference, argument: str) -> NameKind | None:
+    """The kind of name the argument takes, or None if it takes free text (a question)."""
+    if isinstance(ref, PromptReference):
+        return PROMPT_ARGUMENTS.get((ref.name, argument))
+    return RESOURCE_ARGUMENTS.get((ref.uri, argument))
+
+
+class NameCompletions:
+    """The completion handler: names of the argument's kind starting with what is typed,
+    sorted, at most 100 with the total (``doxa.store.names``). Any other argument, or a
+    memory still opening, completes to nothing rather than failing the client's typing."""
+
+    def __init__(self, state: MemoryContext) -> None:
+        self._state = state
+
+    async def __call__(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: object,
+    ) -> Completion | None:
+        """Answer one ``completion/complete`` request."""
+        kind = kind_of(ref, argument.name)
+        if kind is None:
+            return None
+        state, typed = self._state, argument.value
+        try:
+            names = await anyio.to_thread.run_sync(lambda: state.memory().names(kind, typed))
+        except MemoryStoreError as error:
+            log.debug("no completions for %s: %s", argument.name, error)
+            return None
+        return Completion(values=names.values, total=names.total, has_more=names.has_more)

@@ -1,0 +1,66 @@
+"""The names the memory knows, by kind, for a client completing an argument as it is typed:
+the agents that believe something, the entities facts and topics name, the topics.
+
+Read from the working memory alone (no graph query): a completion is asked at every
+keystroke and must answer at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from doxa.store import entities as entity_views
+from doxa.store.working_memory import WorkingMemory
+
+#: The kinds of names a client may complete.
+NameKind = Literal["agent", "entity", "topic"]
+
+#: At most this many names in one answer (MCP's limit for a completion's values).
+MAX_NAMES = 100
+
+
+@dataclass(frozen=True)
+class Names:
+    """Names starting with a prefix, sorted, at most a limit of them; ``total`` counts all."""
+
+    values: list[str]
+    total: int
+
+    @property
+    def has_more(self) -> bool:
+        """Whether names were left out for the limit."""
+        return self.total > len(self.values)
+
+
+def starting_with(
+    working: WorkingMemory, kind: NameKind, prefix: str, limit: int = MAX_NAMES
+) -> Names:
+    """The ``kind`` names that start with ``prefix`` (case-insensitively), sorted.
+
+    Args:
+        working: the working memory (the caller holds its read lock).
+        kind: agents, entities (the subjects and objects of facts, and topics) or topics.
+        prefix: what the user has typed so far; empty for every name.
+        limit: at most this many names in ``values``.
+    """
+    wanted = prefix.casefold()
+    matching = sorted(
+        {name for name in _names(working, kind) if name.casefold().startswith(wanted)},
+        key=lambda name: (name.casefold(), name),
+    )
+    return Names(matching[: max(0, limit)], len(matching))
+
+
+def _names(working: WorkingMemory, kind: NameKind) -> list[str]:
+    if kind == "agent":
+        return [agent for agent, rows in working.agent_rows.items() if len(rows)]
+    if kind == "topic":
+        return [
+            working.topic_names.get(key, key)
+            for key, rows in working.topic_rows.items()
+            if len(rows)
+        ]
+    keys = {key for key, rows in working.entity_facts.items() if len(rows)}
+    keys |= {key for key, rows in working.topic_rows.items() if len(rows)}
+    return [entity_views.display_name(working, key) for key in keys]

@@ -1,0 +1,72 @@
+"""Completions through a real MCP client: the names the memory knows, for the prompt and
+resource arguments that take one."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from calls import ok, seed_bridge
+from mcp.client import Client
+from mcp.types import PromptReference, ResourceTemplateReference
+
+pytestmark = pytest.mark.anyio
+
+ENTITY = ResourceTemplateReference(uri="doxa://entity/{name}")
+REVIEW = PromptReference(name="review-conflicts")
+
+
+async def test_the_review_prompt_completes_agent_and_topic_names_by_prefix(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await seed_bridge(client)
+        await ok(client, "remember", text="Roads are busy.", topics=["Rush hour"], agent="dispatch")
+        agents = await client.complete(REVIEW, {"name": "agent", "value": "D"})
+        every_agent = await client.complete(REVIEW, {"name": "agent", "value": ""})
+        topics = await client.complete(REVIEW, {"name": "topic", "value": "r"})
+    assert agents.completion.values == ["dispatch", "driver"]
+    assert agents.completion.total == 2 and agents.completion.has_more is False
+    assert every_agent.completion.values == ["dispatch", "driver", "scout"]
+    assert topics.completion.values == ["route-9", "Rush hour"]
+
+
+async def test_the_entity_resource_completes_the_names_facts_and_topics_give(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await ok(
+            client,
+            "remember",
+            text="Alice lives in Paris.",
+            topics=["Alps trip"],
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Paris"},
+        )
+        names = await client.complete(ENTITY, {"name": "name", "value": "al"})
+        none = await client.complete(ENTITY, {"name": "name", "value": "zz"})
+    assert names.completion.values == ["Alice", "Alps trip"]
+    assert none.completion.values == [] and none.completion.total == 0
+
+
+async def test_completions_stop_at_100_names_and_say_how_many_there_are(
+    client: Client,
+) -> None:
+    memories = [{"text": f"Note {i}.", "topics": [f"topic {i:03}"]} for i in range(130)]
+    with anyio.fail_after(60):
+        await ok(client, "remember", memories=memories)
+        topics = await client.complete(REVIEW, {"name": "topic", "value": "topic"})
+    assert len(topics.completion.values) == 100
+    assert topics.completion.values[:2] == ["topic 000", "topic 001"]
+    assert topics.completion.total == 130 and topics.completion.has_more is True
+
+
+async def test_free_text_arguments_and_unknown_prompts_complete_to_nothing(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        await seed_bridge(client)
+        question = await client.complete(
+            PromptReference(name="recall-before-answering"), {"name": "question", "value": "b"}
+        )
+        unknown = await client.complete(PromptReference(name="nope"), {"name": "x", "value": ""})
+    assert question.completion.values == []
+    assert unknown.completion.values == []
