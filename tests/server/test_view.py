@@ -5,6 +5,7 @@ owns the data directory."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 import subprocess
@@ -204,6 +205,12 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
     assert '<g class="node conflict on"' in dom
     assert "superseded: Alice lives in Berlin (by Hamburg)" in dom
     assert "&lt;b&gt;x&lt;/b&gt;" in dom  # the note's markup shown as text, never run
+
+    # A link to one entity: the search box holds its name and the entity is shown.
+    found = chromium("--dump-dom", page.as_uri() + "#munich", profile=tmp_path / "profile")
+    assert "<h2>Munich</h2>" in found.stdout
+    listed = re.findall(r'<li[^>]*data-i="\d+"[^>]*><b[^>]*>([^<]+)</b>', found.stdout)
+    assert listed == ["Munich", "Alice"]  # by its name, then by a fact (Alice lives in Munich)
 
     shot = tmp_path / "shot.png"
     chromium(
