@@ -95,9 +95,12 @@ def main() -> int:
             pictures.append(time.perf_counter() - t0)
     finally:
         memory.close()
-    t0 = time.perf_counter()
-    page = render(picture)
-    rendered = time.perf_counter() - t0
+    renders = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        page = render(picture)
+        renders.append(time.perf_counter() - t0)
+    rendered = min(renders)
     out = root / "memory.html"
     out.write_text(page, encoding="utf-8")
     loads, runs = [], []
@@ -125,7 +128,7 @@ def main() -> int:
     )
     print(
         f"page {out.stat().st_size / 1024:.0f} KB; Memory.picture {min(pictures) * 1000:.0f} ms"
-        f" (best of 3), render {rendered * 1000:.0f} ms"
+        f" (best of 3), render {rendered * 1000:.0f} ms (best of 3)"
     )
     print(
         f"Chromium: navigation to drawn {min(loads)}-{max(loads)} ms over {args.loads} loads;"
