@@ -118,7 +118,7 @@ def create_server(
     )
     _add_prompts(server)
     _add_resources(server, shared)
-    server.completion()(NameCompletions(shared))
+    server.completion()(NameCompletions(shared))  # type: ignore[no-untyped-call]  # SDK untyped
     # The SDK's MCPServer has no decorator for logging/setLevel (deprecated by the
     # 2026-07-28 revision, still what 2025 clients send): registered on its low-level server.
     server._lowlevel_server.add_request_handler(
