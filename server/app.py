@@ -23,7 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from doxa.prompts import prompt_text
 from doxa.server.client_log import ClientLog
 from doxa.server.completions import NameCompletions
-from doxa.server.settings import Settings
+from doxa.server.settings import Settings, load_settings
 from doxa.server.view_page import view_endpoint
 from doxa.tools import (
     about,
@@ -130,6 +130,25 @@ def create_server(
         "logging/setLevel", SetLevelRequestParams, client_log.set_level
     )
     return server
+
+
+def __getattr__(name: str) -> MCPServer[MemoryContext]:
+    """``mcp`` (and ``server``): a doxa server from the default settings, ``DOXA_*``
+    variables over them, built on first use, never at import.
+
+    ``mcp dev server/app.py`` and ``mcp run server/app.py`` look for a module-level server
+    object by these names.
+    """
+    if name in ("mcp", "server"):
+        return _default_server()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _default_server() -> MCPServer[MemoryContext]:
+    import os
+
+    return create_server(load_settings(environ=os.environ))
 
 
 def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempotent: bool) -> Tool:

@@ -109,7 +109,10 @@ class ClientLog(logging.Handler):
                 self._pending.add(task)
                 task.add_done_callback(self._pending.discard)
             else:
-                asyncio.run_coroutine_threadsafe(coroutine, listener.loop)
+                try:
+                    asyncio.run_coroutine_threadsafe(coroutine, listener.loop)
+                except RuntimeError:  # the loop closed meanwhile: the client is gone
+                    coroutine.close()
 
     def _message(self, record: logging.LogRecord) -> str:
         try:

@@ -15,7 +15,10 @@ from doxa.server.app import create_server
 from doxa.server.client_log import mcp_level
 from doxa.server.settings import Settings
 
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
+]
 
 
 class Heard:
