@@ -1,7 +1,8 @@
 """The ``doxa`` command: ``doxa serve`` runs the MCP server; ``doxa config CLIENT`` prints a
 ready client configuration with absolute paths for this install; ``doxa check``, ``repair``
 and ``prune`` look after a data directory; ``doxa token`` manages the bearer tokens of the
-HTTP and SSE transports."""
+HTTP and SSE transports; ``doxa remember``, ``recall`` and the others mirror the tools, and
+``stats``, ``export``, ``import`` and ``backup`` show, move and copy the whole memory."""
 
 from __future__ import annotations
 
@@ -88,7 +89,16 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--model", help="sentence-transformers model name or path")
     view.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)
+    _memory_parsers(commands)
     return parser
+
+
+def _memory_parsers(commands: Any) -> None:
+    """The tools as commands, stats, export, import and backup (defined with their code)."""
+    from doxa.server import export_command, tool_commands
+
+    tool_commands.add_parsers(commands)
+    export_command.add_parsers(commands)
 
 
 def _token_parser(commands: Any) -> None:
@@ -299,6 +309,11 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.token_commands import token_command
 
         return token_command(settings, args)
+    if args.command != "serve":  # the memory's own commands
+        from doxa.server.export_command import COMMANDS, export_command
+        from doxa.server.tool_commands import tool_command
+
+        return (export_command if args.command in COMMANDS else tool_command)(settings, args)
     # A crash inside a native library (Kùzu, LanceDB, ONNX Runtime) kills the process with
     # no Python traceback; this writes every thread's stack to stderr first (the client's
     # log), so the call that met it can be named.

@@ -369,6 +369,11 @@ class Graph:
             raise StorageError("a read", str(error)) from None
         return rows
 
+    def read(self, query: str, params: Row | None = None) -> list[list[Any]]:
+        """Rows of a read written by a store module that holds its own Cypher (``exporting``,
+        which derives its queries from ``schema.EXPECTED``)."""
+        return self._rows(query, params)
+
     def _columns(self, query: str) -> list[tuple[Any, ...]]:
         """Rows of a bulk read, through arrow: at 100k rows about ten times faster than
         fetching them one by one."""
@@ -880,6 +885,10 @@ class GraphWriter:
         self._c = statements
 
     def _run(self, query: str, params: Row) -> None:
+        self._c.execute(query, params)
+
+    def run(self, query: str, params: Row) -> None:
+        """A statement of a store module that holds its own Cypher (``exporting``)."""
         self._c.execute(query, params)
 
     def _column(self, query: str, params: Row) -> list[Any]:

@@ -968,9 +968,48 @@ class Memory:
             counts["IndexRows"] = self._index.count()
         return counts
 
+    def tallies(self) -> dict[str, int]:
+        """Every node and link table's count, the index's rows, and the counts a person asks
+        for (facts, retracted, judged recalls, judgements) (``doxa stats``)."""
+        from doxa.store.exporting import tallies
+
+        self._flush_recalls()
+        counts = tallies(self.graph)
+        counts["index rows"] = self.stats().get("IndexRows", 0)
+        return counts
+
+    def export(self, path: str) -> dict[str, Any]:
+        """Write the whole memory to ``path`` as JSON Lines (``doxa.store.exporting``), one
+        moment of it: writers wait meanwhile. Returns the file's header."""
+        from doxa.store.exporting import write_export
+
+        self._flush_recalls()
+        graph = self.graph
+        with graph.exclusive():
+            return write_export(graph, Path(path))
+
+    def backup(self, target: str) -> dict[str, Any]:
+        """Copy the data directory to ``target`` (``doxa.store.backup``): with writers held
+        off, the graph checkpointed and the index's queued rows written first, so the copy
+        opens as the memory was at that moment."""
+        from doxa.store.backup import copy_data_dir
+
+        self._flush_recalls()
+        self.settle(timeout=_BACKUP_SETTLE_S)
+        graph = self.graph
+        with graph.exclusive():
+            graph.checkpoint()
+            return copy_data_dir(Path(self.settings.data_dir).expanduser(), Path(target))
+
+    def _flush_recalls(self) -> None:
+        """Write the recalls noted since the last batch, so reads of the graph see them."""
+        self._recalls.record(self.graph)
+
 
 #: How long ``stats`` waits for queued index writes before counting without them.
 _INDEX_WAIT_S = 2.0
+#: How long a backup waits for queued embeddings and index rows (startup repairs the rest).
+_BACKUP_SETTLE_S = 60.0
 #: How long a recall waits for memories still being embedded (the model is failing if longer).
 _EMBEDDING_WAIT_S = 30.0
 #: Texts waiting for the model before ``remember`` waits for it (about 4 s of model time).

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: The operations a relay may ask of the owner's memory.
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
-    | {"about", "entities", "prune", "picture", "names"}
+    | {"about", "entities", "prune", "picture", "names", "tallies", "export", "backup"}
 )
 
 _HEADER = struct.Struct("!I")

@@ -387,6 +387,21 @@ class SharedMemory:
         result: dict[str, int] = self._call("stats")
         return result
 
+    def tallies(self) -> dict[str, int]:
+        """``Memory.tallies``."""
+        result: dict[str, int] = self._call("tallies")
+        return result
+
+    def export(self, path: Path) -> dict[str, Any]:
+        """``Memory.export``: written by the process that owns the memory."""
+        result: dict[str, Any] = self._call("export", str(Path(path).resolve()))
+        return result
+
+    def backup(self, target: Path) -> dict[str, Any]:
+        """``Memory.backup``: copied by the process that owns the memory."""
+        result: dict[str, Any] = self._call("backup", str(Path(target).resolve()))
+        return result
+
     def close(self) -> None:
         """Stop serving other processes (letting their running calls finish), close the
         memory if this process owns it, and give up ownership; or hang up on the owner.

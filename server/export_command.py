@@ -1,0 +1,144 @@
+"""``doxa export``, ``doxa import`` and ``doxa backup``: the memory as a file and back, and
+a copy of the data directory taken while a server runs.
+
+Export and backup reach the memory as a server does (``doxa.store.sharing``): through the
+server that owns the data directory, which writes the file or the copy with its writers held
+off, or in this process when none does. Import writes the graph directly and so refuses while
+a server owns the directory (``doxa.store.importing``). The file format is described in
+``doxa.store.exporting``.
+
+Exit codes: 0 done, 1 refused or failed (the message says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from doxa.server.settings import Settings
+from doxa.server.tool_commands import add_common
+
+COMMANDS = ("export", "import", "backup")
+
+
+def add_parsers(commands: Any) -> None:
+    """Add ``export``, ``import`` and ``backup`` to the ``doxa`` parser's subcommands."""
+    export = commands.add_parser("export", help="write the whole memory as JSON Lines")
+    export.add_argument("file", nargs="?", type=Path, help="the .jsonl file to write")
+    export.add_argument(
+        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per topic, for people"
+    )
+    export.add_argument(
+        "--judgements", type=Path, metavar="FILE", help="only the judged recalls, for rankers"
+    )
+    importing = commands.add_parser("import", help="read an export file into the memory")
+    importing.add_argument("file", type=Path, help="a file written by doxa export")
+    backup = commands.add_parser("backup", help="copy the data directory, consistently")
+    backup.add_argument("target", type=Path, help="a new or empty directory")
+    for parser in (export, importing, backup):
+        add_common(parser)
+
+
+def export_command(settings: Settings, args: argparse.Namespace) -> int:
+    """Run ``export``, ``import`` or ``backup`` as ``args`` say."""
+    from doxa.server.tool_commands import _quiet
+    from doxa.store.errors import MemoryStoreError
+
+    _quiet()
+    try:
+        if args.command == "import":
+            return _import(settings, args.file, args.json)
+        if args.command == "backup":
+            return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
+        if args.judgements is not None:
+            done = _judgements(settings, args.judgements)
+            if done or (args.file is None and args.markdown is None):
+                return done
+        if args.file is None and args.markdown is None:
+            print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
+            return 1
+        return _export(settings, args.file, args.markdown, args.json)
+    except (MemoryStoreError, OSError) as error:
+        print(f"doxa {args.command}: {error}", file=sys.stderr)
+        return 1
+
+
+def _shared(settings: Settings, operation: str, path: Path) -> dict[str, Any]:
+    from doxa.store.sharing import SharedMemory
+
+    shared = SharedMemory(settings.store)
+    try:
+        result: dict[str, Any] = getattr(shared, operation)(path)
+        return result
+    finally:
+        shared.close()
+
+
+def _export(settings: Settings, file: Path | None, markdown: Path | None, as_json: bool) -> int:
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        target = file or Path(scratch) / "memory.jsonl"
+        header = _shared(settings, "export", target)
+        header["seconds"] = round(time.perf_counter() - began, 2)
+        if file is not None:
+            header["file"], header["bytes"] = str(file), file.stat().st_size
+        if markdown is not None:
+            from doxa.server.markdown_export import write_markdown
+
+            header["markdown"] = str(markdown)
+            header["markdown_files"] = write_markdown(target, markdown)
+    if as_json:
+        import json
+
+        print(json.dumps(header, indent=2))
+        return 0
+    total = sum(header["counts"].values())
+    where = [str(file)] if file is not None else []
+    if markdown is not None:
+        where.append(f"{markdown}/ ({header['markdown_files']} Markdown files)")
+    print(f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s")
+    return 0
+
+
+def _judgements(settings: Settings, path: Path) -> int:
+    try:
+        from doxa.server.judgements_command import (  # type: ignore[import-not-found,unused-ignore]
+            export_judgements,
+        )
+    except ImportError:
+        print(
+            "doxa export: --judgements is not available in this version of doxa",
+            file=sys.stderr,
+        )
+        return 1
+    return int(export_judgements(settings, path))
+
+
+def _import(settings: Settings, file: Path, as_json: bool) -> int:
+    from doxa.store.importing import import_file
+
+    began = time.perf_counter()
+    done = import_file(settings.store, file, lambda line: print(line, file=sys.stderr))
+    seconds = round(time.perf_counter() - began, 2)
+    if as_json:
+        import json
+
+        print(json.dumps({"created": done.created, "skipped": done.skipped, "seconds": seconds}))
+        return 0
+    created, skipped = sum(done.created.values()), sum(done.skipped.values())
+    print(f"imported {created} objects ({skipped} already there, skipped) in {seconds} s")
+    return 0
+
+
+def _report(result: dict[str, Any], as_json: bool, verb: str) -> int:
+    if as_json:
+        import json
+
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"{verb} {result['target']}: {result['files']} files, {result['bytes']} bytes")
+    return 0

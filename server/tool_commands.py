@@ -1,0 +1,296 @@
+"""The tools as commands: ``doxa remember``, ``recall``, ``about``, ``conflicts``,
+``evidence``, ``feedback``, ``forget``, and ``doxa stats``.
+
+Each command calls its tool through an in-process MCP server, so the arguments are checked
+by the tool's own validation and the answer is the tool's. The memory is reached as a
+server reaches it (``doxa.store.sharing``): this process opens the data directory when no
+server owns it, and otherwise relays to the server that does. Output is for people; with
+``--json`` it is the tool's structured answer.
+
+Exit codes: 0 done, 1 the tool refused (bad input, named) or the memory could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from doxa.server.settings import Settings
+
+#: Command -> the tool it runs.
+TOOLS = {
+    "remember": "remember",
+    "recall": "recall",
+    "about": "about",
+    "conflicts": "find_conflicts",
+    "evidence": "cite_evidence",
+    "feedback": "feedback",
+    "forget": "forget",
+}
+COMMANDS = (*TOOLS, "stats")
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """The flags every memory command takes: where the memory is, and how to print."""
+    parser.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+    parser.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    parser.add_argument("--model", help="sentence-transformers model name or path")
+    parser.add_argument("--config", type=Path, help="a TOML file of settings")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_parsers(commands: Any) -> None:
+    """Add the tool commands and ``stats`` to the ``doxa`` parser's subcommands."""
+    remember = commands.add_parser("remember", help="store an observation (the remember tool)")
+    remember.add_argument("text", nargs="?", help="one or two sentences")
+    remember.add_argument("--topic", action="append", dest="topics", help="repeatable")
+    remember.add_argument("--agent", help="who believes it (default: the configured agent)")
+    remember.add_argument("--confidence", help='exact decimal 0..1, e.g. "0.8"')
+    remember.add_argument("--observed-at", help="ISO 8601; default now")
+    remember.add_argument("--source", help="a URL, a person, a file")
+    remember.add_argument("--episode", help="conversation id")
+    remember.add_argument("--fact", nargs=3, metavar=("SUBJECT", "PREDICATE", "OBJECT"))
+    remember.add_argument("--valid-from", help="the fact's start, ISO 8601")
+    remember.add_argument("--valid-until", help="the fact's end, ISO 8601")
+    remember.add_argument("--cardinality", choices=["one", "many"], help="of the predicate")
+    remember.add_argument(
+        "--supports", action="append", metavar="BELIEF[=WEIGHT]", help="repeatable"
+    )
+    remember.add_argument("--contradicts", action="append", metavar="ID", help="repeatable")
+    remember.add_argument("--record", help='JSON: {"type": "Track", "fields": {...}}')
+    remember.add_argument("--memories", type=Path, help="a JSON file of many memories")
+    recall = commands.add_parser("recall", help="search the memory (the recall tool)")
+    recall.add_argument("query", nargs="?", default="", help="may be empty with a filter")
+    recall.add_argument("--agent", help="only what this agent believes")
+    recall.add_argument("--topic", action="append", dest="topics", help="repeatable")
+    for name in ("subject", "predicate", "object", "episode"):
+        recall.add_argument(f"--{name}", help=f"fact {name}" if name != "episode" else None)
+    recall.add_argument("--where", help='record fields as JSON, e.g. {"album_id": 176}')
+    recall.add_argument("--min-confidence", help='exact decimal, e.g. "0.8"')
+    recall.add_argument("--as-of", help="ISO 8601: what was true then")
+    recall.add_argument("--known-at", help="ISO 8601: what the memory held then")
+    recall.add_argument("--include-superseded", action="store_true", default=None)
+    recall.add_argument("--limit", type=int, help="1..100 (default 10)")
+    recall.add_argument("--order-by", choices=["relevance", "confidence", "newest", "oldest"])
+    recall.add_argument("--explain", action="store_true", default=None, help="scores and ids")
+    about = commands.add_parser("about", help="one entity at a glance (the about tool)")
+    about.add_argument("name")
+    about.add_argument("--as-of", help="ISO 8601: what was true then")
+    about.add_argument("--known-at", help="ISO 8601: as held then")
+    conflicts = commands.add_parser("conflicts", help="disagreements (find_conflicts)")
+    conflicts.add_argument("--agent", help="only those involving this agent")
+    conflicts.add_argument("--other-agent", help="with --agent: only between the two")
+    conflicts.add_argument("--topic", help="only those mentioning this topic")
+    conflicts.add_argument("--known-at", help="ISO 8601: what the memory held then")
+    conflicts.add_argument("--limit", type=int, help="1..1000 (default 50)")
+    evidence = commands.add_parser("evidence", help="why a belief is held (cite_evidence)")
+    evidence.add_argument("id", nargs="?", help="an observation or belief id")
+    evidence.add_argument("--agent", help="with --unsupported: whose beliefs")
+    evidence.add_argument("--unsupported", action="store_true", default=None)
+    evidence.add_argument("--known-at", help="ISO 8601: what the memory held then")
+    feedback = commands.add_parser("feedback", help="judge a recall (the feedback tool)")
+    feedback.add_argument("recall_id")
+    feedback.add_argument("--accepted", action="append", metavar="ID", help="repeatable")
+    feedback.add_argument("--rejected", action="append", metavar="ID", help="repeatable")
+    forget = commands.add_parser("forget", help="retract or purge (the forget tool)")
+    forget.add_argument("id", help="observation id")
+    forget.add_argument("--mode", choices=["retract", "purge"])
+    forget.add_argument("--agent", help="who forgets (default: the configured agent)")
+    stats = commands.add_parser("stats", help="counts of everything and the data's size")
+    for parser in (remember, recall, about, conflicts, evidence, feedback, forget, stats):
+        add_common(parser)
+
+
+#: Flags that are no tool argument.
+_NOT_ARGUMENTS = {"command", "data_dir", "embedder", "model", "config", "json"}
+
+
+def arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The tool's arguments from the command's flags: only those given, so the tool's own
+    defaults apply; JSON flags parsed (the tool names a bad one)."""
+    given = {k: v for k, v in vars(args).items() if k not in _NOT_ARGUMENTS and v is not None}
+    if args.command == "forget":
+        given.pop("agent", None)  # the configured agent forgets (--agent sets it)
+    if args.command == "remember":
+        fact = given.pop("fact", None)
+        extra = {k: given.pop(k, None) for k in ("valid_from", "valid_until", "cardinality")}
+        if fact is not None:
+            given["fact"] = {
+                "subject": fact[0],
+                "predicate": fact[1],
+                "object": fact[2],
+                **{k: v for k, v in extra.items() if v is not None},
+            }
+        if "supports" in given:
+            given["supports"] = [_support(s) for s in given["supports"]]
+        if "memories" in given:
+            given["memories"] = _json(given["memories"].read_text(), "--memories")
+        if "record" in given:
+            given["record"] = _json(given["record"], "--record")
+    if "where" in given:
+        given["where"] = _json(given["where"], "--where")
+    return given
+
+
+class CommandError(Exception):
+    """A flag that cannot become a tool argument (named)."""
+
+
+def _support(text: str) -> dict[str, str]:
+    belief, _, weight = text.partition("=")
+    return {"belief_id": belief, "weight": weight} if weight else {"belief_id": belief}
+
+
+def _json(text: str, flag: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise CommandError(f"{flag}: not JSON ({error})") from None
+
+
+def tool_command(settings: Settings, args: argparse.Namespace) -> int:
+    """Run one tool command and print its answer."""
+    _quiet()
+    name = f"doxa {args.command}"
+    try:
+        if args.command == "stats":
+            result = stats(settings)
+        else:
+            result = call_tool(settings, TOOLS[args.command], arguments(args))
+    except (CommandError, ToolRefused) as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(render(args.command, result))
+    return 0
+
+
+def _quiet() -> None:
+    """Only warnings on stderr: the owner-or-relay notes are for servers' logs."""
+    for name in ("doxa", "mcp"):  # the SDK logs each refused call at INFO: said once below
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+
+
+class ToolRefused(Exception):
+    """The tool answered with an error: its message names the field and the fix."""
+
+
+def call_tool(settings: Settings, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Call ``tool`` through an in-process MCP server on the configured memory."""
+    import anyio
+
+    async def run() -> dict[str, Any]:
+        from mcp.client import Client
+
+        from doxa.server.app import create_server
+
+        async with Client(create_server(settings)) as client:
+            result = await client.call_tool(tool, args)
+        if result.is_error:
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            raise ToolRefused(text.removeprefix(f"Error executing tool {tool}: "))
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    return anyio.run(run)
+
+
+def stats(settings: Settings) -> dict[str, Any]:
+    """Counts of every kind of object, and the sizes of the data directory's parts."""
+    from doxa.store.errors import MemoryStoreError
+    from doxa.store.sharing import SharedMemory
+
+    shared = SharedMemory(settings.store)
+    try:
+        counts = shared.tallies()
+    except MemoryStoreError as error:
+        raise ToolRefused(str(error)) from None
+    finally:
+        shared.close()
+    data_dir = Path(settings.store.data_dir).expanduser()
+    sizes = {part: _size(data_dir / part) for part in ("graph", "index")}
+    sizes["total"] = _size(data_dir)
+    return {"data_dir": str(data_dir), "counts": counts, "bytes": sizes}
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# ---- output for people ------------------------------------------------------------------------
+
+
+def render(command: str, result: dict[str, Any]) -> str:
+    """A tool's answer as text for people."""
+    if command == "recall":
+        return _recall(result)
+    if command == "remember" and not result.get("remembered"):
+        head = f"remembered {result['observation_id']} (belief {result['belief_id']})"
+        return "\n".join([head, *_lines({k: v for k, v in result.items() if "_id" not in k})])
+    if command == "stats":
+        counts = result["counts"]
+        lines = [f"data directory: {result['data_dir']}"]
+        lines += [f"  {name:<16} {n}" for name, n in counts.items()]
+        lines += [f"  {part + ' bytes':<16} {n}" for part, n in result["bytes"].items()]
+        return "\n".join(lines)
+    return "\n".join(_lines(result)) or "(nothing)"
+
+
+def _recall(result: dict[str, Any]) -> str:
+    found = result["results"]
+    lines = [f"recall {result['recall_id']}: {len(found)} result{'s' * (len(found) != 1)}"]
+    for item in found:
+        text = item.get("text") or ""
+        record = item.get("record")
+        if record:
+            fields = ", ".join(f"{k}={v}" for k, v in record["fields"].items())
+            text = f"{text} [{record['type']}: {fields}]".strip()
+        flags = "" if item.get("current", True) else " (no longer current)"
+        lines.append(
+            f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
+        )
+        for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
+            if item.get(key):
+                lines.append(f"    {key}: {_scalar(item[key])}")
+    return "\n".join(lines)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _lines(value: dict[str, Any], indent: str = "") -> list[str]:
+    """Nested answers as indented ``key: value`` lines, empty values left out."""
+    out: list[str] = []
+    for key, item in value.items():
+        if item in (None, "", [], {}):
+            continue
+        if isinstance(item, dict):
+            out.append(f"{indent}{key}:")
+            out.extend(_lines(item, indent + "  "))
+        elif isinstance(item, list) and any(isinstance(x, dict) for x in item):
+            out.append(f"{indent}{key}:")
+            for entry in item:
+                nested = _lines(entry, indent + "    ") if isinstance(entry, dict) else []
+                if nested:
+                    out.append(f"{indent}  - {nested[0].strip()}")
+                    out.extend(nested[1:])
+                else:
+                    out.append(f"{indent}  - {entry}")
+        else:
+            out.append(f"{indent}{key}: {_scalar(item)}")
+    return out

@@ -1,0 +1,367 @@
+"""The memory as a file and back: every node and link of the graph as JSON Lines.
+
+A file is a header line, then one line per object, nodes before links:
+
+    {"doxa": "export", "format": 1, "schema": 5, "exported_at": "...", "counts": {...}}
+    {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
+    {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
+
+A node line holds its table's columns (``schema.EXPECTED``), a link line the keys of its two
+ends and its own columns. Values are exact: decimals as text, times as ISO 8601 UTC, a
+recall's query vector as its floats. The search index is not in the file: an import embeds
+the imported observations again with the importing memory's model (``startup`` fills the
+index from the graph), so a file moves between models and embedders.
+
+Reading a file back keeps every id; objects already present (same key, or same two ends for a
+link) are skipped. The file is checked whole before anything is written, and written in one
+transaction: a bad line writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from doxa.store import schema
+from doxa.store.errors import MemoryStoreError
+from doxa.store.values import iso, to_naive_utc, utc_now
+
+if TYPE_CHECKING:
+    from doxa.store.graph import Graph, GraphWriter
+
+#: The version of the file's layout; a reader refuses a file of a newer one.
+FORMAT = 1
+
+#: Node tables and their primary keys, in the order they are written (and read back).
+NODES: dict[str, str] = {
+    "Agent": "name",
+    "Topic": "name",
+    "Episode": "id",
+    "Predicate": "name",
+    "RecordType": "name",
+    "FieldValue": "key",
+    "Observation": "id",
+    "Belief": "id",
+    "Recall": "id",
+}
+
+#: Link tables and the node tables they join.
+LINKS: dict[str, tuple[str, str]] = {
+    "HOLDS": ("Agent", "Belief"),
+    "OF": ("Belief", "Observation"),
+    "MENTIONS": ("Observation", "Topic"),
+    "FROM": ("Observation", "Episode"),
+    "SUPPORTS": ("Observation", "Belief"),
+    "CONTRADICTS": ("Observation", "Observation"),
+    "SUPERSEDES": ("Observation", "Observation"),
+    "RETURNED": ("Recall", "Observation"),
+    "CO_ACTIVATED": ("Observation", "Observation"),
+    "IS_A": ("Observation", "RecordType"),
+    "HAS_FIELD": ("Observation", "FieldValue"),
+}
+
+#: Rows per statement when writing (one transaction for the whole file).
+BATCH = 2000
+
+Progress = Callable[[str], None]
+
+
+def _quoted(table: str) -> str:
+    # OF and FROM are Cypher keywords; table names come from this module, never a caller.
+    return f"`{table}`"
+
+
+def _columns(table: str) -> dict[str, str]:
+    return schema.EXPECTED[table]
+
+
+# ---- writing a file -------------------------------------------------------------------------
+
+
+def _out(value: Any, kind: str) -> Any:
+    """A stored value as JSON: decimals as text, times as ISO 8601 UTC."""
+    if value is None:
+        return None
+    if kind == "TIMESTAMP":
+        return iso(value)
+    if kind.startswith("DECIMAL"):
+        return format(Decimal(value).normalize(), "f")
+    return value
+
+
+def _node_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
+    columns = _columns(table)
+    key = NODES[table]
+    names = list(columns)
+    projection = ", ".join(f"n.{c}" for c in names)
+    query = f"MATCH (n:{_quoted(table)}) RETURN {projection} ORDER BY n.{key}"
+    for row in graph.read(query):
+        line: dict[str, Any] = {"table": table}
+        line.update({c: _out(v, columns[c]) for c, v in zip(names, row, strict=True)})
+        yield line
+
+
+def _link_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
+    columns = _columns(table)
+    start, end = LINKS[table]
+    names = list(columns)
+    projection = "".join(f", r.{c}" for c in names)
+    query = (
+        f"MATCH (a:{_quoted(start)})-[r:{_quoted(table)}]->(b:{_quoted(end)})"
+        f" RETURN a.{NODES[start]}, b.{NODES[end]}{projection}"
+        f" ORDER BY a.{NODES[start]}, b.{NODES[end]}"
+    )
+    for row in graph.read(query):
+        line: dict[str, Any] = {"table": table, "from": row[0], "to": row[1]}
+        line.update({c: _out(v, columns[c]) for c, v in zip(names, row[2:], strict=True)})
+        yield line
+
+
+def export_lines(graph: Graph) -> Iterator[dict[str, Any]]:
+    """Every node, then every link, as the file's lines (without the header)."""
+    for table in NODES:
+        yield from _node_lines(graph, table)
+    for table in LINKS:
+        yield from _link_lines(graph, table)
+
+
+def write_export(graph: Graph, path: Path) -> dict[str, Any]:
+    """Write the whole graph to ``path`` (replaced only once complete). The caller keeps
+    writers out meanwhile, so the file is one moment of the memory. Returns the header."""
+    counts: dict[str, int] = {}
+    body = path.with_name(path.name + ".part")
+    with body.open("w", encoding="utf-8") as out:
+        for line in export_lines(graph):
+            counts[line["table"]] = counts.get(line["table"], 0) + 1
+            out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    header = {
+        "doxa": "export",
+        "format": FORMAT,
+        "schema": schema.latest_version(),
+        "exported_at": iso(utc_now()),
+        "counts": counts,
+    }
+    with path.open("w", encoding="utf-8") as out, body.open(encoding="utf-8") as lines:
+        out.write(json.dumps(header, separators=(",", ":")) + "\n")
+        for line in lines:
+            out.write(line)
+    body.unlink()
+    return header
+
+
+# ---- reading a file -------------------------------------------------------------------------
+
+
+class ImportRefused(MemoryStoreError):
+    """An export file that cannot be read back; nothing was written."""
+
+
+@dataclass
+class Parsed:
+    """A checked export file: its header and its objects by table."""
+
+    header: dict[str, Any]
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """How many objects the file holds."""
+        return sum(len(rows) for rows in self.objects.values())
+
+
+def _in(value: Any, kind: str, where: str, name: str) -> Any:
+    """A JSON value as the graph binds it, checked against its column's type."""
+    if value is None:
+        return None
+    try:
+        if kind == "TIMESTAMP":
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                raise ValueError("no time zone")
+            return to_naive_utc(moment)
+        if kind.startswith("DECIMAL"):
+            if not isinstance(value, str):
+                raise ValueError("a decimal is written as text")
+            return format(Decimal(value), "f")
+        if kind == "INT64":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError("not an integer")
+            return value
+        if kind == "DOUBLE":
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ValueError("not a number")
+            return float(value)
+        if kind == "FLOAT[]":
+            if not isinstance(value, list) or not all(
+                isinstance(x, int | float) and not isinstance(x, bool) for x in value
+            ):
+                raise ValueError("not a list of numbers")
+            return [float(x) for x in value]
+        if not isinstance(value, str):
+            raise ValueError("not text")
+        return value
+    except (ValueError, ArithmeticError) as error:
+        raise ImportRefused(f"{where}: {name} {value!r} is not a {kind} ({error})") from None
+
+
+def parse_export(path: Path) -> Parsed:
+    """Read and check a whole export file.
+
+    Raises:
+        ImportRefused: the file is not a doxa export, is of a newer format, or has a bad
+            line (named with its number and field).
+    """
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise ImportRefused(f"{path}: cannot be read ({error.strerror})") from None
+    with handle:
+        first = handle.readline()
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("doxa") != "export":
+            raise ImportRefused(f"{path}: line 1 is not a doxa export header")
+        version = header.get("format")
+        if not isinstance(version, int) or version > FORMAT:
+            raise ImportRefused(
+                f"{path}: export format {version!r} was written by a newer doxa; this one"
+                f" reads format {FORMAT} and older: upgrade doxa to import it"
+            )
+        parsed = Parsed(header)
+        for number, text in enumerate(handle, start=2):
+            if not text.strip():
+                continue
+            where = f"{path} line {number}"
+            try:
+                line = json.loads(text)
+            except ValueError as error:
+                raise ImportRefused(f"{where}: not JSON ({error})") from None
+            if not isinstance(line, dict):
+                raise ImportRefused(f"{where}: not a JSON object")
+            parsed.objects.setdefault(str(line.get("table")), []).append(_checked(line, where))
+    return parsed
+
+
+def _checked(line: dict[str, Any], where: str) -> dict[str, Any]:
+    kind = line.get("table")
+    if kind not in NODES and kind not in LINKS:
+        known = ", ".join([*NODES, *LINKS])
+        raise ImportRefused(f"{where}: unknown table {kind!r} (known: {known})")
+    columns = _columns(kind)
+    ends = ("from", "to") if kind in LINKS else ()
+    unknown = sorted(set(line) - {"table", *ends, *columns})
+    if unknown:
+        raise ImportRefused(f"{where}: {kind} has no field {unknown[0]!r}")
+    row = {c: _in(line.get(c), t, where, c) for c, t in columns.items()}
+    keys = ends or (NODES[kind],)
+    for key in keys:
+        value = line.get(key)
+        if not isinstance(value, str) or not value:
+            raise ImportRefused(f"{where}: {kind} needs {key!r} (its key, as text)")
+        row[key] = value
+    return row
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import wrote: objects created and skipped (already there), per table."""
+
+    created: dict[str, int]
+    skipped: dict[str, int]
+
+
+def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None) -> Imported:
+    """Write a checked file into the graph in one transaction (nothing if it fails).
+
+    Observations keep their ids; imported into a memory that holds some already, their
+    order numbers (``seq``) are moved past its last, so they count as newer.
+    """
+    say = progress or (lambda _: None)
+    before = tallies(graph, raw=True)
+    offset = 0
+    if before.get("Observation"):
+        offset = int(graph.read("MATCH (o:Observation) RETURN max(o.seq)")[0][0] or 0)
+    with graph.write("import") as writer:
+        for table in NODES:
+            rows = parsed.objects.get(table, [])
+            if table == "Observation" and offset:
+                rows = [{**r, "seq": None if r["seq"] is None else r["seq"] + offset} for r in rows]
+            _write_rows(writer, table, rows, say)
+        for table in LINKS:
+            _write_rows(writer, table, parsed.objects.get(table, []), say)
+    after = tallies(graph, raw=True)
+    created = {t: after.get(t, 0) - before.get(t, 0) for t in [*NODES, *LINKS]}
+    skipped = {t: len(parsed.objects.get(t, [])) - created[t] for t in created}
+    return Imported(
+        {t: n for t, n in created.items() if n}, {t: n for t, n in skipped.items() if n}
+    )
+
+
+def _write_rows(
+    writer: GraphWriter, table: str, rows: Sequence[dict[str, Any]], say: Progress
+) -> None:
+    if not rows:
+        return
+    done = 0
+    for start in range(0, len(rows), BATCH):
+        batch = rows[start : start + BATCH]
+        # One statement per set of present columns: a missing value is left unset (Kùzu
+        # would store an empty list for a null list, and cannot type a column of nulls).
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in batch:
+            present = tuple(c for c in _columns(table) if row.get(c) is not None)
+            groups.setdefault(present, []).append(row)
+        for present, group in groups.items():
+            writer.run(_statement(table, present), {"rows": group})
+        done += len(batch)
+        say(f"{table}: {done}/{len(rows)}")
+
+
+def _statement(table: str, present: Sequence[str]) -> str:
+    columns = _columns(table)
+    key = NODES.get(table)
+    sets = ", ".join(f"x.{c} = CAST(r.{c} AS {columns[c]})" for c in present if c != key)
+    on_create = f" ON CREATE SET {sets}" if sets else ""
+    if key is not None:
+        return (
+            f"UNWIND $rows AS r WITH r, r.{key} AS k"
+            f" MERGE (x:{_quoted(table)} {{{key}: k}}){on_create}"
+        )
+    start, end = LINKS[table]
+    return (
+        "UNWIND $rows AS r WITH r, r.`from` AS f, r.`to` AS t"
+        f" MATCH (a:{_quoted(start)} {{{NODES[start]}: f}}), (b:{_quoted(end)} {{{NODES[end]}: t}})"
+        f" MERGE (a)-[x:{_quoted(table)}]->(b){on_create}"
+    )
+
+
+# ---- counting -------------------------------------------------------------------------------
+
+
+def tallies(graph: Graph, raw: bool = False) -> dict[str, int]:
+    """How many of each node and link the graph holds; unless ``raw``, also the counts a
+    person asks for: facts, current conflicts, judged recalls, retracted observations."""
+    out: dict[str, int] = {}
+    for table in NODES:
+        out[table] = int(graph.read(f"MATCH (n:{_quoted(table)}) RETURN count(n)")[0][0])
+    for table in LINKS:
+        query = f"MATCH ()-[r:{_quoted(table)}]->() RETURN count(r)"
+        out[table] = int(graph.read(query)[0][0])
+    if raw:
+        return out
+    named = {
+        "facts": "MATCH (o:Observation) WHERE o.subject IS NOT NULL RETURN count(o)",
+        "retracted": "MATCH (o:Observation) WHERE o.retracted_at IS NOT NULL RETURN count(o)",
+        "judged recalls": "MATCH (q:Recall) WHERE q.judged_at IS NOT NULL RETURN count(q)",
+        "judgements": "MATCH ()-[r:RETURNED]->() WHERE r.judgement IS NOT NULL RETURN count(r)",
+    }
+    for label, query in named.items():
+        out[label] = int(graph.read(query)[0][0])
+    return out

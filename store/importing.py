@@ -1,0 +1,59 @@
+"""Reading an export file (``doxa.store.exporting``) into the memory of a data directory.
+
+The import writes the graph directly, so it needs the directory to itself: it takes the
+ownership lock (``doxa.store.sharing``) and refuses while a server owns the directory (a
+running server's working memory would not see the imported objects). Once the graph has
+committed, the memory is opened once: its start-up embeds the imported observations with
+this directory's model and fills the search index, as after a crash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doxa.store.errors import MemoryStoreError
+from doxa.store.exporting import Imported, Progress, parse_export, write_import
+from doxa.store.settings import StoreSettings
+from doxa.store.sharing import Ownership
+
+#: How long the import waits for the imported observations to be embedded and indexed.
+INDEX_WAIT_S = 3600.0
+
+
+def import_file(settings: StoreSettings, path: Path, progress: Progress | None = None) -> Imported:
+    """Read ``path`` into the memory of ``settings.data_dir`` (created if absent).
+
+    Raises:
+        ImportRefused: the file is bad (nothing was written).
+        MemoryStoreError: a server owns the directory, or the memory failed.
+    """
+    from doxa.store.graph import Graph
+    from doxa.store.memory import Memory
+
+    say = progress or (lambda _: None)
+    parsed = parse_export(path)
+    say(f"read {parsed.total} objects from {path}")
+    data_dir = Path(settings.data_dir).expanduser()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    ownership = Ownership(data_dir)
+    if not ownership.try_acquire():
+        raise MemoryStoreError(
+            f"a running doxa owns {data_dir}; stop it and import again (an import writes"
+            " the graph directly, which a running server would not see)"
+        )
+    try:
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb << 20)
+        try:
+            done = write_import(graph, parsed, say)
+        finally:
+            graph.close()
+        say("embedding the imported observations for the search index")
+        memory = Memory.open(settings)
+        try:
+            memory.warm_up()
+            memory.settle(timeout=INDEX_WAIT_S)
+        finally:
+            memory.close()
+    finally:
+        ownership.release()
+    return done

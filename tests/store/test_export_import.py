@@ -1,0 +1,131 @@
+"""Export and import: a memory filled through MCP with every kind of object comes back equal
+object by object; duplicates are skipped, a bad line writes nothing, a newer format is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from calls import ok, seed_bridge
+from conftest import hash_settings
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.store import Memory
+from doxa.store.exporting import FORMAT, ImportRefused
+from doxa.store.importing import import_file
+from doxa.store.schema import latest_version
+
+pytestmark = pytest.mark.anyio
+
+
+async def fill_everything(data_dir: Path) -> None:
+    """Every kind of object: agents, topics, episodes, beliefs, evidence, contradictions,
+    facts superseded under both clocks, a retraction, a record, recalls and a judgement."""
+    async with Client(create_server(hash_settings(data_dir))) as client:
+        ids = await seed_bridge(client)
+        await ok(
+            client,
+            "remember",
+            text="Alice lives in Paris.",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Paris"},
+            observed_at="2024-01-01T00:00:00Z",
+        )
+        await ok(
+            client,
+            "remember",
+            text="Alice lives in Lyon.",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Lyon"},
+            observed_at="2024-06-01T00:00:00Z",
+        )
+        await ok(
+            client,
+            "remember",
+            text="Alice likes tea.",
+            fact={"subject": "Alice", "predicate": "likes", "object": "tea", "cardinality": "many"},
+        )
+        await ok(client, "remember", record={"type": "Track", "fields": {"album_id": 176}})
+        wrong = await ok(client, "remember", text="The moon is made of cheese.")
+        await ok(client, "forget", id=wrong["observation_id"])
+        found = await ok(client, "recall", query="bridge route 9")
+        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids["closed"]])
+        await ok(client, "recall", query="Alice")
+
+
+def lines(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    text = path.read_text().splitlines()
+    return json.loads(text[0]), [json.loads(line) for line in text[1:]]
+
+
+def export(data_dir: Path, path: Path) -> dict[str, Any]:
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        return memory.export(str(path))
+    finally:
+        memory.close()
+
+
+async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> None:
+    await fill_everything(tmp_path / "a")
+    header = export(tmp_path / "a", tmp_path / "a.jsonl")
+    assert header["format"] == FORMAT and header["schema"] == latest_version()
+    kinds = set(header["counts"])
+    for kind in ("Agent", "Topic", "Episode", "Observation", "Belief", "Recall", "Predicate"):
+        assert kind in kinds
+    for kind in ("SUPPORTS", "CONTRADICTS", "SUPERSEDES", "RETURNED", "IS_A", "HAS_FIELD"):
+        assert kind in kinds
+    progress: list[str] = []
+    done = import_file(hash_settings(tmp_path / "b").store, tmp_path / "a.jsonl", progress.append)
+    assert done.created["Observation"] == header["counts"]["Observation"]
+    assert not done.skipped
+    assert any(p.startswith("Observation: ") for p in progress)
+    export(tmp_path / "b", tmp_path / "b.jsonl")
+    first, second = lines(tmp_path / "a.jsonl"), lines(tmp_path / "b.jsonl")
+    assert second[1] == first[1]
+    assert first[0]["counts"] == second[0]["counts"]
+    judged = [x for x in first[1] if x["table"] == "RETURNED" and x["judgement"]]
+    assert judged, "the judgement travels with its recall"
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        assert memory.stats()["IndexRows"] == len(memory.graph.live_observation_ids())
+        assert memory.recall("Lyon").results[0].text == "Alice lives in Lyon."
+    finally:
+        memory.close()
+
+
+async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path) -> None:
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    again = import_file(hash_settings(tmp_path / "a").store, tmp_path / "a.jsonl")
+    assert again.created == {}
+    assert again.skipped["Observation"] == lines(tmp_path / "a.jsonl")[0]["counts"]["Observation"]
+
+
+async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    bad = json.loads(text[-1])
+    bad["table"] = "Observation"
+    bad["id"], bad["confidence"] = "o-bad", 7
+    text.append(json.dumps(bad))
+    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
+    with pytest.raises(ImportRefused, match=f"line {len(text)}"):
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "bad.jsonl")
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        assert memory.stats()["Observation"] == 0
+    finally:
+        memory.close()
+
+
+def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    newer = {"doxa": "export", "format": FORMAT + 1, "schema": 99}
+    (tmp_path / "new.jsonl").write_text(json.dumps(newer) + "\n")
+    with pytest.raises(ImportRefused, match=r"newer doxa.*upgrade doxa"):
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "new.jsonl")
