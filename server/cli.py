@@ -79,6 +79,18 @@ def _parser() -> argparse.ArgumentParser:
     prune.add_argument("--model", help="sentence-transformers model name or path")
     prune.add_argument("--config", type=Path, help="a TOML file of settings ([store.prune])")
     prune.add_argument("--json", action="store_true", help="print JSON")
+    export = commands.add_parser("export", help="export what the memory learned")
+    export.add_argument(
+        "--judgements",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="write every judged recall result as JSON Lines (README, 'What the memory learns')",
+    )
+    export.add_argument("--data-dir", help="memory directory (default: the user data dir)")
+    export.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    export.add_argument("--model", help="sentence-transformers model name or path")
+    export.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)
     return parser
 
@@ -283,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.prune_command import prune_command
 
         return prune_command(settings, args.apply, args.json)
+    if args.command == "export":
+        from doxa.server.judgements_command import judgements_command
+
+        return judgements_command(settings, args.judgements)
     if args.command == "token":
         from doxa.server.token_commands import token_command
 

@@ -1136,9 +1136,7 @@ class GraphWriter:
 
     def record_recalls(
         self,
-        recalls: Sequence[
-            tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]
-        ],
+        recalls: Sequence[tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]],
     ) -> None:
         """Recall events and what each returned: (id, query, agent, at, [(obs id, rank,
         score, features as JSON text or "")])."""

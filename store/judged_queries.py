@@ -79,7 +79,6 @@ class JudgedQueries:
         close = per_judgement >= threshold
         return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
 
-
     def every(self, query_vector: FloatArray) -> tuple[IntArray, FloatArray, FloatArray, IntArray]:
         """Every judgement, with its query's similarity to ``query_vector``: (rows, signs,
         similarities, judged at in microseconds), one entry per judgement."""

@@ -6,10 +6,13 @@ features are the ranking's components, the base score, and what earlier judgemen
 result for this query, as continuous values (no similarity cut-off), so a paraphrase of a
 judged query is helped as much as its similarity warrants:
 
-- ``judged_accept`` / ``judged_reject``: the strongest link from a past judged query that
-  accepted (rejected) the result: that query's cosine to this one, halved every
-  ``half_life_days`` since the judgement; an accepted link is also halved every
-  ``impression_half_life`` impressions the result has had since its last hit;
+- ``accept_close`` / ``accept_far`` / ``reject_close`` / ``reject_far``: the strongest link
+  from a past judged query that accepted (rejected) the result: that query's cosine to this
+  one, halved every ``half_life_days`` since the judgement; an accepted link is also halved
+  every ``impression_half_life`` impressions the result has had since its last hit. Links
+  from queries at least ``CLOSE`` alike (the same question, reworded) and from the others
+  are separate features, so a linear model can weigh a rewording and a different question
+  differently;
 - ``hit_rate`` (hits / (impressions + 1)), ``impressions`` and ``unrewarded`` (impressions
   since the last hit), both as log(1 + n).
 
@@ -57,7 +60,16 @@ COMPONENTS = (
     "hit_rate",
 )
 #: What earlier judgements say of a result (see the module docstring).
-SIGNALS = ("judged_accept", "judged_reject", "impressions", "unrewarded")
+SIGNALS = (
+    "accept_close",
+    "accept_far",
+    "reject_close",
+    "reject_far",
+    "impressions",
+    "unrewarded",
+)
+#: Cosine from which a judged query counts as the same question (a "close" link).
+CLOSE = 0.85
 #: Every feature, in the order the model takes them; ``base`` is the fused score.
 FEATURES = (*COMPONENTS, "base", *SIGNALS)
 
@@ -115,9 +127,7 @@ class RankerModel:
         """
         try:
             features = tuple(str(f) for f in data["features"])
-            numbers = {
-                k: tuple(float(v) for v in data[k]) for k in ("mean", "scale", "coef")
-            }
+            numbers = {k: tuple(float(v) for v in data[k]) for k in ("mean", "scale", "coef")}
             model = cls(
                 version=int(data["version"]),
                 features=features,
@@ -188,20 +198,21 @@ def judged_links(
     judged_at: npt.NDArray[np.int64],
     now: int,
     settings: LearningSettings,
-) -> tuple[dict[int, float], dict[int, float]]:
-    """The strongest decayed link per row from accepting and from rejecting queries:
-    (accepted, rejected), each row -> max of cosine x 0.5 ** (age / half-life)."""
+) -> dict[str, dict[int, float]]:
+    """The strongest decayed link per row, by kind ("accept_close", "accept_far",
+    "reject_close", "reject_far"): row -> max of cosine x 0.5 ** (age / half-life)."""
+    links: dict[str, dict[int, float]] = {k: {} for k in SIGNALS[:4]}
     if len(rows) == 0:
-        return {}, {}
+        return links
     age = np.maximum(now - judged_at, 0) / (settings.half_life_days * _MICROS_PER_DAY)
     strength = np.maximum(similarity, 0.0) * np.power(0.5, age)
-    accepted: dict[int, float] = {}
-    rejected: dict[int, float] = {}
-    for row, sign, value in zip(rows.tolist(), signs.tolist(), strength.tolist(), strict=True):
-        side = accepted if sign > 0 else rejected
+    for row, sign, sim, value in zip(
+        rows.tolist(), signs.tolist(), similarity.tolist(), strength.tolist(), strict=True
+    ):
+        side = links[("accept_" if sign > 0 else "reject_") + ("close" if sim >= CLOSE else "far")]
         if value > side.get(row, 0.0):
             side[row] = value
-    return accepted, rejected
+    return links
 
 
 def impression_decay(unrewarded: FloatArray, settings: LearningSettings) -> FloatArray:
@@ -230,9 +241,7 @@ def feature_matrix(
 
 def features_text(x: FloatArray) -> str:
     """A feature vector as the JSON object kept on its ``RETURNED`` edge."""
-    return json.dumps(
-        {name: round(float(v), 6) for name, v in zip(FEATURES, x, strict=True) if v}
-    )
+    return json.dumps({name: round(float(v), 6) for name, v in zip(FEATURES, x, strict=True) if v})
 
 
 def features_of(text: str | None) -> FloatArray | None:
@@ -246,9 +255,7 @@ def features_of(text: str | None) -> FloatArray | None:
         return None
 
 
-def blended(
-    model: RankerModel, x: FloatArray, base: FloatArray, share: float
-) -> FloatArray:
+def blended(model: RankerModel, x: FloatArray, base: FloatArray, share: float) -> FloatArray:
     """``share`` x P(accepted) + (1 - ``share``) x base scaled by the pool's largest."""
     top = float(np.max(np.abs(base))) if len(base) else 0.0
     scaled = base / top if top > 0 else base
@@ -315,14 +322,39 @@ def held_out_recall(recall_id: str, share: float) -> bool:
     return (zlib.crc32(recall_id.encode()) % 10_000) < share * 10_000
 
 
-def train(
-    examples: Sequence[Example], version: int, settings: LearningSettings, trained_at: str
-) -> RankerModel | None:
-    """Train on ``examples`` and check on the held-out recalls; None when there are too
-    few examples (or only one judgement among them) to train at all.
+def asked_again(x: FloatArray, y: FloatArray, feedback_weight: float) -> FloatArray:
+    """The examples as they would be if their query were asked again: the judgement's own
+    link is close and fresh (1), and the base score holds the feedback it gives.
 
-    The model is active when, on the held-out recalls, the blend orders accepted above
-    rejected results more often than the base score alone; it is then refitted on all.
+    A recall is judged before the same question is asked again, so the judged recalls hold
+    no example of that case; without these the model would not learn that a question's own
+    judgement stands (a user asking again wants what they accepted).
+    """
+    again = x.copy()
+    accepted = y > 0
+    close = {name: FEATURES.index(name) for name in ("accept_close", "reject_close")}
+    again[accepted, close["accept_close"]] = 1.0
+    again[~accepted, close["reject_close"]] = 1.0
+    sign = np.where(accepted, 1.0, -1.0)
+    again[:, FEATURES.index("feedback")] += sign * feedback_weight
+    again[:, FEATURES.index("base")] += sign * feedback_weight
+    return again
+
+
+def train(
+    examples: Sequence[Example],
+    version: int,
+    settings: LearningSettings,
+    trained_at: str,
+    feedback_weight: float = 0.6,
+) -> RankerModel | None:
+    """Train on ``examples`` (and each as if asked again, ``asked_again``) and check on the
+    held-out recalls; None when there are too few examples (or only one judgement among
+    them) to train at all.
+
+    The model is active when, on the held-out recalls (as they were judged), the blend
+    orders accepted above rejected results more often than the base score alone; it is
+    then refitted on all.
     """
     if len(examples) < settings.min_judgements:
         return None
@@ -335,7 +367,12 @@ def train(
     quality: dict[str, float] = {}
     active = False
     if test.any() and (~test).any() and len(set(y[~test].tolist())) == 2:
-        mean, scale, coef, intercept = fit(x[~test], y[~test], settings.l2)
+        xt, yt = x[~test], y[~test]
+        mean, scale, coef, intercept = fit(
+            np.vstack([xt, asked_again(xt, yt, feedback_weight)]),
+            np.concatenate([yt, yt]),
+            settings.l2,
+        )
         trial = RankerModel(
             version,
             FEATURES,
@@ -364,7 +401,9 @@ def train(
             "examples": float(len(held)),
         }
         active = quality["blend"] > quality["base"]
-    mean, scale, coef, intercept = fit(x, y, settings.l2)
+    mean, scale, coef, intercept = fit(
+        np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
+    )
     return RankerModel(
         version,
         FEATURES,

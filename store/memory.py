@@ -278,7 +278,10 @@ class Memory:
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
         self._recalls.start(stores.graph)
         self._trainer = Trainer(
-            Path(self.settings.data_dir).expanduser(), self.settings.learning, self._examples
+            Path(self.settings.data_dir).expanduser(),
+            self.settings.learning,
+            self._examples,
+            self.settings.ranking.feedback,
         )
         self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)

@@ -178,7 +178,8 @@ def rank(
     candidates.update(row for row, value in feedback.items() if value > 0)
     # A paraphrase of a judged query below the feedback's cut-off still brings what that
     # query accepted into the candidates: the model decides how much it counts.
-    candidates.update(row for row in links[0] if row < n and usable[row])
+    for kind in ("accept_close", "accept_far"):
+        candidates.update(row for row in links.get(kind, {}) if row < n and usable[row])
     by_field = {} if weights.field == 0 else (fields_named or {})
     if by_field:
         # Found by field and value, not by likeness: they may lie outside both searches.
@@ -281,16 +282,18 @@ def rank(
     total = np.sum(np.stack(list(components.values())), axis=0)
     features = None
     if learned is not None:
-        accepted, rejected = links
         unrewarded = memory.unrewarded[pool].astype(np.float64)
+        kept = impression_decay(unrewarded, learned.settings)
+
+        def linked(kind: str) -> npt.NDArray[np.float64]:
+            found = links.get(kind, {})
+            return np.fromiter((found.get(int(r), 0.0) for r in pool), np.float64, len(pool))
+
         signals = {
-            "judged_accept": np.fromiter(
-                (accepted.get(int(r), 0.0) for r in pool), dtype=np.float64, count=len(pool)
-            )
-            * impression_decay(unrewarded, learned.settings),
-            "judged_reject": np.fromiter(
-                (rejected.get(int(r), 0.0) for r in pool), dtype=np.float64, count=len(pool)
-            ),
+            "accept_close": linked("accept_close") * kept,
+            "accept_far": linked("accept_far") * kept,
+            "reject_close": linked("reject_close"),
+            "reject_far": linked("reject_far"),
             "impressions": np.log1p(memory.impressions[pool].astype(np.float64)),
             "unrewarded": np.log1p(unrewarded),
         }
@@ -384,11 +387,11 @@ def _links(
     memory: WorkingMemory,
     query_vector: npt.NDArray[np.float32] | None,
     learned: Learned | None,
-) -> tuple[dict[int, float], dict[int, float]]:
-    """Every judged row's strongest decayed link from an accepting and from a rejecting
-    past query (``learning.judged_links``), with no similarity cut-off."""
+) -> dict[str, dict[int, float]]:
+    """Every judged row's strongest decayed links from accepting and rejecting past
+    queries (``learning.judged_links``), with no similarity cut-off."""
     if query_vector is None or learned is None or len(memory.judged) == 0:
-        return {}, {}
+        return {}
     rows, signs, similarity, at = memory.judged.every(query_vector)
     return judged_links(rows, signs, similarity, at, learned.now, learned.settings)
 

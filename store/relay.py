@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: The operations a relay may ask of the owner's memory.
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
-    | {"about", "entities", "prune"}
+    | {"about", "entities", "prune", "judgements"}
 )
 
 _HEADER = struct.Struct("!I")

@@ -346,6 +346,11 @@ class SharedMemory:
         result: list[dict[str, Any]] = self._call("entities", limit)
         return result
 
+    def judgements(self) -> list[dict[str, Any]]:
+        """``Memory.judgements``."""
+        result: list[dict[str, Any]] = self._call("judgements")
+        return result
+
     def stats(self) -> dict[str, int]:
         """``Memory.stats``."""
         result: dict[str, int] = self._call("stats")

@@ -28,6 +28,7 @@ class Trainer:
         data_dir: where the model is kept.
         settings: when to retrain, and how.
         examples: reads every judged result from the graph (called on the thread).
+        feedback_weight: the ranking's ``feedback`` weight (``learning.asked_again``).
     """
 
     def __init__(
@@ -35,7 +36,9 @@ class Trainer:
         data_dir: Path,
         settings: LearningSettings,
         examples: Callable[[], Sequence[Example]],
+        feedback_weight: float = 0.6,
     ) -> None:
+        self._feedback_weight = feedback_weight
         self._dir = data_dir
         self._settings = settings
         self._examples = examples
@@ -106,7 +109,9 @@ class Trainer:
         examples = self._examples()
         previous = self._model
         version = (previous.version if previous is not None else 0) + 1
-        model = train(examples, version, self._settings, iso(utc_now()) or "")
+        model = train(
+            examples, version, self._settings, iso(utc_now()) or "", self._feedback_weight
+        )
         if model is None:
             return
         save_model(self._dir, model)
