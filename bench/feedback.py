@@ -249,7 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--learning", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
     parser.add_argument(
-        "--weights", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+        "--weights",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
         help="override [store.ranking] settings, as bench/locomo.py takes them",
     )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")

@@ -12,7 +12,7 @@ judged query is helped as much as its similarity warrants:
   every ``impression_half_life`` impressions the result has had since its last hit. Links
   from queries at least ``CLOSE`` alike (the same question, reworded) and from the others
   are separate features, so a linear model can weigh a rewording and a different question
-  differently;
+  differently; a query less than ``RELATED`` alike makes no link;
 - ``hit_rate`` (hits / (impressions + 1)), ``impressions`` and ``unrewarded`` (impressions
   since the last hit), both as log(1 + n).
 
@@ -70,6 +70,8 @@ SIGNALS = (
 )
 #: Cosine from which a judged query counts as the same question (a "close" link).
 CLOSE = 0.85
+#: Cosine below which a judged query is about something else: it makes no link.
+RELATED = 0.2
 #: Every feature, in the order the model takes them; ``base`` is the fused score.
 FEATURES = (*COMPONENTS, "base", *SIGNALS)
 
@@ -205,10 +207,12 @@ def judged_links(
     if len(rows) == 0:
         return links
     age = np.maximum(now - judged_at, 0) / (settings.half_life_days * _MICROS_PER_DAY)
-    strength = np.maximum(similarity, 0.0) * np.power(0.5, age)
+    strength = np.where(similarity >= RELATED, similarity, 0.0) * np.power(0.5, age)
     for row, sign, sim, value in zip(
         rows.tolist(), signs.tolist(), similarity.tolist(), strength.tolist(), strict=True
     ):
+        if value <= 0:
+            continue
         side = links[("accept_" if sign > 0 else "reject_") + ("close" if sim >= CLOSE else "far")]
         if value > side.get(row, 0.0):
             side[row] = value

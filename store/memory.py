@@ -61,9 +61,9 @@ from doxa.store import planning, provenance, pruning, remembering, startup
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
-from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
+from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.long_lived import LongLived
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.pruning import Pruned
