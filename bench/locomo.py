@@ -184,6 +184,7 @@ class Retrieved:
     text: str
     score: float
     scores: dict[str, float]
+    id: str = ""
 
 
 @dataclass
@@ -226,6 +227,49 @@ def make_settings(data_dir: Path, embedder: str, weights: dict[str, Any]) -> Set
     return load_settings(environ={}, overrides=overrides)
 
 
+async def ingest(client: Client, conversation: Conversation, memory: Memory) -> tuple[float, int]:
+    """Remember every turn (one batched call per session) and wait until all are embedded:
+    (seconds taken, turns the server folded into an earlier identical text)."""
+    took = 0.0
+    duplicates = 0
+    for session in conversation.sessions:
+        memories = [
+            {
+                "text": t.text,
+                "topics": [t.speaker],
+                "observed_at": session.observed_at,
+                "source": t.dia_id,
+                "episode": session.key,
+            }
+            for t in session.turns
+        ]
+        began = time.perf_counter()
+        result = await client.call_tool("remember", {"memories": memories})
+        took += time.perf_counter() - began
+        done = _structured(result, "remember")["remembered"]
+        duplicates += sum(1 for d in done if d.get("duplicate_of"))
+    # Ingest counts until every turn is embedded: remember answers before that.
+    began = time.perf_counter()
+    memory.wait_embedded()
+    took += time.perf_counter() - began
+    return took, duplicates
+
+
+async def ask(client: Client, question: Question) -> tuple[Asked, str]:
+    """Recall one question (top ``LIMIT``, explained): what came back, and the recall id."""
+    began = time.perf_counter()
+    result = await client.call_tool(
+        "recall", {"query": question.question, "limit": LIMIT, "explain": True}
+    )
+    latency = (time.perf_counter() - began) * 1000
+    found = _structured(result, "recall")
+    retrieved = [
+        Retrieved(r.get("source"), r["text"], r["score"], r.get("scores", {}), r["observation_id"])
+        for r in found["results"]
+    ]
+    return Asked(question, retrieved, latency), str(found.get("recall_id", ""))
+
+
 async def run_conversation(
     conversation: Conversation, embedder_kind: str, embedder: Embedder, weights: dict[str, Any]
 ) -> ConversationRun:
@@ -239,45 +283,12 @@ async def run_conversation(
         try:
             server = create_server(settings, memory)
             async with Client(server) as client:
-                ingest = 0.0
-                duplicates = 0
-                for session in conversation.sessions:
-                    memories = [
-                        {
-                            "text": t.text,
-                            "topics": [t.speaker],
-                            "observed_at": session.observed_at,
-                            "source": t.dia_id,
-                            "episode": session.key,
-                        }
-                        for t in session.turns
-                    ]
-                    began = time.perf_counter()
-                    result = await client.call_tool("remember", {"memories": memories})
-                    ingest += time.perf_counter() - began
-                    done = _structured(result, "remember")["remembered"]
-                    duplicates += sum(1 for d in done if d.get("duplicate_of"))
-                # Ingest counts until every turn is embedded: remember answers before that.
-                began = time.perf_counter()
-                memory.wait_embedded()
-                ingest += time.perf_counter() - began
-                asked = []
-                for question in conversation.questions:
-                    began = time.perf_counter()
-                    result = await client.call_tool(
-                        "recall", {"query": question.question, "limit": LIMIT, "explain": True}
-                    )
-                    latency = (time.perf_counter() - began) * 1000
-                    rows = _structured(result, "recall")["results"]
-                    retrieved = [
-                        Retrieved(r.get("source"), r["text"], r["score"], r.get("scores", {}))
-                        for r in rows
-                    ]
-                    asked.append(Asked(question, retrieved, latency))
+                took, duplicates = await ingest(client, conversation, memory)
+                asked = [(await ask(client, q))[0] for q in conversation.questions]
         finally:
             memory.close()
     turns = sum(len(s.turns) for s in conversation.sessions)
-    return ConversationRun(conversation, asked, turns, duplicates, startup, ingest)
+    return ConversationRun(conversation, asked, turns, duplicates, startup, took)
 
 
 # ---- report ------------------------------------------------------------------------------------

@@ -105,17 +105,9 @@ def _export(settings: Settings, file: Path | None, markdown: Path | None, as_jso
 
 
 def _judgements(settings: Settings, path: Path) -> int:
-    try:
-        from doxa.server.judgements_command import (  # type: ignore[import-not-found,unused-ignore]
-            export_judgements,
-        )
-    except ImportError:
-        print(
-            "doxa export: --judgements is not available in this version of doxa",
-            file=sys.stderr,
-        )
-        return 1
-    return int(export_judgements(settings, path))
+    from doxa.server.judgements_command import judgements_command
+
+    return judgements_command(settings, path)
 
 
 def _import(settings: Settings, file: Path, as_json: bool) -> int:

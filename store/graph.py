@@ -520,14 +520,52 @@ class Graph:
             )
         ]
 
-    def judgements(self) -> list[tuple[str, list[float], str, str]]:
-        """(recall id, query vector, observation id, judgement) for every judged result."""
+    def judgements(self) -> list[tuple[str, list[float], str, str, datetime | None]]:
+        """(recall id, query vector, observation id, judgement, judged at) for every judged
+        result."""
         return [
-            (r[0], list(r[1]), r[2], r[3])
+            (r[0], list(r[1]), r[2], r[3], r[4])
             for r in self._rows(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
                 " WHERE x.judgement IN ['accepted', 'rejected'] AND r.query_vector IS NOT NULL"
-                " RETURN r.id, r.query_vector, o.id, x.judgement"
+                " RETURN r.id, r.query_vector, o.id, x.judgement, r.judged_at"
+            )
+        ]
+
+    def impressions_in_order(self) -> list[tuple[str, str]]:
+        """(observation id, judgement: "accepted", "rejected" or "") of every result of a
+        judged recall, in the order they were judged."""
+        return [
+            (r[0], r[1] or "")
+            for r in self._rows(
+                "MATCH (r:Recall)-[x:RETURNED]->(o:Observation) WHERE r.judged_at IS NOT NULL"
+                " RETURN o.id, x.judgement ORDER BY r.judged_at, r.id, x.rank"
+            )
+        ]
+
+    def judged_results(self) -> list[dict[str, Any]]:
+        """Every judged result with its recall: recall id, query, agent, judged at, result
+        id and text, judgement, rank, score and features (JSON text or None), in the order
+        they were judged."""
+        keys = (
+            "recall_id",
+            "query",
+            "agent",
+            "judged_at",
+            "result_id",
+            "text",
+            "judgement",
+            "rank",
+            "score",
+            "features",
+        )
+        return [
+            dict(zip(keys, r, strict=True))
+            for r in self._rows(
+                "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
+                " WHERE x.judgement IN ['accepted', 'rejected']"
+                " RETURN r.id, r.query, r.agent, r.judged_at, o.id, o.text, x.judgement,"
+                " x.rank, x.score, x.features ORDER BY r.judged_at, r.id, x.rank"
             )
         ]
 
@@ -1106,9 +1144,11 @@ class GraphWriter:
             )
 
     def record_recalls(
-        self, recalls: Sequence[tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]]
+        self,
+        recalls: Sequence[tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]],
     ) -> None:
-        """Recall events and what each returned: (id, query, agent, at, [(obs id, rank, score)])."""
+        """Recall events and what each returned: (id, query, agent, at, [(obs id, rank,
+        score, features as JSON text or "")])."""
         if not recalls:
             return
         self._run(
@@ -1122,15 +1162,15 @@ class GraphWriter:
             },
         )
         returned = [
-            {"r": rid, "o": obs, "rank": rank, "score": score}
+            {"r": rid, "o": obs, "rank": rank, "score": score, "f": features or None}
             for rid, _, _, _, results in recalls
-            for obs, rank, score in results
+            for obs, rank, score, features in results
         ]
         if returned:
             self._run(
                 "UNWIND $rows AS x WITH x, x.r AS rid MATCH (r:Recall {id: rid})"
                 " WITH x, r, x.o AS oid MATCH (o:Observation {id: oid})"
-                " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score}]->(o)",
+                " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score, features: x.f}]->(o)",
                 {"rows": returned},
             )
 

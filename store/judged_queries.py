@@ -1,5 +1,5 @@
-"""What feedback taught recall: the query of every judged recall, and each judged result with
-its sign (+1 accepted, -1 rejected).
+"""What feedback taught recall: the query of every judged recall (and when it was judged), and
+each judged result with its sign (+1 accepted, -1 rejected).
 
 A judged recall's query vector is kept once, however many results were judged, and both
 tables grow by doubling: a feedback loop used to copy every vector learned so far on each
@@ -28,6 +28,7 @@ class JudgedQueries:
 
     def __init__(self, dim: int) -> None:
         self._queries: FloatArray = np.zeros((16, dim), dtype=np.float32)
+        self._judged_at: IntArray = np.zeros(16, dtype=np.int64)
         self._n_queries = 0
         self._rows: IntArray = np.zeros(64, dtype=np.int64)
         self._signs: FloatArray = np.zeros(64, dtype=np.float32)
@@ -38,13 +39,16 @@ class JudgedQueries:
         """How many judgements are held."""
         return self._n
 
-    def add(self, query_vector: FloatArray, judged: dict[int, float]) -> None:
-        """Learn one judged recall: its query and each judged row's sign."""
+    def add(self, query_vector: FloatArray, judged: dict[int, float], at: int = 0) -> None:
+        """Learn one judged recall: its query, when it was judged (microseconds) and each
+        judged row's sign."""
         if not judged:
             return
         if self._n_queries == len(self._queries):
             self._queries = _grown(self._queries)
+            self._judged_at = _grown(self._judged_at)
         self._queries[self._n_queries] = query_vector
+        self._judged_at[self._n_queries] = at
         k = len(judged)
         while self._n + k > len(self._rows):
             self._rows, self._signs = _grown(self._rows), _grown(self._signs)
@@ -74,6 +78,18 @@ class JudgedQueries:
         per_judgement = similarity[self._query_of[: self._n]]
         close = per_judgement >= threshold
         return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
+
+    def every(self, query_vector: FloatArray) -> tuple[IntArray, FloatArray, FloatArray, IntArray]:
+        """Every judgement, with its query's similarity to ``query_vector``: (rows, signs,
+        similarities, judged at in microseconds), one entry per judgement."""
+        similarity = self._queries[: self._n_queries] @ query_vector
+        of = self._query_of[: self._n]
+        return (
+            self._rows[: self._n],
+            self._signs[: self._n],
+            similarity[of],
+            self._judged_at[: self._n_queries][of],
+        )
 
 
 def _grown(array: A) -> A:

@@ -45,10 +45,11 @@ delivery takes the write lock).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -64,6 +65,7 @@ from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
+from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.long_lived import LongLived
 from doxa.store.names import MAX_NAMES, NameKind, Names
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
@@ -76,7 +78,15 @@ from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.records import Record
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_micros, micros, parse_limit, parse_time, utc_now
+from doxa.store.trainer import Trainer
+from doxa.store.values import (
+    from_micros,
+    from_naive_utc,
+    micros,
+    parse_limit,
+    parse_time,
+    utc_now,
+)
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -209,6 +219,10 @@ class Memory:
         self._long_lived = LongLived(every=_FREEZE_EVERY_ROWS)
         # Why pruned observations were retired (the graph's retraction carries a time only).
         self._audit = pruning.AuditLog(Path(settings.data_dir).expanduser())
+        # The ranker trained on the judgements, retrained on its own thread (``trainer``).
+        self._trainer: Trainer | None = None
+        #: The time judgements are stamped with and decay by (tests set a simulated clock).
+        self.clock: Callable[[], datetime] = utc_now
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -267,6 +281,13 @@ class Memory:
         # Late-bound, so the embedder can be replaced (tests) without a new queue.
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
         self._recalls.start(stores.graph)
+        self._trainer = Trainer(
+            Path(self.settings.data_dir).expanduser(),
+            self.settings.learning,
+            self._examples,
+            self.settings.ranking.feedback,
+        )
+        self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)
         self._long_lived.settle(len(stores.working))
         self._ready.set()
@@ -297,6 +318,8 @@ class Memory:
         if self._summaries is not None:
             self._summaries.close()  # writes what is marked: before the graph closes
             self._summaries = None
+        if self._trainer is not None:
+            self._trainer.stop()  # it reads the graph: before the graph closes
         self._recalls.stop()
         self._second_core.close()
         if self._embedding_queue is not None:
@@ -545,9 +568,10 @@ class Memory:
             log.warning("recall: memories still being embedded are found by text only")
         # The read lock only: a recall never waits for the graph (the recorder writing recall
         # events, a remember's transaction) nor for other recalls.
+        learned = Learned(self._ranker.model, micros(self.clock()), self.settings.learning)
         with self._working_lock.reading():
             ranked, current = answer(
-                working, asked, vector, self.settings.ranking, self._second_core
+                working, asked, vector, self.settings.ranking, self._second_core, learned
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             results = [_recollection(r, working, bool(current[r.row]), known) for r in ranked]
@@ -558,7 +582,7 @@ class Memory:
             asked.agent,
             utc_now(),
             vector,
-            [(r.observation_id, r.score) for r in results],
+            [(r.observation_id, r.score, k.features) for r, k in zip(results, ranked, strict=True)],
         )
         return RecallOutcome(recall_id, results)
 
@@ -610,13 +634,14 @@ class Memory:
             for obs in recent.returned
         }
         pairs = [(a, b) for a in accepted_ids for b in accepted_ids if a < b]
+        now = self.clock()
         with graph.exclusive():
             self._recalls.record(graph)  # the recall's event is in the graph before its judging
             # Judged once: checked again now that other writers wait.
             if recent.judged or (stored and self._stored_recall(graph, recall).judged):
                 raise _already_judged()
             with graph.write("feedback") as w:
-                w.judge(recall, [float(x) for x in vector], judgements, utc_now())
+                w.judge(recall, [float(x) for x in vector], judgements, now)
                 w.co_activate(pairs)
             recent.judged = True
             with self._working_lock.writing():
@@ -625,17 +650,61 @@ class Memory:
                     row = working.row_of.get(obs)
                     if row is None:
                         continue
-                    working.impressions[row] += 1
+                    working.shown(row, judgement == "accepted")
                     if judgement == "accepted":
-                        working.hits[row] += 1
                         learned[row] = 1.0
                     elif judgement == "rejected":
                         learned[row] = -1.0
-                working.learn(vector, learned)
+                working.learn(vector, learned, micros(now))
                 working.co_activate(
                     [working.row_of[a] for a in accepted_ids if a in working.row_of]
                 )
+        # Counted after the graph has them: a retrain they start reads them there.
+        self._ranker.judged(len(accepted_ids) + len(rejected_ids))
         return Judged(recall, accepted_ids, rejected_ids, len(recent.returned))
+
+    # ---- learning ---------------------------------------------------------------------------
+
+    @property
+    def _ranker(self) -> Trainer:
+        self.wait_ready()
+        assert self._trainer is not None
+        return self._trainer
+
+    def _examples(self) -> list[Example]:
+        """Every judged result the graph holds with its features (the trainer's thread)."""
+        found = []
+        for row in self.graph.judged_results():
+            features = features_of(row["features"])
+            if features is not None:
+                found.append(Example(row["recall_id"], features, row["judgement"] == "accepted"))
+        return found
+
+    def retrain(self) -> int:
+        """Ask for the ranker to be retrained now, in the background; the ticket to give
+        ``wait_trained``."""
+        return self._ranker.request()
+
+    def wait_trained(self, ticket: int, timeout: float | None = None) -> bool:
+        """Wait for the retrain ``retrain`` asked for; False if ``timeout`` passed first."""
+        return self._ranker.wait(ticket, timeout)
+
+    def ranker(self) -> RankerModel | None:
+        """The last ranker trained (or kept in the data directory), used or not: see its
+        ``active`` and ``held_out``; None when none was trained or its file is damaged."""
+        return self._ranker.latest
+
+    def judgements(self) -> list[dict[str, Any]]:
+        """Every judged result, in the order they were judged: ``recall_id``, ``query``,
+        ``agent``, ``judged_at``, ``result_id``, ``text``, ``judgement`` ("accepted" or
+        "rejected"), ``rank``, ``score`` and ``features`` (the ranker's features, a dict;
+        empty for results judged before they were kept)."""
+        rows = self.graph.judged_results()
+        for row in rows:
+            row["judged_at"] = from_naive_utc(row["judged_at"])
+            text = row["features"]
+            row["features"] = {} if not text else json.loads(text)
+        return rows
 
     def _stored_recall(self, graph: Graph, recall: str) -> Recent:
         """A recall as the graph holds it (its events written first).

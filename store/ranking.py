@@ -19,8 +19,14 @@ Components (each in roughly [0, 1] before weighting):
                    as numbers, words case-insensitively): a record whose *other* field holds
                    the number matches the words as well, and only this tells them apart;
 - ``confidence``   the observation's confidence;
+- ``hit_rate``     the share of its judged recalls that accepted it, hits / (impressions + 1);
 - ``feedback``     learned from judged recalls: similar past queries whose results were
                    accepted (+) or rejected (-), plus co-activation with accepted results;
+                   each judgement decays with time, an acceptance also with the impressions
+                   since the result's last hit (``learning``);
+- ``learned``      once a model is trained on the judgements and ranks held-out ones better
+                   than the base score: the blend (``learning.blended``) minus the base score,
+                   so the components still add up to the score;
 - ``diversity``    minus the weight times the result's likeness (cosine) to the most alike
                    result ranked above it: the results are picked one by one (maximal
                    marginal relevance), so a question whose answer lies in several turns is
@@ -39,6 +45,14 @@ import numpy.typing as npt
 
 from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
+from doxa.store.learning import (
+    Learned,
+    blended,
+    feature_matrix,
+    features_text,
+    impression_decay,
+    judged_links,
+)
 from doxa.store.records import query_pairs
 from doxa.store.settings import RankingWeights
 from doxa.store.values import from_micros
@@ -57,6 +71,9 @@ class Ranked:
     row: int
     score: float
     components: dict[str, float]
+    #: The features the learned ranker saw (``learning.features_text``), kept with the
+    #: recall so its judgement can train the next model.
+    features: str = ""
 
 
 def query_topics(memory: WorkingMemory, query: str) -> list[str]:
@@ -105,6 +122,7 @@ def rank(
     question: QuestionWords | None = None,
     asks_when: bool = False,
     fields_named: dict[int, float] | None = None,
+    learned: Learned | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -124,6 +142,8 @@ def rank(
         asks_when: the query asks when something happened (``timewords.asks_when``).
         fields_named: rows whose record holds a field = value the query names, with the
             share of those it names (``named_fields``).
+        learned: the trained model and the clock judgements decay by (None: no decay, no
+            model).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -150,11 +170,16 @@ def rank(
         rows = np.fromiter((r for r, _ in hits), dtype=np.int64, count=len(hits))
         text[rows] = np.fromiter((s for _, s in hits), dtype=np.float32, count=len(hits))
         text[rows] /= best_text
-    learned = _feedback(memory, query_vector, usable, weights)
+    links = _links(memory, query_vector, learned)
+    feedback = _feedback(memory, query_vector, usable, weights, learned)
 
     candidates = set(top.tolist())
     candidates.update(row for row, _ in hits)
-    candidates.update(row for row, value in learned.items() if value > 0)
+    candidates.update(row for row, value in feedback.items() if value > 0)
+    # A paraphrase of a judged query below the feedback's cut-off still brings what that
+    # query accepted into the candidates: the model decides how much it counts.
+    for kind in ("accept_close", "accept_far"):
+        candidates.update(row for row in links.get(kind, {}) if row < n and usable[row])
     by_field = {} if weights.field == 0 else (fields_named or {})
     if by_field:
         # Found by field and value, not by likeness: they may lie outside both searches.
@@ -246,11 +271,37 @@ def rank(
     components["confidence"] = weights.confidence * (
         memory.confidence[pool].astype(np.float64) / 10**18
     ).astype(np.float32)
-    if learned:
+    if weights.hit_rate > 0:
+        rate = memory.hits[pool] / (memory.impressions[pool] + 1.0)
+        if rate.any():
+            components["hit_rate"] = weights.hit_rate * rate
+    if feedback:
         components["feedback"] = weights.feedback * np.fromiter(
-            (learned.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
+            (feedback.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
         )
     total = np.sum(np.stack(list(components.values())), axis=0)
+    features = None
+    if learned is not None:
+        unrewarded = memory.unrewarded[pool].astype(np.float64)
+        kept = impression_decay(unrewarded, learned.settings)
+
+        def linked(kind: str) -> npt.NDArray[np.float64]:
+            found = links.get(kind, {})
+            return np.fromiter((found.get(int(r), 0.0) for r in pool), np.float64, len(pool))
+
+        signals = {
+            "accept_close": linked("accept_close") * kept,
+            "accept_far": linked("accept_far") * kept,
+            "reject_close": linked("reject_close"),
+            "reject_far": linked("reject_far"),
+            "impressions": np.log1p(memory.impressions[pool].astype(np.float64)),
+            "unrewarded": np.log1p(unrewarded),
+        }
+        features = feature_matrix(components, total, signals, len(pool))
+        if learned.model is not None:
+            final = blended(learned.model, features, total, learned.settings.learned_share)
+            components["learned"] = (final - total).astype(np.float32)
+            total = final.astype(np.float32)
     # Best score first; among equals, the newer observation (higher row) first.
     order = np.lexsort((-pool, -total))
     if weights.diversity > 0 and query_vector is not None and limit > 1:
@@ -263,6 +314,7 @@ def rank(
             int(pool[i]),
             float(total[i]),
             {name: float(values[i]) for name, values in components.items()},
+            "" if features is None else features_text(features[i]),
         )
         for i in order
     ]
@@ -331,31 +383,61 @@ def _topic_keys(topics: tuple[str, ...]) -> frozenset[str]:
     return frozenset(topic_key(t) for t in topics)
 
 
+def _links(
+    memory: WorkingMemory,
+    query_vector: npt.NDArray[np.float32] | None,
+    learned: Learned | None,
+) -> dict[str, dict[int, float]]:
+    """Every judged row's strongest decayed links from accepting and rejecting past
+    queries (``learning.judged_links``), with no similarity cut-off."""
+    if query_vector is None or learned is None or len(memory.judged) == 0:
+        return {}
+    rows, signs, similarity, at = memory.judged.every(query_vector)
+    return judged_links(rows, signs, similarity, at, learned.now, learned.settings)
+
+
 def _feedback(
     memory: WorkingMemory,
     query_vector: npt.NDArray[np.float32] | None,
     usable: BoolArray,
     weights: RankingWeights,
+    learned: Learned | None = None,
 ) -> dict[int, float]:
-    """Rows judged on similar past queries (+ accepted, - rejected) and their co-activations."""
+    """Rows judged on similar past queries (+ accepted, - rejected) and their co-activations;
+    with ``learned``, each judgement decayed by its age and an acceptance also by the
+    impressions its row has had since its last hit."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
-    rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
-    learned: dict[int, float] = {}
-    for row, sign, sim in zip(rows, signs, similarity, strict=True):
+    if learned is None:
+        rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
+        kept = np.ones(len(rows))
+    else:
+        rows, signs, similarity, at = memory.judged.every(query_vector)
+        close = similarity >= weights.feedback_similarity
+        rows, signs, similarity, at = rows[close], signs[close], similarity[close], at[close]
+        age = np.maximum(learned.now - at, 0) / (learned.settings.half_life_days * 86_400e6)
+        kept = np.power(0.5, age)
+        positive = signs > 0
+        kept[positive] *= impression_decay(
+            memory.unrewarded[rows[positive]].astype(np.float64), learned.settings
+        )
+    learned_rows: dict[int, float] = {}
+    for row, sign, sim, keep in zip(rows, signs, similarity, kept, strict=True):
         r = int(row)
         if r < len(usable) and usable[r]:
             # Scaled so a query equal to the judged one counts fully, a borderline one little.
             strength = (float(sim) - weights.feedback_similarity) / (
                 1.0 - weights.feedback_similarity + 1e-9
             )
-            learned[r] = max(-1.0, min(1.0, learned.get(r, 0.0) + float(sign) * strength))
+            learned_rows[r] = max(
+                -1.0, min(1.0, learned_rows.get(r, 0.0) + float(sign) * strength * float(keep))
+            )
     if weights.co_activation > 0:
-        for row, value in list(learned.items()):
+        for row, value in list(learned_rows.items()):
             if value <= 0:
                 continue
             for other, count in memory.co_activated.get(row, {}).items():
-                if other < len(usable) and usable[other] and other not in learned:
+                if other < len(usable) and usable[other] and other not in learned_rows:
                     boost = weights.co_activation / weights.feedback * value * count / (count + 1)
-                    learned[other] = max(learned.get(other, 0.0), boost)
-    return learned
+                    learned_rows[other] = max(learned_rows.get(other, 0.0), boost)
+    return learned_rows

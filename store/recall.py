@@ -29,6 +29,7 @@ import numpy.typing as npt
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
+from doxa.store.learning import Learned
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
 from doxa.store.records import Key, parse_where
 from doxa.store.settings import RankingWeights
@@ -188,6 +189,7 @@ def answer(
     vector: npt.NDArray[np.float32] | None,
     weights: RankingWeights,
     second_core: SecondCore,
+    learned: Learned | None = None,
 ) -> tuple[list[Ranked], BoolArray]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
@@ -199,6 +201,7 @@ def answer(
         vector: the embedded query, or None for a query without words.
         weights: the ranking weights.
         second_core: where the full-text search runs during the vector scan.
+        learned: the trained ranker and the clock judgements decay by (``learning``).
     """
     n = len(working)
     query = asked.query
@@ -253,6 +256,7 @@ def answer(
         question=question_words(query) if query.strip() else None,
         asks_when=asked.asks_when,
         fields_named=named_fields(working, query) if query.strip() else None,
+        learned=learned,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

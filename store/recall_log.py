@@ -36,8 +36,9 @@ RECENT_RECALLS = 4_096
 #: Seconds between two writes of the gathered events.
 RECORD_EVERY_S = 0.25
 
-#: (recall id, query, agent, at, [(observation id, rank, score)]) as ``GraphWriter`` takes it.
-Event = tuple[str, str, str | None, datetime, list[tuple[str, int, float]]]
+#: (recall id, query, agent, at, [(observation id, rank, score, features)]) as
+#: ``GraphWriter`` takes it; features as ``learning.features_text`` writes them, or "".
+Event = tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]
 
 
 @dataclass
@@ -73,17 +74,17 @@ class RecallLog:
         agent: str | None,
         at: datetime,
         vector: npt.NDArray[np.float32] | None,
-        returned: list[tuple[str, float]],
+        returned: list[tuple[str, float, str]],
     ) -> None:
-        """Log a recall: its results as (observation id, score), best first."""
+        """Log a recall: its results as (observation id, score, features), best first."""
         event: Event = (
             recall_id,
             query,
             agent,
             at,
-            [(obs, rank, score) for rank, (obs, score) in enumerate(returned)],
+            [(obs, rank, score, f) for rank, (obs, score, f) in enumerate(returned)],
         )
-        recent = Recent(query, vector, [obs for obs, _ in returned])
+        recent = Recent(query, vector, [obs for obs, _, _ in returned])
         with self._lock:
             self._unrecorded.append(event)
             self._recent[recall_id] = recent

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 METHODS = frozenset(
     {"remember", "recall", "feedback", "forget", "evidence", "unsupported", "conflicts", "stats"}
     | {"about", "entities", "prune", "picture", "names", "tallies", "export", "backup"}
+    | {"judgements"}
 )
 
 _HEADER = struct.Struct("!I")

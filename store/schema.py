@@ -106,7 +106,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Observation ADD event_times STRING",
         ),
     ),
-    # Version 4 is another change's; this one is written to apply after it (or alone).
+    Migration(
+        4,
+        "features of returned results",
+        (
+            # What the learned ranker saw of each returned result (JSON: feature -> value),
+            # so a judged recall is a training example (learning.FEATURES).
+            "ALTER TABLE RETURNED ADD features STRING",
+        ),
+    ),
     Migration(
         5,
         "records",
@@ -185,7 +193,12 @@ EXPECTED: dict[str, dict[str, str]] = {
     "CONTRADICTS": {"at": "TIMESTAMP"},
     "SUPERSEDES": {"at": "TIMESTAMP"},
     "FROM": {},
-    "RETURNED": {"rank": "INT64", "score": "DOUBLE", "judgement": "STRING"},
+    "RETURNED": {
+        "rank": "INT64",
+        "score": "DOUBLE",
+        "judgement": "STRING",
+        "features": "STRING",
+    },
     "CO_ACTIVATED": {"count": "INT64"},
     "RecordType": {"name": "STRING"},
     "FieldValue": {"key": "STRING", "field": "STRING", "kind": "STRING", "value": "STRING"},

@@ -42,6 +42,8 @@ class RankingWeights(BaseModel):
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)
     co_activation: float = 0.15
+    #: Share of a result's judged recalls that accepted it (hits / (impressions + 1)).
+    hit_rate: float = 0.15
     pool: int = Field(60, ge=1, le=10_000)
     text_pool: int = Field(40, ge=0, le=10_000)
 
@@ -135,6 +137,29 @@ class PruneSettings(BaseModel):
             raise ValueError(error.problem) from None
 
 
+class LearningSettings(BaseModel):
+    """How recall learns from judgements: the links between queries and what they accepted
+    decay, and a small model trained on the judgements reranks (see ``doxa.store.learning``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: A judgement counts half after this many days (the query-to-memory link it made).
+    half_life_days: float = Field(30.0, gt=0, le=100_000)
+    #: An accepted memory's links count half after this many later impressions without a hit.
+    impression_half_life: float = Field(3.0, gt=0, le=1_000_000)
+    #: The learned model's share of the final score (the base ranking has the rest).
+    learned_share: float = Field(0.7, ge=0, le=1)
+    #: Judged results needed before a model is trained.
+    min_judgements: int = Field(200, ge=10, le=100_000_000)
+    #: A retrain starts in the background after this many new judged results (0: only when
+    #: asked, e.g. by a benchmark).
+    retrain_every: int = Field(500, ge=0, le=100_000_000)
+    #: Share of the judged recalls held out to check the model against the base ranking.
+    held_out: float = Field(0.25, gt=0, lt=1)
+    #: L2 penalty of the logistic regression.
+    l2: float = Field(1.0, ge=0, le=1_000_000)
+
+
 class StoreSettings(BaseModel):
     """Where the memory lives and how it ranks."""
 
@@ -150,3 +175,4 @@ class StoreSettings(BaseModel):
     ranking: RankingWeights = RankingWeights()
     predicates: PredicateSettings = PredicateSettings()
     prune: PruneSettings = PruneSettings()
+    learning: LearningSettings = LearningSettings()

@@ -382,6 +382,11 @@ class SharedMemory:
         result: Names = self._call("names", kind, prefix, limit)
         return result
 
+    def judgements(self) -> list[dict[str, Any]]:
+        """``Memory.judgements``."""
+        result: list[dict[str, Any]] = self._call("judgements")
+        return result
+
     def stats(self) -> dict[str, int]:
         """``Memory.stats``."""
         result: dict[str, int] = self._call("stats")

@@ -185,12 +185,17 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
         ra, rb = working.row_of[a], working.row_of[b]
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
-    by_recall: dict[str, tuple[list[float], dict[int, float]]] = {}
-    for recall, vector, obs, judgement in graph.judgements():
-        judged = by_recall.setdefault(recall, (vector, {}))[1]
-        judged[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
-    for vector, judged in by_recall.values():
-        working.learn(np.asarray(vector, dtype=np.float32), judged)
+    by_recall: dict[str, tuple[list[float], int, dict[int, float]]] = {}
+    for recall, vector, obs, judgement, at in graph.judgements():
+        judged = by_recall.setdefault(recall, (vector, 0 if at is None else micros(_aware(at)), {}))
+        judged[2][working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
+    for vector, at, judged in by_recall.values():
+        working.learn(np.asarray(vector, dtype=np.float32), judged, at)
+    # Impressions since each row's last hit, replayed in the order they were judged.
+    for obs, judgement in graph.impressions_in_order():
+        r = working.row_of.get(obs)
+        if r is not None:
+            working.unrewarded[r] = 0 if judgement == "accepted" else working.unrewarded[r] + 1
     return unread
 
 

@@ -117,6 +117,8 @@ class WorkingMemory:
         self.stated_until: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
+        # Impressions since the row's last hit: what an accepted link decays with.
+        self.unrewarded: FloatArray = np.zeros(capacity, dtype=np.float32)
         # The observation learned just before / after this one in its episode (-1: none), so
         # ranking can walk a conversation's neighbours with array operations.
         self.previous: IntArray = np.full(capacity, -1, dtype=np.int64)
@@ -203,6 +205,7 @@ class WorkingMemory:
         self.stated_until = grow(self.stated_until, NO_END)
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
+        self.unrewarded = grow(self.unrewarded)
         self.previous = grow(self.previous, -1)
         self.following = grow(self.following, -1)
         self._cap = cap
@@ -455,9 +458,21 @@ class WorkingMemory:
             neighbours.pop(row, None)
         self.judged.forget_row(row)
 
-    def learn(self, query_vector: npt.NDArray[np.float32], judged: dict[int, float]) -> None:
-        """Remember a judged recall: its query vector against each judged row (+1 / -1)."""
-        self.judged.add(query_vector.astype(np.float32, copy=False), judged)
+    def learn(
+        self, query_vector: npt.NDArray[np.float32], judged: dict[int, float], at: int = 0
+    ) -> None:
+        """Remember a judged recall: its query vector against each judged row (+1 / -1),
+        judged at ``at`` (microseconds)."""
+        self.judged.add(query_vector.astype(np.float32, copy=False), judged, at)
+
+    def shown(self, row: int, hit: bool) -> None:
+        """Count one impression of ``row`` in a judged recall, and a hit if accepted."""
+        self.impressions[row] += 1
+        if hit:
+            self.hits[row] += 1
+            self.unrewarded[row] = 0
+        else:
+            self.unrewarded[row] += 1
 
     def co_activate(self, rows: list[int]) -> None:
         """Count a co-activation between every pair of rows accepted together."""

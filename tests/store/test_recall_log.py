@@ -59,14 +59,14 @@ def ids(events: list[Event]) -> list[str]:
 def test_a_recall_is_kept_for_its_feedback_with_its_results_in_order() -> None:
     log = RecallLog()
     vector = np.ones(4, dtype=np.float32)
-    log.note("rec_1", "red boat", "scout", AT, vector, [("obs_a", 1.5), ("obs_b", 0.7)])
+    log.note("rec_1", "red boat", "scout", AT, vector, [("obs_a", 1.5, ""), ("obs_b", 0.7, "")])
     found = log.find("rec_1")
     assert found == Recent("red boat", vector, ["obs_a", "obs_b"], judged=False)
     assert log.find("rec_2") is None
     graph = FakeGraph()
     log.record(graph)
     assert graph.written == [
-        ("rec_1", "red boat", "scout", AT, [("obs_a", 0, 1.5), ("obs_b", 1, 0.7)])
+        ("rec_1", "red boat", "scout", AT, [("obs_a", 0, 1.5, ""), ("obs_b", 1, 0.7, "")])
     ]
 
 

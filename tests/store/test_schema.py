@@ -222,6 +222,7 @@ V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD"}
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
+    "RETURNED": {"features"},
 }
 
 

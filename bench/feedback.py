@@ -1,0 +1,305 @@
+"""Does recall learn from use? LoCoMo through MCP: judge half the questions, test the rest.
+
+For each conversation, a fresh memory and server as ``bench/locomo.py`` makes them (its code:
+the turns remembered the same way, the questions asked with ``recall(limit=10)``). The
+questions are split in two halves (alternately, in the data's order):
+
+1. the *unseen* half is asked: R@5/R@10 before learning;
+2. the *judged* half is asked, one question at a time, and an agent judges each recall with
+   ``feedback``: the gold turns found are accepted, the rest of the top 10 rejected (with
+   ``--noise``: each result accepted with probability ``--noise-accept``, else rejected,
+   whatever the gold says);
+3. the ranker is retrained (``Memory.retrain``, on the trainer's thread: the bench waits for
+   it, no tool call trains) and the unseen half is asked again (after), then the judged half.
+
+Printed: per conversation and overall, R@5/R@10 of the unseen half before/after and of the
+judged half when judged/again, and each conversation's model (version, whether it is used,
+its held-out check). The targets (issue 12): unseen R@10 up by >= 0.03, judged R@10 >= 0.90,
+and with ``--noise`` the unseen R@10 down by no more than 0.01.
+
+Usage:
+    python bench/feedback.py [--data PATH] [--embedder sentence-transformers|hash]
+        [--conversations 0,1,...] [--noise] [--seed N] [--learning KEY=VALUE ...]
+        [--weights KEY=VALUE ...] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from locomo import (
+    DEFAULT_DATA,
+    KS,
+    Asked,
+    Conversation,
+    _structured,
+    ask,
+    ingest,
+    load_conversations,
+    make_settings,
+    mean,
+    parse_weights,
+)
+from mcp.client import Client
+from pydantic import ValidationError
+
+from doxa.server.app import create_server
+from doxa.store.embedder import Embedder, make_embedder
+from doxa.store.memory import Memory
+from doxa.store.settings import LearningSettings
+
+#: Issue 12's targets.
+TARGET_UNSEEN_GAIN = 0.03
+TARGET_JUDGED = 0.90
+TARGET_NOISE_LOSS = 0.01
+#: How long the bench waits for a retrain.
+TRAIN_WAIT_S = 600.0
+PHASES = ("unseen_before", "judged_first", "unseen_after", "judged_again")
+
+
+def figures(asked: Sequence[Asked]) -> dict[str, float]:
+    """R@k over the questions asked."""
+    return {f"R@{k}": mean([a.recall_at(k) for a in asked]) for k in KS}
+
+
+def judge(
+    asked: Asked, noise: bool, accept_p: float, rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """The agent's judgement of one recall: (accepted ids, rejected ids)."""
+    accepted: list[str] = []
+    rejected: list[str] = []
+    gold = set(asked.question.gold)
+    for r in asked.retrieved:
+        good = rng.random() < accept_p if noise else r.source in gold
+        (accepted if good else rejected).append(r.id)
+    return accepted, rejected
+
+
+async def run_conversation(
+    conversation: Conversation,
+    embedder_kind: str,
+    embedder: Embedder,
+    learning: dict[str, Any],
+    noise: bool,
+    accept_p: float,
+    seed: int,
+    weights: dict[str, Any],
+) -> dict[str, Any]:
+    """One conversation's four phases; the asked questions per phase and its model."""
+    rng = random.Random(f"{seed}:{conversation.sample_id}")
+    judged_half = conversation.questions[0::2]
+    unseen_half = conversation.questions[1::2]
+    with tempfile.TemporaryDirectory(prefix="doxa-feedback-") as tmp:
+        settings = make_settings(Path(tmp) / "memory", embedder_kind, weights)
+        # The bench asks for the retrain itself (after the judged half), so none starts
+        # half-way.
+        settings.store.learning = LearningSettings(**({"retrain_every": 0} | learning))
+        memory = Memory.open(settings.store, embedder=embedder)
+        memory.warm_up()
+        phases: dict[str, list[Asked]] = {p: [] for p in PHASES}
+        began = time.perf_counter()
+        try:
+            server = create_server(settings, memory)
+            async with Client(server) as client:
+                await ingest(client, conversation, memory)
+                for q in unseen_half:
+                    phases["unseen_before"].append((await ask(client, q))[0])
+                for q in judged_half:
+                    asked, recall_id = await ask(client, q)
+                    phases["judged_first"].append(asked)
+                    accepted, rejected = judge(asked, noise, accept_p, rng)
+                    result = await client.call_tool(
+                        "feedback",
+                        {"recall_id": recall_id, "accepted": accepted, "rejected": rejected},
+                    )
+                    _structured(result, "feedback")
+                trained = time.perf_counter()
+                if not memory.wait_trained(memory.retrain(), timeout=TRAIN_WAIT_S):
+                    raise RuntimeError(f"no retrain within {TRAIN_WAIT_S} s")
+                train_s = time.perf_counter() - trained
+                for q in unseen_half:
+                    phases["unseen_after"].append((await ask(client, q))[0])
+                for q in judged_half:
+                    phases["judged_again"].append((await ask(client, q))[0])
+                model = memory.ranker()
+        finally:
+            memory.close()
+    return {
+        "conversation": conversation.sample_id,
+        "phases": phases,
+        "model": None if model is None else model.as_json(),
+        "train_s": train_s,
+        "run_s": time.perf_counter() - began,
+    }
+
+
+def summary_of(runs: Sequence[dict[str, Any]], noise: bool) -> dict[str, Any]:
+    """Per conversation and overall figures, and the targets' verdicts."""
+    overall = {p: figures([a for r in runs for a in r["phases"][p]]) for p in PHASES}
+    gain = overall["unseen_after"]["R@10"] - overall["unseen_before"]["R@10"]
+    verdicts: dict[str, Any]
+    if noise:
+        verdicts = {"noise: unseen R@10 not down by more than 0.01": gain >= -TARGET_NOISE_LOSS}
+    else:
+        verdicts = {
+            "unseen R@10 up by >= 0.03": gain >= TARGET_UNSEEN_GAIN,
+            "judged R@10 again >= 0.90": overall["judged_again"]["R@10"] >= TARGET_JUDGED,
+        }
+    return {
+        "noise": noise,
+        "questions": {
+            "unseen": sum(len(r["phases"]["unseen_before"]) for r in runs),
+            "judged": sum(len(r["phases"]["judged_first"]) for r in runs),
+        },
+        "overall": overall,
+        "unseen_R@10_change": gain,
+        "per_conversation": {
+            r["conversation"]: {
+                **{p: figures(r["phases"][p]) for p in PHASES},
+                "model": r["model"],
+                "train_s": r["train_s"],
+            }
+            for r in runs
+        },
+        "targets": verdicts,
+    }
+
+
+def print_report(summary: dict[str, Any], data: Path, label: str) -> None:
+    """The figures as a table."""
+    kind = "NOISE judgements (random accept/reject)" if summary["noise"] else "gold judgements"
+    print(f"LoCoMo learning from feedback through MCP   data: {data}")
+    print(f"embedder: {label}; {kind}")
+    q = summary["questions"]
+    print(f"questions: {q['unseen']} unseen, {q['judged']} judged")
+    print()
+    print(f"{'':22}" + "".join(f"{p.replace('_', ' '):>16}" for p in PHASES))
+    print(f"{'':22}" + "".join(f"{'R@5':>8}{'R@10':>8}" for _ in PHASES))
+
+    def row(name: str, values: dict[str, dict[str, float]]) -> str:
+        return f"{name:22}" + "".join(
+            f"{values[p]['R@5']:>8.3f}{values[p]['R@10']:>8.3f}" for p in PHASES
+        )
+
+    print(row("overall", summary["overall"]))
+    for name, values in summary["per_conversation"].items():
+        print(row(name, values))
+    print()
+    print(f"unseen-half R@10 change: {summary['unseen_R@10_change']:+.3f}")
+    print("models (per conversation): version, used, held-out ordering base -> blend, examples")
+    for name, values in summary["per_conversation"].items():
+        model = values["model"]
+        if model is None:
+            print(f"  {name:20} none trained (too few judgements)")
+            continue
+        held = model["held_out"]
+        check = (
+            f"{held['base']:.3f} -> {held['blend']:.3f} on {int(held['recalls'])} recalls"
+            if held
+            else "no held-out check"
+        )
+        print(
+            f"  {name:20} v{model['version']} {'used' if model['active'] else 'UNUSED'};"
+            f" {check}; {model['examples']} examples; trained in {values['train_s']:.2f} s"
+        )
+    print(
+        "targets: "
+        + "; ".join(f"{k}: {'met' if ok else 'NOT met'}" for k, ok in summary["targets"].items())
+    )
+
+
+def parse_learning(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` overrides of ``[store.learning]``, checked."""
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in LearningSettings.model_fields:
+            known = ", ".join(LearningSettings.model_fields)
+            raise SystemExit(
+                f"--learning: expected KEY=VALUE with KEY one of {known}; got {pair!r}"
+            )
+        values[key] = value
+    try:
+        return LearningSettings(**values).model_dump(include=set(values))
+    except ValidationError as error:
+        raise SystemExit(f"--learning: {error}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--embedder", choices=("sentence-transformers", "hash"), default="sentence-transformers"
+    )
+    parser.add_argument(
+        "--conversations", default=None, metavar="I,J", help="indexes of the conversations to run"
+    )
+    parser.add_argument("--noise", action="store_true", help="random judgements instead")
+    parser.add_argument("--noise-accept", type=float, default=0.2, metavar="P")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--learning", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--weights",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override [store.ranking] settings, as bench/locomo.py takes them",
+    )
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    args = parser.parse_args(argv)
+    weights = parse_weights(args.weights)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    learning = parse_learning(args.learning)
+    conversations = load_conversations(args.data)
+    if args.conversations:
+        chosen = [int(i) for i in args.conversations.split(",")]
+        conversations = [conversations[i] for i in chosen]
+    probe = make_settings(Path(tempfile.gettempdir()), args.embedder, {}).store
+    embedder = make_embedder(probe.embedding)
+    embedder.load()
+    runs = []
+    for conversation in conversations:
+        run = anyio.run(
+            run_conversation,
+            conversation,
+            args.embedder,
+            embedder,
+            learning,
+            args.noise,
+            args.noise_accept,
+            args.seed,
+            weights,
+        )
+        runs.append(run)
+        got = {p: figures(run["phases"][p])["R@10"] for p in PHASES}
+        print(
+            f"[{conversation.sample_id}: R@10 "
+            + ", ".join(f"{p} {v:.3f}" for p, v in got.items())
+            + f"; {run['run_s']:.0f} s]",
+            file=sys.stderr,
+            flush=True,
+        )
+    runtime = getattr(embedder, "runtime", "")
+    label = f"{args.embedder} ({runtime})" if runtime else args.embedder
+    summary = summary_of(runs, args.noise)
+    summary["weights_overridden"] = weights
+    summary["learning"] = LearningSettings(**({"retrain_every": 0} | learning)).model_dump()
+    print_report(summary, args.data, label)
+    if args.json is not None:
+        args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

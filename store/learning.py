@@ -1,0 +1,422 @@
+"""What recall learns from judgements: decaying query-to-memory links, and a small model.
+
+Every judged recall is a set of training examples: each judged result's *features* as recall
+saw them (kept on its ``RETURNED`` edge) and its judgement (accepted: 1, rejected: 0). The
+features are the ranking's components, the base score, and what earlier judgements say of the
+result for this query, as continuous values (no similarity cut-off), so a paraphrase of a
+judged query is helped as much as its similarity warrants:
+
+- ``accept_close`` / ``accept_far`` / ``reject_close`` / ``reject_far``: the strongest link
+  from a past judged query that accepted (rejected) the result: that query's cosine to this
+  one, halved every ``half_life_days`` since the judgement; an accepted link is also halved
+  every ``impression_half_life`` impressions the result has had since its last hit. Links
+  from queries at least ``CLOSE`` alike (the same question, reworded) and from the others
+  are separate features, so a linear model can weigh a rewording and a different question
+  differently; a query less than ``RELATED`` alike makes no link;
+- ``hit_rate`` (hits / (impressions + 1)), ``impressions`` and ``unrewarded`` (impressions
+  since the last hit), both as log(1 + n).
+
+The model is a logistic regression over the standardised features (Newton's method, a few
+milliseconds for thousands of examples). Once ``min_judgements`` exist it is trained in the
+background (``trainer``), checked on held-out judged recalls against the base score, and used
+only while it ranks them better; then a result's score is ``learned_share`` x the model's
+probability + the rest x the base score scaled to the pool's best. It is kept as JSON in
+``<data dir>/ranker.json`` with its version; a missing or damaged file means the base ranking
+(and a warning).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from doxa.store.settings import LearningSettings
+
+log = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The ranking components a feature vector holds (weighted, as recall's ``scores`` shows them).
+COMPONENTS = (
+    "vector",
+    "text",
+    "neighbourhood",
+    "topic",
+    "time",
+    "dated",
+    "fact",
+    "field",
+    "confidence",
+    "feedback",
+    "hit_rate",
+)
+#: What earlier judgements say of a result (see the module docstring).
+SIGNALS = (
+    "accept_close",
+    "accept_far",
+    "reject_close",
+    "reject_far",
+    "impressions",
+    "unrewarded",
+)
+#: Cosine from which a judged query counts as the same question (a "close" link).
+CLOSE = 0.85
+#: Cosine below which a judged query is about something else: it makes no link.
+RELATED = 0.2
+#: Every feature, in the order the model takes them; ``base`` is the fused score.
+FEATURES = (*COMPONENTS, "base", *SIGNALS)
+
+MODEL_FILE = "ranker.json"
+_MICROS_PER_DAY = 86_400 * 10**6
+
+
+@dataclass(frozen=True)
+class RankerModel:
+    """A trained logistic regression over ``features`` (standardised by ``mean``/``scale``).
+
+    ``active`` is whether it ranked the held-out judgements better than the base score when
+    it was trained; an inactive model is kept only to say so (recall uses the base).
+    """
+
+    version: int
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    active: bool
+    examples: int
+    trained_at: str
+    held_out: dict[str, float] = field(default_factory=dict)
+
+    def probability(self, x: FloatArray) -> FloatArray:
+        """P(accepted) for each row of ``x`` (columns in ``features`` order)."""
+        z = ((x - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef)
+        result: FloatArray = 1.0 / (1.0 + np.exp(-(z + self.intercept)))
+        return result
+
+    def as_json(self) -> dict[str, Any]:
+        """The model as a JSON object."""
+        return {
+            "version": self.version,
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": list(self.coef),
+            "intercept": self.intercept,
+            "active": self.active,
+            "examples": self.examples,
+            "trained_at": self.trained_at,
+            "held_out": self.held_out,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankerModel:
+        """Read a model written by ``as_json``.
+
+        Raises:
+            ValueError: a value is missing, of the wrong type, not finite, or the features
+                are not this code's.
+        """
+        try:
+            features = tuple(str(f) for f in data["features"])
+            numbers = {k: tuple(float(v) for v in data[k]) for k in ("mean", "scale", "coef")}
+            model = cls(
+                version=int(data["version"]),
+                features=features,
+                mean=numbers["mean"],
+                scale=numbers["scale"],
+                coef=numbers["coef"],
+                intercept=float(data["intercept"]),
+                active=bool(data["active"]),
+                examples=int(data["examples"]),
+                trained_at=str(data["trained_at"]),
+                held_out={str(k): float(v) for k, v in dict(data.get("held_out", {})).items()},
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a ranker model: {error!r}") from None
+        if features != FEATURES:
+            raise ValueError(f"features {list(features)} are not this version's {list(FEATURES)}")
+        values = [*model.mean, *model.scale, *model.coef, model.intercept]
+        if any(len(v) != len(FEATURES) for v in (model.mean, model.scale, model.coef)):
+            raise ValueError("mean, scale and coef must each hold one value per feature")
+        if not all(math.isfinite(v) for v in values) or min(model.scale) <= 0:
+            raise ValueError("a value is not finite, or a scale is not positive")
+        return model
+
+
+def load_model(data_dir: Path) -> RankerModel | None:
+    """The model kept in ``data_dir``, or None when there is none; a damaged one is logged
+    as a warning and taken as none (recall uses the base ranking)."""
+    path = data_dir / MODEL_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        log.warning("ranker model %s unreadable (%s): using the base ranking", path, error)
+        return None
+    try:
+        return RankerModel.from_json(json.loads(text))
+    except ValueError as error:  # json.JSONDecodeError is one
+        log.warning("ranker model %s is damaged (%s): using the base ranking", path, error)
+        return None
+
+
+def save_model(data_dir: Path, model: RankerModel) -> None:
+    """Write the model to ``data_dir`` atomically (a crash leaves the old one or the new)."""
+    path = data_dir / MODEL_FILE
+    partial = path.with_suffix(".json.partial")
+    with open(partial, "w", encoding="utf-8") as out:
+        json.dump(model.as_json(), out, indent=1)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, path)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What one recall needs of learning: the model (None: base ranking), the time, and the
+    decay settings."""
+
+    model: RankerModel | None
+    now: int
+    settings: LearningSettings
+
+
+def judged_links(
+    rows: npt.NDArray[np.int64],
+    signs: npt.NDArray[np.float32],
+    similarity: npt.NDArray[np.float32],
+    judged_at: npt.NDArray[np.int64],
+    now: int,
+    settings: LearningSettings,
+) -> dict[str, dict[int, float]]:
+    """The strongest decayed link per row, by kind ("accept_close", "accept_far",
+    "reject_close", "reject_far"): row -> max of cosine x 0.5 ** (age / half-life)."""
+    links: dict[str, dict[int, float]] = {k: {} for k in SIGNALS[:4]}
+    if len(rows) == 0:
+        return links
+    age = np.maximum(now - judged_at, 0) / (settings.half_life_days * _MICROS_PER_DAY)
+    strength = np.where(similarity >= RELATED, similarity, 0.0) * np.power(0.5, age)
+    for row, sign, sim, value in zip(
+        rows.tolist(), signs.tolist(), similarity.tolist(), strength.tolist(), strict=True
+    ):
+        if value <= 0:
+            continue
+        side = links[("accept_" if sign > 0 else "reject_") + ("close" if sim >= CLOSE else "far")]
+        if value > side.get(row, 0.0):
+            side[row] = value
+    return links
+
+
+def impression_decay(unrewarded: FloatArray, settings: LearningSettings) -> FloatArray:
+    """How much an accepted link still counts after this many impressions without a hit."""
+    decay: FloatArray = np.power(0.5, unrewarded / settings.impression_half_life)
+    return decay
+
+
+def feature_matrix(
+    components: Mapping[str, npt.NDArray[np.float32]],
+    base: npt.NDArray[np.float32],
+    signals: Mapping[str, FloatArray],
+    n: int,
+) -> FloatArray:
+    """One row of ``FEATURES`` per candidate (a component the recall had not: 0)."""
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    for j, name in enumerate(FEATURES):
+        if name == "base":
+            x[:, j] = base
+        elif name in components:
+            x[:, j] = components[name]
+        elif name in signals:
+            x[:, j] = signals[name]
+    return x
+
+
+def features_text(x: FloatArray) -> str:
+    """A feature vector as the JSON object kept on its ``RETURNED`` edge."""
+    return json.dumps({name: round(float(v), 6) for name, v in zip(FEATURES, x, strict=True) if v})
+
+
+def features_of(text: str | None) -> FloatArray | None:
+    """A stored feature vector back (None: the recall kept none, or it is unreadable)."""
+    if not text:
+        return None
+    try:
+        values = json.loads(text)
+        return np.array([float(values.get(name, 0.0)) for name in FEATURES])
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def blended(model: RankerModel, x: FloatArray, base: FloatArray, share: float) -> FloatArray:
+    """``share`` x P(accepted) + (1 - ``share``) x base scaled by the pool's largest."""
+    top = float(np.max(np.abs(base))) if len(base) else 0.0
+    scaled = base / top if top > 0 else base
+    result: FloatArray = share * model.probability(x) + (1.0 - share) * scaled
+    return result
+
+
+# ---- training ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Example:
+    """One judged result: its recall, features and judgement (1 accepted, 0 rejected)."""
+
+    recall_id: str
+    features: FloatArray
+    accepted: bool
+
+
+def fit(
+    x: FloatArray, y: FloatArray, l2: float
+) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+    """Logistic regression by Newton's method: (mean, scale, coef, intercept)."""
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[-1] = 0.0  # the intercept is not shrunk
+    for _ in range(30):
+        p = 1.0 / (1.0 + np.exp(-(z @ w)))
+        gradient = z.T @ (p - y) + penalty * w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.max(np.abs(step))) < 1e-8:
+            break
+    return mean, scale, w[:-1], float(w[-1])
+
+
+def ordering_quality(examples: Sequence[Example], scores: FloatArray) -> float:
+    """Within each recall, the share of (accepted, rejected) pairs the scores order right
+    (ties count half), over all recalls' pairs together; 0.5 when there are no pairs."""
+    by_recall: dict[str, list[int]] = {}
+    for i, example in enumerate(examples):
+        by_recall.setdefault(example.recall_id, []).append(i)
+    right = total = 0.0
+    for members in by_recall.values():
+        good = [scores[i] for i in members if examples[i].accepted]
+        bad = [scores[i] for i in members if not examples[i].accepted]
+        for g in good:
+            for b in bad:
+                right += 1.0 if g > b else 0.5 if g == b else 0.0
+                total += 1
+    return right / total if total else 0.5
+
+
+def held_out_recall(recall_id: str, share: float) -> bool:
+    """Whether a judged recall is in the held-out share (fixed by its id, so a retrain
+    checks on the same recalls as before plus new ones)."""
+    import zlib
+
+    return (zlib.crc32(recall_id.encode()) % 10_000) < share * 10_000
+
+
+def asked_again(x: FloatArray, y: FloatArray, feedback_weight: float) -> FloatArray:
+    """The examples as they would be if their query were asked again: the judgement's own
+    link is close and fresh (1), and the base score holds the feedback it gives.
+
+    A recall is judged before the same question is asked again, so the judged recalls hold
+    no example of that case; without these the model would not learn that a question's own
+    judgement stands (a user asking again wants what they accepted).
+    """
+    again = x.copy()
+    accepted = y > 0
+    close = {name: FEATURES.index(name) for name in ("accept_close", "reject_close")}
+    again[accepted, close["accept_close"]] = 1.0
+    again[~accepted, close["reject_close"]] = 1.0
+    sign = np.where(accepted, 1.0, -1.0)
+    again[:, FEATURES.index("feedback")] += sign * feedback_weight
+    again[:, FEATURES.index("base")] += sign * feedback_weight
+    return again
+
+
+def train(
+    examples: Sequence[Example],
+    version: int,
+    settings: LearningSettings,
+    trained_at: str,
+    feedback_weight: float = 0.6,
+) -> RankerModel | None:
+    """Train on ``examples`` (and each as if asked again, ``asked_again``) and check on the
+    held-out recalls; None when there are too few examples (or only one judgement among
+    them) to train at all.
+
+    The model is active when, on the held-out recalls (as they were judged), the blend
+    orders accepted above rejected results more often than the base score alone; it is
+    then refitted on all.
+    """
+    if len(examples) < settings.min_judgements:
+        return None
+    y = np.array([1.0 if e.accepted else 0.0 for e in examples])
+    if y.min() == y.max():
+        return None
+    x = np.stack([e.features for e in examples])
+    test = np.array([held_out_recall(e.recall_id, settings.held_out) for e in examples])
+    base_col = FEATURES.index("base")
+    quality: dict[str, float] = {}
+    active = False
+    if test.any() and (~test).any() and len(set(y[~test].tolist())) == 2:
+        xt, yt = x[~test], y[~test]
+        mean, scale, coef, intercept = fit(
+            np.vstack([xt, asked_again(xt, yt, feedback_weight)]),
+            np.concatenate([yt, yt]),
+            settings.l2,
+        )
+        trial = RankerModel(
+            version,
+            FEATURES,
+            tuple(mean.tolist()),
+            tuple(scale.tolist()),
+            tuple(coef.tolist()),
+            intercept,
+            True,
+            int((~test).sum()),
+            trained_at,
+        )
+        held = [e for e, t in zip(examples, test.tolist(), strict=True) if t]
+        # Scaled per recall as recall scales it: by its own best base score.
+        blend = np.zeros(len(held))
+        base = x[test][:, base_col]
+        positions: dict[str, list[int]] = {}
+        for i, e in enumerate(held):
+            positions.setdefault(e.recall_id, []).append(i)
+        for members in positions.values():
+            idx = np.array(members)
+            blend[idx] = blended(trial, x[test][idx], base[idx], settings.learned_share)
+        quality = {
+            "base": ordering_quality(held, base),
+            "blend": ordering_quality(held, blend),
+            "recalls": float(len(positions)),
+            "examples": float(len(held)),
+        }
+        active = quality["blend"] > quality["base"]
+    mean, scale, coef, intercept = fit(
+        np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
+    )
+    return RankerModel(
+        version,
+        FEATURES,
+        tuple(mean.tolist()),
+        tuple(scale.tolist()),
+        tuple(coef.tolist()),
+        intercept,
+        active,
+        len(examples),
+        trained_at,
+        quality,
+    )

@@ -1,0 +1,134 @@
+"""The ranker's trainer: retrains the model on the judgements, on its own thread.
+
+A feedback only counts its judged results here (``judged``); after ``retrain_every`` of them
+(and once ``min_judgements`` exist) the thread wakes, reads every judged result from the
+graph, trains and checks the model (``learning.train``), writes it to the data directory and
+hands it to recall (``model``). Training is never on a tool call's path. ``request`` asks for
+a retrain now and returns a ticket that ``wait`` waits on (a benchmark's "learn now").
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from doxa.store.learning import Example, RankerModel, load_model, save_model, train
+from doxa.store.settings import LearningSettings
+from doxa.store.values import iso, utc_now
+
+log = logging.getLogger(__name__)
+
+
+class Trainer:
+    """Keeps the current model and retrains it in the background.
+
+    Args:
+        data_dir: where the model is kept.
+        settings: when to retrain, and how.
+        examples: reads every judged result from the graph (called on the thread).
+        feedback_weight: the ranking's ``feedback`` weight (``learning.asked_again``).
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        settings: LearningSettings,
+        examples: Callable[[], Sequence[Example]],
+        feedback_weight: float = 0.6,
+    ) -> None:
+        self._feedback_weight = feedback_weight
+        self._dir = data_dir
+        self._settings = settings
+        self._examples = examples
+        self._lock = threading.Condition()
+        self._model = load_model(data_dir)
+        self._since = 0  # judged results since the last retrain
+        self._requested = 0  # retrains asked for
+        self._done = 0  # retrains finished
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    @property
+    def model(self) -> RankerModel | None:
+        """The model recall uses: the current one if it is active, else None (base)."""
+        model = self._model
+        return model if model is not None and model.active else None
+
+    @property
+    def latest(self) -> RankerModel | None:
+        """The last model trained or loaded, active or not."""
+        return self._model
+
+    def start(self) -> None:
+        """Start the training thread."""
+        self._thread = threading.Thread(target=self._run, name="doxa-trainer", daemon=True)
+        self._thread.start()
+
+    def judged(self, count: int) -> None:
+        """Count ``count`` new judged results; wake the thread when a retrain is due."""
+        every = self._settings.retrain_every
+        with self._lock:
+            self._since += count
+            if every and self._since >= every:
+                self._since = 0
+                self._requested += 1
+                self._lock.notify_all()
+
+    def request(self) -> int:
+        """Ask for a retrain now; the ticket to ``wait`` on."""
+        with self._lock:
+            self._requested += 1
+            self._since = 0
+            self._lock.notify_all()
+            return self._requested
+
+    def wait(self, ticket: int, timeout: float | None = None) -> bool:
+        """Wait until the retrain of ``ticket`` (or a later one) has finished; False if
+        ``timeout`` seconds passed first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._done >= ticket, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._stopping or self._requested > self._done)
+                if self._stopping:
+                    return
+                target = self._requested
+            try:
+                self._retrain()
+            except Exception:  # the old model stays; the next retrain tries again
+                log.exception("retraining the ranker failed; recall keeps the previous model")
+            with self._lock:
+                self._done = max(self._done, target)
+                self._lock.notify_all()
+
+    def _retrain(self) -> None:
+        examples = self._examples()
+        previous = self._model
+        version = (previous.version if previous is not None else 0) + 1
+        model = train(
+            examples, version, self._settings, iso(utc_now()) or "", self._feedback_weight
+        )
+        if model is None:
+            return
+        save_model(self._dir, model)
+        self._model = model
+        log.info(
+            "ranker v%d trained on %d judged results: %s (held out: %s)",
+            model.version,
+            model.examples,
+            "active" if model.active else "not better than the base ranking, unused",
+            model.held_out,
+        )
+
+    def stop(self) -> None:
+        """Stop the thread (a retrain under way finishes first)."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

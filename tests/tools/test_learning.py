@@ -1,0 +1,235 @@
+"""What recall learns from judgements, through a real MCP client: the trained ranker, decay
+over simulated time, a damaged model, a restart, and the judgements' export."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from calls import ok
+from conftest import hash_settings
+from mcp.client import Client
+
+from doxa.server.app import create_server
+from doxa.server.cli import main
+from doxa.server.settings import Settings
+from doxa.store import Memory
+from doxa.store.learning import MODEL_FILE
+from doxa.store.values import utc_now
+
+pytestmark = pytest.mark.anyio
+
+LEARNING = {"retrain_every": 0, "min_judgements": 20, "held_out": 0.3}
+
+
+def learning_settings(data_dir: Path) -> Settings:
+    return hash_settings(data_dir, learning=LEARNING)
+
+
+def open_memory(settings: Settings) -> Memory:
+    memory = Memory.open(settings.store)
+    memory.warm_up()
+    return memory
+
+
+def topic(t: int) -> list[str]:
+    """A topic's texts: the answer first, worded unlike both questions about it (every
+    topic has words of its own)."""
+    w, a, b, c, d = (f"{word}{t}" for word in ("zorb", "sched", "detail", "timing", "info"))
+    return [
+        f"{w} notes: the answer lies here",
+        f"{w} {a} {b} {c}",
+        f"{w} {a} {b} {d}",
+        f"{w} {c} {d} {a}",
+    ]
+
+
+def asking(t: int) -> str:
+    return f"zorb{t} sched{t} detail{t}"
+
+
+def rewording(t: int) -> str:
+    # Cosine to asking(t) 1/3 with the hash embedder: far below the 0.75 cut-off.
+    return f"zorb{t} timing{t} info{t}"
+
+
+def ids_of(found: dict[str, Any]) -> list[str]:
+    return [r["observation_id"] for r in found["results"]]
+
+
+async def judge_topic(client: Client, query: str, answer: str) -> None:
+    found = await ok(client, "recall", query=query, limit=4)
+    others = [i for i in ids_of(found) if i != answer]
+    await ok(
+        client,
+        "feedback",
+        recall_id=found["recall_id"],
+        accepted=[answer] if answer in ids_of(found) else [],
+        rejected=others,
+    )
+
+
+async def seed(client: Client, topics: int) -> dict[int, str]:
+    """Remember the topics; each topic's answer id."""
+    answers = {}
+    for t in range(topics):
+        done = await ok(client, "remember", memories=[{"text": x} for x in topic(t)])
+        answers[t] = done["remembered"][0]["observation_id"]
+    return answers
+
+
+async def test_training_on_judgements_lifts_the_answer_for_a_rewording_below_the_cut_off(
+    tmp_path: Path,
+) -> None:
+    settings = learning_settings(tmp_path / "m")
+    memory = open_memory(settings)
+    try:
+        async with Client(create_server(settings, memory=memory)) as client:
+            with anyio.fail_after(60):
+                answers = await seed(client, 13)
+                # Each topic asked, then reworded: the rewording wants what the first
+                # question accepted, which the base ranking puts last for both.
+                for t in range(12):
+                    await judge_topic(client, asking(t), answers[t])
+                    await judge_topic(client, rewording(t), answers[t])
+                await judge_topic(client, asking(12), answers[12])
+                before = await ok(client, "recall", query=rewording(12), limit=4, explain=True)
+                assert memory.wait_trained(memory.retrain(), timeout=30)
+                after = await ok(client, "recall", query=rewording(12), limit=4, explain=True)
+        model = memory.ranker()
+    finally:
+        memory.close()
+    assert model is not None and model.active and model.version == 1
+    assert model.held_out["blend"] > model.held_out["base"]
+    assert ids_of(before).index(answers[12]) >= 2  # the cut-off passes nothing on
+    assert "feedback" not in before["results"][ids_of(before).index(answers[12])]["scores"]
+    assert ids_of(after)[0] == answers[12]
+    assert "learned" in after["results"][0]["scores"]
+
+
+async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = learning_settings(tmp_path / "m")
+    memory = open_memory(settings)
+    try:
+        async with Client(create_server(settings, memory=memory)) as client:
+            with anyio.fail_after(60):
+                answers = await seed(client, 12)
+                for t in range(12):
+                    await judge_topic(client, asking(t), answers[t])
+                    await judge_topic(client, rewording(t), answers[t])
+                assert memory.wait_trained(memory.retrain(), timeout=30)
+                trained_answer = await ok(
+                    client, "recall", query=rewording(11), limit=4, explain=True
+                )
+        trained = memory.ranker()
+    finally:
+        memory.close()
+    assert trained is not None and trained.active
+    assert "learned" in trained_answer["results"][0]["scores"]
+    again = open_memory(settings)
+    try:
+        assert again.ranker() == trained
+        async with Client(create_server(settings, memory=again)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+    finally:
+        again.close()
+    assert [(r["observation_id"], r["scores"]) for r in found["results"]] == [
+        (r["observation_id"], r["scores"]) for r in trained_answer["results"]
+    ]
+
+    (tmp_path / "m" / MODEL_FILE).write_text('{"version": 3, "coef": [1, 2', encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="doxa.store.learning"):
+        damaged = open_memory(settings)
+    try:
+        assert damaged.ranker() is None
+        async with Client(create_server(settings, memory=damaged)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+    finally:
+        damaged.close()
+    assert any("damaged" in r.getMessage() for r in caplog.records)
+    assert all("learned" not in r["scores"] for r in found["results"])
+    assert len(found["results"]) == 4  # the base ranking answers
+
+
+async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
+    tmp_path: Path,
+) -> None:
+    settings = learning_settings(tmp_path / "m")
+    memory = open_memory(settings)
+    now = utc_now()
+    memory.clock = lambda: now
+    try:
+        async with Client(create_server(settings, memory=memory)) as client:
+            with anyio.fail_after(60):
+                answers = await seed(client, 1)
+                await judge_topic(client, asking(0), answers[0])
+
+                async def boost() -> float:
+                    found = await ok(client, "recall", query=asking(0), limit=4, explain=True)
+                    row = found["results"][ids_of(found).index(answers[0])]
+                    value: float = row["scores"]["feedback"]
+                    return value
+
+                fresh = await boost()
+                now += timedelta(days=30)  # one half-life later
+                month = await boost()
+                for _ in range(3):  # shown three times (one impression half-life), never hit
+                    found = await ok(client, "recall", query="zorb0 notes answer", limit=4)
+                    await ok(client, "feedback", recall_id=found["recall_id"])
+                unrewarded = await boost()
+    finally:
+        memory.close()
+    assert fresh == pytest.approx(0.6, abs=1e-3)
+    assert month == pytest.approx(0.3, abs=1e-3)
+    assert unrewarded == pytest.approx(0.15, abs=1e-3)
+
+
+async def test_export_writes_every_judged_result_as_a_json_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = tmp_path / "m"
+    settings = learning_settings(data_dir)
+    memory = open_memory(settings)
+    try:
+        async with Client(create_server(settings, memory=memory)) as client:
+            answers = await seed(client, 1)
+            found = await ok(client, "recall", query=asking(0), limit=4, explain=True)
+            rejected = [i for i in ids_of(found) if i != answers[0]][:2]
+            await ok(
+                client,
+                "feedback",
+                recall_id=found["recall_id"],
+                accepted=[answers[0]],
+                rejected=rejected,
+            )
+    finally:
+        memory.close()
+    out = tmp_path / "judged.jsonl"
+    assert (
+        main(
+            ["export", "--judgements", str(out), "--embedder", "hash", "--data-dir", str(data_dir)]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith("wrote 3 judged results of 1 recalls")
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    by_id = {line["result_id"]: line for line in lines}
+    assert set(by_id) == {answers[0], *rejected}
+    accepted = by_id[answers[0]]
+    shown = next(r for r in found["results"] if r["observation_id"] == answers[0])
+    assert accepted["judgement"] == "accepted"
+    assert accepted["query"] == asking(0) and accepted["recall_id"] == found["recall_id"]
+    assert accepted["text"] == topic(0)[0]
+    assert accepted["rank"] == ids_of(found).index(answers[0])
+    assert accepted["score"] == pytest.approx(shown["score"], abs=1e-5)
+    assert accepted["features"]["vector"] == pytest.approx(shown["scores"]["vector"], abs=1e-5)
+    assert "base" in accepted["features"]
+    assert accepted["judged_at"].endswith("Z") or "+00:00" in accepted["judged_at"]
+    assert {by_id[r]["judgement"] for r in rejected} == {"rejected"}
