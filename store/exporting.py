@@ -148,8 +148,8 @@ def write_export(graph: Graph, path: Path) -> dict[str, Any]:
     }
     with path.open("w", encoding="utf-8") as out, body.open(encoding="utf-8") as lines:
         out.write(json.dumps(header, separators=(",", ":")) + "\n")
-        for line in lines:
-            out.write(line)
+        for text in lines:
+            out.write(text)
     body.unlink()
     return header
 

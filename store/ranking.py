@@ -274,7 +274,7 @@ def rank(
     if weights.hit_rate > 0:
         rate = memory.hits[pool] / (memory.impressions[pool] + 1.0)
         if rate.any():
-            components["hit_rate"] = weights.hit_rate * rate
+            components["hit_rate"] = (weights.hit_rate * rate).astype(np.float32)
     if feedback:
         components["feedback"] = weights.feedback * np.fromiter(
             (feedback.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
@@ -285,15 +285,15 @@ def rank(
         unrewarded = memory.unrewarded[pool].astype(np.float64)
         kept = impression_decay(unrewarded, learned.settings)
 
-        def linked(kind: str) -> npt.NDArray[np.float64]:
+        def link_strength(kind: str) -> npt.NDArray[np.float64]:
             found = links.get(kind, {})
             return np.fromiter((found.get(int(r), 0.0) for r in pool), np.float64, len(pool))
 
         signals = {
-            "accept_close": linked("accept_close") * kept,
-            "accept_far": linked("accept_far") * kept,
-            "reject_close": linked("reject_close"),
-            "reject_far": linked("reject_far"),
+            "accept_close": link_strength("accept_close") * kept,
+            "accept_far": link_strength("accept_far") * kept,
+            "reject_close": link_strength("reject_close"),
+            "reject_far": link_strength("reject_far"),
             "impressions": np.log1p(memory.impressions[pool].astype(np.float64)),
             "unrewarded": np.log1p(unrewarded),
         }

@@ -186,16 +186,19 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
     by_recall: dict[str, tuple[list[float], int, dict[int, float]]] = {}
-    for recall, vector, obs, judgement, at in graph.judgements():
-        judged = by_recall.setdefault(recall, (vector, 0 if at is None else micros(_aware(at)), {}))
-        judged[2][working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
-    for vector, at, judged in by_recall.values():
-        working.learn(np.asarray(vector, dtype=np.float32), judged, at)
+    for recall, vector, obs, judgement, judged_at in graph.judgements():
+        when = 0 if judged_at is None else micros(_aware(judged_at))
+        example = by_recall.setdefault(recall, (vector, when, {}))
+        example[2][working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
+    for query, when, judged in by_recall.values():
+        working.learn(np.asarray(query, dtype=np.float32), judged, when)
     # Impressions since each row's last hit, replayed in the order they were judged.
     for obs, judgement in graph.impressions_in_order():
-        r = working.row_of.get(obs)
-        if r is not None:
-            working.unrewarded[r] = 0 if judgement == "accepted" else working.unrewarded[r] + 1
+        seen = working.row_of.get(obs)
+        if seen is not None:
+            working.unrewarded[seen] = (
+                0 if judgement == "accepted" else working.unrewarded[seen] + 1
+            )
     return unread
 
 
