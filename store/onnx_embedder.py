@@ -88,8 +88,9 @@ def exported_model(source: Path, cache_dir: Path) -> Path:
     """The directory holding the ONNX export of ``source``, exporting it first if needed.
 
     A BERT model is written from its weights here; any other is exported by torch in a child
-    process (this process never imports torch). Either writes into a temporary directory that is renamed into place when complete, so a crash leaves nothing
-    half-written and two servers exporting at once both end with one good copy.
+    process (this process never imports torch). Either writes into a temporary directory
+    that is renamed into place when complete, so a crash leaves nothing half-written and two
+    servers exporting at once both end with one good copy.
 
     Raises:
         ExportError: the export failed, timed out, or did not match the model.
