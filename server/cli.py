@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="print a client configuration for this install")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("--data-dir", help="memory directory to put in the configuration")
+    config.add_argument(
+        "--agent", help="the agent name the client's memories are kept under (default: CLIENT)"
+    )
     check = commands.add_parser(
         "check", help="report the health of a data directory (both stores, counts, orphans)"
     )
@@ -234,20 +237,58 @@ def _uvicorn_logging() -> dict[str, object]:
     return dict(config)
 
 
-def client_config(client: str, data_dir: Path) -> str:
-    """A configuration snippet for ``client`` that starts this install's ``doxa serve``."""
-    executable = Path(sys.executable).parent / "doxa"
-    command = str(executable if executable.exists() else "doxa")
-    entry = {"command": command, "args": ["serve"], "env": {"DOXA_DATA_DIR": str(data_dir)}}
+#: Where the project lives: what ``uvx --from`` runs when the install does not say.
+REPOSITORY = "git+https://github.com/doxa-memory/doxa"
+
+
+def client_config(client: str, data_dir: Path, agent: str | None = None) -> str:
+    """A configuration snippet for ``client`` that starts this install's ``doxa serve``, the
+    client's memories kept under the agent name ``agent`` (default: the client's name)."""
+    command, args = serve_command()
+    env = {"DOXA_DATA_DIR": str(data_dir), "DOXA_AGENT": agent or client}
+    entry = {"command": command, "args": args, "env": env}
     if client == "claude-code":
+        settings = " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
         return (
             "# run once, in your project:\n"
-            f"claude mcp add doxa --env {shlex.quote(f'DOXA_DATA_DIR={data_dir}')}"
-            f" -- {shlex.quote(command)} serve\n"
+            f"claude mcp add doxa {settings} -- {shlex.join([command, *args])}\n"
             "# or put this in .mcp.json at the project root:\n"
             + json.dumps({"mcpServers": {"doxa": entry}}, indent=2)
         )
     return json.dumps({"mcpServers": {"doxa": entry}}, indent=2)
+
+
+def serve_command(prefix: str | None = None) -> tuple[str, list[str]]:
+    """The command and arguments that start this install's server, by a path that lasts.
+
+    pip and pipx installs have a ``doxa`` next to the interpreter, in a virtualenv that stays.
+    ``uvx`` runs from an environment in uv's cache, which uv may remove or replace at any
+    time: the lasting command is ``uvx`` itself, from where this install came from.
+    """
+    prefix = prefix or sys.prefix
+    if f"{os.sep}archive-v" in prefix and f"{os.sep}uv{os.sep}" in prefix:
+        return "uvx", ["--from", installed_from(), "doxa", "serve"]
+    executable = Path(prefix) / "bin" / "doxa"
+    if not executable.exists():
+        executable = Path(sys.executable).parent / "doxa"
+    return str(executable if executable.exists() else "doxa"), ["serve"]
+
+
+def installed_from() -> str:
+    """What this install was made from as pip writes it (``direct_url.json``): a git URL at
+    its commit, or the project's repository when unknown."""
+    from importlib import metadata
+
+    try:
+        recorded = metadata.distribution("doxa").read_text("direct_url.json")
+        origin = json.loads(recorded or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        return REPOSITORY
+    vcs = origin.get("vcs_info")
+    url = origin.get("url")
+    if not isinstance(vcs, dict) or vcs.get("vcs") != "git" or not isinstance(url, str):
+        return REPOSITORY
+    return f"git+{url}"
 
 
 def _limit_malloc_arenas(arenas: int = 2) -> None:
@@ -289,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.command == "config":
-        print(client_config(args.client, Path(settings.store.data_dir).expanduser().resolve()))
+        data_dir = Path(settings.store.data_dir).expanduser().resolve()
+        print(client_config(args.client, data_dir, args.agent))
         return 0
     if args.command in ("check", "repair"):
         from doxa.server.maintenance import check_command, repair_command

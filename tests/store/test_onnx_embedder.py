@@ -1,10 +1,14 @@
-"""The model on ONNX Runtime: exported once, the same vectors as sentence-transformers, and
-a fallback to torch that keeps the vectors right when the export cannot be had."""
+"""The model on ONNX Runtime: written once from its weights (no torch), the same vectors as
+sentence-transformers, and a fallback to torch that keeps the vectors right when the export
+cannot be had."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,9 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from doxa.store import onnx_embedder
+from doxa.store import onnx_bert, onnx_embedder
 from doxa.store.embedder import HashEmbedder, SentenceTransformerEmbedder, make_embedder
-from doxa.store.onnx_embedder import ExportError, OnnxEmbedder, exported_model, model_source
+from doxa.store.onnx_embedder import (
+    ExportError,
+    OnnxEmbedder,
+    OnnxModel,
+    exported_model,
+    model_source,
+)
+from doxa.store.packed_weights import PACKED_WEIGHTS, PackError, pack_weights, unpack_weights
 from doxa.store.settings import BUNDLED_MODEL, EmbeddingSettings
 
 TEXTS = [
@@ -127,3 +138,78 @@ def test_settings_choose_the_embedder(tmp_path: Path) -> None:
     assert isinstance(onnx, OnnxEmbedder)
     # Same model, same vectors: either runtime opens the other's search index as it is.
     assert onnx.fingerprint == SentenceTransformerEmbedder().fingerprint
+
+
+#: Run in a child whose imports of torch and sentence-transformers fail, as in an install
+#: without the torch extra: the first start writes the model and embeds the texts.
+WITHOUT_TORCH = """
+import json, sys
+for name in ("torch", "sentence_transformers", "transformers", "onnx"):
+    sys.modules[name] = None  # an import of it raises ImportError
+from pathlib import Path
+from doxa.store.onnx_embedder import OnnxEmbedder
+embedder = OnnxEmbedder(cache_dir=Path(sys.argv[1]))
+vectors = embedder.embed(json.loads(sys.argv[2]))
+print(json.dumps({"runtime": embedder.runtime, "vectors": vectors.tolist(),
+                  "torch": [m for m in ("torch", "sentence_transformers") if sys.modules[m]]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_first_start_without_torch_writes_the_model_and_gives_its_vectors(
+    tmp_path: Path, torch_vectors: Any
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TORCH, str(tmp_path / "cache"), json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["runtime"] == "onnx" and answer["torch"] == []
+    vectors = np.array(answer["vectors"], dtype=np.float32)
+    assert np.abs(vectors - torch_vectors).max() < 1e-5
+    (export,) = (tmp_path / "cache").iterdir()
+    assert json.loads((export / "meta.json").read_text())["writer"] == "doxa"
+
+
+@pytest.mark.slow
+def test_the_packed_weights_a_wheel_ships_give_the_same_vectors(
+    tmp_path: Path, torch_vectors: Any
+) -> None:
+    # What setup.py builds into doxa/store/model/: the model's files, its weights packed.
+    source = model_source(BUNDLED_MODEL)
+    assert source is not None
+    packed = tmp_path / "model"
+    for name in onnx_bert.MODEL_FILES:
+        if (source / name).is_file():
+            (packed / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / name, packed / name)
+    raw = (source / "model.safetensors").read_bytes()
+    (packed / PACKED_WEIGHTS).write_bytes(pack_weights(raw))
+    assert (packed / PACKED_WEIGHTS).stat().st_size < 0.85 * len(raw)
+
+    export = exported_model(packed, tmp_path / "cache")
+    vectors = OnnxModel(export).encode(TEXTS, batch_size=4)
+    assert np.abs(vectors - torch_vectors).max() < 1e-5
+
+
+def test_packed_weights_unpack_to_the_same_bytes() -> None:
+    floats = np.linspace(-3, 3, 1001, dtype=np.float32).tobytes() + b"odd"
+    assert unpack_weights(pack_weights(floats)) == floats
+    with pytest.raises(PackError):
+        unpack_weights(b"not packed")
+
+
+def test_a_model_that_is_not_bert_is_left_to_torch(tmp_path: Path) -> None:
+    source = model_source(BUNDLED_MODEL)
+    assert source is not None
+    other = tmp_path / "roberta"
+    shutil.copytree(source, other, ignore=shutil.ignore_patterns("*.safetensors"))
+    config = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    with pytest.raises(onnx_bert.UnsupportedModel, match="model_type 'roberta'"):
+        onnx_bert.bert_onnx(other)
