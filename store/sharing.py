@@ -143,19 +143,25 @@ class SharedMemory:
         self._settle_claimed()
 
     def _settle_claimed(self) -> None:
-        """``_settle`` once this thread has claimed the settling."""
-        try:
-            self._take_or_join()
-        except BaseException as error:  # reported to every call
-            log.exception("could not open or reach the memory")
+        """``_settle`` once this thread has claimed the settling.
+
+        It settles again when the owner it joined went before it was done: a watcher that
+        sees the owner go while this thread still settles leaves the work to it (a killed
+        owner's listening socket still takes connections for a moment, then drops them).
+        """
+        while True:
+            try:
+                self._take_or_join()
+            except BaseException as error:  # reported to every call
+                log.exception("could not open or reach the memory")
+                with self._role:
+                    self._failure = error
+                    self._settled = True
             with self._role:
-                self._failure = error
-                self._settled = True
-                self._role.notify_all()
-        finally:
-            with self._role:
-                self._settling = False
-                self._role.notify_all()
+                if self._settled or self._closed:
+                    self._settling = False
+                    self._role.notify_all()
+                    return
 
     def _take_or_join(self) -> None:
         from doxa.store.memory import Memory

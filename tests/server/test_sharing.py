@@ -27,8 +27,14 @@ Params = Callable[..., StdioServerParameters]
 @asynccontextmanager
 async def session(params: StdioServerParameters, errlog: Path) -> AsyncIterator[Client]:
     with errlog.open("w", encoding="utf-8") as err:
-        async with Client(stdio_client(params, errlog=err)) as client:
-            yield client
+        try:
+            async with Client(stdio_client(params, errlog=err)) as client:
+                yield client
+        except BaseException:
+            # The server's own log says what it was doing (shown by pytest on a failure).
+            err.flush()
+            print(f"--- {errlog.name}:\n{errlog.read_text(encoding='utf-8')[-4000:]}")
+            raise
 
 
 def owner_pid(data_dir: Path) -> int:
