@@ -304,18 +304,53 @@ def fit(
 def ordering_quality(examples: Sequence[Example], scores: FloatArray) -> float:
     """Within each recall, the share of (accepted, rejected) pairs the scores order right
     (ties count half), over all recalls' pairs together; 0.5 when there are no pairs."""
+    right = total = 0.0
+    for good, bad in _pairs_by_recall(examples, scores):
+        right += sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad)
+        total += len(good) * len(bad)
+    return right / total if total else 0.5
+
+
+def _pairs_by_recall(
+    examples: Sequence[Example], scores: FloatArray
+) -> list[tuple[list[float], list[float]]]:
+    """Per recall with both judgements: (scores of accepted, scores of rejected)."""
     by_recall: dict[str, list[int]] = {}
     for i, example in enumerate(examples):
         by_recall.setdefault(example.recall_id, []).append(i)
-    right = total = 0.0
+    pairs = []
     for members in by_recall.values():
-        good = [scores[i] for i in members if examples[i].accepted]
-        bad = [scores[i] for i in members if not examples[i].accepted]
-        for g in good:
-            for b in bad:
-                right += 1.0 if g > b else 0.5 if g == b else 0.0
-                total += 1
-    return right / total if total else 0.5
+        good = [float(scores[i]) for i in members if examples[i].accepted]
+        bad = [float(scores[i]) for i in members if not examples[i].accepted]
+        if good and bad:
+            pairs.append((good, bad))
+    return pairs
+
+
+def better_than_base(
+    examples: Sequence[Example], base: FloatArray, blend: FloatArray, p_value: float
+) -> tuple[bool, int, int]:
+    """Whether the blend orders the held-out recalls better than the base score, by a sign
+    test over recalls: (better, recalls it orders better, recalls it orders worse).
+
+    Better means more recalls improved than worsened, with the chance of that many or more
+    under a coin toss at most ``p_value``. A pooled "higher share of pairs" alone let models
+    trained on random judgements through (a few lucky recalls decide it), and such a model
+    reorders every later recall.
+    """
+    wins = losses = 0
+    for (good_b, bad_b), (good_l, bad_l) in zip(
+        _pairs_by_recall(examples, base), _pairs_by_recall(examples, blend), strict=True
+    ):
+        before = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good_b for b in bad_b)
+        after = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good_l for b in bad_l)
+        wins += after > before
+        losses += after < before
+    n = wins + losses
+    if wins <= losses:
+        return False, wins, losses
+    tail = sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
+    return tail <= p_value, wins, losses
 
 
 def held_out_recall(recall_id: str, share: float) -> bool:
@@ -357,8 +392,9 @@ def train(
     them) to train at all.
 
     The model is active when, on the held-out recalls (as they were judged), the blend
-    orders accepted above rejected results more often than the base score alone; it is
-    then refitted on all.
+    orders accepted above rejected results better than the base score alone in
+    significantly more recalls than it orders worse (``better_than_base``); it is then
+    refitted on all.
     """
     if len(examples) < settings.min_judgements:
         return None
@@ -398,13 +434,15 @@ def train(
         for members in positions.values():
             idx = np.array(members)
             blend[idx] = blended(trial, x[test][idx], base[idx], settings.learned_share)
+        active, wins, losses = better_than_base(held, base, blend, settings.significance)
         quality = {
             "base": ordering_quality(held, base),
             "blend": ordering_quality(held, blend),
             "recalls": float(len(positions)),
             "examples": float(len(held)),
+            "better": float(wins),
+            "worse": float(losses),
         }
-        active = quality["blend"] > quality["base"]
     mean, scale, coef, intercept = fit(
         np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
     )

@@ -156,6 +156,9 @@ class LearningSettings(BaseModel):
     retrain_every: int = Field(500, ge=0, le=100_000_000)
     #: Share of the judged recalls held out to check the model against the base ranking.
     held_out: float = Field(0.25, gt=0, lt=1)
+    #: The model is used only if a sign test over the held-out recalls (ordered better vs
+    #: worse than by the base ranking) gives at most this chance of a coin doing as well.
+    significance: float = Field(0.05, gt=0, le=1)
     #: L2 penalty of the logistic regression.
     l2: float = Field(1.0, ge=0, le=1_000_000)
 

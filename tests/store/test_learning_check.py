@@ -1,0 +1,70 @@
+"""The check that lets a trained ranker rerank: judgements that carry a signal the base
+score lacks train an active model; random judgements, seed after seed, train none."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doxa.store.learning import FEATURES, Example, better_than_base, train
+from doxa.store.settings import LearningSettings
+
+SETTINGS = LearningSettings(min_judgements=50, retrain_every=0, held_out=0.3)
+
+
+def judged_recalls(seed: int, random_labels: bool) -> list[Example]:
+    """120 recalls of 10 results: the base score plus an earlier acceptance of the same
+    question (``accept_close``). With ``random_labels`` a coin decides each judgement;
+    otherwise what the earlier acceptance says, whatever the base thinks."""
+    rng = np.random.default_rng(seed)
+    vector, base, close = (
+        FEATURES.index("vector"),
+        FEATURES.index("base"),
+        FEATURES.index("accept_close"),
+    )
+    examples = []
+    for r in range(120):
+        chosen = int(rng.integers(10))
+        for i in range(10):
+            x = np.zeros(len(FEATURES))
+            x[vector] = x[base] = float(rng.uniform(0.2, 0.8))
+            x[close] = 0.9 if i == chosen else 0.0
+            accepted = bool(rng.random() < 0.2) if random_labels else i == chosen
+            examples.append(Example(f"recall-{seed}-{r}", x, accepted))
+    return examples
+
+
+def test_a_signal_the_base_score_lacks_trains_an_active_model() -> None:
+    for seed in range(3):
+        model = train(judged_recalls(seed, random_labels=False), 1, SETTINGS, "now")
+        assert model is not None and model.active
+        assert model.held_out["better"] > model.held_out["worse"]
+
+
+def test_random_judgements_train_no_active_model() -> None:
+    inactive = [
+        not model.active
+        for seed in range(20)
+        if (model := train(judged_recalls(seed, random_labels=True), 1, SETTINGS, "now"))
+    ]
+    assert len(inactive) == 20
+    # A 5% test lets about one in twenty through by chance; these twenty seeds let none.
+    assert all(inactive)
+
+
+def test_the_sign_test_wants_more_than_a_few_lucky_recalls() -> None:
+    # Four recalls, each ordered right by the blend and wrong by the base: a coin does
+    # that one time in sixteen, more than the 5% asked.
+    examples = [
+        Example(f"r{r}", np.zeros(1), accepted) for r in range(4) for accepted in (True, False)
+    ]
+    base = np.array([0.0, 1.0] * 4)
+    blend = np.array([1.0, 0.0] * 4)
+    assert better_than_base(examples, base, blend, 0.05) == (False, 4, 0)
+    more = examples + [
+        Example(f"r{r}", np.zeros(1), accepted) for r in range(4, 6) for accepted in (True, False)
+    ]
+    assert better_than_base(more, np.array([0.0, 1.0] * 6), np.array([1.0, 0.0] * 6), 0.05) == (
+        True,
+        6,
+        0,
+    )
