@@ -214,9 +214,13 @@ class Graph:
         because the page cache is full, every later ``write`` is refused instead (a
         ``StorageError`` naming ``buffer_pool_mb``) until a restart.
         """
+        # Reads are held off for the checkpoint's few milliseconds: Kùzu's CHECKPOINT waits
+        # for every transaction to end while a read's commit waits for the checkpoint, so a
+        # read running then stalled both until Kùzu's wait timed out (seconds per checkpoint).
         with self._write_lock:
             try:
-                self._writer.execute("CHECKPOINT")
+                with self._handles.writing():
+                    self._writer.execute("CHECKPOINT")
             except RuntimeError as error:
                 if _POOL_FULL in str(error):
                     # The next write after this has crashed the process inside Kùzu (a
