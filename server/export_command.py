@@ -30,7 +30,7 @@ def add_parsers(commands: Any) -> None:
     export = commands.add_parser("export", help="write the whole memory as JSON Lines")
     export.add_argument("file", nargs="?", type=Path, help="the .jsonl file to write")
     export.add_argument(
-        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per topic, for people"
+        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per entity, for people"
     )
     export.add_argument(
         "--judgements", type=Path, metavar="FILE", help="only the judged recalls, for rankers"
