@@ -141,6 +141,19 @@ def test_a_fact_with_its_validity_is_remembered_from_flags(doxa: Doxa) -> None:
     assert value["since"] == "2024-03-01T00:00:00Z"
 
 
+def test_many_memories_are_remembered_from_a_json_file_or_none_if_one_is_bad(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps([{"text": "One.", "topics": ["t"]}, {"text": "Two."}]))
+    bad.write_text(json.dumps([{"text": "Three."}, {"text": "Four.", "confidence": "9"}]))
+    done = doxa.json("remember", "--memories", str(good))
+    assert [r.get("topics") for r in done["remembered"]] == [["t"], None]
+    code, _, err = doxa("remember", "--memories", str(bad))
+    assert code == 1 and "memories[1].confidence" in err
+    assert doxa.json("recall", "--all")["total"] == 2
+
+
 def test_about_conflicts_and_evidence_answer_as_the_tools_do(doxa: Doxa) -> None:
     ids = fill(doxa.data_dir)
     code, out, _ = doxa("about", "Alice")
