@@ -3,8 +3,8 @@
 Builds a memory of ``--size`` (10,000) notes with the hash embedder: every one with a topic
 (of 200), every fifth a fact (ten per subject, each new city replacing the last), believed by
 two agents in turn (every twentieth note told again by the other: 10,500 observations), a
-contradiction every 100th, and ``--judged`` (100) recalls judged with feedback. Then runs the real commands, each its own
-process as a user starts it:
+contradiction every 100th, and ``--judged`` (100) recalls judged with feedback. Then runs
+the real commands, each its own process as a user starts it:
 
 1. ``doxa export FILE``;
 2. ``doxa import FILE`` into an empty directory (which also embeds and indexes everything

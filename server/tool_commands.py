@@ -164,6 +164,8 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     _quiet()
     name = f"doxa {args.command}"
     try:
+        if args.command != "remember":
+            require_memory(settings)
         if args.command == "stats":
             result = stats(settings)
         elif args.command == "recall" and args.everything:
@@ -181,6 +183,21 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(render(args.command, result))
     return 0
+
+
+def require_memory(settings: Settings) -> None:
+    """Refuse a command that needs a memory where there is none: opening the directory would
+    create an empty one, so a mistyped ``--data-dir`` would leave a stray memory behind.
+
+    Raises:
+        CommandError: the data directory holds no memory.
+    """
+    data_dir = Path(settings.store.data_dir).expanduser()
+    if not (data_dir / "graph").exists():
+        raise CommandError(
+            f"no memory in {data_dir}; check --data-dir (or DOXA_DATA_DIR), or remember"
+            " something first"
+        )
 
 
 def _everything(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:

@@ -220,14 +220,39 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
 def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
     doxa: Doxa, args: list[str], named: str
 ) -> None:
+    doxa.json("remember", "Already there.")
     code, out, err = doxa(*args)
     assert code == 1 and out == ""
     assert err.startswith(f"doxa {args[0]}: ") and named in err
     counts = doxa.counts()
-    assert counts["Observation"] == 0 and counts["Recall"] == 0
+    assert counts["Observation"] == 1 and counts["Recall"] == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats"],
+        ["recall", "x"],
+        ["recall", "--all"],
+        ["about", "x"],
+        ["forget", "obs_x"],
+        ["export", "out.jsonl"],
+        ["backup", "copy"],
+    ],
+)
+def test_a_command_on_a_directory_without_a_memory_is_refused_and_creates_none(
+    doxa: Doxa, tmp_path: Path, args: list[str]
+) -> None:
+    typo = tmp_path / "memroy"
+    code, out, err = doxa(*args, data_dir=typo)
+    assert code == 1 and out == ""
+    fix = "check --data-dir (or DOXA_DATA_DIR), or remember something first"
+    assert err == f"doxa {args[0]}: no memory in {typo}; {fix}\n"
+    assert not typo.exists()
 
 
 def test_an_empty_recall_without_a_filter_is_refused_saying_how_to_list(doxa: Doxa) -> None:
+    doxa.json("remember", "Already there.")
     code, _, err = doxa("recall")
     assert code == 1 and "query must not be empty unless a filter" in err
 
@@ -269,6 +294,7 @@ def test_recall_all_leaves_out_what_was_forgotten(doxa: Doxa) -> None:
 def test_recall_all_refuses_a_query_a_filter_or_a_bad_limit(
     doxa: Doxa, args: list[str], named: str
 ) -> None:
+    doxa.json("remember", "Already there.")
     code, out, err = doxa("recall", "--all", *args)
     assert code == 1 and out == ""
     assert err.startswith("doxa recall: ") and named in err
@@ -380,10 +406,11 @@ def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
     lines = file.read_text(encoding="utf-8").splitlines()
     lines.append('{"table": "Observation", "id": "obs_bad", "confidence": 7}')
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doxa.json("remember", "Already there.")
     code, out, err = doxa("import", str(file))
     assert code == 1 and out == ""
     assert f"line {len(lines)}" in err and "confidence" in err
-    assert doxa.counts()["Observation"] == 0
+    assert doxa.counts()["Observation"] == 1
 
 
 def test_markdown_export_writes_one_file_per_entity_and_an_index(
