@@ -6,6 +6,8 @@ another process owns (an in-process owner here, a real ``doxa serve`` in the slo
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -475,3 +477,21 @@ async def test_the_commands_work_beside_a_running_doxa_serve(
     assert seen["refused"][0] == 1 and "a running doxa owns" in seen["refused"][2]
     header, _ = export_lines(tmp_path / "live.jsonl")
     assert header["counts"]["Observation"] == 2
+
+
+@pytest.mark.slow
+def test_a_reader_that_stops_reading_early_is_no_error(
+    doxa: Doxa, server_env: dict[str, str]
+) -> None:
+    """``doxa recall --all | head -1``: the pipe closes before the command has written."""
+    doxa.json("remember", "Something to list.")
+    command = [sys.executable, "-m", "doxa.server", "recall", "--all"]
+    where = ["--embedder", "hash", "--data-dir", str(doxa.data_dir)]
+    process = subprocess.Popen(
+        [*command, *where], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    said = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 0
+    assert "Error" not in said, said
