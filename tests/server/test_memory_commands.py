@@ -313,6 +313,8 @@ def test_the_commands_reach_the_memory_through_the_process_that_owns_it(
     assert done["observation_id"] in owner.memory.graph.live_observation_ids()
     found = doxa.json("recall", "", "--topic", "x")
     assert [r["observation_id"] for r in found["results"]] == [done["observation_id"]]
+    judged = doxa.json("feedback", found["recall_id"], "--accepted", done["observation_id"])
+    assert judged["accepted"] == [done["observation_id"]]
     assert doxa.json("recall", "--all")["total"] == 1
     assert doxa.json("about", "x")["counts"]["observations"] == 1
     assert doxa.json("evidence", done["observation_id"])["believers"][0]["agent"] == "default"
