@@ -355,7 +355,16 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.export_command import COMMANDS, export_command
         from doxa.server.tool_commands import tool_command
 
-        return (export_command if args.command in COMMANDS else tool_command)(settings, args)
+        command = export_command if args.command in COMMANDS else tool_command
+        try:
+            done = command(settings, args)
+            sys.stdout.flush()  # inside the try: a pipe closed early fails here, not at exit
+        except BrokenPipeError:
+            # The reader went away (`doxa recall --all | head`): the rest was not wanted.
+            # Later writes (the interpreter's own flush at exit) go nowhere instead of failing.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        return done
     # A crash inside a native library (Kùzu, LanceDB, ONNX Runtime) kills the process with
     # no Python traceback; this writes every thread's stack to stderr first (the client's
     # log), so the call that met it can be named.

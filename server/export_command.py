@@ -30,7 +30,7 @@ def add_parsers(commands: Any) -> None:
     export = commands.add_parser("export", help="write the whole memory as JSON Lines")
     export.add_argument("file", nargs="?", type=Path, help="the .jsonl file to write")
     export.add_argument(
-        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per topic, for people"
+        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per entity, for people"
     )
     export.add_argument(
         "--judgements", type=Path, metavar="FILE", help="only the judged recalls, for rankers"
@@ -45,13 +45,14 @@ def add_parsers(commands: Any) -> None:
 
 def export_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run ``export``, ``import`` or ``backup`` as ``args`` say."""
-    from doxa.server.tool_commands import _quiet
+    from doxa.server.tool_commands import CommandError, _quiet, require_memory
     from doxa.store.errors import MemoryStoreError
 
     _quiet()
     try:
         if args.command == "import":
             return _import(settings, args.file, args.json)
+        require_memory(settings)
         if args.command == "backup":
             return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
         if args.judgements is not None:
@@ -62,7 +63,7 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
             print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
             return 1
         return _export(settings, args.file, args.markdown, args.json)
-    except (MemoryStoreError, OSError) as error:
+    except (CommandError, MemoryStoreError, OSError) as error:
         print(f"doxa {args.command}: {error}", file=sys.stderr)
         return 1
 

@@ -1,5 +1,6 @@
-"""``doxa export --markdown DIR``: the memory for people, one Markdown file per topic or fact
-subject, with its facts (current and replaced) and a timeline of its observations.
+"""``doxa export --markdown DIR``: the memory for people, one Markdown file per entity (a
+topic, or a fact's subject or object, as ``doxa about`` knows them), with its facts (current
+and replaced) and a timeline of its observations.
 
 It reads an export file (``doxa.store.exporting``), so it needs no database of its own.
 """
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _load(export: Path) -> dict[str, list[dict[str, Any]]]:
+def read_tables(export: Path) -> dict[str, list[dict[str, Any]]]:
+    """The lines of an export file by table (the header left out)."""
     tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with export.open(encoding="utf-8") as lines:
         next(lines)  # the header
@@ -34,9 +36,9 @@ def _file_name(name: str, taken: set[str]) -> str:
 
 
 def write_markdown(export: Path, target: Path) -> int:
-    """Write one Markdown file per topic and fact subject of ``export`` into ``target``, and
-    an index; returns how many files were written (the index included)."""
-    tables = _load(export)
+    """Write one Markdown file per entity of ``export`` (topic, fact subject or object) into
+    ``target``, and an index; returns how many files were written (the index included)."""
+    tables = read_tables(export)
     observations = {o["id"]: o for o in tables["Observation"]}
     believers: dict[str, list[str]] = defaultdict(list)
     belief_of = {link["from"]: link["to"] for link in tables["OF"]}
@@ -48,8 +50,9 @@ def write_markdown(export: Path, target: Path) -> int:
     for link in tables["MENTIONS"]:
         about[link["to"]].add(link["from"])
     for o in observations.values():
-        if o.get("subject"):
-            about[o["subject"]].add(o["id"])
+        for end in ("subject", "object"):  # both ends of a fact are entities
+            if o.get(end):
+                about[o[end]].add(o["id"])
     target.mkdir(parents=True, exist_ok=True)
     taken: set[str] = {"index"}
     index = ["# doxa memory", ""]
@@ -66,7 +69,8 @@ def write_markdown(export: Path, target: Path) -> int:
                 if o["id"] in superseded_by:
                     state = f"replaced by {superseded_by[o['id']]}"
                 span = f"{o.get('valid_from') or '?'} to {o.get('valid_until') or 'now'}"
-                page.append(f"- {o['subject']} {o['predicate']} {o['object']} ({span}; {state})")
+                said = o["predicate"].replace("_", " ")  # stored as a key, read as words
+                page.append(f"- {o['subject']} {said} {o['object']} ({span}; {state})")
             page.append("")
         page += ["## Timeline", ""]
         for o in held:

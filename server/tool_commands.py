@@ -74,9 +74,16 @@ def add_parsers(commands: Any) -> None:
     recall.add_argument("--as-of", help="ISO 8601: what was true then")
     recall.add_argument("--known-at", help="ISO 8601: what the memory held then")
     recall.add_argument("--include-superseded", action="store_true", default=None)
-    recall.add_argument("--limit", type=int, help="1..100 (default 10)")
+    recall.add_argument("--limit", type=int, help="1..100 (default 10; with --all: all)")
     recall.add_argument("--order-by", choices=["relevance", "confidence", "newest", "oldest"])
     recall.add_argument("--explain", action="store_true", default=None, help="scores and ids")
+    recall.add_argument(
+        "--all",
+        action="store_true",
+        default=None,
+        dest="everything",
+        help="list every observation, newest first (no query or filter)",
+    )
     about = commands.add_parser("about", help="one entity at a glance (the about tool)")
     about.add_argument("name")
     about.add_argument("--as-of", help="ISO 8601: what was true then")
@@ -157,8 +164,12 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     _quiet()
     name = f"doxa {args.command}"
     try:
+        if args.command != "remember":
+            require_memory(settings)
         if args.command == "stats":
             result = stats(settings)
+        elif args.command == "recall" and args.everything:
+            result = _everything(settings, args)
         else:
             result = call_tool(settings, TOOLS[args.command], arguments(args))
     except (CommandError, ToolRefused) as error:
@@ -172,6 +183,46 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(render(args.command, result))
     return 0
+
+
+def require_memory(settings: Settings) -> None:
+    """Refuse a command that needs a memory where there is none: opening the directory would
+    create an empty one, so a mistyped ``--data-dir`` would leave a stray memory behind.
+
+    Raises:
+        CommandError: the data directory holds no memory.
+    """
+    data_dir = Path(settings.store.data_dir).expanduser()
+    if not (data_dir / "graph").exists():
+        raise CommandError(
+            f"no memory in {data_dir}; check --data-dir (or DOXA_DATA_DIR), or remember"
+            " something first"
+        )
+
+
+def _everything(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
+    """``doxa recall --all``: the whole memory, newest first (``doxa.server.listing``)."""
+    from doxa.server.listing import listing
+
+    given = arguments(args)
+    limit = given.pop("limit", None)
+    given.pop("everything")
+    if not given.get("query"):
+        given.pop("query", None)
+    if given:
+        name = next(iter(given))
+        flag = {"query": "a query", "topics": "--topic"}.get(name, "--" + name.replace("_", "-"))
+        raise CommandError(
+            f"--all lists everything newest first, so {flag} does not apply; drop --all to search"
+        )
+    if limit is not None and limit < 1:
+        raise CommandError(f"--limit: must be at least 1, got {limit}")
+    from doxa.store.errors import MemoryStoreError
+
+    try:
+        return listing(settings, limit)
+    except MemoryStoreError as error:
+        raise ToolRefused(str(error)) from None
 
 
 def _quiet() -> None:
@@ -235,7 +286,7 @@ def _size(path: Path) -> int:
 def render(command: str, result: dict[str, Any]) -> str:
     """A tool's answer as text for people."""
     if command == "recall":
-        return _recall(result)
+        return _recall(result) if "recall_id" in result else _listing(result)
     if command == "remember" and not result.get("remembered"):
         head = f"remembered {result['observation_id']} (belief {result['belief_id']})"
         return "\n".join([head, *_lines({k: v for k, v in result.items() if "_id" not in k})])
@@ -252,19 +303,33 @@ def _recall(result: dict[str, Any]) -> str:
     found = result["results"]
     lines = [f"recall {result['recall_id']}: {len(found)} result{'s' * (len(found) != 1)}"]
     for item in found:
-        text = item.get("text") or ""
-        record = item.get("record")
-        if record:
-            fields = ", ".join(f"{k}={v}" for k, v in record["fields"].items())
-            text = f"{text} [{record['type']}: {fields}]".strip()
-        flags = "" if item.get("current", True) else " (no longer current)"
-        lines.append(
-            f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
-        )
-        for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
-            if item.get(key):
-                lines.append(f"    {key}: {_scalar(item[key])}")
+        lines += _item(item)
     return "\n".join(lines)
+
+
+def _listing(result: dict[str, Any]) -> str:
+    found, total = result["results"], result["total"]
+    lines = [f"{len(found)} of {total} observations, newest first"]
+    for item in found:
+        lines += _item(item)
+    return "\n".join(lines)
+
+
+def _item(item: dict[str, Any]) -> list[str]:
+    """One result: id, confidence, time and text, then what else it carries, indented."""
+    text = item.get("text") or ""
+    record = item.get("record")
+    if record:
+        fields = ", ".join(f"{k}={v}" for k, v in record["fields"].items())
+        text = f"{text} [{record['type']}: {fields}]".strip()
+    flags = "" if item.get("current", True) else " (no longer current)"
+    lines = [
+        f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
+    ]
+    for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
+        if item.get(key):
+            lines.append(f"    {key}: {_scalar(item[key])}")
+    return lines
 
 
 def _scalar(value: Any) -> str:

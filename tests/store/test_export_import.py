@@ -15,7 +15,7 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.store import Memory
 from doxa.store.exporting import FORMAT, ImportRefused
-from doxa.store.importing import import_file
+from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.schema import latest_version
 
 pytestmark = pytest.mark.anyio
@@ -129,3 +129,44 @@ def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
     (tmp_path / "new.jsonl").write_text(json.dumps(newer) + "\n")
     with pytest.raises(ImportRefused, match=r"newer doxa.*upgrade doxa"):
         import_file(hash_settings(tmp_path / "b").store, tmp_path / "new.jsonl")
+
+
+def big_export(path: Path, n: int) -> None:
+    """An export file of ``n`` observations, each believed by scout (4 n + 1 objects)."""
+    at = "2024-01-01T00:00:00Z"
+    objects: list[dict[str, Any]] = [{"table": "Agent", "name": "scout"}]
+    for i in range(n):
+        text = f"Note {i} about the harbour."
+        objects.append(
+            {"table": "Observation", "id": f"obs_{i}", "seq": i + 1, "text": text}
+            | {"observed_at": at, "recorded_at": at, "confidence": "1", "kind": "observation"}
+        )
+        objects.append({"table": "Belief", "id": f"bel_{i}", "since": at, "confidence": "1"})
+        objects.append({"table": "HOLDS", "from": "scout", "to": f"bel_{i}"})
+        objects.append({"table": "OF", "from": f"bel_{i}", "to": f"obs_{i}"})
+    header = {"doxa": "export", "format": FORMAT, "schema": latest_version(), "counts": {}}
+    path.write_text("\n".join(json.dumps(x) for x in [header, *objects]) + "\n")
+
+
+def test_a_large_file_imports_within_a_small_buffer_pool(tmp_path: Path) -> None:
+    """Links are written by looking each end up by its key: both ends in one MATCH joined
+    the two whole tables, and 10,000 beliefs filled a 1 GB pool."""
+    n = 4000
+    file = tmp_path / "big.jsonl"
+    big_export(file, n)
+    settings = hash_settings(tmp_path / "b", buffer_pool_mb=64).store
+    done = import_file(settings, file)
+    assert done.created == {"Agent": 1, "Observation": n, "Belief": n, "HOLDS": n, "OF": n}
+    memory = Memory.open(settings)
+    memory.warm_up()
+    try:
+        assert memory.stats()["IndexRows"] == n
+        assert memory.evidence("obs_7")["believers"][0]["agent"] == "scout"
+    finally:
+        memory.close()
+
+
+def test_a_large_file_gets_the_page_cache_its_one_transaction_needs() -> None:
+    """30,000 observations with their beliefs (120,001 objects) overflowed a 64 MiB pool."""
+    assert page_cache_bytes(64, 4 * 30_000 + 1) == (4 * 30_000 + 1) * 2048 > 200 << 20
+    assert page_cache_bytes(256, 55_173) == 256 << 20  # bench/export.py's 10,000 notes

@@ -1,0 +1,82 @@
+"""``doxa recall --all``: every observation the memory holds, newest first.
+
+The recall tool answers a question: at most 100 results, and an empty query needs a filter,
+so it cannot list a whole memory. The export can: this command exports the memory to a
+scratch file (through the server that owns the data directory when one does, as ``doxa
+export`` does) and reads the observations back with who believes them, their topics and
+what replaced them. Retracted observations are left out, as recall leaves them out.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from doxa.server.markdown_export import read_tables
+from doxa.server.settings import Settings
+
+
+def listing(settings: Settings, limit: int | None = None) -> dict[str, Any]:
+    """Every unretracted observation, newest first (observed time, then the order they were
+    remembered in); the first ``limit`` when given. Returns ``total`` (how many the memory
+    holds) and ``results`` (shaped as a recall's results, with topics and agents)."""
+    from doxa.store.sharing import SharedMemory
+
+    with tempfile.TemporaryDirectory() as scratch:
+        export = Path(scratch) / "memory.jsonl"
+        shared = SharedMemory(settings.store)
+        try:
+            shared.export(export)
+        finally:
+            shared.close()
+        tables = read_tables(export)
+    live = [o for o in tables["Observation"] if not o.get("retracted_at")]
+    live.sort(key=lambda o: (_moment(o["observed_at"]), o.get("seq") or 0), reverse=True)
+    shown = live if limit is None else live[:limit]
+    links = _Links(tables)
+    return {"total": len(live), "results": [links.item(o) for o in shown]}
+
+
+def _moment(text: str) -> datetime:
+    # Times are written with and without fractions of a second: compared as times, not text.
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class _Links:
+    """Topics, believing agents and replacements per observation id, from an export."""
+
+    def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
+        self.topics: dict[str, set[str]] = defaultdict(set)
+        for link in tables["MENTIONS"]:
+            self.topics[link["from"]].add(link["to"])
+        retracted = {b["id"] for b in tables["Belief"] if b.get("retracted_at")}
+        held_by = {link["to"]: link["from"] for link in tables["HOLDS"]}
+        self.agents: dict[str, set[str]] = defaultdict(set)
+        for link in tables["OF"]:
+            if link["from"] not in retracted and link["from"] in held_by:
+                self.agents[link["to"]].add(held_by[link["from"]])
+        self.superseded_by: dict[str, set[str]] = defaultdict(set)
+        for link in tables["SUPERSEDES"]:
+            self.superseded_by[link["to"]].add(link["from"])
+
+    def item(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """One observation as a recall's result shows it, with its topics and agents."""
+        oid = observation["id"]
+        item: dict[str, Any] = {
+            "observation_id": oid,
+            "text": observation["text"],
+            "confidence": observation["confidence"],
+            "observed_at": observation["observed_at"],
+        }
+        if observation.get("source"):
+            item["source"] = observation["source"]
+        replaced = sorted(self.superseded_by.get(oid, ()))
+        item["current"] = not replaced
+        if replaced:
+            item["superseded_by"] = replaced
+        item["topics"] = sorted(self.topics.get(oid, ()))
+        item["agents"] = sorted(self.agents.get(oid, ()))
+        return item

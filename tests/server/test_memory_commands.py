@@ -1,0 +1,499 @@
+"""The tools as commands (``doxa remember``, ``recall``, ``about``, ``conflicts``,
+``evidence``, ``feedback``, ``forget``, ``stats``) and ``doxa export``, ``import`` and
+``backup``, run as a user runs them: on a data directory no server holds, and on one that
+another process owns (an in-process owner here, a real ``doxa serve`` in the slow test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from calls import ok, seed_bridge
+from conftest import hash_settings
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from doxa.server.app import create_server
+from doxa.server.cli import main
+from doxa.store.sharing import SharedMemory
+
+
+class Doxa:
+    """``doxa COMMAND ... --embedder hash --data-dir DIR`` in this process."""
+
+    def __init__(self, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.data_dir = data_dir
+        self.capsys = capsys
+
+    def __call__(self, *args: str, data_dir: Path | None = None) -> tuple[int, str, str]:
+        """Run the command; returns its exit code, stdout and stderr."""
+        self.capsys.readouterr()  # what came before is not this command's
+        where = ["--embedder", "hash", "--data-dir", str(data_dir or self.data_dir)]
+        code = main([*args, *where])
+        out, err = self.capsys.readouterr()
+        return code, out, err
+
+    def json(self, *args: str, data_dir: Path | None = None) -> Any:
+        """Run the command with ``--json``; it must succeed. Returns the parsed answer."""
+        code, out, err = self(*args, "--json", data_dir=data_dir)
+        assert code == 0, err
+        return json.loads(out)
+
+    def counts(self, data_dir: Path | None = None) -> dict[str, int]:
+        """``doxa stats --json``'s counts."""
+        counts: dict[str, int] = self.json("stats", data_dir=data_dir)["counts"]
+        return counts
+
+
+@pytest.fixture
+def doxa(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Doxa:
+    return Doxa(tmp_path / "memory", capsys)
+
+
+def fill(data_dir: Path) -> dict[str, str]:
+    """The bridge example (two agents, evidence, a contradiction), a fact replaced by a later
+    one, and a judged recall: through a real MCP client, faster than one command each."""
+
+    async def run() -> dict[str, str]:
+        async with Client(create_server(hash_settings(data_dir))) as client:
+            ids = await seed_bridge(client)
+            for city, month in (("Paris", "01"), ("Lyon", "06")):
+                done = await ok(
+                    client,
+                    "remember",
+                    text=f"Alice lives in {city}.",
+                    fact={"subject": "Alice", "predicate": "lives in", "object": city},
+                    observed_at=f"2024-{month}-01T00:00:00Z",
+                )
+                ids[city] = done["observation_id"]
+            found = await ok(client, "recall", query="bridge route 9")
+            await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids["closed"]])
+            return ids
+
+    return anyio.run(run)
+
+
+def export_lines(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """An export file's header, and its other lines as written."""
+    first, *rest = path.read_text(encoding="utf-8").splitlines()
+    return json.loads(first), rest
+
+
+@pytest.fixture
+def owner(tmp_path: Path) -> Iterator[SharedMemory]:
+    """A process owning ``tmp_path / "memory"`` (this one, as a server would): the commands
+    must reach the memory through it."""
+    shared = SharedMemory(hash_settings(tmp_path / "memory").store)
+    shared.start()
+    shared.stats()  # settled: this process owns the memory
+    assert shared.owner
+    yield shared
+    shared.close()
+
+
+# ---- the tools as commands ----------------------------------------------------------------
+
+
+def test_remember_then_recall_prints_for_people_and_as_json(doxa: Doxa) -> None:
+    code, out, err = doxa("remember", "The ferry leaves at noon.", "--topic", "harbour")
+    assert code == 0, err
+    head, topics = out.splitlines()
+    assert head.startswith("remembered obs_") and "(belief bel_" in head
+    assert topics == "topics: harbour"
+    observation = head.split()[1]
+    code, out, _ = doxa("recall", "ferry")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("recall rec_") and lines[0].endswith(": 1 result")
+    assert lines[1].startswith(f"{observation}  1  ") and lines[1].endswith(
+        "The ferry leaves at noon."
+    )
+    found = doxa.json("recall", "", "--topic", "harbour", "--explain")
+    assert found["recall_id"].startswith("rec_")
+    [item] = found["results"]
+    assert item["observation_id"] == observation and item["topics"] == ["harbour"]
+    assert item["confidence"] == "1" and item["agents"] == ["default"]
+
+
+def test_a_fact_with_its_validity_is_remembered_from_flags(doxa: Doxa) -> None:
+    done = doxa.json(
+        "remember",
+        "Bob manages the harbour.",
+        "--fact",
+        "Bob",
+        "manages",
+        "harbour",
+        "--valid-from",
+        "2024-03-01T00:00:00Z",
+        "--confidence",
+        "0.75",
+        "--agent",
+        "scout",
+    )
+    seen = doxa.json("about", "Bob")
+    [value] = seen["facts"]["manages"]
+    assert value["object"] == "harbour" and value["observation_id"] == done["observation_id"]
+    assert value["confidence"] == "0.75" and value["agents"] == ["scout"]
+    assert value["since"] == "2024-03-01T00:00:00Z"
+
+
+def test_many_memories_are_remembered_from_a_json_file_or_none_if_one_is_bad(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps([{"text": "One.", "topics": ["t"]}, {"text": "Two."}]))
+    bad.write_text(json.dumps([{"text": "Three."}, {"text": "Four.", "confidence": "9"}]))
+    done = doxa.json("remember", "--memories", str(good))
+    assert [r.get("topics") for r in done["remembered"]] == [["t"], None]
+    code, _, err = doxa("remember", "--memories", str(bad))
+    assert code == 1 and "memories[1].confidence" in err
+    assert doxa.json("recall", "--all")["total"] == 2
+
+
+def test_about_conflicts_and_evidence_answer_as_the_tools_do(doxa: Doxa) -> None:
+    ids = fill(doxa.data_dir)
+    code, out, _ = doxa("about", "Alice")
+    assert code == 0
+    assert out.startswith("name: Alice\nsummary: Alice: lives in Lyon")
+    assert f"observation_id: {ids['Lyon']}" in out
+    code, out, _ = doxa("conflicts")
+    assert code == 0
+    assert "kind: contradiction" in out and out.rstrip().endswith("count: 1")
+    found = doxa.json("conflicts", "--agent", "driver")
+    [conflict] = found["conflicts"]
+    assert {conflict["a"]["observation_id"], conflict["b"]["observation_id"]} == {
+        ids["open"],
+        ids["closed"],
+    }
+    assert doxa.json("conflicts", "--agent", "default")["count"] == 0
+    cited = doxa.json("evidence", ids["closed"])
+    assert [b["agent"] for b in cited["believers"]] == ["scout"]
+    code, out, _ = doxa("evidence", ids["closed"])
+    assert code == 0 and "citation: " in out and "believed by scout" in out
+    unsupported = doxa.json("evidence", "--unsupported", "--agent", "driver")
+    assert [u["observation_id"] for u in unsupported["unsupported"]] == [ids["open"]]
+
+
+def test_feedback_and_forget_change_what_recall_returns(doxa: Doxa) -> None:
+    ids = fill(doxa.data_dir)
+    found = doxa.json("recall", "bridge")
+    judged = doxa.json("feedback", found["recall_id"], "--accepted", ids["open"])
+    assert judged["recall_id"] == found["recall_id"] and judged["accepted"] == [ids["open"]]
+    code, out, _ = doxa("forget", ids["sign"])
+    assert code == 0
+    assert f"observation_id: {ids['sign']}\nmode: retract" in out
+    left = doxa.json("recall", "bridge", "--limit", "50")
+    assert ids["sign"] not in {r["observation_id"] for r in left["results"]}
+    assert doxa.counts()["retracted"] == 1
+
+
+def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None:
+    fill(doxa.data_dir)
+    found = doxa.json("stats")
+    assert found["data_dir"] == str(doxa.data_dir)
+    counts = found["counts"]
+    assert counts["Observation"] == 5 and counts["facts"] == 2
+    assert counts["Agent"] == 3 and counts["CONTRADICTS"] == 1 and counts["SUPERSEDES"] == 1
+    assert counts["judged recalls"] == 1 and counts["judgements"] == counts["RETURNED"]
+    assert found["bytes"]["total"] >= found["bytes"]["graph"] + found["bytes"]["index"] > 0
+    code, out, _ = doxa("stats")
+    assert code == 0
+    assert out.splitlines()[0] == f"data directory: {doxa.data_dir}"
+    assert "  Observation      5" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["remember", "Too sure.", "--confidence", "7"], "confidence"),
+        (["remember", "Bad time.", "--observed-at", "yesterday-ish"], "observed_at"),
+        (["remember", "--record", "{not json"], "--record: not JSON"),
+        (["recall", "x", "--limit", "500"], "limit"),
+        (["recall", "x", "--where", "[1"], "--where: not JSON"),
+        (["forget", "obs_nope"], "id"),
+    ],
+)
+def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
+    doxa: Doxa, args: list[str], named: str
+) -> None:
+    doxa.json("remember", "Already there.")
+    code, out, err = doxa(*args)
+    assert code == 1 and out == ""
+    assert err.startswith(f"doxa {args[0]}: ") and named in err
+    counts = doxa.counts()
+    assert counts["Observation"] == 1 and counts["Recall"] == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats"],
+        ["recall", "x"],
+        ["recall", "--all"],
+        ["about", "x"],
+        ["forget", "obs_x"],
+        ["export", "out.jsonl"],
+        ["backup", "copy"],
+    ],
+)
+def test_a_command_on_a_directory_without_a_memory_is_refused_and_creates_none(
+    doxa: Doxa, tmp_path: Path, args: list[str]
+) -> None:
+    typo = tmp_path / "memroy"
+    code, out, err = doxa(*args, data_dir=typo)
+    assert code == 1 and out == ""
+    fix = "check --data-dir (or DOXA_DATA_DIR), or remember something first"
+    assert err == f"doxa {args[0]}: no memory in {typo}; {fix}\n"
+    assert not typo.exists()
+
+
+def test_an_empty_recall_without_a_filter_is_refused_saying_how_to_list(doxa: Doxa) -> None:
+    doxa.json("remember", "Already there.")
+    code, _, err = doxa("recall")
+    assert code == 1 and "query must not be empty unless a filter" in err
+
+
+# ---- listing everything -----------------------------------------------------------------------
+
+
+def test_recall_all_lists_every_observation_newest_first(doxa: Doxa) -> None:
+    ids = fill(doxa.data_dir)
+    listed = doxa.json("recall", "--all")
+    assert listed["total"] == 5
+    order = [r["observation_id"] for r in listed["results"]]
+    # The sign and the open bridge were observed now, in that order; the others in 2024.
+    assert order == [ids["open"], ids["sign"], ids["Lyon"], ids["closed"], ids["Paris"]]
+    paris = listed["results"][-1]
+    assert paris["current"] is False and paris["superseded_by"] == [ids["Lyon"]]
+    assert listed["results"][0]["agents"] == ["driver"]
+    assert listed["results"][0]["topics"] == ["bridge", "route-9"]
+    first = doxa.json("recall", "--all", "--limit", "2")
+    assert first["total"] == 5 and first["results"] == listed["results"][:2]
+    code, out, _ = doxa("recall", "--all", "--limit", "2")
+    assert code == 0
+    assert out.splitlines()[0] == "2 of 5 observations, newest first"
+    assert out.splitlines()[1].startswith(f"{ids['open']}  0.8  ")
+
+
+def test_recall_all_leaves_out_what_was_forgotten(doxa: Doxa) -> None:
+    ids = fill(doxa.data_dir)
+    assert doxa("forget", ids["closed"])[0] == 0
+    listed = doxa.json("recall", "--all")
+    assert listed["total"] == 4
+    assert ids["closed"] not in {r["observation_id"] for r in listed["results"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["bridge"], "a query"), (["--topic", "bridge"], "--topic"), (["--limit", "0"], "--limit")],
+)
+def test_recall_all_refuses_a_query_a_filter_or_a_bad_limit(
+    doxa: Doxa, args: list[str], named: str
+) -> None:
+    doxa.json("remember", "Already there.")
+    code, out, err = doxa("recall", "--all", *args)
+    assert code == 1 and out == ""
+    assert err.startswith("doxa recall: ") and named in err
+
+
+# ---- while another process owns the data directory -----------------------------------------
+
+
+def test_the_commands_reach_the_memory_through_the_process_that_owns_it(
+    doxa: Doxa, owner: SharedMemory
+) -> None:
+    done = doxa.json("remember", "Written by a command while a server runs.", "--topic", "x")
+    assert owner.memory is not None
+    assert done["observation_id"] in owner.memory.graph.live_observation_ids()
+    found = doxa.json("recall", "", "--topic", "x")
+    assert [r["observation_id"] for r in found["results"]] == [done["observation_id"]]
+    judged = doxa.json("feedback", found["recall_id"], "--accepted", done["observation_id"])
+    assert judged["accepted"] == [done["observation_id"]]
+    assert doxa.json("recall", "--all")["total"] == 1
+    assert doxa.json("about", "x")["counts"]["observations"] == 1
+    assert doxa.json("evidence", done["observation_id"])["believers"][0]["agent"] == "default"
+    assert doxa.json("conflicts")["count"] == 0
+    assert doxa.counts()["Observation"] == 1
+    forgotten = doxa.json("forget", done["observation_id"])
+    assert forgotten["mode"] == "retract"
+    assert done["observation_id"] not in owner.memory.graph.live_observation_ids()
+
+
+def test_a_bad_input_relayed_to_the_owner_is_refused_naming_the_field(
+    doxa: Doxa, owner: SharedMemory
+) -> None:
+    code, _, err = doxa("remember", "Too sure.", "--confidence", "7")
+    assert code == 1 and "confidence" in err
+    assert owner.tallies()["Observation"] == 0
+
+
+def test_import_is_refused_while_a_server_owns_the_directory(
+    doxa: Doxa, owner: SharedMemory, tmp_path: Path
+) -> None:
+    fill(tmp_path / "other")
+    assert doxa("export", str(tmp_path / "other.jsonl"), data_dir=tmp_path / "other")[0] == 0
+    code, _, err = doxa("import", str(tmp_path / "other.jsonl"))
+    assert code == 1 and "a running doxa owns" in err and "stop it" in err
+    assert owner.tallies()["Observation"] == 0
+
+
+def test_backup_while_a_server_runs_opens_as_a_memory_with_the_same_counts(
+    doxa: Doxa, owner: SharedMemory, tmp_path: Path
+) -> None:
+    for i in range(3):
+        doxa.json("remember", f"Harbour note {i}.", "--topic", "harbour")
+    code, out, _ = doxa("backup", str(tmp_path / "copy"))
+    assert code == 0 and out.startswith(f"backed up to {tmp_path / 'copy'}: ")
+    assert not (tmp_path / "copy" / "owner.lock").exists()
+    assert doxa.counts(data_dir=tmp_path / "copy") == owner.tallies()
+    assert doxa.json("recall", "--all", data_dir=tmp_path / "copy")["total"] == 3
+    code, _, err = doxa("backup", str(tmp_path / "copy"))
+    assert code == 1 and "not empty" in err
+
+
+# ---- export, import -------------------------------------------------------------------------
+
+
+def test_export_then_import_into_an_empty_directory_compares_equal(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    fill(doxa.data_dir)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    code, out, _ = doxa("export", str(first))
+    assert code == 0 and out.startswith("exported ") and f" objects to {first} in " in out
+    copy = tmp_path / "copy"
+    code, out, err = doxa("import", str(first), data_dir=copy)
+    assert code == 0 and out.startswith("imported ") and "(0 already there, skipped)" in out
+    assert "Observation: 5/5" in err  # progress, on stderr
+    header = doxa.json("export", str(second), data_dir=copy)
+    assert doxa.counts(data_dir=copy) == doxa.counts()
+    (head_a, lines_a), (head_b, lines_b) = export_lines(first), export_lines(second)
+    assert lines_b == lines_a
+    assert {k: v for k, v in head_b.items() if k != "exported_at"} == {
+        k: v for k, v in head_a.items() if k != "exported_at"
+    }
+    assert header["counts"] == head_a["counts"] and header["bytes"] == second.stat().st_size
+    found = doxa.json("recall", "Lyon", data_dir=copy)  # re-embedded: found by meaning too
+    assert found["results"][0]["text"] == "Alice lives in Lyon."
+
+
+def test_import_into_an_existing_memory_skips_what_it_holds(doxa: Doxa, tmp_path: Path) -> None:
+    fill(doxa.data_dir)
+    file = tmp_path / "a.jsonl"
+    assert doxa("export", str(file))[0] == 0
+    before = doxa.counts()
+    again = doxa.json("import", str(file))
+    assert again["created"] == {}
+    assert again["skipped"]["Observation"] == 5
+    assert doxa.counts() == before
+    other = tmp_path / "other"
+    own = doxa.json("remember", "A memory of its own.", data_dir=other)
+    merged = doxa.json("import", str(file), data_dir=other)
+    assert merged["created"]["Observation"] == 5 and merged["skipped"] == {"Agent": 1}
+    listed = doxa.json("recall", "--all", data_dir=other)
+    assert listed["total"] == 6
+    assert own["observation_id"] in {r["observation_id"] for r in listed["results"]}
+
+
+def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    fill(tmp_path / "source")
+    file = tmp_path / "a.jsonl"
+    assert doxa("export", str(file), data_dir=tmp_path / "source")[0] == 0
+    lines = file.read_text(encoding="utf-8").splitlines()
+    lines.append('{"table": "Observation", "id": "obs_bad", "confidence": 7}')
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doxa.json("remember", "Already there.")
+    code, out, err = doxa("import", str(file))
+    assert code == 1 and out == ""
+    assert f"line {len(lines)}" in err and "confidence" in err
+    assert doxa.counts()["Observation"] == 1
+
+
+def test_markdown_export_writes_one_file_per_entity_and_an_index(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    ids = fill(doxa.data_dir)
+    pages = tmp_path / "pages"
+    code, out, _ = doxa("export", "--markdown", str(pages))
+    assert code == 0 and f"{pages}/ (6 Markdown files)" in out
+    names = sorted(p.name for p in pages.iterdir())
+    # Topics (bridge, route-9), the fact's subject (Alice) and its objects (Paris, Lyon).
+    assert names == ["alice.md", "bridge.md", "index.md", "lyon.md", "paris.md", "route-9.md"]
+    alice = (pages / "alice.md").read_text(encoding="utf-8")
+    assert alice.startswith("# Alice\n\n## Facts\n")
+    assert (
+        "- Alice lives in Paris (2024-01-01T00:00:00Z to 2024-06-01T00:00:00Z; " in alice
+        and f"replaced by {ids['Lyon']}" in alice
+    )
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    assert "- [bridge](bridge.md) (3 observations)" in index
+
+
+# ---- a real server as owner -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_commands_work_beside_a_running_doxa_serve(
+    doxa: Doxa, tmp_path: Path, stdio_params: Callable[..., StdioServerParameters]
+) -> None:
+    params = stdio_params(doxa.data_dir)
+    with (tmp_path / "serve.err").open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            served = await ok(client, "remember", text="Told to the server.", topics=["served"])
+            lock = (doxa.data_dir / "owner.lock").read_text().split()
+            assert lock, "the server owns the directory"
+
+            def commands() -> dict[str, Any]:
+                added = doxa.json("remember", "Told to the command.", "--topic", "served")
+                found = doxa.json("recall", "", "--topic", "served")
+                listed = doxa.json("recall", "--all")
+                code, _, err = doxa("backup", str(tmp_path / "copy"))
+                assert code == 0, err
+                code, _, err = doxa("export", str(tmp_path / "live.jsonl"))
+                assert code == 0, err
+                refused = doxa("import", str(tmp_path / "live.jsonl"))
+                return {"added": added, "found": found, "listed": listed, "refused": refused}
+
+            seen = await anyio.to_thread.run_sync(commands)
+            told = await ok(client, "recall", query="", topics=["served"])
+            live = await anyio.to_thread.run_sync(doxa.counts)
+    both = {served["observation_id"], seen["added"]["observation_id"]}
+    assert {r["observation_id"] for r in seen["found"]["results"]} == both
+    assert {r["observation_id"] for r in told["results"]} == both
+    assert seen["listed"]["total"] == 2
+    copy = await anyio.to_thread.run_sync(doxa.counts, tmp_path / "copy")
+    assert copy["Observation"] == live["Observation"] == 2
+    # Recalls made after the backup are the only difference.
+    assert {k: n for k, n in copy.items() if "ecall" not in k and k != "RETURNED"} == {
+        k: n for k, n in live.items() if "ecall" not in k and k != "RETURNED"
+    }
+    assert seen["refused"][0] == 1 and "a running doxa owns" in seen["refused"][2]
+    header, _ = export_lines(tmp_path / "live.jsonl")
+    assert header["counts"]["Observation"] == 2
+
+
+@pytest.mark.slow
+def test_a_reader_that_stops_reading_early_is_no_error(
+    doxa: Doxa, server_env: dict[str, str]
+) -> None:
+    """``doxa recall --all | head -1``: the pipe closes before the command has written."""
+    doxa.json("remember", "Something to list.")
+    command = [sys.executable, "-m", "doxa.server", "recall", "--all"]
+    where = ["--embedder", "hash", "--data-dir", str(doxa.data_dir)]
+    process = subprocess.Popen(
+        [*command, *where], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    said = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 0
+    assert "Error" not in said, said
