@@ -272,6 +272,8 @@ def test_other_tokenizers_are_refused_and_run_by_tokenizers(
         WordPieceTokenizer.from_file(other, MAX_LENGTH)
     assert isinstance(load_tokenizer(tokenizer_file, MAX_LENGTH), WordPieceTokenizer)
     pytest.importorskip("tokenizers", reason="the fallback needs tokenizers (the torch extra)")
+    hub = HubTokenizer(tokenizer_file, MAX_LENGTH)
+    assert hub.encode_batch(["Hello, World!"]) == [[101, 7592, 1010, 2088, 999, 102]]
     config["model"]["type"] = "WordPiece"
     config["normalizer"] = {"type": "Lowercase"}
     other.write_text(json.dumps(config))
