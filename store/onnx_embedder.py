@@ -1,12 +1,16 @@
 """The sentence-transformers model run by ONNX Runtime, without torch in the process.
 
 The model is written once as ONNX next to its tokenizer, in the user cache, and from then on
-run here with ``onnxruntime`` and ``tokenizers``: the same vectors as sentence-transformers
+run here with ``onnxruntime``: the same vectors as sentence-transformers
 (within 1e-5; about 3e-7 measured) in a fraction of the memory and time. A BERT model (the
 bundled all-MiniLM-L6-v2) is written straight from its weights by ``doxa.store.onnx_bert``
 in about 3 s, with numpy alone: no torch, no network. Any other sentence-transformers model
 is exported by torch (``doxa.store.onnx_export``, in a child process that alone imports
 torch) when the ``torch`` extra is installed.
+
+A BERT model's text is tokenized by ``doxa.store.wordpiece`` (pure Python, the same ids as
+Hugging Face ``tokenizers``, which would bring about 38 MB of hub packages into the install);
+any other tokenizer by ``tokenizers``, which the ``torch`` extra installs.
 
 If the model cannot be exported (not a local directory, a layer this runtime does not know,
 a missing package), the embedder says why in the log and runs the model with
@@ -27,7 +31,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -39,6 +43,7 @@ from doxa.store.embedder import (
 )
 from doxa.store.onnx_bert import UnsupportedModel, write_export
 from doxa.store.settings import BUNDLED_MODEL
+from doxa.store.wordpiece import UnsupportedTokenizer, WordPieceTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,44 @@ MAX_BATCH_TOKENS = 2048
 
 class ExportError(RuntimeError):
     """The model could not be exported to ONNX, or the export did not match."""
+
+
+class TextTokenizer(Protocol):
+    """Token ids of texts, special tokens added and truncated to the model's length."""
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """The ids of each text."""
+        ...
+
+
+class HubTokenizer:
+    """Any ``tokenizer.json`` run by Hugging Face ``tokenizers`` (the ``torch`` extra)."""
+
+    def __init__(self, path: Path, max_length: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(path))
+        # Padding is done per batch by OnnxModel; truncation as sentence-transformers does it.
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """The ids of each text."""
+        return [encoding.ids for encoding in self.tokenizer.encode_batch(texts)]
+
+
+def load_tokenizer(path: Path, max_length: int) -> TextTokenizer:
+    """The tokenizer of ``path`` (a ``tokenizer.json``): WordPiece in pure Python for a BERT
+    model, else ``tokenizers``.
+
+    Raises:
+        ImportError: the model is not BERT's and ``tokenizers`` is not installed.
+    """
+    try:
+        return WordPieceTokenizer.from_file(path, max_length)
+    except UnsupportedTokenizer as refused:
+        log.info("tokenizing with tokenizers: %s", refused)
+        return HubTokenizer(path, max_length)
 
 
 def default_cache_dir() -> Path:
@@ -178,17 +221,15 @@ class OnnxModel:
 
     def __init__(self, directory: Path, threads: int = 0) -> None:
         import onnxruntime
-        from tokenizers import Tokenizer
 
         self.meta: dict[str, Any] = json.loads((directory / "meta.json").read_text())
         if self.meta.get("format") != EXPORT_FORMAT:
             raise ExportError(f"{directory} is an export of another format")
         if self.meta["pooling"] not in POOLINGS:
             raise ExportError(f"pooling {self.meta['pooling']!r} is not one of {POOLINGS}")
-        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-        # Padding is done here, per batch; truncation as sentence-transformers does it.
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=int(self.meta["max_seq_length"]))
+        self.tokenizer = load_tokenizer(
+            directory / "tokenizer.json", int(self.meta["max_seq_length"])
+        )
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -208,13 +249,13 @@ class OnnxModel:
         if not texts:
             return out
         encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
         rows: list[int] = []
         for i in order:
             # Shortest first, so a batch's width is its last text's length. Attention needs
             # memory per row in the square of the width, and ONNX Runtime keeps its largest
             # allocation: 64 texts of 256 tokens held 1 GB, 8 of them 190 MB.
-            width = len(encodings[i].ids)
+            width = len(encodings[i])
             if rows and (len(rows) >= batch_size or (len(rows) + 1) * width > MAX_BATCH_TOKENS):
                 out[rows] = self._forward([encodings[r] for r in rows])
                 rows = []
@@ -223,16 +264,16 @@ class OnnxModel:
             out[rows] = self._forward([encodings[r] for r in rows])
         return out
 
-    def _forward(self, encodings: list[Any]) -> Vectors:
-        width = max(len(e.ids) for e in encodings)
+    def _forward(self, encodings: list[list[int]]) -> Vectors:
+        width = max(len(e) for e in encodings)
         ids = np.full((len(encodings), width), int(self.meta["pad_id"]), dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
+        # One text is one sequence: every token type is 0 (1 marks a pair's second text).
         types = np.zeros((len(encodings), width), dtype=np.int64)
         for row, encoding in enumerate(encodings):
-            n = len(encoding.ids)
-            ids[row, :n] = encoding.ids
+            n = len(encoding)
+            ids[row, :n] = encoding
             mask[row, :n] = 1
-            types[row, :n] = encoding.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         hidden = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
         pooling = self.meta["pooling"]

@@ -140,11 +140,12 @@ def test_settings_choose_the_embedder(tmp_path: Path) -> None:
     assert onnx.fingerprint == SentenceTransformerEmbedder().fingerprint
 
 
-#: Run in a child whose imports of torch and sentence-transformers fail, as in an install
-#: without the torch extra: the first start writes the model and embeds the texts.
+#: Run in a child whose imports of torch, sentence-transformers and tokenizers fail, as in an
+#: install without the torch extra: the first start writes the model and embeds the texts.
 WITHOUT_TORCH = """
 import json, sys
-for name in ("torch", "sentence_transformers", "transformers", "onnx"):
+blocked = ["torch", "sentence_transformers", "transformers", "onnx"]
+for name in [*blocked, "tokenizers", "huggingface_hub"]:
     sys.modules[name] = None  # an import of it raises ImportError
 from pathlib import Path
 from doxa.store.onnx_embedder import OnnxEmbedder
