@@ -393,8 +393,8 @@ def train(
 
     The model is active when, on the held-out recalls (as they were judged), the blend
     orders accepted above rejected results better than the base score alone in
-    significantly more recalls than it orders worse (``better_than_base``); it is then
-    refitted on all.
+    significantly more recalls than it orders worse (``better_than_base``), and orders at
+    least ``min_ordering`` of their pairs right; it is then refitted on all.
     """
     if len(examples) < settings.min_judgements:
         return None
@@ -434,7 +434,7 @@ def train(
         for members in positions.values():
             idx = np.array(members)
             blend[idx] = blended(trial, x[test][idx], base[idx], settings.learned_share)
-        active, wins, losses = better_than_base(held, base, blend, settings.significance)
+        better, wins, losses = better_than_base(held, base, blend, settings.significance)
         quality = {
             "base": ordering_quality(held, base),
             "blend": ordering_quality(held, blend),
@@ -443,6 +443,7 @@ def train(
             "better": float(wins),
             "worse": float(losses),
         }
+        active = better and quality["blend"] >= settings.min_ordering
     mean, scale, coef, intercept = fit(
         np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
     )

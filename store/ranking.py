@@ -424,6 +424,8 @@ def _feedback(
     learned_rows: dict[int, float] = {}
     for row, sign, sim, keep in zip(rows, signs, similarity, kept, strict=True):
         r = int(row)
+        if sign < 0 and sim < weights.rejection_similarity:
+            continue
         if r < len(usable) and usable[r]:
             # Scaled so a query equal to the judged one counts fully, a borderline one little.
             strength = (float(sim) - weights.feedback_similarity) / (

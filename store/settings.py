@@ -41,6 +41,9 @@ class RankingWeights(BaseModel):
     diversity: float = Field(0.0, ge=0, le=2)
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)
+    #: A rejection counts only for queries at least this similar (and feedback_similarity):
+    #: a result wrong for one question is often right for a neighbouring one.
+    rejection_similarity: float = Field(0.9, ge=-1, le=1)
     co_activation: float = 0.15
     #: Share of a result's judged recalls that accepted it (hits / (impressions + 1)).
     hit_rate: float = 0.15
@@ -159,6 +162,10 @@ class LearningSettings(BaseModel):
     #: The model is used only if a sign test over the held-out recalls (ordered better vs
     #: worse than by the base ranking) gives at most this chance of a coin doing as well.
     significance: float = Field(0.05, gt=0, le=1)
+    #: ... and only if the blend orders at least this share of the held-out (accepted,
+    #: rejected) pairs right: a base score with noisy feedback in it can be beaten by a
+    #: model that has learned nothing.
+    min_ordering: float = Field(0.6, ge=0, le=1)
     #: L2 penalty of the logistic regression.
     l2: float = Field(1.0, ge=0, le=1_000_000)
 
