@@ -266,12 +266,26 @@ def serve_command(prefix: str | None = None) -> tuple[str, list[str]]:
     time: the lasting command is ``uvx`` itself, from where this install came from.
     """
     prefix = prefix or sys.prefix
-    if f"{os.sep}archive-v" in prefix and f"{os.sep}uv{os.sep}" in prefix:
+    if _in_uv_cache(Path(prefix)):
         return "uvx", ["--from", installed_from(), "doxa", "serve"]
     executable = Path(prefix) / "bin" / "doxa"
     if not executable.exists():
         executable = Path(sys.executable).parent / "doxa"
     return str(executable if executable.exists() else "doxa"), ["serve"]
+
+
+def _in_uv_cache(prefix: Path) -> bool:
+    """Whether ``prefix`` is an environment uvx made in uv's cache: an ``archive-v*`` entry
+    of the cache (wherever ``UV_CACHE_DIR`` puts it), made by uv (its ``pyvenv.cfg`` says)."""
+    if not prefix.parent.name.startswith("archive-v"):
+        return False
+    if f"{os.sep}uv{os.sep}" in str(prefix):
+        return True
+    try:
+        config = (prefix / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(line.split("=")[0].strip() == "uv" for line in config.splitlines())
 
 
 def installed_from() -> str:
@@ -286,9 +300,13 @@ def installed_from() -> str:
         return REPOSITORY
     vcs = origin.get("vcs_info")
     url = origin.get("url")
-    if not isinstance(vcs, dict) or vcs.get("vcs") != "git" or not isinstance(url, str):
+    if not isinstance(url, str):
         return REPOSITORY
-    return f"git+{url}"
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        return f"git+{url}"
+    if "dir_info" in origin and url.startswith("file://"):
+        return url.removeprefix("file://")  # a local clone: uvx --from takes its path
+    return REPOSITORY
 
 
 def _limit_malloc_arenas(arenas: int = 2) -> None:

@@ -102,6 +102,15 @@ def test_an_install_run_by_uvx_is_configured_as_a_uvx_command() -> None:
     assert args[2:] == ["doxa", "serve"]
 
 
+def test_uvx_is_recognised_with_its_cache_anywhere(tmp_path: Path) -> None:
+    cached = tmp_path / "my-cache" / "archive-v0" / "Xy12ab"
+    cached.mkdir(parents=True)
+    (cached / "pyvenv.cfg").write_text("home = /usr/bin\nuv = 0.13.9\n", encoding="utf-8")
+    assert serve_command(str(cached))[0] == "uvx"
+    (cached / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    assert serve_command(str(cached))[0] != "uvx"
+
+
 def test_a_pip_or_pipx_install_is_configured_by_its_own_doxa(tmp_path: Path) -> None:
     venv = tmp_path / "pipx" / "venvs" / "doxa"
     (venv / "bin").mkdir(parents=True)
