@@ -306,9 +306,14 @@ def ordering_quality(examples: Sequence[Example], scores: FloatArray) -> float:
     (ties count half), over all recalls' pairs together; 0.5 when there are no pairs."""
     right = total = 0.0
     for good, bad in _pairs_by_recall(examples, scores):
-        right += sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad)
+        right += _ordered_right(good, bad)
         total += len(good) * len(bad)
     return right / total if total else 0.5
+
+
+def _ordered_right(good: list[float], bad: list[float]) -> float:
+    """(accepted, rejected) pairs scored in the right order; ties count half."""
+    return sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad)
 
 
 def _pairs_by_recall(
@@ -342,8 +347,7 @@ def better_than_base(
     for (good_b, bad_b), (good_l, bad_l) in zip(
         _pairs_by_recall(examples, base), _pairs_by_recall(examples, blend), strict=True
     ):
-        before = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good_b for b in bad_b)
-        after = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good_l for b in bad_l)
+        before, after = _ordered_right(good_b, bad_b), _ordered_right(good_l, bad_l)
         wins += after > before
         losses += after < before
     n = wins + losses
@@ -408,22 +412,7 @@ def train(
     active = False
     if test.any() and (~test).any() and len(set(y[~test].tolist())) == 2:
         xt, yt = x[~test], y[~test]
-        mean, scale, coef, intercept = fit(
-            np.vstack([xt, asked_again(xt, yt, feedback_weight)]),
-            np.concatenate([yt, yt]),
-            settings.l2,
-        )
-        trial = RankerModel(
-            version,
-            FEATURES,
-            tuple(mean.tolist()),
-            tuple(scale.tolist()),
-            tuple(coef.tolist()),
-            intercept,
-            True,
-            int((~test).sum()),
-            trained_at,
-        )
+        trial = _fitted(xt, yt, version, settings, feedback_weight, trained_at, True, {})
         held = [e for e, t in zip(examples, test.tolist(), strict=True) if t]
         # Scaled per recall as recall scales it: by its own best base score.
         blend = np.zeros(len(held))
@@ -444,6 +433,20 @@ def train(
             "worse": float(losses),
         }
         active = better and quality["blend"] >= settings.min_ordering
+    return _fitted(x, y, version, settings, feedback_weight, trained_at, active, quality)
+
+
+def _fitted(
+    x: FloatArray,
+    y: FloatArray,
+    version: int,
+    settings: LearningSettings,
+    feedback_weight: float,
+    trained_at: str,
+    active: bool,
+    quality: dict[str, float],
+) -> RankerModel:
+    """The model fitted on ``x``/``y`` and on each example as if asked again."""
     mean, scale, coef, intercept = fit(
         np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
     )
@@ -455,7 +458,7 @@ def train(
         tuple(coef.tolist()),
         intercept,
         active,
-        len(examples),
+        len(x),
         trained_at,
         quality,
     )
