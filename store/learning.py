@@ -19,8 +19,10 @@ judged query is helped as much as its similarity warrants:
 The model is a logistic regression over the standardised features (Newton's method, a few
 milliseconds for thousands of examples). Once ``min_judgements`` exist it is trained in the
 background (``trainer``), checked on held-out judged recalls against the base score, and used
-only while it ranks them better; then a result's score is ``learned_share`` x the model's
-probability + the rest x the base score scaled to the pool's best. It is kept as JSON in
+only while it ranks significantly more of them better than worse (a sign test) and orders at
+least ``min_ordering`` of their pairs right (``train``); then a result's score is
+``learned_share`` x the model's probability + the rest x the base score scaled to the pool's
+best. It is kept as JSON in
 ``<data dir>/ranker.json`` with its version; a missing or damaged file means the base ranking
 (and a warning).
 """

@@ -403,7 +403,8 @@ def _feedback(
     weights: RankingWeights,
     learned: Learned | None = None,
 ) -> dict[int, float]:
-    """Rows judged on similar past queries (+ accepted, - rejected) and their co-activations;
+    """Rows judged on similar past queries (+ accepted, - rejected: only from queries at least
+    ``rejection_similarity`` alike) and their co-activations;
     with ``learned``, each judgement decayed by its age and an acceptance also by the
     impressions its row has had since its last hit."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
