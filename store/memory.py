@@ -1030,11 +1030,13 @@ class Memory:
         )
 
     def stats(self) -> dict[str, int]:
-        """Counts of the graph's nodes and the index's rows."""
+        """Counts of the graph's nodes and the index's rows, once the background writes
+        (embeddings, index rows, entity topics and summaries) have caught up."""
+        if self._index is None:
+            return self.graph.counts()
+        self.settle(timeout=_INDEX_WAIT_S)
         counts = self.graph.counts()
-        if self._index is not None:
-            self.settle(timeout=_INDEX_WAIT_S)
-            counts["IndexRows"] = self._index.count()
+        counts["IndexRows"] = self._index.count()
         return counts
 
     def tallies(self) -> dict[str, int]:
