@@ -202,6 +202,10 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
             ):
                 raise ValueError("not a list of numbers")
             return [float(x) for x in value]
+        if kind == "STRING[]":
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                raise ValueError("not a list of texts")
+            return value
         if not isinstance(value, str):
             raise ValueError("not text")
         return value
@@ -235,6 +239,8 @@ def parse_export(path: Path) -> Parsed:
                 f" reads format {FORMAT} and older: upgrade doxa to import it"
             )
         parsed = Parsed(header)
+        written_at = header.get("schema")
+        legacy = LEGACY if isinstance(written_at, int) and written_at < 6 else {}
         for number, text in enumerate(handle, start=2):
             if not text.strip():
                 continue
@@ -245,16 +251,39 @@ def parse_export(path: Path) -> Parsed:
                 raise ImportRefused(f"{where}: not JSON ({error})") from None
             if not isinstance(line, dict):
                 raise ImportRefused(f"{where}: not a JSON object")
-            parsed.objects.setdefault(str(line.get("table")), []).append(_checked(line, where))
+            parsed.objects.setdefault(str(line.get("table")), []).append(
+                _checked(line, where, legacy)
+            )
+    if legacy:
+        _features_to_recalls(parsed)
     return parsed
 
 
-def _checked(line: dict[str, Any], where: str) -> dict[str, Any]:
+#: Fields of files written before a migration moved them: table -> field -> its type.
+LEGACY: dict[str, dict[str, str]] = {"RETURNED": {"features": "STRING"}}
+
+
+def _features_to_recalls(parsed: Parsed) -> None:
+    """A file written before migration 6 keeps what the ranker saw on each RETURNED link;
+    the graph now keeps it on the recall ("<rank> <features>" per result)."""
+    kept: dict[str, list[str]] = {}
+    for link in parsed.objects.get("RETURNED", []):
+        features = link.pop("features", None)
+        if features and link.get("rank") is not None:
+            kept.setdefault(link["from"], []).append(f"{link['rank']} {features}")
+    for recall in parsed.objects.get("Recall", []):
+        if recall.get("features") is None and recall["id"] in kept:
+            recall["features"] = kept[recall["id"]]
+
+
+def _checked(
+    line: dict[str, Any], where: str, legacy: dict[str, dict[str, str]] | None = None
+) -> dict[str, Any]:
     kind = line.get("table")
     if kind not in NODES and kind not in LINKS:
         known = ", ".join([*NODES, *LINKS])
         raise ImportRefused(f"{where}: unknown table {kind!r} (known: {known})")
-    columns = _columns(kind)
+    columns = {**_columns(kind), **(legacy or {}).get(kind, {})}
     ends = ("from", "to") if kind in LINKS else ()
     unknown = sorted(set(line) - {"table", *ends, *columns})
     if unknown:

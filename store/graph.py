@@ -56,6 +56,16 @@ def wal_file(database: Path) -> Path:
     return database.with_name(database.name + ".wal")
 
 
+def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
+    """A recall's ``features`` ("<rank> <features JSON>" per result) by rank."""
+    found: dict[int, str] = {}
+    for item in kept or ():
+        rank, _, features = item.partition(" ")
+        if rank.lstrip("-").isdigit() and features:
+            found[int(rank)] = features
+    return found
+
+
 def _ts(moment: datetime | None) -> datetime | None:
     return None if moment is None else to_naive_utc(moment)
 
@@ -563,15 +573,18 @@ class Graph:
             "score",
             "features",
         )
-        return [
-            dict(zip(keys, r, strict=True))
-            for r in self._rows(
-                "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
-                " WHERE x.judgement IN ['accepted', 'rejected']"
-                " RETURN r.id, r.query, r.agent, r.judged_at, o.id, o.text, x.judgement,"
-                " x.rank, x.score, x.features ORDER BY r.judged_at, r.id, x.rank"
-            )
-        ]
+        found = []
+        by_recall: dict[str, dict[int, str]] = {}
+        for *row, kept in self._rows(
+            "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
+            " WHERE x.judgement IN ['accepted', 'rejected']"
+            " RETURN r.id, r.query, r.agent, r.judged_at, o.id, o.text, x.judgement,"
+            " x.rank, x.score, r.features ORDER BY r.judged_at, r.id, x.rank"
+        ):
+            if row[0] not in by_recall:
+                by_recall[row[0]] = recall_features(kept)
+            found.append(dict(zip(keys, [*row, by_recall[row[0]].get(row[7])], strict=True)))
+        return found
 
     # ---- evidence and conflicts --------------------------------------------------------------
 
@@ -1157,24 +1170,30 @@ class GraphWriter:
             return
         self._run(
             "UNWIND $rows AS r CREATE (:Recall {id: r.id, query: r.q, agent: r.a,"
-            " at: CAST(r.at AS TIMESTAMP)})",
+            " at: CAST(r.at AS TIMESTAMP), features: r.f})",
             {
                 "rows": [
-                    {"id": rid, "q": query, "a": agent, "at": _ts(at)}
-                    for rid, query, agent, at, _ in recalls
+                    {
+                        "id": rid,
+                        "q": query,
+                        "a": agent,
+                        "at": _ts(at),
+                        "f": [f"{rank} {f}" for _, rank, _, f in results if f] or None,
+                    }
+                    for rid, query, agent, at, results in recalls
                 ]
             },
         )
         returned = [
-            {"r": rid, "o": obs, "rank": rank, "score": score, "f": features or None}
+            {"r": rid, "o": obs, "rank": rank, "score": score}
             for rid, _, _, _, results in recalls
-            for obs, rank, score, features in results
+            for obs, rank, score, _ in results
         ]
         if returned:
             self._run(
                 "UNWIND $rows AS x WITH x, x.r AS rid MATCH (r:Recall {id: rid})"
                 " WITH x, r, x.o AS oid MATCH (o:Observation {id: oid})"
-                " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score, features: x.f}]->(o)",
+                " CREATE (r)-[:RETURNED {rank: x.rank, score: x.score}]->(o)",
                 {"rows": returned},
             )
 

@@ -97,6 +97,29 @@ async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> Non
         memory.close()
 
 
+async def test_a_file_from_before_migration_6_keeps_its_features(tmp_path: Path) -> None:
+    # Files of schema 5 kept what the ranker saw on each RETURNED link; it is the recall's now.
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, objects = lines(tmp_path / "a.jsonl")
+    kept = {x["id"]: x.pop("features") for x in objects if x["table"] == "Recall"}
+    assert any(kept.values()), "the recalls kept what the ranker saw"
+    for x in objects:
+        if x["table"] == "RETURNED":
+            by_rank = dict(f.split(" ", 1) for f in kept[x["from"]] or ())
+            x["features"] = by_rank.get(str(x["rank"]))
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join(json.dumps(x) for x in [{**header, "schema": 5}, *objects]) + "\n")
+    import_file(hash_settings(tmp_path / "b").store, old)
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        judged = memory.graph.judged_results()
+    finally:
+        memory.close()
+    assert judged and all(j["features"] and "vector" in j["features"] for j in judged)
+
+
 async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")

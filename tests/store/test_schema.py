@@ -222,7 +222,7 @@ V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD"}
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
-    "RETURNED": {"features"},
+    "Recall": {"features"},
 }
 
 
@@ -309,5 +309,45 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         assert done.superseded == ["obs_2"]
         texts = [r.text for r in memory.recall("Alice").results]
         assert "Alice moved to Rome." in texts and "Alice lives in Paris." not in texts
+    finally:
+        memory.close()
+
+
+def test_features_kept_on_returned_links_move_to_their_recall(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before migration 6 what the ranker saw was text on each RETURNED edge; the soak showed
+    # that filling Kùzu's page cache at a checkpoint. It moves to the recall, and stays a
+    # training example.
+    from doxa.store import schema
+
+    v5 = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del v5["Recall"]["features"]
+    v5["RETURNED"]["features"] = "STRING"
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:5])
+        patched.setattr(schema, "EXPECTED", v5)
+        graph = Graph(graph_dir(settings))
+        graph.close()
+    tamper(
+        settings,
+        "CREATE (:Observation {id: 'obs_1', seq: 1, text: 'Harbour note', text_key: 'k1',"
+        " observed_at: timestamp('2024-05-01 08:00:00'),"
+        " recorded_at: timestamp('2024-05-01 08:00:00'), confidence: CAST('0.5' AS"
+        " DECIMAL(19, 18)), kind: 'note', valid_from: timestamp('2024-05-01 08:00:00'),"
+        " hits: 1, impressions: 1, event_times: '[]'})",
+        "CREATE (:Recall {id: 'rec_1', query: 'harbour', at: timestamp('2024-05-02 08:00:00'),"
+        " judged_at: timestamp('2024-05-02 08:00:00'),"
+        f" query_vector: [{', '.join(['0.05'] * 384)}]}})",
+        "MATCH (r:Recall {id: 'rec_1'}), (o:Observation {id: 'obs_1'})"
+        " CREATE (r)-[:RETURNED {rank: 1, score: 0.9, judgement: 'accepted',"
+        " features: '{\"vector\": 0.7}'}]->(o)",
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.graph.live_schema() == EXPECTED
+        [judged] = memory.graph.judged_results()
+        assert (judged["result_id"], judged["judgement"]) == ("obs_1", "accepted")
+        assert judged["features"] == '{"vector": 0.7}'
     finally:
         memory.close()
