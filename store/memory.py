@@ -71,7 +71,7 @@ from doxa.store.names import MAX_NAMES, NameKind, Names
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.progress import REMEMBER_STEPS, Progress, unheard
 from doxa.store.pruning import Pruned
-from doxa.store.ranking import Ranked
+from doxa.store.ranking import Ranked, without_broad_topics
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
 from doxa.store.recall import SecondCore, answer, question
@@ -561,7 +561,15 @@ class Memory:
         )
         working = self._wm
         remembered = self._embeddings.queued
-        vector = self.embedder.embed([query])[0] if query.strip() else None
+        vector = search = None
+        if query.strip():
+            with self._working_lock.reading():
+                focused = without_broad_topics(
+                    working, query, self.settings.ranking.broad_topic_share
+                )
+            vectors = self.embedder.embed([query] if focused is None else [query, focused])
+            # The scan compares the focused query; feedback compares whole queries.
+            vector, search = vectors[0], (None if focused is None else vectors[1])
         # Every memory remembered before this recall is recalled by meaning too: wait for
         # the embeddings still queued (a recall right after a remember pays what it saved).
         if not self._embeddings.wait(remembered, timeout=_EMBEDDING_WAIT_S):
@@ -571,7 +579,13 @@ class Memory:
         learned = Learned(self._ranker.model, micros(self.clock()), self.settings.learning)
         with self._working_lock.reading():
             ranked, current = answer(
-                working, asked, vector, self.settings.ranking, self._second_core, learned
+                working,
+                asked,
+                vector,
+                self.settings.ranking,
+                self._second_core,
+                learned,
+                search_vector=search,
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             results = [_recollection(r, working, bool(current[r.row]), known) for r in ranked]

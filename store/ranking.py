@@ -62,6 +62,9 @@ _WORD = re.compile(r"[\w'-]+")
 #: Rows a query's field and value bring into the candidates at most (a value common to
 #: thousands of records adds nothing a shorter list would not).
 _MAX_NAMED_ROWS = 1000
+#: A topic on fewer observations than this is never broad (``without_broad_topics``): in a
+#: small memory every topic is on a large share.
+_MIN_BROAD_ROWS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,32 @@ def query_topics(memory: WorkingMemory, query: str) -> list[str]:
             elif phrase.endswith("'s") and phrase[:-2] in memory.topic_rows:
                 found.append(phrase[:-2])
     return found
+
+
+def without_broad_topics(memory: WorkingMemory, query: str, share: float) -> str | None:
+    """The query without the names of the topics at least ``share`` of the observations (and
+    at least ``_MIN_BROAD_ROWS``) mention, or None when it names none or nothing else.
+
+    Such a name tells little about which observation answers: in a conversation, a speaker
+    is on half the turns. The ``topic`` component matches it; the query's vector, freed of
+    it, compares what is asked about ("Which cities has John been to?" looks for cities,
+    not for everything John said). LoCoMo, leave one conversation out: README, "Measured".
+    """
+    n = len(memory)
+    if share <= 0 or n < _MIN_BROAD_ROWS:
+        return None
+    least = max(_MIN_BROAD_ROWS, share * n)
+    broad = [k for k in query_topics(memory, query) if len(memory.topic_rows.get(k, ())) >= least]
+    if not broad:
+        return None
+    focused = query
+    for key in broad:
+        words = r"[\s\W]+".join(re.escape(w) for w in key.split())
+        focused = re.sub(rf"(?<![\w'-]){words}(?:['\u2019]s)?(?![\w'-])", " ", focused, flags=re.I)
+    focused = " ".join(focused.split())
+    if focused == query or not _WORD.search(focused):
+        return None
+    return focused
 
 
 def named_fields(memory: WorkingMemory, query: str) -> dict[int, float]:
@@ -123,6 +152,7 @@ def rank(
     asks_when: bool = False,
     fields_named: dict[int, float] | None = None,
     learned: Learned | None = None,
+    search_vector: npt.NDArray[np.float32] | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -144,6 +174,9 @@ def rank(
             share of those it names (``named_fields``).
         learned: the trained model and the clock judgements decay by (None: no decay, no
             model).
+        search_vector: what ``similarity`` compares with, when not the query's own vector
+            (the query without its broad topics: ``without_broad_topics``); feedback still
+            compares past queries with ``query_vector``.
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -207,7 +240,9 @@ def rank(
     if query_vector is not None:
         # The scan rounded the query to 7 bits to find candidates fast; the candidates are
         # scored with the query as it is (ties at the margin otherwise flip).
-        similarity[pool] = memory.embeddings.refined(query_vector, pool)
+        similarity[pool] = memory.embeddings.refined(
+            query_vector if search_vector is None else search_vector, pool
+        )
     neighbourhood = np.zeros(len(pool), dtype=np.float32)
     for rows, distance, later in _walk(memory, pool, window_size):
         found = rows >= 0

@@ -190,6 +190,7 @@ def answer(
     weights: RankingWeights,
     second_core: SecondCore,
     learned: Learned | None = None,
+    search_vector: npt.NDArray[np.float32] | None = None,
 ) -> tuple[list[Ranked], BoolArray]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
@@ -202,6 +203,8 @@ def answer(
         weights: the ranking weights.
         second_core: where the full-text search runs during the vector scan.
         learned: the trained ranker and the clock judgements decay by (``learning``).
+        search_vector: the vector the scan compares, when not ``vector`` (the query without
+            its broad topics: ``ranking.without_broad_topics``).
     """
     n = len(working)
     query = asked.query
@@ -236,7 +239,8 @@ def answer(
         allowed, pool = mask, weights.text_pool
         searching = second_core.start(lambda: working.text.search(query, pool, allowed))
     try:
-        similarity = None if vector is None else working.embeddings.similarity(vector, n)
+        scanned = vector if search_vector is None else search_vector
+        similarity = None if scanned is None else working.embeddings.similarity(scanned, n)
     finally:
         # Always collected, even if the scan failed: the search reads the working memory,
         # and the caller's read lock must outlast it.
@@ -257,6 +261,7 @@ def answer(
         asks_when=asked.asks_when,
         fields_named=named_fields(working, query) if query.strip() else None,
         learned=learned,
+        search_vector=search_vector,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

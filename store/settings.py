@@ -25,7 +25,7 @@ class RankingWeights(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector: float = 1.0
-    text: float = 0.5
+    text: float = 0.35
     neighbourhood: float = 0.9
     neighbour_window: int = Field(2, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
@@ -33,6 +33,9 @@ class RankingWeights(BaseModel):
     topic: float = 0.36
     topic_hops: int = Field(2, ge=0, le=3)
     topic_hop_decay: float = Field(0.5, ge=0, le=1)
+    #: A topic this share of the observations mention (a conversation's speaker) is left out
+    #: of the query's vector; the ``topic`` component matches it (0: never).
+    broad_topic_share: float = Field(0.2, ge=0, le=1)
     time: float = 0.6
     dated: float = 0.5
     fact: float = 0.5

@@ -237,3 +237,58 @@ def test_diversity_keeps_both_pieces_of_a_two_piece_answer(memory: Memory) -> No
     assert [r.text in first_piece for r in varied] == [True, False]
     assert varied[1].text == second_piece
     assert varied[1].scores["diversity"] < 0 and "diversity" not in varied[0].scores
+
+
+def speakers(memory: Memory) -> None:
+    """30 turns of John, 6 of Maria, 4 of them about Rome: John is on most of them."""
+    turns = [("John", f"John: line {i} about the garage and the weather") for i in range(30)]
+    turns += [("Maria", f"Maria: a note {i} on the market") for i in range(2)]
+    turns += [("Maria", f"Maria: we walked around Rome, day {i}") for i in range(4)]
+    memory.remember(
+        [
+            MemoryDraft(text=text, topics=[who, "Rome"] if "Rome" in text else [who])
+            for who, text in turns
+        ],
+        batch=True,
+    )
+
+
+def test_the_name_of_a_topic_on_most_memories_is_left_out_of_the_querys_vector(
+    memory: Memory,
+) -> None:
+    from doxa.store.ranking import without_broad_topics
+
+    speakers(memory)
+    working, share = memory._wm, memory.settings.ranking.broad_topic_share
+    assert without_broad_topics(working, "Which cities has John been to?", share) == (
+        "Which cities has been to?"
+    )
+    # Possessives go with the name; a topic on few memories stays (it tells them apart).
+    assert without_broad_topics(working, "Did john's sister see Rome?", share) == (
+        "Did sister see Rome?"
+    )
+    assert without_broad_topics(working, "Maria and Rome", share) is None
+    assert without_broad_topics(working, "John?", share) is None  # nothing else to compare
+    assert without_broad_topics(working, "Which cities has John been to?", 0.0) is None
+
+
+def test_recall_compares_the_focused_query_and_still_matches_the_name_by_topic(
+    memory: Memory,
+) -> None:
+    speakers(memory)
+    query = "What did John say about the garage?"
+    results = memory.recall(query, limit=3).results
+    focused, whole, text = memory.embedder.embed(
+        ["What did say about the garage?", query, results[0].text]
+    )
+    weight = memory.settings.ranking.vector
+    assert results[0].scores["vector"] == pytest.approx(weight * float(focused @ text), abs=2e-3)
+    assert abs(results[0].scores["vector"] - weight * float(whole @ text)) > 0.02
+    assert results[0].scores["topic"] > 0  # John is still matched, by the topic component
+
+
+def test_a_small_memory_has_no_broad_topics(memory: Memory) -> None:
+    memory.remember([MemoryDraft(text=f"John: note {i}", topics=["John"]) for i in range(10)])
+    from doxa.store.ranking import without_broad_topics
+
+    assert without_broad_topics(memory._wm, "What did John note?", 0.2) is None
