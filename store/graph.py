@@ -76,6 +76,8 @@ def _aware(moment: datetime) -> datetime:
     return aware
 
 
+#: Rows per read of a long result (``Graph._pages``).
+_PAGE = 2000
 #: How Kùzu says its buffer pool had no page left to give.
 _POOL_FULL = "buffer pool is full"
 
@@ -383,6 +385,18 @@ class Graph:
             raise StorageError("a read", str(error)) from None
         return rows
 
+    def _pages(self, query: str, params: Row | None = None) -> Iterator[list[Any]]:
+        """The rows of ``query`` (which must ORDER BY a key) read ``_PAGE`` at a time: Kùzu
+        holds a whole result in its page cache, and a result of every judged recall's
+        vector or features filled 256 MB (bench/soak.py, 13,000 judged recalls)."""
+        skip = 0
+        while True:
+            page = self._rows(f"{query} SKIP {skip} LIMIT {_PAGE}", params)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            skip += _PAGE
+
     def read(self, query: str, params: Row | None = None) -> list[list[Any]]:
         """Rows of a read written by a store module that holds its own Cypher (``exporting``,
         which derives its queries from ``schema.EXPECTED``)."""
@@ -537,21 +551,56 @@ class Graph:
     def judgements(self) -> list[tuple[str, list[float], str, str, datetime | None]]:
         """(recall id, query vector, observation id, judgement, judged at) for every judged
         result."""
+        queries = {
+            r[0]: (list(r[1]), r[2])
+            for r in self._pages(
+                "MATCH (r:Recall) WHERE r.query_vector IS NOT NULL"
+                " RETURN r.id, r.query_vector, r.judged_at ORDER BY r.id"
+            )
+        }
         return [
-            (r[0], list(r[1]), r[2], r[3], r[4])
-            for r in self._rows(
+            (r[0], queries[r[0]][0], r[1], r[2], queries[r[0]][1])
+            for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
                 " WHERE x.judgement IN ['accepted', 'rejected'] AND r.query_vector IS NOT NULL"
-                " RETURN r.id, r.query_vector, o.id, x.judgement, r.judged_at"
+                " RETURN r.id, o.id, x.judgement ORDER BY r.id, o.id"
             )
+            if r[0] in queries
         ]
+
+    def training_examples(self, recalls: int) -> list[tuple[str, str, bool]]:
+        """(recall id, features JSON, accepted) for each judged result of the ``recalls``
+        most recently judged recalls that kept features, in the order they were judged."""
+        kept: dict[str, dict[int, str]] = {}
+        since = None
+        for recall_id, features, judged_at in self._pages(
+            "MATCH (r:Recall) WHERE r.judged_at IS NOT NULL AND r.features IS NOT NULL"
+            " RETURN r.id, r.features, r.judged_at ORDER BY r.judged_at DESC, r.id"
+        ):
+            if len(kept) >= recalls:
+                break
+            kept[recall_id] = recall_features(features)
+            since = judged_at
+        if since is None:
+            return []
+        found = []
+        for recall_id, rank, judgement in self._pages(
+            "MATCH (r:Recall)-[x:RETURNED]->() WHERE r.judged_at >= $since"
+            " AND x.judgement IN ['accepted', 'rejected']"
+            " RETURN r.id, x.rank, x.judgement ORDER BY r.judged_at, r.id, x.rank",
+            {"since": since},
+        ):
+            features = kept.get(recall_id, {}).get(rank)
+            if features is not None:
+                found.append((recall_id, features, judgement == "accepted"))
+        return found
 
     def impressions_in_order(self) -> list[tuple[str, str]]:
         """(observation id, judgement: "accepted", "rejected" or "") of every result of a
         judged recall, in the order they were judged."""
         return [
             (r[0], r[1] or "")
-            for r in self._rows(
+            for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation) WHERE r.judged_at IS NOT NULL"
                 " RETURN o.id, x.judgement ORDER BY r.judged_at, r.id, x.rank"
             )
@@ -573,18 +622,22 @@ class Graph:
             "score",
             "features",
         )
-        found = []
-        by_recall: dict[str, dict[int, str]] = {}
-        for *row, kept in self._rows(
-            "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
-            " WHERE x.judgement IN ['accepted', 'rejected']"
-            " RETURN r.id, r.query, r.agent, r.judged_at, o.id, o.text, x.judgement,"
-            " x.rank, x.score, r.features ORDER BY r.judged_at, r.id, x.rank"
-        ):
-            if row[0] not in by_recall:
-                by_recall[row[0]] = recall_features(kept)
-            found.append(dict(zip(keys, [*row, by_recall[row[0]].get(row[7])], strict=True)))
-        return found
+        kept = {
+            r[0]: recall_features(r[1])
+            for r in self._pages(
+                "MATCH (r:Recall) WHERE r.judged_at IS NOT NULL AND r.features IS NOT NULL"
+                " RETURN r.id, r.features ORDER BY r.id"
+            )
+        }
+        return [
+            dict(zip(keys, [*row, kept.get(row[0], {}).get(row[7])], strict=True))
+            for row in self._pages(
+                "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
+                " WHERE x.judgement IN ['accepted', 'rejected']"
+                " RETURN r.id, r.query, r.agent, r.judged_at, o.id, o.text, x.judgement,"
+                " x.rank, x.score ORDER BY r.judged_at, r.id, x.rank"
+            )
+        ]
 
     # ---- evidence and conflicts --------------------------------------------------------------
 

@@ -686,12 +686,14 @@ class Memory:
         return self._trainer
 
     def _examples(self) -> list[Example]:
-        """Every judged result the graph holds with its features (the trainer's thread)."""
+        """The judged results of the most recently judged recalls (``training_recalls``),
+        with their features (the trainer's thread)."""
         found = []
-        for row in self.graph.judged_results():
-            features = features_of(row["features"])
+        limit = self.settings.learning.training_recalls
+        for recall_id, text, accepted in self.graph.training_examples(limit):
+            features = features_of(text)
             if features is not None:
-                found.append(Example(row["recall_id"], features, row["judgement"] == "accepted"))
+                found.append(Example(recall_id, features, accepted))
         return found
 
     def retrain(self) -> int:

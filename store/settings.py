@@ -169,6 +169,9 @@ class LearningSettings(BaseModel):
     #: rejected) pairs right: a base score with noisy feedback in it can be beaten by a
     #: model that has learned nothing.
     min_ordering: float = Field(0.6, ge=0, le=1)
+    #: A retrain reads the judged results of at most this many of the most recently judged
+    #: recalls (its cost grows with them; reading every one filled the page cache).
+    training_recalls: int = Field(5000, ge=10, le=10_000_000)
     #: L2 penalty of the logistic regression.
     l2: float = Field(1.0, ge=0, le=1_000_000)
 

@@ -314,3 +314,28 @@ def test_the_graph_reopens_after_its_checkpoints_while_reads_and_writes_go_on(
         assert len(again.graph.judgements()) >= 40
     finally:
         again.close()
+
+
+def test_long_reads_come_in_pages_and_training_reads_the_latest_recalls(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kùzu holds a whole result in its page cache: every judged recall's vector in one
+    # result filled it at 13,000 judged recalls. Reads of them are paged, and a retrain
+    # reads only the most recent ones.
+    import doxa.store.graph as graph_module
+
+    memory.remember([MemoryDraft(text=f"Quay note {i}: crane {i} idle.") for i in range(12)])
+    recalls = []
+    for i in range(5):
+        out = memory.recall(f"crane {i} quay", limit=4)
+        ids = [r.observation_id for r in out.results]
+        memory.feedback(out.recall_id, accepted=ids[:1], rejected=ids[1:3])
+        recalls.append(out.recall_id)
+    monkeypatch.setattr(graph_module, "_PAGE", 4)
+    graph = memory.graph
+    assert len(graph.judgements()) == 15 and len(graph.judged_results()) == 15
+    assert {j["recall_id"] for j in graph.judged_results()} == set(recalls)
+    assert all(j["features"] for j in graph.judged_results())
+    latest = graph.training_examples(2)
+    assert [r for r, _, _ in latest] == [recalls[3]] * 3 + [recalls[4]] * 3
+    assert sum(accepted for _, _, accepted in latest) == 2
