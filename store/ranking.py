@@ -31,6 +31,9 @@ Components (each in roughly [0, 1] before weighting):
                    result ranked above it: the results are picked one by one (maximal
                    marginal relevance), so a question whose answer lies in several turns is
                    not answered by near-copies of one.
+- ``spread``       for a question that asks for several things (``question_shape``), minus
+                   the weight times the number of results of the same episode ranked above
+                   it: the pieces of such an answer were mostly said on different days.
 The weights are settings (``[ranking]`` in ``configs/default.toml``).
 """
 
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,6 +157,7 @@ def rank(
     fields_named: dict[int, float] | None = None,
     learned: Learned | None = None,
     search_vector: npt.NDArray[np.float32] | None = None,
+    asks_many: bool = False,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -177,6 +182,7 @@ def rank(
         search_vector: what ``similarity`` compares with, when not the query's own vector
             (the query without its broad topics: ``without_broad_topics``); feedback still
             compares past queries with ``query_vector``.
+        asks_many: the query asks for several things (``question_shape.asks_for_many``).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -340,8 +346,16 @@ def rank(
     # Best score first; among equals, the newer observation (higher row) first.
     order = np.lexsort((-pool, -total))
     if weights.diversity > 0 and query_vector is not None and limit > 1:
-        order, penalty = _diversified(memory, pool, total, order, weights.diversity, limit)
+        head = _head(order, limit)
+        cost = _likeness_cost(memory, pool[head], weights.diversity)
+        order, penalty = _repicked(len(pool), total, order, head, limit, cost)
         components["diversity"] = penalty
+        total = total + penalty
+    if asks_many and weights.spread > 0 and limit > 1:
+        head = _head(order, limit)
+        cost = _episode_cost(memory, pool[head], weights.spread)
+        order, penalty = _repicked(len(pool), total, order, head, limit, cost)
+        components["spread"] = penalty
         total = total + penalty
     order = order[:limit]
     return [
@@ -355,35 +369,72 @@ def rank(
     ]
 
 
-def _diversified(
-    memory: WorkingMemory,
-    pool: npt.NDArray[np.int64],
+#: What a re-pick lowers each candidate by, given the picks so far (``_repicked``).
+Cost = Callable[[list[int]], npt.NDArray[np.float64]]
+
+
+def _head(order: npt.NDArray[np.int64], limit: int) -> npt.NDArray[np.int64]:
+    """The candidates a re-pick considers: the rest could not rise into the first ``limit``."""
+    return order[: max(limit * 3, 30)]
+
+
+def _repicked(
+    pool_size: int,
     total: npt.NDArray[np.float32],
     order: npt.NDArray[np.int64],
-    weight: float,
+    head: npt.NDArray[np.int64],
     limit: int,
+    cost: Cost,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """``order`` with its head re-picked one by one, each time the candidate whose score
-    minus ``weight`` x its cosine to the most alike one already picked is best; and that
-    penalty per pool entry (0 for the rest). Only the best few candidates are re-picked:
-    the rest could not rise into the first ``limit``."""
-    head = order[: max(limit * 3, 30)]
-    vectors = memory.embeddings.vectors(pool[head])
-    alike = vectors @ vectors.T
+    """``order`` with its ``head`` re-picked one by one, each time the candidate whose score
+    minus ``cost(picked so far)`` (per head entry) is best; and what each pick lost, per pool
+    entry (0 for the rest)."""
     scores = total[head].astype(np.float64)
-    nearest = np.zeros(len(head))  # each candidate's cosine to the most alike picked one
     picked: list[int] = []
     free = np.ones(len(head), dtype=bool)
-    penalty = np.zeros(len(pool), dtype=np.float32)
+    penalty = np.zeros(pool_size, dtype=np.float32)
     for _ in range(min(limit, len(head))):
-        adjusted = np.where(free, scores - weight * np.maximum(nearest, 0.0), -np.inf)
-        best = int(np.argmax(adjusted))  # ties: the earlier in ``order``
+        lowered = cost(picked)
+        best = int(np.argmax(np.where(free, scores - lowered, -np.inf)))  # ties: the earlier
         picked.append(best)
         free[best] = False
-        penalty[head[best]] = -weight * max(float(nearest[best]), 0.0)
-        nearest = np.maximum(nearest, alike[best])
+        penalty[head[best]] = -float(lowered[best])
     rest = [i for i in range(len(head)) if free[i]]
     return np.concatenate([head[picked], head[rest], order[len(head) :]]), penalty
+
+
+def _likeness_cost(memory: WorkingMemory, rows: npt.NDArray[np.int64], weight: float) -> Cost:
+    """Maximal marginal relevance: a candidate loses ``weight`` x its cosine to the most
+    alike of the results picked (``_repicked``)."""
+    vectors = memory.embeddings.vectors(rows)
+    alike = (vectors @ vectors.T).astype(np.float64)
+
+    def cost(picked: list[int]) -> npt.NDArray[np.float64]:
+        if not picked:
+            return np.zeros(len(rows))
+        lowered: npt.NDArray[np.float64] = weight * np.maximum(alike[picked].max(axis=0), 0.0)
+        return lowered
+
+    return cost
+
+
+def _episode_cost(memory: WorkingMemory, rows: npt.NDArray[np.int64], weight: float) -> Cost:
+    """A candidate loses ``weight`` x the results of its episode picked; a row without an
+    episode never does (``_repicked``)."""
+    names = [memory.entries[int(row)].episode for row in rows]
+    known = {name: n for n, name in enumerate(dict.fromkeys(e for e in names if e is not None))}
+    episode = np.array([known[e] if e is not None else -1 for e in names])
+    has_episode = episode >= 0
+
+    def cost(picked: list[int]) -> npt.NDArray[np.float64]:
+        chosen = episode[picked]
+        counts = np.bincount(chosen[chosen >= 0], minlength=len(known) + 1)
+        lowered: npt.NDArray[np.float64] = np.where(
+            has_episode, weight * counts[np.maximum(episode, 0)], 0.0
+        )
+        return lowered
+
+    return cost
 
 
 def _named_facts(

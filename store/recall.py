@@ -30,6 +30,7 @@ from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
 from doxa.store.learning import Learned
+from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
 from doxa.store.records import Key, parse_where
 from doxa.store.settings import RankingWeights
@@ -262,6 +263,7 @@ def answer(
         fields_named=named_fields(working, query) if query.strip() else None,
         learned=learned,
         search_vector=search_vector,
+        asks_many=asks_for_many(query),
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -42,6 +42,9 @@ class RankingWeights(BaseModel):
     field: float = 1.0
     confidence: float = 0.05
     diversity: float = Field(0.0, ge=0, le=2)
+    #: A question asking for several things: each result loses this much per result of its
+    #: episode ranked above it (``question_shape``).
+    spread: float = Field(0.15, ge=0, le=2)
     feedback: float = 0.6
     feedback_similarity: float = Field(0.75, ge=-1, le=1)
     #: A rejection counts only for queries at least this similar (and feedback_similarity):

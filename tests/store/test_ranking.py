@@ -292,3 +292,32 @@ def test_a_small_memory_has_no_broad_topics(memory: Memory) -> None:
     from doxa.store.ranking import without_broad_topics
 
     assert without_broad_topics(memory._wm, "What did John note?", 0.2) is None
+
+
+def test_spread_brings_a_second_day_into_the_answer_to_a_question_for_several_things(
+    memory: Memory,
+) -> None:
+    """Turns of one day about Paris fill the top; asked for several cities, the spread
+    brings the turn of another day (Chicago) into the first three. A question for one
+    thing is ranked as before."""
+    one_day = [
+        "John: the trip to Paris was great, we saw the city from the tower.",
+        "John: Paris is a city I would visit again.",
+        "John: in Paris the city museums were full.",
+    ]
+    other_day = "John: last spring I was in Chicago for a week."
+    memory.remember(
+        [MemoryDraft(text=t, episode="day-1") for t in one_day]
+        + [MemoryDraft(text=other_day, episode="day-2")],
+        batch=True,
+    )
+    many = "Which cities has John been to?"
+    with_weights(memory, spread=0.0)
+    plain = ranked_texts(memory, many, limit=3)
+    with_weights(memory, spread=0.5)
+    spread = memory.recall(many, limit=3).results
+    assert other_day not in plain
+    assert other_day in [r.text for r in spread]
+    assert min(r.scores.get("spread", 0.0) for r in spread) < 0
+    one = "Which city did John see from the tower?"
+    assert all("spread" not in r.scores for r in memory.recall(one, limit=3).results)

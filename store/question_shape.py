@@ -1,0 +1,43 @@
+"""What shape of answer a question asks for, from its words alone (no model).
+
+``asks_for_many``: the question wants several things, each perhaps said at another time
+("Which cities has John been to?", "How many games has he won?", "What are the names of his
+children?", "What did both of them paint?"). Its answer is spread over turns of different
+episodes, so ranking spreads its first results over episodes (``ranking``, weight ``spread``).
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z']+")
+#: Words that name several things however the rest reads.
+_MANY = frozenset({"both", "names", "list", "all", "every", "ways"})
+#: After what/which: words that lead to the thing asked about ("what kinds of books").
+_LEADING = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "of", "other"})
+#: Verbs and words ending in s that are not plural nouns.
+_NOT_PLURAL = frozenset(
+    {"does", "is", "was", "has", "his", "its", "this", "us", "as", "yes", "always", "news"}
+)
+#: Where the thing asked about ends: the question's verb.
+_VERBS = frozenset({"did", "does", "do", "is", "was", "are", "were", "has", "have", "had"})
+
+
+def asks_for_many(query: str) -> bool:
+    """Whether ``query`` asks for several things: "how many", "both", "names", or what/which
+    followed by a plural noun before its verb ("What activities does Melanie do?")."""
+    words = _WORD.findall(query.casefold())
+    if not words:
+        return False
+    if _MANY.intersection(words) or "how many" in " ".join(words):
+        return True
+    if words[0] not in ("what", "which"):
+        return False
+    for word in words[1:5]:
+        if word in _VERBS:
+            return False
+        if word in _LEADING:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word not in _NOT_PLURAL
+    return False

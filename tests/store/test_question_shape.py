@@ -1,0 +1,41 @@
+"""Which questions ask for several things (their answers are spread over episodes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from doxa.store.question_shape import asks_for_many
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which cities has John been to?",
+        "What activities does Melanie partake in?",
+        "What are the names of John's children?",
+        "How many games has John mentioned winning?",
+        "What video games does Nate play?",
+        "What kinds of books does Tim like?",
+        "Which city have both Jean and John visited?",
+        "List the places we shipped to.",
+    ],
+)
+def test_questions_for_several_things(question: str) -> None:
+    assert asks_for_many(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Caroline research?",
+        "What is Melanie's favorite book?",
+        "When did Melanie go camping?",
+        "What does John do for work?",
+        "What was discussed?",
+        "Where does Alice live?",
+        "What status is the build in?",  # "status" ends in s and is one thing
+        "",
+    ],
+)
+def test_questions_for_one_thing(question: str) -> None:
+    assert not asks_for_many(question)
