@@ -1,0 +1,46 @@
+"""The judged links a recall computes over every judgement (in numpy) are the strongest
+decayed link per row and kind, as one judgement at a time would find them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doxa.store import learning
+from doxa.store.settings import LearningSettings
+
+DAY = 86_400_000_000
+
+
+def one_at_a_time(
+    rows: np.ndarray, signs: np.ndarray, similarity: np.ndarray, at: np.ndarray, now: int
+) -> dict[str, dict[int, float]]:
+    settings = LearningSettings()
+    links: dict[str, dict[int, float]] = {k: {} for k in learning.SIGNALS[:4]}
+    for row, sign, sim, when in zip(rows, signs, similarity, at, strict=True):
+        if sim < learning.RELATED:
+            continue
+        value = float(sim) * 0.5 ** (max(now - int(when), 0) / (settings.half_life_days * DAY))
+        kind = ("accept_" if sign > 0 else "reject_") + (
+            "close" if sim >= learning.CLOSE else "far"
+        )
+        if value > links[kind].get(int(row), 0.0):
+            links[kind][int(row)] = value
+    return links
+
+
+def test_the_strongest_link_per_row_and_kind() -> None:
+    rng = np.random.default_rng(7)
+    now = 400 * DAY
+    for _ in range(100):
+        n = int(rng.integers(0, 200))
+        rows = rng.integers(0, 30, n).astype(np.int64)
+        signs = rng.choice([-1.0, 1.0], n).astype(np.float32)
+        similarity = rng.uniform(-0.3, 1.0, n).astype(np.float32)
+        at = rng.integers(0, now, n).astype(np.int64)
+        found = learning.judged_links(rows, signs, similarity, at, now, LearningSettings())
+        expected = one_at_a_time(rows, signs, similarity, at, now)
+        assert found.keys() == expected.keys()
+        for kind, links in expected.items():
+            assert found[kind].keys() == links.keys()
+            for row, value in links.items():
+                assert abs(found[kind][row] - value) < 1e-9
