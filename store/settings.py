@@ -25,7 +25,7 @@ class RankingWeights(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector: float = 1.0
-    text: float = 0.35
+    text: float = 0.5
     neighbourhood: float = 0.9
     neighbour_window: int = Field(2, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
