@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 WRITES = frozenset({"remember", "feedback", "forget", "prune"})
 #: How long to wait for an owner that holds the lock to open its socket.
 CONNECT_WAIT_S = 30.0
+#: A call whose owner was lost keeps trying (after at least three tries) for this long.
+RETRY_FOR_S = 10.0
 
 
 class Ownership:
@@ -232,7 +234,12 @@ class SharedMemory:
         keyword arguments for a memory owned here only (callbacks cannot cross processes)."""
         from doxa.store.relay import RequestLost
 
-        for _ in range(3):
+        # Each lost owner is settled again; a dying owner can take a joining process's
+        # connections and drop them several times over, so a call keeps trying for a while
+        # rather than a fixed number of times (a write sent to a lost owner is OwnerLost).
+        began, attempts = time.monotonic(), 0
+        while attempts < 3 or time.monotonic() - began < RETRY_FOR_S:
+            attempts += 1
             with self._role:
                 if not self._started:
                     self.start()
