@@ -1221,22 +1221,30 @@ class GraphWriter:
         score, features as JSON text or "")])."""
         if not recalls:
             return
-        self._run(
-            "UNWIND $rows AS r CREATE (:Recall {id: r.id, query: r.q, agent: r.a,"
-            " at: CAST(r.at AS TIMESTAMP), features: r.f})",
+        rows = [
             {
-                "rows": [
-                    {
-                        "id": rid,
-                        "q": query,
-                        "a": agent,
-                        "at": _ts(at),
-                        "f": [f"{rank} {f}" for _, rank, _, f in results if f] or None,
-                    }
-                    for rid, query, agent, at, results in recalls
-                ]
-            },
-        )
+                "id": rid,
+                "q": query,
+                "a": agent,
+                "at": _ts(at),
+                "f": [f"{rank} {f}" for _, rank, _, f in results if f],
+            }
+            for rid, query, agent, at, results in recalls
+        ]
+        # Recalls with and without features apart: a batch whose lists are all empty (or
+        # null) binds them as text, which a STRING[] column refuses.
+        for kept in (True, False):
+            batch = [
+                row if kept else {k: v for k, v in row.items() if k != "f"}
+                for row in rows
+                if bool(row["f"]) is kept
+            ]
+            if batch:
+                self._run(
+                    "UNWIND $rows AS r CREATE (:Recall {id: r.id, query: r.q, agent: r.a,"
+                    " at: CAST(r.at AS TIMESTAMP)" + (", features: r.f})" if kept else "})"),
+                    {"rows": batch},
+                )
         returned = [
             {"r": rid, "o": obs, "rank": rank, "score": score}
             for rid, _, _, _, results in recalls

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -129,3 +130,19 @@ def test_recording_runs_on_its_own_thread_until_stopped(monkeypatch: pytest.Monk
     finally:
         log.stop()
     assert ids(graph.written) == ["rec_1"]
+
+
+def test_recalls_that_returned_nothing_are_recorded_with_no_features(tmp_path: Path) -> None:
+    # A batch of recall events none of which kept features bound its empty lists as text,
+    # which the STRING[] column refused (found by the fuzz test: "expected STRING[]").
+    from doxa.store.graph import Graph
+
+    graph = Graph(tmp_path / "graph")
+    try:
+        now = datetime.now(UTC)
+        with graph.write("recording recalls") as w:
+            w.record_recalls([("rec_a", "q", None, now, []), ("rec_b", "q", "scout", now, [])])
+        found = graph.read("MATCH (r:Recall) RETURN r.id, r.features ORDER BY r.id")
+        assert found == [["rec_a", None], ["rec_b", None]]
+    finally:
+        graph.close()
