@@ -519,6 +519,7 @@ class Memory:
         episode: str | None = None,
         known_at: object = None,
         where: object = None,
+        durable: bool = False,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
 
@@ -539,6 +540,9 @@ class Memory:
                 it had been told and not yet retracted; ``as_of`` defaults to it.
             where: only records whose fields hold these values, {field: value} (all of
                 them; compared by type: see ``records``).
+            durable: answer only once the recall's event is in the graph (a relayed
+                recall: its client outlives this process, and its feedback must find the
+                recall after a takeover). Otherwise the event is written within 0.25 s.
 
         Raises:
             InvalidInput: a filter value is wrong; nothing is recorded.
@@ -598,6 +602,8 @@ class Memory:
             vector,
             [(r.observation_id, r.score, k.features) for r, k in zip(results, ranked, strict=True)],
         )
+        if durable:
+            self._recalls.record(self.graph)
         return RecallOutcome(recall_id, results)
 
     # ---- feedback ---------------------------------------------------------------------------

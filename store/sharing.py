@@ -445,5 +445,9 @@ class SharedMemory:
 
 
 def _run_on(memory: Memory, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run one relayed call on the memory this process owns."""
+    """Run one relayed call on the memory this process owns. A relayed recall answers once
+    its event is written: its client lives on in the relaying process, which may take over
+    if this one dies, and a feedback it then sends must find the recall."""
+    if method == "recall":
+        kwargs = {**kwargs, "durable": True}
     return getattr(memory, method)(*args, **kwargs)

@@ -97,13 +97,22 @@ async def test_when_the_owner_is_killed_another_process_takes_over_and_nothing_i
             )
             for name in ("b", "c")
         ]
-        for relay in relays:
-            await ok(relay, "recall", query="owner died")
-        os.kill(owner, signal.SIGKILL)
+        asked = [await ok(relay, "recall", query="owner died") for relay in relays]
+        os.kill(owner, signal.SIGKILL)  # within the 0.25 s in which recall events gather
         killed_at = time.monotonic()
         new_owner = await wait_for_owner(data_dir, not_pid=owner)
         took_over = time.monotonic() - killed_at
         with anyio.fail_after(60):
+            # A relayed recall was answered only once its event was written: its feedback
+            # finds it in the new owner's memory.
+            for relay, recalled in zip(relays, asked, strict=True):
+                judged = await ok(
+                    relay,
+                    "feedback",
+                    recall_id=recalled["recall_id"],
+                    accepted=[kept["observation_id"]],
+                )
+                assert judged["accepted"] == [kept["observation_id"]]
             later = await ok(relays[0], "remember", text="Written after the takeover.")
             for relay in relays:
                 found = await ok(relay, "recall", query="written before after owner takeover")
