@@ -6,9 +6,13 @@ time does not hide the store's):
 1. **stdio**: one client loops remember -> recall -> feedback (``--loops``, 20,000 by
    default). Every ``--sample`` loops it prints the server's RSS, the size of Kùzu's
    write-ahead log and the loop time; then it closes the client and checks that the server
-   exited cleanly (no log left) and that the graph holds every acknowledged memory.
+   exited cleanly (no log left) and that the graph holds every acknowledged memory. A
+   fresh server on the same memory then runs ``--sample`` loops more: the soaked process's
+   last RSS must be within 10% of that fresh one's, i.e. what it grew by is what it holds,
+   not what it ran through.
 2. **HTTP**: ``--clients`` (8) concurrent clients loop the same calls for ``--seconds``
-   (300), sampling RSS and log size every 10 s; then SIGTERM, and the same checks.
+   (300), sampling RSS and log size every 10 s; then SIGTERM, and the same checks (the
+   fresh server runs 1,000 loops).
 3. **crash**: a stdio server doing the same loop is killed with -9 mid-way; the *first*
    restart must answer, and hold every memory acknowledged before the kill.
 4. **reads**: what the growth of phase 1 is made of. A stdio server is filled with as many
@@ -19,7 +23,7 @@ time does not hide the store's):
    for feedback are full: it then stores nothing in memory (its record goes to the graph,
    whose page cache is bounded by ``buffer_pool_mb``).
 
-RSS "after warm-up" is compared between the first sample past a tenth of the run and the
+Both also print RSS "after warm-up": the first sample past a tenth of the run against the
 last one. Run: ``python bench/soak.py`` (about 50 minutes); ``--quick`` for 2,000 loops and
 60 s; ``--only PHASE`` for one phase; ``--buffer-pool-mb N`` or ``--config FILE``
 for every server it starts.
@@ -106,6 +110,8 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     loop_seconds: list[float] = field(default_factory=list)
     curve: list[tuple[str, float, float, float]] = field(default_factory=list)
+    #: Loops done when the first point of the curve was taken.
+    loops_at_first: int = 0
 
 
 async def one_loop(client: Client, text: str, tally: Tally, i: int) -> None:
@@ -138,13 +144,15 @@ def note(i: int, who: str = "") -> str:
 def sample(tally: Tally, at: str, rss: float, wal: float, p50: float) -> None:
     """Keep one point of the curve, and print it as it is taken."""
     if not tally.curve:
+        tally.loops_at_first = len(tally.loop_seconds)
         out(f"  {'at':>10} {'RSS MB':>8} {'WAL KB':>8} {'loop ms p50':>12}")
     tally.curve.append((at, rss, wal, p50))
     out(f"  {at:>10} {rss:>8.1f} {wal:>8.1f} {p50:>12.1f}")
 
 
-def verdict(tally: Tally, data_dir: Path, exit_code: int | None) -> bool:
-    """Print and judge a phase: errors, RSS after warm-up, WAL, clean exit, completeness."""
+def verdict(tally: Tally, data_dir: Path, exit_code: int | None, judge_growth: bool = True) -> bool:
+    """Print and judge a phase: errors, RSS after warm-up (unless the caller judges it
+    otherwise), WAL, clean exit, completeness."""
     rss = [r for _, r, _, _ in tally.curve]
     start = rss[max(1, len(rss) // 10)] if len(rss) > 1 else rss[0]
     growth = (rss[-1] - start) / start if start else 0.0
@@ -160,7 +168,8 @@ def verdict(tally: Tally, data_dir: Path, exit_code: int | None) -> bool:
     out(f"  WAL: largest sampled {wal_max:.0f} KB; left after exit: {'yes' if left else 'no'}")
     acknowledged = len(tally.acknowledged)
     out(f"  exit code: {exit_code}; acknowledged missing: {len(missing)} of {acknowledged}")
-    return not tally.errors and not missing and not left and exit_code == 0 and growth < 0.10
+    grew = judge_growth and growth >= 0.10
+    return not tally.errors and not missing and not left and exit_code == 0 and not grew
 
 
 async def stdio_phase(root: Path, loops: int, every: int) -> bool:
@@ -179,7 +188,40 @@ async def stdio_phase(root: Path, loops: int, every: int) -> bool:
     while rss_mb(pid) and time.monotonic() < deadline:
         await anyio.sleep(0.1)
     # The SDK's stdio client reaps the server; a clean exit leaves no write-ahead log.
-    return verdict(tally, data_dir, 0 if not rss_mb(pid) else None)
+    clean = verdict(tally, data_dir, 0 if not rss_mb(pid) else None, judge_growth=False)
+    return await against_fresh(tally, data_dir, loops, every) and clean
+
+
+async def against_fresh(tally: Tally, data_dir: Path, loops: int, every: int) -> bool:
+    """Print and judge the soaked process's last RSS against a fresh server's on the same
+    memory after ``every`` loops more. The store keeps what it is told (each memory, each
+    judged query), so RSS grows with the memory; what must not grow is what a long run adds
+    beyond that."""
+    params = StdioServerParameters(command=DOXA[0], args=[*DOXA[1:], "--data-dir", str(data_dir)])
+    soaked = tally.curve[-1][1]
+    fresh = await fresh_rss(data_dir, params, loops, every)
+    beyond = (soaked - fresh) / fresh
+    loops_since = len(tally.loop_seconds) - tally.loops_at_first
+    per_loop = (soaked - tally.curve[0][1]) * 1024 / max(1, loops_since)
+    out(
+        f"  RSS of the soaked process {soaked:.1f} MB; of a fresh one on the same memory"
+        f" {fresh:.1f} MB ({beyond:+.1%}); it grew {per_loop:.1f} KB a loop"
+        " (a memory, a recall and a judgement)"
+    )
+    return beyond < 0.10
+
+
+async def fresh_rss(data_dir: Path, params: StdioServerParameters, first: int, loops: int) -> float:
+    """RSS of a new server on ``data_dir`` after ``loops`` more loops (its warm-up)."""
+    async with Client(params) as client:
+        pid = server_pid(data_dir)
+        tally = Tally()
+        for i in range(first, first + loops):
+            await one_loop(client, note(i), tally, i)
+        rss = rss_mb(pid)
+    if tally.errors:
+        out(f"  the fresh process saw {len(tally.errors)} errors: {tally.errors[0][:160]}")
+    return rss
 
 
 def free_port() -> int:
@@ -237,7 +279,8 @@ async def http_phase(root: Path, clients: int, seconds: float) -> bool:
     process.send_signal(signal.SIGTERM)
     code = process.wait(timeout=60)
     out(f"  loops: {len(tally.loop_seconds)} ({len(tally.loop_seconds) / seconds:.1f} per s)")
-    return verdict(tally, data_dir, code)
+    clean = verdict(tally, data_dir, code, judge_growth=False)
+    return await against_fresh(tally, data_dir, len(tally.loop_seconds), 1000) and clean
 
 
 async def reads_phase(root: Path, memories: int, loops: int, every: int) -> bool:
