@@ -48,6 +48,7 @@ NODES: dict[str, str] = {
     "Observation": "id",
     "Belief": "id",
     "Recall": "id",
+    "CoActivation": "pair",
 }
 
 #: Link tables and the node tables they join.
@@ -60,7 +61,6 @@ LINKS: dict[str, tuple[str, str]] = {
     "CONTRADICTS": ("Observation", "Observation"),
     "SUPERSEDES": ("Observation", "Observation"),
     "RETURNED": ("Recall", "Observation"),
-    "CO_ACTIVATED": ("Observation", "Observation"),
     "IS_A": ("Observation", "RecordType"),
     "HAS_FIELD": ("Observation", "FieldValue"),
 }
@@ -241,6 +241,7 @@ def parse_export(path: Path) -> Parsed:
         parsed = Parsed(header)
         written_at = header.get("schema")
         legacy = LEGACY if isinstance(written_at, int) and written_at < 6 else {}
+        linked_pairs = isinstance(written_at, int) and written_at < 7
         for number, text in enumerate(handle, start=2):
             if not text.strip():
                 continue
@@ -251,6 +252,8 @@ def parse_export(path: Path) -> Parsed:
                 raise ImportRefused(f"{where}: not JSON ({error})") from None
             if not isinstance(line, dict):
                 raise ImportRefused(f"{where}: not a JSON object")
+            if linked_pairs and line.get("table") == "CO_ACTIVATED":
+                line = _co_activation_node(line)
             parsed.objects.setdefault(str(line.get("table")), []).append(
                 _checked(line, where, legacy)
             )
@@ -274,6 +277,21 @@ def _features_to_recalls(parsed: Parsed) -> None:
     for recall in parsed.objects.get("Recall", []):
         if recall.get("features") is None and recall["id"] in kept:
             recall["features"] = kept[recall["id"]]
+
+
+def _co_activation_node(link: dict[str, Any]) -> dict[str, Any]:
+    """A CO_ACTIVATED link of a file written before migration 7, as the ``CoActivation``
+    node that now counts its pair (fields it should not have are kept, to be refused)."""
+    start, end = link.get("from"), link.get("to")
+    named = isinstance(start, str) and isinstance(end, str) and start and end
+    rest = {k: v for k, v in link.items() if k not in ("table", "from", "to")}
+    return {
+        **rest,
+        "table": "CoActivation",
+        "pair": f"{start} {end}" if named else None,
+        "a": start,
+        "b": end,
+    }
 
 
 def _checked(

@@ -540,12 +540,10 @@ class Graph:
         )
 
     def co_activations(self) -> list[tuple[str, str, int]]:
-        """(observation, observation, count) for every CO_ACTIVATED link."""
+        """(observation, observation, count) for every pair accepted together."""
         return [
             (r[0], r[1], int(r[2]))
-            for r in self._rows(
-                "MATCH (a:Observation)-[c:CO_ACTIVATED]->(b:Observation) RETURN a.id, b.id, c.count"
-            )
+            for r in self._rows("MATCH (p:CoActivation) RETURN p.a, p.b, p.count")
         ]
 
     def judgements(self) -> list[tuple[str, list[float], str, str, datetime | None]]:
@@ -1289,12 +1287,14 @@ class GraphWriter:
         """Count one more co-activation for each (a, b) pair of accepted results."""
         if not pairs:
             return
-        rows = [{"a": a, "b": b} for a, b in pairs]
+        rows = [{"k": f"{a} {b}", "a": a, "b": b} for a, b in pairs]
         self._run(
-            "UNWIND $rows AS r WITH r, r.a AS aid MATCH (a:Observation {id: aid})"
-            " WITH r, a, r.b AS bid MATCH (b:Observation {id: bid})"
-            " MERGE (a)-[c:CO_ACTIVATED]->(b)"
-            " ON CREATE SET c.count = 1 ON MATCH SET c.count = c.count + 1",
+            # Only pairs of stored observations (a purge may have taken one meanwhile).
+            "UNWIND $rows AS r WITH r, r.a AS aid MATCH (:Observation {id: aid})"
+            " WITH r, r.b AS bid MATCH (:Observation {id: bid})"
+            " WITH r, r.k AS key MERGE (p:CoActivation {pair: key})"
+            " ON CREATE SET p.a = r.a, p.b = r.b, p.count = 1"
+            " ON MATCH SET p.count = p.count + 1",
             {"rows": rows},
         )
 
@@ -1337,6 +1337,9 @@ class GraphWriter:
             {"id": observation_id},
         )
         self._run("MATCH (o:Observation {id: $id}) DETACH DELETE o", {"id": observation_id})
+        self._run(
+            "MATCH (p:CoActivation) WHERE p.a = $id OR p.b = $id DELETE p", {"id": observation_id}
+        )
         if values:
             # A value no other record holds goes with its last record.
             self._run(

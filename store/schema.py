@@ -146,6 +146,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE RETURNED DROP features",
         ),
     ),
+    Migration(
+        7,
+        "co-activations as nodes",
+        (
+            # How often two observations were accepted together, counted on a node keyed
+            # "<a> <b>" (a < b) instead of a CO_ACTIVATED relationship updated in place: a
+            # soak of 20,000 judged recalls left that table's forward and backward lists
+            # disagreeing inside Kùzu 0.11.3 (one edge seen from one end only), and every
+            # later feedback touching it failed. A node table has no such lists. Pairs seen
+            # twice from the damaged side keep their largest count.
+            "CREATE NODE TABLE CoActivation(pair STRING, a STRING, b STRING, count INT64,"
+            " PRIMARY KEY(pair))",
+            "MATCH (a:Observation)-[c:CO_ACTIVATED]->(b:Observation)"
+            " WITH a.id AS x, b.id AS y, max(c.count) AS n"
+            " CREATE (:CoActivation {pair: x + ' ' + y, a: x, b: y, count: n})",
+            "DROP TABLE CO_ACTIVATED",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -214,7 +232,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "score": "DOUBLE",
         "judgement": "STRING",
     },
-    "CO_ACTIVATED": {"count": "INT64"},
+    "CoActivation": {"pair": "STRING", "a": "STRING", "b": "STRING", "count": "INT64"},
     "RecordType": {"name": "STRING"},
     "FieldValue": {"key": "STRING", "field": "STRING", "kind": "STRING", "value": "STRING"},
     "IS_A": {},

@@ -182,7 +182,9 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
         if not working.entries[newer_row].retracted:
             working.superseded_by(older_row, newer)
     for a, b, count in graph.co_activations():
-        ra, rb = working.row_of[a], working.row_of[b]
+        ra, rb = working.row_of.get(a), working.row_of.get(b)
+        if ra is None or rb is None:  # an imported file may pair observations it lacks
+            continue
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
     by_recall: dict[str, tuple[list[float], int, dict[int, float]]] = {}

@@ -50,7 +50,12 @@ async def fill_everything(data_dir: Path) -> None:
         wrong = await ok(client, "remember", text="The moon is made of cheese.")
         await ok(client, "forget", id=wrong["observation_id"])
         found = await ok(client, "recall", query="bridge route 9")
-        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids["closed"]])
+        other = next(
+            r["observation_id"] for r in found["results"] if r["observation_id"] != ids["closed"]
+        )
+        await ok(  # two accepted together: a co-activated pair
+            client, "feedback", recall_id=found["recall_id"], accepted=[ids["closed"], other]
+        )
         await ok(client, "recall", query="Alice")
 
 
@@ -73,7 +78,8 @@ async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> Non
     header = export(tmp_path / "a", tmp_path / "a.jsonl")
     assert header["format"] == FORMAT and header["schema"] == latest_version()
     kinds = set(header["counts"])
-    for kind in ("Agent", "Topic", "Episode", "Observation", "Belief", "Recall", "Predicate"):
+    nodes = ("Agent", "Topic", "Episode", "Observation", "Belief", "Recall", "Predicate")
+    for kind in (*nodes, "CoActivation"):
         assert kind in kinds
     for kind in ("SUPPORTS", "CONTRADICTS", "SUPERSEDES", "RETURNED", "IS_A", "HAS_FIELD"):
         assert kind in kinds
@@ -118,6 +124,35 @@ async def test_a_file_from_before_migration_6_keeps_its_features(tmp_path: Path)
     finally:
         memory.close()
     assert judged and all(j["features"] and "vector" in j["features"] for j in judged)
+
+
+async def test_a_file_from_before_migration_7_keeps_its_co_activations(tmp_path: Path) -> None:
+    # Files of schema 6 held each pair accepted together as a CO_ACTIVATED link; the graph
+    # counts it on a CoActivation node now.
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, objects = lines(tmp_path / "a.jsonl")
+    pairs = [x for x in objects if x["table"] == "CoActivation"]
+    assert pairs
+    old = [x for x in objects if x["table"] != "CoActivation"] + [
+        {"table": "CO_ACTIVATED", "from": x["a"], "to": x["b"], "count": x["count"]} for x in pairs
+    ]
+    path = tmp_path / "old.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [{**header, "schema": 6}, *old]) + "\n")
+    done = import_file(hash_settings(tmp_path / "b").store, path)
+    assert done.created["CoActivation"] == len(pairs)
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        assert sorted(memory.graph.co_activations()) == sorted(
+            (x["a"], x["b"], x["count"]) for x in pairs
+        )
+    finally:
+        memory.close()
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text("\n".join(json.dumps(x) for x in [header, *old]) + "\n")
+    with pytest.raises(ImportRefused, match="unknown table 'CO_ACTIVATED'"):
+        import_file(hash_settings(tmp_path / "c").store, newer)
 
 
 async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path) -> None:

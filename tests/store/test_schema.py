@@ -218,7 +218,7 @@ async def test_tools_report_a_refused_store_as_a_tool_error(created: Settings) -
 # ---- migrating a store written by an earlier version ------------------------------------------
 
 # The tables later migrations add (2: Predicate; 5: records).
-V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD"}
+V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD", "CoActivation"}
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
@@ -236,6 +236,7 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         for table, columns in EXPECTED.items()
         if table not in V1_ONLY
     }
+    v1["CO_ACTIVATED"] = {"count": "INT64"}  # pairs are nodes since migration 7
     with monkeypatch.context() as patched:
         patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:1])
         patched.setattr(schema, "EXPECTED", v1)
@@ -321,7 +322,8 @@ def test_features_kept_on_returned_links_move_to_their_recall(
     # training example.
     from doxa.store import schema
 
-    v5 = {table: dict(columns) for table, columns in EXPECTED.items()}
+    v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
+    v5["CO_ACTIVATED"] = {"count": "INT64"}
     del v5["Recall"]["features"]
     v5["RETURNED"]["features"] = "STRING"
     with monkeypatch.context() as patched:
@@ -349,5 +351,61 @@ def test_features_kept_on_returned_links_move_to_their_recall(
         [judged] = memory.graph.judged_results()
         assert (judged["result_id"], judged["judgement"]) == ("obs_1", "accepted")
         assert judged["features"] == '{"vector": 0.7}'
+    finally:
+        memory.close()
+
+
+def test_co_activated_links_become_counted_pairs(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before migration 7 a pair accepted together was a CO_ACTIVATED edge whose count was
+    # updated in place; a soak left that table's two directions disagreeing inside Kùzu and
+    # every later feedback on it failed. The counts move to nodes, largest count kept where
+    # the damaged side listed a pair twice.
+    from doxa.store import schema
+
+    v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
+    v6["CO_ACTIVATED"] = {"count": "INT64"}
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:6])
+        patched.setattr(schema, "EXPECTED", v6)
+        graph = Graph(graph_dir(settings))
+        graph.close()
+    tamper(
+        settings,
+        *(
+            f"CREATE (:Observation {{id: 'obs_{i}', seq: {i}, text: 'Harbour note {i}',"
+            f" text_key: 'k{i}', observed_at: timestamp('2024-05-01 08:00:00'),"
+            " recorded_at: timestamp('2024-05-01 08:00:00'), confidence: CAST('0.5' AS"
+            " DECIMAL(19, 18)), kind: 'note', valid_from: timestamp('2024-05-01 08:00:00'),"
+            " hits: 2, impressions: 2, event_times: '[]'})"
+            for i in (1, 2, 3)
+        ),
+        *(
+            f"MATCH (a:Observation {{id: '{a}'}}), (b:Observation {{id: '{b}'}})"
+            f" CREATE (a)-[:CO_ACTIVATED {{count: {n}}}]->(b)"
+            for a, b, n in (("obs_1", "obs_2", 3), ("obs_1", "obs_2", 5), ("obs_2", "obs_3", 1))
+        ),
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.graph.live_schema() == EXPECTED
+        assert sorted(memory.graph.co_activations()) == [
+            ("obs_1", "obs_2", 5),
+            ("obs_2", "obs_3", 1),
+        ]
+        row = memory._wm.row_of
+        assert memory._wm.co_activated[row["obs_2"]] == {row["obs_1"]: 5, row["obs_3"]: 1}
+        # Counting goes on on the node, and a purge takes the observation's pairs with it.
+        with memory.graph.write("test") as w:
+            w.co_activate([("obs_1", "obs_2"), ("obs_1", "obs_3")])
+        assert sorted(memory.graph.co_activations()) == [
+            ("obs_1", "obs_2", 6),
+            ("obs_1", "obs_3", 1),
+            ("obs_2", "obs_3", 1),
+        ]
+        with memory.graph.write("test") as w:
+            w.purge("obs_2")
+        assert memory.graph.co_activations() == [("obs_1", "obs_3", 1)]
     finally:
         memory.close()
