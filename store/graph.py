@@ -952,6 +952,33 @@ class Graph:
             )[0][0]
         )
 
+    def one_sided_links(self) -> dict[str, int]:
+        """Per relationship table, the edges found from one of their ends but not from the
+        other (Kùzu stores each direction apart; a damaged table lists an edge once, and
+        writes that reach it fail on an assertion). Empty when every table agrees."""
+        found: dict[str, int] = {}
+        for _, table, kind, *_ in self._rows("CALL show_tables() RETURN *"):
+            if kind != "REL" or table not in schema.EXPECTED:
+                continue
+            # Names come from the database and the schema, never from a caller.
+            ends = self._rows(f"CALL show_connection('{table}') RETURN *")
+            for start, end, *_ in ends:
+                edge = f"[e:`{table}`]"
+                kept = (
+                    "WITH a, b, e WHERE e IS NOT NULL"
+                    " RETURN offset(ID(a)), offset(ID(b)), offset(ID(e))"
+                )
+                forward = self._rows(
+                    f"MATCH (a:`{start}`) OPTIONAL MATCH (a)-{edge}->(b:`{end}`) {kept}"
+                )
+                backward = self._rows(
+                    f"MATCH (b:`{end}`) OPTIONAL MATCH (b)<-{edge}-(a:`{start}`) {kept}"
+                )
+                one_sided = set(map(tuple, forward)) ^ set(map(tuple, backward))
+                if one_sided:
+                    found[table] = found.get(table, 0) + len(one_sided)
+        return found
+
     def live_observation_ids(self) -> set[str]:
         """Ids of the observations that are not retracted (the search index holds these)."""
         table = self._arrow("MATCH (o:Observation) WHERE o.retracted_at IS NULL RETURN o.id")

@@ -32,8 +32,9 @@ class Health:
 
     Attributes:
         data_dir: the directory checked.
-        graph: node counts per table, ``wal_bytes`` and ``unheld`` (observations nobody
-            holds); empty when the graph could not be opened.
+        graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
+            holds) and ``one_sided_links`` (edges Kùzu lists from one end only: damage);
+            empty when the graph could not be opened.
         index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
             another embedder wrote it); empty when it could not be read.
         orphans: ``index_rows_unknown`` (rows of no current observation) and
@@ -77,9 +78,18 @@ def check(settings: StoreSettings) -> Health:
             try:
                 health.graph = {**graph.counts(), "wal_bytes": graph.wal_bytes()}
                 health.graph["unheld"] = graph.unheld_observations()
+                one_sided = graph.one_sided_links()
+                health.graph["one_sided_links"] = sum(one_sided.values())
                 live = graph.live_observation_ids()
             finally:
                 graph.close()
+            for table, count in sorted(one_sided.items()):
+                health.problems.append(
+                    f"{count} {table} links are seen from one end only: Kùzu's storage of"
+                    " that table is damaged, and writes reaching them fail; restore the"
+                    " graph from a backup (`doxa backup`), or `doxa export` and import the"
+                    " file into a new directory"
+                )
             if health.graph["unheld"]:
                 health.problems.append(
                     f"{health.graph['unheld']} observations are held by no agent"

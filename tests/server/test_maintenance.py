@@ -39,6 +39,47 @@ def test_check_says_healthy_and_prints_counts(
     assert printed.rstrip().endswith("healthy")
 
 
+def test_every_link_is_seen_from_both_ends_in_a_healthy_graph(tmp_path: Path) -> None:
+    from doxa.store.graph import Graph
+
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        found = memory.recall("lighthouse note")
+        ids = [r.observation_id for r in found.results]
+        memory.feedback(found.recall_id, accepted=ids[:2], rejected=ids[2:3])
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+    graph = Graph(data_dir / "graph", read_only=True)
+    try:
+        assert graph.one_sided_links() == {}  # OF, HOLDS, MENTIONS, RETURNED among them
+    finally:
+        graph.close()
+
+
+def test_check_reports_links_seen_from_one_end_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a 20,000-loop soak left in a relationship updated in place (Kùzu 0.11.3): check
+    # names the table and what to do.
+    from doxa.store.graph import Graph
+
+    fill(tmp_path / "m")
+    monkeypatch.setattr(Graph, "one_sided_links", lambda self: {"RETURNED": 3})
+    flags = ["--embedder", "hash", "--data-dir", str(tmp_path / "m"), "--json"]
+    assert main(["check", *flags]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["graph"]["one_sided_links"] == 3
+    assert found["problems"] == [
+        "3 RETURNED links are seen from one end only: Kùzu's storage of that table is"
+        " damaged, and writes reaching them fail; restore the graph from a backup"
+        " (`doxa backup`), or `doxa export` and import the file into a new directory"
+    ]
+
+
 def test_check_finds_a_damaged_index_and_repair_rebuilds_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
