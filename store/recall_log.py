@@ -4,7 +4,8 @@ in batches, off the request path.
 Every recall is recorded as a ``Recall`` node with its ``RETURNED`` results, but a graph write
 per recall would put a transaction (and the graph's lock) on the path of every recall. So a
 recall only notes its event here; a background thread writes what has gathered every 0.25 s
-in one transaction, and ``feedback`` writes it at once (``record``) before judging. The last
+in one transaction, and ``feedback`` writes it at once (``record``) before judging, as does a
+recall relayed from another process (its client outlives this one). The last
 4,096 recalls are also kept in memory with their query vectors, so judging a recent recall
 needs neither a graph read nor the model.
 
