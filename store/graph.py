@@ -953,30 +953,30 @@ class Graph:
         )
 
     def one_sided_links(self) -> dict[str, int]:
-        """Per relationship table, the edges found from one of their ends but not from the
-        other (Kùzu stores each direction apart; a damaged table lists an edge once, and
-        writes that reach it fail on an assertion). Empty when every table agrees."""
+        """Per relationship table, how many nodes have links that read differently from
+        their two ends (Kùzu stores each direction apart; a damaged table lists an edge from
+        one end only, and writes that reach it fail on an assertion). Each node's links are
+        summed up (how many, and the sum of their ids) as read forward and as read backward,
+        so the check reads every edge but returns a row per node. Empty when all agree."""
         found: dict[str, int] = {}
         for _, table, kind, *_ in self._rows("CALL show_tables() RETURN *"):
             if kind != "REL" or table not in schema.EXPECTED:
                 continue
             # Names come from the database and the schema, never from a caller.
-            ends = self._rows(f"CALL show_connection('{table}') RETURN *")
-            for start, end, *_ in ends:
+            for start, end, *_ in self._rows(f"CALL show_connection('{table}') RETURN *"):
                 edge = f"[e:`{table}`]"
-                kept = (
-                    "WITH a, b, e WHERE e IS NOT NULL"
-                    " RETURN offset(ID(a)), offset(ID(b)), offset(ID(e))"
-                )
-                forward = self._rows(
-                    f"MATCH (a:`{start}`) OPTIONAL MATCH (a)-{edge}->(b:`{end}`) {kept}"
-                )
-                backward = self._rows(
-                    f"MATCH (b:`{end}`) OPTIONAL MATCH (b)<-{edge}-(a:`{start}`) {kept}"
-                )
-                one_sided = set(map(tuple, forward)) ^ set(map(tuple, backward))
-                if one_sided:
-                    found[table] = found.get(table, 0) + len(one_sided)
+                forward = f"MATCH (a:`{start}`) OPTIONAL MATCH (a)-{edge}->(b:`{end}`)"
+                backward = f"MATCH (b:`{end}`) OPTIONAL MATCH (b)<-{edge}-(a:`{start}`)"
+                differ = 0
+                for node in ("a", "b"):
+                    tally = (
+                        f" WITH {node}, e WHERE e IS NOT NULL"
+                        f" RETURN offset(ID({node})), count(e), sum(offset(ID(e)))"
+                    )
+                    read = [set(map(tuple, self._rows(q + tally))) for q in (forward, backward)]
+                    differ += len({row[0] for row in read[0] ^ read[1]})
+                if differ:
+                    found[table] = found.get(table, 0) + differ
         return found
 
     def live_observation_ids(self) -> set[str]:

@@ -33,7 +33,8 @@ class Health:
     Attributes:
         data_dir: the directory checked.
         graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
-            holds) and ``one_sided_links`` (edges Kùzu lists from one end only: damage);
+            holds) and ``one_sided_links`` (nodes whose links Kùzu reads differently from
+            their two ends: damage);
             empty when the graph could not be opened.
         index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
             another embedder wrote it); empty when it could not be read.
@@ -85,8 +86,9 @@ def check(settings: StoreSettings) -> Health:
                 graph.close()
             for table, count in sorted(one_sided.items()):
                 health.problems.append(
-                    f"{count} {table} links are seen from one end only: Kùzu's storage of"
-                    " that table is damaged, and writes reaching them fail; restore the"
+                    f"{count} nodes' {table} links read differently from their two ends:"
+                    " Kùzu's storage of that table is damaged, and writes reaching them fail;"
+                    " restore the"
                     " graph from a backup (`doxa backup`), or `doxa export` and import the"
                     " file into a new directory"
                 )

@@ -74,9 +74,9 @@ def test_check_reports_links_seen_from_one_end_only(
     found = json.loads(capsys.readouterr().out)
     assert found["graph"]["one_sided_links"] == 3
     assert found["problems"] == [
-        "3 RETURNED links are seen from one end only: Kùzu's storage of that table is"
-        " damaged, and writes reaching them fail; restore the graph from a backup"
-        " (`doxa backup`), or `doxa export` and import the file into a new directory"
+        "3 nodes' RETURNED links read differently from their two ends: Kùzu's storage of"
+        " that table is damaged, and writes reaching them fail; restore the graph from a"
+        " backup (`doxa backup`), or `doxa export` and import the file into a new directory"
     ]
 
 
