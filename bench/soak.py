@@ -150,9 +150,9 @@ def sample(tally: Tally, at: str, rss: float, wal: float, p50: float) -> None:
     out(f"  {at:>10} {rss:>8.1f} {wal:>8.1f} {p50:>12.1f}")
 
 
-def verdict(tally: Tally, data_dir: Path, exit_code: int | None, judge_growth: bool = True) -> bool:
-    """Print and judge a phase: errors, RSS after warm-up (unless the caller judges it
-    otherwise), WAL, clean exit, completeness."""
+def verdict(tally: Tally, data_dir: Path, exit_code: int | None) -> bool:
+    """Print a phase's errors, RSS after warm-up, WAL, exit and completeness; judge all but
+    RSS (``against_fresh`` judges that)."""
     rss = [r for _, r, _, _ in tally.curve]
     start = rss[max(1, len(rss) // 10)] if len(rss) > 1 else rss[0]
     growth = (rss[-1] - start) / start if start else 0.0
@@ -168,8 +168,7 @@ def verdict(tally: Tally, data_dir: Path, exit_code: int | None, judge_growth: b
     out(f"  WAL: largest sampled {wal_max:.0f} KB; left after exit: {'yes' if left else 'no'}")
     acknowledged = len(tally.acknowledged)
     out(f"  exit code: {exit_code}; acknowledged missing: {len(missing)} of {acknowledged}")
-    grew = judge_growth and growth >= 0.10
-    return not tally.errors and not missing and not left and exit_code == 0 and not grew
+    return not tally.errors and not missing and not left and exit_code == 0
 
 
 async def stdio_phase(root: Path, loops: int, every: int) -> bool:
@@ -188,7 +187,7 @@ async def stdio_phase(root: Path, loops: int, every: int) -> bool:
     while rss_mb(pid) and time.monotonic() < deadline:
         await anyio.sleep(0.1)
     # The SDK's stdio client reaps the server; a clean exit leaves no write-ahead log.
-    clean = verdict(tally, data_dir, 0 if not rss_mb(pid) else None, judge_growth=False)
+    clean = verdict(tally, data_dir, 0 if not rss_mb(pid) else None)
     return await against_fresh(tally, data_dir, loops, every) and clean
 
 
@@ -279,7 +278,7 @@ async def http_phase(root: Path, clients: int, seconds: float) -> bool:
     process.send_signal(signal.SIGTERM)
     code = process.wait(timeout=60)
     out(f"  loops: {len(tally.loop_seconds)} ({len(tally.loop_seconds) / seconds:.1f} per s)")
-    clean = verdict(tally, data_dir, code, judge_growth=False)
+    clean = verdict(tally, data_dir, code)
     return await against_fresh(tally, data_dir, len(tally.loop_seconds), 1000) and clean
 
 

@@ -34,8 +34,7 @@ class Health:
         data_dir: the directory checked.
         graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
             holds) and ``one_sided_links`` (nodes whose links Kùzu reads differently from
-            their two ends: damage);
-            empty when the graph could not be opened.
+            their two ends: damage); empty when the graph could not be opened.
         index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
             another embedder wrote it); empty when it could not be read.
         orphans: ``index_rows_unknown`` (rows of no current observation) and
@@ -88,9 +87,8 @@ def check(settings: StoreSettings) -> Health:
                 health.problems.append(
                     f"{count} nodes' {table} links read differently from their two ends:"
                     " Kùzu's storage of that table is damaged, and writes reaching them fail;"
-                    " restore the"
-                    " graph from a backup (`doxa backup`), or `doxa export` and import the"
-                    " file into a new directory"
+                    " restore the graph from a backup (`doxa backup`), or `doxa export` and"
+                    " import the file into a new directory"
                 )
             if health.graph["unheld"]:
                 health.problems.append(

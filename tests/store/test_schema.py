@@ -314,30 +314,47 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         memory.close()
 
 
+def create_store_at(
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    version: int,
+    expected: dict[str, dict[str, str]],
+) -> None:
+    """A store as doxa left it after migration ``version``, whose schema is ``expected``."""
+    from doxa.store import schema
+
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:version])
+        patched.setattr(schema, "EXPECTED", expected)
+        graph = Graph(graph_dir(settings))
+        graph.close()
+
+
+def harbour_note(i: int) -> str:
+    """Cypher creating observation ``obs_<i>``, a judged note, with every column of schema 6."""
+    return (
+        f"CREATE (:Observation {{id: 'obs_{i}', seq: {i}, text: 'Harbour note {i}',"
+        f" text_key: 'k{i}', observed_at: timestamp('2024-05-01 08:00:00'),"
+        " recorded_at: timestamp('2024-05-01 08:00:00'), confidence: CAST('0.5' AS"
+        " DECIMAL(19, 18)), kind: 'note', valid_from: timestamp('2024-05-01 08:00:00'),"
+        " hits: 1, impressions: 1, event_times: '[]'})"
+    )
+
+
 def test_features_kept_on_returned_links_move_to_their_recall(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before migration 6 what the ranker saw was text on each RETURNED edge; the soak showed
     # that filling Kùzu's page cache at a checkpoint. It moves to the recall, and stays a
     # training example.
-    from doxa.store import schema
-
     v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v5["CO_ACTIVATED"] = {"count": "INT64"}
     del v5["Recall"]["features"]
     v5["RETURNED"]["features"] = "STRING"
-    with monkeypatch.context() as patched:
-        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:5])
-        patched.setattr(schema, "EXPECTED", v5)
-        graph = Graph(graph_dir(settings))
-        graph.close()
+    create_store_at(settings, monkeypatch, 5, v5)
     tamper(
         settings,
-        "CREATE (:Observation {id: 'obs_1', seq: 1, text: 'Harbour note', text_key: 'k1',"
-        " observed_at: timestamp('2024-05-01 08:00:00'),"
-        " recorded_at: timestamp('2024-05-01 08:00:00'), confidence: CAST('0.5' AS"
-        " DECIMAL(19, 18)), kind: 'note', valid_from: timestamp('2024-05-01 08:00:00'),"
-        " hits: 1, impressions: 1, event_times: '[]'})",
+        harbour_note(1),
         "CREATE (:Recall {id: 'rec_1', query: 'harbour', at: timestamp('2024-05-02 08:00:00'),"
         " judged_at: timestamp('2024-05-02 08:00:00'),"
         f" query_vector: [{', '.join(['0.05'] * 384)}]}})",
@@ -362,25 +379,12 @@ def test_co_activated_links_become_counted_pairs(
     # updated in place; a soak left that table's two directions disagreeing inside Kùzu and
     # every later feedback on it failed. The counts move to nodes, largest count kept where
     # the damaged side listed a pair twice.
-    from doxa.store import schema
-
     v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v6["CO_ACTIVATED"] = {"count": "INT64"}
-    with monkeypatch.context() as patched:
-        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:6])
-        patched.setattr(schema, "EXPECTED", v6)
-        graph = Graph(graph_dir(settings))
-        graph.close()
+    create_store_at(settings, monkeypatch, 6, v6)
     tamper(
         settings,
-        *(
-            f"CREATE (:Observation {{id: 'obs_{i}', seq: {i}, text: 'Harbour note {i}',"
-            f" text_key: 'k{i}', observed_at: timestamp('2024-05-01 08:00:00'),"
-            " recorded_at: timestamp('2024-05-01 08:00:00'), confidence: CAST('0.5' AS"
-            " DECIMAL(19, 18)), kind: 'note', valid_from: timestamp('2024-05-01 08:00:00'),"
-            " hits: 2, impressions: 2, event_times: '[]'})"
-            for i in (1, 2, 3)
-        ),
+        *(harbour_note(i) for i in (1, 2, 3)),
         *(
             f"MATCH (a:Observation {{id: '{a}'}}), (b:Observation {{id: '{b}'}})"
             f" CREATE (a)-[:CO_ACTIVATED {{count: {n}}}]->(b)"
