@@ -17,7 +17,14 @@ a quarter of a megabyte of native memory per checkpoint for as long as the datab
 Kùzu-only loop: +22 KB a loop with a checkpoint every 13 loops, +5 KB every 52, flat with none;
 it is not the page cache, which was 32 MB): so after every ``reopen_every`` checkpoints the
 database is closed and opened again, with reads and writes held off for that moment, which
-gives it all back. A database error is raised as
+gives it all back.
+
+The page cache must hold what a checkpoint rewrites, which grows with the memory (a checkpoint
+found 64 MB full at about 5,700 feedback loops, 24 MB at 900): each opening sizes it to the
+graph file when that is larger than ``buffer_pool_bytes``, and when Kùzu still finds it full
+the database is reopened with twice the cache (up to ``buffer_pool_max_bytes``), with a
+warning; a checkpoint or read that met the full cache is then run again. Only at the ceiling
+are writes refused. A database error is raised as
 ``StorageError`` naming the operation, and the writing connection is replaced, because Kùzu
 may leave a connection unusable after a failure.
 """
@@ -29,16 +36,16 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import kuzu
 import pyarrow as pa
 
-from doxa.store import schema
+from doxa.store import native_memory, schema
 from doxa.store.errors import DamagedStore, MemoryStoreError, SchemaMismatch, StorageError
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.records import Record, comparable
@@ -47,6 +54,7 @@ from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
 log = logging.getLogger(__name__)
 
 Row = dict[str, Any]
+T = TypeVar("T")
 
 _DEC = "DECIMAL(19, 18)"
 
@@ -113,6 +121,8 @@ class Graph:
     Args:
         path: the database file (created if absent).
         buffer_pool_bytes: Kùzu's page cache; Kùzu's own default is most of the machine's RAM.
+        buffer_pool_max_bytes: how far the cache may grow when Kùzu finds it full (see the
+            module docstring); None keeps it at ``buffer_pool_bytes``.
         checkpoint_every: write transactions between checkpoints (see the module docstring).
         reopen_every: checkpoints between reopenings of the database (see the module
             docstring); 0 never reopens.
@@ -134,17 +144,24 @@ class Graph:
         checkpoint_every: int = 64,
         read_only: bool = False,
         reopen_every: int = 50,
+        buffer_pool_max_bytes: int | None = None,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
         self._path = path.resolve()
         self._checkpoint_every = checkpoint_every
         self._since_checkpoint = 0
-        self._pool_mb = buffer_pool_bytes // (1024 * 1024)
-        # Set when a checkpoint found the page cache full: writes are refused from then on.
+        self._pool_floor = buffer_pool_bytes
+        self._pool_ceiling = max(buffer_pool_bytes, buffer_pool_max_bytes or 0)
+        self._buffer_pool_bytes = self._sized_pool()
+        #: Times the page cache grew because Kùzu found it full.
+        self.pool_growths = 0
+        # Set when a checkpoint found the page cache full at its ceiling: writes are refused
+        # from then on.
         self._pool_exhausted: str | None = None
+        #: The thread inside a write transaction, if any (the cache cannot grow under it).
+        self._transaction_thread: int | None = None
         self._last_write = time.monotonic()
-        self._buffer_pool_bytes = buffer_pool_bytes
         self._reopen_every = reopen_every
         self._checkpoints = 0
         #: Reads hold it shared, a reopening exclusively (the handles change under it).
@@ -158,10 +175,14 @@ class Graph:
                     " share the open Memory instead of opening it again"
                 )
             try:
-                self._db = kuzu.Database(
-                    str(path), buffer_pool_size=buffer_pool_bytes, read_only=read_only
-                )
+                self._db = self._open_database(read_only)
             except RuntimeError as error:
+                if _POOL_FULL in str(error):
+                    raise MemoryStoreError(
+                        f"the memory in {path.parent} did not fit Kùzu's page cache while"
+                        f" opening ({self.pool_mb} MB); set a larger buffer_pool_max_mb in"
+                        " the settings (store section)"
+                    ) from None
                 if "lock" in str(error).lower():
                     raise MemoryStoreError(
                         f"the memory in {path.parent} is in use by another process (Kùzu allows"
@@ -191,23 +212,76 @@ class Graph:
         self._writer = kuzu.Connection(self._db)
         self._writes = _Statements(self._writer)
 
+    def _open_database(self, read_only: bool) -> kuzu.Database:
+        """Open Kùzu with the sized page cache, doubling it (within the ceiling) while the
+        opening itself finds it full (replaying a write-ahead log reads it all)."""
+        while True:
+            try:
+                return kuzu.Database(
+                    str(self._path), buffer_pool_size=self._buffer_pool_bytes, read_only=read_only
+                )
+            except RuntimeError as error:
+                if _POOL_FULL not in str(error) or self._buffer_pool_bytes >= self._pool_ceiling:
+                    raise
+                self._pool_floor = min(self._pool_ceiling, 2 * self._buffer_pool_bytes)
+                self._buffer_pool_bytes = self._sized_pool()
+                self.pool_growths += 1
+
+    @property
+    def pool_mb(self) -> int:
+        """The page cache the database is open with, in MiB."""
+        return self._buffer_pool_bytes >> 20
+
+    def _sized_pool(self) -> int:
+        """The page cache for the next opening: ``buffer_pool_bytes`` (raised when the cache
+        was found full) or the graph file's size if larger, within the ceiling."""
+        try:
+            held = self._path.stat().st_size
+        except FileNotFoundError:
+            held = 0
+        return min(self._pool_ceiling, max(self._pool_floor, (held + (1 << 20) - 1) >> 20 << 20))
+
+    def _grow_pool(self, error: RuntimeError) -> bool:
+        """After Kùzu found the page cache full: reopen with twice the cache (the write-ahead
+        log is replayed into it). False, changing nothing, at the ceiling or inside a write
+        transaction."""
+        if _POOL_FULL not in str(error) or self._buffer_pool_bytes >= self._pool_ceiling:
+            return False
+        with self._write_lock:
+            if self._transaction_thread is not None:
+                return False
+            before = self.pool_mb
+            self._pool_floor = min(self._pool_ceiling, 2 * self._buffer_pool_bytes)
+            self._reopen()
+            self.pool_growths += 1
+            log.warning(
+                "the graph's page cache was full (%d MB): reopened with %d MB (the ceiling is"
+                " buffer_pool_max_mb = %d; set buffer_pool_mb to start there)",
+                before,
+                self.pool_mb,
+                self._pool_ceiling >> 20,
+            )
+            return True
+
     def _reopen(self) -> None:
-        """Close the database and open it again (the caller holds the write lock), waiting
-        for reads in flight and holding new ones off meanwhile."""
+        """Close the database and open it again, with the page cache sized anew (the caller
+        holds the write lock), waiting for reads in flight and holding new ones off
+        meanwhile."""
         began = time.perf_counter()
         with self._handles.writing():
             self._reader.close()
-            self._writer.close()
+            with contextlib.suppress(RuntimeError):  # may be unusable after a failed write
+                self._writer.close()
             self._db.close()
-            self._db = kuzu.Database(
-                str(self._path), buffer_pool_size=self._buffer_pool_bytes, read_only=False
-            )
+            self._buffer_pool_bytes = self._sized_pool()
+            self._db = self._open_database(read_only=False)
             self._connect()
+        native_memory.give_back()  # what the closed database freed
         self._checkpoints = 0
         self.reopenings += 1
         log.info(
-            "graph reopened after %d checkpoints, giving back what Kùzu kept (%.2f s)",
-            self._reopen_every,
+            "graph reopened with a %d MB page cache, giving back what Kùzu kept (%.2f s)",
+            self.pool_mb,
             time.perf_counter() - began,
         )
 
@@ -223,8 +297,9 @@ class Graph:
 
         Returns False (and logs why) when Kùzu could not checkpoint now, e.g. because a long
         read was still running; the next write or idle moment tries again. When it failed
-        because the page cache is full, every later ``write`` is refused instead (a
-        ``StorageError`` naming ``buffer_pool_mb``) until a restart.
+        because the page cache is full, the cache grows and the checkpoint runs again; at the
+        ceiling every later ``write`` is refused instead (a ``StorageError`` naming
+        ``buffer_pool_max_mb``) until a restart.
         """
         # Reads are held off for the checkpoint's few milliseconds: Kùzu's CHECKPOINT waits
         # for every transaction to end while a read's commit waits for the checkpoint, so a
@@ -234,16 +309,18 @@ class Graph:
                 with self._handles.writing():
                     self._writer.execute("CHECKPOINT")
             except RuntimeError as error:
+                if self._grow_pool(error):
+                    return self.checkpoint()
                 if _POOL_FULL in str(error):
                     # The next write after this has crashed the process inside Kùzu (a
                     # soak: 14,000 memories, 64 MB, ~5,000 feedbacks): refuse writes instead,
                     # with what to do. Reads go on; a restart with a larger cache recovers.
                     self._pool_exhausted = str(error)
                     log.error(
-                        "graph checkpoint failed, the page cache (%d MB) is too small for"
-                        " this memory; writes are refused until a restart with a larger"
-                        " buffer_pool_mb: %s",
-                        self._pool_mb,
+                        "graph checkpoint failed, the page cache (%d MB, its ceiling) is too"
+                        " small for this memory; writes are refused until a restart with a"
+                        " larger buffer_pool_max_mb: %s",
+                        self.pool_mb,
                         error,
                     )
                     return False
@@ -372,18 +449,28 @@ class Graph:
             statements = self._read_statements.cache = _Statements(self._reader)
         return statements.execute(query, params)
 
+    def _reading(self, run: Callable[[], T]) -> T:
+        """``run`` (a read) with the handles held for reading; run once more if Kùzu found
+        the page cache full and it grew."""
+        for attempt in (1, 2):
+            try:
+                with self._handles.reading():
+                    return run()
+            except RuntimeError as error:
+                if attempt == 2 or not self._grow_pool(error):
+                    raise StorageError("a read", str(error)) from None
+        raise AssertionError("unreachable")
+
     def _rows(self, query: str, params: Row | None = None) -> list[list[Any]]:
-        try:
-            with self._handles.reading():
-                result = self._read(query, params)
-                assert isinstance(result, kuzu.QueryResult)
-                rows: list[list[Any]] = []
-                while result.has_next():
-                    rows.append(list(result.get_next()))
-                result.close()
-        except RuntimeError as error:
-            raise StorageError("a read", str(error)) from None
-        return rows
+        def fetch() -> list[list[Any]]:
+            result = self._read(query, params)
+            rows: list[list[Any]] = []
+            while result.has_next():
+                rows.append(list(result.get_next()))
+            result.close()
+            return rows
+
+        return self._reading(fetch)
 
     def _pages(self, query: str, params: Row | None = None) -> Iterator[list[Any]]:
         """The rows of ``query`` (which must ORDER BY a key) read ``_PAGE`` at a time: Kùzu
@@ -411,14 +498,13 @@ class Graph:
         return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
 
     def _arrow(self, query: str, params: Row | None = None) -> pa.Table:
-        try:
-            with self._handles.reading():
-                result = self._read(query, params)
-                table: pa.Table = result.get_as_arrow(chunk_size=100_000)
-                result.close()
-        except RuntimeError as error:
-            raise StorageError("a read", str(error)) from None
-        return table
+        def fetch() -> pa.Table:
+            result = self._read(query, params)
+            table: pa.Table = result.get_as_arrow(chunk_size=100_000)
+            result.close()
+            return table
+
+        return self._reading(fetch)
 
     @contextmanager
     def write(self, operation: str = "a write") -> Iterator[GraphWriter]:
@@ -434,22 +520,40 @@ class Graph:
             if self._pool_exhausted is not None:
                 raise StorageError(
                     operation,
-                    f"its page cache ({self._pool_mb} MB) is too small for this memory (a"
+                    f"its page cache ({self.pool_mb} MB) is too small for this memory (a"
                     f" checkpoint found it full: {self._pool_exhausted}); set a larger"
-                    " buffer_pool_mb in the settings (store section) and restart the server",
+                    " buffer_pool_max_mb in the settings (store section) and restart the"
+                    " server",
                 )
             try:
                 self._writer.execute("BEGIN TRANSACTION")
+                self._transaction_thread = threading.get_ident()
                 try:
                     yield GraphWriter(self._writes)
                 except BaseException:
                     self._rollback()
                     raise
+                finally:
+                    self._transaction_thread = None
                 self._writer.execute("COMMIT")
             except RuntimeError as error:
                 self._recover_from(error)
                 raise StorageError(operation, str(error)) from None
             self._wrote()
+
+    def transact(self, operation: str, body: Callable[[GraphWriter], T]) -> T:
+        """``body`` in one write transaction (as ``write``), run once more when it failed
+        because the page cache was full and the cache has grown since: the first try was
+        rolled back, and the caller should not pay for the cache's growth with an error."""
+        growths = self.pool_growths
+        try:
+            with self.write(operation) as writer:
+                return body(writer)
+        except StorageError:
+            if self.pool_growths == growths:
+                raise
+        with self.write(operation) as writer:
+            return body(writer)
 
     def _wrote(self) -> None:
         self._last_write = time.monotonic()
@@ -462,6 +566,9 @@ class Graph:
         unusable: the next query on it has crashed the process), and a checkpoint, which
         gives back the pool pages that a "buffer pool is full" error ran out of."""
         log.error("graph write failed: %s", error)
+        if self._grow_pool(error):  # new connections, and room for the next try
+            self.checkpoint()
+            return
         with contextlib.suppress(RuntimeError):
             self._writer.close()
         self._writer = kuzu.Connection(self._db)

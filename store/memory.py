@@ -90,7 +90,7 @@ from doxa.store.values import (
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
-    from doxa.store.graph import Graph
+    from doxa.store.graph import Graph, GraphWriter
     from doxa.store.index import SearchIndex
     from doxa.store.index_writer import IndexWriter
 
@@ -466,8 +466,7 @@ class Memory:
             if not calls:
                 return
         if write is not None:
-            with graph.write("remember") as w:
-                remembering.write(w, write)
+            graph.transact("remember", lambda w: remembering.write(w, write))
             new = remembering.entries(write)
             with self._working_lock.writing():
                 remembering.apply(working, write, new)
@@ -660,9 +659,13 @@ class Memory:
             # Judged once: checked again now that other writers wait.
             if recent.judged or (stored and self._stored_recall(graph, recall).judged):
                 raise _already_judged()
-            with graph.write("feedback") as w:
-                w.judge(recall, [float(x) for x in vector], judgements, now)
+            floats = [float(x) for x in vector]
+
+            def judging(w: GraphWriter) -> None:
+                w.judge(recall, floats, judgements, now)
                 w.co_activate(pairs)
+
+            graph.transact("feedback", judging)
             recent.judged = True
             with self._working_lock.writing():
                 learned: dict[int, float] = {}
@@ -785,8 +788,9 @@ class Memory:
                         withdrawing = mine
             if mode == "retract" and who is not None and others and mine is not None:
                 at = utc_now()
-                with graph.write("forget (withdraw a belief)") as w:
-                    w.withdraw_beliefs([withdrawing], at)
+                graph.transact(
+                    "forget (withdraw a belief)", lambda w: w.withdraw_beliefs([withdrawing], at)
+                )
                 with self._working_lock.writing():
                     working.withdraw(row, withdrawing, at)
                 return Forgotten(obs, mode, [withdrawing], False, others)
@@ -794,12 +798,17 @@ class Memory:
                 reopened = planning.reopened(working, row)
                 ends = [(working.entries[r].id, until) for r, until in reopened]
             at = utc_now()
-            with graph.write(f"forget ({mode})") as w:
+
+            def forgetting(w: GraphWriter) -> list[str]:
+                held = beliefs  # a retraction keeps its beliefs; a purge deletes them
                 if mode == "retract":
                     w.retract(obs, at)
                 else:
-                    beliefs = w.purge(obs)
+                    held = w.purge(obs)
                 w.end_validity(ends)
+                return held
+
+            beliefs = graph.transact(f"forget ({mode})", forgetting)
             with self._working_lock.writing():
                 # After the graph commits, in order behind any write of the same row still
                 # queued; under the write lock, so no embedding of it is delivered after.
@@ -844,8 +853,7 @@ class Memory:
             ids = [r.observation_id for r in retired]
             # Reasons first, durably: one whose transaction then fails is never shown.
             self._audit.record([(r.observation_id, pruning.why(r, chosen)) for r in retired], at)
-            with graph.write("prune") as w:
-                w.retract_all(ids, at)
+            graph.transact("prune", lambda w: w.retract_all(ids, at))
             with self._working_lock.writing():
                 self._writer.delete(ids)  # as forget: behind any queued write of those rows
                 for row, _ in found:
@@ -1027,8 +1035,7 @@ class Memory:
         with self._working_lock.reading():
             rows = entity_views.summaries(working, keys, micros(utc_now()))
         if rows:
-            with graph.write("entity summaries") as w:
-                w.summarize(rows, utc_now())
+            graph.transact("entity summaries", lambda w: w.summarize(rows, utc_now()))
 
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """Wait until every memory remembered so far is recalled by meaning too (a recall

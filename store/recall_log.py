@@ -114,8 +114,7 @@ class RecallLog:
             if not batch:
                 return
             try:
-                with graph.write("recording recalls") as w:
-                    w.record_recalls(batch)
+                graph.transact("recording recalls", lambda w: w.record_recalls(batch))
             except BaseException:
                 with self._lock:
                     self._unrecorded = batch + self._unrecorded

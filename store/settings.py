@@ -187,6 +187,8 @@ class StoreSettings(BaseModel):
     data_dir: Path
     agent: str = Field("default", min_length=1, max_length=200)
     buffer_pool_mb: int = Field(256, ge=64, le=65536)
+    #: The page cache grows (doubling) up to this when Kùzu finds it full.
+    buffer_pool_max_mb: int = Field(2048, ge=64, le=65536)
     checkpoint_every: int = Field(64, ge=1, le=100_000)
     reopen_every: int = Field(50, ge=0, le=1_000_000)
     maintenance_every: int = Field(2000, ge=1)

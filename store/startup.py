@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from doxa.store import event_time
+from doxa.store import event_time, native_memory
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
@@ -76,7 +76,13 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
     # restart failed. The pool is only reserved address space until used, and this
     # opening closes (checkpointing the log) before the one that serves.
     replay = pool if not wal_file(data_dir / "graph").exists() else max(pool, REPLAY_POOL)
-    graph = Graph(data_dir / "graph", buffer_pool_bytes=replay, checkpoint_every=every)
+    ceiling = max(replay, settings.buffer_pool_max_mb << 20)
+    graph = Graph(
+        data_dir / "graph",
+        buffer_pool_bytes=replay,
+        checkpoint_every=every,
+        buffer_pool_max_bytes=ceiling,
+    )
     try:
         dim = embedder.dim  # the ONNX runtime reads it from its export, loading nothing
         index = SearchIndex(data_dir / "index", dim, embedder.fingerprint)
@@ -95,11 +101,13 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         # memories) and never gives one back; the working memory holds what they held now.
         # Reopening the database starts with an empty pool.
         graph.close()
+        native_memory.give_back()
     graph = Graph(
         data_dir / "graph",
         buffer_pool_bytes=pool,
         checkpoint_every=every,
         reopen_every=settings.reopen_every,
+        buffer_pool_max_bytes=ceiling,
     )
     try:
         refuse_if_graph_lost(data_dir, working, index)

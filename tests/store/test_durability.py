@@ -241,11 +241,12 @@ def test_a_recall_query_with_an_unpaired_surrogate_is_refused_by_the_store(
     memory.close()  # and closing (which flushes the recorder) does not fail
 
 
-def test_a_checkpoint_that_finds_the_page_cache_full_stops_writes_with_what_to_do(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
+def test_a_checkpoint_that_finds_the_page_cache_full_at_its_ceiling_stops_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Kùzu's next write after such a checkpoint crashed the process (a soak, 64 MB): writes
-    are refused instead, naming the setting; reads go on."""
+    """Kùzu's next write after such a checkpoint crashed the process (a soak, 64 MB): at the
+    ceiling, writes are refused instead, naming the setting; reads go on."""
+    memory = opened(hash_settings(tmp_path / "m", buffer_pool_mb=64, buffer_pool_max_mb=64))
     [kept] = memory.remember([MemoryDraft(text="Written before the cache ran out.")])
     graph = memory.graph
     writer = graph._writer
@@ -263,10 +264,61 @@ def test_a_checkpoint_that_finds_the_page_cache_full_stops_writes_with_what_to_d
     assert graph.checkpoint() is False
     with pytest.raises(MemoryStoreError) as refused:
         memory.remember([MemoryDraft(text="Not written.")])
-    assert "buffer_pool_mb" in str(refused.value) and "restart" in str(refused.value)
+    assert "buffer_pool_max_mb" in str(refused.value) and "restart" in str(refused.value)
     found = memory.recall("written before the cache ran out", limit=5).results
     assert [r.observation_id for r in found] == [kept.observation_id]
     assert memory.graph.observation_count() == 1
+    memory.close()
+
+
+def test_a_page_cache_found_full_grows_and_no_call_fails(tmp_path: Path) -> None:
+    """Real Kùzu with a cache far too small (16 MB, below what the settings accept): the
+    graph reopens with a larger one, the write that met the full cache runs again, and
+    every acknowledged memory is there, also after a restart."""
+    settings = hash_settings(tmp_path / "m")
+    tiny = settings.store.model_copy(update={"buffer_pool_mb": 16})
+    memory = Memory.open(tiny)
+    memory.warm_up()
+    kept: list[str] = []
+    try:
+        for i in range(300):
+            [done] = memory.remember(
+                [MemoryDraft(text=f"Note {i} on topic {i % 37}, weather {i % 11}.")]
+            )
+            kept.append(done.observation_id)
+            out = memory.recall(f"topic {i % 37} weather", limit=10)
+            ids = [r.observation_id for r in out.results]
+            memory.feedback(out.recall_id, accepted=ids[:2], rejected=ids[2:4])
+            if memory.graph.pool_growths and i >= 20:
+                break
+        assert memory.graph.pool_growths >= 1
+        assert memory.graph.pool_mb >= 32
+    finally:
+        memory.close()
+    again = opened(settings)
+    try:
+        assert again.graph.observation_count() == len(kept)
+    finally:
+        again.close()
+
+
+def test_each_opening_sizes_the_page_cache_to_the_graph_file(tmp_path: Path) -> None:
+    """Within the ceiling: a checkpoint rewrites relationship lists that grow with the
+    memory, so a cache smaller than the file is where "buffer pool is full" came from."""
+    from doxa.store.graph import Graph
+
+    filled(hash_settings(tmp_path / "m"), n=50)
+    path = tmp_path / "m" / "graph"
+    size_mb = -(-path.stat().st_size // (1 << 20))
+    graph = Graph(path, buffer_pool_bytes=1 << 20, buffer_pool_max_bytes=1 << 30)
+    try:
+        # The opening itself may find the file's size too small, and double it.
+        assert graph.pool_mb in (size_mb, 2 * size_mb)
+        assert graph.observation_count() == 50
+    finally:
+        graph.close()
+    with pytest.raises(MemoryStoreError, match="buffer_pool_max_mb"):
+        Graph(path, buffer_pool_bytes=1 << 20, buffer_pool_max_bytes=1 << 20)
 
 
 def test_the_graph_reopens_after_its_checkpoints_while_reads_and_writes_go_on(

@@ -5,7 +5,7 @@ does not hold yet, and its judging would be lost)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,11 +36,10 @@ class FakeGraph:
         with self.lock:
             yield
 
-    @contextmanager
-    def write(self, operation: str) -> Iterator[FakeGraph]:
+    def transact(self, operation: str, body: Callable[[FakeGraph], None]) -> None:
         self._asked()
         with self.lock:
-            yield self
+            body(self)
 
     def _asked(self) -> None:
         asking = self.asking.get(threading.current_thread().name)
