@@ -276,7 +276,6 @@ class Graph:
             self._buffer_pool_bytes = self._sized_pool()
             self._db = self._open_database(read_only=False)
             self._connect()
-        native_memory.give_back()  # what the closed database freed
         self._checkpoints = 0
         self.reopenings += 1
         log.info(
@@ -328,9 +327,12 @@ class Graph:
                 return False
             self._since_checkpoint = 0
             self._checkpoints += 1
-            if self._reopen_every and self._checkpoints >= self._reopen_every:
+            reopened = bool(self._reopen_every and self._checkpoints >= self._reopen_every)
+            if reopened:
                 self._reopen()
-            return True
+        # What the checkpoint (or the closed database) freed; outside the lock, as writes go on.
+        native_memory.give_back(now=reopened)
+        return True
 
     def checkpoint_if_due(self, idle_s: float = 1.0) -> bool:
         """Checkpoint when ``checkpoint_every`` write transactions are waiting for one, or
