@@ -18,6 +18,9 @@ Components (each in roughly [0, 1] before weighting):
                    that the observation's record holds with that value (numbers compared
                    as numbers, words case-insensitively): a record whose *other* field holds
                    the number matches the words as well, and only this tells them apart;
+- ``length``       how much the observation says: min(1, its words / ``length_words``);
+                   what answers a question is usually said at more length than the
+                   chatter around it;
 - ``confidence``   the observation's confidence;
 - ``hit_rate``     the share of its judged recalls that accepted it, hits / (impressions + 1);
 - ``feedback``     learned from judged recalls: similar past queries whose results were
@@ -309,6 +312,9 @@ def rank(
         )
         if held.any():
             components["field"] = weights.field * held
+    if weights.length > 0:
+        said = memory.words[pool].astype(np.float32) / np.float32(weights.length_words)
+        components["length"] = (weights.length * np.minimum(said, 1.0)).astype(np.float32)
     components["confidence"] = weights.confidence * (
         memory.confidence[pool].astype(np.float64) / 10**18
     ).astype(np.float32)

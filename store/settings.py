@@ -41,6 +41,10 @@ class RankingWeights(BaseModel):
     fact: float = 0.5
     field: float = 1.0
     confidence: float = 0.05
+    #: How much an observation says: min(1, its words / length_words). Turns that answer
+    #: questions say more than the chatter around them.
+    length: float = 0.3
+    length_words: int = Field(60, ge=1, le=10_000)
     diversity: float = Field(0.0, ge=0, le=2)
     #: A question asking for several things: each result loses this much per result of its
     #: episode ranked above it (``question_shape``).

@@ -115,6 +115,9 @@ class WorkingMemory:
         self.recorded_at: IntArray = np.zeros(capacity, dtype=np.int64)
         self.retracted_at: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         self.stated_until: IntArray = np.full(capacity, NO_END, dtype=np.int64)
+        # Words in each row's text (whitespace-separated, at most 65,535): the `length` ranking
+        # component, without splitting texts at recall time.
+        self.words: npt.NDArray[np.uint16] = np.zeros(capacity, dtype=np.uint16)
         self.hits: FloatArray = np.zeros(capacity, dtype=np.float32)
         self.impressions: FloatArray = np.zeros(capacity, dtype=np.float32)
         # Impressions since the row's last hit: what an accepted link decays with.
@@ -203,6 +206,7 @@ class WorkingMemory:
         self.recorded_at = grow(self.recorded_at)
         self.retracted_at = grow(self.retracted_at, NO_END)
         self.stated_until = grow(self.stated_until, NO_END)
+        self.words = grow(self.words)
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
         self.unrewarded = grow(self.unrewarded)
@@ -229,6 +233,7 @@ class WorkingMemory:
         self.next_seq = max(self.next_seq, entry.seq + 1)
         self.live[row] = not entry.retracted
         self.confidence[row] = scaled(entry.confidence)
+        self.words[row] = min(len(entry.text.split()), 65_535)
         start = entry.valid_from or entry.observed_at
         self.valid_from[row] = micros(start)
         self.valid_until[row] = NO_END if entry.valid_until is None else micros(entry.valid_until)

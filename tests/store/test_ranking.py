@@ -321,3 +321,27 @@ def test_spread_brings_a_second_day_into_the_answer_to_a_question_for_several_th
     assert min(r.scores.get("spread", 0.0) for r in spread) < 0
     one = "Which city did John see from the tower?"
     assert all("spread" not in r.scores for r in memory.recall(one, limit=3).results)
+
+
+def test_length_lifts_the_turn_that_says_more_and_counts_words_up_to_length_words(
+    memory: Memory,
+) -> None:
+    """Two turns match the question's words; the shorter one matches them more densely and
+    ranks first, until `length` credits the one that says more (where answers usually
+    are): its component is the weight times min(1, words / length_words)."""
+    short = "Mel: pottery class today."
+    long = (
+        "Mel: pottery class today, and the kids made bowls and a cup from clay, "
+        "then painted them in the garden."
+    )
+    memory.remember([MemoryDraft(text=short), MemoryDraft(text=long)], batch=True)
+    assert list(memory._wm.words[:2]) == [4, 20]
+    with_weights(memory, length=0.0)
+    plain = memory.recall("pottery class", limit=2).results
+    assert [r.text for r in plain] == [short, long]
+    assert all("length" not in r.scores for r in plain)
+    with_weights(memory, length=1.0, length_words=10)
+    first, second = memory.recall("pottery class", limit=2).results
+    assert [first.text, second.text] == [long, short]
+    assert first.scores["length"] == pytest.approx(1.0)  # 20 words: counted up to 10
+    assert second.scores["length"] == pytest.approx(0.4)
