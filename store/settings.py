@@ -27,7 +27,7 @@ class RankingWeights(BaseModel):
     vector: float = 1.0
     text: float = 0.5
     neighbourhood: float = 0.9
-    neighbour_window: int = Field(2, ge=0, le=20)
+    neighbour_window: int = Field(4, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
     neighbour_following: float = Field(1.0, ge=0, le=1)
     topic: float = 0.36
@@ -48,15 +48,15 @@ class RankingWeights(BaseModel):
     diversity: float = Field(0.0, ge=0, le=2)
     #: A question asking for several things: each result loses this much per result of its
     #: episode ranked above it (``question_shape``).
-    spread: float = Field(0.15, ge=0, le=2)
+    spread: float = Field(0.3, ge=0, le=2)
     feedback: float = 0.6
-    feedback_similarity: float = Field(0.75, ge=-1, le=1)
+    feedback_similarity: float = Field(0.85, ge=-1, le=1)
     #: A rejection counts only for queries at least this similar (and feedback_similarity):
     #: a result wrong for one question is often right for a neighbouring one.
     rejection_similarity: float = Field(0.9, ge=-1, le=1)
     co_activation: float = 0.15
     #: Share of a result's judged recalls that accepted it (hits / (impressions + 1)).
-    hit_rate: float = 0.15
+    hit_rate: float = 0.05
     pool: int = Field(60, ge=1, le=10_000)
     text_pool: int = Field(40, ge=0, le=10_000)
 
@@ -172,7 +172,7 @@ class LearningSettings(BaseModel):
     held_out: float = Field(0.25, gt=0, lt=1)
     #: The model is used only if a sign test over the held-out recalls (ordered better vs
     #: worse than by the base ranking) gives at most this chance of a coin doing as well.
-    significance: float = Field(0.05, gt=0, le=1)
+    significance: float = Field(0.01, gt=0, le=1)
     #: ... and only if the blend orders at least this share of the held-out (accepted,
     #: rejected) pairs right: a base score with noisy feedback in it can be beaten by a
     #: model that has learned nothing.

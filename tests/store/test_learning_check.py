@@ -47,7 +47,8 @@ def test_random_judgements_train_no_active_model() -> None:
         if (model := train(judged_recalls(seed, random_labels=True), 1, SETTINGS, "now"))
     ]
     assert len(inactive) == 20
-    # A 5% test lets about one in twenty through by chance; these twenty seeds let none.
+    # A 1% test (the default) lets about one in a hundred through by chance; these twenty
+    # seeds let none.
     assert all(inactive)
 
 
@@ -68,3 +69,22 @@ def test_the_sign_test_wants_more_than_a_few_lucky_recalls() -> None:
         6,
         0,
     )
+
+
+def test_the_default_level_refuses_a_model_that_a_5_percent_test_would_let_through() -> None:
+    # 15 of 20 held-out recalls better, 5 worse: a coin does that 2.1% of the time. Retrains
+    # repeat, so a 5% level let a model trained on random judgements through on LoCoMo
+    # (bench/feedback.py --noise), and it reordered every later recall.
+    def recalls(better: int, worse: int) -> tuple[list[Example], np.ndarray, np.ndarray]:
+        examples = [
+            Example(f"r{r}", np.zeros(1), accepted)
+            for r in range(better + worse)
+            for accepted in (True, False)
+        ]
+        base = np.array([0.0, 1.0] * better + [1.0, 0.0] * worse)
+        return examples, base, 1.0 - base
+
+    level = LearningSettings().significance
+    assert better_than_base(*recalls(15, 5), 0.05) == (True, 15, 5)
+    assert better_than_base(*recalls(15, 5), level) == (False, 15, 5)
+    assert better_than_base(*recalls(17, 3), level) == (True, 17, 3)

@@ -123,15 +123,16 @@ async def test_feedback_does_not_reach_unrelated_queries(client: Client) -> None
 async def test_a_rejection_reaches_only_near_identical_queries_an_acceptance_similar_ones(
     client: Client,
 ) -> None:
-    # "ferry timetable winter" is 0.82 alike to QUERY (hash embedder: 2 of 3 words), above
-    # feedback_similarity (0.75) and below rejection_similarity (0.9).
+    # "ferry timetable timetable winter" is 0.87 alike to QUERY (hash embedder: word counts
+    # 1, 2, 1 against 1, 1), above feedback_similarity (0.85) and below rejection_similarity
+    # (0.9).
     with anyio.fail_after(30):
         ids = await seed_ferries(client)
         found = await ok(client, "recall", query=QUERY)
         await ok(
             client, "feedback", recall_id=found["recall_id"], accepted=[ids[2]], rejected=[ids[1]]
         )
-        similar = await ok(client, "recall", query="ferry timetable winter", explain=True)
+        similar = await ok(client, "recall", query="ferry timetable timetable winter", explain=True)
         same = await ok(client, "recall", query=QUERY, explain=True)
     on_similar = {r["observation_id"]: r["scores"] for r in similar["results"]}
     assert on_similar[ids[2]]["feedback"] > 0
