@@ -201,8 +201,14 @@ class Graph:
         try:
             if not read_only:
                 self._migrate()
-        except BaseException:
+        except BaseException as error:
             self.close()
+            if isinstance(error, RuntimeError) and _POOL_FULL in str(error):
+                raise MemoryStoreError(
+                    f"the memory in {path.parent} did not fit Kùzu's page cache while"
+                    f" preparing its schema ({self.pool_mb} MB); set a larger"
+                    " buffer_pool_max_mb in the settings (store section)"
+                ) from None
             raise
 
     def _connect(self) -> None:
@@ -397,21 +403,17 @@ class Graph:
             if migration.version in applied:
                 continue
             log.info("applying schema migration %d: %s", migration.version, migration.name)
-            self._run_in_transaction(
-                list(migration.statements),
-                [
-                    (
-                        f"CREATE (:{schema.MIGRATION_TABLE} {{version: $v, name: $n,"
-                        " checksum: $c, applied_at: $t})",
-                        {
-                            "v": migration.version,
-                            "n": migration.name,
-                            "c": migration.checksum,
-                            "t": to_naive_utc(utc_now()),
-                        },
-                    )
-                ],
+            record = (
+                f"CREATE (:{schema.MIGRATION_TABLE} {{version: $v, name: $n,"
+                " checksum: $c, applied_at: $t})",
+                {
+                    "v": migration.version,
+                    "n": migration.name,
+                    "c": migration.checksum,
+                    "t": to_naive_utc(utc_now()),
+                },
             )
+            self._run_in_transaction(list(migration.statements), [record])
         if len(applied) < len(schema.MIGRATIONS):
             # DDL and backfills hold pool pages until a checkpoint; with a small pool the
             # first load's reads would otherwise find it full.
@@ -423,18 +425,27 @@ class Graph:
     def _run_in_transaction(
         self, statements: list[str], parameterised: list[tuple[str, Row]]
     ) -> None:
+        """A migration step in one transaction; rolled back and run again when the page
+        cache was too small for it and has grown (as for any write)."""
         with self._write_lock:
-            self._writer.execute("BEGIN TRANSACTION")
-            try:
-                for statement in statements:
-                    self._writer.execute(statement)
-                for statement, params in parameterised:
-                    self._writer.execute(statement, params)
-            except BaseException:
-                self._rollback()
-                raise
-            self._writer.execute("COMMIT")
-            self._wrote()
+            while True:
+                self._writer.execute("BEGIN TRANSACTION")
+                try:
+                    for statement in statements:
+                        self._writer.execute(statement)
+                    for statement, params in parameterised:
+                        self._writer.execute(statement, params)
+                except RuntimeError as error:
+                    self._rollback()
+                    if self._grow_pool(error):
+                        continue
+                    raise
+                except BaseException:
+                    self._rollback()
+                    raise
+                self._writer.execute("COMMIT")
+                self._wrote()
+                return
 
     # ---- plumbing ---------------------------------------------------------------------------
 

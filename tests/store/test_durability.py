@@ -391,3 +391,20 @@ def test_long_reads_come_in_pages_and_training_reads_the_latest_recalls(
     latest = graph.training_examples(2)
     assert [r for r, _, _ in latest] == [recalls[3]] * 3 + [recalls[4]] * 3
     assert sum(accepted for _, _, accepted in latest) == 2
+
+
+def test_a_new_graph_whose_schema_does_not_fit_the_page_cache_grows_it(tmp_path: Path) -> None:
+    """Creating the schema fills a tiny cache: the migration is rolled back and runs again
+    in a larger one; at the ceiling the error names the setting to raise."""
+    from doxa.store.graph import Graph
+
+    graph = Graph(
+        tmp_path / "a" / "graph", buffer_pool_bytes=1 << 20, buffer_pool_max_bytes=1 << 30
+    )
+    try:
+        assert graph.pool_growths >= 1
+        assert graph.observation_count() == 0
+    finally:
+        graph.close()
+    with pytest.raises(MemoryStoreError, match="buffer_pool_max_mb"):
+        Graph(tmp_path / "b" / "graph", buffer_pool_bytes=1 << 20, buffer_pool_max_bytes=2 << 20)
