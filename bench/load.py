@@ -33,6 +33,7 @@ Run: ``python bench/load.py`` (about 5 minutes); ``--part sharing|http|conflicts
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -457,10 +458,16 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def http_server(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+async def http_server(
+    data_dir: Path, log: Path, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen(
-        [*DOXA, "--data-dir", str(data_dir), "--transport", "http", "--port", str(port)],
+        [
+            *DOXA,
+            *("--data-dir", str(data_dir), "--transport", "http", "--port", str(port)),
+            *("--workers", str(workers)),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
@@ -504,11 +511,24 @@ async def fill(url: str, memories: list[dict[str, Any]], batch: int) -> float:
 
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
-    """CPU seconds (user + system) spent so far by the process ``pid`` and by this one."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds (user + system) spent so far by the process ``pid`` with its children
+    (the HTTP workers) and by this one."""
+    server = 0.0
+    for one in [pid, *children(pid)]:
+        with contextlib.suppress(FileNotFoundError):
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+            server += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     mine = resource.getrusage(resource.RUSAGE_SELF)
     return server, mine.ru_utime + mine.ru_stime
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(FileNotFoundError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def minus(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
@@ -635,11 +655,14 @@ async def recall_in_processes(
 
 
 async def http_part(
-    root: Path, clients: int, calls: int, filled: int, per_process: int
+    root: Path, clients: int, calls: int, filled: int, per_process: int, workers: int
 ) -> list[Row]:
     data_dir = root / "http"
-    out(f"\n## http: {clients} clients x {calls} mixed calls on {filled:,} memories")
-    process, url = await http_server(data_dir, root / "logs" / "http.stderr")
+    out(
+        f"\n## http: {clients} clients x {calls} mixed calls on {filled:,} memories,"
+        f" doxa serve --workers {workers}"
+    )
+    process, url = await http_server(data_dir, root / "logs" / "http.stderr", workers)
     rows: list[Row] = []
     try:
         warm = Mix("fill", seed=99)
@@ -835,6 +858,12 @@ def main(argv: list[str] | None = None) -> int:
         default=8,
         help="recalling HTTP clients per client process in part 2 (agents are processes)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="doxa serve --workers in part 2 (default 2: a server shared by many clients)",
+    )
     parser.add_argument("--keep", type=Path, help="keep data and logs in this directory")
     parser.add_argument(
         "--conflicts-limit", type=int, default=50, help="find_conflicts' limit in part 3"
@@ -855,7 +884,7 @@ def main(argv: list[str] | None = None) -> int:
     parts: dict[str, Callable[[Path], Awaitable[list[Row]]]] = {
         "sharing": lambda root: sharing_part(root, options.calls),
         "http": lambda root: http_part(
-            root, options.clients, options.calls, options.fill, options.per_process
+            root, options.clients, options.calls, options.fill, options.per_process, options.workers
         ),
         "conflicts": lambda root: conflicts_part(
             root, options.facts, options.clash_every, options.readers, options.conflicts_limit

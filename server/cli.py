@@ -16,14 +16,13 @@ import os
 import shlex
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import uvicorn
+    pass
 
 from doxa.server.settings import Settings, SettingsError, load_settings, split_list
 
@@ -44,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "sse", "http"], help="default: stdio")
     serve.add_argument("--host", help="bind address for sse/http (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
+    serve.add_argument(
+        "--workers", type=int, help="processes answering http on the port (default 1)"
+    )
     serve.add_argument("--data-dir", help="memory directory (default: the user data dir)")
     serve.add_argument("--agent", help="agent that believes what is remembered (default: default)")
     serve.add_argument("--embedder", choices=["sentence-transformers", "hash"])
@@ -132,6 +134,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         ("server", "transport"): getattr(args, "transport", None),
         ("server", "host"): getattr(args, "host", None),
         ("server", "port"): getattr(args, "port", None),
+        ("server", "workers"): getattr(args, "workers", None),
         ("server", "log_level"): getattr(args, "log_level", None),
         ("server", "auth"): getattr(args, "auth", None),
         ("server", "allowed_hosts"): _listed(getattr(args, "allowed_hosts", None)),
@@ -152,89 +155,16 @@ def serve(settings: Settings) -> None:
     import anyio
 
     from doxa.server.app import create_server
-    from doxa.server.stdio import DRAIN_SECONDS, STOP_SIGNALS, serve_stdio
+    from doxa.server.stdio import serve_stdio
 
     transport = settings.server.transport
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
         anyio.run(serve_stdio, create_server(settings))
         return
-    import uvicorn
+    from doxa.server.http_server import serve_http
 
-    from doxa.server.access import Access
-    from doxa.server.exact import ExactNumbers
-    from doxa.tools.context import MemoryContext
-
-    # Checked before the memory opens: a server that must not start leaves nothing behind.
-    access = Access(settings)
-    access.check()
-    # One memory for the whole process, opened now and kept across sessions.
-    state = MemoryContext(settings.store)
-    state.start()
-    server = create_server(settings, state=state)
-    host = settings.server.host
-    security = access.security
-    app = (
-        server.sse_app(host=host, transport_security=security)
-        if transport == "sse"
-        else server.streamable_http_app(host=host, transport_security=security)
-    )
-    config = uvicorn.Config(
-        access.wrap(ExactNumbers(app)),
-        host=host,
-        port=settings.server.port,
-        log_level=settings.server.log_level.lower(),
-        log_config=_uvicorn_logging(),
-        # Requests still running this long after a stop are cancelled, as on stdio.
-        timeout_graceful_shutdown=DRAIN_SECONDS,
-    )
-    try:
-        anyio.run(_uvicorn_server(config, STOP_SIGNALS).serve)
-    finally:
-        # A second signal must not cut the close short (Kùzu's graph.wal would stay behind).
-        with _handling(STOP_SIGNALS, signal.SIG_IGN):
-            state.close()
-
-
-def _uvicorn_server(config: uvicorn.Config, stop_signals: tuple[int, ...]) -> uvicorn.Server:
-    """uvicorn's server, shutting down gracefully on each of ``stop_signals`` and then
-    returning, so that ``serve`` closes the memory and the process exits 0."""
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # uvicorn's own re-raises SIGINT or SIGTERM after its shutdown: SIGTERM then killed
-            # the process (exit 143) before the memory was closed, leaving Kùzu's graph.wal
-            # behind. And it leaves SIGHUP, which killed the process at once.
-            with _handling(stop_signals, self.handle_exit):
-                yield
-
-    return Server(config)
-
-
-@contextlib.contextmanager
-def _handling(signals: tuple[int, ...], handler: _Handler) -> Iterator[None]:
-    """``handler`` for each of ``signals`` (main thread only), the previous ones restored after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def _uvicorn_logging() -> dict[str, object]:
-    """uvicorn's logging, every handler on stderr (its access log defaults to stdout)."""
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = json.loads(json.dumps(LOGGING_CONFIG))
-    for handler in config["handlers"].values():
-        handler["stream"] = "ext://sys.stderr"
-    return dict(config)
+    serve_http(settings)
 
 
 #: Where the project lives: what ``uvx --from`` runs when the install does not say.
@@ -309,7 +239,7 @@ def installed_from() -> str:
     return REPOSITORY
 
 
-def _limit_malloc_arenas(arenas: int = 2) -> None:
+def limit_malloc_arenas(arenas: int = 2) -> None:
     """Cap glibc's malloc arenas (unless MALLOC_ARENA_MAX says otherwise).
 
     glibc gives threads that allocate their own arenas, up to 8 per core, and memory freed
@@ -334,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     # Arrow's default mimalloc pool keeps what loading the store freed (about 180 MB at 100k
     # memories); the system allocator hands it back. Read when pyarrow is first imported.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    _limit_malloc_arenas()
+    limit_malloc_arenas()
     args = _parser().parse_args(argv)
     try:
         settings = _settings(args)

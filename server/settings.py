@@ -29,6 +29,7 @@ ENVIRONMENT = {
     "DOXA_TRANSPORT": ("server", "transport"),
     "DOXA_HOST": ("server", "host"),
     "DOXA_PORT": ("server", "port"),
+    "DOXA_WORKERS": ("server", "workers"),
     "DOXA_LOG_LEVEL": ("server", "log_level"),
     "DOXA_AUTH": ("server", "auth"),
     "DOXA_ALLOWED_HOSTS": ("server", "allowed_hosts"),
@@ -47,6 +48,7 @@ class ServerSettings(BaseModel):
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
+    workers: int = Field(1, ge=1, le=64)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     auth: Auth = "auto"
     allowed_hosts: list[str] = Field(default_factory=list)

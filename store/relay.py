@@ -227,22 +227,75 @@ class RelayServer:
 
 
 class RelayClient:
-    """One connection to the owner's ``RelayServer``; calls are sent one at a time.
+    """Connections to the owner's ``RelayServer``: one call at a time on each, and as many
+    at once as ``connections`` (opened when every open one is busy), so that a relaying
+    process's calls run in parallel in the owner as its own would (one HTTP worker relays
+    many clients' calls).
 
     Raises (from ``call``):
         ConnectionError: the owner is gone; ``sent`` tells whether the request had left.
     """
 
-    def __init__(self, path: Path, timeout: float = 1.0) -> None:
-        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._socket.settimeout(timeout)
+    def __init__(self, path: Path, timeout: float = 1.0, connections: int = 8) -> None:
+        self._path = path
+        self._timeout = timeout
+        self._most = max(1, connections)
+        self._lock = threading.Condition()
+        self._closed = False
+        first = self._connect()
+        #: Every open connection, and those waiting for a call.
+        self._open: set[socket.socket] = {first}
+        self._idle: list[socket.socket] = [first]
+        self._opening = 0
+
+    def _connect(self) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(self._timeout)
         try:
-            self._socket.connect(str(path))
+            connection.connect(str(self._path))
         except OSError:
-            self._socket.close()
+            connection.close()
             raise
-        self._socket.settimeout(None)
-        self._lock = threading.Lock()
+        connection.settimeout(None)
+        return connection
+
+    def _take(self) -> socket.socket:
+        """An idle connection, a new one while fewer than ``connections`` are open, or the
+        first to come back."""
+        with self._lock:
+            while not self._closed:
+                if self._idle:
+                    return self._idle.pop()
+                if len(self._open) + self._opening < self._most:
+                    self._opening += 1
+                    break
+                self._lock.wait()
+            else:
+                raise RequestLost(sent=False)
+        try:
+            connection = self._connect()
+        except OSError as error:
+            with self._lock:
+                self._opening -= 1
+                self._lock.notify()
+            raise RequestLost(sent=False) from error
+        with self._lock:
+            self._opening -= 1
+            if self._closed:
+                connection.close()
+                raise RequestLost(sent=False)
+            self._open.add(connection)
+        return connection
+
+    def _give_back(self, connection: socket.socket, usable: bool) -> None:
+        with self._lock:
+            if usable and not self._closed:
+                self._idle.append(connection)
+            else:
+                self._open.discard(connection)
+                with contextlib.suppress(OSError):
+                    connection.close()
+            self._lock.notify()
 
     def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run ``method`` in the owner and return its result or raise its error.
@@ -252,31 +305,45 @@ class RelayClient:
                 have received the request.
             MemoryStoreError: the owner's answer.
         """
-        with self._lock:
+        connection = self._take()
+        usable = False
+        try:
             try:
-                _send(self._socket, (method, args, kwargs))
+                _send(connection, (method, args, kwargs))
             except OSError as error:
                 raise RequestLost(sent=False) from error
             try:
-                status, value = _receive(self._socket)
+                status, value = _receive(connection)
             except (OSError, EOFError, struct.error) as error:
                 raise RequestLost(sent=True) from error
+            usable = True
+        finally:
+            self._give_back(connection, usable)
         if status == "error":
             raise value
         return value
 
     def wait_closed(self) -> None:
         """Block until the owner hangs up (for a connection that sends nothing)."""
+        with self._lock:
+            connection = next(iter(self._open), None)
+        if connection is None:
+            return
         with contextlib.suppress(OSError):
-            while self._socket.recv(4096):
+            while connection.recv(4096):
                 pass
 
     def close(self) -> None:
-        """Hang up."""
-        with contextlib.suppress(OSError):
-            self._socket.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self._socket.close()
+        """Hang up (calls in flight fail with ``RequestLost``)."""
+        with self._lock:
+            self._closed = True
+            connections = list(self._open)
+            self._lock.notify_all()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                connection.close()
 
 
 class RequestLost(ConnectionError):

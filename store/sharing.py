@@ -130,6 +130,12 @@ class SharedMemory:
             self._settling = True  # before the thread runs: close() waits for it
         threading.Thread(target=self._settle_claimed, name="doxa-share", daemon=True).start()
 
+    def wait_settled(self, timeout: float = CONNECT_WAIT_S) -> bool:
+        """Wait until this process owns the memory or relays to its owner (or failed to
+        do either, which calls report); False after ``timeout``."""
+        with self._role:
+            return self._role.wait_for(lambda: self._settled or self._closed, timeout)
+
     @property
     def owner(self) -> bool:
         """True when this process owns the memory."""
@@ -186,7 +192,7 @@ class SharedMemory:
                 return
             try:
                 client = RelayClient(path)
-                watch = RelayClient(path)
+                watch = RelayClient(path, connections=1)
             except OSError:  # the owner is still binding, or just died: try again
                 if time.monotonic() > deadline:
                     raise MemoryStoreError(

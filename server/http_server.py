@@ -1,0 +1,221 @@
+"""``doxa serve --transport http`` (or ``sse``): the MCP server behind uvicorn, in one process
+or in several answering on one port (``[server] workers``, ``doxa.server.workers``).
+
+Run as ``python -m doxa.server.http_server``, this module is one such extra worker: it reads
+its settings and listening socket from the environment its serving process set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import functools
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from doxa.server.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
+
+    from doxa.tools.context import MemoryContext
+
+log = logging.getLogger("doxa")
+
+#: A handler for ``signal.signal``.
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
+
+#: How a worker learns its settings (JSON), listening socket (a file descriptor) and the
+#: process that started it (``doxa.server.workers``).
+WORKER_SETTINGS = "DOXA_WORKER_SETTINGS"
+WORKER_SOCKET = "DOXA_WORKER_SOCKET"
+WORKER_PARENT = "DOXA_WORKER_PARENT"
+
+
+def serve_http(settings: Settings) -> None:
+    """Serve HTTP or SSE until Ctrl-C, SIGTERM or SIGHUP; every way out stops the other
+    workers, then closes the memory.
+
+    Raises:
+        SettingsError: the server must not start (``doxa.server.access``), or ``workers``
+            asks for more than one process on SSE.
+    """
+    import anyio
+
+    from doxa.server.access import Access
+    from doxa.server.stdio import STOP_SIGNALS
+    from doxa.server.workers import Workers
+    from doxa.tools.context import MemoryContext
+
+    workers = settings.server.workers
+    if workers > 1 and settings.server.transport != "http":
+        raise SettingsError(
+            f"server.workers = {workers} needs --transport http: SSE keeps each session in"
+            " the process that opened it; set workers = 1 for SSE"
+        )
+    # Checked before the memory opens: a server that must not start leaves nothing behind.
+    access = Access(settings)
+    access.check()
+    # One memory for the whole process, opened now and kept across sessions.
+    state = MemoryContext(settings.store)
+    state.start()
+    config = _config(settings, _app(settings, state, access))
+    others: Workers | None = None
+    try:
+        if workers == 1:
+            anyio.run(_server(config, STOP_SIGNALS).serve)
+            return
+        listener = config.bind_socket()
+        # Started once this process holds the memory (or knows its owner): a worker that
+        # raced it for the data directory would own it, and go first at every stop.
+        state.memory().wait_settled()
+        others = Workers(settings, listener, workers - 1)
+        anyio.run(functools.partial(_server(config, STOP_SIGNALS).serve, sockets=[listener]))
+    finally:
+        # A second signal must not cut the close short (Kùzu's graph.wal would stay behind).
+        with handling(STOP_SIGNALS, signal.SIG_IGN):
+            if others is not None:
+                others.stop()  # they relay to this process: they go first
+            state.close()
+
+
+def worker_main() -> int:
+    """One extra worker (``python -m doxa.server.http_server``): serve on the inherited
+    socket until told to stop or until the process that started it is gone."""
+    import anyio
+
+    from doxa.server.access import Access
+    from doxa.server.cli import limit_malloc_arenas
+    from doxa.server.stdio import STOP_SIGNALS
+    from doxa.tools.context import MemoryContext
+
+    try:
+        settings = Settings.model_validate_json(os.environ.pop(WORKER_SETTINGS))
+        listener = socket.socket(fileno=int(os.environ.pop(WORKER_SOCKET)))
+        parent = int(os.environ.pop(WORKER_PARENT))
+    except (KeyError, ValueError) as error:
+        print(f"doxa: not started as an HTTP worker ({error})", file=sys.stderr)
+        return 2
+    limit_malloc_arenas()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=settings.server.log_level,
+        format="%(asctime)s %(levelname)s %(name)s[worker %(process)d]: %(message)s",
+    )
+    faulthandler.enable()
+    state = MemoryContext(settings.store)
+    state.start()
+    config = _config(settings, _app(settings, state, Access(settings)))
+    try:
+        server = _server(config, STOP_SIGNALS, parent=parent)
+        anyio.run(functools.partial(server.serve, sockets=[listener]))
+    finally:
+        with handling(STOP_SIGNALS, signal.SIG_IGN):
+            state.close()
+    return 0
+
+
+def _app(settings: Settings, state: MemoryContext, access: Any) -> ASGIApp:
+    """The ASGI app: the MCP server behind exact numbers and the token check.
+
+    With several workers requests are served statelessly (no ``Mcp-Session-Id``): the
+    kernel gives each connection to whichever worker accepts it, and a session held by one
+    worker would be unknown to the others. Clients of the 2026-07-28 revision send
+    self-contained requests anyway; older ones lose nothing doxa uses (it sends nothing
+    outside the answer to a request).
+    """
+    from doxa.server.app import create_server
+    from doxa.server.exact import ExactNumbers
+
+    server = create_server(settings, state=state)
+    host = settings.server.host
+    security = access.security
+    app = (
+        server.sse_app(host=host, transport_security=security)
+        if settings.server.transport == "sse"
+        else server.streamable_http_app(
+            host=host, transport_security=security, stateless_http=settings.server.workers > 1
+        )
+    )
+    wrapped: ASGIApp = access.wrap(ExactNumbers(app))
+    return wrapped
+
+
+def _config(settings: Settings, app: ASGIApp) -> uvicorn.Config:
+    import uvicorn
+
+    from doxa.server.stdio import DRAIN_SECONDS
+
+    return uvicorn.Config(
+        app,
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=settings.server.log_level.lower(),
+        log_config=_uvicorn_logging(),
+        # Requests still running this long after a stop are cancelled, as on stdio.
+        timeout_graceful_shutdown=DRAIN_SECONDS,
+    )
+
+
+def _server(
+    config: uvicorn.Config, stop_signals: tuple[int, ...], parent: int | None = None
+) -> uvicorn.Server:
+    """uvicorn's server, shutting down gracefully on each of ``stop_signals`` and then
+    returning, so that the caller closes the memory and the process exits 0; with
+    ``parent``, also once that process is gone (a worker whose serving process was killed)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own re-raises SIGINT or SIGTERM after its shutdown: SIGTERM then killed
+            # the process (exit 143) before the memory was closed, leaving Kùzu's graph.wal
+            # behind. And it leaves SIGHUP, which killed the process at once.
+            with handling(stop_signals, self.handle_exit):
+                yield
+
+        async def on_tick(self, counter: int) -> bool:
+            # Every second: a worker outliving its serving process would hold the port.
+            if parent is not None and counter % 10 == 0 and os.getppid() != parent:
+                log.warning("the serving process %d is gone: this worker stops", parent)
+                self.should_exit = True
+            return await super().on_tick(counter)
+
+    return Server(config)
+
+
+@contextlib.contextmanager
+def handling(signals: tuple[int, ...], handler: _Handler) -> Iterator[None]:
+    """``handler`` for each of ``signals`` (main thread only), the previous ones restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _uvicorn_logging() -> dict[str, object]:
+    """uvicorn's logging, every handler on stderr (its access log defaults to stdout)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = json.loads(json.dumps(LOGGING_CONFIG))
+    for handler in config["handlers"].values():
+        handler["stream"] = "ext://sys.stderr"
+    return dict(config)
+
+
+if __name__ == "__main__":
+    raise SystemExit(worker_main())

@@ -1,0 +1,159 @@
+"""``doxa serve --transport http --workers 2``, through real processes: a worker answers on
+the same port and relays to the serving process's memory, enforcing the same tokens; a dead
+worker is replaced; a worker outlives no serving process; SIGTERM stops them all cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from doxa.server.tokens import TokenStore
+
+if TYPE_CHECKING:
+    from tests.server.conftest import RunningServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+Start = Callable[..., Awaitable["RunningServer"]]
+
+
+def workers_of(pid: int) -> list[int]:
+    """The child processes of ``pid`` (its HTTP workers)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+async def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} within {seconds} s")
+        await anyio.sleep(0.05)
+
+
+@asynccontextmanager
+async def client(server: RunningServer, token: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
+        Client(streamable_http_client(server.url, http_client=http)) as connected,
+    ):
+        yield connected
+
+
+async def remember(server: RunningServer, token: str, text: str) -> str:
+    async with client(server, token) as connected:
+        result = await connected.call_tool("remember", {"text": text})
+    assert not result.is_error, result.content
+    observation: Any = result.structured_content
+    return str(observation["observation_id"])
+
+
+async def recalled(server: RunningServer, token: str, query: str) -> list[str]:
+    async with client(server, token) as connected:
+        result = await connected.call_tool("recall", {"query": query, "limit": 50})
+    assert not result.is_error, result.content
+    found: Any = result.structured_content
+    return [r["text"] for r in found["results"]]
+
+
+async def test_a_worker_answers_on_the_port_with_the_owners_memory_and_tokens(
+    start_server: Start, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "memory"
+    _, token = TokenStore(data_dir).create("scout")
+    server = await start_server("http", data_dir, "--workers", "2")
+    await wait_for(lambda: len(workers_of(server.process.pid)) == 1, 30, "no worker started")
+    [worker] = workers_of(server.process.pid)
+
+    # Many clients at once, each on its own connection: any process may take each one.
+    texts = [f"Ferry note {k}: the boat to island {k} leaves from pier {k % 3}." for k in range(12)]
+    async with anyio.create_task_group() as group:
+        for text in texts:
+            group.start_soon(remember, server, token, text)
+    assert set(texts) <= set(await recalled(server, token, "ferry boat island pier"))
+
+    # With the serving process frozen, only the worker can take a connection: it lists the
+    # tools (no memory needed) and refuses a request without a token.
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        with anyio.fail_after(20):
+            async with client(server, token) as connected:
+                tools = await connected.list_tools()
+            async with httpx2.AsyncClient(timeout=10) as http:
+                refused = await http.post(
+                    server.url,
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={"Accept": "application/json, text/event-stream"},
+                )
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert "remember" in {tool.name for tool in tools.tools}
+    assert refused.status_code == 401
+
+    # A dead worker is replaced, and the memory is still one.
+    os.kill(worker, signal.SIGKILL)
+    await wait_for(
+        lambda: any(p != worker for p in workers_of(server.process.pid)), 15, "no new worker"
+    )
+    await remember(server, token, "Ferry note 99: the last boat leaves at ten.")
+    assert "Ferry note 99: the last boat leaves at ten." in await recalled(
+        server, token, "last boat ten"
+    )
+
+    [replacement] = workers_of(server.process.pid)
+    assert server.stop() == 0
+    assert not alive(replacement)
+    assert not list(data_dir.rglob("*.wal"))  # the memory was closed, after the worker
+
+
+async def test_a_worker_stops_when_its_serving_process_is_killed(
+    start_server: Start, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "memory"
+    server = await start_server("http", data_dir, "--workers", "2")
+    await wait_for(lambda: len(workers_of(server.process.pid)) == 1, 30, "no worker started")
+    [worker] = workers_of(server.process.pid)
+    server.process.kill()
+    server.process.wait(timeout=30)
+    await wait_for(lambda: not alive(worker), 15, "the worker outlived its serving process")
+    # Nothing left behind blocks the next server on the directory.
+    again = await start_server("http", data_dir)
+    _, token = TokenStore(data_dir).create("scout")
+    await remember(again, token, "The harbour opens at six.")
+
+
+def test_workers_need_streamable_http(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "doxa.server", "serve", "--transport", "sse", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": str(tmp_path / "m")},
+    )
+    assert done.returncode == 2
+    assert "server.workers = 2 needs --transport http" in done.stderr
+    assert not (tmp_path / "m").exists()  # refused before anything opened
