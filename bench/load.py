@@ -11,8 +11,8 @@ model's time does not hide the store's) and checks the graph afterwards.
    flight in the killed process. Counted: other errors (target 0), acknowledged writes not
    in the graph afterwards (0), observations stored twice (0), and clients that gave up
    after 3 errors in a row (0: their process stopped answering).
-2. **http**: ``doxa serve --transport http`` holding ``--fill`` (2,000) memories: recall
-   throughput of one client, then ``--clients`` (32) clients x ``--calls`` mixed calls
+2. **http**: ``doxa serve --transport http --workers W`` (``--workers``, 2) holding
+   ``--fill`` (2,000) memories: recall throughput of one client, then ``--clients`` (32) clients x ``--calls`` mixed calls
    (errors 0, lost writes 0, p50 and p99 of recall and remember), then ``--clients``
    clients recalling only, ``--per-process`` (8) to a client process as agents are separate
    processes: throughput vs one client (>= 1.6 x on 2 cores) and recall p99 <= 4 x p50
