@@ -12,11 +12,11 @@ model's time does not hide the store's) and checks the graph afterwards.
    in the graph afterwards (0), observations stored twice (0), and clients that gave up
    after 3 errors in a row (0: their process stopped answering).
 2. **http**: ``doxa serve --transport http --workers W`` (``--workers``, 2) holding
-   ``--fill`` (2,000) memories: recall throughput of one client, then ``--clients`` (32) clients x ``--calls`` mixed calls
-   (errors 0, lost writes 0, p50 and p99 of recall and remember), then ``--clients``
-   clients recalling only, ``--per-process`` (8) to a client process as agents are separate
-   processes: throughput vs one client (>= 1.6 x on 2 cores) and recall p99 <= 4 x p50
-   under that load (shown for the mixed load too).
+   ``--fill`` (2,000) memories: recall throughput of one client, then ``--clients`` (32)
+   clients x ``--calls`` mixed calls (errors 0, lost writes 0, p50 and p99 of recall and
+   remember), then ``--clients`` clients recalling only, ``--per-process`` (8) to a client
+   process as agents are separate processes: throughput vs one client (>= 1.6 x on 2 cores)
+   and recall p99 <= 4 x p50 under that load (shown for the mixed load too).
 3. **conflicts**: ``--facts`` (20,000) facts remembered through MCP in batches, two agents
    per subject, the objects clashing on every ``--clash-every`` (10th) subject; recall
    latency of 4 clients alone, then while another client process calls
