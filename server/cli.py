@@ -14,24 +14,15 @@ import json
 import logging
 import os
 import shlex
-import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
+from typing import Any
 
 from doxa.server.settings import Settings, SettingsError, load_settings, split_list
 
 log = logging.getLogger("doxa")
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor")
-
-#: A handler for ``signal.signal``.
-_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 
 
 def _parser() -> argparse.ArgumentParser:

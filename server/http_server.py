@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.types import ASGIApp
 
+    from doxa.server.access import Access
     from doxa.tools.context import MemoryContext
 
 log = logging.getLogger("doxa")
@@ -126,7 +127,7 @@ def worker_main() -> int:
     return 0
 
 
-def _app(settings: Settings, state: MemoryContext, access: Any) -> ASGIApp:
+def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     """The ASGI app: the MCP server behind exact numbers and the token check.
 
     With several workers requests are served statelessly (no ``Mcp-Session-Id``): the

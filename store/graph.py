@@ -178,11 +178,7 @@ class Graph:
                 self._db = self._open_database(read_only)
             except RuntimeError as error:
                 if _POOL_FULL in str(error):
-                    raise MemoryStoreError(
-                        f"the memory in {path.parent} did not fit Kùzu's page cache while"
-                        f" opening ({self.pool_mb} MB); set a larger buffer_pool_max_mb in"
-                        " the settings (store section)"
-                    ) from None
+                    raise self._cache_too_small("opening") from None
                 if "lock" in str(error).lower():
                     raise MemoryStoreError(
                         f"the memory in {path.parent} is in use by another process (Kùzu allows"
@@ -204,12 +200,16 @@ class Graph:
         except BaseException as error:
             self.close()
             if isinstance(error, RuntimeError) and _POOL_FULL in str(error):
-                raise MemoryStoreError(
-                    f"the memory in {path.parent} did not fit Kùzu's page cache while"
-                    f" preparing its schema ({self.pool_mb} MB); set a larger"
-                    " buffer_pool_max_mb in the settings (store section)"
-                ) from None
+                raise self._cache_too_small("preparing its schema") from None
             raise
+
+    def _cache_too_small(self, doing: str) -> MemoryStoreError:
+        """The error for a page cache found full at its ceiling while ``doing``."""
+        return MemoryStoreError(
+            f"the memory in {self._path.parent} did not fit Kùzu's page cache while {doing}"
+            f" ({self.pool_mb} MB); set a larger buffer_pool_max_mb in the settings (store"
+            " section)"
+        )
 
     def _connect(self) -> None:
         self._reader = kuzu.Connection(self._db)
