@@ -26,11 +26,15 @@ $(STAMP): pyproject.toml setup.py server tools store prompts configs | $(BIN)/py
 serve: $(STAMP)
 	@$(BIN)/doxa serve
 
+# Two test processes fit a 2-core machine: the suite spends about half its time waiting on the
+# servers it starts (`make test JOBS=auto` takes one per core, `JOBS=0` runs in this process).
+JOBS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tools store prompts tests bench
