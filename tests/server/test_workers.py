@@ -34,7 +34,10 @@ def workers_of(pid: int) -> list[int]:
     """The child processes of ``pid`` (its HTTP workers)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        found += [int(c) for c in (task / "children").read_text().split()]
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue  # a thread that ended between the listing and the reading
     return found
 
 
