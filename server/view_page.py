@@ -16,13 +16,13 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import MemoryStoreError
-from doxa.store.picture import Picture
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
     from doxa.server.settings import ServerSettings
+    from doxa.store.picture import Picture
     from doxa.tools.context import MemoryContext
 
 #: Entities drawn in the graph when the page opens (the most mentioned); the rest are found

@@ -350,6 +350,20 @@ def test_the_installed_doxa_exits_2_for_a_bad_environment_value(tmp_path: Path) 
 # ---- handshake --------------------------------------------------------------------------------
 
 
+def test_the_modules_a_handshake_needs_leave_the_stores_libraries_to_the_memory_thread() -> None:
+    # numpy, Kùzu, LanceDB and the model's runtime take about 1.5 s to import; the thread that
+    # opens the memory imports them, so initialize and tools/list need not wait for them.
+    heavy = ("numpy", "kuzu", "lancedb", "pyarrow", "onnxruntime", "torch")
+    probe = (
+        "import sys, doxa.server.cli, doxa.server.app, doxa.server.stdio, doxa.server.http_server"
+        f"; print(sorted(set({heavy!r}) & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
 @pytest.mark.slow
 async def test_the_handshake_answers_without_waiting_for_the_embedding_model(
     tmp_path: Path, onnx_cache: Path, server_env: dict[str, str]
