@@ -21,8 +21,8 @@ PACKED_WEIGHTS = "model.safetensors.packed"
 _MAGIC = b"DOXAPACK2\n"
 #: zlib's level for each of the four byte groups, least significant byte first.
 _LEVELS = (1, 1, 1, 6)
-#: Before each group: its compressed length.
-_GROUP = struct.Struct("<Q")
+#: The raw length after the magic, and each group's compressed length before it.
+_LENGTH = struct.Struct("<Q")
 
 
 class PackError(ValueError):
@@ -32,10 +32,10 @@ class PackError(ValueError):
 def pack_weights(raw: bytes) -> bytes:
     """The packed form of a safetensors file's bytes."""
     padded = raw + b"\0" * (-len(raw) % 4)
-    parts = [_MAGIC, struct.pack("<Q", len(raw))]
+    parts = [_MAGIC, _LENGTH.pack(len(raw))]
     for i, level in enumerate(_LEVELS):
         compressed = zlib.compress(padded[i::4], level)
-        parts += [_GROUP.pack(len(compressed)), compressed]
+        parts += [_LENGTH.pack(len(compressed)), compressed]
     return b"".join(parts)
 
 
@@ -43,20 +43,20 @@ def unpack_weights(packed: bytes) -> bytes:
     """The safetensors bytes ``pack_weights`` packed."""
     if not packed.startswith(_MAGIC):
         raise PackError("the packed weights have an unknown header")
-    at = len(_MAGIC)
-    (length,) = struct.unpack_from("<Q", packed, at)
-    at += 8
     groups: list[bytes] = []
     try:
+        (length,) = _LENGTH.unpack_from(packed, len(_MAGIC))
+        at = len(_MAGIC) + _LENGTH.size
         for _ in _LEVELS:
-            (size,) = _GROUP.unpack_from(packed, at)
-            at += _GROUP.size
+            (size,) = _LENGTH.unpack_from(packed, at)
+            at += _LENGTH.size
             groups.append(zlib.decompress(packed[at : at + size]))
             at += size
     except (struct.error, zlib.error) as error:
         raise PackError(f"the packed weights are damaged: {error!r}") from error
     quarter = len(groups[0])
-    if at != len(packed) or any(len(group) != quarter for group in groups):
+    fits = at == len(packed) and 0 <= 4 * quarter - length < 4
+    if not fits or any(len(group) != quarter for group in groups):
         raise PackError("the packed weights are damaged: their groups do not fit together")
     raw = bytearray(4 * quarter)
     for i, group in enumerate(groups):
