@@ -43,6 +43,7 @@ The weights are settings (``[ranking]`` in ``configs/default.toml``).
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ _WORD = re.compile(r"[\w'-]+")
 #: Rows a query's field and value bring into the candidates at most (a value common to
 #: thousands of records adds nothing a shorter list would not).
 _MAX_NAMED_ROWS = 1000
+#: Rows the strongest accepting links bring into the candidates at least (``rank``).
+_LINKED = 20
 #: A topic on fewer observations than this is never broad (``without_broad_topics``): in a
 #: small memory every topic is on a large share.
 _MIN_BROAD_ROWS = 20
@@ -219,9 +222,10 @@ def rank(
     candidates.update(row for row, _ in hits)
     candidates.update(row for row, value in feedback.items() if value > 0)
     # A paraphrase of a judged query below the feedback's cut-off still brings what that
-    # query accepted into the candidates: the model decides how much it counts.
-    for kind in ("accept_close", "accept_far"):
-        candidates.update(row for row in links.get(kind, {}) if row < n and usable[row])
+    # query accepted into the candidates: the model decides how much it counts. Only the
+    # most strongly linked: every accepted result is linked to nearly every query (weakly),
+    # and taking them all made each recall's pool, and its time, grow with the judgements.
+    candidates.update(strongest_accepted(links, usable, max(limit * 2, _LINKED)))
     by_field = {} if weights.field == 0 else (fields_named or {})
     if by_field:
         # Found by field and value, not by likeness: they may lie outside both searches.
@@ -473,6 +477,19 @@ def _walk(
 def _topic_keys(topics: tuple[str, ...]) -> frozenset[str]:
     """The keys of a row's topics; rows share few distinct topic lists, so this is cached."""
     return frozenset(topic_key(t) for t in topics)
+
+
+def strongest_accepted(
+    links: dict[str, dict[int, float]], usable: BoolArray, count: int
+) -> list[int]:
+    """The ``count`` rows with the strongest accepting links (close or far) among those
+    ``usable`` allows, strongest first."""
+    accepted: dict[int, float] = {}
+    for kind in ("accept_close", "accept_far"):
+        for row, strength in links.get(kind, {}).items():
+            if row < len(usable) and usable[row] and strength > accepted.get(row, 0.0):
+                accepted[row] = strength
+    return heapq.nlargest(count, accepted, key=accepted.__getitem__)
 
 
 def _links(

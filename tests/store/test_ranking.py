@@ -11,6 +11,7 @@ import pytest
 
 from doxa.store import FactDraft, Memory, MemoryDraft
 from doxa.store.judged_queries import JudgedQueries
+from doxa.store.ranking import strongest_accepted
 from doxa.store.settings import RankingWeights
 
 
@@ -345,3 +346,18 @@ def test_length_lifts_the_turn_that_says_more_and_counts_words_up_to_length_word
     assert [first.text, second.text] == [long, short]
     assert first.scores["length"] == pytest.approx(1.0)  # 20 words: counted up to 10
     assert second.scores["length"] == pytest.approx(0.4)
+
+
+def test_only_the_strongest_accepting_links_become_candidates() -> None:
+    # Every accepted result is weakly linked to nearly every query: taking them all made
+    # each recall's pool grow with the judgements.
+    links = {
+        "accept_close": {1: 0.9, 2: 0.3},
+        "accept_far": {2: 0.5, 3: 0.4, 4: 0.2, 5: 0.8},
+        "reject_close": {6: 1.0},
+    }
+    usable = np.ones(6, dtype=bool)
+    usable[5] = False
+    assert strongest_accepted(links, usable, 3) == [1, 2, 3]
+    assert strongest_accepted(links, usable, 10) == [1, 2, 3, 4]
+    assert strongest_accepted({}, usable, 3) == []
