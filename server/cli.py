@@ -140,9 +140,9 @@ def _listed(value: str | None) -> list[str] | None:
     return None if value is None else split_list(value)
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings) -> int:
     """Run the server on the configured transport until the client, Ctrl-C, SIGTERM or SIGHUP
-    stops it; every way out closes the memory."""
+    stops it; every way out closes the memory. Returns the exit status."""
     import anyio
 
     from doxa.server.app import create_server
@@ -152,10 +152,10 @@ def serve(settings: Settings) -> None:
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
         anyio.run(serve_stdio, create_server(settings))
-        return
+        return 0
     from doxa.server.http_server import serve_http
 
-    serve_http(settings)
+    return serve_http(settings)
 
 
 #: Where the project lives: what ``uvx --from`` runs when the install does not say.
@@ -309,11 +309,10 @@ def main(argv: list[str] | None = None) -> int:
     # log), so the call that met it can be named.
     faulthandler.enable()
     try:
-        serve(settings)
+        return serve(settings)
     except SettingsError as error:  # refused to serve (see doxa.server.access)
         print(f"doxa: {error}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""``doxa serve --transport http`` (or ``sse``): the MCP server behind uvicorn, in one process
-or in several answering on one port (``[server] workers``, ``doxa.server.workers``).
+"""``doxa serve --transport http`` (or ``sse``): the MCP server behind uvicorn, in one process,
+or in several worker processes answering on one port while the serving process holds the
+memory for them (``[server] workers``, ``doxa.server.workers``).
 
 Run as ``python -m doxa.server.http_server``, this module is one such extra worker: it reads
 its settings and listening socket from the environment its serving process set.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from doxa.server.access import Access
+    from doxa.server.workers import Workers
     from doxa.tools.context import MemoryContext
 
 log = logging.getLogger("doxa")
@@ -42,9 +44,10 @@ WORKER_SOCKET = "DOXA_WORKER_SOCKET"
 WORKER_PARENT = "DOXA_WORKER_PARENT"
 
 
-def serve_http(settings: Settings) -> None:
-    """Serve HTTP or SSE until Ctrl-C, SIGTERM or SIGHUP; every way out stops the other
-    workers, then closes the memory.
+def serve_http(settings: Settings) -> int:
+    """Serve HTTP or SSE until Ctrl-C, SIGTERM or SIGHUP; every way out stops the workers,
+    then closes the memory. Returns the exit status: 0, or 1 when every worker kept dying
+    at start (``doxa.server.workers``).
 
     Raises:
         SettingsError: the server must not start (``doxa.server.access``), or ``workers``
@@ -69,24 +72,46 @@ def serve_http(settings: Settings) -> None:
     # One memory for the whole process, opened now and kept across sessions.
     state = MemoryContext(settings.store)
     state.start()
-    config = _config(settings, _app(settings, state, access))
     others: Workers | None = None
     try:
         if workers == 1:
+            config = _config(settings, _app(settings, state, access))
             anyio.run(_server(config, STOP_SIGNALS).serve)
-            return
-        listener = config.bind_socket()
+            return 0
+        # Bound here, so the port answers (connections wait in its queue) from now on.
+        listener = _config(settings, _no_app).bind_socket()
         # Started once this process holds the memory (or knows its owner): a worker that
         # raced it for the data directory would own it, and go first at every stop.
         state.memory().wait_settled()
-        others = Workers(settings, listener, workers - 1)
-        anyio.run(functools.partial(_server(config, STOP_SIGNALS).serve, sockets=[listener]))
+        others = Workers(settings, listener, workers)
+        return _keep_memory(others)
     finally:
         # A second signal must not cut the close short (Kùzu's graph.wal would stay behind).
         with handling(STOP_SIGNALS, signal.SIG_IGN):
             if others is not None:
                 others.stop()  # they relay to this process: they go first
             state.close()
+
+
+def _keep_memory(workers: Workers) -> int:
+    """What the serving process does while its workers answer HTTP: hold the memory (its
+    relay answers them on other threads) until a stop signal, or until every worker is
+    given up (then 1)."""
+    from doxa.server.stdio import STOP_SIGNALS
+
+    stop = threading.Event()
+    with handling(STOP_SIGNALS, lambda *_: stop.set()):
+        while not stop.wait(0.5):
+            if workers.given_up():
+                log.error("no HTTP worker is left to answer on the port: stopping")
+                return 1
+    return 0
+
+
+async def _no_app(scope: Any, receive: Any, send: Any) -> None:
+    """The application uvicorn's settings need in the serving process, which only binds
+    the port: its workers serve it."""
+    raise RuntimeError("the serving process of several workers serves no requests")
 
 
 def worker_main() -> int:

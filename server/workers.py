@@ -3,10 +3,13 @@
 One Python process spends most of a recall's CPU in the HTTP and MCP stack (about 6 of 8
 ms with the hash embedder at 2,000 memories, the recall itself about 2), all of it under one
 interpreter lock: more clients do not get more recalls per second out of it. With N workers
-the serving process binds the port and starts N - 1 more processes that accept connections
-on the same socket. Each opens the memory through ``doxa.store.sharing``: the serving
-process owns the data directory (it settles before starting the others), and the workers
-relay their tool calls to it over its Unix socket, several at once.
+the serving process binds the port, settles as the owner of the data directory and starts N
+processes that accept connections on that socket. Each opens the memory through
+``doxa.store.sharing`` and relays its tool calls to the serving process over its Unix
+socket, several at once. The serving process answers no HTTP itself: its interpreter lock
+goes to the memory alone (the recalls of every worker), and the HTTP stack's to the workers
+(``bench/load.py``: 32 clients got 1.64-1.67 x one client's recalls this way, 1.27-1.54 x
+when the serving process also took connections).
 
 The serving process restarts a worker that died (unless it keeps dying at once), and stops
 them all before it closes the memory; a worker stops by itself once the serving process is
@@ -43,7 +46,7 @@ class Workers:
     Args:
         settings: the serving process's settings (the workers get them as they are).
         listener: the bound socket the workers accept connections on.
-        count: how many workers besides the serving process.
+        count: how many workers.
     """
 
     def __init__(self, settings: Settings, listener: socket.socket, count: int) -> None:
@@ -54,17 +57,25 @@ class Workers:
         self._processes: list[subprocess.Popen[bytes]] = []
         self._started: list[float] = []
         self._quick_deaths = [0] * count
+        self._given_up: set[int] = set()
         for _ in range(count):
             self._processes.append(self._spawn())
             self._started.append(time.monotonic())
         self._watcher = threading.Thread(target=self._watch, name="doxa-workers", daemon=True)
         self._watcher.start()
-        log.info("serving with %d processes: this one and %s", count + 1, self.pids())
+        log.info(
+            "%d HTTP workers %s relay to this process, which holds the memory", count, self.pids()
+        )
 
     def pids(self) -> list[int]:
         """The workers' process ids."""
         with self._lock:
             return [process.pid for process in self._processes]
+
+    def given_up(self) -> bool:
+        """Whether every worker kept dying at start and none is started again."""
+        with self._lock:
+            return len(self._given_up) == len(self._processes)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         fd = self._listener.fileno()
@@ -83,7 +94,7 @@ class Workers:
 
     def _watch(self) -> None:
         """Start again a worker that exited while the server runs."""
-        given_up: set[int] = set()
+        given_up = self._given_up
         while not self._stopping.wait(1.0):
             with self._lock:
                 for k, process in enumerate(self._processes):

@@ -29,7 +29,7 @@ DOXA = [sys.executable, "-m", "doxa.server"]
 STARTUP_SECONDS = 60.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -111,7 +111,7 @@ def start_server(
     started: list[RunningServer] = []
 
     async def start(transport: str, data_dir: Path, *flags: str) -> RunningServer:
-        port = _free_port()
+        port = free_port()
         n = len(started)
         stdout, stderr = tmp_path / f"server{n}.stdout", tmp_path / f"server{n}.stderr"
         with stdout.open("wb") as out, stderr.open("wb") as err:

@@ -219,7 +219,7 @@ def test_serve_flags_set_auth_and_the_allow_lists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = []
-    monkeypatch.setattr("doxa.server.cli.serve", seen.append)
+    monkeypatch.setattr("doxa.server.cli.serve", lambda settings: seen.append(settings) or 0)
     argv = ["serve", "--data-dir", str(tmp_path), "--auth", "none"]
     argv += ["--allowed-hosts", "a.example,b.example:8443", "--allowed-origins", "https://a.x"]
     assert main(argv) == 0

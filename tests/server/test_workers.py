@@ -1,6 +1,7 @@
-"""``doxa serve --transport http --workers 2``, through real processes: a worker answers on
-the same port and relays to the serving process's memory, enforcing the same tokens; a dead
-worker is replaced; a worker outlives no serving process; SIGTERM stops them all cleanly."""
+"""``doxa serve --transport http --workers 2``, through real processes: two workers answer on
+the port and relay to the serving process's memory, enforcing the same tokens; a dead
+worker is replaced; a worker outlives no serving process; workers that keep dying at start
+stop the server; SIGTERM stops them all cleanly."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from doxa.server.tokens import TokenStore
+from tests.server.conftest import free_port
 
 if TYPE_CHECKING:
     from tests.server.conftest import RunningServer
@@ -89,18 +91,18 @@ async def test_a_worker_answers_on_the_port_with_the_owners_memory_and_tokens(
     data_dir = tmp_path / "memory"
     _, token = TokenStore(data_dir).create("scout")
     server = await start_server("http", data_dir, "--workers", "2")
-    await wait_for(lambda: len(workers_of(server.process.pid)) == 1, 30, "no worker started")
-    [worker] = workers_of(server.process.pid)
+    await wait_for(lambda: len(workers_of(server.process.pid)) == 2, 30, "no workers started")
+    worker, other = workers_of(server.process.pid)
 
-    # Many clients at once, each on its own connection: any process may take each one.
+    # Many clients at once, each on its own connection: either worker may take each one.
     texts = [f"Ferry note {k}: the boat to island {k} leaves from pier {k % 3}." for k in range(12)]
     async with anyio.create_task_group() as group:
         for text in texts:
             group.start_soon(remember, server, token, text)
     assert set(texts) <= set(await recalled(server, token, "ferry boat island pier"))
 
-    # With the serving process frozen, only the worker can take a connection: it lists the
-    # tools (no memory needed) and refuses a request without a token.
+    # With the serving process frozen, a worker still lists the tools (no memory needed)
+    # and refuses a request without a token.
     os.kill(server.process.pid, signal.SIGSTOP)
     try:
         with anyio.fail_after(20):
@@ -120,16 +122,17 @@ async def test_a_worker_answers_on_the_port_with_the_owners_memory_and_tokens(
     # A dead worker is replaced, and the memory is still one.
     os.kill(worker, signal.SIGKILL)
     await wait_for(
-        lambda: any(p != worker for p in workers_of(server.process.pid)), 15, "no new worker"
+        lambda: len(set(workers_of(server.process.pid)) - {worker}) == 2, 15, "no new worker"
     )
     await remember(server, token, "Ferry note 99: the last boat leaves at ten.")
     assert "Ferry note 99: the last boat leaves at ten." in await recalled(
         server, token, "last boat ten"
     )
 
-    [replacement] = workers_of(server.process.pid)
+    replacements = workers_of(server.process.pid)
+    assert other in replacements
     assert server.stop() == 0
-    assert not alive(replacement)
+    assert not any(alive(pid) for pid in replacements)
     assert not list(data_dir.rglob("*.wal"))  # the memory was closed, after the worker
 
 
@@ -138,11 +141,13 @@ async def test_a_worker_stops_when_its_serving_process_is_killed(
 ) -> None:
     data_dir = tmp_path / "memory"
     server = await start_server("http", data_dir, "--workers", "2")
-    await wait_for(lambda: len(workers_of(server.process.pid)) == 1, 30, "no worker started")
-    [worker] = workers_of(server.process.pid)
+    await wait_for(lambda: len(workers_of(server.process.pid)) == 2, 30, "no workers started")
+    workers = workers_of(server.process.pid)
     server.process.kill()
     server.process.wait(timeout=30)
-    await wait_for(lambda: not alive(worker), 15, "the worker outlived its serving process")
+    await wait_for(
+        lambda: not any(alive(pid) for pid in workers), 15, "a worker outlived its server"
+    )
     # Nothing left behind blocks the next server on the directory.
     again = await start_server("http", data_dir)
     _, token = TokenStore(data_dir).create("scout")
@@ -160,3 +165,26 @@ def test_workers_need_streamable_http(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "server.workers = 2 needs --transport http" in done.stderr
     assert not (tmp_path / "m").exists()  # refused before anything opened
+
+
+def test_workers_that_keep_dying_at_start_stop_the_server(tmp_path: Path) -> None:
+    # Python imports sitecustomize at start: this one ends every HTTP worker at once (only
+    # they are given a listening socket), as a broken install would.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\nif 'DOXA_WORKER_SOCKET' in os.environ:\n    os._exit(3)\n"
+    )
+    env = {**os.environ, "DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": str(tmp_path / "m")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    serve = ["serve", "--transport", "http", "--workers", "2", "--port", str(free_port())]
+    done = subprocess.run(
+        [sys.executable, "-m", "doxa.server", *serve],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "no HTTP worker is left" in done.stderr
+    assert not list((tmp_path / "m").rglob("*.wal"))  # the memory was closed
