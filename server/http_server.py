@@ -138,9 +138,7 @@ def worker_main() -> int:
         format="%(asctime)s %(levelname)s %(name)s[worker %(process)d]: %(message)s",
     )
     faulthandler.enable()
-    # It stops once the serving process is gone: recalls relayed to that process need not
-    # wait for their events to be written (doxa.store.sharing).
-    state = MemoryContext(settings.store, lives_with=parent)
+    state = MemoryContext(settings.store)
     state.start()
     config = _config(settings, _app(settings, state, Access(settings)))
     try:

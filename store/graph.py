@@ -1043,6 +1043,15 @@ class Graph:
             )
         ]
 
+    def known_recalls(self, recall_ids: list[str]) -> set[str]:
+        """Which of ``recall_ids`` the graph holds a ``Recall`` of."""
+        return {
+            str(r[0])
+            for r in self._rows(
+                "UNWIND $ids AS i MATCH (r:Recall {id: i}) RETURN r.id", {"ids": recall_ids}
+            )
+        }
+
     def recall_event(self, recall_id: str) -> tuple[str, bool, list[str]] | None:
         """(query, judged already, returned observation ids by rank), or None if unknown."""
         found = self._rows(

@@ -280,6 +280,7 @@ class Memory:
         self._index_writer = IndexWriter(stores.index, self.settings.maintenance_every)
         # Late-bound, so the embedder can be replaced (tests) without a new queue.
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
+        self._recalls.recover(stores.graph, Path(self.settings.data_dir).expanduser() / "recalls")
         self._recalls.start(stores.graph)
         self._trainer = Trainer(
             Path(self.settings.data_dir).expanduser(),
@@ -335,6 +336,7 @@ class Memory:
                 # The recalls' record is a log, not something acknowledged: the graph still
                 # closes cleanly (a graph refusing writes would otherwise stay open).
                 log.warning("recalls of this session not recorded at close: %s", error)
+            self._recalls.close()
             self._graph.close()
             self._graph = None
 
@@ -518,7 +520,6 @@ class Memory:
         episode: str | None = None,
         known_at: object = None,
         where: object = None,
-        durable: bool = False,
     ) -> RecallOutcome:
         """Find what the memory holds about ``query``, best first.
 
@@ -539,9 +540,6 @@ class Memory:
                 it had been told and not yet retracted; ``as_of`` defaults to it.
             where: only records whose fields hold these values, {field: value} (all of
                 them; compared by type: see ``records``).
-            durable: answer only once the recall's event is in the graph (a relayed
-                recall: its client outlives this process, and its feedback must find the
-                recall after a takeover). Otherwise the event is written within 0.25 s.
 
         Raises:
             InvalidInput: a filter value is wrong; nothing is recorded.
@@ -601,8 +599,6 @@ class Memory:
             vector,
             [(r.observation_id, r.score, k.features) for r, k in zip(results, ranked, strict=True)],
         )
-        if durable:
-            self._recalls.record(self.graph)
         return RecallOutcome(recall_id, results)
 
     # ---- feedback ---------------------------------------------------------------------------

@@ -3,11 +3,12 @@ in batches, off the request path.
 
 Every recall is recorded as a ``Recall`` node with its ``RETURNED`` results, but a graph write
 per recall would put a transaction (and the graph's lock) on the path of every recall. So a
-recall only notes its event here; a background thread writes what has gathered every 0.25 s
-in one transaction, and ``feedback`` writes it at once (``record``) before judging, as does a
-recall relayed from another process (its client outlives this one). The last
-4,096 recalls are also kept in memory with their query vectors, so judging a recent recall
-needs neither a graph read nor the model.
+recall only notes its event here, which appends it to the journal (``recall_journal``: a
+process killed before the graph write loses none, the next opening writes them); a
+background thread writes what has gathered every 0.25 s in one transaction, and ``feedback``
+writes it at once (``record``) before judging. The last 4,096 recalls are also kept in memory
+with their query vectors, so judging a recent recall needs neither a graph read nor the
+model.
 
 One small lock guards both (the events not yet written and the recent recalls); it is held
 only to add, take or look up, never while anything else is waited for. Events are taken for
@@ -27,7 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.recall_journal import Event, RecallJournal
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from doxa.store.graph import Graph
 
 log = logging.getLogger(__name__)
@@ -36,10 +41,6 @@ log = logging.getLogger(__name__)
 RECENT_RECALLS = 4_096
 #: Seconds between two writes of the gathered events.
 RECORD_EVERY_S = 0.25
-
-#: (recall id, query, agent, at, [(observation id, rank, score, features)]) as
-#: ``GraphWriter`` takes it; features as ``learning.features_text`` writes them, or "".
-Event = tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]
 
 
 @dataclass
@@ -67,6 +68,7 @@ class RecallLog:
         self._unrecorded: list[Event] = []
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._journal: RecallJournal | None = None
 
     def note(
         self,
@@ -87,6 +89,11 @@ class RecallLog:
         )
         recent = Recent(query, vector, [obs for obs, _, _ in returned])
         with self._lock:
+            if self._journal is not None:
+                try:
+                    self._journal.append(event)
+                except OSError as error:  # still written to the graph within 0.25 s
+                    log.warning("recall %s not journaled: %s", recall_id, error)
             self._unrecorded.append(event)
             self._recent[recall_id] = recent
             while len(self._recent) > self._capacity:
@@ -111,14 +118,35 @@ class RecallLog:
         with graph.exclusive():
             with self._lock:
                 batch, self._unrecorded = self._unrecorded, []
+                segment = None if self._journal is None else self._journal.rotate()
             if not batch:
                 return
             try:
                 graph.transact("recording recalls", lambda w: w.record_recalls(batch))
             except BaseException:
+                # Their journal segments stay, until a later batch holding them commits.
                 with self._lock:
                     self._unrecorded = batch + self._unrecorded
                 raise
+            if segment is not None:
+                with self._lock:
+                    if self._journal is not None:
+                        self._journal.drop_through(segment)
+
+    def recover(self, graph: Graph, folder: Path) -> int:
+        """Open the journal in ``folder`` and write to the graph the events it holds that
+        are not there yet (a process killed before writing them); returns how many."""
+        journal = RecallJournal(folder)
+        pending = journal.pending()
+        known = graph.known_recalls([event[0] for event in pending]) if pending else set()
+        missing = [event for event in pending if event[0] not in known]
+        if missing:
+            graph.transact("recording journaled recalls", lambda w: w.record_recalls(missing))
+            log.info("%d recalls of a process that stopped written from the journal", len(missing))
+        journal.clear()
+        with self._lock:
+            self._journal = journal
+        return len(missing)
 
     def start(self, graph: Graph) -> None:
         """Write gathered events every ``RECORD_EVERY_S`` on a background thread, which also
@@ -149,3 +177,10 @@ class RecallLog:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+    def close(self) -> None:
+        """Close the journal's file (what it holds stays for the next opening)."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None

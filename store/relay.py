@@ -243,8 +243,6 @@ class RelayClient:
         self._lock = threading.Condition()
         self._closed = False
         first = self._connect()
-        #: The owner's process id (the kernel's word for who listens on the socket).
-        self.owner_pid: int = _peer_pid(first)
         #: Every open connection, and those waiting for a call.
         self._open: set[socket.socket] = {first}
         self._idle: list[socket.socket] = [first]
@@ -346,18 +344,6 @@ class RelayClient:
                 connection.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 connection.close()
-
-
-def _peer_pid(connection: socket.socket) -> int:
-    """The process id at the other end of a Unix socket connection (0 if not Linux)."""
-    try:
-        credentials = connection.getsockopt(
-            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
-        )
-    except (AttributeError, OSError):
-        return 0
-    pid: int = struct.unpack("3i", credentials)[0]
-    return pid
 
 
 class RequestLost(ConnectionError):

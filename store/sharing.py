@@ -96,17 +96,10 @@ class SharedMemory:
     Args:
         settings: the store's settings (this process's agent, data directory, embedder).
         memory: an open memory to serve directly, without sharing (tests, benchmarks).
-        lives_with: the id of a process this one never outlives (an HTTP worker's serving
-            process). A recall relayed to it as the owner answers without waiting for its
-            event to be written (a transaction per recall): no client of this process can
-            judge it after that owner is gone.
     """
 
-    def __init__(
-        self, settings: StoreSettings, memory: Memory | None = None, lives_with: int | None = None
-    ) -> None:
+    def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
         self.settings = settings
-        self._lives_with = lives_with
         self._data_dir = Path(settings.data_dir).expanduser()
         self._ownership = Ownership(self._data_dir)
         self._local = memory
@@ -266,8 +259,6 @@ class SharedMemory:
             if own is not None:
                 return getattr(own, method)(*args, **kwargs, **(local or {}))
             assert client is not None
-            if method == "recall" and client.owner_pid == self._lives_with:
-                kwargs = {**kwargs, "durable": False}
             try:
                 return client.call(method, args, kwargs)
             except RequestLost as lost:
@@ -460,10 +451,8 @@ class SharedMemory:
 
 
 def _run_on(memory: Memory, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run one relayed call on the memory this process owns. A relayed recall answers once
-    its event is written (unless the relaying process dies with this one and says so): its
-    client lives on in the relaying process, which may take over if this one dies, and a
-    feedback it then sends must find the recall."""
-    if method == "recall":
-        kwargs = {"durable": True, **kwargs}
+    """Run one relayed call on the memory this process owns. A relayed recall's client
+    lives on in the relaying process, which may take over if this one dies: its event is
+    journaled before it answers (``recall_journal``), so a feedback sent after a takeover
+    finds the recall."""
     return getattr(memory, method)(*args, **kwargs)

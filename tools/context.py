@@ -41,15 +41,12 @@ class MemoryContext:
     Importing the store (numpy, Kùzu, LanceDB, torch) and loading the model take seconds; a
     client's ``initialize`` and ``tools/list`` must not wait for them. Finding or taking the
     owner runs on a background thread; tool calls wait for it on a worker thread, never on
-    the event loop. ``lives_with``: see ``SharedMemory``.
+    the event loop.
     """
 
-    def __init__(
-        self, settings: StoreSettings, memory: Memory | None = None, lives_with: int | None = None
-    ) -> None:
+    def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
         self.settings = settings
         self._given = memory
-        self._lives_with = lives_with
         self._shared: SharedMemory | None = None
         self._lock = threading.Lock()
 
@@ -57,7 +54,7 @@ class MemoryContext:
         """Open or reach the memory on a thread (returns at once; idempotent)."""
         with self._lock:
             if self._shared is None:
-                self._shared = SharedMemory(self.settings, self._given, self._lives_with)
+                self._shared = SharedMemory(self.settings, self._given)
             self._shared.start()
 
     def memory(self) -> SharedMemory:

@@ -3,7 +3,6 @@ in parallel in the owner, up to the client's connections."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -84,37 +83,3 @@ def test_a_call_to_an_owner_that_went_is_lost_and_says_whether_it_was_sent(
     with pytest.raises(RequestLost) as lost:
         client.call("stats", (), {})
     assert lost.value.sent is False
-
-
-def test_a_recall_relayed_to_the_process_it_lives_with_does_not_wait_for_its_event(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An HTTP worker dies with its serving process: a recall it relays there needs no
-    transaction of its own; any other relayed recall answers once its event is written."""
-    from doxa.store.sharing import SharedMemory
-    from tests.conftest import hash_settings
-
-    settings = hash_settings(tmp_path / "m").store
-    owner = SharedMemory(settings)
-    owner.start()
-    assert owner.wait_settled()
-    assert owner.memory is not None
-    durable: list[object] = []
-    real = owner.memory.recall
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        durable.append(kwargs.get("durable"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner.memory, "recall", spy)
-    try:
-        for lives_with in (None, os.getpid(), os.getpid() + 1):
-            relay = SharedMemory(settings, lives_with=lives_with)
-            relay.start()
-            assert relay.wait_settled()
-            assert relay.memory is None  # relaying
-            relay.recall("anything")
-            relay.close()
-    finally:
-        owner.close()
-    assert durable == [True, False, True]
