@@ -84,7 +84,7 @@ def serve_http(settings: Settings) -> int:
         # raced it for the data directory would own it, and go first at every stop.
         state.memory().wait_settled()
         others = Workers(settings, listener, workers)
-        return _keep_memory(others)
+        return _keep_memory(others, STOP_SIGNALS)
     finally:
         # A second signal must not cut the close short (Kùzu's graph.wal would stay behind).
         with handling(STOP_SIGNALS, signal.SIG_IGN):
@@ -93,14 +93,12 @@ def serve_http(settings: Settings) -> int:
             state.close()
 
 
-def _keep_memory(workers: Workers) -> int:
+def _keep_memory(workers: Workers, stop_signals: tuple[int, ...]) -> int:
     """What the serving process does while its workers answer HTTP: hold the memory (its
-    relay answers them on other threads) until a stop signal, or until every worker is
-    given up (then 1)."""
-    from doxa.server.stdio import STOP_SIGNALS
-
+    relay answers them on other threads) until one of ``stop_signals``, or until every
+    worker is given up (then 1)."""
     stop = threading.Event()
-    with handling(STOP_SIGNALS, lambda *_: stop.set()):
+    with handling(stop_signals, lambda *_: stop.set()):
         while not stop.wait(0.5):
             if workers.given_up():
                 log.error("no HTTP worker is left to answer on the port: stopping")

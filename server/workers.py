@@ -1,15 +1,15 @@
 """More processes answering HTTP on one port: ``doxa serve --transport http --workers N``.
 
-One Python process spends most of a recall's CPU in the HTTP and MCP stack (about 6 of 8
-ms with the hash embedder at 2,000 memories, the recall itself about 2), all of it under one
-interpreter lock: more clients do not get more recalls per second out of it. With N workers
-the serving process binds the port, settles as the owner of the data directory and starts N
-processes that accept connections on that socket. Each opens the memory through
-``doxa.store.sharing`` and relays its tool calls to the serving process over its Unix
-socket, several at once. The serving process answers no HTTP itself: its interpreter lock
-goes to the memory alone (the recalls of every worker), and the HTTP stack's to the workers
-(``bench/load.py``: 32 clients got 1.64-1.67 x one client's recalls this way, 1.27-1.54 x
-when the serving process also took connections).
+One Python process spends much of a recall's CPU in the HTTP and MCP stack (3-4 of about 6 ms
+with the hash embedder after bench/load.py's mixed load, the recall itself 2-3), all of it
+under one interpreter lock: more clients do not get more recalls per second out of it. With N
+workers the serving process binds the port, settles as the owner of the data directory and
+starts N processes that accept connections on that socket. Each opens the memory through
+``doxa.store.sharing`` and relays its tool calls to the serving process over its Unix socket,
+several at once. The serving process answers no HTTP itself: its interpreter lock goes to the
+memory alone (the recalls of every worker), and the HTTP stack's to the workers
+(``bench/load.py``: 32 clients got 1.64-1.67 x one client's recalls this way, 1.27-1.54 x when
+the serving process also took connections).
 
 The serving process restarts a worker that died (unless it keeps dying at once), and stops
 them all before it closes the memory; a worker stops by itself once the serving process is

@@ -27,7 +27,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 #: (recall id, query, agent, at, [(observation id, rank, score, features)]) as
-#: ``GraphWriter.record_recalls`` takes it.
+#: ``GraphWriter.record_recalls`` takes it; features as ``learning.features_text`` writes
+#: them, or "".
 Event = tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]
 
 _SUFFIX = ".jsonl"
@@ -74,7 +75,10 @@ class RecallJournal:
     def __init__(self, folder: Path) -> None:
         self._folder = folder
         folder.mkdir(parents=True, exist_ok=True)
-        self._segment = max(self._numbers(), default=0) + 1
+        numbers = self._numbers()
+        self._segment = max(numbers, default=0) + 1
+        # The first segment that may still be on disk (``drop_through`` counts from it).
+        self._oldest = min(numbers, default=self._segment)
         self._fd: int | None = None
 
     def append(self, event: Event) -> None:
@@ -93,10 +97,11 @@ class RecallJournal:
         return closed
 
     def drop_through(self, segment: int) -> None:
-        """Remove the segments up to ``segment``: their events are in the graph."""
-        for number in self._numbers():
-            if number <= segment:
-                self._path(number).unlink(missing_ok=True)
+        """Remove the segments up to ``segment``: their events are in the graph. Numbers
+        are tracked, not listed: this runs at every batch, four times a second."""
+        for number in range(self._oldest, segment + 1):
+            self._path(number).unlink(missing_ok=True)
+        self._oldest = max(self._oldest, segment + 1)
 
     def pending(self) -> list[Event]:
         """The events of every segment, oldest first; a line that cannot be read (the last

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.errors import MemoryStoreError
 from doxa.store.recall_journal import Event, RecallJournal
 
 if TYPE_CHECKING:
@@ -135,14 +136,22 @@ class RecallLog:
 
     def recover(self, graph: Graph, folder: Path) -> int:
         """Open the journal in ``folder`` and write to the graph the events it holds that
-        are not there yet (a process killed before writing them); returns how many."""
+        are not there yet (a process killed before writing them); returns how many. When
+        the graph refuses them, this process journals nothing and they stay for the next."""
         journal = RecallJournal(folder)
         pending = journal.pending()
-        known = graph.known_recalls([event[0] for event in pending]) if pending else set()
-        missing = [event for event in pending if event[0] not in known]
-        if missing:
-            graph.transact("recording journaled recalls", lambda w: w.record_recalls(missing))
-            log.info("%d recalls of a process that stopped written from the journal", len(missing))
+        try:
+            known = graph.known_recalls([event[0] for event in pending]) if pending else set()
+            missing = [event for event in pending if event[0] not in known]
+            if missing:
+                graph.transact("recording journaled recalls", lambda w: w.record_recalls(missing))
+                log.info("%d recalls of a stopped process written from the journal", len(missing))
+        except MemoryStoreError as error:
+            # A log, not something acknowledged: the memory still opens, and this process
+            # journals nothing, so its segments stay for the next opening to retry.
+            log.warning("journaled recalls not written (kept for the next opening): %s", error)
+            journal.close()
+            return 0
         journal.clear()
         with self._lock:
             self._journal = journal
