@@ -16,6 +16,9 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
+#: Every judgement with its query's likeness to a new one: (rows, signs, similarities,
+#: judged at in microseconds), one entry per judgement (``JudgedQueries.every``).
+Judgements = tuple[IntArray, FloatArray, FloatArray, IntArray]
 A = TypeVar("A", bound=npt.NDArray[np.generic])
 
 
@@ -79,7 +82,7 @@ class JudgedQueries:
         close = per_judgement >= threshold
         return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
 
-    def every(self, query_vector: FloatArray) -> tuple[IntArray, FloatArray, FloatArray, IntArray]:
+    def every(self, query_vector: FloatArray) -> Judgements:
         """Every judgement, with its query's similarity to ``query_vector``: (rows, signs,
         similarities, judged at in microseconds), one entry per judgement."""
         similarity = self._queries[: self._n_queries] @ query_vector

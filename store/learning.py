@@ -195,6 +195,28 @@ class Learned:
     settings: LearningSettings
 
 
+@dataclass(frozen=True)
+class Links:
+    """One kind of judged link: the rows linked (ascending, each once) and each row's
+    strongest link."""
+
+    rows: npt.NDArray[np.int64]
+    strength: FloatArray
+
+    def at(self, rows: npt.NDArray[np.int64]) -> FloatArray:
+        """The strength of each of ``rows`` (0 where none)."""
+        found: FloatArray = np.zeros(len(rows), dtype=np.float64)
+        if len(self.rows) == 0:
+            return found
+        place = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+        hit = self.rows[place] == rows
+        found[hit] = self.strength[place[hit]]
+        return found
+
+
+NO_LINKS = Links(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
 def judged_links(
     rows: npt.NDArray[np.int64],
     signs: npt.NDArray[np.float32],
@@ -202,33 +224,37 @@ def judged_links(
     judged_at: npt.NDArray[np.int64],
     now: int,
     settings: LearningSettings,
-) -> dict[str, dict[int, float]]:
+) -> dict[str, Links]:
     """The strongest decayed link per row, by kind ("accept_close", "accept_far",
     "reject_close", "reject_far"): row -> max of cosine x 0.5 ** (age / half-life)."""
-    links: dict[str, dict[int, float]] = {k: {} for k in SIGNALS[:4]}
+    links = dict.fromkeys(SIGNALS[:4], NO_LINKS)
     if len(rows) == 0:
         return links
-    age = np.maximum(now - judged_at, 0) / (settings.half_life_days * _MICROS_PER_DAY)
-    strength = np.where(similarity >= RELATED, similarity, 0.0) * np.power(0.5, age)
-    made = strength > 0
+    related = similarity >= RELATED
+    rows, signs, similarity = rows[related], signs[related], similarity[related]
+    age = np.maximum(now - judged_at[related], 0) / (settings.half_life_days * _MICROS_PER_DAY)
+    strength = similarity * np.power(0.5, age)
+    made = strength > 0  # a link decayed to nothing is none
     rows, signs, similarity, strength = rows[made], signs[made], similarity[made], strength[made]
     accepted, close = signs > 0, similarity >= CLOSE
-    # In numpy, not per judgement in Python: every recall computes this over all of them
-    # (a soak's 36,000 judgements made it a third of each recall's time).
+    # In numpy, and kept as arrays: every recall computes this over all the judgements (a
+    # soak's 36,000 made it a third of each recall's time; dicts of the rows, 1,000 judged
+    # recalls of ten results, 1.6 ms of a 4.3 ms recall).
     for kind, chosen in (
         ("accept_close", accepted & close),
         ("accept_far", accepted & ~close),
         ("reject_close", ~accepted & close),
         ("reject_far", ~accepted & ~close),
     ):
-        of, value = rows[chosen], strength[chosen]
+        of = rows[chosen]
         if len(of) == 0:
             continue
-        order = np.lexsort((-value, of))  # by row, the strongest first
-        of, value = of[order], value[order]
-        first = np.ones(len(of), dtype=bool)
-        first[1:] = of[1:] != of[:-1]
-        links[kind] = dict(zip(of[first].tolist(), value[first].tolist(), strict=True))
+        # The strongest per row, in a scratch array as long as the rows: 40 times faster
+        # than sorting 10,000 judgements (every strength is > 0, so 0 means "no link").
+        strongest = np.zeros(int(of.max()) + 1, dtype=np.float64)
+        np.maximum.at(strongest, of, strength[chosen])
+        linked = np.flatnonzero(strongest)
+        links[kind] = Links(linked, strongest[linked])
     return links
 
 

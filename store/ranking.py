@@ -43,9 +43,8 @@ The weights are settings (``[ranking]`` in ``configs/default.toml``).
 from __future__ import annotations
 
 import functools
-import heapq
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,8 +52,11 @@ import numpy.typing as npt
 
 from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
+from doxa.store.judged_queries import Judgements
 from doxa.store.learning import (
+    NO_LINKS,
     Learned,
+    Links,
     blended,
     feature_matrix,
     features_text,
@@ -215,8 +217,13 @@ def rank(
         rows = np.fromiter((r for r, _ in hits), dtype=np.int64, count=len(hits))
         text[rows] = np.fromiter((s for _, s in hits), dtype=np.float32, count=len(hits))
         text[rows] /= best_text
-    links = _links(memory, query_vector, learned)
-    feedback = _feedback(memory, query_vector, usable, weights, learned)
+    # Every judgement with its query's likeness to this one, once for both uses.
+    judged: Judgements | None = None
+    links: dict[str, Links] = {}
+    if query_vector is not None and learned is not None and len(memory.judged) > 0:
+        judged = memory.judged.every(query_vector)
+        links = judged_links(*judged, learned.now, learned.settings)
+    feedback = _feedback(memory, query_vector, usable, weights, learned, judged)
 
     candidates = set(top.tolist())
     candidates.update(row for row, _ in hits)
@@ -337,8 +344,7 @@ def rank(
         kept = impression_decay(unrewarded, learned.settings)
 
         def link_strength(kind: str) -> npt.NDArray[np.float64]:
-            found = links.get(kind, {})
-            return np.fromiter((found.get(int(r), 0.0) for r in pool), np.float64, len(pool))
+            return links.get(kind, NO_LINKS).at(pool)
 
         signals = {
             "accept_close": link_strength("accept_close") * kept,
@@ -479,30 +485,29 @@ def _topic_keys(topics: tuple[str, ...]) -> frozenset[str]:
     return frozenset(topic_key(t) for t in topics)
 
 
-def strongest_accepted(
-    links: dict[str, dict[int, float]], usable: BoolArray, count: int
-) -> list[int]:
+def strongest_accepted(links: Mapping[str, Links], usable: BoolArray, count: int) -> list[int]:
     """The ``count`` rows with the strongest accepting links (close or far) among those
     ``usable`` allows, strongest first."""
-    accepted: dict[int, float] = {}
-    for kind in ("accept_close", "accept_far"):
-        for row, strength in links.get(kind, {}).items():
-            if row < len(usable) and usable[row] and strength > accepted.get(row, 0.0):
-                accepted[row] = strength
-    return heapq.nlargest(count, accepted, key=accepted.__getitem__)
-
-
-def _links(
-    memory: WorkingMemory,
-    query_vector: npt.NDArray[np.float32] | None,
-    learned: Learned | None,
-) -> dict[str, dict[int, float]]:
-    """Every judged row's strongest decayed links from accepting and rejecting past
-    queries (``learning.judged_links``), with no similarity cut-off."""
-    if query_vector is None or learned is None or len(memory.judged) == 0:
-        return {}
-    rows, signs, similarity, at = memory.judged.every(query_vector)
-    return judged_links(rows, signs, similarity, at, learned.now, learned.settings)
+    parts = [links[kind] for kind in ("accept_close", "accept_far") if kind in links]
+    rows = np.concatenate([p.rows for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    if len(rows) == 0:
+        return []
+    strength = np.concatenate([p.strength for p in parts])
+    allowed = rows < len(usable)
+    allowed[allowed] = usable[rows[allowed]]
+    rows, strength = rows[allowed], strength[allowed]
+    # A row is in each kind at most once, so the strongest 2 x count entries hold the
+    # strongest count rows: no need to sort them all.
+    if len(rows) > 2 * count:
+        strongest = np.argpartition(-strength, 2 * count - 1)[: 2 * count]
+        rows, strength = rows[strongest], strength[strongest]
+    order = np.lexsort((rows, -strength))
+    rows = rows[order]
+    # A row linked both ways counts once, by its stronger link (the first, in this order).
+    _, first = np.unique(rows, return_index=True)
+    first.sort()
+    chosen: list[int] = rows[first[:count]].tolist()
+    return chosen
 
 
 def _feedback(
@@ -511,18 +516,22 @@ def _feedback(
     usable: BoolArray,
     weights: RankingWeights,
     learned: Learned | None = None,
+    judged: Judgements | None = None,
 ) -> dict[int, float]:
     """Rows judged on similar past queries (+ accepted, - rejected: only from queries at least
     ``rejection_similarity`` alike) and their co-activations;
     with ``learned``, each judgement decayed by its age and an acceptance also by the
-    impressions its row has had since its last hit."""
+    impressions its row has had since its last hit. ``judged``: ``memory.judged.every``
+    for this query, when the caller has it already."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
     if learned is None:
         rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
         kept = np.ones(len(rows))
     else:
-        rows, signs, similarity, at = memory.judged.every(query_vector)
+        rows, signs, similarity, at = (
+            memory.judged.every(query_vector) if judged is None else judged
+        )
         close = similarity >= weights.feedback_similarity
         rows, signs, similarity, at = rows[close], signs[close], similarity[close], at[close]
         age = np.maximum(learned.now - at, 0) / (learned.settings.half_life_days * 86_400e6)

@@ -41,6 +41,10 @@ def test_the_strongest_link_per_row_and_kind() -> None:
         expected = one_at_a_time(rows, signs, similarity, at, now)
         assert found.keys() == expected.keys()
         for kind, links in expected.items():
-            assert found[kind].keys() == links.keys()
+            assert found[kind].rows.tolist() == sorted(links)
             for row, value in links.items():
-                assert abs(found[kind][row] - value) < 1e-9
+                assert abs(float(found[kind].at(np.array([row]))[0]) - value) < 1e-9
+            # Rows without a link of this kind read as 0, in any order, repeated or not.
+            asked = rng.integers(0, 40, 25)
+            expected_at = [links.get(int(r), 0.0) for r in asked]
+            assert np.allclose(found[kind].at(asked), expected_at, rtol=0, atol=1e-9)

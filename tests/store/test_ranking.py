@@ -11,6 +11,7 @@ import pytest
 
 from doxa.store import FactDraft, Memory, MemoryDraft
 from doxa.store.judged_queries import JudgedQueries
+from doxa.store.learning import Links
 from doxa.store.ranking import strongest_accepted
 from doxa.store.settings import RankingWeights
 
@@ -351,10 +352,13 @@ def test_length_lifts_the_turn_that_says_more_and_counts_words_up_to_length_word
 def test_only_the_strongest_accepting_links_become_candidates() -> None:
     # Every accepted result is weakly linked to nearly every query: taking them all made
     # each recall's pool grow with the judgements.
+    def linked(strength: dict[int, float]) -> Links:
+        return Links(np.array(list(strength), dtype=np.int64), np.array(list(strength.values())))
+
     links = {
-        "accept_close": {1: 0.9, 2: 0.3},
-        "accept_far": {2: 0.5, 3: 0.4, 4: 0.2, 5: 0.8},
-        "reject_close": {6: 1.0},
+        "accept_close": linked({1: 0.9, 2: 0.3}),
+        "accept_far": linked({2: 0.5, 3: 0.4, 4: 0.2, 5: 0.8, 9: 0.95}),  # 9: past usable
+        "reject_close": linked({6: 1.0}),
     }
     usable = np.ones(6, dtype=bool)
     usable[5] = False
