@@ -8,7 +8,10 @@ questions are split in two halves (alternately, in the data's order):
 2. the *judged* half is asked, one question at a time, and an agent judges each recall with
    ``feedback``: the gold turns found are accepted, the rest of the top 10 rejected (with
    ``--noise``: each result accepted with probability ``--noise-accept``, else rejected,
-   whatever the gold says);
+   whatever the gold says). With ``--depth K`` the agent reads the top K (``recall(limit=K)``)
+   and accepts the gold turns found among them, still rejecting only the rest of the top 10
+   (``--noise``: each of the K accepted with that probability); the judged half's first R@k
+   are those of that recall;
 3. the ranker is retrained (``Memory.retrain``, on the trainer's thread: the bench waits for
    it, no tool call trains) and the unseen half is asked again (after), then the judged half.
 
@@ -19,7 +22,7 @@ and with ``--noise`` the unseen R@10 down by no more than 0.01.
 
 Usage:
     python bench/feedback.py [--data PATH] [--embedder sentence-transformers|hash]
-        [--conversations 0,1,...] [--noise] [--seed N] [--learning KEY=VALUE ...]
+        [--conversations 0,1,...] [--noise] [--seed N] [--depth K] [--learning KEY=VALUE ...]
         [--weights KEY=VALUE ...] [--json OUT]
 """
 
@@ -40,6 +43,7 @@ import anyio
 from locomo import (
     DEFAULT_DATA,
     KS,
+    LIMIT,
     Asked,
     Conversation,
     _structured,
@@ -75,13 +79,17 @@ def figures(asked: Sequence[Asked]) -> dict[str, float]:
 def judge(
     asked: Asked, noise: bool, accept_p: float, rng: random.Random
 ) -> tuple[list[str], list[str]]:
-    """The agent's judgement of one recall: (accepted ids, rejected ids)."""
+    """The agent's judgement of one recall: (accepted ids, rejected ids). What it finds good
+    among everything it read is accepted; the rest of the top ``LIMIT`` is rejected."""
     accepted: list[str] = []
     rejected: list[str] = []
     gold = set(asked.question.gold)
-    for r in asked.retrieved:
+    for rank, r in enumerate(asked.retrieved):
         good = rng.random() < accept_p if noise else r.source in gold
-        (accepted if good else rejected).append(r.id)
+        if good:
+            accepted.append(r.id)
+        elif rank < LIMIT:
+            rejected.append(r.id)
     return accepted, rejected
 
 
@@ -94,6 +102,7 @@ async def run_conversation(
     accept_p: float,
     seed: int,
     weights: dict[str, Any],
+    depth: int = LIMIT,
 ) -> dict[str, Any]:
     """One conversation's four phases; the asked questions per phase and its model."""
     rng = random.Random(f"{seed}:{conversation.sample_id}")
@@ -115,7 +124,7 @@ async def run_conversation(
                 for q in unseen_half:
                     phases["unseen_before"].append((await ask(client, q))[0])
                 for q in judged_half:
-                    asked, recall_id = await ask(client, q)
+                    asked, recall_id = await ask(client, q, depth)
                     phases["judged_first"].append(asked)
                     accepted, rejected = judge(asked, noise, accept_p, rng)
                     result = await client.call_tool(
@@ -179,7 +188,7 @@ def print_report(summary: dict[str, Any], data: Path, label: str) -> None:
     """The figures as a table."""
     kind = "NOISE judgements (random accept/reject)" if summary["noise"] else "gold judgements"
     print(f"LoCoMo learning from feedback through MCP   data: {data}")
-    print(f"embedder: {label}; {kind}")
+    print(f"embedder: {label}; {kind}; the agent reads the top {summary['depth']}")
     q = summary["questions"]
     print(f"questions: {q['unseen']} unseen, {q['judged']} judged")
     print()
@@ -246,6 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--noise", action="store_true", help="random judgements instead")
     parser.add_argument("--noise-accept", type=float, default=0.2, metavar="P")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=LIMIT,
+        metavar="K",
+        help=f"results the agent reads and may accept (default {LIMIT}; rejects: top {LIMIT})",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--learning", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
     parser.add_argument(
@@ -280,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.noise_accept,
             args.seed,
             weights,
+            args.depth,
         )
         runs.append(run)
         got = {p: figures(run["phases"][p])["R@10"] for p in PHASES}
@@ -293,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runtime = getattr(embedder, "runtime", "")
     label = f"{args.embedder} ({runtime})" if runtime else args.embedder
     summary = summary_of(runs, args.noise)
+    summary["depth"] = args.depth
     summary["weights_overridden"] = weights
     summary["learning"] = LearningSettings(**({"retrain_every": 0} | learning)).model_dump()
     print_report(summary, args.data, label)

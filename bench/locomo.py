@@ -255,11 +255,11 @@ async def ingest(client: Client, conversation: Conversation, memory: Memory) -> 
     return took, duplicates
 
 
-async def ask(client: Client, question: Question) -> tuple[Asked, str]:
-    """Recall one question (top ``LIMIT``, explained): what came back, and the recall id."""
+async def ask(client: Client, question: Question, limit: int = LIMIT) -> tuple[Asked, str]:
+    """Recall one question (top ``limit``, explained): what came back, and the recall id."""
     began = time.perf_counter()
     result = await client.call_tool(
-        "recall", {"query": question.question, "limit": LIMIT, "explain": True}
+        "recall", {"query": question.question, "limit": limit, "explain": True}
     )
     latency = (time.perf_counter() - began) * 1000
     found = _structured(result, "recall")

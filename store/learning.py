@@ -17,14 +17,14 @@ judged query is helped as much as its similarity warrants:
   since the last hit), both as log(1 + n).
 
 The model is a logistic regression over the standardised features (Newton's method, a few
-milliseconds for thousands of examples). Once ``min_judgements`` exist it is trained in the
-background (``trainer``), checked on held-out judged recalls against the base score, and used
-only while it ranks significantly more of them better than worse (a sign test) and orders at
-least ``min_ordering`` of their pairs right (``train``); then a result's score is
-``learned_share`` x the model's probability + the rest x the base score scaled to the pool's
-best. It is kept as JSON in
-``<data dir>/ranker.json`` with its version; a missing or damaged file means the base ranking
-(and a warning).
+milliseconds for thousands of examples), whose weights keep the signs ``WEIGHT_SIGNS`` gives
+(relevance and acceptances never count against a result, rejections never for it). Once
+``min_judgements`` exist it is trained in the background (``trainer``), checked on held-out
+judged recalls against the base score, and used only while it ranks significantly more of
+them better than worse (a sign test) and orders at least ``min_ordering`` of their pairs right
+(``train``); then a result's score is ``learned_share`` x the model's probability + the rest x
+the base score scaled to the pool's best. It is kept as JSON in ``<data dir>/ranker.json``
+with its version; a missing or damaged file means the base ranking (and a warning).
 """
 
 from __future__ import annotations
@@ -76,6 +76,15 @@ CLOSE = 0.85
 RELATED = 0.2
 #: Every feature, in the order the model takes them; ``base`` is the fused score.
 FEATURES = (*COMPONENTS, "base", *SIGNALS)
+#: The sign each feature's weight may take (0: either). More relevance, or an acceptance,
+#: never counts against a result, nor a rejection for it: judgements biased by rank (an agent
+#: accepting from the top 40 but rejecting only in the top 10) otherwise taught a model to
+#: prefer the least relevant, and its held-out check, biased alike, passed it (new questions'
+#: R@10 0.84 -> 0.01 in bench/feedback.py --noise --depth 40).
+WEIGHT_SIGNS = tuple(
+    -1.0 if name.startswith("reject_") else 0.0 if name in ("impressions", "unrewarded") else 1.0
+    for name in FEATURES
+)
 
 MODEL_FILE = "ranker.json"
 _MICROS_PER_DAY = 86_400 * 10**6
@@ -319,13 +328,31 @@ class Example:
 
 
 def fit(
-    x: FloatArray, y: FloatArray, l2: float
+    x: FloatArray, y: FloatArray, l2: float, signs: Sequence[float] | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray, float]:
-    """Logistic regression by Newton's method: (mean, scale, coef, intercept)."""
+    """Logistic regression by Newton's method: (mean, scale, coef, intercept).
+
+    ``signs`` (one per column; +1 at least 0, -1 at most 0, 0 either) constrains the
+    weights: the column whose weight is furthest out of its sign is held at 0 and the rest
+    refitted, until every weight keeps its sign (an active set, one column a round).
+    """
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    wanted = np.zeros(x.shape[1]) if signs is None else np.asarray(signs, dtype=np.float64)
+    free = np.ones(z.shape[1], dtype=bool)
+    while True:
+        w = np.zeros(z.shape[1])
+        w[free] = _newton(z[:, free], y, l2)
+        against = w[:-1] * wanted
+        if against.min(initial=0.0) >= 0:
+            return mean, scale, w[:-1], float(w[-1])
+        free[int(np.argmin(against))] = False
+
+
+def _newton(z: FloatArray, y: FloatArray, l2: float) -> FloatArray:
+    """The weights of a logistic regression on ``z`` (its last column the intercept's)."""
     w = np.zeros(z.shape[1])
     penalty = np.full(z.shape[1], l2)
     penalty[-1] = 0.0  # the intercept is not shrunk
@@ -337,7 +364,7 @@ def fit(
         w -= step
         if float(np.max(np.abs(step))) < 1e-8:
             break
-    return mean, scale, w[:-1], float(w[-1])
+    return w
 
 
 def ordering_quality(examples: Sequence[Example], scores: FloatArray) -> float:
@@ -487,7 +514,10 @@ def _fitted(
 ) -> RankerModel:
     """The model fitted on ``x``/``y`` and on each example as if asked again."""
     mean, scale, coef, intercept = fit(
-        np.vstack([x, asked_again(x, y, feedback_weight)]), np.concatenate([y, y]), settings.l2
+        np.vstack([x, asked_again(x, y, feedback_weight)]),
+        np.concatenate([y, y]),
+        settings.l2,
+        WEIGHT_SIGNS,
     )
     return RankerModel(
         version,

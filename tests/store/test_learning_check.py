@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from doxa.store.learning import FEATURES, Example, better_than_base, train
+from doxa.store.learning import FEATURES, Example, better_than_base, fit, train
 from doxa.store.settings import LearningSettings
 
 SETTINGS = LearningSettings(min_judgements=50, retrain_every=0, held_out=0.3)
@@ -88,3 +88,45 @@ def test_the_default_level_refuses_a_model_that_a_5_percent_test_would_let_throu
     assert better_than_base(*recalls(15, 5), 0.05) == (True, 15, 5)
     assert better_than_base(*recalls(15, 5), level) == (False, 15, 5)
     assert better_than_base(*recalls(17, 3), level) == (True, 17, 3)
+
+
+def rank_biased_recalls(seed: int) -> list[Example]:
+    """120 recalls of 40 results, judged as an agent that accepts from all 40 but rejects
+    only in the top 10: what it accepts ranks low, whatever it is."""
+    rng = np.random.default_rng(seed)
+    columns = [FEATURES.index(name) for name in ("vector", "text", "base")]
+    examples = []
+    for r in range(120):
+        scores = np.sort(rng.uniform(0.1, 1.0, 40))[::-1]
+        for rank, score in enumerate(scores):
+            accepted = bool(rng.random() < 0.2)
+            if not accepted and rank >= 10:
+                continue  # read, not judged
+            x = np.zeros(len(FEATURES))
+            x[columns] = score
+            examples.append(Example(f"biased-{seed}-{r}", x, accepted))
+    return examples
+
+
+def test_judgements_biased_by_rank_cannot_teach_the_model_to_prefer_the_least_relevant() -> None:
+    for seed in range(3):
+        model = train(rank_biased_recalls(seed), 1, SETTINGS, "now")
+        assert model is not None
+        weights = dict(zip(model.features, model.coef, strict=True))
+        # Unconstrained, the model put a large negative weight on relevance, and the
+        # held-out recalls, judged with the same bias, called that better.
+        assert min(weights["vector"], weights["text"], weights["base"]) >= 0
+        assert not model.active
+
+
+def test_fitted_weights_keep_their_signs_and_a_free_one_may_go_either_way() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 3))
+    # Acceptance falls with column 0 and rises with columns 1 and 2.
+    y = (x[:, 1] + x[:, 2] - 2 * x[:, 0] + rng.normal(size=400) > 0).astype(np.float64)
+    _, _, free, _ = fit(x, y, 1.0)
+    assert free[0] < 0 < free[1]
+    _, _, kept, _ = fit(x, y, 1.0, [1.0, 1.0, 0.0])
+    assert kept[0] == 0.0 and kept[1] > 0 and kept[2] > 0
+    _, _, either, _ = fit(x, y, 1.0, [0.0, -1.0, 0.0])
+    assert either[0] < 0 and either[1] == 0.0

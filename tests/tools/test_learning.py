@@ -40,14 +40,16 @@ def open_memory(settings: Settings) -> Memory:
 
 
 def topic(t: int) -> list[str]:
-    """A topic's texts: the answer first, worded unlike both questions about it (every
-    topic has words of its own)."""
+    """A topic's texts: the answer first, worded as the question (``asking``) and unlike its
+    rewording (every topic has words of its own). The base ranking puts it first for the
+    question and last for the rewording: only what the question's judgement taught can lift
+    it there (a model may not learn that the least relevant is wanted: ``WEIGHT_SIGNS``)."""
     w, a, b, c, d = (f"{word}{t}" for word in ("zorb", "sched", "detail", "timing", "info"))
     return [
-        f"{w} notes: the answer lies here",
-        f"{w} {a} {b} {c}",
-        f"{w} {a} {b} {d}",
-        f"{w} {c} {d} {a}",
+        f"{w} {a} {b} notes",
+        f"{w} {c} {d} one",
+        f"{w} {c} {d} two",
+        f"{w} {c} {d} three",
     ]
 
 
