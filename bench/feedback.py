@@ -16,9 +16,11 @@ questions are split in two halves (alternately, in the data's order):
    it, no tool call trains) and the unseen half is asked again (after), then the judged half.
 
 Printed: per conversation and overall, R@5/R@10 of the unseen half before/after and of the
-judged half when judged/again, and each conversation's model (version, whether it is used,
-its held-out check). The targets (issue 12): unseen R@10 up by >= 0.03, judged R@10 >= 0.90,
-and with ``--noise`` the unseen R@10 down by no more than 0.01.
+judged half when judged/again, each conversation's model (version, whether it is used, its
+held-out check), and what the judgements could tell the unseen half: the share of its gold
+turns accepted for a judged question, and how often an accepted turn in its top 10 is gold
+there against how often another one is. The targets (issue 12): unseen R@10 up by >= 0.03,
+judged R@10 >= 0.90, and with ``--noise`` the unseen R@10 down by no more than 0.01.
 
 Usage:
     python bench/feedback.py [--data PATH] [--embedder sentence-transformers|hash]
@@ -116,6 +118,7 @@ async def run_conversation(
         memory = Memory.open(settings.store, embedder=embedder)
         memory.warm_up()
         phases: dict[str, list[Asked]] = {p: [] for p in PHASES}
+        accepted_turns: set[str | None] = set()
         began = time.perf_counter()
         try:
             server = create_server(settings, memory)
@@ -127,6 +130,8 @@ async def run_conversation(
                     asked, recall_id = await ask(client, q, depth)
                     phases["judged_first"].append(asked)
                     accepted, rejected = judge(asked, noise, accept_p, rng)
+                    chosen = set(accepted)
+                    accepted_turns.update(r.source for r in asked.retrieved if r.id in chosen)
                     result = await client.call_tool(
                         "feedback",
                         {"recall_id": recall_id, "accepted": accepted, "rejected": rejected},
@@ -147,8 +152,36 @@ async def run_conversation(
         "conversation": conversation.sample_id,
         "phases": phases,
         "model": None if model is None else model.as_json(),
+        "transfer": what_transfers(phases["unseen_before"], accepted_turns),
         "train_s": train_s,
         "run_s": time.perf_counter() - began,
+    }
+
+
+def what_transfers(unseen: Sequence[Asked], accepted: set[str | None]) -> dict[str, int]:
+    """What the judged half's acceptances could tell the unseen half, counted before learning:
+    its gold turns (and how many of them were accepted for a judged question), and in its top
+    10 the accepted turns and the others (and how many of each are gold there)."""
+    counts = dict.fromkeys(("gold", "gold_accepted", "top_accepted", "top_accepted_gold"), 0)
+    counts |= {"top_other": 0, "top_other_gold": 0}
+    for asked in unseen:
+        gold = set(asked.question.gold)
+        counts["gold"] += len(gold)
+        counts["gold_accepted"] += len(gold & accepted)
+        for r in asked.retrieved[:LIMIT]:
+            kind = "top_accepted" if r.source in accepted else "top_other"
+            counts[kind] += 1
+            counts[f"{kind}_gold"] += r.source in gold
+    return counts
+
+
+def transfer_shares(counts: dict[str, int]) -> dict[str, float]:
+    """``what_transfers``'s counts as shares."""
+    return {
+        "unseen gold accepted for a judged question": counts["gold_accepted"] / counts["gold"],
+        "gold among accepted turns in the unseen top 10": counts["top_accepted_gold"]
+        / max(counts["top_accepted"], 1),
+        "gold among the other turns there": counts["top_other_gold"] / max(counts["top_other"], 1),
     }
 
 
@@ -172,6 +205,9 @@ def summary_of(runs: Sequence[dict[str, Any]], noise: bool) -> dict[str, Any]:
         },
         "overall": overall,
         "unseen_R@10_change": gain,
+        "transfer": transfer_shares(
+            {k: sum(r["transfer"][k] for r in runs) for k in runs[0]["transfer"]}
+        ),
         "per_conversation": {
             r["conversation"]: {
                 **{p: figures(r["phases"][p]) for p in PHASES},
@@ -205,6 +241,10 @@ def print_report(summary: dict[str, Any], data: Path, label: str) -> None:
         print(row(name, values))
     print()
     print(f"unseen-half R@10 change: {summary['unseen_R@10_change']:+.3f}")
+    print(
+        "what the judgements could tell the unseen half (before learning): "
+        + "; ".join(f"{k} {v:.1%}" for k, v in summary["transfer"].items())
+    )
     print("models (per conversation): version, used, held-out ordering base -> blend, examples")
     for name, values in summary["per_conversation"].items():
         model = values["model"]
