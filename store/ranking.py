@@ -490,7 +490,7 @@ def strongest_accepted(links: Mapping[str, Links], usable: BoolArray, count: int
     ``usable`` allows, strongest first."""
     parts = [links[kind] for kind in ("accept_close", "accept_far") if kind in links]
     rows = np.concatenate([p.rows for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    if len(rows) == 0:
+    if len(rows) == 0 or count <= 0:
         return []
     strength = np.concatenate([p.strength for p in parts])
     allowed = rows < len(usable)

@@ -365,3 +365,4 @@ def test_only_the_strongest_accepting_links_become_candidates() -> None:
     assert strongest_accepted(links, usable, 3) == [1, 2, 3]
     assert strongest_accepted(links, usable, 10) == [1, 2, 3, 4]
     assert strongest_accepted({}, usable, 3) == []
+    assert strongest_accepted(links, usable, 0) == []
