@@ -9,6 +9,7 @@ the query per judged result.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -16,10 +17,31 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
-#: Every judgement with its query's likeness to a new one: (rows, signs, similarities,
-#: judged at in microseconds), one entry per judgement (``JudgedQueries.every``).
-Judgements = tuple[IntArray, FloatArray, FloatArray, IntArray]
 A = TypeVar("A", bound=npt.NDArray[np.generic])
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """Every judgement, by the query judged (``JudgedQueries.every``): each judged query's
+    likeness to a new one and when it was judged (microseconds); each judgement's row, sign
+    and query (an index into the first two).
+
+    Per query, not per judgement: what depends on the query (likeness, age, decay) is
+    computed once for its ten or so judged results, and the judgements of queries that lend
+    nothing are never gathered.
+    """
+
+    similarity: FloatArray
+    judged_at: IntArray
+    rows: IntArray
+    signs: FloatArray
+    query_of: IntArray
+
+    def on(self, queries: npt.NDArray[np.bool_]) -> tuple[IntArray, FloatArray, IntArray]:
+        """The judgements made on the chosen ``queries`` (a mask over them): (rows, signs,
+        their queries)."""
+        keep = queries[self.query_of]
+        return self.rows[keep], self.signs[keep], self.query_of[keep]
 
 
 class JudgedQueries:
@@ -83,15 +105,13 @@ class JudgedQueries:
         return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
 
     def every(self, query_vector: FloatArray) -> Judgements:
-        """Every judgement, with its query's similarity to ``query_vector``: (rows, signs,
-        similarities, judged at in microseconds), one entry per judgement."""
-        similarity = self._queries[: self._n_queries] @ query_vector
-        of = self._query_of[: self._n]
-        return (
+        """Every judgement, with its query's similarity to ``query_vector``."""
+        return Judgements(
+            self._queries[: self._n_queries] @ query_vector,
+            self._judged_at[: self._n_queries],
             self._rows[: self._n],
             self._signs[: self._n],
-            similarity[of],
-            self._judged_at[: self._n_queries][of],
+            self._query_of[: self._n],
         )
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.judged_queries import Judgements
 from doxa.store.settings import LearningSettings
 
 log = logging.getLogger(__name__)
@@ -226,26 +227,19 @@ class Links:
 NO_LINKS = Links(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
-def judged_links(
-    rows: npt.NDArray[np.int64],
-    signs: npt.NDArray[np.float32],
-    similarity: npt.NDArray[np.float32],
-    judged_at: npt.NDArray[np.int64],
-    now: int,
-    settings: LearningSettings,
-) -> dict[str, Links]:
+def judged_links(judged: Judgements, now: int, settings: LearningSettings) -> dict[str, Links]:
     """The strongest decayed link per row, by kind ("accept_close", "accept_far",
     "reject_close", "reject_far"): row -> max of cosine x 0.5 ** (age / half-life)."""
     links = dict.fromkeys(SIGNALS[:4], NO_LINKS)
-    if len(rows) == 0:
+    if len(judged.rows) == 0:
         return links
-    related = similarity >= RELATED
-    rows, signs, similarity = rows[related], signs[related], similarity[related]
-    age = np.maximum(now - judged_at[related], 0) / (settings.half_life_days * _MICROS_PER_DAY)
-    strength = similarity * np.power(0.5, age)
-    made = strength > 0  # a link decayed to nothing is none
-    rows, signs, similarity, strength = rows[made], signs[made], similarity[made], strength[made]
-    accepted, close = signs > 0, similarity >= CLOSE
+    # Per query first: its likeness and its decay hold for every result judged on it.
+    age = np.maximum(now - judged.judged_at, 0) / (settings.half_life_days * _MICROS_PER_DAY)
+    related = judged.similarity >= RELATED
+    lent = np.where(related, judged.similarity * np.power(0.5, age), 0.0)
+    rows, signs, of = judged.on(lent > 0)  # a link decayed to nothing is none
+    strength = lent[of]
+    accepted, close = signs > 0, (judged.similarity >= CLOSE)[of]
     # In numpy, and kept as arrays: every recall computes this over all the judgements (a
     # soak's 36,000 made it a third of each recall's time; dicts of the rows, 1,000 judged
     # recalls of ten results, 1.6 ms of a 4.3 ms recall).
@@ -255,13 +249,13 @@ def judged_links(
         ("reject_close", ~accepted & close),
         ("reject_far", ~accepted & ~close),
     ):
-        of = rows[chosen]
-        if len(of) == 0:
+        linked_rows = rows[chosen]
+        if len(linked_rows) == 0:
             continue
         # The strongest per row, in a scratch array as long as the rows: 40 times faster
         # than sorting 10,000 judgements (every strength is > 0, so 0 means "no link").
-        strongest = np.zeros(int(of.max()) + 1, dtype=np.float64)
-        np.maximum.at(strongest, of, strength[chosen])
+        strongest = np.zeros(int(linked_rows.max()) + 1, dtype=np.float64)
+        np.maximum.at(strongest, linked_rows, strength[chosen])
         linked = np.flatnonzero(strongest)
         links[kind] = Links(linked, strongest[linked])
     return links

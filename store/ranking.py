@@ -222,7 +222,7 @@ def rank(
     links: dict[str, Links] = {}
     if query_vector is not None and learned is not None and len(memory.judged) > 0:
         judged = memory.judged.every(query_vector)
-        links = judged_links(*judged, learned.now, learned.settings)
+        links = judged_links(judged, learned.now, learned.settings)
     feedback = _feedback(memory, query_vector, usable, weights, learned, judged)
 
     candidates = set(top.tolist())
@@ -529,11 +529,9 @@ def _feedback(
         rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
         kept = np.ones(len(rows))
     else:
-        rows, signs, similarity, at = (
-            memory.judged.every(query_vector) if judged is None else judged
-        )
-        close = similarity >= weights.feedback_similarity
-        rows, signs, similarity, at = rows[close], signs[close], similarity[close], at[close]
+        every = memory.judged.every(query_vector) if judged is None else judged
+        rows, signs, of = every.on(every.similarity >= weights.feedback_similarity)
+        similarity, at = every.similarity[of], every.judged_at[of]
         age = np.maximum(learned.now - at, 0) / (learned.settings.half_life_days * 86_400e6)
         kept = np.power(0.5, age)
         positive = signs > 0

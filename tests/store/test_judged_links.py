@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from doxa.store import learning
+from doxa.store.judged_queries import Judgements
 from doxa.store.settings import LearningSettings
 
 DAY = 86_400_000_000
@@ -33,12 +34,16 @@ def test_the_strongest_link_per_row_and_kind() -> None:
     now = 400 * DAY
     for _ in range(100):
         n = int(rng.integers(0, 200))
+        queries = int(rng.integers(1, 40))
+        # Several results judged on one query share its likeness and its age.
+        query_sim = rng.uniform(-0.3, 1.0, queries).astype(np.float32)
+        query_at = rng.integers(0, now, queries).astype(np.int64)
+        query_of = rng.integers(0, queries, n).astype(np.int64)
         rows = rng.integers(0, 30, n).astype(np.int64)
         signs = rng.choice([-1.0, 1.0], n).astype(np.float32)
-        similarity = rng.uniform(-0.3, 1.0, n).astype(np.float32)
-        at = rng.integers(0, now, n).astype(np.int64)
-        found = learning.judged_links(rows, signs, similarity, at, now, LearningSettings())
-        expected = one_at_a_time(rows, signs, similarity, at, now)
+        judged = Judgements(query_sim, query_at, rows, signs, query_of)
+        found = learning.judged_links(judged, now, LearningSettings())
+        expected = one_at_a_time(rows, signs, query_sim[query_of], query_at[query_of], now)
         assert found.keys() == expected.keys()
         for kind, links in expected.items():
             assert found[kind].rows.tolist() == sorted(links)
@@ -48,3 +53,16 @@ def test_the_strongest_link_per_row_and_kind() -> None:
             asked = rng.integers(0, 40, 25)
             expected_at = [links.get(int(r), 0.0) for r in asked]
             assert np.allclose(found[kind].at(asked), expected_at, rtol=0, atol=1e-9)
+
+
+def test_the_judgements_of_chosen_queries() -> None:
+    judged = Judgements(
+        np.array([0.9, 0.1, 0.5], dtype=np.float32),
+        np.zeros(3, dtype=np.int64),
+        np.array([4, 5, 6, 7], dtype=np.int64),
+        np.array([1.0, -1.0, 1.0, -1.0], dtype=np.float32),
+        np.array([0, 2, 0, 1], dtype=np.int64),
+    )
+    rows, signs, of = judged.on(judged.similarity >= 0.5)
+    assert rows.tolist() == [4, 5, 6] and signs.tolist() == [1.0, -1.0, 1.0]
+    assert of.tolist() == [0, 2, 0]
