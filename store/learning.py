@@ -166,6 +166,11 @@ class RankerModel:
         return model
 
 
+def keeps_signs(model: RankerModel) -> bool:
+    """Whether every weight of ``model`` has the sign ``WEIGHT_SIGNS`` allows it."""
+    return all(c * s >= 0 for c, s in zip(model.coef, WEIGHT_SIGNS, strict=True))
+
+
 def load_model(data_dir: Path) -> RankerModel | None:
     """The model kept in ``data_dir``, or None when there is none; a damaged one is logged
     as a warning and taken as none (recall uses the base ranking)."""

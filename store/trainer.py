@@ -14,9 +14,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from doxa.store.learning import Example, RankerModel, load_model, save_model, train
+from doxa.store.learning import (
+    Example,
+    RankerModel,
+    keeps_signs,
+    load_model,
+    save_model,
+    train,
+)
 from doxa.store.settings import LearningSettings
 from doxa.store.values import iso, utc_now
 
@@ -49,6 +57,16 @@ class Trainer:
         self._model = load_model(data_dir)
         self._since = 0  # judged results since the last retrain
         self._requested = 0  # retrains asked for
+        if self._model is not None and self._model.active and not keeps_signs(self._model):
+            # Kept by a version whose weights could take any sign: such a model may have
+            # learned to prefer the least relevant (learning.WEIGHT_SIGNS). Retrained at start.
+            log.warning(
+                "ranker v%d in %s has weights of the wrong sign: unused until retrained",
+                self._model.version,
+                data_dir,
+            )
+            self._model = replace(self._model, active=False)
+            self._requested = 1
         self._done = 0  # retrains finished
         self._stopping = False
         self._thread: threading.Thread | None = None

@@ -3,14 +3,19 @@ the last model learned from when that is more."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from doxa.store.learning import FEATURES, RankerModel, save_model
+import pytest
+
+from doxa.store.learning import FEATURES, WEIGHT_SIGNS, RankerModel, save_model
 from doxa.store.settings import LearningSettings
 from doxa.store.trainer import Trainer
 
 
-def kept_model(data_dir: Path, examples: int) -> None:
+def kept_model(
+    data_dir: Path, examples: int, coef: tuple[float, ...] | None = None, active: bool = False
+) -> None:
     save_model(
         data_dir,
         RankerModel(
@@ -18,9 +23,9 @@ def kept_model(data_dir: Path, examples: int) -> None:
             features=FEATURES,
             mean=(0.0,) * len(FEATURES),
             scale=(1.0,) * len(FEATURES),
-            coef=(1.0,) * len(FEATURES),
+            coef=(1.0,) * len(FEATURES) if coef is None else coef,
             intercept=0.0,
-            active=False,
+            active=active,
             examples=examples,
             trained_at="2026-12-01T00:00:00Z",
         ),
@@ -42,3 +47,27 @@ def test_after_a_large_model_a_tenth_of_its_examples_is_due(tmp_path: Path) -> N
     assert trainer.request() == 1
     trainer.judged(2000)
     assert trainer.request() == 3
+
+
+def signed(**weights: float) -> tuple[float, ...]:
+    """Weights as ``WEIGHT_SIGNS`` allows them (1 or -1), but for ``weights``."""
+    return tuple(weights.get(name, sign) for name, sign in zip(FEATURES, WEIGHT_SIGNS, strict=True))
+
+
+def test_a_kept_model_with_weights_of_the_right_sign_is_used(tmp_path: Path) -> None:
+    kept_model(tmp_path, examples=300, coef=signed(), active=True)
+    trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list)
+    assert trainer.model is not None
+    assert trainer.request() == 1  # no retrain was asked for at start
+
+
+def test_a_kept_model_that_prefers_the_least_relevant_is_not_used_and_is_retrained(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As a version whose weights could take any sign might have kept it.
+    kept_model(tmp_path, examples=300, coef=signed(vector=-2.0), active=True)
+    with caplog.at_level(logging.WARNING, logger="doxa.store.trainer"):
+        trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list)
+    assert trainer.model is None and trainer.latest is not None
+    assert "wrong sign" in caplog.text
+    assert trainer.request() == 2  # a retrain was already asked for at start
