@@ -38,6 +38,15 @@ def test_segments_hold_what_the_graph_has_not_got(tmp_path: Path) -> None:
     assert not list((tmp_path / "recalls").iterdir())
 
 
+def test_an_idle_rotation_spends_no_segment(tmp_path: Path) -> None:
+    journal = RecallJournal(tmp_path / "recalls")
+    journal.append(event(1))
+    first = journal.rotate()
+    assert journal.rotate() == journal.rotate() == first  # nothing appended since
+    journal.append(event(2))
+    assert journal.rotate() == first + 1
+
+
 def test_a_line_cut_short_by_a_kill_is_skipped(tmp_path: Path) -> None:
     folder = tmp_path / "recalls"
     folder.mkdir()
