@@ -31,6 +31,7 @@ may leave a connection unusable after a failure.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import threading
@@ -43,6 +44,8 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import kuzu
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from doxa.store import native_memory, schema
@@ -72,6 +75,26 @@ def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
         if rank.lstrip("-").isdigit() and features:
             found[int(rank)] = features
     return found
+
+
+#: A Recall whose query was judged: its vector is in either column (``judgements``).
+_JUDGED_QUERY = "(r.query_embedding IS NOT NULL OR r.query_vector IS NOT NULL)"
+
+
+def query_vector_text(vector: npt.NDArray[np.float32]) -> str:
+    """A query vector as stored: its float32 bytes (little-endian) in base64. Text, not a
+    FLOAT[] list: Kùzu 0.11.3 lost such lists written after a checkpoint (migration 8)."""
+    raw = np.ascontiguousarray(vector, dtype="<f4").tobytes()
+    return base64.b64encode(raw).decode("ascii")
+
+
+def query_vector_of(text: str) -> npt.NDArray[np.float32]:
+    """The vector ``query_vector_text`` stored."""
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
+
+
+def _float32(values: Sequence[float]) -> npt.NDArray[np.float32]:
+    return np.asarray(values, dtype=np.float32)
 
 
 def _ts(moment: datetime | None) -> datetime | None:
@@ -666,25 +689,36 @@ class Graph:
             for r in self._rows("MATCH (p:CoActivation) RETURN p.a, p.b, p.count")
         ]
 
-    def judgements(self) -> list[tuple[str, list[float], str, str, datetime | None]]:
+    def judgements(self) -> list[tuple[str, npt.NDArray[np.float32], str, str, datetime | None]]:
         """(recall id, query vector, observation id, judgement, judged at) for every judged
-        result."""
+        result. A query judged before migration 8 has its vector in ``query_vector``, which
+        may read back as zeros (see the migration): ``recall_queries`` gives its words."""
         queries = {
-            r[0]: (list(r[1]), r[2])
+            r[0]: (query_vector_of(r[1]) if r[1] is not None else _float32(r[2]), r[3])
             for r in self._pages(
-                "MATCH (r:Recall) WHERE r.query_vector IS NOT NULL"
-                " RETURN r.id, r.query_vector, r.judged_at ORDER BY r.id"
+                f"MATCH (r:Recall) WHERE {_JUDGED_QUERY}"
+                " RETURN r.id, r.query_embedding, r.query_vector, r.judged_at ORDER BY r.id"
             )
         }
         return [
             (r[0], queries[r[0]][0], r[1], r[2], queries[r[0]][1])
             for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
-                " WHERE x.judgement IN ['accepted', 'rejected'] AND r.query_vector IS NOT NULL"
+                f" WHERE x.judgement IN ['accepted', 'rejected'] AND {_JUDGED_QUERY}"
                 " RETURN r.id, o.id, x.judgement ORDER BY r.id, o.id"
             )
             if r[0] in queries
         ]
+
+    def recall_queries(self, recall_ids: Sequence[str]) -> dict[str, str]:
+        """The query each of ``recall_ids`` asked ("" for one asked by filters alone)."""
+        return {
+            r[0]: r[1] or ""
+            for r in self._rows(
+                "UNWIND $ids AS i WITH i MATCH (r:Recall {id: i}) RETURN r.id, r.query",
+                {"ids": list(recall_ids)},
+            )
+        }
 
     def training_examples(self, recalls: int) -> list[tuple[str, str, bool]]:
         """(recall id, features JSON, accepted) for each judged result of the ``recalls``
@@ -1415,7 +1449,7 @@ class GraphWriter:
     def judge(
         self,
         recall_id: str,
-        query_vector: list[float],
+        query_vector: npt.NDArray[np.float32],
         judgements: dict[str, str],
         at: datetime,
     ) -> None:
@@ -1426,8 +1460,8 @@ class GraphWriter:
                 for every result the recall returned.
         """
         self._run(
-            "MATCH (r:Recall {id: $id}) SET r.query_vector = $v, r.judged_at = $at",
-            {"id": recall_id, "v": query_vector, "at": _ts(at)},
+            "MATCH (r:Recall {id: $id}) SET r.query_embedding = $v, r.judged_at = $at",
+            {"id": recall_id, "v": query_vector_text(query_vector), "at": _ts(at)},
         )
         rows = [{"o": o, "j": j} for o, j in judgements.items()]
         if rows:
@@ -1437,6 +1471,16 @@ class GraphWriter:
                 " SET ret.judgement = x.j, o.impressions = o.impressions + 1,"
                 " o.hits = o.hits + CASE WHEN x.j = 'accepted' THEN 1 ELSE 0 END",
                 {"id": recall_id, "rows": rows},
+            )
+
+    def keep_query_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        """Store judged recalls' query vectors again (``query_embedding``), by recall id."""
+        rows = [{"i": i, "v": query_vector_text(v)} for i, v in vectors.items()]
+        if rows:
+            self._run(
+                "UNWIND $rows AS x WITH x, x.i AS key MATCH (r:Recall {id: key})"
+                " SET r.query_embedding = x.v",
+                {"rows": rows},
             )
 
     def co_activate(self, pairs: Sequence[tuple[str, str]]) -> None:

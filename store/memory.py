@@ -655,10 +655,9 @@ class Memory:
             # Judged once: checked again now that other writers wait.
             if recent.judged or (stored and self._stored_recall(graph, recall).judged):
                 raise _already_judged()
-            floats = [float(x) for x in vector]
 
             def judging(w: GraphWriter) -> None:
-                w.judge(recall, floats, judgements, now)
+                w.judge(recall, vector, judgements, now)
                 w.co_activate(pairs)
 
             graph.transact("feedback", judging)

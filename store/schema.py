@@ -164,6 +164,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DROP TABLE CO_ACTIVATED",
         ),
     ),
+    Migration(
+        8,
+        "query vectors as bytes",
+        (
+            # A judged recall's query vector as its float32 bytes in base64 text. Kùzu
+            # 0.11.3 compresses the floats of a FLOAT[] list column, and a list written
+            # after a checkpoint read back as zeros once the next checkpoint ran, when the
+            # lists before were mostly zeros (the hash embedder's vectors): the feedback
+            # those queries gave was gone after a restart. query_vector keeps the vectors
+            # judged before; start-up embeds again any that came back as zeros.
+            "ALTER TABLE Recall ADD query_embedding STRING",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -219,6 +232,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "judged_at": "TIMESTAMP",
         "query_vector": "FLOAT[]",
         "features": "STRING[]",
+        "query_embedding": "STRING",
     },
     "MENTIONS": {},
     "HOLDS": {},

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from doxa.store import event_time, native_memory
 from doxa.store.embedder import Embedder, are_embeddings
@@ -93,7 +94,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            unread = load(working, graph)
+            unread, lost = load(working, graph)
             if unread:
                 read_event_times(graph, unread)
     finally:
@@ -115,20 +116,26 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
             index.reset(f"it cannot be read ({index.problem})")
         with graph.exclusive():
             repair(index, working, embedder)
+            if lost:
+                relearn(graph, working, embedder, lost)
     except BaseException:
         graph.close()
         raise
     return Stores(graph, index, working)
 
 
-def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
+def load(
+    working: WorkingMemory, graph: Graph
+) -> tuple[list[tuple[str, str]], dict[str, tuple[int, dict[int, float]]]]:
     """Fill an empty working memory from the graph: observations (with their records),
     beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
     and what feedback taught (the vectors come from the index: ``repair``).
 
     Returns:
         (id, ``event_time.stored``) of the observations stored before event times were read
-        at remember (schema migration 3): read now, for the graph to keep.
+        at remember (schema migration 3): read now, for the graph to keep; and the judged
+        recalls whose query vector came back as zeros (``relearn``), by id: when they were
+        judged and their judgements (row -> +1 / -1).
     """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
@@ -195,13 +202,17 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
             continue
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
-    by_recall: dict[str, tuple[list[float], int, dict[int, float]]] = {}
+    by_recall: dict[str, tuple[npt.NDArray[np.float32], int, dict[int, float]]] = {}
     for recall, vector, obs, judgement, judged_at in graph.judgements():
         when = 0 if judged_at is None else micros(_aware(judged_at))
         example = by_recall.setdefault(recall, (vector, when, {}))
         example[2][working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
-    for query, when, judged in by_recall.values():
-        working.learn(np.asarray(query, dtype=np.float32), judged, when)
+    lost: dict[str, tuple[int, dict[int, float]]] = {}
+    for recall, (query, when, judged) in by_recall.items():
+        if query.any():
+            working.learn(query, judged, when)
+        else:  # lost by Kùzu (schema migration 8): embedded again by ``relearn``
+            lost[recall] = (when, judged)
     # Impressions since each row's last hit, replayed in the order they were judged.
     for obs, judgement in graph.impressions_in_order():
         seen = working.row_of.get(obs)
@@ -209,7 +220,33 @@ def load(working: WorkingMemory, graph: Graph) -> list[tuple[str, str]]:
             working.unrewarded[seen] = (
                 0 if judgement == "accepted" else working.unrewarded[seen] + 1
             )
-    return unread
+    return unread, lost
+
+
+def relearn(
+    graph: Graph,
+    working: WorkingMemory,
+    embedder: Embedder,
+    lost: dict[str, tuple[int, dict[int, float]]],
+) -> None:
+    """Embed again the queries of judged recalls whose stored vector came back as zeros
+    (Kùzu lost it: schema migration 8), keep the vectors where they now stay, and learn their
+    judgements. A query whose embedding is zeros itself (no words) teaches nothing."""
+    queries = graph.recall_queries(sorted(lost))
+    ids = [i for i in sorted(lost) if i in queries]
+    if not ids:
+        return
+    vectors = embedder.embed([queries[i] or " " for i in ids])
+    found = {i: v for i, v in zip(ids, vectors, strict=True) if v.any()}
+    if found:
+        graph.transact("keeping query vectors", lambda w: w.keep_query_vectors(found))
+    for recall, vector in found.items():
+        when, judged = lost[recall]
+        working.learn(vector, judged, when)
+    log.warning(
+        "feedback: %d judged queries' vectors had been lost by the graph; embedded again",
+        len(found),
+    )
 
 
 def records_of(graph: Graph) -> dict[str, Record]:

@@ -408,3 +408,32 @@ def test_a_new_graph_whose_schema_does_not_fit_the_page_cache_grows_it(tmp_path:
         graph.close()
     with pytest.raises(MemoryStoreError, match="buffer_pool_max_mb"):
         Graph(tmp_path / "b" / "graph", buffer_pool_bytes=1 << 20, buffer_pool_max_bytes=2 << 20)
+
+
+def test_judged_queries_survive_a_checkpoint_and_a_restart(settings: Settings) -> None:
+    # Kùzu 0.11.3 read a FLOAT[] list written after a checkpoint back as zeros once the next
+    # checkpoint ran, when the lists before were mostly zeros (as hash-embedded queries are):
+    # after a restart those queries' feedback was gone (schema migration 8).
+    memory = opened(settings)
+    try:
+        words = [f"w0x{i} w1x{i} w2x{i}" for i in range(32)]
+        memory.remember([MemoryDraft(text=text) for text in words])
+        for i, query in enumerate(words):
+            if i == 24:  # before it, 24 judged queries; 8 after
+                assert memory.graph.checkpoint()
+            found = memory.recall(query, limit=3)
+            memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
+        judged = memory._working.judged
+        queries = judged._queries[: judged._n_queries].copy()
+    finally:
+        memory.close()
+    again = opened(settings)
+    try:
+        judged = again._working.judged
+        reloaded = judged._queries[: judged._n_queries].copy()
+    finally:
+        again.close()
+    assert len(queries) == len(reloaded) == 32
+    # The same vectors (loaded in the order of their recalls' ids), none of them zeros.
+    assert sorted(q.tobytes() for q in reloaded) == sorted(q.tobytes() for q in queries)
+    assert np.linalg.norm(reloaded, axis=1).min() > 0.99

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 import kuzu
+import numpy as np
 import pytest
 from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
+from doxa.store.embedder import HashEmbedder
 from doxa.store.graph import Graph
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
 
@@ -222,7 +226,7 @@ V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD", "CoActi
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
-    "Recall": {"features"},
+    "Recall": {"features", "query_embedding"},
 }
 
 
@@ -349,7 +353,7 @@ def test_features_kept_on_returned_links_move_to_their_recall(
     # training example.
     v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v5["CO_ACTIVATED"] = {"count": "INT64"}
-    del v5["Recall"]["features"]
+    del v5["Recall"]["features"], v5["Recall"]["query_embedding"]
     v5["RETURNED"]["features"] = "STRING"
     create_store_at(settings, monkeypatch, 5, v5)
     tamper(
@@ -381,6 +385,7 @@ def test_co_activated_links_become_counted_pairs(
     # the damaged side listed a pair twice.
     v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v6["CO_ACTIVATED"] = {"count": "INT64"}
+    del v6["Recall"]["query_embedding"]
     create_store_at(settings, monkeypatch, 6, v6)
     tamper(
         settings,
@@ -413,3 +418,53 @@ def test_co_activated_links_become_counted_pairs(
         assert memory.graph.co_activations() == [("obs_1", "obs_3", 1)]
     finally:
         memory.close()
+
+
+def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before migration 8 a judged query's vector was a FLOAT[] list, which Kùzu 0.11.3 could
+    # read back as zeros after a checkpoint. A sound one is still read from there; a lost one
+    # is embedded again from the recall's query, kept as bytes, and teaches feedback again.
+    v7 = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del v7["Recall"]["query_embedding"]
+    create_store_at(settings, monkeypatch, 7, v7)
+    embedder = HashEmbedder()
+    sound = embedder.embed(["harbour crane"])[0]
+    judged = (
+        ("rec_1", "harbour crane", sound, "obs_1"),
+        ("rec_2", "mooring lines", 0 * sound, "obs_2"),
+    )
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")  # judgements decay
+    tamper(
+        settings,
+        *(harbour_note(i) for i in (1, 2)),
+        *(
+            f"CREATE (:Recall {{id: '{rid}', query: '{query}',"
+            f" at: timestamp('{now}'), judged_at: timestamp('{now}'),"
+            f" query_vector: [{', '.join(repr(float(x)) for x in vector)}]}})"
+            for rid, query, vector, _ in judged
+        ),
+        *(
+            f"MATCH (r:Recall {{id: '{rid}'}}), (o:Observation {{id: '{obs}'}})"
+            " CREATE (r)-[:RETURNED {rank: 0, score: 0.9, judgement: 'accepted'}]->(o)"
+            for rid, _, _, obs in judged
+        ),
+    )
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        memory = open_memory(settings)
+    try:
+        assert memory.graph.live_schema() == EXPECTED
+        vectors = {rid: vector for rid, vector, *_ in memory.graph.judgements()}
+        found = memory.recall("mooring lines", limit=2)
+    finally:
+        memory.close()
+    assert "1 judged queries' vectors had been lost by the graph" in caplog.text
+    assert np.array_equal(vectors["rec_1"], sound)
+    assert np.array_equal(vectors["rec_2"], embedder.embed(["mooring lines"])[0])
+    assert found.results[0].observation_id == "obs_2"
+    assert found.results[0].scores.get("feedback", 0) > 0
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        open_memory(settings).close()  # kept: nothing to embed again
+    assert "lost by the graph" not in caplog.text
