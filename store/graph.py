@@ -689,19 +689,22 @@ class Graph:
             for r in self._rows("MATCH (p:CoActivation) RETURN p.a, p.b, p.count")
         ]
 
-    def judgements(self) -> list[tuple[str, npt.NDArray[np.float32], str, str, datetime | None]]:
-        """(recall id, query vector, observation id, judgement, judged at) for every judged
-        result. A query judged before migration 8 has its vector in ``query_vector``, which
-        may read back as zeros (see the migration): ``recall_queries`` gives its words."""
+    def judgements(
+        self,
+    ) -> list[tuple[str, npt.NDArray[np.float32], str | None, str, str, datetime | None]]:
+        """(recall id, query vector, the embedder that embedded it, observation id, judgement,
+        judged at) for every judged result. A query judged before migration 8 has its vector
+        in ``query_vector`` (it may read back as zeros: see the migration) and, like one
+        judged before migration 9, no embedder: ``recall_queries`` gives their words."""
         queries = {
-            r[0]: (query_vector_of(r[1]) if r[1] is not None else _float32(r[2]), r[3])
+            r[0]: (query_vector_of(r[1]) if r[1] is not None else _float32(r[2]), r[3], r[4])
             for r in self._pages(
-                f"MATCH (r:Recall) WHERE {_JUDGED_QUERY}"
-                " RETURN r.id, r.query_embedding, r.query_vector, r.judged_at ORDER BY r.id"
+                f"MATCH (r:Recall) WHERE {_JUDGED_QUERY} RETURN r.id, r.query_embedding,"
+                " r.query_vector, r.query_embedder, r.judged_at ORDER BY r.id"
             )
         }
         return [
-            (r[0], queries[r[0]][0], r[1], r[2], queries[r[0]][1])
+            (r[0], *queries[r[0]][:2], r[1], r[2], queries[r[0]][2])
             for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
                 f" WHERE x.judgement IN ['accepted', 'rejected'] AND {_JUDGED_QUERY}"
@@ -1450,18 +1453,21 @@ class GraphWriter:
         self,
         recall_id: str,
         query_vector: npt.NDArray[np.float32],
+        embedder: str,
         judgements: dict[str, str],
         at: datetime,
     ) -> None:
         """Judge a recall: every returned result gets an impression, accepted ones a hit.
 
         Args:
+            query_vector: the recall's query, as ``embedder`` (its fingerprint) embedded it.
             judgements: observation id -> "accepted", "rejected" or "" (shown, not judged),
                 for every result the recall returned.
         """
         self._run(
-            "MATCH (r:Recall {id: $id}) SET r.query_embedding = $v, r.judged_at = $at",
-            {"id": recall_id, "v": query_vector_text(query_vector), "at": _ts(at)},
+            "MATCH (r:Recall {id: $id})"
+            " SET r.query_embedding = $v, r.query_embedder = $e, r.judged_at = $at",
+            {"id": recall_id, "v": query_vector_text(query_vector), "e": embedder, "at": _ts(at)},
         )
         rows = [{"o": o, "j": j} for o, j in judgements.items()]
         if rows:
@@ -1473,14 +1479,17 @@ class GraphWriter:
                 {"id": recall_id, "rows": rows},
             )
 
-    def keep_query_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
-        """Store judged recalls' query vectors again (``query_embedding``), by recall id."""
+    def keep_query_vectors(
+        self, vectors: dict[str, npt.NDArray[np.float32]], embedder: str
+    ) -> None:
+        """Store judged recalls' query vectors again, by recall id, as ``embedder`` (its
+        fingerprint) embedded them."""
         rows = [{"i": i, "v": query_vector_text(v)} for i, v in vectors.items()]
         if rows:
             self._run(
                 "UNWIND $rows AS x WITH x, x.i AS key MATCH (r:Recall {id: key})"
-                " SET r.query_embedding = x.v",
-                {"rows": rows},
+                " SET r.query_embedding = x.v, r.query_embedder = $e",
+                {"rows": rows, "e": embedder},
             )
 
     def co_activate(self, pairs: Sequence[tuple[str, str]]) -> None:

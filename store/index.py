@@ -49,7 +49,8 @@ class SearchIndex:
         path: the LanceDB directory.
         dim: embedding dimension.
         fingerprint: the embedder's identity; a table written by another embedder is dropped
-            (``rebuilt`` is then True and the caller re-embeds every observation).
+            (``rebuilt`` and ``foreign`` are then True and the caller re-embeds every
+            observation).
         read_only: open for inspection: a table of another embedder is kept and reported in
             ``foreign``, and a missing one is not created (``problem`` says so).
 
@@ -98,6 +99,7 @@ class SearchIndex:
                 return
             if metadata.get(_FINGERPRINT_KEY) != fingerprint.encode():
                 log.warning("search index was built by another embedder; rebuilding it")
+                self.foreign = True
                 self._db.drop_table(TABLE)
                 self.rebuilt = True
             else:

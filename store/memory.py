@@ -657,7 +657,7 @@ class Memory:
                 raise _already_judged()
 
             def judging(w: GraphWriter) -> None:
-                w.judge(recall, vector, judgements, now)
+                w.judge(recall, vector, self.embedder.fingerprint, judgements, now)
                 w.co_activate(pairs)
 
             graph.transact("feedback", judging)

@@ -177,6 +177,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Recall ADD query_embedding STRING",
         ),
     ),
+    Migration(
+        9,
+        "the embedder of judged queries",
+        (
+            # Which embedder (its fingerprint) embedded a judged query: after the model
+            # changes, a vector of the old one is no likeness to compare (or not even of the
+            # same size), so start-up embeds the query again with the new one.
+            "ALTER TABLE Recall ADD query_embedder STRING",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -233,6 +243,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "query_vector": "FLOAT[]",
         "features": "STRING[]",
         "query_embedding": "STRING",
+        "query_embedder": "STRING",
     },
     "MENTIONS": {},
     "HOLDS": {},

@@ -94,7 +94,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            unread, lost = load(working, graph)
+            unread, judged = load(working, graph)
             if unread:
                 read_event_times(graph, unread)
     finally:
@@ -115,9 +115,10 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         if index.problem is not None:
             index.reset(f"it cannot be read ({index.problem})")
         with graph.exclusive():
+            foreign = index.foreign  # before repair: a reset never means another embedder
             repair(index, working, embedder)
-            if lost:
-                relearn(graph, working, embedder, lost)
+            if judged:
+                learn_judged(graph, working, embedder, judged, foreign)
     except BaseException:
         graph.close()
         raise
@@ -126,16 +127,16 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
 def load(
     working: WorkingMemory, graph: Graph
-) -> tuple[list[tuple[str, str]], dict[str, tuple[int, dict[int, float]]]]:
+) -> tuple[list[tuple[str, str]], dict[str, JudgedQuery]]:
     """Fill an empty working memory from the graph: observations (with their records),
     beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
-    and what feedback taught (the vectors come from the index: ``repair``).
+    and impressions (the observations' vectors come from the index: ``repair``), and read
+    the judged recalls.
 
     Returns:
         (id, ``event_time.stored``) of the observations stored before event times were read
         at remember (schema migration 3): read now, for the graph to keep; and the judged
-        recalls whose query vector came back as zeros (``relearn``), by id: when they were
-        judged and their judgements (row -> +1 / -1).
+        recalls by id, learned once the embedder is known to fit them (``learn_judged``).
     """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
@@ -202,17 +203,12 @@ def load(
             continue
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
-    by_recall: dict[str, tuple[npt.NDArray[np.float32], int, dict[int, float]]] = {}
-    for recall, vector, obs, judgement, judged_at in graph.judgements():
-        when = 0 if judged_at is None else micros(_aware(judged_at))
-        example = by_recall.setdefault(recall, (vector, when, {}))
-        example[2][working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
-    lost: dict[str, tuple[int, dict[int, float]]] = {}
-    for recall, (query, when, judged) in by_recall.items():
-        if query.any():
-            working.learn(query, judged, when)
-        else:  # lost by Kùzu (schema migration 8): embedded again by ``relearn``
-            lost[recall] = (when, judged)
+    judged: dict[str, JudgedQuery] = {}
+    for recall, vector, embedder, obs, judgement, judged_at in graph.judgements():
+        if recall not in judged:
+            when = 0 if judged_at is None else micros(_aware(judged_at))
+            judged[recall] = JudgedQuery(vector, embedder, when, {})
+        judged[recall].signs[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
     # Impressions since each row's last hit, replayed in the order they were judged.
     for obs, judgement in graph.impressions_in_order():
         seen = working.row_of.get(obs)
@@ -220,33 +216,64 @@ def load(
             working.unrewarded[seen] = (
                 0 if judgement == "accepted" else working.unrewarded[seen] + 1
             )
-    return unread, lost
+    return unread, judged
 
 
-def relearn(
+@dataclass
+class JudgedQuery:
+    """A judged recall as the graph keeps it: its query's vector, the embedder that embedded
+    it (None: judged before schema migration 9), when it was judged, and its judgements
+    (row -> +1 accepted / -1 rejected)."""
+
+    vector: npt.NDArray[np.float32]
+    embedder: str | None
+    when: int
+    signs: dict[int, float]
+
+
+def learn_judged(
     graph: Graph,
     working: WorkingMemory,
     embedder: Embedder,
-    lost: dict[str, tuple[int, dict[int, float]]],
+    judged: dict[str, JudgedQuery],
+    index_foreign: bool,
 ) -> None:
-    """Embed again the queries of judged recalls whose stored vector came back as zeros
-    (Kùzu lost it: schema migration 8), keep the vectors where they now stay, and learn their
-    judgements. A query whose embedding is zeros itself (no words) teaches nothing."""
-    queries = graph.recall_queries(sorted(lost))
-    ids = [i for i in sorted(lost) if i in queries]
-    if not ids:
-        return
-    vectors = embedder.embed([queries[i] or " " for i in ids])
-    found = {i: v for i, v in zip(ids, vectors, strict=True) if v.any()}
-    if found:
-        graph.transact("keeping query vectors", lambda w: w.keep_query_vectors(found))
-    for recall, vector in found.items():
-        when, judged = lost[recall]
-        working.learn(vector, judged, when)
-    log.warning(
-        "feedback: %d judged queries' vectors had been lost by the graph; embedded again",
-        len(found),
-    )
+    """Learn what the judged recalls taught, each query's vector as the current embedder
+    gives it. A vector embedded by another embedder (the model changed; the index was built
+    by another one, ``index_foreign``, for a query judged before schema migration 9), of
+    another size, or that came back as zeros (Kùzu lost it: migration 8) is embedded again
+    from the recall's query. What was embedded again, and an older vector now known to be
+    this embedder's, is kept with the embedder's fingerprint. A query whose embedding is
+    zeros itself (no words) teaches nothing."""
+    fingerprint = embedder.fingerprint
+    stamped: dict[str, npt.NDArray[np.float32]] = {}
+    again: list[str] = []
+    for recall, query in judged.items():
+        fits = query.vector.shape == (working.dim,) and bool(query.vector.any())
+        if fits and query.embedder == fingerprint:
+            working.learn(query.vector, query.signs, query.when)
+        elif fits and query.embedder is None and not index_foreign:
+            working.learn(query.vector, query.signs, query.when)
+            stamped[recall] = query.vector
+        else:
+            again.append(recall)
+    if again:
+        queries = graph.recall_queries(again)
+        asked = [recall for recall in again if recall in queries]
+        vectors = embedder.embed([queries[r] or " " for r in asked]) if asked else None
+        for recall, vector in zip(asked, () if vectors is None else vectors, strict=True):
+            if vector.any():
+                query = judged[recall]
+                working.learn(vector, query.signs, query.when)
+                stamped[recall] = vector
+        log.warning(
+            "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
+            len(asked),
+        )
+    if stamped:
+        graph.transact(
+            "keeping query vectors", lambda w: w.keep_query_vectors(stamped, fingerprint)
+        )
 
 
 def records_of(graph: Graph) -> dict[str, Record]:

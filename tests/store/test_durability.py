@@ -5,6 +5,7 @@ rebuilt from the graph, and ``check`` / ``repair`` tell and mend."""
 from __future__ import annotations
 
 import glob
+import logging
 import os
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from mcp.client import Client
 
 from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
-from doxa.store.embedder import HashEmbedder
+from doxa.store.embedder import HashEmbedder, Vectors
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.health import check, repair
 from doxa.store.index import SearchIndex
@@ -437,3 +438,45 @@ def test_judged_queries_survive_a_checkpoint_and_a_restart(settings: Settings) -
     # The same vectors (loaded in the order of their recalls' ids), none of them zeros.
     assert sorted(q.tobytes() for q in reloaded) == sorted(q.tobytes() for q in queries)
     assert np.linalg.norm(reloaded, axis=1).min() > 0.99
+
+
+class OtherEmbedder(HashEmbedder):
+    """Another model of the same size: its vectors are not the hash embedder's."""
+
+    @property
+    def fingerprint(self) -> str:
+        return "other-v1:384"
+
+    def embed(self, texts: list[str]) -> Vectors:
+        return super().embed([" ".join(f"{word}~" for word in text.split()) for text in texts])
+
+
+@pytest.mark.parametrize("changed", ["size", "model"])
+def test_a_new_embedding_model_embeds_the_judged_queries_again(
+    settings: Settings, changed: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A judged query's vector is only a likeness to compare under the model that embedded it:
+    # another size failed the whole start ("could not broadcast input array"), another model
+    # of the same size compared unrelated spaces.
+    memory = opened(settings)
+    try:
+        memory.remember([MemoryDraft(text=t) for t in ("The harbour crane is red.", "Boats.")])
+        found = memory.recall("harbour crane")
+        memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
+        answer = found.results[0].observation_id
+    finally:
+        memory.close()
+    embedder = HashEmbedder(256) if changed == "size" else OtherEmbedder()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        again = Memory.open(settings.store, embedder=embedder)
+        again.warm_up()
+    try:
+        [(_, vector, fingerprint, *_)] = again.graph.judgements()
+        found = again.recall("harbour crane")
+    finally:
+        again.close()
+    assert "1 judged queries embedded again" in caplog.text
+    assert fingerprint == embedder.fingerprint
+    assert np.array_equal(vector, embedder.embed(["harbour crane"])[0])
+    assert found.results[0].observation_id == answer
+    assert found.results[0].scores["feedback"] > 0

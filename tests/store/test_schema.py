@@ -226,7 +226,7 @@ V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD", "CoActi
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
-    "Recall": {"features", "query_embedding"},
+    "Recall": {"features", "query_embedding", "query_embedder"},
 }
 
 
@@ -353,7 +353,7 @@ def test_features_kept_on_returned_links_move_to_their_recall(
     # training example.
     v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v5["CO_ACTIVATED"] = {"count": "INT64"}
-    del v5["Recall"]["features"], v5["Recall"]["query_embedding"]
+    del v5["Recall"]["features"], v5["Recall"]["query_embedding"], v5["Recall"]["query_embedder"]
     v5["RETURNED"]["features"] = "STRING"
     create_store_at(settings, monkeypatch, 5, v5)
     tamper(
@@ -385,7 +385,7 @@ def test_co_activated_links_become_counted_pairs(
     # the damaged side listed a pair twice.
     v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v6["CO_ACTIVATED"] = {"count": "INT64"}
-    del v6["Recall"]["query_embedding"]
+    del v6["Recall"]["query_embedding"], v6["Recall"]["query_embedder"]
     create_store_at(settings, monkeypatch, 6, v6)
     tamper(
         settings,
@@ -427,7 +427,7 @@ def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
     # read back as zeros after a checkpoint. A sound one is still read from there; a lost one
     # is embedded again from the recall's query, kept as bytes, and teaches feedback again.
     v7 = {table: dict(columns) for table, columns in EXPECTED.items()}
-    del v7["Recall"]["query_embedding"]
+    del v7["Recall"]["query_embedding"], v7["Recall"]["query_embedder"]
     create_store_at(settings, monkeypatch, 7, v7)
     embedder = HashEmbedder()
     sound = embedder.embed(["harbour crane"])[0]
@@ -459,7 +459,7 @@ def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
         found = memory.recall("mooring lines", limit=2)
     finally:
         memory.close()
-    assert "1 judged queries' vectors had been lost by the graph" in caplog.text
+    assert "1 judged queries embedded again" in caplog.text
     assert np.array_equal(vectors["rec_1"], sound)
     assert np.array_equal(vectors["rec_2"], embedder.embed(["mooring lines"])[0])
     assert found.results[0].observation_id == "obs_2"
@@ -467,4 +467,4 @@ def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         open_memory(settings).close()  # kept: nothing to embed again
-    assert "lost by the graph" not in caplog.text
+    assert "embedded again" not in caplog.text
