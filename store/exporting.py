@@ -19,7 +19,9 @@ transaction: a bad line writes nothing.
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -259,7 +261,20 @@ def parse_export(path: Path) -> Parsed:
             )
     if legacy:
         _features_to_recalls(parsed)
+    _query_vectors_as_text(parsed)
     return parsed
+
+
+def _query_vectors_as_text(parsed: Parsed) -> None:
+    """A recall judged before migration 8 keeps its query's vector as a list of floats; the
+    graph now keeps it as the float32 bytes in base64 (``graph.query_vector_text``): a
+    FLOAT[] list written after a checkpoint could read back as zeros in Kùzu 0.11.3."""
+    for recall in parsed.objects.get("Recall", []):
+        vector = recall.get("query_vector")
+        if isinstance(vector, list) and recall.get("query_embedding") is None:  # checked
+            raw = struct.pack(f"<{len(vector)}f", *vector)
+            recall["query_embedding"] = base64.b64encode(raw).decode("ascii")
+            recall["query_vector"] = None
 
 
 #: Fields of files written before a migration moved them: table -> field -> its type.

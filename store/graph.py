@@ -89,8 +89,13 @@ def query_vector_text(vector: npt.NDArray[np.float32]) -> str:
 
 
 def query_vector_of(text: str) -> npt.NDArray[np.float32]:
-    """The vector ``query_vector_text`` stored."""
-    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
+    """The vector ``query_vector_text`` stored; empty for text that is not one (an imported
+    file's, say), which start-up then embeds again from the recall's query."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    except ValueError:  # binascii.Error is one; so is a length that is no float32 count
+        return np.zeros(0, dtype=np.float32)
 
 
 def _float32(values: Sequence[float]) -> npt.NDArray[np.float32]:

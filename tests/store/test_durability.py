@@ -9,6 +9,7 @@ import logging
 import os
 from pathlib import Path
 
+import kuzu
 import lancedb
 import numpy as np
 import pytest
@@ -479,4 +480,31 @@ def test_a_new_embedding_model_embeds_the_judged_queries_again(
     assert fingerprint == embedder.fingerprint
     assert np.array_equal(vector, embedder.embed(["harbour crane"])[0])
     assert found.results[0].observation_id == answer
+    assert found.results[0].scores["feedback"] > 0
+
+
+def test_a_damaged_judged_query_is_embedded_again(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = opened(settings)
+    try:
+        memory.remember([MemoryDraft(text=t) for t in ("The harbour crane is red.", "Boats.")])
+        found = memory.recall("harbour crane")
+        memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
+    finally:
+        memory.close()
+    database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
+    connection = kuzu.Connection(database)
+    connection.execute("MATCH (r:Recall) SET r.query_embedding = 'not a vector!'")
+    connection.close()
+    database.close()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        again = opened(settings)
+    try:
+        [(_, vector, *_)] = again.graph.judgements()
+        found = again.recall("harbour crane")
+    finally:
+        again.close()
+    assert "1 judged queries embedded again" in caplog.text
+    assert np.array_equal(vector, HashEmbedder().embed(["harbour crane"])[0])
     assert found.results[0].scores["feedback"] > 0

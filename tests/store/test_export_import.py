@@ -15,6 +15,7 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.store import Memory
 from doxa.store.exporting import FORMAT, ImportRefused
+from doxa.store.graph import query_vector_of
 from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.schema import latest_version
 
@@ -153,6 +154,40 @@ async def test_a_file_from_before_migration_7_keeps_its_co_activations(tmp_path:
     newer.write_text("\n".join(json.dumps(x) for x in [header, *old]) + "\n")
     with pytest.raises(ImportRefused, match="unknown table 'CO_ACTIVATED'"):
         import_file(hash_settings(tmp_path / "c").store, newer)
+
+
+async def test_a_file_from_before_migration_8_keeps_its_judged_queries(tmp_path: Path) -> None:
+    # Files of schema 7 held a judged query's vector as a list of floats, which Kùzu could
+    # read back as zeros once written after a checkpoint; it is imported as bytes.
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, objects = lines(tmp_path / "a.jsonl")
+    judged = [x for x in objects if x["table"] == "Recall" and x["query_embedding"]]
+    assert judged, "a judged recall's query travels with it"
+    vectors = {}
+    for x in judged:
+        vectors[x["id"]] = query_vector_of(x.pop("query_embedding")).tolist()
+        x["query_vector"] = vectors[x["id"]]
+        del x["query_embedder"]
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join(json.dumps(x) for x in [{**header, "schema": 7}, *objects]) + "\n")
+    import_file(hash_settings(tmp_path / "b").store, old)
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        kept = memory.graph.read(
+            "MATCH (r:Recall) WHERE r.query_embedding IS NOT NULL"
+            " RETURN r.id, r.query_embedding, r.query_vector, r.query_embedder"
+        )
+        found = memory.recall("bridge route 9")
+    finally:
+        memory.close()
+    assert {row[0] for row in kept} == set(vectors)
+    assert all(query_vector_of(row[1]).tolist() == vectors[row[0]] for row in kept)
+    assert all(row[2] is None for row in kept)
+    # Learned and now known to be this embedder's.
+    assert all(row[3] == "hash-v1:384" for row in kept)
+    assert any(r.scores.get("feedback", 0) > 0 for r in found.results)
 
 
 async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path) -> None:
