@@ -441,6 +441,19 @@ def test_judged_queries_survive_a_checkpoint_and_a_restart(settings: Settings) -
     assert np.linalg.norm(reloaded, axis=1).min() > 0.99
 
 
+def judge_crane(settings: Settings) -> str:
+    """A memory with one judged recall ("harbour crane"); the id it accepted."""
+    memory = opened(settings)
+    try:
+        memory.remember([MemoryDraft(text=t) for t in ("The harbour crane is red.", "Boats.")])
+        found = memory.recall("harbour crane")
+        answer = found.results[0].observation_id
+        memory.feedback(found.recall_id, accepted=[answer])
+    finally:
+        memory.close()
+    return answer
+
+
 class OtherEmbedder(HashEmbedder):
     """Another model of the same size: its vectors are not the hash embedder's."""
 
@@ -459,14 +472,7 @@ def test_a_new_embedding_model_embeds_the_judged_queries_again(
     # A judged query's vector is only a likeness to compare under the model that embedded it:
     # another size failed the whole start ("could not broadcast input array"), another model
     # of the same size compared unrelated spaces.
-    memory = opened(settings)
-    try:
-        memory.remember([MemoryDraft(text=t) for t in ("The harbour crane is red.", "Boats.")])
-        found = memory.recall("harbour crane")
-        memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
-        answer = found.results[0].observation_id
-    finally:
-        memory.close()
+    answer = judge_crane(settings)
     embedder = HashEmbedder(256) if changed == "size" else OtherEmbedder()
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         again = Memory.open(settings.store, embedder=embedder)
@@ -486,13 +492,7 @@ def test_a_new_embedding_model_embeds_the_judged_queries_again(
 def test_a_damaged_judged_query_is_embedded_again(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    memory = opened(settings)
-    try:
-        memory.remember([MemoryDraft(text=t) for t in ("The harbour crane is red.", "Boats.")])
-        found = memory.recall("harbour crane")
-        memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
-    finally:
-        memory.close()
+    judge_crane(settings)
     database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
     connection = kuzu.Connection(database)
     connection.execute("MATCH (r:Recall) SET r.query_embedding = 'not a vector!'")

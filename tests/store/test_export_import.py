@@ -74,6 +74,21 @@ def export(data_dir: Path, path: Path) -> dict[str, Any]:
         memory.close()
 
 
+def imported_as_of(
+    tmp_path: Path, schema: int, header: dict[str, Any], objects: list[dict[str, Any]]
+) -> Memory:
+    """A new memory in ``tmp_path / "b"`` (open) that imported ``objects`` as a file written
+    at ``schema``."""
+    old = tmp_path / "old.jsonl"
+    old.write_text(
+        "\n".join(json.dumps(x) for x in [{**header, "schema": schema}, *objects]) + "\n"
+    )
+    import_file(hash_settings(tmp_path / "b").store, old)
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    return memory
+
+
 async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     header = export(tmp_path / "a", tmp_path / "a.jsonl")
@@ -115,11 +130,7 @@ async def test_a_file_from_before_migration_6_keeps_its_features(tmp_path: Path)
         if x["table"] == "RETURNED":
             by_rank = dict(f.split(" ", 1) for f in kept[x["from"]] or ())
             x["features"] = by_rank.get(str(x["rank"]))
-    old = tmp_path / "old.jsonl"
-    old.write_text("\n".join(json.dumps(x) for x in [{**header, "schema": 5}, *objects]) + "\n")
-    import_file(hash_settings(tmp_path / "b").store, old)
-    memory = Memory.open(hash_settings(tmp_path / "b").store)
-    memory.warm_up()
+    memory = imported_as_of(tmp_path, 5, header, objects)
     try:
         judged = memory.graph.judged_results()
     finally:
@@ -169,11 +180,7 @@ async def test_a_file_from_before_migration_8_keeps_its_judged_queries(tmp_path:
         vectors[x["id"]] = query_vector_of(x.pop("query_embedding")).tolist()
         x["query_vector"] = vectors[x["id"]]
         del x["query_embedder"]
-    old = tmp_path / "old.jsonl"
-    old.write_text("\n".join(json.dumps(x) for x in [{**header, "schema": 7}, *objects]) + "\n")
-    import_file(hash_settings(tmp_path / "b").store, old)
-    memory = Memory.open(hash_settings(tmp_path / "b").store)
-    memory.warm_up()
+    memory = imported_as_of(tmp_path, 7, header, objects)
     try:
         kept = memory.graph.read(
             "MATCH (r:Recall) WHERE r.query_embedding IS NOT NULL"
