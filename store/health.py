@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from doxa.store.embedder import are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.settings import StoreSettings
+from doxa.store.startup import usable_as_kept
 
 if TYPE_CHECKING:  # lancedb loads with the index module: only when a check runs
     from doxa.store.index import SearchIndex
@@ -33,8 +35,10 @@ class Health:
     Attributes:
         data_dir: the directory checked.
         graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
-            holds) and ``one_sided_links`` (nodes whose links Kùzu reads differently from
-            their two ends: damage); empty when the graph could not be opened.
+            holds), ``one_sided_links`` (nodes whose links Kùzu reads differently from
+            their two ends: damage) and ``judged_queries_to_embed`` (judged queries whose
+            vectors the next start embeds again: ``startup.usable_as_kept``); empty when the
+            graph could not be opened.
         index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
             another embedder wrote it); empty when it could not be read.
         orphans: ``index_rows_unknown`` (rows of no current observation) and
@@ -65,8 +69,10 @@ def check(settings: StoreSettings) -> Health:
 
     data_dir = Path(settings.data_dir).expanduser()
     health = Health(str(data_dir))
+    embedder = make_embedder(settings.embedding)
     graph_file = data_dir / "graph"
     live: set[str] | None = None
+    judged: dict[str, tuple[npt.NDArray[np.float32], str | None]] = {}
     if not graph_file.exists():
         health.problems.append("no graph: this directory holds no memory yet")
     else:
@@ -81,8 +87,10 @@ def check(settings: StoreSettings) -> Health:
                 one_sided = graph.one_sided_links()
                 health.graph["one_sided_links"] = sum(one_sided.values())
                 live = graph.live_observation_ids()
+                judged = {recall: (v, by) for recall, v, by, *_ in graph.judgements()}
             finally:
                 graph.close()
+
             for table, count in sorted(one_sided.items()):
                 health.problems.append(
                     f"{count} nodes' {table} links read differently from their two ends:"
@@ -95,8 +103,18 @@ def check(settings: StoreSettings) -> Health:
                     f"{health.graph['unheld']} observations are held by no agent"
                     " (cite_evidence shows no believer for them)"
                 )
-    embedder = make_embedder(settings.embedding)
     index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
+    if health.graph:
+        stale = sum(
+            not usable_as_kept(vector, by, embedder, index.foreign)
+            for vector, by in judged.values()
+        )
+        health.graph["judged_queries_to_embed"] = stale
+        if stale:
+            health.problems.append(
+                f"{stale} judged queries' vectors are another embedding model's or unreadable;"
+                " the next start embeds them again from their words"
+            )
     if index.problem is None:
         try:
             _inspect_index(index, live, health)

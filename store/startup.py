@@ -231,6 +231,20 @@ class JudgedQuery:
     signs: dict[int, float]
 
 
+def usable_as_kept(
+    vector: npt.NDArray[np.float32],
+    made_by: str | None,
+    embedder: Embedder,
+    index_foreign: bool,
+) -> bool:
+    """Whether a judged query's stored vector can be compared with ``embedder``'s: of its
+    size, not zeros (Kùzu's loss: schema migration 8), and made by it (or, judged before
+    migration 9, ``made_by`` None, while the search index was not built by another one)."""
+    if vector.shape != (embedder.dim,) or not vector.any():
+        return False
+    return made_by == embedder.fingerprint or (made_by is None and not index_foreign)
+
+
 def learn_judged(
     graph: Graph,
     working: WorkingMemory,
@@ -249,14 +263,12 @@ def learn_judged(
     stamped: dict[str, npt.NDArray[np.float32]] = {}
     again: list[str] = []
     for recall, query in judged.items():
-        fits = query.vector.shape == (working.dim,) and bool(query.vector.any())
-        if fits and query.embedder == fingerprint:
-            working.learn(query.vector, query.signs, query.when)
-        elif fits and query.embedder is None and not index_foreign:
-            working.learn(query.vector, query.signs, query.when)
-            stamped[recall] = query.vector
-        else:
+        if not usable_as_kept(query.vector, query.embedder, embedder, index_foreign):
             again.append(recall)
+            continue
+        working.learn(query.vector, query.signs, query.when)
+        if query.embedder is None:
+            stamped[recall] = query.vector
     if again:
         queries = graph.recall_queries(again)
         asked = [recall for recall in again if recall in queries]

@@ -498,6 +498,11 @@ def test_a_damaged_judged_query_is_embedded_again(
     connection.execute("MATCH (r:Recall) SET r.query_embedding = 'not a vector!'")
     connection.close()
     database.close()
+    health = check(settings.store)
+    assert health.graph["judged_queries_to_embed"] == 1
+    assert "1 judged queries' vectors are another embedding model's or unreadable" in (
+        " ".join(health.problems)
+    )
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         again = opened(settings)
     try:
@@ -508,3 +513,4 @@ def test_a_damaged_judged_query_is_embedded_again(
     assert "1 judged queries embedded again" in caplog.text
     assert np.array_equal(vector, HashEmbedder().embed(["harbour crane"])[0])
     assert found.results[0].scores["feedback"] > 0
+    assert check(settings.store).graph["judged_queries_to_embed"] == 0
