@@ -19,9 +19,7 @@ transaction: a bad line writes nothing.
 
 from __future__ import annotations
 
-import base64
 import json
-import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -269,11 +267,14 @@ def _query_vectors_as_text(parsed: Parsed) -> None:
     """A recall judged before migration 8 keeps its query's vector as a list of floats; the
     graph now keeps it as the float32 bytes in base64 (``graph.query_vector_text``): a
     FLOAT[] list written after a checkpoint could read back as zeros in Kùzu 0.11.3."""
+    import numpy as np
+
+    from doxa.store.graph import query_vector_text  # the import writes to the graph anyway
+
     for recall in parsed.objects.get("Recall", []):
-        vector = recall.get("query_vector")
-        if isinstance(vector, list) and recall.get("query_embedding") is None:  # checked
-            raw = struct.pack(f"<{len(vector)}f", *vector)
-            recall["query_embedding"] = base64.b64encode(raw).decode("ascii")
+        vector = recall.get("query_vector")  # numbers: ``_checked`` saw to it
+        if isinstance(vector, list) and recall.get("query_embedding") is None:
+            recall["query_embedding"] = query_vector_text(np.asarray(vector, dtype=np.float32))
             recall["query_vector"] = None
 
 

@@ -98,10 +98,6 @@ def query_vector_of(text: str) -> npt.NDArray[np.float32]:
         return np.zeros(0, dtype=np.float32)
 
 
-def _float32(values: Sequence[float]) -> npt.NDArray[np.float32]:
-    return np.asarray(values, dtype=np.float32)
-
-
 def _ts(moment: datetime | None) -> datetime | None:
     return None if moment is None else to_naive_utc(moment)
 
@@ -702,7 +698,11 @@ class Graph:
         in ``query_vector`` (it may read back as zeros: see the migration) and, like one
         judged before migration 9, no embedder: ``recall_queries`` gives their words."""
         queries = {
-            r[0]: (query_vector_of(r[1]) if r[1] is not None else _float32(r[2]), r[3], r[4])
+            r[0]: (
+                query_vector_of(r[1]) if r[1] is not None else np.asarray(r[2], np.float32),
+                r[3],
+                r[4],
+            )
             for r in self._pages(
                 f"MATCH (r:Recall) WHERE {_JUDGED_QUERY} RETURN r.id, r.query_embedding,"
                 " r.query_vector, r.query_embedder, r.judged_at ORDER BY r.id"

@@ -90,7 +90,6 @@ def check(settings: StoreSettings) -> Health:
                 judged = {recall: (v, by) for recall, v, by, *_ in graph.judgements()}
             finally:
                 graph.close()
-
             for table, count in sorted(one_sided.items()):
                 health.problems.append(
                     f"{count} nodes' {table} links read differently from their two ends:"

@@ -115,10 +115,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         if index.problem is not None:
             index.reset(f"it cannot be read ({index.problem})")
         with graph.exclusive():
-            foreign = index.foreign  # before repair: a reset never means another embedder
             repair(index, working, embedder)
             if judged:
-                learn_judged(graph, working, embedder, judged, foreign)
+                learn_judged(graph, working, embedder, judged, index.foreign)
     except BaseException:
         graph.close()
         raise
@@ -272,12 +271,13 @@ def learn_judged(
     if again:
         queries = graph.recall_queries(again)
         asked = [recall for recall in again if recall in queries]
-        vectors = embedder.embed([queries[r] or " " for r in asked]) if asked else None
-        for recall, vector in zip(asked, () if vectors is None else vectors, strict=True):
-            if vector.any():
-                query = judged[recall]
-                working.learn(vector, query.signs, query.when)
-                stamped[recall] = vector
+        if asked:
+            vectors = embedder.embed([queries[r] or " " for r in asked])
+            for recall, vector in zip(asked, vectors, strict=True):
+                if vector.any():
+                    query = judged[recall]
+                    working.learn(vector, query.signs, query.when)
+                    stamped[recall] = vector
         log.warning(
             "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
             len(asked),
