@@ -6,7 +6,10 @@ search index (LanceDB) only saves re-embedding every memory, and is made to hold
 graph's current observations: rows it lacks (a crash before the index writer wrote them, or
 an embedding that failed) are embedded again, rows the graph does not hold are removed, and
 rows whose vectors are not embeddings are replaced. A graph that is empty while its index is
-not is refused instead: that repair would delete the only other copy of the texts.
+not is refused instead: that repair would delete the only other copy of the texts. What
+judged recalls taught is learned with each query's vector as this embedder gives it: a vector
+of another embedder, or one the graph lost, is embedded again from the recall's words
+(``learn_judged``).
 
 All of this runs on the memory's warm-up thread, before any call is served.
 """
