@@ -718,6 +718,11 @@ class Graph:
             if r[0] in queries
         ]
 
+    def unstamped_recalls(self) -> int:
+        """How many recalls do not say which embedder ranked them (recorded before schema
+        migration 10, until start-up stamps them)."""
+        return int(self._rows("MATCH (r:Recall) WHERE r.embedder IS NULL RETURN count(r)")[0][0])
+
     def recall_queries(self, recall_ids: Sequence[str]) -> dict[str, str]:
         """The query each of ``recall_ids`` asked ("" for one asked by filters alone)."""
         return {
@@ -728,14 +733,17 @@ class Graph:
             )
         }
 
-    def training_examples(self, recalls: int) -> list[tuple[str, str, bool]]:
+    def training_examples(self, recalls: int, embedder: str) -> list[tuple[str, str, bool]]:
         """(recall id, features JSON, accepted) for each judged result of the ``recalls``
-        most recently judged recalls that kept features, in the order they were judged."""
+        most recently judged recalls that ``embedder`` (its fingerprint) ranked and that
+        kept features, in the order they were judged."""
         kept: dict[str, dict[int, str]] = {}
         since = None
         for recall_id, features, judged_at in self._pages(
             "MATCH (r:Recall) WHERE r.judged_at IS NOT NULL AND r.features IS NOT NULL"
-            " RETURN r.id, r.features, r.judged_at ORDER BY r.judged_at DESC, r.id"
+            " AND r.embedder = $e"
+            " RETURN r.id, r.features, r.judged_at ORDER BY r.judged_at DESC, r.id",
+            {"e": embedder},
         ):
             if len(kept) >= recalls:
                 break
@@ -1412,9 +1420,11 @@ class GraphWriter:
     def record_recalls(
         self,
         recalls: Sequence[tuple[str, str, str | None, datetime, list[tuple[str, int, float, str]]]],
+        embedder: str,
     ) -> None:
         """Recall events and what each returned: (id, query, agent, at, [(obs id, rank,
-        score, features as JSON text or "")])."""
+        score, features as JSON text or "")]), ranked with ``embedder`` (its fingerprint;
+        "" when not known)."""
         if not recalls:
             return
         rows = [
@@ -1423,6 +1433,7 @@ class GraphWriter:
                 "q": query,
                 "a": agent,
                 "at": _ts(at),
+                "e": embedder,
                 "f": [f"{rank} {f}" for _, rank, _, f in results if f],
             }
             for rid, query, agent, at, results in recalls
@@ -1438,7 +1449,8 @@ class GraphWriter:
             if batch:
                 self._run(
                     "UNWIND $rows AS r CREATE (:Recall {id: r.id, query: r.q, agent: r.a,"
-                    " at: CAST(r.at AS TIMESTAMP)" + (", features: r.f})" if kept else "})"),
+                    " at: CAST(r.at AS TIMESTAMP), embedder: r.e"
+                    + (", features: r.f})" if kept else "})"),
                     {"rows": batch},
                 )
         returned = [
@@ -1496,6 +1508,11 @@ class GraphWriter:
                 " SET r.query_embedding = x.v, r.query_embedder = $e",
                 {"rows": rows, "e": embedder},
             )
+
+    def stamp_recalls(self, embedder: str) -> None:
+        """Mark every recall recorded before schema migration 10 as ranked by ``embedder``
+        (its fingerprint; "" when not known)."""
+        self._run("MATCH (r:Recall) WHERE r.embedder IS NULL SET r.embedder = $e", {"e": embedder})
 
     def co_activate(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Count one more co-activation for each (a, b) pair of accepted results."""

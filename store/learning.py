@@ -109,6 +109,9 @@ class RankerModel:
     examples: int
     trained_at: str
     held_out: dict[str, float] = field(default_factory=dict)
+    #: The fingerprint of the embedder whose recalls it learned from ("": not known, a model
+    #: kept before models said so).
+    embedder: str = ""
 
     def probability(self, x: FloatArray) -> FloatArray:
         """P(accepted) for each row of ``x`` (columns in ``features`` order)."""
@@ -129,6 +132,7 @@ class RankerModel:
             "examples": self.examples,
             "trained_at": self.trained_at,
             "held_out": self.held_out,
+            "embedder": self.embedder,
         }
 
     @classmethod
@@ -153,6 +157,7 @@ class RankerModel:
                 examples=int(data["examples"]),
                 trained_at=str(data["trained_at"]),
                 held_out={str(k): float(v) for k, v in dict(data.get("held_out", {})).items()},
+                embedder=str(data.get("embedder", "")),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"not a ranker model: {error!r}") from None

@@ -211,7 +211,7 @@ class Memory:
         self._waiting: list[_Remembering] = []
         self._waiting_lock = threading.Lock()
         # Lock 3 is the recall log's own.
-        self._recalls = RecallLog()
+        self._recalls = RecallLog(embedder.fingerprint)
         self._second_core = SecondCore()
         self._embedding_queue: EmbeddingQueue | None = None
         self._summaries: entity_views.Summaries | None = None
@@ -280,13 +280,20 @@ class Memory:
         self._index_writer = IndexWriter(stores.index, self.settings.maintenance_every)
         # Late-bound, so the embedder can be replaced (tests) without a new queue.
         self._embedding_queue = EmbeddingQueue(lambda t: self.embedder.embed(t), self._deliver)
-        self._recalls.recover(stores.graph, Path(self.settings.data_dir).expanduser() / "recalls")
+        # A stopped process ranked them with the embedder that built the index.
+        self._recalls.recover(
+            stores.graph,
+            Path(self.settings.data_dir).expanduser() / "recalls",
+            "" if stores.index.foreign else self.embedder.fingerprint,
+        )
         self._recalls.start(stores.graph)
         self._trainer = Trainer(
             Path(self.settings.data_dir).expanduser(),
             self.settings.learning,
             self._examples,
             self.settings.ranking.feedback,
+            embedder=self.embedder.fingerprint,
+            foreign_index=stores.index.foreign,
         )
         self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)
@@ -694,7 +701,8 @@ class Memory:
         with their features (the trainer's thread)."""
         found = []
         limit = self.settings.learning.training_recalls
-        for recall_id, text, accepted in self.graph.training_examples(limit):
+        ranked_by = self.embedder.fingerprint
+        for recall_id, text, accepted in self.graph.training_examples(limit, ranked_by):
             features = features_of(text)
             if features is not None:
                 found.append(Example(recall_id, features, accepted))

@@ -59,10 +59,13 @@ class RecallLog:
     """Recent recalls and their events still to be written to the graph.
 
     Args:
+        embedder: the fingerprint of the embedder this process ranks with, recorded with
+            each recall (the ranker learns only from recalls of the embedder it ranks with).
         recent: how many recalls to keep in memory for feedback.
     """
 
-    def __init__(self, recent: int = RECENT_RECALLS) -> None:
+    def __init__(self, embedder: str, recent: int = RECENT_RECALLS) -> None:
+        self._embedder = embedder
         self._capacity = recent
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, Recent] = OrderedDict()
@@ -123,7 +126,9 @@ class RecallLog:
             if not batch:
                 return
             try:
-                graph.transact("recording recalls", lambda w: w.record_recalls(batch))
+                graph.transact(
+                    "recording recalls", lambda w: w.record_recalls(batch, self._embedder)
+                )
             except BaseException:
                 # Their journal segments stay, until a later batch holding them commits.
                 with self._lock:
@@ -134,17 +139,20 @@ class RecallLog:
                     if self._journal is not None:
                         self._journal.drop_through(segment)
 
-    def recover(self, graph: Graph, folder: Path) -> int:
+    def recover(self, graph: Graph, folder: Path, embedder: str) -> int:
         """Open the journal in ``folder`` and write to the graph the events it holds that
-        are not there yet (a process killed before writing them); returns how many. When
-        the graph refuses them, this process journals nothing and they stay for the next."""
+        are not there yet (a process killed before writing them), as ranked by ``embedder``
+        ("" when not known); returns how many. When the graph refuses them, this process
+        journals nothing and they stay for the next."""
         journal = RecallJournal(folder)
         pending = journal.pending()
         try:
             known = graph.known_recalls([event[0] for event in pending]) if pending else set()
             missing = [event for event in pending if event[0] not in known]
             if missing:
-                graph.transact("recording journaled recalls", lambda w: w.record_recalls(missing))
+                graph.transact(
+                    "recording journaled recalls", lambda w: w.record_recalls(missing, embedder)
+                )
                 log.info("%d recalls of a stopped process written from the journal", len(missing))
         except MemoryStoreError as error:
             # A log, not something acknowledged: the memory still opens, and this process

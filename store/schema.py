@@ -187,6 +187,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Recall ADD query_embedder STRING",
         ),
     ),
+    Migration(
+        10,
+        "the embedder that ranked each recall",
+        (
+            # The ranker learns from the components a recall's results had when it answered,
+            # and the vector component is the embedder's: after the model changes, recalls
+            # ranked by the old one are no examples of the new one's (``training_examples``).
+            # Start-up stamps the recalls recorded before (``stamp_recalls``).
+            "ALTER TABLE Recall ADD embedder STRING",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
@@ -244,6 +255,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "features": "STRING[]",
         "query_embedding": "STRING",
         "query_embedder": "STRING",
+        "embedder": "STRING",
     },
     "MENTIONS": {},
     "HOLDS": {},

@@ -9,7 +9,8 @@ rows whose vectors are not embeddings are replaced. A graph that is empty while 
 not is refused instead: that repair would delete the only other copy of the texts. What
 judged recalls taught is learned with each query's vector as this embedder gives it: a vector
 of another embedder, or one the graph lost, is embedded again from the recall's words
-(``learn_judged``).
+(``learn_judged``). Recalls recorded before schema migration 10 are stamped with the
+embedder that ranked them (the ranker learns only from this embedder's).
 
 All of this runs on the memory's warm-up thread, before any call is served.
 """
@@ -121,6 +122,10 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
             repair(index, working, embedder)
             if judged:
                 learn_judged(graph, working, embedder, judged, index.foreign)
+            if graph.unstamped_recalls():
+                # Ranked by the embedder that built the index: this one, unless it was not.
+                ranked_by = "" if index.foreign else embedder.fingerprint
+                graph.transact("stamping recalls", lambda w: w.stamp_recalls(ranked_by))
     except BaseException:
         graph.close()
         raise

@@ -6,7 +6,8 @@ the thread wakes, reads the judged results of the latest ``training_recalls`` ju
 from the graph, trains and checks the model (``learning.train``), writes it to the data
 directory and hands it to recall (``model``). Training is never on a tool call's path.
 ``request`` asks for a retrain now and returns a ticket that ``wait`` waits on (a
-benchmark's "learn now").
+benchmark's "learn now"). A model learns from the recalls of one embedder, and says whose: a
+kept model of another (the embedding model changed) is not used until one is trained anew.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from doxa.store.values import iso, utc_now
 
 log = logging.getLogger(__name__)
 
+#: What a kept model that did not say whose recalls it learned from says once it is known
+#: to be another embedder's.
+_ANOTHER = "another embedder"
+
 
 class Trainer:
     """Keeps the current model and retrains it in the background.
@@ -40,6 +45,10 @@ class Trainer:
         examples: reads the judged results to train on from the graph (called on the
             thread).
         feedback_weight: the ranking's ``feedback`` weight (``learning.asked_again``).
+        embedder: the fingerprint of the embedder recall ranks with; ``examples`` are its
+            recalls' only.
+        foreign_index: the search index was built by another embedder (a kept model that
+            does not say whose recalls it learned from learned from that one's).
     """
 
     def __init__(
@@ -48,13 +57,17 @@ class Trainer:
         settings: LearningSettings,
         examples: Callable[[], Sequence[Example]],
         feedback_weight: float = 0.6,
+        *,
+        embedder: str,
+        foreign_index: bool = False,
     ) -> None:
         self._feedback_weight = feedback_weight
         self._dir = data_dir
         self._settings = settings
         self._examples = examples
+        self._embedder = embedder
         self._lock = threading.Condition()
-        self._model = load_model(data_dir)
+        self._model = self._kept_model(foreign_index)
         self._since = 0  # judged results since the last retrain
         self._requested = 0  # retrains asked for
         if self._model is not None and self._model.active and not keeps_signs(self._model):
@@ -70,6 +83,32 @@ class Trainer:
         self._done = 0  # retrains finished
         self._stopping = False
         self._thread: threading.Thread | None = None
+
+    def _kept_model(self, foreign_index: bool) -> RankerModel | None:
+        """The model in the data directory, unused (and kept so) if it learned from the
+        recalls of another embedder: their vector component is another model's likeness."""
+        model = load_model(self._dir)
+        if model is None or model.embedder == self._embedder:
+            return model
+        if not model.embedder and not foreign_index:
+            # Kept before models said whose recalls they learned from: the index's embedder's.
+            model = replace(model, embedder=self._embedder)
+        elif model.active:
+            log.warning(
+                "ranker v%d in %s learned from another embedding model's recalls: unused"
+                " until retrained on this one's",
+                model.version,
+                self._dir,
+            )
+            # Said from now on, so a later start under this embedder does not take it as its.
+            model = replace(model, active=False, embedder=model.embedder or _ANOTHER)
+        else:
+            return model
+        try:
+            save_model(self._dir, model)  # so the next start need not decide again
+        except OSError as error:
+            log.warning("ranker model in %s not updated: %s", self._dir, error)
+        return model
 
     @property
     def model(self) -> RankerModel | None:
@@ -93,7 +132,7 @@ class Trainer:
         more (a few hundred new results barely move a model trained on 20,000, and each
         retrain reads them all: under 8 busy clients it retrained every 4 s)."""
         every = self._settings.retrain_every
-        if every and self._model is not None:
+        if every and self._model is not None and self._model.embedder == self._embedder:
             every = max(every, self._model.examples // 10)
         with self._lock:
             self._since += count
@@ -140,6 +179,7 @@ class Trainer:
         )
         if model is None:
             return
+        model = replace(model, embedder=self._embedder)
         save_model(self._dir, model)
         self._model = model
         log.info(

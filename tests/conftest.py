@@ -12,6 +12,18 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings, load_settings
 from doxa.store import Memory
+from doxa.store.embedder import HashEmbedder, Vectors
+
+
+class OtherEmbedder(HashEmbedder):
+    """Another model of the same size: its vectors are not the hash embedder's."""
+
+    @property
+    def fingerprint(self) -> str:
+        return "other-v1:384"
+
+    def embed(self, texts: list[str]) -> Vectors:
+        return super().embed([" ".join(f"{word}~" for word in text.split()) for text in texts])
 
 
 @pytest.fixture

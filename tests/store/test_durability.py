@@ -14,12 +14,12 @@ import lancedb
 import numpy as np
 import pytest
 from calls import error, ok
-from conftest import hash_settings
+from conftest import OtherEmbedder, hash_settings
 from mcp.client import Client
 
 from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
-from doxa.store.embedder import HashEmbedder, Vectors
+from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.health import check, repair
 from doxa.store.index import SearchIndex
@@ -390,7 +390,7 @@ def test_long_reads_come_in_pages_and_training_reads_the_latest_recalls(
     assert len(graph.judgements()) == 15 and len(graph.judged_results()) == 15
     assert {j["recall_id"] for j in graph.judged_results()} == set(recalls)
     assert all(j["features"] for j in graph.judged_results())
-    latest = graph.training_examples(2)
+    latest = graph.training_examples(2, memory.embedder.fingerprint)
     assert [r for r, _, _ in latest] == [recalls[3]] * 3 + [recalls[4]] * 3
     assert sum(accepted for _, _, accepted in latest) == 2
 
@@ -452,17 +452,6 @@ def judge_crane(settings: Settings) -> str:
     finally:
         memory.close()
     return answer
-
-
-class OtherEmbedder(HashEmbedder):
-    """Another model of the same size: its vectors are not the hash embedder's."""
-
-    @property
-    def fingerprint(self) -> str:
-        return "other-v1:384"
-
-    def embed(self, texts: list[str]) -> Vectors:
-        return super().embed([" ".join(f"{word}~" for word in text.split()) for text in texts])
 
 
 @pytest.mark.parametrize("changed", ["size", "model"])

@@ -28,6 +28,7 @@ class FakeGraph:
         self.lock = threading.RLock()
         self.written: list[Event] = []
         self.fail = False
+        self.embedder = ""
         self.asking: dict[str, threading.Event] = {}
 
     @contextmanager
@@ -46,7 +47,8 @@ class FakeGraph:
         if asking is not None:
             asking.set()
 
-    def record_recalls(self, batch: list[Event]) -> None:
+    def record_recalls(self, batch: list[Event], embedder: str) -> None:
+        self.embedder = embedder
         if self.fail:
             raise RuntimeError("disk full")
         self.written.extend(batch)
@@ -57,7 +59,7 @@ def ids(events: list[Event]) -> list[str]:
 
 
 def test_a_recall_is_kept_for_its_feedback_with_its_results_in_order() -> None:
-    log = RecallLog()
+    log = RecallLog("hash-v1:4")
     vector = np.ones(4, dtype=np.float32)
     log.note("rec_1", "red boat", "scout", AT, vector, [("obs_a", 1.5, ""), ("obs_b", 0.7, "")])
     found = log.find("rec_1")
@@ -68,17 +70,18 @@ def test_a_recall_is_kept_for_its_feedback_with_its_results_in_order() -> None:
     assert graph.written == [
         ("rec_1", "red boat", "scout", AT, [("obs_a", 0, 1.5, ""), ("obs_b", 1, 0.7, "")])
     ]
+    assert graph.embedder == "hash-v1:4"  # each recall says what ranked it
 
 
 def test_only_the_most_recent_recalls_are_kept() -> None:
-    log = RecallLog(recent=2)
+    log = RecallLog("hash-v1:4", recent=2)
     for k in range(3):
         log.note(f"rec_{k}", "q", None, AT, None, [])
     assert [log.find(f"rec_{k}") is not None for k in range(3)] == [False, True, True]
 
 
 def test_events_that_failed_to_be_written_are_written_first_next_time() -> None:
-    log = RecallLog()
+    log = RecallLog("hash-v1:4")
     graph = FakeGraph()
     log.note("rec_1", "q", None, AT, None, [])
     graph.fail = True
@@ -91,7 +94,7 @@ def test_events_that_failed_to_be_written_are_written_first_next_time() -> None:
 
 
 def test_events_are_not_taken_while_another_writer_holds_the_graph() -> None:
-    log = RecallLog()
+    log = RecallLog("hash-v1:4")
     graph = FakeGraph()
     log.note("rec_1", "q", None, AT, None, [])
     graph.asking["recorder"] = asking = threading.Event()
@@ -113,15 +116,15 @@ def test_recording_runs_on_its_own_thread_until_stopped(monkeypatch: pytest.Monk
     written = threading.Event()
 
     class Graph(FakeGraph):
-        def record_recalls(self, batch: list[Event]) -> None:
-            super().record_recalls(batch)
+        def record_recalls(self, batch: list[Event], embedder: str) -> None:
+            super().record_recalls(batch, embedder)
             written.set()
 
         def checkpoint_if_due(self) -> bool:
             return False
 
     graph: Any = Graph()
-    log = RecallLog()
+    log = RecallLog("hash-v1:4")
     log.start(graph)
     try:
         log.note("rec_1", "q", None, AT, None, [])
@@ -140,7 +143,9 @@ def test_recalls_that_returned_nothing_are_recorded_with_no_features(tmp_path: P
     try:
         now = datetime.now(UTC)
         with graph.write("recording recalls") as w:
-            w.record_recalls([("rec_a", "q", None, now, []), ("rec_b", "q", "scout", now, [])])
+            w.record_recalls(
+                [("rec_a", "q", None, now, []), ("rec_b", "q", "scout", now, [])], "hash-v1:4"
+            )
         found = graph.read("MATCH (r:Recall) RETURN r.id, r.features ORDER BY r.id")
         assert found == [["rec_a", None], ["rec_b", None]]
     finally:

@@ -12,6 +12,7 @@ import anyio
 import kuzu
 import numpy as np
 import pytest
+from conftest import OtherEmbedder
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -19,6 +20,7 @@ from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.embedder import HashEmbedder
 from doxa.store.graph import Graph
+from doxa.store.index import SearchIndex
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
 
 
@@ -35,6 +37,17 @@ def rows(
     while result.has_next():
         found.append(result.get_next())
     return found
+
+
+def graph_rows(settings: Settings, query: str) -> list[Any]:
+    """What ``query`` reads from the graph (the memory must be closed)."""
+    database = kuzu.Database(str(graph_dir(settings)))
+    connection = kuzu.Connection(database)
+    try:
+        return rows(connection, query)
+    finally:
+        connection.close()
+        database.close()
 
 
 def tamper(settings: Settings, *statements: str) -> None:
@@ -226,7 +239,7 @@ V1_ONLY = {"Predicate", "RecordType", "FieldValue", "IS_A", "HAS_FIELD", "CoActi
 V1_DROPPED = {
     "Belief": {"confidence", "retracted_at"},
     "Observation": {"stated_until", "event_times"},
-    "Recall": {"features", "query_embedding", "query_embedder"},
+    "Recall": {"features", "query_embedding", "query_embedder", "embedder"},
 }
 
 
@@ -353,7 +366,8 @@ def test_features_kept_on_returned_links_move_to_their_recall(
     # training example.
     v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v5["CO_ACTIVATED"] = {"count": "INT64"}
-    del v5["Recall"]["features"], v5["Recall"]["query_embedding"], v5["Recall"]["query_embedder"]
+    for column in ("features", "query_embedding", "query_embedder", "embedder"):
+        del v5["Recall"][column]
     v5["RETURNED"]["features"] = "STRING"
     create_store_at(settings, monkeypatch, 5, v5)
     tamper(
@@ -385,7 +399,8 @@ def test_co_activated_links_become_counted_pairs(
     # the damaged side listed a pair twice.
     v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
     v6["CO_ACTIVATED"] = {"count": "INT64"}
-    del v6["Recall"]["query_embedding"], v6["Recall"]["query_embedder"]
+    for column in ("query_embedding", "query_embedder", "embedder"):
+        del v6["Recall"][column]
     create_store_at(settings, monkeypatch, 6, v6)
     tamper(
         settings,
@@ -427,7 +442,8 @@ def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
     # read back as zeros after a checkpoint. A sound one is still read from there; a lost one
     # is embedded again from the recall's query, kept as bytes, and teaches feedback again.
     v7 = {table: dict(columns) for table, columns in EXPECTED.items()}
-    del v7["Recall"]["query_embedding"], v7["Recall"]["query_embedder"]
+    for column in ("query_embedding", "query_embedder", "embedder"):
+        del v7["Recall"][column]
     create_store_at(settings, monkeypatch, 7, v7)
     embedder = HashEmbedder()
     sound = embedder.embed(["harbour crane"])[0]
@@ -468,3 +484,38 @@ def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         open_memory(settings).close()  # kept: nothing to embed again
     assert "embedded again" not in caplog.text
+
+
+@pytest.mark.parametrize("model", ["same", "changed"])
+def test_recalls_recorded_before_migration_10_say_which_embedder_ranked_them(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    # The ranker learns only from recalls of the embedder it ranks with. One recorded before
+    # was ranked by the embedder that built the index: this one's, unless the model changed.
+    v9 = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del v9["Recall"]["embedder"]
+    create_store_at(settings, monkeypatch, 9, v9)
+    SearchIndex(settings.store.data_dir / "index", 384, HashEmbedder().fingerprint)
+    tamper(
+        settings,
+        harbour_note(1),
+        "CREATE (:Recall {id: 'rec_1', query: 'harbour', at: timestamp('2024-05-02 08:00:00'),"
+        " judged_at: timestamp('2024-05-02 08:00:00'), features: ['0 {\"vector\": 0.7}']})",
+        "MATCH (r:Recall {id: 'rec_1'}), (o:Observation {id: 'obs_1'})"
+        " CREATE (r)-[:RETURNED {rank: 0, score: 0.9, judgement: 'accepted'}]->(o)",
+    )
+    embedder = HashEmbedder() if model == "same" else OtherEmbedder()
+    memory = Memory.open(settings.store, embedder=embedder)
+    try:
+        memory.warm_up()
+        assert memory.graph.live_schema() == EXPECTED
+        assert memory.graph.unstamped_recalls() == 0
+        examples = memory.graph.training_examples(10, embedder.fingerprint)
+        memory.recall("harbour")
+    finally:
+        memory.close()
+    assert [r for r, _, _ in examples] == (["rec_1"] if model == "same" else [])
+    [[stamped]] = graph_rows(settings, "MATCH (r:Recall {id: 'rec_1'}) RETURN r.embedder")
+    assert stamped == ("hash-v1:384" if model == "same" else "")
+    [[recorded]] = graph_rows(settings, "MATCH (r:Recall) WHERE r.id <> 'rec_1' RETURN r.embedder")
+    assert recorded == embedder.fingerprint

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from doxa.store.learning import FEATURES, WEIGHT_SIGNS, RankerModel, save_model
+from doxa.store.learning import FEATURES, WEIGHT_SIGNS, RankerModel, load_model, save_model
 from doxa.store.settings import LearningSettings
 from doxa.store.trainer import Trainer
 
@@ -33,7 +33,7 @@ def kept_model(
 
 
 def test_a_retrain_is_due_after_retrain_every_judged_results(tmp_path: Path) -> None:
-    trainer = Trainer(tmp_path, LearningSettings(retrain_every=10), list)
+    trainer = Trainer(tmp_path, LearningSettings(retrain_every=10), list, embedder="hash-v1:4")
     trainer.judged(9)
     assert trainer.request() == 1  # nothing was due before this ticket
     trainer.judged(10)
@@ -42,7 +42,7 @@ def test_a_retrain_is_due_after_retrain_every_judged_results(tmp_path: Path) -> 
 
 def test_after_a_large_model_a_tenth_of_its_examples_is_due(tmp_path: Path) -> None:
     kept_model(tmp_path, examples=20_000)
-    trainer = Trainer(tmp_path, LearningSettings(retrain_every=500), list)
+    trainer = Trainer(tmp_path, LearningSettings(retrain_every=500), list, embedder="hash-v1:4")
     trainer.judged(1999)
     assert trainer.request() == 1
     trainer.judged(2000)
@@ -56,7 +56,7 @@ def signed(**weights: float) -> tuple[float, ...]:
 
 def test_a_kept_model_with_weights_of_the_right_sign_is_used(tmp_path: Path) -> None:
     kept_model(tmp_path, examples=300, coef=signed(), active=True)
-    trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list)
+    trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list, embedder="hash-v1:4")
     assert trainer.model is not None
     assert trainer.request() == 1  # no retrain was asked for at start
 
@@ -67,7 +67,29 @@ def test_a_kept_model_that_prefers_the_least_relevant_is_not_used_and_is_retrain
     # As a version whose weights could take any sign might have kept it.
     kept_model(tmp_path, examples=300, coef=signed(vector=-2.0), active=True)
     with caplog.at_level(logging.WARNING, logger="doxa.store.trainer"):
-        trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list)
+        trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list, embedder="hash-v1:4")
     assert trainer.model is None and trainer.latest is not None
     assert "wrong sign" in caplog.text
     assert trainer.request() == 2  # a retrain was already asked for at start
+
+
+@pytest.mark.parametrize("foreign_index", [False, True])
+def test_a_kept_model_that_does_not_say_whose_recalls_it_learned_from(
+    tmp_path: Path, foreign_index: bool
+) -> None:
+    # Kept before models said so: it learned from the recalls of the embedder that built the
+    # index. If that is this one, it is used and now says so; if not, it waits for a retrain,
+    # which is due after retrain_every (not a tenth of what the old model learned from).
+    kept_model(tmp_path, examples=20_000, coef=signed(), active=True)
+    settings = LearningSettings(retrain_every=500)
+    trainer = Trainer(tmp_path, settings, list, embedder="hash-v1:4", foreign_index=foreign_index)
+    assert (trainer.model is None) is foreign_index
+    assert trainer.latest is not None and trainer.latest.active is not foreign_index
+    assert load_model(tmp_path) == trainer.latest  # decided once
+    assert trainer.latest.embedder == ("another embedder" if foreign_index else "hash-v1:4")
+    trainer.judged(500)
+    assert trainer.request() == (2 if foreign_index else 1)
+    again = Trainer(tmp_path, settings, list, embedder="hash-v1:4")
+    assert (again.model is None) is foreign_index
+    again.judged(500)
+    assert again.request() == (2 if foreign_index else 1)

@@ -12,14 +12,14 @@ from typing import Any
 import anyio
 import pytest
 from calls import ok
-from conftest import hash_settings
+from conftest import OtherEmbedder, hash_settings
 from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.cli import main
 from doxa.server.settings import Settings
 from doxa.store import Memory
-from doxa.store.learning import MODEL_FILE
+from doxa.store.learning import MODEL_FILE, RankerModel
 from doxa.store.values import utc_now
 
 pytestmark = pytest.mark.anyio
@@ -90,6 +90,31 @@ async def seed(client: Client, topics: int) -> dict[int, str]:
     return answers
 
 
+async def judge_and_train(client: Client, memory: Memory, answers: dict[int, str]) -> None:
+    """Judge each topic's question and its rewording, then retrain and wait for it."""
+    for t in range(TOPICS):
+        await judge_topic(client, asking(t), answers[t])
+        await judge_topic(client, rewording(t), answers[t])
+    assert memory.wait_trained(memory.retrain(), timeout=30)
+
+
+async def trained_memory(
+    settings: Settings,
+) -> tuple[RankerModel | None, dict[int, str], dict[str, Any]]:
+    """A memory of TOPICS topics, each judged (``judge_and_train``) and closed: its ranker,
+    the topics' answers, and what a rewording then recalls (explained)."""
+    memory = open_memory(settings)
+    try:
+        async with Client(create_server(settings, memory=memory)) as client:
+            with anyio.fail_after(60):
+                answers = await seed(client, TOPICS)
+                await judge_and_train(client, memory, answers)
+                found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+        return memory.ranker(), answers, found
+    finally:
+        memory.close()
+
+
 async def test_training_on_judgements_lifts_the_answer_for_a_rewording_below_the_cut_off(
     tmp_path: Path,
 ) -> None:
@@ -124,21 +149,7 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = learning_settings(tmp_path / "m")
-    memory = open_memory(settings)
-    try:
-        async with Client(create_server(settings, memory=memory)) as client:
-            with anyio.fail_after(60):
-                answers = await seed(client, TOPICS)
-                for t in range(TOPICS):
-                    await judge_topic(client, asking(t), answers[t])
-                    await judge_topic(client, rewording(t), answers[t])
-                assert memory.wait_trained(memory.retrain(), timeout=30)
-                trained_answer = await ok(
-                    client, "recall", query=rewording(11), limit=4, explain=True
-                )
-        trained = memory.ranker()
-    finally:
-        memory.close()
+    trained, _, trained_answer = await trained_memory(settings)
     assert trained is not None and trained.active
     assert "learned" in trained_answer["results"][0]["scores"]
     again = open_memory(settings)
@@ -164,6 +175,52 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
     assert any("damaged" in r.getMessage() for r in caplog.records)
     assert all("learned" not in r["scores"] for r in found["results"])
     assert len(found["results"]) == 4  # the base ranking answers
+
+
+async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The ranker learns from the components results had when a recall answered; the vector
+    # component is a model's likeness, so another model's recalls teach the new one nothing.
+    settings = learning_settings(tmp_path / "m")
+    trained, answers, _ = await trained_memory(settings)
+    assert trained is not None and trained.active and trained.embedder == "hash-v1:384"
+
+    other = OtherEmbedder()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.trainer"):
+        again = Memory.open(settings.store, embedder=other)
+        again.warm_up()
+    try:
+        kept = again.ranker()
+        async with Client(create_server(settings, memory=again)) as client:
+            with anyio.fail_after(60):
+                found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+                assert again.wait_trained(again.retrain(), timeout=30)
+                assert again.ranker() == kept  # none of the new model's recalls judged yet
+                await judge_and_train(client, again, answers)
+        retrained = again.ranker()
+        old_examples = again.graph.training_examples(10_000, "hash-v1:384")
+        new_examples = again.graph.training_examples(10_000, other.fingerprint)
+    finally:
+        again.close()
+    assert "learned from another embedding model's recalls" in caplog.text
+    assert kept is not None and not kept.active and kept.version == trained.version
+    assert all("learned" not in r["scores"] for r in found["results"])
+    assert len(old_examples) == trained.examples
+    assert retrained is not None and retrained.version == trained.version + 1
+    assert retrained.embedder == other.fingerprint
+    assert retrained.examples == len(new_examples)
+    assert not {r for r, _, _ in new_examples} & {r for r, _, _ in old_examples}
+
+    old = open_memory(settings)  # the first model again: the kept ranker is not its
+    try:
+        latest = old.ranker()
+        async with Client(create_server(settings, memory=old)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+    finally:
+        old.close()
+    assert latest is not None and latest.embedder == other.fingerprint and not latest.active
+    assert all("learned" not in r["scores"] for r in found["results"])
 
 
 async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
