@@ -690,14 +690,12 @@ class Graph:
             for r in self._rows("MATCH (p:CoActivation) RETURN p.a, p.b, p.count")
         ]
 
-    def judgements(
+    def judged_queries(
         self,
-    ) -> list[tuple[str, npt.NDArray[np.float32], str | None, str, str, datetime | None]]:
-        """(recall id, query vector, the embedder that embedded it, observation id, judgement,
-        judged at) for every judged result. A query judged before migration 8 has its vector
-        in ``query_vector`` (it may read back as zeros: see the migration) and, like one
-        judged before migration 9, no embedder: ``recall_queries`` gives their words."""
-        queries = {
+    ) -> dict[str, tuple[npt.NDArray[np.float32], str | None, datetime | None]]:
+        """Every judged recall's query: recall id -> (its vector, the embedder that embedded
+        it, judged at); see ``judgements``."""
+        return {
             r[0]: (
                 query_vector_of(r[1]) if r[1] is not None else np.asarray(r[2], np.float32),
                 r[3],
@@ -708,6 +706,15 @@ class Graph:
                 " r.query_vector, r.query_embedder, r.judged_at ORDER BY r.id"
             )
         }
+
+    def judgements(
+        self,
+    ) -> list[tuple[str, npt.NDArray[np.float32], str | None, str, str, datetime | None]]:
+        """(recall id, query vector, the embedder that embedded it, observation id, judgement,
+        judged at) for every judged result. A query judged before migration 8 has its vector
+        in ``query_vector`` (it may read back as zeros: see the migration) and, like one
+        judged before migration 9, no embedder: ``recall_queries`` gives their words."""
+        queries = self.judged_queries()
         return [
             (r[0], *queries[r[0]][:2], r[1], r[2], queries[r[0]][2])
             for r in self._pages(
@@ -763,14 +770,14 @@ class Graph:
                 found.append((recall_id, features, judgement == "accepted"))
         return found
 
-    def impressions_in_order(self) -> list[tuple[str, str]]:
-        """(observation id, judgement: "accepted", "rejected" or "") of every result of a
-        judged recall, in the order they were judged."""
+    def impressions_in_order(self) -> list[tuple[str, str, str]]:
+        """(recall id, observation id, judgement: "accepted", "rejected" or "") of every
+        result of a judged recall, in the order they were judged."""
         return [
-            (r[0], r[1] or "")
+            (r[0], r[1], r[2] or "")
             for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation) WHERE r.judged_at IS NOT NULL"
-                " RETURN o.id, x.judgement ORDER BY r.judged_at, r.id, x.rank"
+                " RETURN r.id, o.id, x.judgement ORDER BY r.judged_at, r.id, x.rank"
             )
         ]
 

@@ -1,5 +1,6 @@
 """What feedback taught recall: the query of every judged recall (and when it was judged), and
-each judged result with its sign (+1 accepted, -1 rejected).
+each judged result with its sign (+1 accepted, -1 rejected) and, for an acceptance, how many
+times since a recall alike to its query showed the result without accepting it (``seen``).
 
 A judged recall's query vector is kept once, however many results were judged, and both
 tables grow by doubling: a feedback loop used to copy every vector learned so far on each
@@ -23,8 +24,8 @@ A = TypeVar("A", bound=npt.NDArray[np.generic])
 @dataclass(frozen=True)
 class Judgements:
     """Every judgement, by the query judged (``JudgedQueries.every``): each judged query's
-    likeness to a new one and when it was judged (microseconds); each judgement's row, sign
-    and query (an index into the first two).
+    likeness to a new one and when it was judged (microseconds); each judgement's row, sign,
+    query (an index into the first two) and impressions without a hit since (``seen``).
 
     Per query, not per judgement: what depends on the query (likeness, age, decay) is
     computed once for its ten or so judged results, and the judgements of queries that lend
@@ -36,12 +37,17 @@ class Judgements:
     rows: IntArray
     signs: FloatArray
     query_of: IntArray
+    unrewarded: FloatArray
 
     def on(self, queries: npt.NDArray[np.bool_]) -> tuple[IntArray, FloatArray, IntArray]:
         """The judgements made on the chosen ``queries`` (a mask over them): (rows, signs,
         their queries)."""
         keep = queries[self.query_of]
         return self.rows[keep], self.signs[keep], self.query_of[keep]
+
+    def unrewarded_on(self, queries: npt.NDArray[np.bool_]) -> FloatArray:
+        """The impressions without a hit of the judgements ``on`` the chosen ``queries``."""
+        return self.unrewarded[queries[self.query_of]]
 
 
 class JudgedQueries:
@@ -58,6 +64,7 @@ class JudgedQueries:
         self._rows: IntArray = np.zeros(64, dtype=np.int64)
         self._signs: FloatArray = np.zeros(64, dtype=np.float32)
         self._query_of: IntArray = np.zeros(64, dtype=np.int64)
+        self._unrewarded: FloatArray = np.zeros(64, dtype=np.float32)
         self._n = 0
 
     def __len__(self) -> int:
@@ -77,12 +84,33 @@ class JudgedQueries:
         k = len(judged)
         while self._n + k > len(self._rows):
             self._rows, self._signs = _grown(self._rows), _grown(self._signs)
-            self._query_of = _grown(self._query_of)
+            self._query_of, self._unrewarded = _grown(self._query_of), _grown(self._unrewarded)
         end = self._n + k
         self._rows[self._n : end] = np.fromiter(judged.keys(), dtype=np.int64, count=k)
         self._signs[self._n : end] = np.fromiter(judged.values(), dtype=np.float32, count=k)
         self._query_of[self._n : end] = self._n_queries
+        self._unrewarded[self._n : end] = 0
         self._n, self._n_queries = end, self._n_queries + 1
+
+    def seen(
+        self, query_vector: FloatArray, shown: IntArray, accepted: IntArray, alike: float
+    ) -> None:
+        """A judged recall of ``query_vector`` showed ``shown`` and accepted ``accepted`` (rows):
+        each earlier acceptance of a row shown, on a query at least ``alike`` similar, counts
+        one impression without a hit, or none since if the row was accepted again.
+
+        Per acceptance, not per row: a result accepted for one question and shown for
+        unrelated others is no less the answer to the first."""
+        if self._n == 0 or len(shown) == 0:
+            return
+        close = (self._queries[: self._n_queries] @ query_vector) >= alike
+        linked = close[self._query_of[: self._n]] & (self._signs[: self._n] > 0)
+        if not linked.any():
+            return
+        rows = self._rows[: self._n]
+        unrewarded = self._unrewarded[: self._n]
+        unrewarded[linked & np.isin(rows, shown)] += 1
+        unrewarded[linked & np.isin(rows, accepted)] = 0
 
     def forget_row(self, row: int) -> None:
         """Drop every judgement of a purged row (its query vectors stay: they are shared)."""
@@ -90,7 +118,7 @@ class JudgedQueries:
         kept = int(np.count_nonzero(keep))
         if kept == self._n:
             return
-        for array in (self._rows, self._signs, self._query_of):
+        for array in (self._rows, self._signs, self._query_of, self._unrewarded):
             array[:kept] = array[: self._n][keep]
         self._n = kept
 
@@ -112,6 +140,7 @@ class JudgedQueries:
             self._rows[: self._n],
             self._signs[: self._n],
             self._query_of[: self._n],
+            self._unrewarded[: self._n],
         )
 
 

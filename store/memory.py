@@ -671,16 +671,19 @@ class Memory:
             recent.judged = True
             with self._working_lock.writing():
                 learned: dict[int, float] = {}
+                shown: list[int] = []
                 for obs, judgement in judgements.items():
                     row = working.row_of.get(obs)
                     if row is None:
                         continue
                     working.shown(row, judgement == "accepted")
+                    shown.append(row)
                     if judgement == "accepted":
                         learned[row] = 1.0
                     elif judgement == "rejected":
                         learned[row] = -1.0
-                working.learn(vector, learned, micros(now))
+                alike = self.settings.ranking.feedback_similarity
+                working.learn(vector, learned, micros(now), shown, alike)
                 working.co_activate(
                     [working.row_of[a] for a in accepted_ids if a in working.row_of]
                 )

@@ -25,8 +25,9 @@ Components (each in roughly [0, 1] before weighting):
 - ``hit_rate``     the share of its judged recalls that accepted it, hits / (impressions + 1);
 - ``feedback``     learned from judged recalls: similar past queries whose results were
                    accepted (+) or rejected (-), plus co-activation with accepted results;
-                   each judgement decays with time, an acceptance also with the impressions
-                   since the result's last hit (``learning``);
+                   each judgement decays with time, an acceptance also with the result's
+                   impressions without a hit since, in recalls alike to the accepting one
+                   (``judged_queries``);
 - ``learned``      once a model is trained on the judgements and ranks held-out ones better
                    than the base score: the blend (``learning.blended``) minus the base score,
                    so the components still add up to the score;
@@ -521,8 +522,9 @@ def _feedback(
     """Rows judged on similar past queries (+ accepted, - rejected: only from queries at least
     ``rejection_similarity`` alike) and their co-activations;
     with ``learned``, each judgement decayed by its age and an acceptance also by the
-    impressions its row has had since its last hit. ``judged``: ``memory.judged.every``
-    for this query, when the caller has it already."""
+    impressions its row has had since, without a hit, in recalls at least
+    ``feedback_similarity`` alike to the accepting one (``JudgedQueries.seen``).
+    ``judged``: ``memory.judged.every`` for this query, when the caller has it already."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
     if learned is None:
@@ -530,13 +532,17 @@ def _feedback(
         kept = np.ones(len(rows))
     else:
         every = memory.judged.every(query_vector) if judged is None else judged
-        rows, signs, of = every.on(every.similarity >= weights.feedback_similarity)
+        close = every.similarity >= weights.feedback_similarity
+        rows, signs, of = every.on(close)
         similarity, at = every.similarity[of], every.judged_at[of]
         age = np.maximum(learned.now - at, 0) / (learned.settings.half_life_days * 86_400e6)
         kept = np.power(0.5, age)
         positive = signs > 0
+        # Impressions of the result in recalls alike to the accepting one, not anywhere: a
+        # result accepted for one question and shown for unrelated ones still answers it.
+        unrewarded = every.unrewarded_on(close)
         kept[positive] *= impression_decay(
-            memory.unrewarded[rows[positive]].astype(np.float64), learned.settings
+            unrewarded[positive].astype(np.float64), learned.settings
         )
     learned_rows: dict[int, float] = {}
     for row, sign, sim, keep in zip(rows, signs, similarity, kept, strict=True):

@@ -158,7 +158,8 @@ class LearningSettings(BaseModel):
 
     #: A judgement counts half after this many days (the query-to-memory link it made).
     half_life_days: float = Field(30.0, gt=0, le=100_000)
-    #: An accepted memory's links count half after this many later impressions without a hit.
+    #: An acceptance counts half after this many later impressions of its result without a
+    #: hit, in recalls alike to the accepting one (``feedback_similarity``).
     impression_half_life: float = Field(3.0, gt=0, le=1_000_000)
     #: The learned model's share of the final score (the base ranking has the rest).
     learned_share: float = Field(0.7, ge=0, le=1)

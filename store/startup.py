@@ -121,7 +121,8 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         with graph.exclusive():
             repair(index, working, embedder)
             if judged:
-                learn_judged(graph, working, embedder, judged, index.foreign)
+                alike = settings.ranking.feedback_similarity
+                learn_judged(graph, working, embedder, judged, index.foreign, alike)
             if graph.unstamped_recalls():
                 # Ranked by the embedder that built the index: this one, unless it was not.
                 ranked_by = "" if index.foreign else embedder.fingerprint
@@ -210,32 +211,35 @@ def load(
             continue
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
-    judged: dict[str, JudgedQuery] = {}
-    for recall, vector, embedder, obs, judgement, judged_at in graph.judgements():
-        if recall not in judged:
-            when = 0 if judged_at is None else micros(_aware(judged_at))
-            judged[recall] = JudgedQuery(vector, embedder, when, {})
-        judged[recall].signs[working.row_of[obs]] = 1.0 if judgement == "accepted" else -1.0
+    judged = {
+        recall: JudgedQuery(vector, embedder, 0 if at is None else micros(_aware(at)), {}, [])
+        for recall, (vector, embedder, at) in graph.judged_queries().items()
+    }
     # Impressions since each row's last hit, replayed in the order they were judged.
-    for obs, judgement in graph.impressions_in_order():
+    for recall, obs, judgement in graph.impressions_in_order():
         seen = working.row_of.get(obs)
-        if seen is not None:
-            working.unrewarded[seen] = (
-                0 if judgement == "accepted" else working.unrewarded[seen] + 1
-            )
+        if seen is None:
+            continue
+        working.unrewarded[seen] = 0 if judgement == "accepted" else working.unrewarded[seen] + 1
+        query = judged.get(recall)
+        if query is not None:
+            query.shown.append(seen)
+            if judgement:
+                query.signs[seen] = 1.0 if judgement == "accepted" else -1.0
     return unread, judged
 
 
 @dataclass
 class JudgedQuery:
     """A judged recall as the graph keeps it: its query's vector, the embedder that embedded
-    it (None: judged before schema migration 9), when it was judged, and its judgements
-    (row -> +1 accepted / -1 rejected)."""
+    it (None: judged before schema migration 9), when it was judged, its judgements (row ->
+    +1 accepted / -1 rejected) and every row it showed."""
 
     vector: npt.NDArray[np.float32]
     embedder: str | None
     when: int
     signs: dict[int, float]
+    shown: list[int]
 
 
 def usable_as_kept(
@@ -258,38 +262,43 @@ def learn_judged(
     embedder: Embedder,
     judged: dict[str, JudgedQuery],
     index_foreign: bool,
+    alike: float,
 ) -> None:
-    """Learn what the judged recalls taught, each query's vector as the current embedder
-    gives it. A vector embedded by another embedder (the model changed; the index was built
-    by another one, ``index_foreign``, for a query judged before schema migration 9), of
-    another size, or that came back as zeros (Kùzu lost it: migration 8) is embedded again
-    from the recall's query. What was embedded again, and an older vector now known to be
-    this embedder's, is kept with the embedder's fingerprint. A query whose embedding is
-    zeros itself (no words) teaches nothing."""
+    """Learn what the judged recalls taught, in the order they were judged (what each showed
+    counts against the acceptances of earlier queries at least ``alike`` similar:
+    ``WorkingMemory.learn``), each query's vector as the current embedder gives it. A vector
+    embedded by another embedder (the model changed; the index was built by another one,
+    ``index_foreign``, for a query judged before schema migration 9), of another size, or
+    that came back as zeros (Kùzu lost it: migration 8) is embedded again from the recall's
+    query. What was embedded again, and an older vector now known to be this embedder's, is
+    kept with the embedder's fingerprint. A query whose embedding is zeros itself (no words)
+    teaches nothing."""
     fingerprint = embedder.fingerprint
     stamped: dict[str, npt.NDArray[np.float32]] = {}
+    vectors: dict[str, npt.NDArray[np.float32]] = {}
     again: list[str] = []
     for recall, query in judged.items():
         if not usable_as_kept(query.vector, query.embedder, embedder, index_foreign):
             again.append(recall)
             continue
-        working.learn(query.vector, query.signs, query.when)
+        vectors[recall] = query.vector
         if query.embedder is None:
             stamped[recall] = query.vector
     if again:
         queries = graph.recall_queries(again)
         asked = [recall for recall in again if recall in queries]
         if asked:
-            vectors = embedder.embed([queries[r] or " " for r in asked])
-            for recall, vector in zip(asked, vectors, strict=True):
+            embedded = embedder.embed([queries[r] or " " for r in asked])
+            for recall, vector in zip(asked, embedded, strict=True):
                 if vector.any():
-                    query = judged[recall]
-                    working.learn(vector, query.signs, query.when)
-                    stamped[recall] = vector
+                    vectors[recall] = stamped[recall] = vector
         log.warning(
             "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
             len(asked),
         )
+    for recall in sorted(vectors, key=lambda r: (judged[r].when, r)):
+        query = judged[recall]
+        working.learn(vectors[recall], query.signs, query.when, query.shown, alike)
     if stamped:
         graph.transact(
             "keeping query vectors", lambda w: w.keep_query_vectors(stamped, fingerprint)

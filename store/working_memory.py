@@ -19,7 +19,7 @@ import array
 import functools
 import heapq
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -464,11 +464,23 @@ class WorkingMemory:
         self.judged.forget_row(row)
 
     def learn(
-        self, query_vector: npt.NDArray[np.float32], judged: dict[int, float], at: int = 0
+        self,
+        query_vector: npt.NDArray[np.float32],
+        judged: dict[int, float],
+        at: int,
+        shown: Sequence[int],
+        alike: float,
     ) -> None:
         """Remember a judged recall: its query vector against each judged row (+1 / -1),
-        judged at ``at`` (microseconds)."""
-        self.judged.add(query_vector.astype(np.float32, copy=False), judged, at)
+        judged at ``at`` (microseconds); first, what it showed (``shown``, every row it
+        returned) counts against the acceptances of queries at least ``alike`` similar
+        (``JudgedQueries.seen``)."""
+        vector = query_vector.astype(np.float32, copy=False)
+        accepted = [row for row, sign in judged.items() if sign > 0]
+        self.judged.seen(
+            vector, np.asarray(shown, dtype=np.int64), np.asarray(accepted, dtype=np.int64), alike
+        )
+        self.judged.add(vector, judged, at)
 
     def shown(self, row: int, hit: bool) -> None:
         """Count one impression of ``row`` in a judged recall, and a hit if accepted."""

@@ -41,7 +41,7 @@ def test_the_strongest_link_per_row_and_kind() -> None:
         query_of = rng.integers(0, queries, n).astype(np.int64)
         rows = rng.integers(0, 30, n).astype(np.int64)
         signs = rng.choice([-1.0, 1.0], n).astype(np.float32)
-        judged = Judgements(query_sim, query_at, rows, signs, query_of)
+        judged = Judgements(query_sim, query_at, rows, signs, query_of, np.zeros(n, np.float32))
         found = learning.judged_links(judged, now, LearningSettings())
         expected = one_at_a_time(rows, signs, query_sim[query_of], query_at[query_of], now)
         assert found.keys() == expected.keys()
@@ -62,7 +62,9 @@ def test_the_judgements_of_chosen_queries() -> None:
         np.array([4, 5, 6, 7], dtype=np.int64),
         np.array([1.0, -1.0, 1.0, -1.0], dtype=np.float32),
         np.array([0, 2, 0, 1], dtype=np.int64),
+        np.array([3.0, 0.0, 1.0, 2.0], dtype=np.float32),
     )
     rows, signs, of = judged.on(judged.similarity >= 0.5)
     assert rows.tolist() == [4, 5, 6] and signs.tolist() == [1.0, -1.0, 1.0]
     assert of.tolist() == [0, 2, 0]
+    assert judged.unrewarded_on(judged.similarity >= 0.5).tolist() == [3.0, 0.0, 1.0]

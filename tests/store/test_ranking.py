@@ -220,6 +220,31 @@ def test_judged_queries_keep_one_vector_per_recall_and_grow_in_place() -> None:
     assert len(judged.similar(other, 0.75)[0]) == 0
 
 
+def test_an_acceptance_counts_impressions_only_from_recalls_alike_to_its_query() -> None:
+    judged = JudgedQueries(4)
+    asked = np.array([1, 0, 0, 0], dtype=np.float32)
+    reworded = np.array([0.9, np.sqrt(1 - 0.81), 0, 0], dtype=np.float32)
+    other = np.array([0, 1, 0, 0], dtype=np.float32)
+    judged.add(asked, {7: 1.0, 8: -1.0, 9: 1.0})
+
+    def unrewarded() -> dict[int, float]:
+        every = judged.every(asked)
+        mask = np.ones(len(every.similarity), dtype=bool)
+        found = zip(every.on(mask)[0].tolist(), every.unrewarded_on(mask).tolist(), strict=True)
+        return dict(found)
+
+    rows = np.array
+    judged.seen(other, rows([7, 8, 9]), rows([], dtype=np.int64), 0.85)  # unrelated: nothing
+    assert unrewarded() == {7: 0.0, 8: 0.0, 9: 0.0}
+    judged.seen(reworded, rows([7, 8, 9]), rows([], dtype=np.int64), 0.85)
+    judged.seen(asked, rows([7, 9]), rows([9]), 0.85)  # accepted again: none since
+    assert unrewarded() == {7: 2.0, 8: 0.0, 9: 0.0}  # a rejection counts none
+    judged.forget_row(8)
+    assert unrewarded() == {7: 2.0, 9: 0.0}
+    judged.seen(asked, rows([7]), rows([], dtype=np.int64), 0.85)
+    assert unrewarded() == {7: 3.0, 9: 0.0}
+
+
 def test_diversity_keeps_both_pieces_of_a_two_piece_answer(memory: Memory) -> None:
     """Near-copies of one turn fill the top without diversity; with it, the second piece of
     the answer (another turn, with other words) comes up into the first two."""

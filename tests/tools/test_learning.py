@@ -245,15 +245,28 @@ async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
                 fresh = await boost()
                 now += timedelta(days=30)  # one half-life later
                 month = await boost()
-                for _ in range(3):  # shown three times (one impression half-life), never hit
-                    found = await ok(client, "recall", query="zorb0 notes answer", limit=4)
-                    await ok(client, "feedback", recall_id=found["recall_id"])
-                unrewarded = await boost()
+                decayed = []
+                for query in ("zorb0 notes answer", asking(0)):
+                    # Shown three times (one impression half-life), never hit: for another
+                    # question (cosine 1/3), then for the question that accepted it.
+                    for _ in range(3):
+                        found = await ok(client, "recall", query=query, limit=4)
+                        await ok(client, "feedback", recall_id=found["recall_id"])
+                    decayed.append(await boost())
     finally:
         memory.close()
     assert fresh == pytest.approx(0.6, abs=1e-3)
     assert month == pytest.approx(0.3, abs=1e-3)
-    assert unrewarded == pytest.approx(0.15, abs=1e-3)
+    # Another question's impressions say nothing of this one's answer.
+    assert decayed == pytest.approx([0.3, 0.15], abs=1e-3)
+    again = open_memory(settings)  # replayed from the graph, in the order they were judged
+    again.clock = lambda: now
+    try:
+        found = again.recall(asking(0), limit=4)
+    finally:
+        again.close()
+    [answer] = [r for r in found.results if r.observation_id == answers[0]]
+    assert answer.scores["feedback"] == pytest.approx(0.15, abs=1e-3)
 
 
 async def test_export_writes_every_judged_result_as_a_json_line(
