@@ -1,4 +1,4 @@
-"""Does recall slow down as judgements pile up? In process, hash embedder.
+"""Do recall, feedback and a start slow down as judgements pile up? In process, hash embedder.
 
 A memory of ``--memories`` (4,500) generated memories (``bench/load.py``'s mix) is recalled
 ``--queries`` (300) times, three rounds, fresh; then judged recalls are added in steps
@@ -7,8 +7,10 @@ A memory of ``--memories`` (4,500) generated memories (``bench/load.py``'s mix) 
 again. Every judgement is read by every later recall (its query's likeness to the new one
 decides what it lends), so some growth is expected; what matters is how much.
 
-Printed: per step, the judged recalls so far, the judgements, and recall's median time over
-the rounds (ms per recall) with its ratio to the fresh memory's.
+Printed: per step, the judged recalls so far, the judgements, recall's median time over
+the rounds (ms per recall) with its ratio to the fresh memory's, and the median time of the
+step's feedback calls; then how long the memory takes to start again with them all (a start
+replays every judged recall).
 
 Usage: ``python bench/judged.py [--memories N] [--queries N] [--steps 1000,3000]``
 """
@@ -45,17 +47,20 @@ def timed(memory: Memory, queries: Sequence[str]) -> float:
     return statistics.median(rounds)
 
 
-def judge(memory: Memory, mix: Mix, count: int, rng: random.Random) -> int:
-    """``count`` judged recalls; the judgements made."""
+def judge(memory: Memory, mix: Mix, count: int, rng: random.Random) -> tuple[int, float]:
+    """``count`` judged recalls; the judgements made and the median ms per feedback."""
     made = 0
+    took = []
     for _ in range(count):
         outcome = memory.recall(mix.query(), limit=10)
         ids = [r.observation_id for r in outcome.results]
         accepted = [i for i in ids if rng.random() < 0.3]
         rejected = [i for i in ids if i not in accepted]
+        began = time.perf_counter()
         memory.feedback(outcome.recall_id, accepted, rejected)
+        took.append(1000 * (time.perf_counter() - began))
         made += len(ids)
-    return made
+    return made, statistics.median(took)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,17 +84,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             queries = [mix.query() for _ in range(args.queries)]
             fresh = timed(memory, queries)
             print(f"{args.memories} memories, {args.queries} recalls x {ROUNDS} rounds, hash")
-            print(f"{'judged recalls':>15}{'judgements':>12}{'ms/recall':>11}{'vs fresh':>10}")
-            print(f"{0:>15}{0:>12}{fresh:>11.2f}{1.0:>10.2f}", flush=True)
+            print(
+                f"{'judged recalls':>15}{'judgements':>12}{'ms/recall':>11}{'vs fresh':>10}"
+                f"{'ms/feedback':>13}"
+            )
+            print(f"{0:>15}{0:>12}{fresh:>11.2f}{1.0:>10.2f}{'':>13}", flush=True)
             rng = random.Random(1)
             done = made = 0
             for step in steps:
-                made += judge(memory, mix, step - done, rng)
+                judged, feedback_ms = judge(memory, mix, step - done, rng)
+                made += judged
                 done = step
                 took = timed(memory, queries)
-                print(f"{done:>15}{made:>12}{took:>11.2f}{took / fresh:>10.2f}", flush=True)
+                print(
+                    f"{done:>15}{made:>12}{took:>11.2f}{took / fresh:>10.2f}{feedback_ms:>13.2f}",
+                    flush=True,
+                )
         finally:
             memory.close()
+        began = time.perf_counter()
+        again = Memory.open(settings.store)
+        try:
+            again.warm_up()
+            print(f"start with them all: {time.perf_counter() - began:.2f} s")
+        finally:
+            again.close()
     return 0
 
 

@@ -10,6 +10,8 @@ the query per judged result.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -19,6 +21,17 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 A = TypeVar("A", bound=npt.NDArray[np.generic])
+
+
+@dataclass(frozen=True)
+class JudgedRecall:
+    """A judged recall to learn (``JudgedQueries.add_all``): its query's vector, each judged
+    row's sign, when it was judged (microseconds) and every row it showed."""
+
+    vector: FloatArray
+    judged: dict[int, float]
+    at: int
+    shown: Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -103,14 +116,55 @@ class JudgedQueries:
         unrelated others is no less the answer to the first."""
         if self._n == 0 or len(shown) == 0:
             return
-        close = (self._queries[: self._n_queries] @ query_vector) >= alike
-        linked = close[self._query_of[: self._n]] & (self._signs[: self._n] > 0)
-        if not linked.any():
+        # The acceptances of the rows shown first: only their queries need a likeness.
+        linked = np.flatnonzero(
+            (self._signs[: self._n] > 0) & np.isin(self._rows[: self._n], shown)
+        )
+        if len(linked) == 0:
             return
-        rows = self._rows[: self._n]
-        unrewarded = self._unrewarded[: self._n]
-        unrewarded[linked & np.isin(rows, shown)] += 1
-        unrewarded[linked & np.isin(rows, accepted)] = 0
+        linked = linked[self._queries[self._query_of[linked]] @ query_vector >= alike]
+        hit = np.isin(self._rows[linked], accepted)
+        self._unrewarded[linked[~hit]] += 1
+        self._unrewarded[linked[hit]] = 0
+
+    def add_all(self, recalls: Sequence[JudgedRecall], alike: float) -> None:
+        """Learn ``recalls`` in the order they were judged, as ``seen`` then ``add`` for each
+        would, in time that grows with each row's impressions times its acceptances rather
+        than with the square of the recalls (a start replays every judged recall)."""
+        if self._n:  # what is held would have to see them too: one at a time
+            for recall in recalls:
+                accepted = [row for row, sign in recall.judged.items() if sign > 0]
+                self.seen(recall.vector, np.asarray(recall.shown), np.asarray(accepted), alike)
+                self.add(recall.vector, recall.judged, recall.at)
+            return
+        if not recalls:
+            return
+        vectors = np.stack([recall.vector for recall in recalls]).astype(np.float32, copy=False)
+        # Per row, every recall that showed it (in order) and whether it accepted it; per
+        # acceptance, where its judgement is kept.
+        shown_by: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+        kept_at: dict[tuple[int, int], int] = {}
+        for k, recall in enumerate(recalls):
+            first = self._n
+            self.add(recall.vector, recall.judged, recall.at)
+            for offset, (row, sign) in enumerate(recall.judged.items()):
+                if sign > 0:
+                    kept_at[(k, row)] = first + offset
+            for row in recall.shown:
+                shown_by[row].append((k, recall.judged.get(row, 0.0) > 0))
+        for row, events in shown_by.items():
+            by = np.array([k for k, _ in events], dtype=np.int64)
+            hits = np.array([hit for _, hit in events], dtype=bool)
+            for i in np.flatnonzero(hits[:-1]).tolist():
+                position = kept_at.get((int(by[i]), row))
+                if position is None:
+                    continue
+                close = vectors[by[i + 1 :]] @ vectors[by[i]] >= alike
+                again = np.flatnonzero(close & hits[i + 1 :])
+                since = int(again[-1]) + 1 if len(again) else 0
+                self._unrewarded[position] = np.count_nonzero(
+                    close[since:] & ~hits[i + 1 :][since:]
+                )
 
     def forget_row(self, row: int) -> None:
         """Drop every judgement of a purged row (its query vectors stay: they are shared)."""

@@ -65,6 +65,7 @@ from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
+from doxa.store.judged_queries import JudgedRecall
 from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.long_lived import LongLived
 from doxa.store.names import MAX_NAMES, NameKind, Names
@@ -682,8 +683,8 @@ class Memory:
                         learned[row] = 1.0
                     elif judgement == "rejected":
                         learned[row] = -1.0
-                alike = self.settings.ranking.feedback_similarity
-                working.learn(vector, learned, micros(now), shown, alike)
+                judged = JudgedRecall(vector, learned, micros(now), shown)
+                working.learn([judged], self.settings.ranking.feedback_similarity)
                 working.co_activate(
                     [working.row_of[a] for a in accepted_ids if a in working.row_of]
                 )

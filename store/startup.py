@@ -32,6 +32,7 @@ from doxa.store import event_time, native_memory
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
+from doxa.store.judged_queries import JudgedRecall
 from doxa.store.records import Record, RecordField, loaded
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros
@@ -296,9 +297,13 @@ def learn_judged(
             "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
             len(asked),
         )
-    for recall in sorted(vectors, key=lambda r: (judged[r].when, r)):
-        query = judged[recall]
-        working.learn(vectors[recall], query.signs, query.when, query.shown, alike)
+    working.learn(
+        [
+            JudgedRecall(vectors[r], judged[r].signs, judged[r].when, judged[r].shown)
+            for r in sorted(vectors, key=lambda r: (judged[r].when, r))
+        ],
+        alike,
+    )
     if stamped:
         graph.transact(
             "keeping query vectors", lambda w: w.keep_query_vectors(stamped, fingerprint)

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
-from doxa.store.judged_queries import JudgedQueries
+from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.records import Record
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
@@ -463,24 +463,11 @@ class WorkingMemory:
             neighbours.pop(row, None)
         self.judged.forget_row(row)
 
-    def learn(
-        self,
-        query_vector: npt.NDArray[np.float32],
-        judged: dict[int, float],
-        at: int,
-        shown: Sequence[int],
-        alike: float,
-    ) -> None:
-        """Remember a judged recall: its query vector against each judged row (+1 / -1),
-        judged at ``at`` (microseconds); first, what it showed (``shown``, every row it
-        returned) counts against the acceptances of queries at least ``alike`` similar
-        (``JudgedQueries.seen``)."""
-        vector = query_vector.astype(np.float32, copy=False)
-        accepted = [row for row, sign in judged.items() if sign > 0]
-        self.judged.seen(
-            vector, np.asarray(shown, dtype=np.int64), np.asarray(accepted, dtype=np.int64), alike
-        )
-        self.judged.add(vector, judged, at)
+    def learn(self, recalls: Sequence[JudgedRecall], alike: float) -> None:
+        """Remember judged recalls, in the order they were judged: each query's vector
+        against each judged row (+1 / -1); what each showed counts against the acceptances
+        of earlier queries at least ``alike`` similar (``JudgedQueries.seen``)."""
+        self.judged.add_all(recalls, alike)
 
     def shown(self, row: int, hit: bool) -> None:
         """Count one impression of ``row`` in a judged recall, and a hit if accepted."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from doxa.store import FactDraft, Memory, MemoryDraft
-from doxa.store.judged_queries import JudgedQueries
+from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.learning import Links
 from doxa.store.ranking import strongest_accepted
 from doxa.store.settings import RankingWeights
@@ -243,6 +243,34 @@ def test_an_acceptance_counts_impressions_only_from_recalls_alike_to_its_query()
     assert unrewarded() == {7: 2.0, 9: 0.0}
     judged.seen(asked, rows([7]), rows([], dtype=np.int64), 0.85)
     assert unrewarded() == {7: 3.0, 9: 0.0}
+
+
+def test_replaying_judged_recalls_at_once_counts_as_judging_them_one_by_one() -> None:
+    # A start replays every judged recall (add_all); live, each feedback sees then adds one.
+    rng = np.random.default_rng(7)
+    topics = rng.normal(size=(4, 8))
+    counted = 0
+    for _ in range(20):
+        recalls = []
+        for _ in range(int(rng.integers(1, 60))):
+            vector = topics[int(rng.integers(0, 4))] + rng.normal(scale=0.15, size=8)
+            shown = rng.choice(30, size=int(rng.integers(1, 8)), replace=False).tolist()
+            judged = {row: float(rng.choice([-1.0, 1.0])) for row in shown if rng.random() < 0.6}
+            at = int(rng.integers(0, 10**9))
+            recalls.append(
+                JudgedRecall(
+                    (vector / np.linalg.norm(vector)).astype(np.float32), judged, at, shown
+                )
+            )
+        at_once, one_by_one = JudgedQueries(8), JudgedQueries(8)
+        at_once.add_all(recalls, 0.85)
+        for recall in recalls:
+            one_by_one.add_all([recall], 0.85)
+        query = recalls[0].vector
+        assert np.array_equal(at_once.every(query).unrewarded, one_by_one.every(query).unrewarded)
+        assert np.array_equal(at_once.every(query).rows, one_by_one.every(query).rows)
+        counted += int(np.count_nonzero(one_by_one.every(query).unrewarded))
+    assert counted > 50  # the replay had impressions to count
 
 
 def test_diversity_keeps_both_pieces_of_a_two_piece_answer(memory: Memory) -> None:
