@@ -72,6 +72,12 @@ def _describe(health: object) -> None:
             f"orphans: {health.orphans['index_rows_unknown']} index rows of no observation,"
             f" {health.orphans['observations_unindexed']} observations not indexed"
         )
+    if health.ranker:
+        ranker = health.ranker
+        use = "used" if ranker["active"] else "unused"
+        if ranker["other_model"]:
+            use += ", learned from another embedding model's recalls (set aside at the next start)"
+        print(f"ranker: v{ranker['version']} trained on {ranker['examples']} judged results, {use}")
     if health.healthy:
         print("healthy")
     for problem in health.problems:

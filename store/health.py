@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from doxa.store.embedder import are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryStoreError
+from doxa.store.learning import load_model
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
 
@@ -43,6 +44,10 @@ class Health:
             another embedder wrote it); empty when it could not be read.
         orphans: ``index_rows_unknown`` (rows of no current observation) and
             ``observations_unindexed`` (current observations without a row).
+        ranker: the kept ranker's ``version``, ``active`` (1 when recall uses it),
+            ``examples`` and ``other_model`` (1 when it learned from another embedding
+            model's recalls: the next start sets it aside); empty when none is kept (or its
+            file is damaged: the log says so).
         problems: one line each, with what to do; empty when healthy.
     """
 
@@ -50,6 +55,7 @@ class Health:
     graph: dict[str, int] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     orphans: dict[str, int] = field(default_factory=dict)
+    ranker: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -132,6 +138,17 @@ def check(settings: StoreSettings) -> Health:
             f"the graph holds no memories but the search index holds {health.index['rows']}:"
             " the graph file may have been emptied or replaced; put it back from a backup"
         )
+    model = load_model(data_dir)
+    if model is not None:
+        health.ranker = {
+            "version": model.version,
+            "active": int(model.active),
+            "examples": model.examples,
+            # "" (kept before models said): the index's embedder's, as a start decides.
+            "other_model": int(
+                model.embedder != embedder.fingerprint and (bool(model.embedder) or index.foreign)
+            ),
+        }
     return health
 
 

@@ -19,6 +19,7 @@ from doxa.server.app import create_server
 from doxa.server.cli import main
 from doxa.server.settings import Settings
 from doxa.store import Memory
+from doxa.store.health import check
 from doxa.store.learning import MODEL_FILE, RankerModel
 from doxa.store.values import utc_now
 
@@ -178,7 +179,7 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
 
 
 async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The ranker learns from the components results had when a recall answered; the vector
     # component is a model's likeness, so another model's recalls teach the new one nothing.
@@ -221,6 +222,17 @@ async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only
         old.close()
     assert latest is not None and latest.embedder == other.fingerprint and not latest.active
     assert all("learned" not in r["scores"] for r in found["results"])
+    health = check(settings.store)
+    assert health.ranker == {
+        "version": retrained.version,
+        "active": 0,
+        "examples": retrained.examples,
+        "other_model": 1,
+    }
+    assert main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")]) == 0
+    printed = capsys.readouterr().out
+    assert f"ranker: v{retrained.version} trained on {retrained.examples} judged results" in printed
+    assert "learned from another embedding model's recalls" in printed
 
 
 async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
