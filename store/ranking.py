@@ -233,7 +233,10 @@ def rank(
     # query accepted into the candidates: the model decides how much it counts. Only the
     # most strongly linked: every accepted result is linked to nearly every query (weakly),
     # and taking them all made each recall's pool, and its time, grow with the judgements.
-    candidates.update(strongest_accepted(links, usable, max(limit * 2, _LINKED)))
+    # Only for a model: without one they would be ranked by the base score alone, and any
+    # judged turn the base likes (a neighbourhood, a date) would crowd into every answer.
+    if learned is not None and learned.model is not None:
+        candidates.update(strongest_accepted(links, usable, max(limit * 2, _LINKED)))
     by_field = {} if weights.field == 0 else (fields_named or {})
     if by_field:
         # Found by field and value, not by likeness: they may lie outside both searches.
