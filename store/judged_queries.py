@@ -31,7 +31,7 @@ class JudgedRecall:
     vector: FloatArray
     judged: dict[int, float]
     at: int
-    shown: Sequence[int]
+    shown: list[int]
 
 
 @dataclass(frozen=True)
@@ -160,11 +160,10 @@ class JudgedQueries:
                 if position is None:
                     continue
                 close = vectors[by[i + 1 :]] @ vectors[by[i]] >= alike
-                again = np.flatnonzero(close & hits[i + 1 :])
+                later = hits[i + 1 :]
+                again = np.flatnonzero(close & later)
                 since = int(again[-1]) + 1 if len(again) else 0
-                self._unrewarded[position] = np.count_nonzero(
-                    close[since:] & ~hits[i + 1 :][since:]
-                )
+                self._unrewarded[position] = np.count_nonzero(close[since:] & ~later[since:])
 
     def forget_row(self, row: int) -> None:
         """Drop every judgement of a purged row (its query vectors stay: they are shared)."""

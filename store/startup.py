@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,7 +213,9 @@ def load(
         working.co_activated[ra][rb] = count
         working.co_activated[rb][ra] = count
     judged = {
-        recall: JudgedQuery(vector, embedder, 0 if at is None else micros(_aware(at)), {}, [])
+        recall: JudgedQuery(
+            JudgedRecall(vector, {}, 0 if at is None else micros(_aware(at)), []), embedder
+        )
         for recall, (vector, embedder, at) in graph.judged_queries().items()
     }
     # Impressions since each row's last hit, replayed in the order they were judged.
@@ -224,23 +226,20 @@ def load(
         working.unrewarded[seen] = 0 if judgement == "accepted" else working.unrewarded[seen] + 1
         query = judged.get(recall)
         if query is not None:
-            query.shown.append(seen)
+            query.recall.shown.append(seen)
             if judgement:
-                query.signs[seen] = 1.0 if judgement == "accepted" else -1.0
+                query.recall.judged[seen] = 1.0 if judgement == "accepted" else -1.0
     return unread, judged
 
 
-@dataclass
+@dataclass(frozen=True)
 class JudgedQuery:
-    """A judged recall as the graph keeps it: its query's vector, the embedder that embedded
-    it (None: judged before schema migration 9), when it was judged, its judgements (row ->
-    +1 accepted / -1 rejected) and every row it showed."""
+    """A judged recall as the graph keeps it (its query's vector as stored, its judgements,
+    every row it showed) and the embedder that embedded its query (None: judged before
+    schema migration 9)."""
 
-    vector: npt.NDArray[np.float32]
+    recall: JudgedRecall
     embedder: str | None
-    when: int
-    signs: dict[int, float]
-    shown: list[int]
 
 
 def usable_as_kept(
@@ -279,12 +278,13 @@ def learn_judged(
     vectors: dict[str, npt.NDArray[np.float32]] = {}
     again: list[str] = []
     for recall, query in judged.items():
-        if not usable_as_kept(query.vector, query.embedder, embedder, index_foreign):
+        vector = query.recall.vector
+        if not usable_as_kept(vector, query.embedder, embedder, index_foreign):
             again.append(recall)
             continue
-        vectors[recall] = query.vector
+        vectors[recall] = vector
         if query.embedder is None:
-            stamped[recall] = query.vector
+            stamped[recall] = vector
     if again:
         queries = graph.recall_queries(again)
         asked = [recall for recall in again if recall in queries]
@@ -299,8 +299,8 @@ def learn_judged(
         )
     working.learn(
         [
-            JudgedRecall(vectors[r], judged[r].signs, judged[r].when, judged[r].shown)
-            for r in sorted(vectors, key=lambda r: (judged[r].when, r))
+            replace(judged[r].recall, vector=vectors[r])
+            for r in sorted(vectors, key=lambda r: (judged[r].recall.at, r))
         ],
         alike,
     )
