@@ -23,10 +23,16 @@ against how often another one is, and the most that lifting into its top 10 exac
 turns accepted for a judged question could add. The targets (issue 12): unseen R@10 up by >= 0.03,
 judged R@10 >= 0.90, and with ``--noise`` the unseen R@10 down by no more than 0.01.
 
+With ``--grid KEY=V1,V2 ...`` (ranking weights or ``[store.learning]`` settings; several keys
+make their product) each point is run on every conversation, and each conversation in turn is
+scored at the point the other conversations chose: the best unseen-half R@10 change over their
+questions, then the best judged half again (ties: the earlier point, so list the default
+first). That leave-one-conversation-out figure is printed first, then each point in-sample.
+
 Usage:
     python bench/feedback.py [--data PATH] [--embedder sentence-transformers|hash]
         [--conversations 0,1,...] [--noise] [--seed N] [--depth K] [--learning KEY=VALUE ...]
-        [--weights KEY=VALUE ...] [--json OUT]
+        [--weights KEY=VALUE ...] [--grid KEY=V1,V2,... ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -299,6 +305,87 @@ def parse_learning(pairs: Sequence[str]) -> dict[str, Any]:
         raise SystemExit(f"--learning: {error}") from None
 
 
+def parse_grid(pairs: Sequence[str]) -> list[dict[str, str]]:
+    """``KEY=V1,V2`` pairs as their product of points (``KEY`` -> value text), in order."""
+    points: list[dict[str, str]] = [{}]
+    for pair in pairs:
+        key, sep, values = pair.partition("=")
+        if not sep or not values:
+            raise SystemExit(f"--grid: expected KEY=V1,V2,...; got {pair!r}")
+        points = [point | {key: value} for point in points for value in values.split(",")]
+    return points
+
+
+def point_settings(
+    point: dict[str, str], weights: dict[str, Any], learning: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ranking weights and learning settings of a grid point, over the run's own."""
+    ranked = [f"{k}={v}" for k, v in point.items() if k not in LearningSettings.model_fields]
+    learned = [f"{k}={v}" for k, v in point.items() if k in LearningSettings.model_fields]
+    return weights | parse_weights(ranked), learning | parse_learning(learned)
+
+
+def choice_score(runs: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """What a fold chooses by: the unseen-half R@10 change, then the judged half again."""
+    phases = {p: figures([a for r in runs for a in r["phases"][p]])["R@10"] for p in PHASES}
+    return (
+        round(phases["unseen_after"] - phases["unseen_before"], 9),
+        round(phases["judged_again"], 9),
+    )
+
+
+def cross_validated(
+    points: Sequence[dict[str, str]], runs: Sequence[Sequence[dict[str, Any]]], noise: bool
+) -> dict[str, Any]:
+    """Leave one conversation out: each conversation scored at the point (index into
+    ``points``; ``runs[p]`` its runs, one per conversation) the others chose."""
+    folds = []
+    for held, name in enumerate(r["conversation"] for r in runs[0]):
+        scores = [choice_score([r for i, r in enumerate(rs) if i != held]) for rs in runs]
+        best = max(range(len(points)), key=lambda p: scores[p])  # ties: the earlier point
+        folds.append({"held_out": name, "point": points[best], "run": runs[best][held]})
+    summary = summary_of([f["run"] for f in folds], noise)
+    summary["folds"] = [
+        {
+            "held_out": f["held_out"],
+            "point": f["point"],
+            **{p: figures(f["run"]["phases"][p]) for p in PHASES},
+        }
+        for f in folds
+    ]
+    return summary
+
+
+def print_grid(
+    points: Sequence[dict[str, str]],
+    runs: Sequence[Sequence[dict[str, Any]]],
+    cv: dict[str, Any],
+) -> None:
+    """The cross-validated figure first, its folds, then each point in-sample."""
+    overall = cv["overall"]
+    print(
+        f"LEAVE-ONE-CONVERSATION-OUT over {len(points)} points: unseen-half R@10 change"
+        f" {cv['unseen_R@10_change']:+.3f} ({overall['unseen_before']['R@10']:.3f} ->"
+        f" {overall['unseen_after']['R@10']:.3f}); judged half again R@10"
+        f" {overall['judged_again']['R@10']:.3f}"
+    )
+    for fold in cv["folds"]:
+        change = fold["unseen_after"]["R@10"] - fold["unseen_before"]["R@10"]
+        print(
+            f"  {fold['held_out']:20} chose {point_text(fold['point'])}: unseen {change:+.3f},"
+            f" judged again {fold['judged_again']['R@10']:.3f}"
+        )
+    print("in-sample, per point: unseen-half R@10 change, judged half again R@10")
+    for point, point_runs in zip(points, runs, strict=True):
+        gain, again = choice_score(point_runs)
+        print(f"  {point_text(point):40} {gain:+.3f}  {again:.3f}")
+
+
+def point_text(point: dict[str, str]) -> str:
+    """A grid point as ``KEY=VALUE`` pairs."""
+    return " ".join(f"{k}={v}" for k, v in point.items()) or "(the run's settings)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -327,6 +414,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="override [store.ranking] settings, as bench/locomo.py takes them",
     )
+    parser.add_argument(
+        "--grid",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="cross-validate these values (ranking weights or learning settings)",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")
     args = parser.parse_args(argv)
     weights = parse_weights(args.weights)
@@ -339,38 +434,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     probe = make_settings(Path(tempfile.gettempdir()), args.embedder, {}).store
     embedder = make_embedder(probe.embedding)
     embedder.load()
-    runs = []
-    for conversation in conversations:
-        run = anyio.run(
-            run_conversation,
-            conversation,
-            args.embedder,
-            embedder,
-            learning,
-            args.noise,
-            args.noise_accept,
-            args.seed,
-            weights,
-            args.depth,
-        )
-        runs.append(run)
-        got = {p: figures(run["phases"][p])["R@10"] for p in PHASES}
-        print(
-            f"[{conversation.sample_id}: R@10 "
-            + ", ".join(f"{p} {v:.3f}" for p, v in got.items())
-            + f"; {run['run_s']:.0f} s]",
-            file=sys.stderr,
-            flush=True,
-        )
+    points = parse_grid(args.grid) if args.grid else [{}]
+    settings = [point_settings(point, weights, learning) for point in points]
+    every: list[list[dict[str, Any]]] = []
+    for point, (point_weights, point_learning) in zip(points, settings, strict=True):
+        if args.grid:
+            print(f"[point {point_text(point)}]", file=sys.stderr, flush=True)
+        runs = []
+        for conversation in conversations:
+            run = anyio.run(
+                run_conversation,
+                conversation,
+                args.embedder,
+                embedder,
+                point_learning,
+                args.noise,
+                args.noise_accept,
+                args.seed,
+                point_weights,
+                args.depth,
+            )
+            runs.append(run)
+            got = {p: figures(run["phases"][p])["R@10"] for p in PHASES}
+            print(
+                f"[{conversation.sample_id}: R@10 "
+                + ", ".join(f"{p} {v:.3f}" for p, v in got.items())
+                + f"; {run['run_s']:.0f} s]",
+                file=sys.stderr,
+                flush=True,
+            )
+        every.append(runs)
     runtime = getattr(embedder, "runtime", "")
     label = f"{args.embedder} ({runtime})" if runtime else args.embedder
-    summary = summary_of(runs, args.noise)
-    summary["depth"] = args.depth
-    summary["weights_overridden"] = weights
-    summary["learning"] = LearningSettings(**({"retrain_every": 0} | learning)).model_dump()
-    print_report(summary, args.data, label)
+    if args.grid:
+        cv = cross_validated(points, every, args.noise)
+        cv["depth"] = args.depth
+        print("Cross-validated: each conversation at the point the other conversations chose")
+        print_report(cv, args.data, label)
+        print()
+        print_grid(points, every, cv)
+        result: dict[str, Any] = {
+            "cross_validated": cv,
+            "points": [
+                {"point": point, **summary_of(runs, args.noise)}
+                for point, runs in zip(points, every, strict=True)
+            ],
+        }
+    else:
+        result = summary_of(every[0], args.noise)
+        result["depth"] = args.depth
+        result["weights_overridden"] = weights
+        result["learning"] = LearningSettings(**({"retrain_every": 0} | learning)).model_dump()
+        print_report(result, args.data, label)
     if args.json is not None:
-        args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0
 
 

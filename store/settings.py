@@ -52,8 +52,9 @@ class RankingWeights(BaseModel):
     feedback: float = 0.6
     feedback_similarity: float = Field(0.85, ge=-1, le=1)
     #: A rejection counts only for queries at least this similar (and feedback_similarity):
-    #: a result wrong for one question is often right for a neighbouring one.
-    rejection_similarity: float = Field(0.9, ge=-1, le=1)
+    #: a result wrong for one question is often right for a neighbouring one, however alike
+    #: their words (0.99: the same question in nearly the same words).
+    rejection_similarity: float = Field(0.99, ge=-1, le=1)
     co_activation: float = 0.15
     #: Share of a result's judged recalls that accepted it (hits / (impressions + 1)).
     hit_rate: float = 0.05

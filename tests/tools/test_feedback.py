@@ -125,7 +125,7 @@ async def test_a_rejection_reaches_only_near_identical_queries_an_acceptance_sim
 ) -> None:
     # "ferry timetable timetable winter" is 0.87 alike to QUERY (hash embedder: word counts
     # 1, 2, 1 against 1, 1), above feedback_similarity (0.85) and below rejection_similarity
-    # (0.9).
+    # (0.99).
     with anyio.fail_after(30):
         ids = await seed_ferries(client)
         found = await ok(client, "recall", query=QUERY)

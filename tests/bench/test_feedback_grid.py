@@ -1,0 +1,96 @@
+"""Leave-one-conversation-out choice of learning settings (bench/feedback.py --grid), on
+hand-made runs: each conversation is scored at the point the others chose, by their new
+questions' R@10 change, then their judged half again; ties keep the earlier point."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The bench scripts are not a package: they import each other from their own folder.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import feedback
+from locomo import Asked, Question, Retrieved
+
+
+def _asked(conversation: str, found: bool) -> Asked:
+    """A one-gold question whose top 10 holds its gold turn or not."""
+    question = Question(conversation, 1, "q", "a", ["D1:1"])
+    source = "D1:1" if found else "D9:9"
+    return Asked(question, [Retrieved(source, "t", 1.0, {})], 1.0)
+
+
+def _run(conversation: str, unseen: tuple[int, int], judged_again: int) -> dict[str, Any]:
+    """A conversation with two unseen questions (how many found before, after) and two judged
+    ones (how many found again; none at first)."""
+    before, after = unseen
+    phases = {
+        "unseen_before": [_asked(conversation, i < before) for i in range(2)],
+        "unseen_after": [_asked(conversation, i < after) for i in range(2)],
+        "judged_first": [_asked(conversation, False) for _ in range(2)],
+        "judged_again": [_asked(conversation, i < judged_again) for i in range(2)],
+    }
+    transfer = feedback.what_transfers(phases["unseen_before"], set())
+    return {
+        "conversation": conversation,
+        "phases": phases,
+        "model": None,
+        "transfer": transfer,
+        "train_s": 0.0,
+    }
+
+
+POINTS = [{"rejection_similarity": "0.9"}, {"rejection_similarity": "0.99"}]
+#: At 0.9, A loses a new question; B and C are the same at both points on new questions, and
+#: 0.9 brings one more of C's judged questions back.
+RUNS = [
+    [_run("A", (2, 1), 1), _run("B", (1, 1), 1), _run("C", (1, 1), 2)],
+    [_run("A", (2, 2), 1), _run("B", (1, 1), 1), _run("C", (1, 1), 1)],
+]
+
+
+def test_each_conversation_is_scored_at_the_point_the_others_chose() -> None:
+    cv = feedback.cross_validated(POINTS, RUNS, noise=False)
+    chosen = {f["held_out"]: f["point"]["rejection_similarity"] for f in cv["folds"]}
+    # Held out A, the others tie on new questions and 0.9 wins on C's judged half; held out B
+    # or C, A's loss at 0.9 decides.
+    assert chosen == {"A": "0.9", "B": "0.99", "C": "0.99"}
+    # A scored at 0.9 (2 -> 1 of 2), B and C unchanged: 5 of 6 -> 4 of 6.
+    assert cv["unseen_R@10_change"] == pytest.approx(-1 / 6)
+    assert cv["overall"]["judged_again"]["R@10"] == pytest.approx(3 / 6)
+
+
+def test_a_tie_keeps_the_earlier_point() -> None:
+    same = [[_run(c, (1, 1), 1) for c in "AB"] for _ in POINTS]
+    cv = feedback.cross_validated(POINTS, same, noise=False)
+    assert [f["point"] for f in cv["folds"]] == [POINTS[0], POINTS[0]]
+
+
+def test_a_grid_is_the_product_of_its_keys_and_splits_weights_from_learning() -> None:
+    points = feedback.parse_grid(["rejection_similarity=0.9,0.99", "impression_half_life=2,3"])
+    assert points == [
+        {"rejection_similarity": "0.9", "impression_half_life": "2"},
+        {"rejection_similarity": "0.9", "impression_half_life": "3"},
+        {"rejection_similarity": "0.99", "impression_half_life": "2"},
+        {"rejection_similarity": "0.99", "impression_half_life": "3"},
+    ]
+    weights, learning = feedback.point_settings(points[0], {"spread": 0.3}, {})
+    assert weights == {"spread": 0.3, "rejection_similarity": 0.9}
+    assert learning == {"impression_half_life": 2.0}
+    with pytest.raises(SystemExit, match="--grid"):
+        feedback.parse_grid(["rejection_similarity"])
+    with pytest.raises(SystemExit, match="--weights"):
+        feedback.point_settings({"no_such_setting": "1"}, {}, {})
+
+
+def test_the_ceiling_counts_only_accepted_gold_missing_from_the_top() -> None:
+    question = Question("A", 1, "q", "a", ["D1:1", "D1:2"])
+    top = Asked(question, [Retrieved("D1:1", "t", 1.0, {})], 1.0)
+    counts = feedback.what_transfers([top], {"D1:1", "D1:2", "D5:5"})
+    # D1:1 is in the top already; D1:2 was accepted and is missing: half the gold.
+    assert counts["ceiling"] == pytest.approx(0.5)
+    assert feedback.transfer_shares(counts)[feedback.CEILING] == pytest.approx(0.5)
