@@ -1,10 +1,12 @@
-"""Leave-one-conversation-out choice of learning settings (bench/feedback.py --grid), on
-hand-made runs: each conversation is scored at the point the others chose, by their new
-questions' R@10 change, then their judged half again; ties keep the earlier point."""
+"""The learning benches on hand-made data: bench/feedback.py --grid's leave-one-conversation-out
+choice (each conversation scored at the point the others chose, by their new questions' R@10
+change, then their judged half again; ties keep the earlier point) and its ceiling, and
+bench/transfer.py's rules."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import feedback
+import transfer
 from locomo import Asked, Question, Retrieved
 
 
@@ -94,3 +97,22 @@ def test_the_ceiling_counts_only_accepted_gold_missing_from_the_top() -> None:
     # D1:1 is in the top already; D1:2 was accepted and is missing: half the gold.
     assert counts["ceiling"] == pytest.approx(0.5)
     assert feedback.transfer_shares(counts)[feedback.CEILING] == pytest.approx(0.5)
+
+
+def test_transfer_rules_lift_what_the_judged_half_said() -> None:
+    question = transfer.Unseen(
+        gold={"g"},
+        results=[(f"x{i}", 1.0 - i / 100) for i in range(10)] + [("g", 0.85), ("r", 0.95)],
+        accepted=Counter({"g": 1}),
+        rejected=Counter({"x0": 3, "g": 1}),
+        links=[(0.9, ["g"]), (0.4, ["x9"])],
+    )
+    assert transfer.r10([s for s, _ in question.results], question.gold) == 0.0
+    assert transfer.ceiling(question) == 1.0
+    # An accepted turn is lifted; a rejected one that was also accepted is not lowered.
+    assert transfer.prior_lift(question, 0.1, -0.06) == {"g": 0.1, "x0": -0.06}
+    assert transfer.reranked(question, {"g": 0.2})[0] == "g"
+    # Only judged questions at least t alike lend their acceptances.
+    assert transfer.link_lift(question, 0.5, 0.3) == {"g": pytest.approx(0.27)}
+    change, point = transfer.best_change([question], {"t": (0.95, 0.5), "a": (0.3,)}, "link")
+    assert (change, point) == (1.0, {"t": 0.5, "a": 0.3})
