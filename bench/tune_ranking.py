@@ -10,7 +10,7 @@ the store settings of ``configs/default.toml``), query embeddings are cached, an
 of the grid (a JSON object: ranking setting -> list of values, any field of
 ``RankingWeights``; the other settings keep their defaults) is scored per question by R@5 and
 R@10 over the questions of categories 1-4. Without ``--grid``/``--grid-file`` the coarse
-``DEFAULT_GRID`` (48 points, the defaults among them) is used; one point takes 3-15 s with the
+``DEFAULT_GRID`` (72 points, the defaults among them) is used; one point takes 3-15 s with the
 model on all five conversations, depending on the machine's load.
 
 Then, for each conversation held out in turn, the point with the best mean R@10 over the
@@ -55,7 +55,7 @@ from doxa.store import Memory, MemoryDraft
 from doxa.store.embedder import Embedder, make_embedder
 from doxa.store.settings import RankingWeights
 
-#: The default grid: 2 x 2 x 2 x 3 x 2 = 48 points over what moves LoCoMo, the defaults among
+#: The default grid: 2 x 3 x 2 x 3 x 2 = 72 points over what moves LoCoMo, the defaults among
 #: them; ``spread`` and ``length`` 0 are those rules off, so the cross-validation also decides
 #: whether they pay. The previous grid (48 points, with ``broad_topic_share`` 0 / 0.2 and
 #: ``topic`` 0.12 / 0.36 / 0.6) had every fold choose ``broad_topic_share`` 0.2 and ``topic``
@@ -65,7 +65,7 @@ from doxa.store.settings import RankingWeights
 #: it is held at 0.5. ``fact`` is left out: the bench remembers no facts.
 DEFAULT_GRID: dict[str, list[Any]] = {
     "neighbourhood": [0.5, 0.9],
-    "neighbour_window": [2, 4],
+    "neighbour_window": [2, 4, 6],
     "neighbour_decay": [0.8, 0.9],
     "spread": [0.0, 0.15, 0.3],
     "length": [0.0, 0.3],

@@ -27,7 +27,7 @@ class RankingWeights(BaseModel):
     vector: float = 1.0
     text: float = 0.5
     neighbourhood: float = 0.9
-    neighbour_window: int = Field(4, ge=0, le=20)
+    neighbour_window: int = Field(6, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
     neighbour_following: float = Field(1.0, ge=0, le=1)
     topic: float = 0.36
