@@ -65,6 +65,7 @@ from locomo import (
 )
 from mcp.client import Client
 from pydantic import ValidationError
+from transfer import accepted_missing
 
 from doxa.server.app import create_server
 from doxa.store.embedder import Embedder, make_embedder
@@ -187,8 +188,8 @@ def what_transfers(unseen: Sequence[Asked], accepted: set[str | None]) -> dict[s
             counts[f"{kind}_gold"] += r.source in gold
         if gold:
             counts["questions"] += 1
-            missing = gold & accepted - {r.source for r in top}
-            counts["ceiling"] += len(missing) / len(gold)
+            shown = {r.source or "" for r in top}
+            counts["ceiling"] += accepted_missing(gold, {a for a in accepted if a}, shown)
     return counts
 
 

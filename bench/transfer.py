@@ -28,7 +28,7 @@ import itertools
 import random
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +85,16 @@ def link_lift(unseen: Unseen, t: float, a: float) -> dict[str, float]:
     return lift
 
 
+def accepted_missing(gold: set[str], accepted: set[str], top: set[str]) -> float:
+    """The share of ``gold`` accepted for a judged question and missing from ``top``: what
+    lifting exactly those turns into the top would add to its R@k."""
+    return len((gold & accepted) - top) / len(gold)
+
+
 def ceiling(unseen: Unseen) -> float:
     """What lifting exactly the accepted gold turns missing from the top 10 would add."""
     top = {s for s, _ in unseen.results[:10]}
-    return len((unseen.gold & set(unseen.accepted)) - top) / len(unseen.gold)
+    return accepted_missing(unseen.gold, set(unseen.accepted), top)
 
 
 def collect(
@@ -131,16 +137,19 @@ def collect(
     return out
 
 
+#: A rule: the lift per source it gives an unseen question, at one grid point.
+Rule = Callable[..., dict[str, float]]
+
+
 def best_change(
-    questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: str
+    questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: Rule
 ) -> tuple[float, dict[str, float]]:
     """The best in-sample R@10 change of ``rule`` over ``grid``, and its point."""
     before = float(np.mean([r10([s for s, _ in q.results], q.gold) for q in questions]))
     best = (-1.0, {})
     for values in itertools.product(*grid.values()):
         point = dict(zip(grid, values, strict=True))
-        lift = prior_lift if rule == "prior" else link_lift
-        after = np.mean([r10(reranked(q, lift(q, *values)), q.gold) for q in questions])
+        after = np.mean([r10(reranked(q, rule(q, *values)), q.gold) for q in questions])
         best = max(best, (float(after) - before, point), key=lambda b: b[0])
     return best
 
@@ -159,9 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     kind = "random" if args.noise else "gold"
     print(f"LoCoMo, {len(questions)} unseen questions, {kind} judgements of the other half")
     print(f"unseen R@10 before learning (first {DEPTH} re-ranked): {before:.3f}")
-    for rule, grid in (("prior", PRIOR_GRID), ("link", LINK_GRID)):
+    rules: list[tuple[str, Rule, dict[str, tuple[float, ...]]]] = [
+        ("turn priors", prior_lift, PRIOR_GRID),
+        ("question links", link_lift, LINK_GRID),
+    ]
+    for name, rule, grid in rules:
         change, point = best_change(questions, grid, rule)
-        name = "turn priors" if rule == "prior" else "question links"
         print(f"best {name} (in-sample): {change:+.3f} at {point}")
     print(f"ceiling: {np.mean([ceiling(q) for q in questions]):+.3f}")
     return 0

@@ -114,5 +114,7 @@ def test_transfer_rules_lift_what_the_judged_half_said() -> None:
     assert transfer.reranked(question, {"g": 0.2})[0] == "g"
     # Only judged questions at least t alike lend their acceptances.
     assert transfer.link_lift(question, 0.5, 0.3) == {"g": pytest.approx(0.27)}
-    change, point = transfer.best_change([question], {"t": (0.95, 0.5), "a": (0.3,)}, "link")
+    change, point = transfer.best_change(
+        [question], {"t": (0.95, 0.5), "a": (0.3,)}, transfer.link_lift
+    )
     assert (change, point) == (1.0, {"t": 0.5, "a": 0.3})
