@@ -177,6 +177,7 @@ def what_transfers(unseen: Sequence[Asked], accepted: set[str | None]) -> dict[s
     and nothing else, is the most any use of the judgements can add to the unseen R@10."""
     counts = dict.fromkeys(("gold", "gold_accepted", "top_accepted", "top_accepted_gold"), 0.0)
     counts |= {"top_other": 0.0, "top_other_gold": 0.0, "questions": 0.0, "ceiling": 0.0}
+    sources = {a for a in accepted if a}
     for asked in unseen:
         gold = set(asked.question.gold)
         counts["gold"] += len(gold)
@@ -189,7 +190,7 @@ def what_transfers(unseen: Sequence[Asked], accepted: set[str | None]) -> dict[s
         if gold:
             counts["questions"] += 1
             shown = {r.source or "" for r in top}
-            counts["ceiling"] += accepted_missing(gold, {a for a in accepted if a}, shown)
+            counts["ceiling"] += accepted_missing(gold, sources, shown)
     return counts
 
 

@@ -112,9 +112,10 @@ def collect(
             per_question: list[list[str]] = []
             for question in judged:
                 mine = []
+                gold = set(question.gold)
                 for result in memory.recall(question.question, limit=10).results:
                     source = result.source or ""
-                    good = rng.random() < 0.2 if noise else source in set(question.gold)
+                    good = rng.random() < 0.2 if noise else source in gold
                     (accepted if good else rejected)[source] += 1
                     if good:
                         mine.append(source)
