@@ -12,7 +12,10 @@ day fourteen days back, "last month" the previous calendar month); any slack for
 question's time against them belongs to the matcher, not here.
 
 Being wrong is worse than saying nothing, so the reading is conservative: a month name is read
-only with a day, a year or a cue word ("in May", not "I may go"); a season only after
+only with a day, a year or a cue word ("in May", not "I may go"); a short weekday only after
+last/next/this past ("last Fri", not "on Sun Street"); a day of the month alone only as "on
+the 15th" before a word that cannot be its noun ("on the 3rd floor" is no date); a holiday
+only after a cue word ("for Christmas", not "the Christmas tree"); a season only after
 last/this/next/in/during/over or with a year ("the fall of Rome" is no autumn, and "winter 2022"
 could be either end of a winter); "for three months" only when it runs up to now ("for three
 months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
@@ -103,6 +106,21 @@ _WEEKDAYS = {
         ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
     )
 }
+# Short forms, read only after last / next / this past / this coming ("last Fri"): alone, or
+# after "on", "sat", "sun" and "wed" are other words ("I sat on Sun Street").
+_WEEKDAY_SHORT = {
+    "mon": 0,
+    "tue": 1,
+    "tues": 1,
+    "wed": 2,
+    "weds": 2,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "fri": 4,
+    "sat": 5,
+    "sun": 6,
+}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _COUNTS = {
     "a": 1,
@@ -133,6 +151,7 @@ _MAY_VERB_AFTER = (
     r"|want|help|seem|sound|look|feel|i|you|we|they|he|she|it|this|that)\b)"
 )
 _WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
+_WEEKDAY_ABBREVIATED = r"(?P<wd>{})".format("|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True)))
 _SEASON = r"(?P<season>{})".format("|".join(_SEASONS))
 _COUNT = (
     r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|a\s+few|few|an|a|one|two|three"
@@ -515,8 +534,21 @@ def _resolve_duration(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     which = " ".join(match["which"].casefold().split())
-    weekday = _WEEKDAYS[match["wd"].casefold()]
+    name = match["wd"].casefold()
+    weekday = _WEEKDAYS[name] if name in _WEEKDAYS else _WEEKDAY_SHORT[name]
     today = ctx.today.weekday()
+    if which == "this":
+        # "this Friday": the one ahead when the sentence looks ahead, the one just gone when
+        # it looks back, else the Friday of this Monday-to-Sunday week.
+        if ctx.habitual(match):
+            return None
+        if ctx.future(match):
+            offset = (weekday - today) % 7
+        elif ctx.past(match):
+            offset = -((today - weekday) % 7)
+        else:
+            offset = weekday - today
+        return _days(ctx.today + timedelta(days=offset))
     if which == "on":
         direction = _direction(match, ctx)
         if direction is None:
@@ -529,6 +561,156 @@ def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     else:  # on or before today
         offset = -((today - weekday) % 7)
     return _days(ctx.today + timedelta(days=offset))
+
+
+def _this_saturday(ctx: _Context) -> datetime:
+    """The Saturday of the Monday-to-Sunday week holding ``said_at``."""
+    return ctx.today - timedelta(days=ctx.today.weekday()) + timedelta(days=5)
+
+
+def _resolve_weekends_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "two weekends ago" is the weekend before last, as "a weekend ago" is last weekend.
+    return _weekend(_this_saturday(ctx) - timedelta(days=7 * _count(match["n"])))
+
+
+def _resolve_the_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "over the weekend": the weekend just gone (or under way), or, looking ahead, the next.
+    mode = _direction(match, ctx)
+    if mode is None:
+        return None
+    saturday = _this_saturday(ctx)
+    if mode == "past" and ctx.today < saturday:
+        saturday -= timedelta(days=7)
+    return _weekend(saturday)
+
+
+#: Units said in words: "a fortnight ago", "half a year ago".
+_WORD_UNITS = {
+    "fortnight": ("day", 14, "week"),
+    "half a year": ("month", 6, "month"),
+    "half an hour": ("minute", 30, "day"),
+}
+
+
+def _resolve_word_unit_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
+    unit, count, around = _WORD_UNITS[" ".join(match["unit"].casefold().split())]
+    return _unit_around(_shift(ctx.said_at, unit, -count), around)
+
+
+def _resolve_the_other_day(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "the other day": some day of the week just gone, not today.
+    return ctx.today - timedelta(days=7), ctx.today, "span"
+
+
+def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "on the 15th": the nearest 15th in the sentence's direction, in this month or another.
+    mode = _direction(match, ctx)
+    if mode is None:
+        return None
+    wanted, step = int(match["d"]), (1 if mode == "future" else -1)
+    for offset in range(13):
+        year, month = _add_months(ctx.today.year, ctx.today.month, step * offset)
+        if wanted > monthrange(year, month)[1]:
+            continue
+        day = _date(year, month, wanted)
+        if (day >= ctx.today) if mode == "future" else (day <= ctx.today):
+            return _days(day)
+    return None
+
+
+def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> datetime:
+    """The ``nth`` given weekday of a month (``nth`` -1: the last)."""
+    if nth < 0:
+        last = _date(year, month, monthrange(year, month)[1])
+        return last - timedelta(days=(last.weekday() - weekday) % 7)
+    first = _date(year, month, 1)
+    return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+
+
+def _easter(year: int) -> datetime:
+    """Western Easter Sunday (the anonymous Gregorian computus)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    el = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * el) // 451
+    month, day = divmod(h + el - 7 * m + 114, 31)
+    return _date(year, month, day + 1)
+
+
+#: Holidays with a fixed date: name -> (month, day).
+_FIXED_HOLIDAYS = {
+    "christmas eve": (12, 24),
+    "christmas day": (12, 25),
+    "christmas": (12, 25),
+    "xmas": (12, 25),
+    "new year's eve": (12, 31),
+    "new years eve": (12, 31),
+    "new year's day": (1, 1),
+    "new years day": (1, 1),
+    "new year's": (1, 1),
+    "valentine's day": (2, 14),
+    "valentine's": (2, 14),
+    "valentines day": (2, 14),
+    "st. patrick's day": (3, 17),
+    "st patrick's day": (3, 17),
+    "saint patrick's day": (3, 17),
+    "independence day": (7, 4),
+    "halloween": (10, 31),
+}
+#: Holidays on the nth weekday of a month (US dates): name -> (month, weekday, nth).
+_WEEKDAY_HOLIDAYS = {
+    "thanksgiving": (11, 3, 4),
+    "mother's day": (5, 6, 2),
+    "mothers day": (5, 6, 2),
+    "father's day": (6, 6, 3),
+    "fathers day": (6, 6, 3),
+    "memorial day": (5, 0, -1),
+    "labor day": (9, 0, 1),
+    "labour day": (9, 0, 1),
+}
+_HOLIDAY_NAMES = sorted(
+    [*_FIXED_HOLIDAYS, *_WEEKDAY_HOLIDAYS, "easter sunday", "easter"], key=len, reverse=True
+)
+_HOLIDAY = r"(?P<h>{})".format(
+    "|".join(re.escape(n).replace("'", "['\u2019]").replace(r"\ ", r"\s+") for n in _HOLIDAY_NAMES)
+)
+
+
+def _holiday_in(name: str, year: int) -> datetime:
+    if name in _FIXED_HOLIDAYS:
+        month, day = _FIXED_HOLIDAYS[name]
+        return _date(year, month, day)
+    if name in _WEEKDAY_HOLIDAYS:
+        return _nth_weekday(year, *_WEEKDAY_HOLIDAYS[name])
+    return _easter(year)
+
+
+_HOLIDAY_CUE_MODES: dict[str, Mode] = {"last": "last", "next": "next"}
+
+
+def _resolve_holiday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    name = " ".join(match["h"].casefold().replace("\u2019", "'").split())
+    if match["y"]:
+        return _days(_holiday_in(name, int(match["y"])))
+    cue = match["cue"].casefold()
+    mode: Mode | None = _HOLIDAY_CUE_MODES.get(cue)
+    if mode is None:
+        mode = _direction(match, ctx)
+        if mode is None:
+            return None
+        if cue == "this" and not ctx.past(match):
+            mode = "future"
+    days = [_holiday_in(name, ctx.today.year + offset) for offset in (-1, 0, 1)]
+    if mode == "future":
+        return _days(min(d for d in days if d >= ctx.today))
+    if mode == "next":
+        return _days(min(d for d in days if d > ctx.today))
+    if mode == "last":
+        return _days(max(d for d in days if d < ctx.today))
+    return _days(max(d for d in days if d <= ctx.today))
 
 
 def _season_candidates(name: str, ctx: _Context) -> list[_Span]:
@@ -639,7 +821,30 @@ _RELATIVE_UNIT = (
     r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|earlier\s+this|later\s+this|last|this"
     r"|next)\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
 )
-_AGO = rf"\b{_COUNT}\s+{_UNIT_OR_HOUR}\s+ago\b"
+# "back" as "ago" ("a few weeks back"), not as a direction ("two days back to work").
+_AGO_WORD = (
+    r"(?:ago\b|back\b(?!\s+(?:to|from|at|in|on|into|home|then|when|and|up|down|out|off|here"
+    r"|there|with|for)\b))"
+)
+# "half a year ago" is not a year ago (``_WORD_UNIT_AGO`` reads it).
+_AGO = rf"(?<!\bhalf\s)\b{_COUNT}\s+{_UNIT_OR_HOUR}\s+{_AGO_WORD}"
+_WEEKENDS_AGO = rf"\b{_COUNT}\s+weekends?\s+{_AGO_WORD}"
+_WORD_UNIT_AGO = (
+    rf"\b(?:(?:a|one)\s+)?(?P<unit>fortnight|half\s+a\s+year|half\s+an\s+hour)\s+{_AGO_WORD}"
+)
+_THE_WEEKEND = r"\b(?:over|on|at|during)\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)"
+_THE_OTHER_DAY = r"\bthe\s+other\s+day\b"
+# "on the 15th", not "on the 3rd floor": only before an end, a mark, or a word that cannot be
+# the ordinal's noun.
+_DAY_OF_MONTH = (
+    r"\bon\s+the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b(?=\s*(?:$|[^\w\s]|(?:and|after|at|when"
+    r"|so|but|with|because|which|where|too|as|i|we|you|he|she|they|it|my|our|the|this|that|to"
+    r"|for|in|was|were|is|will)\b))"
+)
+_HOLIDAYS = (
+    rf"\b(?P<cue>on|at|for|over|during|around|last|this|next)\s+(?:the\s+)?{_HOLIDAY}\b"
+    rf"(?:,?\s+{_YEAR}\b)?"
+)
 _FROM_NOW = rf"\b{_COUNT}\s+{_UNIT}\s+from\s+(?:now|today)\b"
 _IN_COUNT = rf"\bin\s+{_COUNT}\s+{_UNIT}(?:['\u2019]s?\s+time)?\b(?!\s+ago\b)"
 _SPAN_BACK = (
@@ -651,12 +856,17 @@ _SPAN_AHEAD = (
     r"(?!\s+of\b)"
 )
 _DURATION = (
-    r"\bfor\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+|more\s+than\s+|roughly\s+)?"
+    r"\bfor\s+(?:about\s+|around\s+|almost\s+|nearly\s+|roughly\s+|close\s+to\s+|at\s+least\s+"
+    r"|(?:just\s+|a\s+little\s+|well\s+)?(?:over|under|more\s+than|less\s+than)\s+)?"
     rf"{_COUNT}\s+{_UNIT}\b(?P<now>\s+now\b)?"
 )
 _WEEKDAY_RELATIVE = (
-    rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next|on)\s+{_WEEKDAY}\b"
+    rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next|this|on)\s+{_WEEKDAY}\b"
     r"(?!\s+of\b)"
+)
+_WEEKDAY_SHORT_RELATIVE = (
+    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next)\s+"
+    rf"{_WEEKDAY_ABBREVIATED}(?![\w'\u2019])(?!\s+of\b)"
 )
 _SEASON_RELATIVE = (
     rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|this|next)\s+{_SEASON}\b"
@@ -693,6 +903,13 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_SPAN_AHEAD), _resolve_span_ahead),
     (_compile(_DURATION), _resolve_duration),
     (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
+    (_compile(_WEEKDAY_SHORT_RELATIVE), _resolve_weekday),
+    (_compile(_WEEKENDS_AGO), _resolve_weekends_ago),
+    (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
+    (_compile(_THE_WEEKEND), _resolve_the_weekend),
+    (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
+    (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
+    (_compile(_HOLIDAYS), _resolve_holiday),
     (_compile(_SEASON_RELATIVE), _resolve_season_relative),
     (_compile(_SEASON_IN), _resolve_season_in),
     (_compile(_SEASON_YEAR), _resolve_season_year),
@@ -846,8 +1063,9 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
 # Every expression read above holds one of these (a digit, a calendar word, a unit, a
 # relative word): a text with none is answered at once (~2 µs instead of ~80 µs).
 _ANY_TIME_WORD = _lazy(
-    r"\d|\b(?:{}|{}|{}|yesterday|today|tonight|tomorrow|ago|since|now|day|week|month|year"
-    r"|night|morning|afternoon|evening)".format(
+    r"\d|\b(?:{}|{}|{}|yesterday|today|tonight|tomorrow|ago|back|since|now|day|week|month|year"
+    r"|night|morning|afternoon|evening|fortnight|christmas|xmas|halloween|easter|thanksgiving"
+    r"|valentine|mon|tue|wed|thu|fri|sat|sun)".format(
         "|".join(MONTHS), "|".join(_WEEKDAYS), "|".join(_SEASONS)
     ),
     re.IGNORECASE,

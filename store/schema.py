@@ -198,6 +198,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Recall ADD embedder STRING",
         ),
     ),
+    Migration(
+        11,
+        "event times read again",
+        (
+            # The reading of event times learned more English ("last Fri", "two weekends
+            # ago", "on the 15th", "over the weekend", holidays): start-up reads every
+            # observation's words again, as it did for those stored before migration 3.
+            "MATCH (o:Observation) SET o.event_times = NULL",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test

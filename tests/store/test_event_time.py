@@ -345,10 +345,158 @@ RANGES: list[Case] = [
     ),
 ]
 
+# Said in words, short forms, holidays.
+SPOKEN: list[Case] = [
+    # SAID is a Tuesday
+    (
+        "Last Fri I took my kids to a pottery workshop",
+        SAID,
+        day(2023, 5, 5),
+        day(2023, 5, 6),
+        "day",
+        "Last Fri",
+    ),
+    ("I joined a group last Tues.", SAID, day(2023, 5, 2), day(2023, 5, 3), "day", "last Tues"),
+    ("this past Sat we hiked", SAID, day(2023, 5, 6), day(2023, 5, 7), "day", "this past Sat"),
+    ("next Fri works", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "next Fri"),
+    ("I'll be there this Friday", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "this Friday"),
+    ("I saw him this Monday", SAID, day(2023, 5, 8), day(2023, 5, 9), "day", "this Monday"),
+    ("this Friday is the deadline", SAID, day(2023, 5, 12), day(2023, 5, 13), "day", "this Friday"),
+    # "two weekends ago" is the weekend before last
+    (
+        "we went camping two weekends ago",
+        SAID,
+        day(2023, 4, 29),
+        day(2023, 5, 1),
+        "weekend",
+        "two weekends ago",
+    ),
+    ("a weekend ago", SAID, day(2023, 5, 6), day(2023, 5, 8), "weekend", "a weekend ago"),
+    # on a Sunday, the weekend under way is not one of them
+    ("two weekends ago", AUTUMN, day(2023, 9, 30), day(2023, 10, 2), "weekend", "two weekends ago"),
+    (
+        "a few weeks back I started painting",
+        SAID,
+        day(2023, 4, 17),
+        day(2023, 4, 24),
+        "week",
+        "a few weeks back",
+    ),
+    ("three years back", SAID, day(2020, 1, 1), day(2021, 1, 1), "year", "three years back"),
+    ("a fortnight ago", SAID, day(2023, 4, 24), day(2023, 5, 1), "week", "a fortnight ago"),
+    # not "a year ago"
+    ("half a year ago", SAID, day(2022, 11, 1), day(2022, 12, 1), "month", "half a year ago"),
+    ("half an hour ago", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "half an hour ago"),
+    (
+        "Over the weekend I read a book",
+        SAID,
+        day(2023, 5, 6),
+        day(2023, 5, 8),
+        "weekend",
+        "Over the weekend",
+    ),
+    # on a Sunday, the weekend just had is this one
+    (
+        "I read over the weekend",
+        AUTUMN,
+        day(2023, 10, 14),
+        day(2023, 10, 16),
+        "weekend",
+        "over the weekend",
+    ),
+    (
+        "I'll rest over the weekend",
+        SAID,
+        day(2023, 5, 13),
+        day(2023, 5, 15),
+        "weekend",
+        "over the weekend",
+    ),
+    ("the other day I saw a hawk", SAID, day(2023, 5, 2), day(2023, 5, 9), "span", "the other day"),
+    (
+        "I met my teammates on the 5th after my trip",
+        SAID,
+        day(2023, 5, 5),
+        day(2023, 5, 6),
+        "day",
+        "on the 5th",
+    ),
+    # the 20th has not come yet this month: the last one was in April
+    ("I met her on the 20th.", SAID, day(2023, 4, 20), day(2023, 4, 21), "day", "on the 20th"),
+    ("we met on the 28th", NEW_YEAR, day(2023, 12, 28), day(2023, 12, 29), "day", "on the 28th"),
+    ("I'll call on the 20th", SAID, day(2023, 5, 20), day(2023, 5, 21), "day", "on the 20th"),
+    ("On Christmas we met", SAID, day(2022, 12, 25), day(2022, 12, 26), "day", "On Christmas"),
+    (
+        "I got a bike for Christmas",
+        NEW_YEAR,
+        day(2023, 12, 25),
+        day(2023, 12, 26),
+        "day",
+        "for Christmas",
+    ),
+    (
+        "Last Thanksgiving was fun",
+        SAID,
+        day(2022, 11, 24),
+        day(2022, 11, 25),
+        "day",
+        "Last Thanksgiving",
+    ),
+    (
+        "We'll visit them for Thanksgiving",
+        SAID,
+        day(2023, 11, 23),
+        day(2023, 11, 24),
+        "day",
+        "for Thanksgiving",
+    ),
+    (
+        "we danced on New Year's Eve",
+        SAID,
+        day(2022, 12, 31),
+        day(2023, 1, 1),
+        "day",
+        "on New Year's Eve",
+    ),
+    (
+        "the parade on Easter Sunday",
+        SAID,
+        day(2023, 4, 9),
+        day(2023, 4, 10),
+        "day",
+        "on Easter Sunday",
+    ),
+    # Mother's Day 2023 is the coming Sunday: one had, is the last one
+    (
+        "On Mother's Day we had brunch",
+        SAID,
+        day(2022, 5, 8),
+        day(2022, 5, 9),
+        "day",
+        "On Mother's Day",
+    ),
+    (
+        "we met at Christmas 2021",
+        SAID,
+        day(2021, 12, 25),
+        day(2021, 12, 26),
+        "day",
+        "at Christmas 2021",
+    ),
+    (
+        "I've been playing professionally for just under a year now",
+        SAID,
+        datetime(2022, 5, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "for just under a year now",
+    ),
+]
+
 
 @pytest.mark.parametrize(
     ("text", "said_at", "start", "end", "precision", "phrase"),
-    PAST + FUTURE + ABSOLUTE + DURATION + RANGES,
+    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + SPOKEN,
 )
 def test_an_expression_resolves_to_its_exact_span(
     text: str, said_at: datetime, start: datetime, end: datetime, precision: str, phrase: str
@@ -404,6 +552,16 @@ NEGATIVES = [
     "winter 2022",
     "I have been in this job for two years and a half",
     "",
+    "We live on the 3rd floor",
+    "she got it right on the 2nd try",
+    "I'm two weeks back from vacation",
+    "I sat on Sun Street",
+    "We always go to church at Christmas",
+    "the Christmas tree is up",
+    "I water them every other day",
+    "on the weekend of the fair",
+    "I usually relax over the weekend",
+    "Fri night lights",
 ]
 
 

@@ -331,6 +331,37 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         memory.close()
 
 
+def test_event_times_read_by_an_earlier_version_are_read_again(settings: Settings) -> None:
+    # A store at migration 10 whose reading of "Last Fri" found nothing: migration 11 has
+    # every observation's words read again at the next start.
+    memory = open_memory(settings)
+    memory.remember(
+        [
+            MemoryDraft(
+                text="Last Fri I took my kids to a pottery workshop.",
+                observed_at="2023-07-15T10:00:00Z",
+            )
+        ]
+    )
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 11}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        [found] = memory.recall("pottery workshop").results
+        [friday] = memory.evidence(found.observation_id)["event_times"]
+        assert (friday.start.isoformat(), friday.phrase) == (
+            "2023-07-14T00:00:00+00:00",
+            "Last Fri",
+        )
+    finally:
+        memory.close()
+    assert graph_rows(settings, "MATCH (o:Observation) RETURN o.event_times")[0][0] != "[]"
+
+
 def create_store_at(
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
