@@ -1,4 +1,5 @@
-"""Time words in a query ("in May 2023", "last week", "yesterday") as a window of time.
+"""Time words in a query ("in May 2023", "last week", "yesterday", "the week before 16 November
+2023", "the second week of May") as a window of time.
 
 Recall boosts observations made inside the window a question names. Relative words are read
 against the recall's reference time (``as_of``, else now). Only plain English forms are read;
@@ -98,7 +99,87 @@ def time_window(query: str, reference: datetime) -> Window | None:
         return None
 
 
+# "the week before 16 November 2023", "the weekend after May 3": a stretch next to a day.
+_NEXT_TO_DAY = re.compile(
+    r"\b(?:the\s+)?(?P<unit>day|week|weekend|month)\s+(?P<side>before|after|prior\s+to"
+    r"|following)\s+",
+    re.IGNORECASE,
+)
+# "the second week of November": that week of the month.
+_WEEK_OF = re.compile(
+    rf"\b(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
+    rf"(?P<month>{_MONTH_WORD})\b\.?(?:,?\s+(?P<year>\d{{4}}))?",
+    re.IGNORECASE,
+)
+_NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+
+
+def _named_day(text: str, reference: datetime) -> datetime | None:
+    """The day ``text`` starts with ("16 November 2023", "May 3", "2023-05-04"), or None."""
+    match = _ISO_DATE.match(text)
+    if match:
+        return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=UTC)
+    match = _MONTH_DATE.match(text)
+    if match is None or not (match[1] or match[3]):
+        return None
+    month = MONTHS[match[2].casefold()]
+    if match[4]:
+        year = int(match[4])
+    else:
+        year = reference.year if month <= reference.month else reference.year - 1
+    return datetime(year, month, int(match[1] or match[3]), tzinfo=UTC)
+
+
+def _next_to_day(query: str, reference: datetime) -> Window | None:
+    for match in _NEXT_TO_DAY.finditer(query):
+        try:
+            day = _named_day(query[match.end() :], reference)
+        except ValueError:  # no such day ("31 April")
+            day = None
+        if day is None:
+            continue
+        unit, before = match["unit"].casefold(), match["side"].casefold() in ("before", "prior to")
+        if unit == "day":
+            return _day(day - timedelta(days=1) if before else day + timedelta(days=1))
+        if unit == "weekend":
+            # The Saturday and Sunday just before (or after) the day, a day of slack each side.
+            if before:
+                saturday = day - timedelta(days=(day.weekday() - 5) % 7 or 7)
+                if saturday + timedelta(days=1) >= day:
+                    saturday -= timedelta(days=7)
+            else:
+                saturday = day + timedelta(days=(5 - day.weekday()) % 7 or 7)
+            return saturday - timedelta(days=1), saturday + timedelta(days=3)
+        span = timedelta(days=7 if unit == "week" else 31)
+        return (
+            (day - span, day)
+            if before
+            else (day + timedelta(days=1), day + span + timedelta(days=1))
+        )
+    return None
+
+
+def _week_of(query: str, reference: datetime) -> Window | None:
+    match = _WEEK_OF.search(query)
+    if match is None:
+        return None
+    month = MONTHS[match["month"].casefold()]
+    if match["year"]:
+        year = int(match["year"])
+    else:
+        year = reference.year if month <= reference.month else reference.year - 1
+    start, end = _month(year, month)
+    nth = match["nth"].casefold()
+    if nth == "last":
+        return end - timedelta(days=7), end
+    first = start + timedelta(days=7 * (_NTH[nth] - 1))
+    return first, first + timedelta(days=7)
+
+
 def _window(query: str, reference: datetime) -> Window | None:
+    window = _next_to_day(query, reference) or _week_of(query, reference)
+    if window is not None:
+        return window
     match = _ISO_DATE.search(query)
     if match:
         try:

@@ -151,3 +151,42 @@ def test_questions_that_ask_when(query: str) -> None:
 )
 def test_questions_that_do_not_ask_when(query: str) -> None:
     assert not asks_when(query)
+
+
+@pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        # 16 November 2023 is a Thursday
+        (
+            "Where was Tim in the week before 16 November 2023?",
+            (day(2023, 11, 9), day(2023, 11, 16)),
+        ),
+        ("the week after 16 November 2023", (day(2023, 11, 17), day(2023, 11, 24))),
+        ("the month prior to 3 June 2022", (day(2022, 5, 3), day(2022, 6, 3))),
+        # the day itself with a day of slack
+        ("the day before 2023-05-04", (day(2023, 5, 2), day(2023, 5, 5))),
+        ("the day following May 3, 2023", (day(2023, 5, 3), day(2023, 5, 6))),
+        # 17 July 2023 is a Monday: the weekend before is 15-16 July, a day of slack each side
+        ("What did he do the weekend before 17 July 2023?", (day(2023, 7, 14), day(2023, 7, 18))),
+        # a Sunday is in a weekend: the one before it is the week before's
+        ("the weekend before 16 July 2023", (day(2023, 7, 7), day(2023, 7, 11))),
+        ("the weekend after May 3, 2023", (day(2023, 5, 5), day(2023, 5, 9))),
+        # a month without its year is the latest one not in the future
+        ("in the second week of November", (day(2023, 11, 8), day(2023, 11, 15))),
+        ("the first week of May 2024", (day(2024, 5, 1), day(2024, 5, 8))),
+        ("the last week of June 2023", (day(2023, 6, 24), day(2023, 7, 1))),
+    ],
+)
+def test_a_stretch_next_to_a_day_or_a_week_of_a_month(
+    query: str, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window(query, REFERENCE) == window
+
+
+def test_a_stretch_next_to_no_day_falls_back_to_the_other_words() -> None:
+    # "the week before last" names no day; "the week before 31 April" no real one.
+    assert time_window("the week before last", REFERENCE) is None
+    assert time_window("the week before 31 April 2023", REFERENCE) == (
+        day(2023, 4, 1),
+        day(2023, 5, 1),
+    )
