@@ -13,7 +13,9 @@ question's time against them belongs to the matcher, not here.
 
 Being wrong is worse than saying nothing, so the reading is conservative: a month name is read
 only with a day, a year or a cue word ("in May", not "I may go"); a short weekday only after
-last/next/this past ("last Fri", not "on Sun Street"); a day of the month alone only as "on
+last/next/this past ("last Fri", not "on Sun Street"); a full weekday alone only in a sentence
+whose tense says which way ("we went hiking Saturday", not "Saturday is my favourite day") and
+never after a word that makes it a name ("Black Friday"); a day of the month alone only as "on
 the 15th" before a word that cannot be its noun ("on the 3rd floor" is no date); a holiday
 only after a cue word ("for Christmas", not "the Christmas tree"); a season only after
 last/this/next/in/during/over or with a year ("the fall of Rome" is no autumn, and "winter 2022"
@@ -140,6 +142,7 @@ _COUNTS = {
     "a couple of": 2,
     "a couple": 2,
     "couple of": 2,
+    "couple": 2,
     "a few": 3,
     "few": 3,
 }
@@ -154,7 +157,7 @@ _WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
 _WEEKDAY_ABBREVIATED = r"(?P<wd>{})".format("|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True)))
 _SEASON = r"(?P<season>{})".format("|".join(_SEASONS))
 _COUNT = (
-    r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|a\s+few|few|an|a|one|two|three"
+    r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|an|a|one|two|three"
     r"|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 )
 # "two years and a half" is not two years: such a count is left unread.
@@ -461,6 +464,7 @@ def _resolve_words(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
     which = " ".join(match["which"].casefold().split())
+    which = {"earlier in the": "earlier this", "later in the": "later this"}.get(which, which)
     unit = match["unit"].casefold()
     today = ctx.today
     step = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(which, 0)
@@ -524,6 +528,12 @@ def _resolve_span_ahead(match: re.Match[str], ctx: _Context) -> _Span | None:
     return ctx.said_at, _shift(ctx.said_at, _unit(match), count), "span"
 
 
+def _resolve_span_back_bare(match: re.Match[str], ctx: _Context) -> _Span | None:
+    if match["side"].casefold() == "last" and not match["n"]:
+        return None
+    return _resolve_span_back(match, ctx)
+
+
 def _resolve_duration(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "for three months" runs up to now only with "now" or a present perfect; "I lived there
     # for three months" ended some time before, and "I'll be away for a week" is ahead.
@@ -561,6 +571,34 @@ def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     else:  # on or before today
         offset = -((today - weekday) % 7)
     return _days(ctx.today + timedelta(days=offset))
+
+
+# Words before a weekday that make it a name or another reading ("Black Friday", "every
+# Monday") or that another pattern reads ("last Friday", "since Friday").
+_NOT_BEFORE_BARE_WEEKDAY = _lazy(
+    r"\b(?:black|good|super|cyber|ash|holy|maundy|fat|the|a|an|every|each|on|last|next|this"
+    r"|past|coming|since|until|till|by|before|after|from)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _resolve_bare_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "We went hiking Saturday", "I'll see you Sunday": read only when the sentence's tense
+    # says which way, and only as a day just gone or just ahead.
+    if _NOT_BEFORE_BARE_WEEKDAY.search(ctx.text[max(0, match.start() - 12) : match.start()]):
+        return None
+    if ctx.habitual(match):
+        return None
+    weekday, today = _WEEKDAYS[match["wd"].casefold()], ctx.today.weekday()
+    if ctx.future(match):
+        return _days(ctx.today + timedelta(days=(weekday - today - 1) % 7 + 1))
+    if ctx.past(match):
+        return _days(ctx.today - timedelta(days=(today - weekday) % 7))
+    return None
+
+
+def _resolve_the_past_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
+    return _weekend(_this_saturday(ctx) - timedelta(days=7))
 
 
 def _this_saturday(ctx: _Context) -> datetime:
@@ -818,16 +856,19 @@ _BEEN_SINCE = (
     rf"{_COUNT}\s+{_UNIT}\s+since\b"
 )
 _RELATIVE_UNIT = (
-    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|earlier\s+this|later\s+this|last|this"
-    r"|next)\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
+    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|earlier\s+this|later\s+this"
+    r"|earlier\s+in\s+the|later\s+in\s+the|last|this|next)\s+(?P<unit>weekend|week|month|year)\b"
+    r"(?!\s+of\b)"
 )
+_THE_PAST_WEEKEND = r"\bthe\s+past\s+weekend\b(?!\s+of\b)"
 # "back" as "ago" ("a few weeks back"), not as a direction ("two days back to work").
 _AGO_WORD = (
     r"(?:ago\b|back\b(?!\s+(?:to|from|at|in|on|into|home|then|when|and|up|down|out|off|here"
     r"|there|with|for)\b))"
 )
 # "half a year ago" is not a year ago (``_WORD_UNIT_AGO`` reads it).
-_AGO = rf"(?<!\bhalf\s)\b{_COUNT}\s+{_UNIT_OR_HOUR}\s+{_AGO_WORD}"
+# "a month or so ago", "a day or two ago": the first count.
+_AGO = rf"(?<!\bhalf\s)\b{_COUNT}\s+{_UNIT_OR_HOUR}(?:\s+or\s+(?:so|two|three))?\s+{_AGO_WORD}"
 _WEEKENDS_AGO = rf"\b{_COUNT}\s+weekends?\s+{_AGO_WORD}"
 _WORD_UNIT_AGO = (
     rf"\b(?:(?:a|one)\s+)?(?P<unit>fortnight|half\s+a\s+year|half\s+an\s+hour)\s+{_AGO_WORD}"
@@ -851,6 +892,9 @@ _SPAN_BACK = (
     rf"\b(?:in|over|during|for|within)\s+the\s+(?:last|past)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
     r"(?!\s+of\b)"
 )
+# Without a preposition, "the past week" and "the last few days" still run up to now; "the last
+# week" alone is often another one ("the last week before the exams").
+_SPAN_BACK_BARE = rf"\bthe\s+(?P<side>past|last)\s+(?:{_COUNT}\s+)?{_UNIT}\b(?!\s+of\b)"
 _SPAN_AHEAD = (
     rf"\b(?:in|over|during|within)\s+the\s+(?:next|coming)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
     r"(?!\s+of\b)"
@@ -900,11 +944,14 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_FROM_NOW), _resolve_from_now),
     (_compile(_IN_COUNT), _resolve_in_count),
     (_compile(_SPAN_BACK), _resolve_span_back),
+    (_compile(_SPAN_BACK_BARE), _resolve_span_back_bare),
     (_compile(_SPAN_AHEAD), _resolve_span_ahead),
     (_compile(_DURATION), _resolve_duration),
     (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
     (_compile(_WEEKDAY_SHORT_RELATIVE), _resolve_weekday),
     (_compile(_WEEKENDS_AGO), _resolve_weekends_ago),
+    (_compile(_THE_PAST_WEEKEND), _resolve_the_past_weekend),
+    (_compile(rf"\b{_WEEKDAY}\b"), _resolve_bare_weekday),
     (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
     (_compile(_THE_WEEKEND), _resolve_the_weekend),
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),

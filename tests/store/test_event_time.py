@@ -384,6 +384,44 @@ SPOKEN: list[Case] = [
     ),
     ("three years back", SAID, day(2020, 1, 1), day(2021, 1, 1), "year", "three years back"),
     ("a fortnight ago", SAID, day(2023, 4, 24), day(2023, 5, 1), "week", "a fortnight ago"),
+    (
+        "The past weekend was fun",
+        SAID,
+        day(2023, 5, 6),
+        day(2023, 5, 8),
+        "weekend",
+        "The past weekend",
+    ),
+    ("The past week has been crazy", SAID, SAID - timedelta(days=7), SAID, "span", "The past week"),
+    (
+        "The past couple months have been rough",
+        SAID,
+        datetime(2023, 3, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "The past couple months",
+    ),
+    (
+        "The last few days were busy",
+        SAID,
+        SAID - timedelta(days=3),
+        SAID,
+        "span",
+        "The last few days",
+    ),
+    ("a month or so ago", SAID, day(2023, 4, 1), day(2023, 5, 1), "month", "a month or so ago"),
+    ("a day or two ago", SAID, day(2023, 5, 8), day(2023, 5, 9), "day", "a day or two ago"),
+    # a weekday alone, only with a tense that says which way
+    ("We went hiking Saturday", SAID, day(2023, 5, 6), day(2023, 5, 7), "day", "Saturday"),
+    ("I'll see you Sunday", SAID, day(2023, 5, 14), day(2023, 5, 15), "day", "Sunday"),
+    (
+        "Earlier in the week I saw her",
+        SAID,
+        day(2023, 5, 8),
+        day(2023, 5, 10),
+        "week",
+        "Earlier in the week",
+    ),
     # not "a year ago"
     ("half a year ago", SAID, day(2022, 11, 1), day(2022, 12, 1), "month", "half a year ago"),
     ("half an hour ago", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "half an hour ago"),
@@ -562,6 +600,10 @@ NEGATIVES = [
     "on the weekend of the fair",
     "I usually relax over the weekend",
     "Fri night lights",
+    "Saturday is my favourite day",
+    "We shopped on Black Friday",
+    "It was the last week before the exams",
+    "the last day of school",
 ]
 
 
