@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from calendar import monthrange
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast
@@ -318,28 +319,54 @@ def _unit(match: re.Match[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Context:
+    """The text being read, when it was said, and what its sentences say of time.
+
+    A text of thousands of expressions ("on Saturday on Saturday ...", up to the 32,000
+    characters a memory may hold) is read in linear time: the sentence marks are found once,
+    and each sentence's tense is read once, not once per expression in it.
+    """
+
     text: str
     said_at: datetime
     today: datetime
+    marks: tuple[int, ...] = ()  # where the sentence marks are, in order
+    tenses: dict[tuple[int, str], bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, text: str, said_at: datetime) -> _Context:
+        today = said_at.replace(hour=0, minute=0, second=0, microsecond=0)
+        marks = tuple(m.start() for m in _SENTENCE_BREAK.finditer(text))
+        return cls(text, said_at, today, marks)
+
+    def _bounds(self, match: re.Match[str]) -> tuple[int, int]:
+        before = bisect_left(self.marks, match.start())
+        after = bisect_left(self.marks, match.end())
+        left = self.marks[before - 1] + 1 if before else 0
+        right = self.marks[after] if after < len(self.marks) else len(self.text)
+        return left, right
 
     def sentence(self, match: re.Match[str]) -> str:
-        text = self.text
-        left = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
-        right_match = _SENTENCE_BREAK.search(text, match.end())
-        right = right_match.start() if right_match else len(text)
-        return text[left:right]
+        left, right = self._bounds(match)
+        return self.text[left:right]
+
+    def _says(self, match: re.Match[str], tense: str, read: Callable[[str], bool]) -> bool:
+        left, right = self._bounds(match)
+        key = (left, tense)
+        if key not in self.tenses:
+            self.tenses[key] = read(self.text[left:right])
+        return self.tenses[key]
 
     def future(self, match: re.Match[str]) -> bool:
-        return bool(_FUTURE.search(_PAST_PLAN.sub(" ", self.sentence(match))))
+        return self._says(match, "future", lambda s: bool(_FUTURE.search(_PAST_PLAN.sub(" ", s))))
 
     def past(self, match: re.Match[str]) -> bool:
-        return bool(_PAST.search(self.sentence(match)))
+        return self._says(match, "past", lambda s: bool(_PAST.search(s)))
 
     def habitual(self, match: re.Match[str]) -> bool:
-        return bool(_HABITUAL.search(self.sentence(match)))
+        return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
 
     def perfect(self, match: re.Match[str]) -> bool:
-        return bool(_PERFECT.search(self.sentence(match)))
+        return self._says(match, "perfect", lambda s: bool(_PERFECT.search(s)))
 
 
 Mode = Literal["past", "future", "since", "last", "next", "this"]
@@ -1134,13 +1161,14 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
     if not _ANY_TIME_WORD.search(text):
         return []
     said = said_at.replace(tzinfo=UTC) if said_at.tzinfo is None else said_at.astimezone(UTC)
-    ctx = _Context(text, said, said.replace(hour=0, minute=0, second=0, microsecond=0))
-    taken: list[tuple[int, int]] = []
+    ctx = _Context.of(text, said)
+    # The characters a longer expression took: a shorter one overlapping them is left out.
+    taken = bytearray(len(text))
     found: list[tuple[int, EventTime]] = []
     for start, end, span in sorted(_candidates(ctx), key=lambda c: (c[0] - c[1], c[0])):
-        if any(start < other_end and other_start < end for other_start, other_end in taken):
+        if any(taken[start:end]):
             continue
-        taken.append((start, end))
+        taken[start:end] = b"\x01" * (end - start)
         if span is None or _BLOCKERS.search(text[max(0, start - _LOOK_BACK) : start]):
             continue
         phrase = text[start:end].strip()

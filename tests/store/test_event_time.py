@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -720,3 +721,29 @@ def test_a_time_asked_meets_an_event_time_with_the_slack_of_its_precision() -> N
     assert not overlaps(yesterday, day(9), day(10))
     assert overlaps(last_month, day(6), day(7))  # a week past the month
     assert not overlaps(last_month, day(9), day(10))
+
+
+def test_a_text_of_thousands_of_expressions_reads_each_sentence_s_tense_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One sentence of 3,500 weekdays (the 32,000 characters a memory may hold): its tense is
+    # read once, not once per weekday; before, such a text took minutes.
+    from doxa.store import event_time as module
+
+    reads: list[str] = []
+    past = module._PAST
+
+    class Counting:
+        def search(self, text: str) -> object:
+            reads.append(text)
+            return past.search(text)
+
+    monkeypatch.setattr(module, "_PAST", Counting())
+    text = "We went out " + "Saturday " * 3_500
+    started = time.perf_counter()
+    times = event_times(text, SAID)
+    took = time.perf_counter() - started
+    assert len(times) == 3_500
+    assert {t.start for t in times} == {day(2023, 5, 6)}
+    assert len(reads) == 1
+    assert took < 10  # about 0.07 s here: a guard against quadratic time, not a speed target
