@@ -111,11 +111,14 @@ _WEEK_OF = re.compile(
     rf"(?P<month>{_MONTH_WORD})\b\.?(?:,?\s+(?P<year>\d{{4}}))?",
     re.IGNORECASE,
 )
+_LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
 _NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 
 
 def _named_day(text: str, reference: datetime) -> datetime | None:
-    """The day ``text`` starts with ("16 November 2023", "May 3", "2023-05-04"), or None."""
+    """The day ``text`` starts with ("16 November 2023", "May 3", "the 3rd of May",
+    "2023-05-04"), or None."""
+    text = _LEADING_THE.sub("", text)
     match = _ISO_DATE.match(text)
     if match:
         return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=UTC)

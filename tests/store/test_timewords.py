@@ -163,6 +163,7 @@ def test_questions_that_do_not_ask_when(query: str) -> None:
         ),
         ("the week after 16 November 2023", (day(2023, 11, 17), day(2023, 11, 24))),
         ("the month prior to 3 June 2022", (day(2022, 5, 3), day(2022, 6, 3))),
+        ("the week before the 3rd of May 2024", (day(2024, 4, 26), day(2024, 5, 3))),
         # the day itself with a day of slack
         ("the day before 2023-05-04", (day(2023, 5, 2), day(2023, 5, 5))),
         ("the day following May 3, 2023", (day(2023, 5, 3), day(2023, 5, 6))),
