@@ -162,13 +162,13 @@ _COUNT = (
     r"|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 )
 # "two years and a half" is not two years: such a count is left unread.
-_UNIT = r"(?P<unit>day|week|month|year)s?(?!\s+and\s+a\s+half)"
-_UNIT_OR_HOUR = r"(?P<unit>minute|hour|day|week|month|year)s?(?!\s+and\s+a\s+half)"
+_UNIT = r"(?P<unit>day|week|month|year|decade)s?(?!\s+and\s+a\s+half)"
+_UNIT_OR_HOUR = r"(?P<unit>minute|hour|day|week|month|year|decade)s?(?!\s+and\s+a\s+half)"
 _DAY = r"(?P<d>\d{1,2})(?P<o>st|nd|rd|th)?"
 _YEAR = r"(?P<y>\d{4})"
 # A year said alone ("in 2019") is a year of 1900-2099 that is not a count of something.
 _COUNTED = (
-    r"minutes?|hours?|days?|weeks?|months?|years?|people|persons|times|pieces|steps|words"
+    r"minutes?|hours?|days?|weeks?|months?|years?|decades?|people|persons|times|pieces|steps|words"
     r"|pages|miles|km|kilometers|meters|metres|feet|calories|dollars|euros|pounds|points"
     r"|members|followers|views|likes|users"
 )
@@ -289,12 +289,15 @@ def _shift(moment: datetime, unit: str, count: int) -> datetime:
         return moment + timedelta(days=count)
     if unit == "week":
         return moment + timedelta(weeks=count)
+    if unit == "decade":
+        unit, count = "year", 10 * count
     year, month = _add_months(moment.year, moment.month, count * (12 if unit == "year" else 1))
     return moment.replace(year=year, month=month, day=min(moment.day, monthrange(year, month)[1]))
 
 
 def _unit_around(moment: datetime, unit: str) -> _Span:
-    """The calendar unit (day, Monday-to-Sunday week, month, year) holding ``moment``."""
+    """The calendar unit (day, Monday-to-Sunday week, month, year) holding ``moment``; for a
+    decade, the year ("a decade ago" names a year, not the 2010s)."""
     day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
     if unit in ("minute", "hour", "day"):
         return _days(day)

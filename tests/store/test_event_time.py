@@ -423,6 +423,15 @@ SPOKEN: list[Case] = [
         "week",
         "Earlier in the week",
     ),
+    ("a decade ago", SAID, day(2013, 1, 1), day(2014, 1, 1), "year", "a decade ago"),
+    (
+        "I've taught for a decade now",
+        SAID,
+        datetime(2013, 5, 9, 14, tzinfo=UTC),
+        SAID,
+        "span",
+        "for a decade now",
+    ),
     # not "a year ago"
     ("half a year ago", SAID, day(2022, 11, 1), day(2022, 12, 1), "month", "half a year ago"),
     ("half an hour ago", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "half an hour ago"),
@@ -602,6 +611,7 @@ NEGATIVES = [
     "I usually relax over the weekend",
     "Fri night lights",
     "Saturday is my favourite day",
+    "I have two kids now",
     "We shopped on Black Friday",
     "It was the last week before the exams",
     "the last day of school",
