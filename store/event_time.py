@@ -627,6 +627,14 @@ def _resolve_bare_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     return None
 
 
+def _resolve_weekdays_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "two Saturdays ago" is the Saturday before last; "the Friday before last" too.
+    weekday, today = _WEEKDAYS[match["wd"].casefold()], ctx.today.weekday()
+    count = _count(match["n"]) if match.groupdict().get("n") else 2
+    last = (today - weekday - 1) % 7 + 1  # days back to the last such day, today excluded
+    return _days(ctx.today - timedelta(days=last + 7 * (count - 1)))
+
+
 def _resolve_the_past_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _weekend(_this_saturday(ctx) - timedelta(days=7))
 
@@ -900,6 +908,8 @@ _AGO_WORD = (
 # "a month or so ago", "a day or two ago": the first count.
 _AGO = rf"(?<!\bhalf\s)\b{_COUNT}\s+{_UNIT_OR_HOUR}(?:\s+or\s+(?:so|two|three))?\s+{_AGO_WORD}"
 _WEEKENDS_AGO = rf"\b{_COUNT}\s+weekends?\s+{_AGO_WORD}"
+_WEEKDAYS_AGO = rf"\b{_COUNT}\s+{_WEEKDAY}s\s+{_AGO_WORD}"
+_WEEKDAY_BEFORE_LAST = rf"\bthe\s+{_WEEKDAY}\s+before\s+last\b"
 _WORD_UNIT_AGO = (
     rf"\b(?:(?:a|one)\s+)?(?P<unit>fortnight|half\s+a\s+year|half\s+an\s+hour)\s+{_AGO_WORD}"
 )
@@ -981,6 +991,8 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_WEEKDAY_SHORT_RELATIVE), _resolve_weekday),
     (_compile(_WEEKENDS_AGO), _resolve_weekends_ago),
     (_compile(_THE_PAST_WEEKEND), _resolve_the_past_weekend),
+    (_compile(_WEEKDAYS_AGO), _resolve_weekdays_ago),
+    (_compile(_WEEKDAY_BEFORE_LAST), _resolve_weekdays_ago),
     (_compile(rf"\b{_WEEKDAY}\b"), _resolve_bare_weekday),
     (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
     (_compile(_THE_WEEKEND), _resolve_the_weekend),

@@ -432,6 +432,24 @@ SPOKEN: list[Case] = [
         "span",
         "for a decade now",
     ),
+    (
+        "We met two Saturdays ago",
+        SAID,
+        day(2023, 4, 29),
+        day(2023, 4, 30),
+        "day",
+        "two Saturdays ago",
+    ),
+    # SAID is a Tuesday: the last Tuesday is a week back, the one before it two
+    ("two Tuesdays ago", SAID, day(2023, 4, 25), day(2023, 4, 26), "day", "two Tuesdays ago"),
+    (
+        "the Friday before last was fun",
+        SAID,
+        day(2023, 4, 28),
+        day(2023, 4, 29),
+        "day",
+        "the Friday before last",
+    ),
     # not "a year ago"
     ("half a year ago", SAID, day(2022, 11, 1), day(2022, 12, 1), "month", "half a year ago"),
     ("half an hour ago", SAID, day(2023, 5, 9), day(2023, 5, 10), "day", "half an hour ago"),
