@@ -948,8 +948,9 @@ _WEEKDAY_RELATIVE = (
     rf"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next|this|on)\s+{_WEEKDAY}\b"
     r"(?!\s+of\b)"
 )
+# Not after "at": "he at last sat down".
 _WEEKDAY_SHORT_RELATIVE = (
-    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|last|next)\s+"
+    r"(?<!\bthe\s)(?<!\bat\s)\b(?P<which>this\s+past|this\s+coming|last|next)\s+"
     rf"{_WEEKDAY_ABBREVIATED}(?![\w'\u2019])(?!\s+of\b)"
 )
 _SEASON_RELATIVE = (

@@ -622,6 +622,7 @@ NEGATIVES = [
     "she got it right on the 2nd try",
     "I'm two weeks back from vacation",
     "I sat on Sun Street",
+    "he at last sat down",
     "We always go to church at Christmas",
     "the Christmas tree is up",
     "I water them every other day",
