@@ -124,6 +124,7 @@ _WEEKDAY_SHORT = {
     "sat": 5,
     "sun": 6,
 }
+_WEEKDAY_INDEX = {**_WEEKDAYS, **_WEEKDAY_SHORT}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _COUNTS = {
     "a": 1,
@@ -257,6 +258,23 @@ def _week(day: datetime) -> _Span:
 
 def _weekend(saturday: datetime) -> _Span:
     return saturday, saturday + timedelta(days=2), "weekend"
+
+
+def _this_saturday(today: datetime) -> datetime:
+    """The Saturday of the Monday-to-Sunday week holding ``today``."""
+    return today - timedelta(days=today.weekday()) + timedelta(days=5)
+
+
+def _weekday_before(today: datetime, weekday: int, *, or_today: bool) -> datetime:
+    """The latest ``weekday`` (0 Monday) before ``today``, or on it when ``or_today``."""
+    back = (today.weekday() - weekday) % 7 if or_today else (today.weekday() - weekday - 1) % 7 + 1
+    return today - timedelta(days=back)
+
+
+def _weekday_after(today: datetime, weekday: int, *, or_today: bool) -> datetime:
+    """The first ``weekday`` (0 Monday) after ``today``, or on it when ``or_today``."""
+    ahead = (weekday - today.weekday()) % 7 if or_today else (weekday - today.weekday() - 1) % 7 + 1
+    return today + timedelta(days=ahead)
 
 
 def _add_months(year: int, month: int, count: int) -> tuple[int, int]:
@@ -499,7 +517,7 @@ def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
     today = ctx.today
     step = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(which, 0)
     if unit == "weekend":
-        saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+        saturday = _this_saturday(today)
         if which == "this coming" and today < saturday:
             step = 0
         return _weekend(saturday + timedelta(days=7 * step))
@@ -521,8 +539,7 @@ def _resolve_before_last(match: re.Match[str], ctx: _Context) -> _Span | None:
     unit = _unit(match)
     today = ctx.today
     if unit == "weekend":
-        saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
-        return _weekend(saturday - timedelta(days=14))
+        return _weekend(_this_saturday(today) - timedelta(days=14))
     if unit == "week":
         return _week(today - timedelta(days=14))
     if unit == "month":
@@ -574,33 +591,28 @@ def _resolve_duration(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     which = " ".join(match["which"].casefold().split())
-    name = match["wd"].casefold()
-    weekday = _WEEKDAYS[name] if name in _WEEKDAYS else _WEEKDAY_SHORT[name]
-    today = ctx.today.weekday()
+    weekday = _WEEKDAY_INDEX[match["wd"].casefold()]
+    today = ctx.today
     if which == "this":
         # "this Friday": the one ahead when the sentence looks ahead, the one just gone when
         # it looks back, else the Friday of this Monday-to-Sunday week.
         if ctx.habitual(match):
             return None
         if ctx.future(match):
-            offset = (weekday - today) % 7
-        elif ctx.past(match):
-            offset = -((today - weekday) % 7)
-        else:
-            offset = weekday - today
-        return _days(ctx.today + timedelta(days=offset))
+            return _days(_weekday_after(today, weekday, or_today=True))
+        if ctx.past(match):
+            return _days(_weekday_before(today, weekday, or_today=True))
+        return _days(today + timedelta(days=weekday - today.weekday()))
     if which == "on":
         direction = _direction(match, ctx)
         if direction is None:
             return None
         which = "next" if direction == "future" else "on"
     if which in ("last", "this past"):
-        offset = -((today - weekday - 1) % 7 + 1)
-    elif which in ("next", "this coming"):
-        offset = (weekday - today - 1) % 7 + 1
-    else:  # on or before today
-        offset = -((today - weekday) % 7)
-    return _days(ctx.today + timedelta(days=offset))
+        return _days(_weekday_before(today, weekday, or_today=False))
+    if which in ("next", "this coming"):
+        return _days(_weekday_after(today, weekday, or_today=False))
+    return _days(_weekday_before(today, weekday, or_today=True))
 
 
 # Words before a weekday that make it a name or another reading ("Black Friday", "every
@@ -619,34 +631,28 @@ def _resolve_bare_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
         return None
     if ctx.habitual(match):
         return None
-    weekday, today = _WEEKDAYS[match["wd"].casefold()], ctx.today.weekday()
+    weekday = _WEEKDAY_INDEX[match["wd"].casefold()]
     if ctx.future(match):
-        return _days(ctx.today + timedelta(days=(weekday - today - 1) % 7 + 1))
+        return _days(_weekday_after(ctx.today, weekday, or_today=False))
     if ctx.past(match):
-        return _days(ctx.today - timedelta(days=(today - weekday) % 7))
+        return _days(_weekday_before(ctx.today, weekday, or_today=True))
     return None
 
 
 def _resolve_weekdays_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "two Saturdays ago" is the Saturday before last; "the Friday before last" too.
-    weekday, today = _WEEKDAYS[match["wd"].casefold()], ctx.today.weekday()
     count = _count(match["n"]) if match.groupdict().get("n") else 2
-    last = (today - weekday - 1) % 7 + 1  # days back to the last such day, today excluded
-    return _days(ctx.today - timedelta(days=last + 7 * (count - 1)))
+    last = _weekday_before(ctx.today, _WEEKDAY_INDEX[match["wd"].casefold()], or_today=False)
+    return _days(last - timedelta(days=7 * (count - 1)))
 
 
 def _resolve_the_past_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
-    return _weekend(_this_saturday(ctx) - timedelta(days=7))
-
-
-def _this_saturday(ctx: _Context) -> datetime:
-    """The Saturday of the Monday-to-Sunday week holding ``said_at``."""
-    return ctx.today - timedelta(days=ctx.today.weekday()) + timedelta(days=5)
+    return _weekend(_this_saturday(ctx.today) - timedelta(days=7))
 
 
 def _resolve_weekends_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "two weekends ago" is the weekend before last, as "a weekend ago" is last weekend.
-    return _weekend(_this_saturday(ctx) - timedelta(days=7 * _count(match["n"])))
+    return _weekend(_this_saturday(ctx.today) - timedelta(days=7 * _count(match["n"])))
 
 
 def _resolve_the_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
@@ -654,7 +660,7 @@ def _resolve_the_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
     mode = _direction(match, ctx)
     if mode is None:
         return None
-    saturday = _this_saturday(ctx)
+    saturday = _this_saturday(ctx.today)
     if mode == "past" and ctx.today < saturday:
         saturday -= timedelta(days=7)
     return _weekend(saturday)
@@ -1034,9 +1040,7 @@ _RANGE_AND = _compile(r"\s+and\s+")
 
 def _since_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "since Tuesday": the latest Tuesday before today.
-    weekday = _WEEKDAYS[match["wd"].casefold()]
-    offset = (ctx.today.weekday() - weekday - 1) % 7 + 1
-    return _days(ctx.today - timedelta(days=offset))
+    return _days(_weekday_before(ctx.today, _WEEKDAYS[match["wd"].casefold()], or_today=False))
 
 
 _SINCE_WEEKDAY = _compile(rf"{_WEEKDAY}\b")
