@@ -59,6 +59,12 @@ def _month(year: int, month: int) -> Window:
     return start, start + timedelta(days=monthrange(year, month)[1])
 
 
+def _latest_year(month: int, reference: datetime) -> int:
+    """The year of the latest such month that is not in the future: a month said without
+    its year."""
+    return reference.year if month <= reference.month else reference.year - 1
+
+
 def _day(day: datetime) -> Window:
     # A day named in words is taken with a day's slack either side: the observation may be
     # stamped in another time zone, or at the end of the evening before.
@@ -126,10 +132,7 @@ def _named_day(text: str, reference: datetime) -> datetime | None:
     if match is None or not (match[1] or match[3]):
         return None
     month = MONTHS[match[2].casefold()]
-    if match[4]:
-        year = int(match[4])
-    else:
-        year = reference.year if month <= reference.month else reference.year - 1
+    year = int(match[4]) if match[4] else _latest_year(month, reference)
     return datetime(year, month, int(match[1] or match[3]), tzinfo=UTC)
 
 
@@ -167,10 +170,7 @@ def _week_of(query: str, reference: datetime) -> Window | None:
     if match is None:
         return None
     month = MONTHS[match["month"].casefold()]
-    if match["year"]:
-        year = int(match["year"])
-    else:
-        year = reference.year if month <= reference.month else reference.year - 1
+    year = int(match["year"]) if match["year"] else _latest_year(month, reference)
     start, end = _month(year, month)
     nth = match["nth"].casefold()
     if nth == "last":
@@ -204,11 +204,7 @@ def _window(query: str, reference: datetime) -> Window | None:
         ):
             continue
         month = MONTHS[word]
-        if year_text:
-            year = int(year_text)
-        else:
-            # Without a year: the latest such month that is not in the future.
-            year = reference.year if month <= reference.month else reference.year - 1
+        year = int(year_text) if year_text else _latest_year(month, reference)
         if day_text:
             try:
                 return _day(datetime(year, month, int(day_text), tzinfo=UTC))
