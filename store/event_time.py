@@ -366,10 +366,6 @@ class _Context:
         right = self.marks[after] if after < len(self.marks) else len(self.text)
         return left, right
 
-    def sentence(self, match: re.Match[str]) -> str:
-        left, right = self._bounds(match)
-        return self.text[left:right]
-
     def _says(self, match: re.Match[str], tense: str, read: Callable[[str], bool]) -> bool:
         left, right = self._bounds(match)
         key = (left, tense)
