@@ -71,11 +71,14 @@ def _day(day: datetime) -> Window:
     return day - timedelta(days=1), day + timedelta(days=2)
 
 
-# A question after a time or a duration: "When did ...", "what year ...", "how long ago ...".
+# A question after a time or a duration: "When did ...", "what year ...", "how long ago ...",
+# "how many years ago ...", "what was the date of ...". Not "how many weeks passed between
+# ...": counting it lowered temporal recall on LoCoMo (see the README).
 _ASKS_WHEN = re.compile(
     r"^\W*(?:since\s+|until\s+|till\s+)?when\b|\bwhen\s+(?:did|does|do|was|were|is|are|will"
     r"|has|have|had)\b|\b(?:what|which)\s+(?:date|day|days|year|years|month|months|week"
-    r"|weekend|season|time\s+of\s+(?:year|day))\b|\bhow\s+long\b|\bin\s+what\s+year\b",
+    r"|weekend|season|time\s+of\s+(?:year|day))\b|\bhow\s+long\b|\bin\s+what\s+year\b"
+    r"|\bhow\s+many\s+(?:days|weeks|months|years)\s+ago\b|\bthe\s+date\s+of\b",
     re.IGNORECASE,
 )
 

@@ -134,6 +134,8 @@ def test_a_day_named_in_words_is_that_day_with_a_day_of_slack(
         "How long has Melanie been practising art?",
         "In what year did he graduate?",
         "Which weekend was the trip?",
+        "How many years ago did John meet his wife?",
+        "What was the date of Jon's competition?",
     ],
 )
 def test_questions_that_ask_when(query: str) -> None:
@@ -147,6 +149,9 @@ def test_questions_that_ask_when(query: str) -> None:
         "Where does Alice live?",
         "What is the weather like?",
         "Which book did she read?",
+        "How many books has she read?",
+        "How many weeks passed between the two trips?",
+        "Who wrote the date on the card?",
     ],
 )
 def test_questions_that_do_not_ask_when(query: str) -> None:
