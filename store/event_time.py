@@ -150,11 +150,15 @@ _COUNTS = {
 }
 
 _MONTH = r"(?P<m>{})".format("|".join(sorted(MONTHS, key=len, reverse=True)))
-# "may" is also a verb: not when a verb or pronoun follows ("in May I think" is lost too).
-_MAY_VERB_AFTER = (
-    r"(?!(?<=may)\s+(?:be|have|has|not|also|well|just|still|never|even|take|get|go|come|need"
-    r"|want|help|seem|sound|look|feel|i|you|we|they|he|she|it|this|that)\b)"
+# "may" is also a verb: not when a verb or pronoun follows ("May I ask", "5 may be enough").
+_MAY_VERBS = (
+    r"be|have|has|not|also|well|just|still|never|even|take|get|go|come|need|want|help|seem"
+    r"|sound|look|feel"
 )
+_MAY_VERB_AFTER = rf"(?!(?<=may)\s+(?:{_MAY_VERBS}|i|you|we|they|he|she|it|this|that)\b)"
+# After a cue ("in May I went", "in early May we met") a pronoun starts the clause; only a
+# verb still makes it the verb ("what's in may be lost").
+_MAY_VERB_AFTER_CUE = rf"(?!(?<=may)\s+(?:{_MAY_VERBS})\b)"
 _WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
 _WEEKDAY_ABBREVIATED = r"(?P<wd>{})".format("|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True)))
 _SEASON = r"(?P<season>{})".format("|".join(_SEASONS))
@@ -970,7 +974,10 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
         _compile(rf"\b(?:(?:in|during|of|back\s+in|early|late|mid)[\s-]+)?{_MY}"),
         _resolve_date,
     ),
-    (_compile(rf"\b{_CUE}[\s-]+{_BARE_MONTH}(?!\s+\d)"), _resolve_cued_month),
+    (
+        _compile(rf"\b{_CUE}[\s-]+{_MONTH}\b{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?!\s+\d)"),
+        _resolve_cued_month,
+    ),
     (
         _compile(
             r"\b(?:back\s+in|in\s+early|in\s+mid|in\s+late|the\s+end\s+of|the\s+beginning\s+of"

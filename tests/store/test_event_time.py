@@ -207,6 +207,9 @@ ABSOLUTE: list[Case] = [
     ("on 2021-12-24", SAID, day(2021, 12, 24), day(2021, 12, 25), "day", "on 2021-12-24"),
     # "in May" is the latest May begun on or before said_at
     ("in May", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "in May"),
+    # after a cue a pronoun starts the clause: the month, not the verb
+    ("In May I went to Paris", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "In May"),
+    ("In early May we met", SAID, day(2023, 5, 1), day(2023, 6, 1), "month", "In early May"),
     ("I went to Paris in June", SAID, day(2022, 6, 1), day(2022, 7, 1), "month", "in June"),
     ("in December", NEW_YEAR, day(2023, 12, 1), day(2024, 1, 1), "month", "in December"),
     ("last May", SAID, day(2022, 5, 1), day(2022, 6, 1), "month", "last May"),
@@ -580,6 +583,7 @@ NEGATIVES = [
     "May I ask you something?",
     "this may be hard",
     "5 may be enough",
+    "what you put in may be lost",
     "give me a second",
     "I want a second opinion",
     "she came in second place",
