@@ -43,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast
 
-from doxa.store.timewords import MONTHS
+from doxa.store.timewords import MONTHS, SEASONS
 
 
 class _LazyPattern:
@@ -125,7 +125,7 @@ _WEEKDAY_SHORT = {
     "sun": 6,
 }
 _WEEKDAY_INDEX = {**_WEEKDAYS, **_WEEKDAY_SHORT}
-_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+_SEASONS = SEASONS
 _COUNTS = {
     "a": 1,
     "an": 1,

@@ -34,6 +34,8 @@ MONTHS = {
     )
     for name in names
 }
+#: Season names -> the month each begins (meteorological seasons; also read by ``event_time``).
+SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _MONTH_WORD = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
@@ -42,7 +44,26 @@ _MONTH_DATE = re.compile(
     rf"\b(?:{_ORDINAL}\s+(?:of\s+)?)?({_MONTH_WORD})\.?(?:\s+{_ORDINAL}\b)?(?:,?\s+(\d{{4}}))?\b",
     re.IGNORECASE,
 )
-_YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", re.IGNORECASE)
+_YEAR = re.compile(
+    r"\b(?:(?:in|during|of|since)\s+(?:(?:early|late|mid)[\s-]+)?|(?:early|late|mid)[\s-]+)"
+    r"((?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+_SEASON_WORD = "|".join(SEASONS)
+# "summer 2021", "the winter of 2022": that season of that year.
+_SEASON_OF_YEAR = re.compile(rf"\b({_SEASON_WORD})\s+(?:of\s+)?((?:19|20)\d{{2}})\b", re.IGNORECASE)
+# "last summer", "during the winter": the latest such season (begun, or for "last" ended).
+_SEASON_NAMED = re.compile(
+    rf"\b(?:(last|past|this)\s+|(?:in|during|over)\s+(?:the\s+)?)({_SEASON_WORD})\b",
+    re.IGNORECASE,
+)
+# "between August 11 and August 15, 2023", "from May to July 2023": both ends must be times.
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+(?P<first>[^?!;]+?)\s+(?:and|to|until|till|through)\s+"
+    r"(?P<last>[^?!;]+)",
+    re.IGNORECASE,
+)
+_FOUR_DIGIT_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _AGO = re.compile(r"\b(\d+|a|an|one|two|three)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|(?:last|this|past)\s+(?:week|month|year|weekend))\b",
@@ -182,8 +203,53 @@ def _week_of(query: str, reference: datetime) -> Window | None:
     return first, first + timedelta(days=7)
 
 
-def _window(query: str, reference: datetime) -> Window | None:
-    window = _next_to_day(query, reference) or _week_of(query, reference)
+def _season(name: str, year: int) -> Window:
+    """The season called ``name`` that begins in ``year`` (winter runs into the next)."""
+    first = SEASONS[name.casefold()]
+    start = datetime(year, first, 1, tzinfo=UTC)
+    end_year, end_month = (year + 1, first - 9) if first > 9 else (year, first + 3)
+    return start, datetime(end_year, end_month, 1, tzinfo=UTC)
+
+
+def _named_season(query: str, reference: datetime) -> Window | None:
+    match = _SEASON_OF_YEAR.search(query)
+    if match:
+        return _season(match[1], int(match[2]))
+    match = _SEASON_NAMED.search(query)
+    if match is None:
+        return None
+    latest = None
+    for year in (reference.year, reference.year - 1, reference.year - 2):
+        start, end = _season(match[2], year)
+        # "last summer" has ended; "this summer", "during the summer" may be going on.
+        if (end if (match[1] or "").casefold() in ("last", "past") else start) <= reference:
+            latest = start, end
+            break
+    return latest
+
+
+def _range(query: str, reference: datetime) -> Window | None:
+    """From the start of the first time to the end of the last: "between May and July 2023"
+    (a year said once, at the end, holds for both)."""
+    for match in _RANGE.finditer(query):
+        first, last = match["first"], match["last"]
+        year = _FOUR_DIGIT_YEAR.search(last)
+        if year and not _FOUR_DIGIT_YEAR.search(first):
+            first = f"{first} {year[0]}"
+        begin = _window(f"in {first}", reference, ranges=False)
+        end = _window(f"in {last}", reference, ranges=False)
+        if begin is not None and end is not None and begin[0] < end[1]:
+            return begin[0], end[1]
+    return None
+
+
+def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window | None:
+    window = (
+        (_range(query, reference) if ranges else None)
+        or _next_to_day(query, reference)
+        or _week_of(query, reference)
+        or _named_season(query, reference)
+    )
     if window is not None:
         return window
     match = _ISO_DATE.search(query)

@@ -31,6 +31,26 @@ def day(year: int, month: int, d: int) -> datetime:
         ("budget of May", (day(2024, 5, 1), day(2024, 6, 1))),
         ("where did Alice live in 2019", (day(2019, 1, 1), day(2020, 1, 1))),
         ("during 1999", (day(1999, 1, 1), day(2000, 1, 1))),
+        ("what did John do in late 2022", (day(2022, 1, 1), day(2023, 1, 1))),
+        ("mid-2023 plans", (day(2023, 1, 1), day(2024, 1, 1))),
+        # seasons: with a year, that one; without, the latest begun (for "last": ended)
+        ("Which state did Joanna visit in summer 2021?", (day(2021, 6, 1), day(2021, 9, 1))),
+        ("in the winter of 2022", (day(2022, 12, 1), day(2023, 3, 1))),
+        ("the spring of 2020", (day(2020, 3, 1), day(2020, 6, 1))),
+        ("what did we do last summer", (day(2023, 6, 1), day(2023, 9, 1))),
+        ("during the summer", (day(2024, 6, 1), day(2024, 9, 1))),
+        ("last winter", (day(2023, 12, 1), day(2024, 3, 1))),
+        ("over the fall", (day(2023, 9, 1), day(2023, 12, 1))),
+        # ranges: from the first's start to the last's end; a year said once holds for both
+        (
+            "Where was John between August 11 and August 15 2023?",
+            (day(2023, 8, 10), day(2023, 8, 17)),
+        ),
+        ("what did she do from May to July 2023", (day(2023, 5, 1), day(2023, 8, 1))),
+        ("from 2019 to 2021", (day(2019, 1, 1), day(2022, 1, 1))),
+        ("between 1 May and 7 May", (day(2024, 4, 30), day(2024, 5, 9))),
+        # "between" two people, not two times: the day named
+        ("talk between John and Tim on 11 December, 2023", (day(2023, 12, 10), day(2023, 12, 13))),
         ("what happened yesterday", (day(2024, 6, 14), TODAY)),
         ("plans for today", (TODAY, day(2024, 6, 16))),
         ("Tonight's dinner", (TODAY, day(2024, 6, 16))),
@@ -67,6 +87,9 @@ def test_time_words_name_a_window(query: str, window: tuple[datetime, datetime])
         "2019 was a good vintage",
         "meeting on 2024-02-30",
         "an hour ago",
+        "How many weeks passed between Maria adopting Coco and Shadow?",
+        "the drive from Paris to Rome",
+        "a summer dress",
         "",
     ],
 )
