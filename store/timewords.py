@@ -58,9 +58,11 @@ _SEASON_NAMED = re.compile(
     re.IGNORECASE,
 )
 # "between August 11 and August 15, 2023", "from May to July 2023": both ends must be times.
+# Each end is short (a time is a few words): a long text of "from"s without a "to" costs
+# each of them 40 characters, not the rest of the text.
 _RANGE = re.compile(
-    r"\b(?:between|from)\s+(?P<first>[^?!;]+?)\s+(?:and|to|until|till|through)\s+"
-    r"(?P<last>[^?!;]+)",
+    r"\b(?:between|from)\s+(?P<first>[^?!;]{1,40}?)\s+(?:and|to|until|till|through)\s+"
+    r"(?P<last>[^?!;]{1,40})",
     re.IGNORECASE,
 )
 _FOUR_DIGIT_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
@@ -264,7 +266,9 @@ def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window |
         day_text, word, day_after, year_text = match[1], match[2].casefold(), match[3], match[4]
         day_text = day_text or day_after
         # "may" is also a verb: a month only with a day or year, or after a cue ("in May").
-        before = query[: match.start()].casefold()
+        # Only the cue word just before counts: a slice of the whole text before each month
+        # made a text of many "may"s take quadratic time.
+        before = query[max(0, match.start() - 30) : match.start()].casefold()
         if (
             word == "may"
             and day_text is None
