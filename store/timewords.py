@@ -1,5 +1,6 @@
 """Time words in a query ("in May 2023", "last week", "yesterday", "the week before 16 November
-2023", "the second week of May") as a window of time.
+2023", "the second week of May", "in summer 2021", "between May and July 2023") as a window of
+time.
 
 Recall boosts observations made inside the window a question names. Relative words are read
 against the recall's reference time (``as_of``, else now). Only plain English forms are read;
