@@ -847,6 +847,16 @@ def _resolve_season(match: re.Match[str], ctx: _Context, mode: Mode | None) -> _
     return None
 
 
+def _resolve_seasons_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "two summers ago" is the summer before last, as "a summer ago" is last summer.
+    count = _count(match["n"]) if match.groupdict().get("n") else 2
+    name = match["season"].casefold()
+    ended = [s for s in _season_candidates(name, ctx) if s[1] <= ctx.said_at]
+    if not ended:
+        return None
+    return _season(name, max(ended, key=_start)[0].year - (count - 1))
+
+
 def _resolve_season_relative(match: re.Match[str], ctx: _Context) -> _Span | None:
     which = " ".join(match["which"].casefold().split())
     return _resolve_season(match, ctx, _SEASON_MODES.get(which, "this"))
@@ -965,6 +975,8 @@ _SEASON_RELATIVE = (
 )
 _SEASON_IN = rf"\b(?:in|during|over)\s+(?:the\s+)?{_SEASON}\b(?!\s+of\b)(?!\s+\d)"
 _SEASON_YEAR = rf"\b(?:(?:in|during|over)\s+)?(?:the\s+)?{_SEASON}(?:\s+of)?\s+{_LONE_YEAR}"
+_SEASONS_AGO = rf"\b{_COUNT}\s+{_SEASON}s\s+{_AGO_WORD}"
+_SEASON_BEFORE_LAST = rf"\bthe\s+{_SEASON}\s+before\s+last\b"
 
 _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(rf"\b(?:on\s+)?{_ISO}"), _resolve_date),
@@ -1009,6 +1021,8 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
     (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
     (_compile(_HOLIDAYS), _resolve_holiday),
+    (_compile(_SEASONS_AGO), _resolve_seasons_ago),
+    (_compile(_SEASON_BEFORE_LAST), _resolve_seasons_ago),
     (_compile(_SEASON_RELATIVE), _resolve_season_relative),
     (_compile(_SEASON_IN), _resolve_season_in),
     (_compile(_SEASON_YEAR), _resolve_season_year),
@@ -1028,6 +1042,8 @@ _SINCE_RELATIVE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
     (_compile(_AGO), _resolve_ago),
     (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
+    (_compile(_SEASONS_AGO), _resolve_seasons_ago),
+    (_compile(_SEASON_BEFORE_LAST), _resolve_seasons_ago),
     (_compile(_SEASON_RELATIVE), _resolve_season_relative),
     (_compile(_SEASON_YEAR), _resolve_season_year),
     (

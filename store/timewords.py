@@ -217,7 +217,11 @@ def _season(name: str, year: int) -> Window:
 def _named_season(query: str, reference: datetime) -> Window | None:
     match = _SEASON_OF_YEAR.search(query)
     if match:
-        return _season(match[1], int(match[2]))
+        year = int(match[2])
+        if match[1].casefold() == "winter":
+            # Either end of the winter that straddles the new year: the year holds both.
+            return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+        return _season(match[1], year)
     match = _SEASON_NAMED.search(query)
     if match is None:
         return None

