@@ -646,6 +646,14 @@ def _resolve_weekdays_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _days(last - timedelta(days=7 * (count - 1)))
 
 
+def _resolve_weekday_of_week(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "Tuesday of last week", "last week on Tuesday": that weekday of that week, not the
+    # nearest Tuesday.
+    shift = {"last": -7, "this": 0, "next": 7}[match["which"].casefold()]
+    monday = ctx.today - timedelta(days=ctx.today.weekday() - shift)
+    return _days(monday + timedelta(days=_WEEKDAY_INDEX[match["wd"].casefold()]))
+
+
 def _resolve_the_past_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _weekend(_this_saturday(ctx.today) - timedelta(days=7))
 
@@ -926,6 +934,8 @@ _AGO = rf"(?<!\bhalf\s)\b{_COUNT}\s+{_UNIT_OR_HOUR}(?:\s+or\s+(?:so|two|three))?
 _WEEKENDS_AGO = rf"\b{_COUNT}\s+weekends?\s+{_AGO_WORD}"
 _WEEKDAYS_AGO = rf"\b{_COUNT}\s+{_WEEKDAY}s\s+{_AGO_WORD}"
 _WEEKDAY_BEFORE_LAST = rf"\bthe\s+{_WEEKDAY}\s+before\s+last\b"
+_WEEKDAY_OF_WEEK = rf"\b(?:on\s+)?{_WEEKDAY}\s+(?:of\s+)?(?P<which>last|this|next)\s+week\b"
+_WEEK_ON_WEEKDAY = rf"\b(?P<which>last|this|next)\s+week\s+(?:on\s+)?{_WEEKDAY}\b"
 _WORD_UNIT_AGO = (
     rf"\b(?:(?:a|one)\s+)?(?P<unit>fortnight|half\s+a\s+year|half\s+an\s+hour)\s+{_AGO_WORD}"
 )
@@ -1015,6 +1025,8 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_THE_PAST_WEEKEND), _resolve_the_past_weekend),
     (_compile(_WEEKDAYS_AGO), _resolve_weekdays_ago),
     (_compile(_WEEKDAY_BEFORE_LAST), _resolve_weekdays_ago),
+    (_compile(_WEEKDAY_OF_WEEK), _resolve_weekday_of_week),
+    (_compile(_WEEK_ON_WEEKDAY), _resolve_weekday_of_week),
     (_compile(rf"\b{_WEEKDAY}\b"), _resolve_bare_weekday),
     (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
     (_compile(_THE_WEEKEND), _resolve_the_weekend),

@@ -213,6 +213,24 @@ ABSOLUTE: list[Case] = [
     ("I went to Paris in June", SAID, day(2022, 6, 1), day(2022, 7, 1), "month", "in June"),
     ("in December", NEW_YEAR, day(2023, 12, 1), day(2024, 1, 1), "month", "in December"),
     ("last May", SAID, day(2022, 5, 1), day(2022, 6, 1), "month", "last May"),
+    # a weekday of a named week: that week's, not the nearest
+    (
+        "I did it last week Tuesday",
+        SAID,
+        day(2023, 5, 2),
+        day(2023, 5, 3),
+        "day",
+        "last week Tuesday",
+    ),
+    (
+        "we met on Monday last week",
+        SAID,
+        day(2023, 5, 1),
+        day(2023, 5, 2),
+        "day",
+        "on Monday last week",
+    ),
+    ("Friday next week", SAID, day(2023, 5, 19), day(2023, 5, 20), "day", "Friday next week"),
     # counted seasons: "two summers ago" is the summer before last
     (
         "Two summers ago we went",
@@ -798,3 +816,9 @@ def test_a_text_of_thousands_of_expressions_reads_each_sentence_s_tense_once(
     assert {t.start for t in times} == {day(2023, 5, 6)}
     assert len(reads) == 1
     assert took < 10  # about 0.07 s here: a guard against quadratic time, not a speed target
+
+
+def test_a_weekday_joins_a_named_week_only_in_one_breath() -> None:
+    # A sentence mark between them: "last week" and a Tuesday of its own.
+    phrases = [t.phrase for t in event_times("I went last week. Tuesday I rested.", SAID)]
+    assert phrases == ["last week", "Tuesday"]
