@@ -43,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast
 
-from doxa.store.timewords import MONTHS, SEASONS
+from doxa.store.timewords import MONTHS, SEASONS, season_window
 
 
 class _LazyPattern:
@@ -125,7 +125,6 @@ _WEEKDAY_SHORT = {
     "sun": 6,
 }
 _WEEKDAY_INDEX = {**_WEEKDAYS, **_WEEKDAY_SHORT}
-_SEASONS = SEASONS
 _COUNTS = {
     "a": 1,
     "an": 1,
@@ -161,7 +160,7 @@ _MAY_VERB_AFTER = rf"(?!(?<=may)\s+(?:{_MAY_VERBS}|i|you|we|they|he|she|it|this|
 _MAY_VERB_AFTER_CUE = rf"(?!(?<=may)\s+(?:{_MAY_VERBS})\b)"
 _WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
 _WEEKDAY_ABBREVIATED = r"(?P<wd>{})".format("|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True)))
-_SEASON = r"(?P<season>{})".format("|".join(_SEASONS))
+_SEASON = r"(?P<season>{})".format("|".join(SEASONS))
 _COUNT = (
     r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|an|a|one|two|three"
     r"|four|five|six|seven|eight|nine|ten|eleven|twelve)"
@@ -296,9 +295,8 @@ def _year(year: int) -> _Span:
 
 
 def _season(name: str, year: int) -> _Span:
-    first = _SEASONS[name]
-    end_year, end_month = _add_months(year, first, 3)
-    return _date(year, first, 1), _date(end_year, end_month, 1), "season"
+    start, end = season_window(name, year)
+    return start, end, "season"
 
 
 def _shift(moment: datetime, unit: str, count: int) -> datetime:
@@ -858,11 +856,10 @@ def _resolve_season(match: re.Match[str], ctx: _Context, mode: Mode | None) -> _
 def _resolve_seasons_ago(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "two summers ago" is the summer before last, as "a summer ago" is last summer.
     count = _count(match["n"]) if match.groupdict().get("n") else 2
-    name = match["season"].casefold()
-    ended = [s for s in _season_candidates(name, ctx) if s[1] <= ctx.said_at]
-    if not ended:
+    last = _resolve_season(match, ctx, "last")
+    if last is None:
         return None
-    return _season(name, max(ended, key=_start)[0].year - (count - 1))
+    return _season(match["season"].casefold(), last[0].year - (count - 1))
 
 
 def _resolve_season_relative(match: re.Match[str], ctx: _Context) -> _Span | None:
@@ -1191,7 +1188,7 @@ _ANY_TIME_WORD = _lazy(
     r"\d|\b(?:{}|{}|{}|yesterday|today|tonight|tomorrow|ago|back|since|now|day|week|month|year"
     r"|night|morning|afternoon|evening|fortnight|christmas|xmas|halloween|easter|thanksgiving"
     r"|valentine|mon|tue|wed|thu|fri|sat|sun)".format(
-        "|".join(MONTHS), "|".join(_WEEKDAYS), "|".join(_SEASONS)
+        "|".join(MONTHS), "|".join(_WEEKDAYS), "|".join(SEASONS)
     ),
     re.IGNORECASE,
 )

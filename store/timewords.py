@@ -206,7 +206,7 @@ def _week_of(query: str, reference: datetime) -> Window | None:
     return first, first + timedelta(days=7)
 
 
-def _season(name: str, year: int) -> Window:
+def season_window(name: str, year: int) -> Window:
     """The season called ``name`` that begins in ``year`` (winter runs into the next)."""
     first = SEASONS[name.casefold()]
     start = datetime(year, first, 1, tzinfo=UTC)
@@ -221,18 +221,17 @@ def _named_season(query: str, reference: datetime) -> Window | None:
         if match[1].casefold() == "winter":
             # Either end of the winter that straddles the new year: the year holds both.
             return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
-        return _season(match[1], year)
+        return season_window(match[1], year)
     match = _SEASON_NAMED.search(query)
     if match is None:
         return None
-    latest = None
+    ended = (match[1] or "").casefold() in ("last", "past")
     for year in (reference.year, reference.year - 1, reference.year - 2):
-        start, end = _season(match[2], year)
+        start, end = season_window(match[2], year)
         # "last summer" has ended; "this summer", "during the summer" may be going on.
-        if (end if (match[1] or "").casefold() in ("last", "past") else start) <= reference:
-            latest = start, end
-            break
-    return latest
+        if (end if ended else start) <= reference:
+            return start, end
+    return None
 
 
 def _range(query: str, reference: datetime) -> Window | None:
