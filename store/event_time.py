@@ -18,8 +18,9 @@ whose tense says which way ("we went hiking Saturday", not "Saturday is my favou
 never after a word that makes it a name ("Black Friday"); a day of the month alone only as "on
 the 15th" before a word that cannot be its noun ("on the 3rd floor" is no date); a holiday
 only after a cue word ("for Christmas", not "the Christmas tree"); a season only after
-last/this/next/in/during/over or with a year ("the fall of Rome" is no autumn, and "winter 2022"
-could be either end of a winter); "for three months" only when it runs up to now ("for three
+last/this/next/in/during/over, with a year, or counted back ("two summers ago", "the summer
+before last"; "the fall of Rome" is no autumn, and "winter 2022" could be either end of a
+winter); "for three months" only when it runs up to now ("for three
 months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
 duration ("I learned it in two weeks"); an expression after "until", "by", "before", "after"
 or "every" is dropped; habitual sentences ("I usually go in May") give no date for words whose
