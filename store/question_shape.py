@@ -2,8 +2,9 @@
 
 ``asks_for_many``: the question wants several things, each perhaps said at another time
 ("Which cities has John been to?", "How many games has he won?", "What are the names of his
-children?", "What did both of them paint?"). Its answer is spread over turns of different
-episodes, so ranking spreads its first results over episodes (``ranking``, weight ``spread``).
+children?", "What did both of them paint?", "What types of yoga has she practised?"). Its
+answer is spread over turns of different episodes, so ranking spreads its first results over
+episodes (``ranking``, weight ``spread``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import re
 _WORD = re.compile(r"[a-z']+")
 #: Words that name several things however the rest reads.
 _MANY = frozenset({"both", "names", "list", "all", "every", "ways"})
-#: After what/which: words that lead to the thing asked about ("what kinds of books").
+#: After what/which: words that lead to the thing asked about ("what kind of books").
 _LEADING = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "of", "other"})
+#: Right after what/which, several kinds of anything, even of a thing counted as a whole
+#: ("what types of pottery"); "kind of" asks for one, and only a plural after it asks for more.
+_KINDS = frozenset({"kinds", "types", "sorts"})
 #: Verbs and words ending in s that are not plural nouns.
 _NOT_PLURAL = frozenset(
     {"does", "is", "was", "has", "his", "its", "this", "us", "as", "yes", "always", "news"}
@@ -24,8 +28,9 @@ _VERBS = frozenset({"did", "does", "do", "is", "was", "are", "were", "has", "hav
 
 
 def asks_for_many(query: str) -> bool:
-    """Whether ``query`` asks for several things: "how many", "both", "names", or what/which
-    followed by a plural noun before its verb ("What activities does Melanie do?")."""
+    """Whether ``query`` asks for several things: "how many", "both", "names", what/which
+    followed by a plural noun before its verb ("What activities does Melanie do?"), or
+    what/which kinds (types, sorts) of anything."""
     words = _WORD.findall(query.casefold())
     if not words:
         return False
@@ -33,6 +38,8 @@ def asks_for_many(query: str) -> bool:
         return True
     if words[0] not in ("what", "which"):
         return False
+    if len(words) > 2 and words[1] in _KINDS and words[2] == "of":
+        return True
     for word in words[1:5]:
         if word in _VERBS:
             return False

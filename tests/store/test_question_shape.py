@@ -16,6 +16,8 @@ from doxa.store.question_shape import asks_for_many
         "How many games has John mentioned winning?",
         "What video games does Nate play?",
         "What kinds of books does Tim like?",
+        "What types of pottery have Melanie and her kids made?",  # several kinds of a mass
+        "Which sorts of music does she play?",
         "Which city have both Jean and John visited?",
         "List the places we shipped to.",
     ],
@@ -34,6 +36,8 @@ def test_questions_for_several_things(question: str) -> None:
         "What was discussed?",
         "Where does Alice live?",
         "What status is the build in?",  # "status" ends in s and is one thing
+        "What kind of pot did Mel make with clay?",  # one kind
+        "What type of diet do Nate's turtles have?",
         "",
     ],
 )
