@@ -2,9 +2,9 @@
 
 ``asks_for_many``: the question wants several things, each perhaps said at another time
 ("Which cities has John been to?", "How many games has he won?", "What are the names of his
-children?", "What did both of them paint?", "What types of yoga has she practised?"). Its
-answer is spread over turns of different episodes, so ranking spreads its first results over
-episodes (``ranking``, weight ``spread``).
+children?", "What did both of them paint?", "What types of yoga has she practised?", "Where
+has Melanie camped?"). Its answer is spread over turns of different episodes, so ranking
+spreads its first results over episodes (``ranking``, weight ``spread``).
 """
 
 from __future__ import annotations
@@ -29,12 +29,16 @@ _VERBS = frozenset({"did", "does", "do", "is", "was", "are", "were", "has", "hav
 
 def asks_for_many(query: str) -> bool:
     """Whether ``query`` asks for several things: "how many", "both", "names", what/which
-    followed by a plural noun before its verb ("What activities does Melanie do?"), or
-    what/which kinds (types, sorts) of anything."""
+    followed by a plural noun before its verb ("What activities does Melanie do?"),
+    what/which kinds (types, sorts) of anything, or where in the present perfect ("Where
+    has she lived?")."""
     words = _WORD.findall(query.casefold())
     if not words:
         return False
     if _MANY.intersection(words) or "how many" in " ".join(words):
+        return True
+    if words[0] == "where" and len(words) > 2 and words[1] in ("has", "have"):
+        # The present perfect asks where up to now: the places of a life so far.
         return True
     if words[0] not in ("what", "which"):
         return False

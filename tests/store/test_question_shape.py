@@ -18,6 +18,8 @@ from doxa.store.question_shape import asks_for_many
         "What kinds of books does Tim like?",
         "What types of pottery have Melanie and her kids made?",  # several kinds of a mass
         "Which sorts of music does she play?",
+        "Where has Melanie camped?",
+        "Where have you lived?",
         "Which city have both Jean and John visited?",
         "List the places we shipped to.",
     ],
@@ -35,6 +37,8 @@ def test_questions_for_several_things(question: str) -> None:
         "What does John do for work?",
         "What was discussed?",
         "Where does Alice live?",
+        "Where did Melanie camp last summer?",
+        "Where is the car?",
         "What status is the build in?",  # "status" ends in s and is one thing
         "What kind of pot did Mel make with clay?",  # one kind
         "What type of diet do Nate's turtles have?",
