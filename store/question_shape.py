@@ -23,6 +23,8 @@ _KINDS = frozenset({"kinds", "types", "sorts"})
 _NOT_PLURAL = frozenset(
     {"does", "is", "was", "has", "his", "its", "this", "us", "as", "yes", "always", "news"}
 )
+#: Plural nouns without the s ("What people has Maria met?").
+_IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "feet", "teeth", "mice"})
 #: Where the thing asked about ends: the question's verb.
 _VERBS = frozenset({"did", "does", "do", "is", "was", "are", "were", "has", "have", "had"})
 
@@ -49,6 +51,8 @@ def asks_for_many(query: str) -> bool:
             return False
         if word in _LEADING:
             continue
+        if word in _IRREGULAR_PLURALS:
+            return True
         if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
             return word not in _NOT_PLURAL
     return False

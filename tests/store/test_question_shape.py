@@ -20,6 +20,7 @@ from doxa.store.question_shape import asks_for_many
         "Which sorts of music does she play?",
         "Where has Melanie camped?",
         "Where have you lived?",
+        "What people has Maria met while volunteering?",
         "Which city have both Jean and John visited?",
         "List the places we shipped to.",
     ],
