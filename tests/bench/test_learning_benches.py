@@ -118,3 +118,45 @@ def test_transfer_rules_lift_what_the_judged_half_said() -> None:
         [question], {"t": (0.95, 0.5), "a": (0.3,)}, transfer.link_lift
     )
     assert (change, point) == (1.0, {"t": 0.5, "a": 0.3})
+
+
+def _one_gold(conversation: str, accepted_lifts: bool, many: bool = False) -> transfer.Unseen:
+    """Ten turns, then "g" and "w"; a lift of 0.1 for what was accepted either brings the gold
+    turn "g" into the top 10 (``accepted_lifts``) or lifts the accepted wrong turn "w" there,
+    pushing the gold turn "x9" out."""
+    results = [(f"x{i}", 1.0 - i / 100) for i in range(10)] + [("g", 0.905), ("w", 0.904)]
+    accepted = Counter({"g": 1}) if accepted_lifts else Counter({"w": 1})
+    return transfer.Unseen(
+        {"g"} if accepted_lifts else {"x9"},
+        results,
+        accepted,
+        Counter(),
+        [],
+        conversation,
+        1,
+        many,
+    )
+
+
+def test_a_rule_for_questions_that_ask_for_several_things_lifts_nothing_for_the_others() -> None:
+    lift = transfer.for_many_only(transfer.prior_lift)
+    assert lift(_one_gold("A", True, many=True), 0.1, 0.0) == {"g": 0.1}
+    assert lift(_one_gold("A", True, many=False), 0.1, 0.0) == {}
+
+
+def test_transfer_cross_validation_scores_each_conversation_at_the_others_choice() -> None:
+    # A and B gain from the lift, C loses. In-sample the lift gains (2 - 1) of 3. Held out A
+    # (or B), the others tie (+1 - 1) and the earlier point, no lift, is kept: no change;
+    # held out C, A and B choose the lift, and C loses.
+    questions = [_one_gold("A", True), _one_gold("B", True), _one_gold("C", False)]
+    grid = {"a": (0.0, 0.1), "r": (0.0,)}
+    assert transfer.best_change(questions, grid, transfer.prior_lift) == (
+        pytest.approx(1 / 3),
+        {"a": 0.1, "r": 0.0},
+    )
+    assert transfer.cross_validated_change(questions, grid, transfer.prior_lift) == pytest.approx(
+        -1 / 3
+    )
+    # With one winner and two losers no fold chooses the lift.
+    losing = [_one_gold("A", True), _one_gold("B", False), _one_gold("C", False)]
+    assert transfer.cross_validated_change(losing, grid, transfer.prior_lift) == 0.0
