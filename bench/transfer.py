@@ -13,7 +13,11 @@ re-ranked offline by:
 - **question links:** + ``a`` x likeness for a turn accepted for a judged question at least
   ``t`` alike (cosine of the questions' embeddings) to the new one;
 - each of the two for questions that ask for several things only (``asks_for_many``: what
-  ``spread`` serves), where the ceiling below is largest.
+  ``spread`` serves), where the ceiling below is largest;
+- **a query map:** a linear map of question embeddings (identity plus a correction ``D``)
+  learned per conversation from its judged half (a softmax over each judged question's top 10
+  and accepted turns, the accepted ones the targets, ``mu`` x ``|D|^2`` against overfitting),
+  lifting each result by ``b`` x (its cosine to the mapped question - to the question).
 
 Printed: the unseen half's R@10 before; per rule the change leave one conversation out (each
 conversation scored at the grid point the other four chose) and at the best point chosen on
@@ -46,6 +50,9 @@ from doxa.store.question_shape import asks_for_many
 DEPTH = 40
 PRIOR_GRID = {"a": (0.0, 0.02, 0.05, 0.1), "r": (0.0, -0.02, -0.05, -0.1)}
 LINK_GRID = {"t": (0.5, 0.6, 0.7, 0.8, 0.85), "a": (0.02, 0.05, 0.1, 0.3)}
+MAP_GRID = {"mu": (0.1, 1.0, 3.0), "b": (0.0, 0.3, 1.0, 2.0)}
+#: The query map's softmax temperature, gradient steps and step size.
+MAP_TEMPERATURE, MAP_STEPS, MAP_RATE = 0.05, 150, 0.5
 
 
 @dataclass
@@ -63,6 +70,10 @@ class Unseen:
     conversation: str = ""
     category: int = 0
     many: bool = False
+    #: For the query map: the question's vector, mapped per ``mu``, and its results' vectors.
+    vector: np.ndarray | None = None
+    mapped: dict[float, np.ndarray] | None = None
+    result_vectors: dict[str, np.ndarray] | None = None
 
 
 def r10(order: Sequence[str], gold: set[str]) -> float:
@@ -95,6 +106,38 @@ def link_lift(unseen: Unseen, t: float, a: float) -> dict[str, float]:
     return lift
 
 
+def map_lift(unseen: Unseen, mu: float, b: float) -> dict[str, float]:
+    """The query map's lift: ``b`` x how much more alike each result is to the question
+    mapped (learned at ``mu``) than to the question itself."""
+    if not b or unseen.vector is None or not unseen.mapped or not unseen.result_vectors:
+        return {}
+    mapped = unseen.mapped[mu]
+    return {
+        source: b * float(vector @ mapped - vector @ unseen.vector)
+        for source, vector in unseen.result_vectors.items()
+    }
+
+
+def learn_query_map(
+    examples: Sequence[tuple[np.ndarray, np.ndarray, list[int]]], mu: float
+) -> np.ndarray:
+    """The correction ``D`` of a query map ``q -> q + D q``, by gradient descent on the
+    softmax loss of each example (question vector, candidate vectors, the accepted ones'
+    rows) plus ``mu`` x ``|D|^2 / 2``."""
+    dim = examples[0][0].shape[0] if examples else 0
+    correction = np.zeros((dim, dim))
+    for _ in range(MAP_STEPS if examples else 0):
+        gradient = np.zeros((dim, dim))
+        for question, candidates, accepted in examples:
+            logits = candidates @ (question + correction @ question) / MAP_TEMPERATURE
+            chances = np.exp(logits - logits.max())
+            chances /= chances.sum()
+            chances[accepted] -= 1 / len(accepted)
+            gradient += np.outer(candidates.T @ chances / MAP_TEMPERATURE, question)
+        correction -= MAP_RATE * (gradient / len(examples) + mu * correction)
+    return correction
+
+
 def for_many_only(rule: Rule) -> Rule:
     """``rule`` for questions that ask for several things; no lift for the others."""
 
@@ -121,6 +164,11 @@ def collect(
 ) -> list[Unseen]:
     """Every conversation's unseen questions, with what its judged half said."""
     embedder = tune_ranking.load_embedder(embedder_kind)
+
+    def unit(texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
     out: list[Unseen] = []
     with tune_ranking.ingested(conversations, embedder, embedder_kind) as loaded:
         for conversation, memory in loaded:
@@ -129,22 +177,35 @@ def collect(
             accepted: Counter[str] = Counter()
             rejected: Counter[str] = Counter()
             per_question: list[list[str]] = []
+            shown: list[list[str]] = []
             for question in judged:
                 mine = []
                 gold = set(question.gold)
-                for result in memory.recall(question.question, limit=10).results:
-                    source = result.source or ""
+                top = [r.source or "" for r in memory.recall(question.question, limit=10).results]
+                for source in top:
                     good = rng.random() < 0.2 if noise else source in gold
                     (accepted if good else rejected)[source] += 1
                     if good:
                         mine.append(source)
                 per_question.append(mine)
-            texts = [q.question for q in judged] + [q.question for q in unseen]
-            vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                shown.append(top)
+            vectors = unit([q.question for q in judged] + [q.question for q in unseen])
             likeness = vectors[len(judged) :] @ vectors[: len(judged)].T
+            turns = conversation.turns
+            turn_vectors = dict(zip(turns, unit([t.text for t in turns.values()]), strict=True))
+            examples = [
+                (vector, np.stack([turn_vectors[s] for s in top]), [top.index(s) for s in mine])
+                for vector, top, mine in zip(vectors, shown, per_question, strict=False)
+                if mine
+            ]
+            corrections = {mu: learn_query_map(examples, mu) for mu in MAP_GRID["mu"]}
             for i, question in enumerate(unseen):
                 results = memory.recall(question.question, limit=DEPTH).results
+                vector = vectors[len(judged) + i]
+                mapped = {}
+                for mu, correction in corrections.items():
+                    moved = vector + correction @ vector
+                    mapped[mu] = moved / np.linalg.norm(moved)
                 out.append(
                     Unseen(
                         set(question.gold),
@@ -155,6 +216,9 @@ def collect(
                         conversation.sample_id,
                         question.category,
                         asks_for_many(question.question),
+                        vector,
+                        mapped,
+                        {r.source: turn_vectors[r.source] for r in results if r.source in turns},
                     )
                 )
     return out
@@ -226,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("question links", link_lift, LINK_GRID),
         ("turn priors, several things only", for_many_only(prior_lift), PRIOR_GRID),
         ("question links, several things only", for_many_only(link_lift), LINK_GRID),
+        ("query map", map_lift, MAP_GRID),
     ]
     for name, rule, grid in rules:
         cross = cross_validated_change(questions, grid, rule)

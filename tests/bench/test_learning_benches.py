@@ -160,3 +160,29 @@ def test_transfer_cross_validation_scores_each_conversation_at_the_others_choice
     # With one winner and two losers no fold chooses the lift.
     losing = [_one_gold("A", True), _one_gold("B", False), _one_gold("C", False)]
     assert transfer.cross_validated_change(losing, grid, transfer.prior_lift) == 0.0
+
+
+def test_the_query_map_moves_a_question_towards_the_turns_accepted_for_it() -> None:
+    import numpy as np
+
+    question = np.array([1.0, 0.0, 0.0])
+    turns = np.eye(3)
+    # Of three turns, the one along the second axis was accepted.
+    correction = transfer.learn_query_map([(question, turns, [1])], mu=0.1)
+    moved = question + correction @ question
+    moved /= np.linalg.norm(moved)
+    assert moved @ turns[1] > 0.1 > question @ turns[1]
+    unseen = transfer.Unseen(
+        {"b"},
+        [("a", 1.0), ("b", 0.99)],
+        Counter(),
+        Counter(),
+        [],
+        vector=question,
+        mapped={0.1: moved},
+        result_vectors={"a": turns[0], "b": turns[1]},
+    )
+    lift = transfer.map_lift(unseen, 0.1, 1.0)
+    assert lift["b"] > 0 > lift["a"]
+    assert transfer.reranked(unseen, lift)[0] == "b"
+    assert transfer.map_lift(unseen, 0.1, 0.0) == {}
