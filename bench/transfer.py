@@ -228,9 +228,11 @@ def collect(
 Rule = Callable[..., dict[str, float]]
 
 
-def changes(
-    questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: Rule
-) -> list[tuple[dict[str, float], list[float]]]:
+#: Per grid point (in the grid's order), each question's R@10 change under a rule.
+Table = list[tuple[dict[str, float], list[float]]]
+
+
+def changes(questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: Rule) -> Table:
     """Per point of ``grid`` (in its order), each question's R@10 change under ``rule``."""
     before = [r10([s for s, _ in q.results], q.gold) for q in questions]
     out = []
@@ -241,24 +243,19 @@ def changes(
     return out
 
 
-def best_change(
-    questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: Rule
-) -> tuple[float, dict[str, float]]:
-    """The best in-sample R@10 change of ``rule`` over ``grid``, and its point (ties: the
-    earlier point)."""
+def best_change(table: Table) -> tuple[float, dict[str, float]]:
+    """The best in-sample R@10 change in ``table``, and its point (ties: the earlier point)."""
     best = (-1.0, {})
-    for point, change in changes(questions, grid, rule):
+    for point, change in table:
         if (mean := float(np.mean(change))) > best[0]:
             best = (mean, point)
     return best
 
 
-def cross_validated_change(
-    questions: Sequence[Unseen], grid: dict[str, tuple[float, ...]], rule: Rule
-) -> float:
-    """The R@10 change of ``rule`` with each conversation's questions re-ranked at the point
-    of ``grid`` that the other conversations' questions chose (ties: the earlier point)."""
-    table = changes(questions, grid, rule)
+def cross_validated_change(questions: Sequence[Unseen], table: Table) -> float:
+    """The R@10 change in ``table`` (of ``questions``) with each conversation's questions
+    re-ranked at the point that the other conversations' questions chose (ties: the earlier
+    point)."""
     held_out_changes: list[float] = []
     for held_out in sorted({q.conversation for q in questions}):
         mine = [q.conversation == held_out for q in questions]
@@ -293,8 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("query map", map_lift, MAP_GRID),
     ]
     for name, rule, grid in rules:
-        cross = cross_validated_change(questions, grid, rule)
-        change, point = best_change(questions, grid, rule)
+        table = changes(questions, grid, rule)
+        cross = cross_validated_change(questions, table)
+        change, point = best_change(table)
         print(f"{name}: {cross:+.3f} cross-validated, {change:+.3f} in-sample at {point}")
     print(f"ceiling: {np.mean([ceiling(q) for q in questions]):+.3f}")
     for category, name in locomo.CATEGORIES.items():

@@ -115,7 +115,7 @@ def test_transfer_rules_lift_what_the_judged_half_said() -> None:
     # Only judged questions at least t alike lend their acceptances.
     assert transfer.link_lift(question, 0.5, 0.3) == {"g": pytest.approx(0.27)}
     change, point = transfer.best_change(
-        [question], {"t": (0.95, 0.5), "a": (0.3,)}, transfer.link_lift
+        transfer.changes([question], {"t": (0.95, 0.5), "a": (0.3,)}, transfer.link_lift)
     )
     assert (change, point) == (1.0, {"t": 0.5, "a": 0.3})
 
@@ -150,16 +150,16 @@ def test_transfer_cross_validation_scores_each_conversation_at_the_others_choice
     # held out C, A and B choose the lift, and C loses.
     questions = [_one_gold("A", True), _one_gold("B", True), _one_gold("C", False)]
     grid = {"a": (0.0, 0.1), "r": (0.0,)}
-    assert transfer.best_change(questions, grid, transfer.prior_lift) == (
+    table = transfer.changes(questions, grid, transfer.prior_lift)
+    assert transfer.best_change(table) == (
         pytest.approx(1 / 3),
         {"a": 0.1, "r": 0.0},
     )
-    assert transfer.cross_validated_change(questions, grid, transfer.prior_lift) == pytest.approx(
-        -1 / 3
-    )
+    assert transfer.cross_validated_change(questions, table) == pytest.approx(-1 / 3)
     # With one winner and two losers no fold chooses the lift.
     losing = [_one_gold("A", True), _one_gold("B", False), _one_gold("C", False)]
-    assert transfer.cross_validated_change(losing, grid, transfer.prior_lift) == 0.0
+    losing_table = transfer.changes(losing, grid, transfer.prior_lift)
+    assert transfer.cross_validated_change(losing, losing_table) == 0.0
 
 
 def test_the_query_map_moves_a_question_towards_the_turns_accepted_for_it() -> None:
