@@ -1,7 +1,7 @@
 """How much could judging some questions lift new ones? Upper bounds on LoCoMo.
 
-``bench/feedback.py`` measures what the memory learns; this asks what any rule of two simple
-kinds could learn from the same judgements, so a short figure there can be told from a
+``bench/feedback.py`` measures what the memory learns; this asks what a few simple rules
+could learn from the same judgements, so a short figure there can be told from a
 limit of the data. Per conversation (the store API and memories of ``bench/tune_ranking.py``),
 the questions are split as ``bench/feedback.py`` splits them; an agent judges the judged
 half's top 10 (gold turns accepted, the rest rejected; ``--noise``: each accepted with
@@ -17,11 +17,15 @@ re-ranked offline by:
 - **a query map:** a linear map of question embeddings (identity plus a correction ``D``)
   learned per conversation from its judged half (a softmax over each judged question's top 10
   and accepted turns, the accepted ones the targets, ``mu`` x ``|D|^2`` against overfitting),
-  lifting each result by ``b`` x (its cosine to the mapped question - to the question).
+  lifting each result by ``b`` x (its cosine to the mapped question - to the question);
+- **a turn classifier:** logistic regression on turn embeddings (weight decay ``lam``),
+  learned per conversation from its judged half's accepted against rejected turns, whatever
+  the question, lifting each result by ``b`` x (its logit - the mean of the results').
 
 Printed: the unseen half's R@10 before; per rule the change leave one conversation out (each
 conversation scored at the grid point the other four chose) and at the best point chosen on
-all the questions (in-sample, so it flatters); and the ceiling, overall and per category:
+all the questions (in-sample, so it flatters), with the questions the held-out change moved
+up and down and its standard error; and the ceiling, overall and per category:
 lifting into each unseen question's top 10 exactly its gold turns accepted for a judged
 question, and nothing else.
 
@@ -51,6 +55,9 @@ DEPTH = 40
 PRIOR_GRID = {"a": (0.0, 0.02, 0.05, 0.1), "r": (0.0, -0.02, -0.05, -0.1)}
 LINK_GRID = {"t": (0.5, 0.6, 0.7, 0.8, 0.85), "a": (0.02, 0.05, 0.1, 0.3)}
 MAP_GRID = {"mu": (0.1, 1.0, 3.0), "b": (0.0, 0.3, 1.0, 2.0)}
+CLASSIFIER_GRID = {"lam": (0.0001, 0.001, 0.01), "b": (0.0, 0.02, 0.05, 0.1, 0.2)}
+#: The turn classifier's gradient steps and step size.
+CLASSIFIER_STEPS, CLASSIFIER_RATE = 1000, 1.0
 #: The query map's softmax temperature, gradient steps and step size.
 MAP_TEMPERATURE, MAP_STEPS, MAP_RATE = 0.05, 150, 0.5
 
@@ -74,6 +81,8 @@ class Unseen:
     vector: np.ndarray | None = None
     mapped: dict[float, np.ndarray] | None = None
     result_vectors: dict[str, np.ndarray] | None = None
+    #: For the turn classifier: its weights and bias per ``lam``.
+    classifiers: dict[float, tuple[np.ndarray, float]] | None = None
 
 
 def r10(order: Sequence[str], gold: set[str]) -> float:
@@ -138,6 +147,29 @@ def learn_query_map(
     return correction
 
 
+def learn_turn_classifier(
+    turns: np.ndarray, accepted: np.ndarray, lam: float
+) -> tuple[np.ndarray, float]:
+    """Weights and bias of a logistic regression of ``accepted`` (0 or 1 per row) on the turn
+    vectors ``turns``, by gradient descent with ``lam`` x ``|w|^2 / 2``."""
+    weights, bias = np.zeros(turns.shape[1]), 0.0
+    for _ in range(CLASSIFIER_STEPS if len(turns) else 0):
+        error = 1 / (1 + np.exp(-(turns @ weights + bias))) - accepted
+        weights -= CLASSIFIER_RATE * (turns.T @ error / len(turns) + lam * weights)
+        bias -= CLASSIFIER_RATE * float(error.mean())
+    return weights, bias
+
+
+def classifier_lift(unseen: Unseen, lam: float, b: float) -> dict[str, float]:
+    """The turn classifier's lift: ``b`` x each result's logit above the results' mean."""
+    if not b or not unseen.classifiers or not unseen.result_vectors:
+        return {}
+    weights, bias = unseen.classifiers[lam]
+    logits = {s: float(v @ weights) + bias for s, v in unseen.result_vectors.items()}
+    mean = float(np.mean(list(logits.values())))
+    return {source: b * (logit - mean) for source, logit in logits.items()}
+
+
 def for_many_only(rule: Rule) -> Rule:
     """``rule`` for questions that ask for several things; no lift for the others."""
 
@@ -199,6 +231,18 @@ def collect(
                 if mine
             ]
             corrections = {mu: learn_query_map(examples, mu) for mu in MAP_GRID["mu"]}
+            judged_turns = [
+                (s, s in mine)
+                for top, mine in zip(shown, per_question, strict=True)
+                for s in top
+                if s in turn_vectors
+            ]
+            turn_matrix = np.stack([turn_vectors[s] for s, _ in judged_turns])
+            labels = np.array([float(good) for _, good in judged_turns])
+            classifiers = {
+                lam: learn_turn_classifier(turn_matrix, labels, lam)
+                for lam in CLASSIFIER_GRID["lam"]
+            }
             for i, question in enumerate(unseen):
                 results = memory.recall(question.question, limit=DEPTH).results
                 vector = vectors[len(judged) + i]
@@ -219,6 +263,7 @@ def collect(
                         vector,
                         mapped,
                         {r.source: turn_vectors[r.source] for r in results if r.source in turns},
+                        classifiers,
                     )
                 )
     return out
@@ -256,7 +301,13 @@ def cross_validated_change(questions: Sequence[Unseen], table: Table) -> float:
     """The R@10 change in ``table`` (of ``questions``) with each conversation's questions
     re-ranked at the point that the other conversations' questions chose (ties: the earlier
     point)."""
-    held_out_changes: list[float] = []
+    return float(np.mean(held_out_changes(questions, table)))
+
+
+def held_out_changes(questions: Sequence[Unseen], table: Table) -> list[float]:
+    """Per question, grouped by conversation, its R@10 change in ``table`` at the point that
+    the other conversations' questions chose (ties: the earlier point)."""
+    out: list[float] = []
     for held_out in sorted({q.conversation for q in questions}):
         mine = [q.conversation == held_out for q in questions]
         others = [
@@ -264,8 +315,8 @@ def cross_validated_change(questions: Sequence[Unseen], table: Table) -> float:
             for _, change in table
         ]
         chosen = table[int(np.argmax(others))]  # argmax keeps the first of equals
-        held_out_changes += [c for c, m in zip(chosen[1], mine, strict=True) if m]
-    return float(np.mean(held_out_changes))
+        out += [c for c, m in zip(chosen[1], mine, strict=True) if m]
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -288,12 +339,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("turn priors, several things only", for_many_only(prior_lift), PRIOR_GRID),
         ("question links, several things only", for_many_only(link_lift), LINK_GRID),
         ("query map", map_lift, MAP_GRID),
+        ("turn classifier", classifier_lift, CLASSIFIER_GRID),
     ]
     for name, rule, grid in rules:
         table = changes(questions, grid, rule)
-        cross = cross_validated_change(questions, table)
+        held_out = np.array(held_out_changes(questions, table))
+        error = held_out.std(ddof=1) / np.sqrt(len(held_out))
+        moved = f"questions up {(held_out > 0).sum()}, down {(held_out < 0).sum()}"
         change, point = best_change(table)
-        print(f"{name}: {cross:+.3f} cross-validated, {change:+.3f} in-sample at {point}")
+        print(
+            f"{name}: {held_out.mean():+.3f} cross-validated (standard error {error:.3f}; "
+            f"{moved}), {change:+.3f} in-sample at {point}"
+        )
     print(f"ceiling: {np.mean([ceiling(q) for q in questions]):+.3f}")
     for category, name in locomo.CATEGORIES.items():
         mine = [q for q in questions if q.category == category]

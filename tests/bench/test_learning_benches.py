@@ -186,3 +186,34 @@ def test_the_query_map_moves_a_question_towards_the_turns_accepted_for_it() -> N
     assert lift["b"] > 0 > lift["a"]
     assert transfer.reranked(unseen, lift)[0] == "b"
     assert transfer.map_lift(unseen, 0.1, 0.0) == {}
+
+
+def test_the_turn_classifier_lifts_turns_like_the_accepted_ones_whatever_the_question() -> None:
+    import numpy as np
+
+    # Judged turns along the first axis were accepted, along the second rejected.
+    judged = np.array([[1.0, 0.1], [0.9, -0.1], [0.1, 1.0], [-0.1, 0.9]])
+    weights, bias = transfer.learn_turn_classifier(judged, np.array([1.0, 1.0, 0.0, 0.0]), 0.01)
+    unseen = transfer.Unseen(
+        {"b"},
+        [("a", 1.0), ("b", 0.99)],
+        Counter(),
+        Counter(),
+        [],
+        result_vectors={"a": np.array([0.0, 1.0]), "b": np.array([1.0, 0.0])},
+        classifiers={0.01: (weights, bias)},
+    )
+    lift = transfer.classifier_lift(unseen, 0.01, 0.1)
+    assert lift["b"] > 0 > lift["a"]
+    assert lift["b"] == pytest.approx(-lift["a"])  # centred on the results' mean
+    assert transfer.reranked(unseen, lift)[0] == "b"
+    assert transfer.classifier_lift(unseen, 0.01, 0.0) == {}
+
+
+def test_held_out_changes_keep_each_question_for_the_standard_error() -> None:
+    questions = [_one_gold("A", True), _one_gold("B", True), _one_gold("C", False)]
+    table = transfer.changes(questions, {"a": (0.0, 0.1), "r": (0.0,)}, transfer.prior_lift)
+    held_out = transfer.held_out_changes(questions, table)
+    # As above: A and B held out keep no lift; C held out takes the lift and loses its gold.
+    assert held_out == [0.0, 0.0, -1.0]
+    assert sum(held_out) / 3 == pytest.approx(transfer.cross_validated_change(questions, table))
