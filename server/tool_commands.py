@@ -304,6 +304,8 @@ def _recall(result: dict[str, Any]) -> str:
     lines = [f"recall {result['recall_id']}: {len(found)} result{'s' * (len(found) != 1)}"]
     for item in found:
         lines += _item(item)
+    if result.get("note"):
+        lines.append(result["note"])
     return "\n".join(lines)
 
 

@@ -77,7 +77,7 @@ from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
 from doxa.store.recall import SecondCore, answer, question
 from doxa.store.recall_log import RecallLog, Recent
-from doxa.store.records import Record
+from doxa.store.records import Record, unmatched_where
 from doxa.store.settings import StoreSettings
 from doxa.store.trainer import Trainer
 from doxa.store.values import (
@@ -142,10 +142,12 @@ class Recollection:
 
 @dataclass(frozen=True)
 class RecallOutcome:
-    """A recall's id (for feedback) and its results, best first."""
+    """A recall's id (for feedback) and its results, best first; with no results, why a
+    ``where`` filter can match no record, if it cannot (``records.unmatched_where``)."""
 
     recall_id: str
     results: list[Recollection]
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -598,6 +600,11 @@ class Memory:
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             results = [_recollection(r, working, bool(current[r.row]), known) for r in ranked]
+            note = (
+                None
+                if results
+                else unmatched_where(asked.where, working.field_classes, working.record_fields)
+            )
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,
@@ -607,7 +614,7 @@ class Memory:
             vector,
             [(r.observation_id, r.score, k.features) for r, k in zip(results, ranked, strict=True)],
         )
-        return RecallOutcome(recall_id, results)
+        return RecallOutcome(recall_id, results, note)
 
     # ---- feedback ---------------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ day's dates and date-times (in UTC).
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -274,6 +275,50 @@ def parse_where(raw: object) -> list[tuple[str, Key]]:
         kind, typed_value = typed(value, path)
         wanted.append((field_key(field_name), where_key(kind, typed_value)))
     return wanted
+
+
+#: A class of values in words, as a note on an unmatched ``where`` names it.
+_CLASS_WORDS = {
+    "number": ("numbers", "a number"),
+    "string": ("strings", "a string"),
+    "boolean": ("booleans", "true or false"),
+    "day": ("dates", 'a date, "YYYY-MM-DD"'),
+    "instant": ("date-times", "an ISO 8601 date-time"),
+}
+
+
+def unmatched_where(
+    wanted: Sequence[tuple[str, Key]],
+    held: Mapping[str, Mapping[str, int]],
+    fields: Mapping[str, int],
+) -> str | None:
+    """Why a recall's ``where`` (``parse_where``) can match no record at all, naming the field
+    and the fix; None when every field is held with values of the class asked (the value may
+    then simply be absent).
+
+    Args:
+        wanted: the ``where`` parsed.
+        held: per field key, how many records hold it per value class.
+        fields: per field key, how many records hold it (the most held are named first).
+    """
+    for field, (cls, _) in wanted:
+        classes = {c for c, count in held.get(field, {}).items() if count}
+        if not classes:
+            known = sorted(fields, key=lambda f: (-fields[f], f))
+            close = difflib.get_close_matches(field, known, n=1)
+            if close:
+                return f'where.{field}: no record has this field; did you mean "{close[0]}"?'
+            if not known:
+                return f"where.{field}: no record has this field; no records are stored"
+            return f"where.{field}: no record has this field; fields: " + ", ".join(known[:10])
+        if cls not in classes:
+            kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes))
+            fix = " or ".join(_CLASS_WORDS[c][1] for c in sorted(classes))
+            return (
+                f"where.{field}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
+                f"give the value as {fix}"
+            )
+    return None
 
 
 def shown(value: Value) -> int | float | str | bool:

@@ -71,6 +71,7 @@ class RecallResult(BaseModel):
 
     recall_id: str
     results: list[RecalledItem]
+    note: str | None = Field(None, description="why `where` matched no record, and the fix")
 
 
 def record_out(record: Record | None) -> RecordOut | None:
@@ -168,6 +169,6 @@ async def recall(
             where=where,
         )
         results = [recalled(r, explain) for r in outcome.results]
-        return answer(RecallResult(recall_id=outcome.recall_id, results=results))
+        return answer(RecallResult(recall_id=outcome.recall_id, results=results, note=outcome.note))
 
     return await call(ctx, run)

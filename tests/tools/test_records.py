@@ -215,3 +215,39 @@ async def test_a_purged_record_takes_the_values_no_other_record_holds(
     assert "album_id|number|176" in values  # held by the other two
     types = memory.graph._rows("MATCH (o:Observation)-[:IS_A]->(t:RecordType) RETURN count(o)")
     assert types == [[2]]
+
+
+async def test_a_where_that_can_match_no_record_says_why_and_how_to_fix_it(
+    memory_client: Client,
+) -> None:
+    async def note(**fields: Any) -> str | None:
+        found = await ok(memory_client, "recall", query="", where=fields)
+        return found.get("note")
+
+    with anyio.fail_after(60):
+        ids = await remember_tracks(memory_client)
+        string = await note(album_id="176")
+        misspelt = await note(Album_Idd=176)
+        unknown = await note(composer="AC/DC")
+        boolean = await note(released=True)
+        # Nothing to say when the field holds values of the kind asked, found or not.
+        assert await note(album_id=177) is None
+        assert await note(unit_price="0.99") is None  # one price was given as text
+        found = await ok(memory_client, "recall", query="", where={"album_id": 176})
+        assert found["results"] and "note" not in found
+        for track in ids.values():
+            await ok(memory_client, "forget", id=track, mode="purge")
+        gone = await note(album_id=176)
+    assert string == (
+        "where.album_id: records hold numbers here, not strings; give the value as a number"
+    )
+    assert misspelt == 'where.album_idd: no record has this field; did you mean "album_id"?'
+    assert unknown == (
+        "where.composer: no record has this field; fields: album_id, explicit, milliseconds,"
+        " name, released, unit_price"
+    )
+    assert boolean is not None and boolean.startswith(
+        "where.released: records hold dates and date-times here, not booleans; give the value"
+        ' as a date, "YYYY-MM-DD" or an ISO 8601 date-time'
+    )
+    assert gone == "where.album_id: no record has this field; no records are stored"
