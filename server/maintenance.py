@@ -78,6 +78,13 @@ def _describe(health: object) -> None:
         if ranker["other_model"]:
             use += ", learned from another embedding model's recalls (set aside at the next start)"
         print(f"ranker: v{ranker['version']} trained on {ranker['examples']} judged results, {use}")
+        if "held_out_recalls" in ranker:
+            print(
+                f"  checked on {ranker['held_out_recalls']} held-out judged recalls: it ordered"
+                f" {ranker['better']} better than the base ranking and {ranker['worse']} worse,"
+                f" and {ranker['pairs_right']:.0%} of their (accepted, rejected) pairs right"
+                f" (the base {ranker['base_pairs_right']:.0%})"
+            )
     if health.healthy:
         print("healthy")
     for problem in health.problems:

@@ -46,8 +46,12 @@ class Health:
             ``observations_unindexed`` (current observations without a row).
         ranker: the kept ranker's ``version``, ``active`` (1 when recall uses it),
             ``examples`` and ``other_model`` (1 when it learned from another embedding
-            model's recalls: the next start sets it aside); empty when none is kept (or its
-            file is damaged: the log says so).
+            model's recalls: the next start sets it aside); and, when it was checked on
+            held-out judged recalls, why it is used or not: ``held_out_recalls``, how many of
+            them it ordered ``better`` and ``worse`` than the base ranking, and the share of
+            their (accepted, rejected) pairs it and the base order right (``pairs_right``,
+            ``base_pairs_right``). Empty when none is kept (or its file is damaged: the log
+            says so).
         problems: one line each, with what to do; empty when healthy.
     """
 
@@ -55,7 +59,7 @@ class Health:
     graph: dict[str, int] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     orphans: dict[str, int] = field(default_factory=dict)
-    ranker: dict[str, int] = field(default_factory=dict)
+    ranker: dict[str, int | float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -149,6 +153,16 @@ def check(settings: StoreSettings) -> Health:
                 model.embedder != embedder.fingerprint and (bool(model.embedder) or index.foreign)
             ),
         }
+        held_out = model.held_out
+        # A model kept by an earlier version may lack some of these figures.
+        if {"recalls", "better", "worse", "blend", "base"} <= held_out.keys():
+            health.ranker |= {
+                "held_out_recalls": int(held_out["recalls"]),
+                "better": int(held_out["better"]),
+                "worse": int(held_out["worse"]),
+                "pairs_right": round(held_out["blend"], 3),
+                "base_pairs_right": round(held_out["base"], 3),
+            }
     return health
 
 

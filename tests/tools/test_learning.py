@@ -223,16 +223,29 @@ async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only
     assert latest is not None and latest.embedder == other.fingerprint and not latest.active
     assert all("learned" not in r["scores"] for r in found["results"])
     health = check(settings.store)
+    held_out = retrained.held_out
     assert health.ranker == {
         "version": retrained.version,
         "active": 0,
         "examples": retrained.examples,
         "other_model": 1,
+        # Why it was used or not, as its check on held-out judged recalls found.
+        "held_out_recalls": held_out["recalls"],
+        "better": held_out["better"],
+        "worse": held_out["worse"],
+        "pairs_right": round(held_out["blend"], 3),
+        "base_pairs_right": round(held_out["base"], 3),
     }
+    assert held_out["recalls"] > 0
     assert main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")]) == 0
     printed = capsys.readouterr().out
     assert f"ranker: v{retrained.version} trained on {retrained.examples} judged results" in printed
     assert "learned from another embedding model's recalls" in printed
+    assert (
+        f"checked on {int(held_out['recalls'])} held-out judged recalls: it ordered"
+        f" {int(held_out['better'])} better than the base ranking and {int(held_out['worse'])}"
+        " worse" in printed
+    )
 
 
 async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
