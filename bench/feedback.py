@@ -2,7 +2,8 @@
 
 For each conversation, a fresh memory and server as ``bench/locomo.py`` makes them (its code:
 the turns remembered the same way, the questions asked with ``recall(limit=10)``). The
-questions are split in two halves (alternately, in the data's order):
+questions are split in two halves (alternately, in the data's order; with ``--split N``, at
+random, seeded by N and the conversation, to see how much a figure owes to one split):
 
 1. the *unseen* half is asked: R@5/R@10 before learning;
 2. the *judged* half is asked, one question at a time, and an agent judges each recall with
@@ -31,7 +32,8 @@ first). That leave-one-conversation-out figure is printed first, then each point
 
 Usage:
     python bench/feedback.py [--data PATH] [--embedder sentence-transformers|hash]
-        [--conversations 0,1,...] [--noise] [--seed N] [--depth K] [--learning KEY=VALUE ...]
+        [--conversations 0,1,...] [--noise] [--seed N] [--split N] [--depth K]
+        [--learning KEY=VALUE ...]
         [--weights KEY=VALUE ...] [--grid KEY=V1,V2,... ...] [--json OUT]
 """
 
@@ -56,7 +58,9 @@ from locomo import (
     Asked,
     Conversation,
     _structured,
+    add_split_argument,
     ask,
+    halves,
     ingest,
     load_conversations,
     make_settings,
@@ -115,11 +119,11 @@ async def run_conversation(
     seed: int,
     weights: dict[str, Any],
     depth: int = LIMIT,
+    split: int = 0,
 ) -> dict[str, Any]:
     """One conversation's four phases; the asked questions per phase and its model."""
     rng = random.Random(f"{seed}:{conversation.sample_id}")
-    judged_half = conversation.questions[0::2]
-    unseen_half = conversation.questions[1::2]
+    judged_half, unseen_half = halves(conversation, split)
     with tempfile.TemporaryDirectory(prefix="doxa-feedback-") as tmp:
         settings = make_settings(Path(tmp) / "memory", embedder_kind, weights)
         # The bench asks for the retrain itself (after the judged half), so none starts
@@ -407,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"results the agent reads and may accept (default {LIMIT}; rejects: top {LIMIT})",
     )
     parser.add_argument("--seed", type=int, default=0)
+    add_split_argument(parser)
     parser.add_argument("--learning", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
     parser.add_argument(
         "--weights",
@@ -455,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.seed,
                 point_weights,
                 args.depth,
+                args.split,
             )
             runs.append(run)
             got = {p: figures(run["phases"][p])["R@10"] for p in PHASES}

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import re
 import sys
 import tempfile
@@ -107,6 +108,33 @@ class Conversation:
     @property
     def turns(self) -> dict[str, Turn]:
         return {t.dia_id: t for s in self.sessions for t in s.turns}
+
+
+def halves(conversation: Conversation, split: int = 0) -> tuple[list[Question], list[Question]]:
+    """The judged and the unseen half of a conversation's questions: alternately in the data's
+    order (``split`` 0), or at random into halves of the same sizes, seeded by ``split`` and
+    the conversation, each half in the data's order."""
+    questions = conversation.questions
+    if not split:
+        return list(questions[0::2]), list(questions[1::2])
+    order = list(range(len(questions)))
+    random.Random(f"split {split}:{conversation.sample_id}").shuffle(order)
+    judged = set(order[: (len(questions) + 1) // 2])
+    return (
+        [q for i, q in enumerate(questions) if i in judged],
+        [q for i, q in enumerate(questions) if i not in judged],
+    )
+
+
+def add_split_argument(parser: argparse.ArgumentParser) -> None:
+    """``--split N``, the ``split`` of ``halves``."""
+    parser.add_argument(
+        "--split",
+        type=int,
+        default=0,
+        metavar="N",
+        help="halve at random, seeded by N (0: alternately)",
+    )
 
 
 def session_time(text: str) -> str:

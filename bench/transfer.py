@@ -3,10 +3,10 @@
 ``bench/feedback.py`` measures what the memory learns; this asks what a few simple rules
 could learn from the same judgements, so a short figure there can be told from a
 limit of the data. Per conversation (the store API and memories of ``bench/tune_ranking.py``),
-the questions are split as ``bench/feedback.py`` splits them; an agent judges the judged
-half's top 10 (gold turns accepted, the rest rejected; ``--noise``: each accepted with
-probability 0.2), and each unseen question's first 40 results, before any learning, are
-re-ranked offline by:
+the questions are split as ``bench/feedback.py`` splits them (``--split N`` as there); an
+agent judges the judged half's top 10 (gold turns accepted, the rest rejected; ``--noise``:
+each accepted with probability 0.2), and each unseen question's first 40 results, before any
+learning, are re-ranked offline by:
 
 - **turn priors:** + ``a`` for a turn accepted for any judged question, ``r`` x (its
   rejections, at most 3) / 3 for one rejected and never accepted (``r`` <= 0);
@@ -31,6 +31,7 @@ question, and nothing else.
 
 Usage:
     python bench/transfer.py [--data PATH] [--embedder sentence-transformers|hash] [--noise]
+        [--split N]
 """
 
 from __future__ import annotations
@@ -192,7 +193,11 @@ def ceiling(unseen: Unseen) -> float:
 
 
 def collect(
-    conversations: Sequence[locomo.Conversation], embedder_kind: str, noise: bool, seed: int
+    conversations: Sequence[locomo.Conversation],
+    embedder_kind: str,
+    noise: bool,
+    seed: int,
+    split: int = 0,
 ) -> list[Unseen]:
     """Every conversation's unseen questions, with what its judged half said."""
     embedder = tune_ranking.load_embedder(embedder_kind)
@@ -205,7 +210,7 @@ def collect(
     with tune_ranking.ingested(conversations, embedder, embedder_kind) as loaded:
         for conversation, memory in loaded:
             rng = random.Random(f"{seed}:{conversation.sample_id}")
-            judged, unseen = conversation.questions[0::2], conversation.questions[1::2]
+            judged, unseen = locomo.halves(conversation, split)
             accepted: Counter[str] = Counter()
             rejected: Counter[str] = Counter()
             per_question: list[list[str]] = []
@@ -327,8 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--noise", action="store_true", help="random judgements instead")
     parser.add_argument("--seed", type=int, default=0)
+    locomo.add_split_argument(parser)
     args = parser.parse_args(argv)
-    questions = collect(locomo.load_conversations(args.data), args.embedder, args.noise, args.seed)
+    conversations = locomo.load_conversations(args.data)
+    questions = collect(conversations, args.embedder, args.noise, args.seed, args.split)
     before = np.mean([r10([s for s, _ in q.results], q.gold) for q in questions])
     kind = "random" if args.noise else "gold"
     print(f"LoCoMo, {len(questions)} unseen questions, {kind} judgements of the other half")

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import feedback
 import transfer
-from locomo import Asked, Question, Retrieved
+from locomo import Asked, Conversation, Question, Retrieved, halves
 
 
 def _asked(conversation: str, found: bool) -> Asked:
@@ -217,3 +217,19 @@ def test_held_out_changes_keep_each_question_for_the_standard_error() -> None:
     # As above: A and B held out keep no lift; C held out takes the lift and loses its gold.
     assert held_out == [0.0, 0.0, -1.0]
     assert sum(held_out) / 3 == pytest.approx(transfer.cross_validated_change(questions, table))
+
+
+def test_a_conversation_is_halved_alternately_or_at_random_by_split() -> None:
+    questions = [Question("c", 1, f"q{i}", "a", ["D1:1"]) for i in range(7)]
+    conversation = Conversation("c", [], questions)
+    judged, unseen = halves(conversation)
+    assert [q.question for q in judged] == ["q0", "q2", "q4", "q6"]
+    assert [q.question for q in unseen] == ["q1", "q3", "q5"]
+    splits = [halves(conversation, split) for split in (1, 2, 3)]
+    for judged, unseen in splits:
+        # Each question in exactly one half, the halves as large as alternately, in order.
+        assert sorted(q.question for q in judged + unseen) == [q.question for q in questions]
+        assert (len(judged), len(unseen)) == (4, 3)
+        assert judged == sorted(judged, key=questions.index)
+    assert len({tuple(q.question for q in judged) for judged, _ in splits}) > 1
+    assert halves(conversation, 1) == splits[0]  # the same split each time
