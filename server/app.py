@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -21,6 +22,7 @@ from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from doxa.prompts import prompt_text
+from doxa.server.argument_errors import printable, told
 from doxa.server.client_log import ClientLog
 from doxa.server.completions import NameCompletions
 from doxa.server.settings import Settings, load_settings
@@ -151,10 +153,36 @@ def _default_server() -> MCPServer[MemoryContext]:
     return create_server(load_settings(environ=os.environ))
 
 
+class ToldTool(Tool):
+    """A tool whose arguments that fail its input schema are refused as its own errors are:
+    a clause per argument at fault, naming it and what to send (``doxa.server.argument_errors``)
+    instead of pydantic's report."""
+
+    def _argument_schema(self) -> dict[str, Any]:
+        """The argument model's JSON schema, ``$defs`` and all (the published one is lean:
+        the fields of ``memories`` items, said once, are left out of it)."""
+        return self.fn_metadata.arg_model.model_json_schema(by_alias=True)
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Run as the SDK does; a refusal of the arguments told again."""
+        try:
+            return await super().run(*args, **kwargs)
+        except ToolError as error:
+            cause = error.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            try:
+                clauses = told(cause, self._argument_schema())
+            except Exception:
+                log.exception("telling the arguments' refusal failed; the SDK's report stands")
+                raise error from cause
+            raise ToolError(f"Error executing tool {self.name}: {clauses}") from cause
+
+
 def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempotent: bool) -> Tool:
     """The tool ``module``'s function of the same name, publishing a compact output schema."""
     name = module.__name__.rsplit(".", 1)[-1]
-    tool = Tool.from_function(
+    tool = ToldTool.from_function(
         getattr(module, name),
         name=name,
         title=title,
@@ -243,8 +271,8 @@ class VerbatimArguments(FuncMetadata):
                             "unknown argument; the arguments are: {known}",
                             {"known": ", ".join(known)},
                         ),
-                        loc=(_printable(key),),
-                        input=_printable(key),
+                        loc=(printable(key),),
+                        input=printable(key),
                     )
                 )
         _find_surrogates(parsed, (), problems)
@@ -302,7 +330,7 @@ def _find_surrogates(
                         {"code": f"{ord(value[error.start]):04X}", "at": error.start},
                     ),
                     loc=where,
-                    input=_printable(value),
+                    input=printable(value),
                 )
             )
     elif isinstance(value, list):
@@ -311,13 +339,8 @@ def _find_surrogates(
     elif isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, str):
-                _find_surrogates(key, (*where, _printable(key)), found)
-                _find_surrogates(item, (*where, _printable(key)), found)
-
-
-def _printable(text: str) -> str:
-    """``text`` with unpaired surrogates written as escapes, so an error can be sent as JSON."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+                _find_surrogates(key, (*where, printable(key)), found)
+                _find_surrogates(item, (*where, printable(key)), found)
 
 
 def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> None:

@@ -187,11 +187,12 @@ async def test_an_unknown_argument_is_a_tool_error_naming_it_and_the_arguments(
     with anyio.fail_after(30):
         await ok(client, "remember", text="Something to find.")
         message = await error(client, "recall", query="something", relation="x")
-    assert "\nrelation\n" in message, message
-    assert "unknown argument; the arguments are: query, agent, topics," in message, message
+    assert message.startswith(
+        "Error executing tool recall: relation: unknown argument; the arguments are: query,"
+        " agent, topics,"
+    ), message
     for name in ("query", "limit", "order_by", "explain"):
         assert name in message.split("the arguments are: ", 1)[1], message
-    assert "unknown_argument" in message
 
 
 async def test_a_misspelt_argument_on_remember_writes_nothing(
@@ -207,7 +208,9 @@ async def test_a_misspelt_argument_on_remember_writes_nothing(
             confidance="0.4",
         )
         found = await ok(memory_client, "recall", query="Hana Osaka")
-    assert "\ntopic\n" in message and "\nconfidance\n" in message, message
+    assert message.startswith(
+        "Error executing tool remember: topic, confidance: unknown argument; the arguments are:"
+    ), message
     assert "the arguments are: text, topics, agent, confidence," in message
     assert found["results"] == []
     assert memory.stats()["Observation"] == before["Observation"] == 0

@@ -1,0 +1,111 @@
+"""Arguments that fail a tool's input schema are refused as the tools refuse bad values: a
+clause per argument at fault naming its path, what it must be and what was sent, never
+pydantic's report (its model name, error codes and URLs); and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from calls import error
+from mcp.client import Client
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from doxa.server.argument_errors import told
+from doxa.store import Memory
+
+pytestmark = pytest.mark.anyio
+
+PREFIX = "Error executing tool "
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "told"),
+    [
+        ("recall", {"query": "x", "where": [1]}, "where must be an object, got [1]"),
+        ("recall", {"query": 5}, "query must be a string, got 5"),
+        ("recall", {}, "query is required"),
+        ("recall", {"query": "x", "limit": "ten"}, 'limit must be a whole number, got "ten"'),
+        ("recall", {"query": "x", "limit": 1.5}, "limit must be a whole number, got 1.5"),
+        ("recall", {"query": "x", "explain": "yes"}, 'explain must be true or false, got "yes"'),
+        ("recall", {"query": "x", "topics": "a"}, 'topics must be a list, got "a"'),
+        (
+            "recall",
+            {"query": "x", "order_by": "best"},
+            "order_by must be 'relevance', 'confidence', 'newest' or 'oldest', got \"best\"",
+        ),
+        # A union's arms each refuse the value: one clause says what any of them takes.
+        (
+            "remember",
+            {"text": "x", "confidence": [1]},
+            "confidence must be a string or a number, got [1]",
+        ),
+        ("prune", {"min_age_days": "x"}, 'min_age_days must be a number, got "x"'),
+        (
+            "remember",
+            {"text": "x", "topics": [1, "ok", 2]},
+            "topics[0] must be a string, got 1; topics[2] must be a string, got 2",
+        ),
+        # Paths inside a batch, whose items' fields the schema describes once, at the top.
+        (
+            "remember",
+            {"memories": [{"text": "x"}, {"text": "y", "supports": [{"belief_id": 5}]}]},
+            "memories[1].supports[0].belief_id must be a string, got 5",
+        ),
+        (
+            "remember",
+            {"text": "x", "fact": {"subject": "s", "predicate": "p", "object": "o", "at": "x"}},
+            "fact.at: unknown key; the keys are: subject, predicate, object, valid_from,"
+            " valid_until, cardinality",
+        ),
+        (
+            "remember",
+            {"text": "x", "supports": [{"belief_id": "b", "wieght": 1}]},
+            "supports[0].wieght: unknown key; the keys are: belief_id, weight",
+        ),
+        (
+            "feedback",
+            {"recall_id": "r", "accepted": "obs_1"},
+            'accepted must be a list, got "obs_1"',
+        ),
+        (
+            "forget",
+            {"id": "x", "mode": "delete"},
+            "mode must be 'retract' or 'purge', got \"delete\"",
+        ),
+        # A long value is cut short.
+        (
+            "recall",
+            {"query": "x", "limit": "9" * 100},
+            f'limit must be a whole number, got "{"9" * 58}…',
+        ),
+    ],
+)
+async def test_a_value_of_the_wrong_shape_is_told_by_its_path_and_what_it_must_be(
+    memory_client: Client, memory: Memory, tool: str, args: dict[str, Any], told: str
+) -> None:
+    with anyio.fail_after(30):
+        before = memory.stats()
+        message = await error(memory_client, tool, **args)
+        after = memory.stats()
+    assert message == PREFIX + f"{tool}: {told}"
+    assert after == before
+
+
+def test_an_unpaired_surrogate_sent_is_told_as_an_escape() -> None:
+    # The server refuses such strings by name before validating (test_verbatim_inputs); a
+    # wrong-typed value holding one is still quoted back sendable.
+    class Fact(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        subject: str
+
+    with pytest.raises(ValidationError) as refused:
+        Fact.model_validate({"subject": ["\ud800"]})
+    message = told(refused.value, Fact.model_json_schema())
+    assert message == 'subject must be a string, got ["\\ud800"]'
+    message.encode("utf-8")
+    # pydantic refuses a key it cannot read at no location: the arguments as a whole.
+    with pytest.raises(ValidationError) as refused:
+        Fact.model_validate({"subject": "s", "\ud800": 1})
+    assert told(refused.value, Fact.model_json_schema()).startswith("arguments must be ")
