@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -169,7 +169,9 @@ class ToldTool(Tool):
             return await super().run(*args, **kwargs)
         except ToolError as error:
             cause = error.__cause__
-            if not isinstance(cause, ValidationError):
+            # Only the arguments' refusal: a crash (a result that fails its own model, say)
+            # stays the SDK's generic UnexpectedToolError.
+            if isinstance(error, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             try:
                 clauses = told(cause, self._argument_schema())

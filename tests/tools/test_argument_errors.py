@@ -10,8 +10,10 @@ import anyio
 import pytest
 from calls import error
 from mcp.client import Client
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from doxa.server.app import ToldTool
 from doxa.server.argument_errors import told
 from doxa.store import Memory
 
@@ -109,3 +111,21 @@ def test_an_unpaired_surrogate_sent_is_told_as_an_escape() -> None:
     with pytest.raises(ValidationError) as refused:
         Fact.model_validate({"subject": "s", "\ud800": 1})
     assert told(refused.value, Fact.model_json_schema()).startswith("arguments must be ")
+
+
+class Out(BaseModel):
+    n: int
+
+
+def broken(x: int) -> Out:
+    return {"n": "many"}  # type: ignore[return-value]  # a result its own model refuses
+
+
+async def test_a_crash_stays_the_sdks_generic_error_and_is_not_told_as_the_arguments() -> None:
+    tool = ToldTool.from_function(broken, name="broken")
+    with pytest.raises(UnexpectedToolError) as crashed:
+        await tool.run({"x": 1}, None, convert_result=True)  # type: ignore[arg-type]
+    assert str(crashed.value) == "Error executing tool broken"
+    with pytest.raises(ToolError) as refused:
+        await tool.run({"x": "one"}, None, convert_result=True)  # type: ignore[arg-type]
+    assert str(refused.value) == 'Error executing tool broken: x must be a whole number, got "one"'
