@@ -91,9 +91,10 @@ def _path(
         if isinstance(part, int):
             path += f"[{part}]"
             parent, node = node, _arm(node, "items", schema).get("items", {})
-        elif named or part in _arm(node, "properties", schema).get("properties", {}):
+            continue
+        properties = _arm(node, "properties", schema).get("properties", {})
+        if named or part in properties:
             path += f".{printable(part)}" if path else printable(part)
-            properties = _arm(node, "properties", schema).get("properties", {})
             # A field said once: the items of ``memories`` are each like one call, and their
             # schema leaves the fields the call's own schema describes empty.
             inner = properties.get(part) or schema.get("properties", {}).get(part, {})

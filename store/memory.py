@@ -603,7 +603,7 @@ class Memory:
             note = (
                 None
                 if results
-                else unmatched_where(asked.where, working.field_classes, working.record_fields)
+                else unmatched_where(asked.where, working.record_values, working.record_fields)
             )
         recall_id = new_id("rec")
         self._recalls.note(

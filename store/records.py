@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -289,7 +289,7 @@ _CLASS_WORDS = {
 
 def unmatched_where(
     wanted: Sequence[tuple[str, Key]],
-    held: Mapping[str, Mapping[str, int]],
+    values: Iterable[tuple[str, str, str]],
     fields: Mapping[str, int],
 ) -> str | None:
     """Why a recall's ``where`` (``parse_where``) can match no record at all, naming the field
@@ -298,12 +298,18 @@ def unmatched_where(
 
     Args:
         wanted: the ``where`` parsed.
-        held: per field key, how many records hold it per value class.
+        values: the (field key, class, canonical) each value a record holds is found under
+            (``Record.keys``), each once.
         fields: per field key, how many records hold it (the most held are named first).
     """
+    # The classes each asked field holds: one pass over the values, on this rare path only.
+    classes: dict[str, set[str]] = {field: set() for field, _ in wanted if fields.get(field)}
+    if classes:
+        for field, cls, _ in values:
+            if field in classes:
+                classes[field].add(cls)
     for field, (cls, _) in wanted:
-        classes = {c for c, count in held.get(field, {}).items() if count}
-        if not classes:
+        if field not in classes:
             known = sorted(fields, key=lambda f: (-fields[f], f))
             close = difflib.get_close_matches(field, known, n=1)
             if close:
@@ -311,9 +317,9 @@ def unmatched_where(
             if not known:
                 return f"where.{field}: no record has this field; no records are stored"
             return f"where.{field}: no record has this field; fields: " + ", ".join(known[:10])
-        if cls not in classes:
-            kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes))
-            fix = " or ".join(_CLASS_WORDS[c][1] for c in sorted(classes))
+        if cls not in classes[field]:
+            kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes[field]))
+            fix = " or ".join(_CLASS_WORDS[c][1] for c in sorted(classes[field]))
             return (
                 f"where.{field}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"

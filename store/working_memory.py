@@ -18,7 +18,7 @@ from __future__ import annotations
 import array
 import functools
 import heapq
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -161,9 +161,6 @@ class WorkingMemory:
             lambda: array.array("q")
         )
         self.record_fields: dict[str, int] = {}
-        # Per field key, how many rows hold it per value class (records.Key's class): what a
-        # where that matches nothing is told (records.unmatched_where).
-        self.field_classes: dict[str, Counter[str]] = defaultdict(Counter)
         # Predicate cardinalities: as the graph records them (set when a fact first used the
         # predicate), and as configured for predicates no fact has recorded yet.
         self.predicates: dict[str, str] = {}
@@ -284,7 +281,6 @@ class WorkingMemory:
     def _index_record(self, row: int, record: Record) -> None:
         for key in set(record.keys()):
             self.record_values[key].append(row)
-            self.field_classes[key[0]][key[1]] += 1
         for f in record.fields:
             self.record_fields[f.key] = self.record_fields.get(f.key, 0) + 1
             if f.kind == "string":
@@ -294,12 +290,6 @@ class WorkingMemory:
     def _unindex_record(self, row: int, record: Record) -> None:
         for key in set(record.keys()):
             _drop(self.record_values, key, row)
-            classes = self.field_classes[key[0]]
-            classes[key[1]] -= 1
-            if classes[key[1]] <= 0:
-                del classes[key[1]]
-            if not classes:
-                del self.field_classes[key[0]]
         for f in record.fields:
             left = self.record_fields.get(f.key, 1) - 1
             if left:

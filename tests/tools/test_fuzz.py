@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from mcp.client import Client
 
 from doxa.server.app import create_server
+from doxa.server.argument_errors import printable
 from doxa.server.settings import Settings
 from doxa.store import Memory
 
@@ -490,7 +491,7 @@ def check_error_names_a_field(tool: str, message: str, sent: dict[str, Any]) -> 
     assert message.startswith(prefix), f"an error that names no field: {message!r}"
     body = message.removeprefix(prefix)
     assert "validation error" not in body and "pydantic" not in body, body
-    known = PARAMETERS[tool] | {key.encode("utf-8", "backslashreplace").decode() for key in sent}
+    known = PARAMETERS[tool] | {printable(key) for key in sent}
     named = [
         name
         for name in known
