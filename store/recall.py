@@ -32,7 +32,7 @@ from doxa.store.fact_questions import question_words
 from doxa.store.learning import Learned
 from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
-from doxa.store.records import Key, parse_where
+from doxa.store.records import WhereField, parse_where
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
@@ -68,8 +68,8 @@ class Question:
     known_at: datetime | None = None
     #: The query asks when something happened or how long it lasted (``asks_when``).
     asks_when: bool = False
-    #: Records' fields that must hold these values: (field key, (class, canonical)).
-    where: tuple[tuple[str, Key], ...] = ()
+    #: Records' fields that must hold these values.
+    where: tuple[WhereField, ...] = ()
 
 
 def question(
@@ -229,7 +229,7 @@ def answer(
         mask &= _member(_predicate_rows(working, asked.predicate), n)
     if asked.episode is not None:
         mask &= _member(_episode_rows(working, asked.episode), n)
-    for field, (cls, canonical) in asked.where:
+    for field, (cls, canonical), _ in asked.where:
         mask &= _member(working.rows_of(working.record_values, (field, cls, canonical)), n)
     current = mask & valid
     if not asked.include_superseded:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
 
 from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
 from doxa.store.errors import InvalidInput
@@ -250,11 +251,20 @@ def validate(raw: object, field: str = "record") -> Record:
     return record
 
 
-def parse_where(raw: object) -> list[tuple[str, Key]]:
+class WhereField(NamedTuple):
+    """One field of a recall's ``where``: its key, the value it must equal and its name as
+    the recall gave it (what a note about it says)."""
+
+    key: str
+    value: Key
+    name: str
+
+
+def parse_where(raw: object) -> list[WhereField]:
     """A recall's ``where``: {field: value}, all of which must hold.
 
     Returns:
-        (field key, (class, canonical)) per field.
+        One ``WhereField`` per field.
 
     Raises:
         InvalidInput: naming ``where.<field>``: not an object, a bad field name, or a value
@@ -264,7 +274,7 @@ def parse_where(raw: object) -> list[tuple[str, Key]]:
         raise InvalidInput("where", 'must be an object {field: value}, e.g. {"album_id": 176}')
     if len(raw) > MAX_FIELDS:
         raise InvalidInput("where", f"has {len(raw)} fields; the limit is {MAX_FIELDS}")
-    wanted: list[tuple[str, Key]] = []
+    wanted: list[WhereField] = []
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
         field_name = _field_name(raw_name, path)
@@ -273,7 +283,7 @@ def parse_where(raw: object) -> list[tuple[str, Key]]:
                 path, "must be one value (string, number, boolean or ISO 8601 date) to equal"
             )
         kind, typed_value = typed(value, path)
-        wanted.append((field_key(field_name), where_key(kind, typed_value)))
+        wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
     return wanted
 
 
@@ -288,7 +298,7 @@ _CLASS_WORDS = {
 
 
 def unmatched_where(
-    wanted: Sequence[tuple[str, Key]],
+    wanted: Sequence[WhereField],
     values: Iterable[tuple[str, str, str]],
     fields: Mapping[str, int],
 ) -> str | None:
@@ -303,25 +313,25 @@ def unmatched_where(
         fields: per field key, how many records hold it (the most held are named first).
     """
     # The classes each asked field holds: one pass over the values, on this rare path only.
-    classes: dict[str, set[str]] = {field: set() for field, _ in wanted if fields.get(field)}
+    classes: dict[str, set[str]] = {w.key: set() for w in wanted if fields.get(w.key)}
     if classes:
         for field, cls, _ in values:
             if field in classes:
                 classes[field].add(cls)
-    for field, (cls, _) in wanted:
+    for field, (cls, _), given in wanted:
         if field not in classes:
             known = sorted(fields, key=lambda f: (-fields[f], f))
             close = difflib.get_close_matches(field, known, n=1)
             if close:
-                return f'where.{field}: no record has this field; did you mean "{close[0]}"?'
+                return f'where.{given}: no record has this field; did you mean "{close[0]}"?'
             if not known:
-                return f"where.{field}: no record has this field; no records are stored"
-            return f"where.{field}: no record has this field; fields: " + ", ".join(known[:10])
+                return f"where.{given}: no record has this field; no records are stored"
+            return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
         if cls not in classes[field]:
             kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes[field]))
             fix = " or ".join(_CLASS_WORDS[c][1] for c in sorted(classes[field]))
             return (
-                f"where.{field}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
+                f"where.{given}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"
             )
     return None

@@ -57,7 +57,9 @@ def test_numbers_compare_as_numbers_and_dates_by_day_and_instant() -> None:
         ("instant", "2024-04-30T23:30:00+00:00"),
         ("day", "2024-04-30"),
     ]
-    assert parse_where({"Released": "2024-04-30"}) == [("released", ("day", "2024-04-30"))]
+    assert parse_where({"Released": "2024-04-30"}) == [
+        ("released", ("day", "2024-04-30"), "Released")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -241,7 +241,7 @@ async def test_a_where_that_can_match_no_record_says_why_and_how_to_fix_it(
     assert string == (
         "where.album_id: records hold numbers here, not strings; give the value as a number"
     )
-    assert misspelt == 'where.album_idd: no record has this field; did you mean "album_id"?'
+    assert misspelt == 'where.Album_Idd: no record has this field; did you mean "album_id"?'
     assert unknown == (
         "where.composer: no record has this field; fields: album_id, explicit, milliseconds,"
         " name, released, unit_price"
