@@ -27,7 +27,7 @@ def check_command(settings: Settings, as_json: bool) -> int:
     if as_json:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
     else:
-        _describe(health)
+        _describe(health, settings.store.learning.min_judgements)
     return 0 if health.healthy else 1
 
 
@@ -47,11 +47,11 @@ def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
     else:
         print("search index rebuilt from the graph")
-        _describe(health)
+        _describe(health, settings.store.learning.min_judgements)
     return 0 if health.healthy else 1
 
 
-def _describe(health: object) -> None:
+def _describe(health: object, min_judgements: int) -> None:
     from doxa.store.health import Health
 
     assert isinstance(health, Health)
@@ -85,6 +85,12 @@ def _describe(health: object) -> None:
                 f" and {ranker['pairs_right']:.0%} of their (accepted, rejected) pairs right"
                 f" (the base {ranker['base_pairs_right']:.0%})"
             )
+    elif "judged_results" in health.graph:
+        print(
+            f"ranker: none yet; the first is trained once {min_judgements} results are judged"
+            f" ({health.graph['judged_results']} so far), and used only if it ranks held-out"
+            " judged recalls better than the base ranking"
+        )
     if health.healthy:
         print("healthy")
     for problem in health.problems:

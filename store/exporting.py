@@ -427,12 +427,8 @@ def tallies(graph: Graph, raw: bool = False) -> dict[str, int]:
         "facts": "MATCH (o:Observation) WHERE o.subject IS NOT NULL RETURN count(o)",
         "retracted": "MATCH (o:Observation) WHERE o.retracted_at IS NOT NULL RETURN count(o)",
         "judged recalls": "MATCH (q:Recall) WHERE q.judged_at IS NOT NULL RETURN count(q)",
-        # A judged recall's results it neither accepted nor rejected are "" (shown only).
-        "judgements": (
-            "MATCH ()-[r:RETURNED]->() WHERE r.judgement IN ['accepted', 'rejected']"
-            " RETURN count(r)"
-        ),
     }
     for label, query in named.items():
         out[label] = int(graph.read(query)[0][0])
+    out["judgements"] = graph.judged_result_count()
     return out

@@ -77,6 +77,11 @@ def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
     return found
 
 
+#: Counts the results feedback accepted or rejected; a judged recall's other results are ""
+#: (shown only).
+JUDGED_RESULTS = (
+    "MATCH ()-[r:RETURNED]->() WHERE r.judgement IN ['accepted', 'rejected'] RETURN count(r)"
+)
 #: A Recall whose query was judged: its vector is in either column (``judgements``).
 _JUDGED_QUERY = "(r.query_embedding IS NOT NULL OR r.query_vector IS NOT NULL)"
 
@@ -1190,6 +1195,10 @@ class Graph:
         for table in ("Agent", "Topic", "Episode", "Observation", "Belief", "Recall"):
             out[table] = int(self._rows(f"MATCH (n:{table}) RETURN count(n)")[0][0])
         return out
+
+    def judged_result_count(self) -> int:
+        """How many results feedback accepted or rejected (what the ranker learns from)."""
+        return int(self._rows(JUDGED_RESULTS)[0][0])
 
 
 class GraphWriter:

@@ -36,7 +36,8 @@ class Health:
     Attributes:
         data_dir: the directory checked.
         graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
-            holds), ``one_sided_links`` (nodes whose links Kùzu reads differently from
+            holds), ``judged_results`` (results feedback accepted or rejected: what the
+            ranker learns from), ``one_sided_links`` (nodes whose links Kùzu reads differently from
             their two ends: damage) and ``judged_queries_to_embed`` (judged queries whose
             vectors the next start embeds again: ``startup.usable_as_kept``); empty when the
             graph could not be opened.
@@ -94,6 +95,7 @@ def check(settings: StoreSettings) -> Health:
             try:
                 health.graph = {**graph.counts(), "wal_bytes": graph.wal_bytes()}
                 health.graph["unheld"] = graph.unheld_observations()
+                health.graph["judged_results"] = graph.judged_result_count()
                 one_sided = graph.one_sided_links()
                 health.graph["one_sided_links"] = sum(one_sided.values())
                 live = graph.live_observation_ids()

@@ -29,21 +29,8 @@ def fill(data_dir: Path, n: int = 5) -> None:
         memory.close()
 
 
-def test_check_says_healthy_and_prints_counts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fill(tmp_path / "m")
-    assert main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")]) == 0
-    printed = capsys.readouterr().out
-    assert "observations 5" in printed and "search index: 5 rows" in printed
-    assert printed.rstrip().endswith("healthy")
-
-
-def test_every_link_is_seen_from_both_ends_in_a_healthy_graph(tmp_path: Path) -> None:
-    from doxa.store.graph import Graph
-
-    data_dir = tmp_path / "m"
-    fill(data_dir)
+def judge(data_dir: Path) -> None:
+    """Recall the notes and judge three of the results: two accepted, one rejected."""
     memory = Memory.open(hash_settings(data_dir).store)
     memory.warm_up()
     try:
@@ -53,6 +40,29 @@ def test_every_link_is_seen_from_both_ends_in_a_healthy_graph(tmp_path: Path) ->
         assert memory.settle(timeout=30)
     finally:
         memory.close()
+
+
+def test_check_says_healthy_and_prints_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(tmp_path / "m")
+    judge(tmp_path / "m")
+    assert main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")]) == 0
+    printed = capsys.readouterr().out
+    assert "observations 5" in printed and "search index: 5 rows" in printed
+    # Five results shown, three judged: only those count towards a ranker.
+    assert "ranker: none yet; the first is trained once 200 results are judged (3 so far)" in (
+        printed
+    )
+    assert printed.rstrip().endswith("healthy")
+
+
+def test_every_link_is_seen_from_both_ends_in_a_healthy_graph(tmp_path: Path) -> None:
+    from doxa.store.graph import Graph
+
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    judge(data_dir)
     graph = Graph(data_dir / "graph", read_only=True)
     try:
         assert graph.one_sided_links() == {}  # OF, HOLDS, MENTIONS, RETURNED among them
