@@ -27,7 +27,15 @@ conversation scored at the grid point the other four chose) and at the best poin
 all the questions (in-sample, so it flatters), with the questions the held-out change moved
 up and down and its standard error; and the ceiling, overall and per category:
 lifting into each unseen question's top 10 exactly its gold turns accepted for a judged
-question, and nothing else.
+question, and nothing else. Then what the judgements tell a rule to go on (``evidence``):
+
+- of the (accepted turn, unseen question) pairs a re-rank could lift (the turn accepted for a
+  judged question, ranked 11-40 for the unseen one), how many are gold there; how well the
+  two questions' likeness tells those (AUC), and how many are gold among the most alike;
+- of the turns in an unseen question's top 10 that a judged question rejected, the share gold
+  there against that of any turn in a top 10, and how well the likeness of the most alike
+  judged question that rejected it tells the gold ones (AUC: 0.5 tells nothing); and the
+  ceiling of lowering: dropping from each top 10 exactly its rejected turns not gold there.
 
 Usage:
     python bench/transfer.py [--data PATH] [--embedder sentence-transformers|hash] [--noise]
@@ -42,7 +50,7 @@ import random
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import locomo
@@ -84,6 +92,8 @@ class Unseen:
     result_vectors: dict[str, np.ndarray] | None = None
     #: For the turn classifier: its weights and bias per ``lam``.
     classifiers: dict[float, tuple[np.ndarray, float]] | None = None
+    #: Per judged question, in ``links``' order: its likeness and the turns it rejected.
+    refusals: list[tuple[float, list[str]]] = field(default_factory=list)
 
 
 def r10(order: Sequence[str], gold: set[str]) -> float:
@@ -192,6 +202,62 @@ def ceiling(unseen: Unseen) -> float:
     return accepted_missing(unseen.gold, set(unseen.accepted), top)
 
 
+def lowering_ceiling(unseen: Unseen) -> float:
+    """What dropping from the results exactly the turns rejected for a judged question that
+    are not gold here would add to R@10: the most lowering what was rejected could do."""
+    order = [s for s, _ in unseen.results]
+    kept = [s for s in order if not (unseen.rejected[s] and s not in unseen.gold)]
+    return r10(kept, unseen.gold) - r10(order, unseen.gold)
+
+
+def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """The chance that a random positive scores above a random negative (ties: half)."""
+    values, truth = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=bool)
+    positive, negative = values[truth], values[~truth]
+    if not len(positive) or not len(negative):
+        return float("nan")
+    above = sum(int((p > negative).sum()) + 0.5 * int((p == negative).sum()) for p in positive)
+    return above / (len(positive) * len(negative))
+
+
+def evidence(questions: Sequence[Unseen]) -> list[str]:
+    """What the judgements tell a rule to go on (see the module docstring), as lines."""
+    lifts: list[tuple[float, bool]] = []  # (likeness, gold here) per liftable accepted turn
+    lows: list[tuple[float, bool]] = []  # (most alike rejecter, gold here) per rejected turn
+    top_gold = top_turns = 0
+    for q in questions:
+        below = {s for s, _ in q.results[10:DEPTH]}
+        for likeness, accepted in q.links:
+            lifts += [(likeness, s in q.gold) for s in accepted if s in below]
+        top = [s for s, _ in q.results[:10]]
+        top_gold, top_turns = top_gold + len(q.gold & set(top)), top_turns + len(top)
+        for source in top:
+            rejecters = [likeness for likeness, rejected in q.refusals if source in rejected]
+            if rejecters:
+                lows.append((max(rejecters), source in q.gold))
+    lines = []
+    if lifts:
+        liked, gold = zip(*lifts, strict=True)
+        alike = [g for likeness, g in lifts if likeness >= 0.8]
+        lines.append(
+            f"accepted turns a re-rank could lift (ranked 11-{DEPTH}): {len(gold)} (turn,"
+            f" unseen question) pairs, {sum(gold)} gold there; likeness tells them apart with"
+            f" AUC {auc(liked, gold):.2f}; at likeness >= 0.8, {sum(alike)} gold of {len(alike)}"
+        )
+    if lows:
+        liked, gold = zip(*lows, strict=True)
+        lines.append(
+            f"rejected turns in unseen top 10s: {len(gold)}, {sum(gold) / len(gold):.0%} gold"
+            f" there (any turn in a top 10: {top_gold / max(top_turns, 1):.0%}); the likeness"
+            f" of the most alike rejecter tells them apart with AUC {auc(liked, gold):.2f}"
+        )
+    lines.append(
+        "ceiling of lowering exactly the rejected turns not gold there: "
+        f"{np.mean([lowering_ceiling(q) for q in questions]):+.3f}"
+    )
+    return lines
+
+
 def collect(
     conversations: Sequence[locomo.Conversation],
     embedder_kind: str,
@@ -214,17 +280,18 @@ def collect(
             accepted: Counter[str] = Counter()
             rejected: Counter[str] = Counter()
             per_question: list[list[str]] = []
+            refused: list[list[str]] = []
             shown: list[list[str]] = []
             for question in judged:
-                mine = []
+                mine, not_mine = [], []
                 gold = set(question.gold)
                 top = [r.source or "" for r in memory.recall(question.question, limit=10).results]
                 for source in top:
                     good = rng.random() < 0.2 if noise else source in gold
                     (accepted if good else rejected)[source] += 1
-                    if good:
-                        mine.append(source)
+                    (mine if good else not_mine).append(source)
                 per_question.append(mine)
+                refused.append(not_mine)
                 shown.append(top)
             vectors = unit([q.question for q in judged] + [q.question for q in unseen])
             likeness = vectors[len(judged) :] @ vectors[: len(judged)].T
@@ -269,6 +336,7 @@ def collect(
                         mapped,
                         {r.source: turn_vectors[r.source] for r in results if r.source in turns},
                         classifiers,
+                        [(float(s), r) for s, r in zip(likeness[i], refused, strict=True)],
                     )
                 )
     return out
@@ -367,6 +435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  {name:12} {len(mine):4} questions ({many} ask for several things): "
                 f"{np.mean([ceiling(q) for q in mine]):+.3f}"
             )
+    print("what the judgements tell a rule to go on:")
+    for line in evidence(questions):
+        print(f"  {line}")
     return 0
 
 

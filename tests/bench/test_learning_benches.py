@@ -233,3 +233,29 @@ def test_a_conversation_is_halved_alternately_or_at_random_by_split() -> None:
         assert judged == sorted(judged, key=questions.index)
     assert len({tuple(q.question for q in judged) for judged, _ in splits}) > 1
     assert halves(conversation, 1) == splits[0]  # the same split each time
+
+
+def test_evidence_counts_what_acceptances_and_rejections_say_of_unseen_questions() -> None:
+    # Ranked: x0..x8, then r (rejected, not gold), then g (gold, ranked 11th).
+    results = [(f"x{i}", 1.0 - i / 100) for i in range(9)] + [("r", 0.9), ("g", 0.85)]
+    question = transfer.Unseen(
+        gold={"g", "x0"},
+        results=results + [("w", 0.8)],
+        accepted=Counter({"g": 1, "w": 1}),
+        rejected=Counter({"r": 1, "x0": 2}),
+        links=[(0.9, ["g"]), (0.3, ["w"])],
+        refusals=[(0.9, ["r"]), (0.3, ["r", "x0"])],
+    )
+    # Dropping r (rejected, not gold) lets g in; x0 was rejected too but is gold: it stays.
+    assert transfer.lowering_ceiling(question) == 0.5
+    assert transfer.auc([0.9, 0.3], [True, False]) == 1.0
+    assert transfer.auc([0.5, 0.5], [True, False]) == 0.5
+    lifted, lowered, ceiling = transfer.evidence([question])
+    # g and w are ranked 11th and 12th: two pairs, g gold, and the more alike question's.
+    assert lifted.startswith("accepted turns a re-rank could lift (ranked 11-40): 2 (turn,")
+    assert "1 gold there; likeness tells them apart with AUC 1.00" in lifted
+    assert lifted.endswith("at likeness >= 0.8, 1 gold of 1")
+    # r (most alike rejecter 0.9, not gold) and x0 (0.3, gold): 1 of the 10 top turns is gold.
+    assert lowered.startswith("rejected turns in unseen top 10s: 2, 50% gold there")
+    assert "(any turn in a top 10: 10%)" in lowered and lowered.endswith("AUC 0.00")
+    assert ceiling.endswith("+0.500")
