@@ -240,7 +240,7 @@ def test_evidence_counts_what_acceptances_and_rejections_say_of_unseen_questions
     results = [(f"x{i}", 1.0 - i / 100) for i in range(9)] + [("r", 0.9), ("g", 0.85)]
     question = transfer.Unseen(
         gold={"g", "x0"},
-        results=results + [("w", 0.8)],
+        results=[*results, ("w", 0.8)],
         accepted=Counter({"g": 1, "w": 1}),
         rejected=Counter({"r": 1, "x0": 2}),
         links=[(0.9, ["g"]), (0.3, ["w"])],
