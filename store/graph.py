@@ -1339,7 +1339,7 @@ class GraphWriter:
                 key = f"{f.key}|{cls}|{canonical}"
                 values[key] = {"k": key, "f": f.key, "c": cls, "v": canonical}
                 links.append(
-                    {"o": obs, "k": key, "p": position, "n": f.name, "kind": f.kind,
+                    {"o": obs, "k": key, "p": position, "n": f.stored_name, "kind": f.kind,
                      "v": f.text()}
                 )  # fmt: skip
         self._run(

@@ -7,6 +7,10 @@ by every record holding it (``HAS_FIELD`` keeps this record's spelling and order
 filters by field exactly (``where``) and ranks a record whose field holds a value the query
 names above one that merely contains the number somewhere.
 
+A nested object's fields are fields too, named by their path (``customer.country``), and a
+list of values is one field holding each of them (``tags=[rock, metal]``; ``where`` on it
+matches any). A list of objects is refused: each object is a record of its own.
+
 Values are typed when read and compared by type: an integer and a decimal compare as
 numbers (``176`` is ``176.0``; decimals are exact, a JSON number is read through its shortest
 repr), strings exactly, booleans as booleans, ``"YYYY-MM-DD"`` strings as dates and ISO 8601
@@ -17,20 +21,24 @@ day's dates and date-times (in UTC).
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
 from doxa.store.errors import InvalidInput
 
-#: The most fields one record may hold, and the longest field name.
+#: The most values one record may hold, the longest field name and the deepest path.
 MAX_FIELDS = 100
 MAX_FIELD_NAME = 64
+MAX_DEPTH = 4
+#: What ``HAS_FIELD`` appends to a field's name when the value is one of a list's.
+_LISTED = "[]"
 #: The most characters a number may take written out in full (a JSON float of 1e300 would
 #: otherwise become a 300-digit key).
 MAX_NUMBER = 40
@@ -50,11 +58,25 @@ Key = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class RecordField:
-    """One field of a record: its name as given, its kind and its typed value."""
+    """One value of a record: its field's name (a nested field's path, ``customer.country``)
+    as given, its kind, its typed value and whether it is one of a list's."""
 
     name: str
     kind: str
     value: Value
+    listed: bool = False
+
+    @classmethod
+    def loaded(cls, stored_name: str, kind: str, text: str) -> RecordField:
+        """A field as ``HAS_FIELD`` keeps it (``stored_name``, ``stored`` text)."""
+        listed = stored_name.endswith(_LISTED)
+        name = stored_name.removesuffix(_LISTED) if listed else stored_name
+        return cls(name, kind, loaded(kind, text), listed)
+
+    @property
+    def stored_name(self) -> str:
+        """The name ``HAS_FIELD`` keeps: a list's values say they are one."""
+        return self.name + _LISTED if self.listed else self.name
 
     @property
     def key(self) -> str:
@@ -76,8 +98,32 @@ class Record:
 
     def line(self) -> str:
         """The record in words, the observation's text when none is given:
-        ``"Track: name=Balls to the Wall, album_id=2"``."""
-        return f"{self.type}: " + ", ".join(f"{f.name}={f.text()}" for f in self.fields)
+        ``"Track: name=Balls to the Wall, album_id=2, tags=[rock, metal]"``."""
+        parts = [
+            f"{path}=[{', '.join(f.text() for f in group)}]"
+            if listed
+            else ", ".join(f"{path}={f.text()}" for f in group)
+            for (path, listed), group in self._runs()
+        ]
+        return f"{self.type}: " + ", ".join(parts)
+
+    def shown_fields(self) -> dict[str, Any]:
+        """The fields as they were given: nested objects and lists rebuilt, each value as
+        ``shown``."""
+        out: dict[str, Any] = {}
+        for (path, listed), group in self._runs():
+            *parents, last = path.split(".")
+            node = out
+            for part in parents:
+                node = node.setdefault(part, {})
+            values = [shown(f.value) for f in group]
+            node[last] = values if listed else values[0]
+        return out
+
+    def _runs(self) -> Iterator[tuple[tuple[str, bool], list[RecordField]]]:
+        """The fields in order, a list's values together."""
+        for key, group in itertools.groupby(self.fields, key=lambda f: (f.name, f.listed)):
+            yield key, list(group)
 
     def keys(self) -> Iterator[tuple[str, str, str]]:
         """(field key, class, canonical) under which each field is found by ``where``; a
@@ -201,14 +247,52 @@ def typed(value: object, field: str) -> tuple[str, Value]:
     )
 
 
-def _field_name(raw: object, field: str) -> str:
-    if not isinstance(raw, str) or not _FIELD_NAME.fullmatch(raw) or len(raw) > MAX_FIELD_NAME:
+def _field_name(raw: object, field: str, paths: bool = False) -> str:
+    """A field's name as given; with ``paths``, also a nested field's path
+    (``customer.country``)."""
+    parts = raw.split(".") if paths and isinstance(raw, str) else [raw]
+    if len(parts) > MAX_DEPTH + 1 or not all(
+        isinstance(p, str) and _FIELD_NAME.fullmatch(p) and len(p) <= MAX_FIELD_NAME for p in parts
+    ):
         raise InvalidInput(
             field,
             f"has the field name {raw!r}: a name is a letter or _ followed by letters,"
-            f" digits or _, at most {MAX_FIELD_NAME} characters (album_id)",
+            f" digits or _, at most {MAX_FIELD_NAME} characters (album_id)"
+            + (
+                ", or a nested field's path of names joined by . (customer.country)"
+                if paths
+                else ""
+            ),
         )
+    assert isinstance(raw, str)
     return raw
+
+
+def _flattened(given: Mapping[Any, Any], path: str, prefix: str = "") -> Iterator[RecordField]:
+    """Every value of a record's ``fields`` (at ``path``), nested objects' fields named by
+    their path and each of a list's values a field of its own, in the order given."""
+    for raw_name, value in given.items():
+        here = f"{path}.{raw_name}"
+        name = prefix + _field_name(raw_name, here)
+        if isinstance(value, Mapping):
+            if not value:
+                raise InvalidInput(here, "is an empty object; leave out a field with no value")
+            if name.count(".") >= MAX_DEPTH:
+                raise InvalidInput(here, f"nests deeper than {MAX_DEPTH} objects")
+            yield from _flattened(value, here, name + ".")
+        elif isinstance(value, list | tuple):
+            if not value:
+                raise InvalidInput(here, "is an empty list; leave out a field with no value")
+            for i, item in enumerate(value):
+                if isinstance(item, Mapping | list | tuple):
+                    raise InvalidInput(
+                        f"{here}[{i}]",
+                        "is not a value: a list holds strings, numbers, booleans or dates;"
+                        " remember each object in it as a record of its own",
+                    )
+                yield RecordField(name, *typed(item, f"{here}[{i}]"), listed=True)
+        else:
+            yield RecordField(name, *typed(value, here))
 
 
 def validate(raw: object, field: str = "record") -> Record:
@@ -216,8 +300,9 @@ def validate(raw: object, field: str = "record") -> Record:
 
     Raises:
         InvalidInput: naming the field (``record.fields.album_id``): a wrong shape, an
-            invalid type or field name, too many fields, two names that differ only in case,
-            or a value of no known kind.
+            invalid type or field name, too many values, an empty object or list, objects
+            nested too deep, a list of objects, two names that differ only in case, or a value
+            of no known kind.
     """
     if not isinstance(raw, Mapping):
         raise InvalidInput(field, 'must be an object {"type": "Track", "fields": {...}}')
@@ -229,19 +314,19 @@ def validate(raw: object, field: str = "record") -> Record:
     given = raw.get("fields")
     if not isinstance(given, Mapping) or not given:
         raise InvalidInput(f"{field}.fields", "must be a non-empty object {name: value}")
-    if len(given) > MAX_FIELDS:
-        raise InvalidInput(f"{field}.fields", f"has {len(given)} fields; the limit is {MAX_FIELDS}")
     fields: list[RecordField] = []
     seen: dict[str, str] = {}
-    for raw_name, value in given.items():
-        path = f"{field}.fields.{raw_name}"
-        field_name = _field_name(raw_name, path)
-        other = seen.get(field_key(field_name))
-        if other is not None:
-            raise InvalidInput(path, f"is the field {other!r} again (names ignore case)")
-        seen[field_key(field_name)] = field_name
-        value_kind, typed_value = typed(value, path)
-        fields.append(RecordField(field_name, value_kind, typed_value))
+    for f in _flattened(given, f"{field}.fields"):
+        if len(fields) == MAX_FIELDS:
+            raise InvalidInput(
+                f"{field}.fields", f"holds more than {MAX_FIELDS} values; the limit is {MAX_FIELDS}"
+            )
+        other = seen.setdefault(f.key, f.name)
+        if other != f.name:  # a list's values share their name
+            raise InvalidInput(
+                f"{field}.fields.{f.name}", f"is the field {other!r} again (names ignore case)"
+            )
+        fields.append(f)
     record = Record(kind, tuple(fields))
     if len(record.line()) > MAX_TEXT:
         raise InvalidInput(
@@ -261,7 +346,10 @@ class WhereField(NamedTuple):
 
 
 def parse_where(raw: object) -> list[WhereField]:
-    """A recall's ``where``: {field: value}, all of which must hold.
+    """A recall's ``where``: {field: value}, all of which must hold. A nested field is named
+    by its path, ``{"customer.country": "Brazil"}`` (an object as a value reads as an
+    operator, ``{"gt": 3}``, which there is none of); a list's field holds a value if any of
+    its values is that value.
 
     Returns:
         One ``WhereField`` per field.
@@ -277,10 +365,12 @@ def parse_where(raw: object) -> list[WhereField]:
     wanted: list[WhereField] = []
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
-        field_name = _field_name(raw_name, path)
+        field_name = _field_name(raw_name, path, paths=True)
         if isinstance(value, Mapping | list | tuple):
             raise InvalidInput(
-                path, "must be one value (string, number, boolean or ISO 8601 date) to equal"
+                path,
+                "must be one value (string, number, boolean or ISO 8601 date) to equal;"
+                ' a nested field is named by its path, e.g. {"customer.country": "Brazil"}',
             )
         kind, typed_value = typed(value, path)
         wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
@@ -403,9 +493,13 @@ def _field_spans(
     spans: list[tuple[str, int, int]] = []
     i = 0
     while i < len(words):
-        for size in (3, 2, 1):
-            key = field_key("_".join(words[i : i + size]))
-            if i + size <= len(words) and key in known_fields:
+        for size in (4, 3, 2, 1):
+            if i + size > len(words):
+                continue
+            # "unit price" for unit_price; "customer country" for customer.country
+            keys = {field_key(joint.join(words[i : i + size])) for joint in ("_", ".")}
+            key = next((k for k in sorted(keys) if k in known_fields), None)
+            if key is not None:
                 spans.append((key, i, i + size))
                 i += size
                 break

@@ -33,7 +33,7 @@ from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
-from doxa.store.records import Record, RecordField, loaded
+from doxa.store.records import Record, RecordField
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros
 from doxa.store.working_memory import Entry, WorkingMemory
@@ -314,7 +314,7 @@ def records_of(graph: Graph) -> dict[str, Record]:
     """Every record the graph holds, by observation id, its fields typed again."""
     fields: dict[str, list[RecordField]] = {}
     for obs, _, field_name, kind, text in graph.record_fields():
-        fields.setdefault(obs, []).append(RecordField(field_name, kind, loaded(kind, text)))
+        fields.setdefault(obs, []).append(RecordField.loaded(field_name, kind, text))
     return {obs: Record(kind, tuple(fields.get(obs, ()))) for obs, kind in graph.record_types()}
 
 

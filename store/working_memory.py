@@ -281,8 +281,9 @@ class WorkingMemory:
     def _index_record(self, row: int, record: Record) -> None:
         for key in set(record.keys()):
             self.record_values[key].append(row)
+        for field in {f.key for f in record.fields}:  # a list's values count once
+            self.record_fields[field] = self.record_fields.get(field, 0) + 1
         for f in record.fields:
-            self.record_fields[f.key] = self.record_fields.get(f.key, 0) + 1
             if f.kind == "string":
                 assert isinstance(f.value, str)
                 self.record_words[(f.key, f.value.casefold())].append(row)
@@ -290,12 +291,13 @@ class WorkingMemory:
     def _unindex_record(self, row: int, record: Record) -> None:
         for key in set(record.keys()):
             _drop(self.record_values, key, row)
-        for f in record.fields:
-            left = self.record_fields.get(f.key, 1) - 1
+        for field in {f.key for f in record.fields}:
+            left = self.record_fields.get(field, 1) - 1
             if left:
-                self.record_fields[f.key] = left
+                self.record_fields[field] = left
             else:
-                self.record_fields.pop(f.key, None)
+                self.record_fields.pop(field, None)
+        for f in record.fields:
             if f.kind == "string":
                 assert isinstance(f.value, str)
                 _drop(self.record_words, (f.key, f.value.casefold()), row)

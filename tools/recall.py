@@ -9,7 +9,6 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, StrictBool, StrictInt, WithJsonSchema
 
 from doxa.store.event_time import shown as shown_time
-from doxa.store.records import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call, exact
@@ -41,7 +40,7 @@ class RecordOut(BaseModel):
     """A structured record: its type and fields (decimals as exact numbers or text)."""
 
     type: str
-    fields: dict[str, int | float | str | bool]
+    fields: dict[str, Any]
 
 
 class RecalledItem(BaseModel):
@@ -78,7 +77,7 @@ def record_out(record: Record | None) -> RecordOut | None:
     """A record as results show it (``records.shown``)."""
     if record is None:
         return None
-    return RecordOut(type=record.type, fields={f.name: shown(f.value) for f in record.fields})
+    return RecordOut(type=record.type, fields=record.shown_fields())
 
 
 def recalled(item: Recollection, explain: bool) -> RecalledItem:

@@ -95,6 +95,8 @@ def test_a_record_in_words_keeps_its_order_and_a_decimal_its_scale() -> None:
         ({"type": "Track", "fields": {"a": "2024-13-01"}}, "record.fields.a"),
         ({"type": "Track", "fields": {"a": "2024-05-01T25:00"}}, "record.fields.a"),
         ({"type": 3, "fields": {"a": 1}}, "record.type"),
+        ({"type": "T", "fields": {"a.b": 1}}, "record.fields.a.b"),  # a path is no name
+        ({"type": "T", "fields": {"a": [[1]]}}, "record.fields.a[0]"),
     ],
 )
 def test_a_malformed_record_is_refused_naming_the_field(raw: object, field: str) -> None:
@@ -125,6 +127,35 @@ def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
         ("album_id", [("number", "176")], ["176"])
     ]
     assert query_pairs("the number 176", known) == []
+
+
+def test_nested_objects_and_lists_are_fields_kept_as_given() -> None:
+    fields = {"id": 1, "customer": {"Country": "BR", "age": 30}, "tags": ["a", "b"], "one": [2]}
+    record = validate({"type": "Invoice", "fields": fields})
+    assert (
+        record.line() == "Invoice: id=1, customer.Country=BR, customer.age=30, tags=[a, b], one=[2]"
+    )
+    assert [(f.key, f.listed) for f in record.fields] == [
+        ("id", False),
+        ("customer.country", False),
+        ("customer.age", False),
+        ("tags", True),
+        ("tags", True),
+        ("one", True),
+    ]
+    assert record.shown_fields() == fields
+    # As HAS_FIELD keeps them, and back.
+    again = [RecordField.loaded(f.stored_name, f.kind, f.text()) for f in record.fields]
+    assert Record("Invoice", tuple(again)) == record
+    assert {f.stored_name for f in record.fields} >= {"customer.Country", "tags[]", "one[]"}
+    # A path names a nested field in where and in a query's words.
+    assert parse_where({"Customer.Country": "BR"}) == [
+        ("customer.country", ("string", "BR"), "Customer.Country")
+    ]
+    known = {"customer.country": 1, "country": 1}
+    assert [f for f, _, _ in query_pairs("customer country BR", known)] == ["customer.country"]
+    assert [f for f, _, _ in query_pairs("customer.country=BR", known)] == ["customer.country"]
+    assert [f for f, _, _ in query_pairs("country BR", known)] == ["country"]
 
 
 def test_a_recollection_with_a_record_crosses_the_relay() -> None:

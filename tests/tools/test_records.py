@@ -156,6 +156,51 @@ async def test_records_survive_a_restart_and_leave_with_forget(settings: Setting
     assert after == {ids["rock"]} and gone == set()
 
 
+INVOICE: dict[str, Any] = {
+    "invoice_id": 98,
+    "customer": {"country": "Brazil", "address": {"city": "São José dos Campos"}},
+    "total": "3.98",
+    "tags": ["rock", "metal", "rock"],
+    "track_ids": [1],  # a list of one stays a list
+}
+
+
+async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settings) -> None:
+    with anyio.fail_after(90):
+        async with Client(create_server(settings)) as client:
+            done = await ok(client, "remember", record={"type": "Invoice", "fields": INVOICE})
+            other = await ok(
+                client,
+                "remember",
+                record={"type": "Invoice", "fields": {"invoice_id": 99, "country": "Brazil"}},
+            )
+            await remember_tracks(client)
+            found = await ok(client, "recall", query="invoice country Brazil", explain=True)
+        # Kept across a restart: the graph rebuilds nested fields and lists as they were given.
+        async with Client(create_server(settings)) as client:
+            shown = await ok(client, "recall", query="", where={"invoice_id": 98})
+            by_path = await where(client, **{"customer.country": "Brazil"})
+            by_city = await where(client, **{"Customer.Address.City": "São José dos Campos"})
+            by_tag = await where(client, tags="metal")
+            by_one = await where(client, track_ids=1)
+            top_level = await where(client, country="Brazil")
+            ranked = await ok(client, "recall", query="customer country Brazil", explain=True)
+            note = await ok(client, "recall", query="", where={"customer.county": "Brazil"})
+    invoice = done["observation_id"]
+    [item] = shown["results"]
+    assert item["record"] == {"type": "Invoice", "fields": INVOICE}
+    assert "text" not in item  # the record in words, said once
+    assert by_path == by_city == by_tag == by_one == {invoice}
+    assert top_level == {other["observation_id"]}  # country is not customer.country
+    assert ranked["results"][0]["observation_id"] == invoice
+    assert ranked["results"][0]["scores"]["field"] == 1.0
+    # "country" alone names the other invoice's field.
+    assert found["results"][0]["observation_id"] == other["observation_id"]
+    assert note["note"] == (
+        'where.customer.county: no record has this field; did you mean "customer.country"?'
+    )
+
+
 def named(message: str, field: str) -> bool:
     """The error is about ``field``: its message begins with the field's path."""
     return message.removeprefix("Error executing tool ").split(": ", 1)[1].startswith(field + " ")
@@ -167,8 +212,17 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
     bad: list[tuple[dict[str, Any], str]] = [
         ({"type": "Track", "fields": {"album id": 1}}, "record.fields.album id"),
         ({"type": "Track", "fields": {"album_id": None}}, "record.fields.album_id"),
-        ({"type": "Track", "fields": {"tags": ["a", "b"]}}, "record.fields.tags"),
-        ({"type": "Track", "fields": {"meta": {"a": 1}}}, "record.fields.meta"),
+        ({"type": "Track", "fields": {"tags": []}}, "record.fields.tags"),
+        ({"type": "Track", "fields": {"meta": {}}}, "record.fields.meta"),
+        ({"type": "Track", "fields": {"lines": [1, {"a": 1}]}}, "record.fields.lines[1]"),
+        ({"type": "Track", "fields": {"tags": ["a", None]}}, "record.fields.tags[1]"),
+        ({"type": "Track", "fields": {"meta": {"bad name": 1}}}, "record.fields.meta.bad name"),
+        ({"type": "Track", "fields": {"meta": {"A": 1, "a": 2}}}, "record.fields.meta.a"),
+        (
+            {"type": "T", "fields": {"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}},
+            "record.fields.a.b.c.d.e",
+        ),
+        ({"type": "Track", "fields": {"tags": [f"t{i}" for i in range(101)]}}, "record.fields"),
         ({"type": "Track", "fields": {"released": "2024-02-30"}}, "record.fields.released"),
         ({"type": "Track", "fields": {"n": 10**50}}, "record.fields.n"),
         ({"type": "Track", "fields": {"Name": "a", "name": "b"}}, "record.fields.name"),
@@ -191,6 +245,7 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
                 ({"album_id": {"gt": 3}}, "where.album_id"),
                 ({"album_id": [1, 2]}, "where.album_id"),
                 ({"album id": 1}, "where.album id"),
+                ({"customer..country": 1}, "where.customer..country"),
                 ({"album_id": None}, "where.album_id"),
             ):
                 message = await error(client, "recall", query="", where=shape)
