@@ -37,10 +37,10 @@ class Health:
         data_dir: the directory checked.
         graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
             holds), ``judged_results`` (results feedback accepted or rejected: what the
-            ranker learns from), ``one_sided_links`` (nodes whose links Kùzu reads differently from
-            their two ends: damage) and ``judged_queries_to_embed`` (judged queries whose
-            vectors the next start embeds again: ``startup.usable_as_kept``); empty when the
-            graph could not be opened.
+            ranker learns from), ``one_sided_links`` (nodes whose links Kùzu reads
+            differently from their two ends: damage) and ``judged_queries_to_embed``
+            (judged queries whose vectors the next start embeds again:
+            ``startup.usable_as_kept``); empty when the graph could not be opened.
         index: ``rows``, ``not_unit`` (vectors that are no embeddings) and ``foreign`` (1 when
             another embedder wrote it); empty when it could not be read.
         orphans: ``index_rows_unknown`` (rows of no current observation) and

@@ -347,9 +347,9 @@ class WhereField(NamedTuple):
 
 def parse_where(raw: object) -> list[WhereField]:
     """A recall's ``where``: {field: value}, all of which must hold. A nested field is named
-    by its path, ``{"customer.country": "Brazil"}`` (an object as a value reads as an
-    operator, ``{"gt": 3}``, which there is none of); a list's field holds a value if any of
-    its values is that value.
+    by its path, ``{"customer.country": "Brazil"}``; an object as a value is refused, not read
+    as a path, since it more likely means an operator (``{"gt": 3}``), and there are none. A
+    list's field holds a value if any of its values is that value.
 
     Returns:
         One ``WhereField`` per field.

@@ -279,14 +279,13 @@ class WorkingMemory:
         return row
 
     def _index_record(self, row: int, record: Record) -> None:
+        # Each once per record: a list may hold a value twice, and counts as one field.
         for key in set(record.keys()):
             self.record_values[key].append(row)
-        for field in {f.key for f in record.fields}:  # a list's values count once
+        for field in {f.key for f in record.fields}:
             self.record_fields[field] = self.record_fields.get(field, 0) + 1
-        for f in record.fields:
-            if f.kind == "string":
-                assert isinstance(f.value, str)
-                self.record_words[(f.key, f.value.casefold())].append(row)
+        for phrase in _string_values(record):
+            self.record_words[phrase].append(row)
 
     def _unindex_record(self, row: int, record: Record) -> None:
         for key in set(record.keys()):
@@ -297,10 +296,8 @@ class WorkingMemory:
                 self.record_fields[field] = left
             else:
                 self.record_fields.pop(field, None)
-        for f in record.fields:
-            if f.kind == "string":
-                assert isinstance(f.value, str)
-                _drop(self.record_words, (f.key, f.value.casefold()), row)
+        for phrase in _string_values(record):
+            _drop(self.record_words, phrase, row)
 
     def _mention(self, row: int, topic: str) -> None:
         key = topic_key(topic)
@@ -608,6 +605,12 @@ class WorkingMemory:
         if found is None or len(found) == 0:
             return np.zeros(0, dtype=np.int64)
         return np.frombuffer(found, dtype=np.int64)
+
+
+def _string_values(record: Record) -> set[tuple[str, str]]:
+    """(field key, casefolded value) of each of a record's strings, as a query's words match
+    them."""
+    return {(f.key, f.value.casefold()) for f in record.fields if isinstance(f.value, str)}
 
 
 def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:
