@@ -201,6 +201,31 @@ async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settin
     )
 
 
+async def test_a_record_told_with_a_fact_supersedes_the_older_one(client: Client) -> None:
+    def order(status: str, at: str) -> dict[str, Any]:
+        return {
+            "record": {"type": "Order", "fields": {"order_id": 17, "status": status}},
+            "fact": {"subject": "order 17", "predicate": "status", "object": status},
+            "observed_at": at,
+        }
+
+    with anyio.fail_after(60):
+        placed = await ok(client, "remember", **order("placed", "2026-03-01T09:00:00Z"))
+        shipped = await ok(client, "remember", **order("shipped", "2026-03-03T09:00:00Z"))
+        now = await where(client, order_id=17)
+        then = await ok(
+            client, "recall", query="", where={"order_id": 17}, as_of="2026-03-02T00:00:00Z"
+        )
+        both = await ok(client, "recall", query="", where={"order_id": 17}, include_superseded=True)
+    assert shipped["superseded"] == [placed["observation_id"]]
+    assert now == {shipped["observation_id"]}
+    assert [r["record"]["fields"]["status"] for r in then["results"]] == ["placed"]
+    assert {r["observation_id"] for r in both["results"]} == {
+        placed["observation_id"],
+        shipped["observation_id"],
+    }
+
+
 def named(message: str, field: str) -> bool:
     """The error is about ``field``: its message begins with the field's path."""
     return message.removeprefix("Error executing tool ").split(": ", 1)[1].startswith(field + " ")
