@@ -7,8 +7,15 @@ The rule (``[store.prune]``, each value overridable per call):
 - **unused**: confidence at most ``max_confidence``, shown in at least ``min_impressions``
   judged recalls, never accepted (no hits), recorded at least ``min_age_days`` ago;
 - **merged**: observations held by one and the same agent alone, carrying the same fact (or
-  none) and equally current, whose cosine is at least ``merge_similarity``: the one with most
-  hits, else evidence for a belief, else the oldest is kept; the others are merged into it.
+  none) and equally current, whose cosine is at least ``merge_similarity`` and whose details
+  agree (``details``): the one with most hits, else evidence for a belief, else the oldest is
+  kept; the others are merged into it.
+
+An embedding hardly tells "Invoice 98 total is 3.98" from "Invoice 99 total is 3.98", nor
+"broken" from "not broken" (cosines of 0.95 and more), so a cosine alone would merge away
+memories that say different things. Each one's details, the words that make it say what it
+says (numbers and other words with digits, names, days, months and seasons, negations),
+must all be words of the other; records must hold the same values.
 
 Spared always: evidence for a belief, one with hits, one whose retraction would reopen an
 older fact (it superseded one); and from the unused rule a current fact. Merging may retire
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +46,7 @@ from doxa.store.drafts import predicate_key
 from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
 from doxa.store.settings import PruneSettings
+from doxa.store.timewords import MONTHS, SEASONS
 from doxa.store.values import decimal_text, iso, micros, scaled
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
@@ -47,6 +56,19 @@ AUDIT_FILE = "pruned.jsonl"
 #: similarities is this many rows by the group's size, in float32).
 _BLOCK = 1024
 _DAY_US = 86_400_000_000
+#: Words that make a memory say what it says whatever their case (see the module docstring).
+_DETAIL_WORDS = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+    | {name for name in MONTHS if len(name) > 3}  # "may", "mar", "dec" are other words too
+    | set(SEASONS)
+    | {"not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor"}
+    | {"without", "cannot", "unless"}
+)
+#: A word: letters and digits, with the marks inside one kept ("isn't", "3.11", "a/b").
+_WORD = re.compile(r"\w(?:[\w'\u2019./:-]*\w)?")
+_SENTENCE_END = re.compile(r"[.!?]\s")
+#: A text's details and words (``details``).
+_Details = tuple[frozenset[str], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -232,15 +254,58 @@ def _near_duplicates(
                 near = np.flatnonzero(line >= rule.merge_similarity)
                 alike.append([(int(j), float(line[j])) for j in near if j != start + i])
         taken = [False] * len(rows)
+        read: dict[int, _Details] = {}  # row -> its details, read once
         for i in range(len(rows)):
             if taken[i]:
                 continue
             taken[i] = True  # a keeper: compared directly with each merged into it, no chains
             for j, cosine in alike[i]:
-                if not taken[j] and not kept[rows[j]]:
+                if (
+                    not taken[j]
+                    and not kept[rows[j]]
+                    and _same_details(working, rows[i], rows[j], read)
+                ):
                     taken[j] = True
                     merged.append((rows[j], rows[i], cosine))
     return merged
+
+
+def details(text: str) -> _Details:
+    """(details, words) of a text, casefolded: its details are its words with a digit, its
+    capitalised words other than a sentence's first (names), and ``_DETAIL_WORDS`` and
+    negations ("isn't") whatever their case; its words are all of them."""
+    found: set[str] = set()
+    words: set[str] = set()
+    for sentence in _SENTENCE_END.split(text):
+        for i, match in enumerate(_WORD.finditer(sentence)):
+            word = match[0]
+            folded = word.casefold()
+            words.add(folded)
+            if (
+                any(c.isdigit() for c in word)
+                or (i > 0 and word[0].isupper() and folded != "i")
+                or folded in _DETAIL_WORDS
+                or folded.replace("\u2019", "'").endswith("n't")
+            ):
+                found.add(folded)
+    return frozenset(found), frozenset(words)
+
+
+def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, _Details]) -> bool:
+    """Whether rows ``a`` and ``b`` say the same things: records holding the same values,
+    or texts each of whose details is a word of the other."""
+    first, second = working.entries[a], working.entries[b]
+    if first.record is not None or second.record is not None:
+        return (
+            first.record is not None
+            and second.record is not None
+            and set(first.record.keys()) == set(second.record.keys())
+        )
+    for row in (a, b):
+        if row not in cache:
+            cache[row] = details(working.entries[row].text)
+    (a_details, a_words), (b_details, b_words) = cache[a], cache[b]
+    return a_details <= b_words and b_details <= a_words
 
 
 def why(retirement: Retirement, rule: PruneSettings) -> str:

@@ -8,13 +8,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
+import numpy as np
 import pytest
 from calls import error, ok
 from mcp.client import Client
 
-from doxa.server.settings import Settings
+from doxa.server.app import create_server
+from doxa.server.settings import Settings, load_settings
 from doxa.store import Memory
-from doxa.store.pruning import AUDIT_FILE
+from doxa.store.embedder import make_embedder
+from doxa.store.pruning import AUDIT_FILE, details
 
 pytestmark = pytest.mark.anyio
 
@@ -159,3 +163,61 @@ async def test_prune_is_listed_as_destructive_and_a_dry_run_by_default(client: C
     assert tool.annotations.read_only_hint is False
     assert tool.input_schema["properties"]["dry_run"]["default"] is True
     assert "required" not in tool.input_schema or not tool.input_schema["required"]
+
+
+#: Pairs the bundled model finds 0.95 alike or more that say different things.
+DIFFERENT = [
+    ("Invoice 98 total is 3.98.", "Invoice 99 total is 3.98."),
+    ("The printer on floor 2 is broken.", "The printer on floor 2 is not broken."),
+    ("The team standup is on Monday at nine.", "The team standup is on Tuesday at nine."),
+]
+#: Pairs that say the same thing.
+SAME = [
+    ("The deploy script needs Python 3.11.", "The deploy script requires Python 3.11."),
+    ("The lift in block C is out of order.", "the lift in block C is out of order!"),
+]
+TRACKS = [{"name": "Balls to the Wall", "album_id": n, "milliseconds": 342562} for n in (2, 3)]
+
+
+def test_details_are_the_words_that_make_a_memory_say_what_it_says() -> None:
+    found, words = details("Caroline: I met Bob on Monday. It wasn't 3.5 hours; it may rain")
+    assert found == {"bob", "monday", "wasn't", "3.5"}  # "may" and "I" are other words too
+    assert {"caroline", "met", "it", "may"} <= words
+    assert details("We met in May.")[0] == {"may"}
+    assert details("Nobody came.")[0] == {"nobody"}
+
+
+@pytest.mark.slow
+async def test_only_near_duplicates_that_say_the_same_thing_merge_with_the_real_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    settings = load_settings(
+        environ={},
+        overrides={
+            ("store", "data_dir"): str(tmp_path),
+            ("store", "embedding", "onnx_cache"): str(onnx_cache),
+        },
+    )
+    texts = [t for pair in DIFFERENT + SAME for t in pair]
+    with anyio.fail_after(180):
+        async with Client(create_server(settings)) as client:
+            done = await ok(client, "remember", memories=[{"text": t} for t in texts])
+            records = await ok(
+                client,
+                "remember",
+                memories=[{"record": {"type": "Track", "fields": f}} for f in TRACKS],
+            )
+            dry = await ok(client, "prune")
+    ids = dict(zip(texts, (m["observation_id"] for m in done["remembered"]), strict=True))
+    # Guards the data: the model alone would merge every pair.
+    vectors = np.asarray(make_embedder(settings.store.embedding).embed(texts), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for first, second in DIFFERENT + SAME:
+        cosine = float(vectors[texts.index(first)] @ vectors[texts.index(second)])
+        assert cosine >= 0.95, (first, second, cosine)
+    record_ids = [m["observation_id"] for m in records["remembered"]]
+    assert {(r["observation_id"], r["merged_into"]) for r in dry["retired"]} == {
+        (ids[second], ids[first]) for first, second in SAME
+    }
+    assert record_ids[1] not in {r["observation_id"] for r in dry["retired"]}
