@@ -42,6 +42,20 @@ def hash_settings(data_dir: Path, **store: object) -> Settings:
     return load_settings(environ={}, overrides=overrides)
 
 
+@pytest.fixture
+def bundled_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path) -> Settings:
+    """Settings of a memory in ``tmp_path`` embedding with the bundled model, on ONNX, with
+    the model hub out of reach."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return load_settings(
+        environ={},
+        overrides={
+            ("store", "data_dir"): str(tmp_path),
+            ("store", "embedding", "onnx_cache"): str(onnx_cache),
+        },
+    )
+
+
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One ONNX export cache for the session: the model is written as ONNX once (about 3 s), as a

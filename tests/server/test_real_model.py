@@ -11,7 +11,7 @@ import pytest
 from mcp.client import Client
 
 from doxa.server.app import create_server
-from doxa.server.settings import load_settings
+from doxa.server.settings import Settings, load_settings
 from doxa.store.settings import BUNDLED_MODEL
 
 pytestmark = pytest.mark.anyio
@@ -94,16 +94,9 @@ CHAT_ABOUT_ALICE = [
 
 @pytest.mark.slow
 async def test_the_fact_a_question_names_comes_first_with_the_real_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path
+    bundled_settings: Settings,
 ) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    settings = load_settings(
-        environ={},
-        overrides={
-            ("store", "data_dir"): str(tmp_path),
-            ("store", "embedding", "onnx_cache"): str(onnx_cache),
-        },
-    )
+    settings = bundled_settings
     memories = [
         {"text": t, "episode": "chat-1"}
         | (

@@ -15,7 +15,7 @@ from calls import error, ok
 from mcp.client import Client
 
 from doxa.server.app import create_server
-from doxa.server.settings import Settings, load_settings
+from doxa.server.settings import Settings
 from doxa.store import Memory
 from doxa.store.embedder import make_embedder
 from doxa.store.pruning import AUDIT_FILE, details
@@ -189,16 +189,9 @@ def test_details_are_the_words_that_make_a_memory_say_what_it_says() -> None:
 
 @pytest.mark.slow
 async def test_only_near_duplicates_that_say_the_same_thing_merge_with_the_real_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path
+    bundled_settings: Settings,
 ) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    settings = load_settings(
-        environ={},
-        overrides={
-            ("store", "data_dir"): str(tmp_path),
-            ("store", "embedding", "onnx_cache"): str(onnx_cache),
-        },
-    )
+    settings = bundled_settings
     texts = [t for pair in DIFFERENT + SAME for t in pair]
     with anyio.fail_after(180):
         async with Client(create_server(settings)) as client:
