@@ -13,9 +13,8 @@ The rule (``[store.prune]``, each value overridable per call):
 
 An embedding hardly tells "Invoice 98 total is 3.98" from "Invoice 99 total is 3.98", nor
 "broken" from "not broken" (cosines of 0.95 and more), so a cosine alone would merge away
-memories that say different things. Each one's details, the words that make it say what it
-says (numbers and other words with digits, names, days, months and seasons, negations),
-must all be words of the other; records must hold the same values.
+memories that say different things: their details must agree too (``details.agree``), and
+records must hold the same values.
 
 Spared always: evidence for a belief, one with hits, one whose retraction would reopen an
 older fact (it superseded one); and from the unused rule a current fact. Merging may retire
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,11 +40,11 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from doxa.store.details import Details, agree, details
 from doxa.store.drafts import predicate_key
 from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
 from doxa.store.settings import PruneSettings
-from doxa.store.timewords import MONTHS, SEASONS
 from doxa.store.values import decimal_text, iso, micros, scaled
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
@@ -56,19 +54,6 @@ AUDIT_FILE = "pruned.jsonl"
 #: similarities is this many rows by the group's size, in float32).
 _BLOCK = 1024
 _DAY_US = 86_400_000_000
-#: Words that make a memory say what it says whatever their case (see the module docstring).
-_DETAIL_WORDS = frozenset(
-    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
-    | {name for name in MONTHS if len(name) > 3}  # "may", "mar", "dec" are other words too
-    | set(SEASONS)
-    | {"not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor"}
-    | {"without", "cannot", "unless"}
-)
-#: A word: letters and digits, with the marks inside one kept ("isn't", "3.11", "a/b").
-_WORD = re.compile(r"\w(?:[\w'\u2019./:-]*\w)?")
-_SENTENCE_END = re.compile(r"[.!?]\s")
-#: A text's details and words (``details``).
-_Details = tuple[frozenset[str], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -254,7 +239,7 @@ def _near_duplicates(
                 near = np.flatnonzero(line >= rule.merge_similarity)
                 alike.append([(int(j), float(line[j])) for j in near if j != start + i])
         taken = [False] * len(rows)
-        read: dict[int, _Details] = {}  # row -> its details, read once
+        read: dict[int, Details] = {}  # row -> its details, read once
         for i in range(len(rows)):
             if taken[i]:
                 continue
@@ -270,28 +255,7 @@ def _near_duplicates(
     return merged
 
 
-def details(text: str) -> _Details:
-    """(details, words) of a text, casefolded: its details are its words with a digit, its
-    capitalised words other than a sentence's first (names), and ``_DETAIL_WORDS`` and
-    negations ("isn't") whatever their case; its words are all of them."""
-    found: set[str] = set()
-    words: set[str] = set()
-    for sentence in _SENTENCE_END.split(text):
-        for i, match in enumerate(_WORD.finditer(sentence)):
-            word = match[0]
-            folded = word.casefold()
-            words.add(folded)
-            if (
-                any(c.isdigit() for c in word)
-                or (i > 0 and word[0].isupper() and folded != "i")
-                or folded in _DETAIL_WORDS
-                or folded.replace("\u2019", "'").endswith("n't")
-            ):
-                found.add(folded)
-    return frozenset(found), frozenset(words)
-
-
-def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, _Details]) -> bool:
+def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Details]) -> bool:
     """Whether rows ``a`` and ``b`` say the same things: records holding the same values,
     or texts each of whose details is a word of the other."""
     first, second = working.entries[a], working.entries[b]
@@ -304,8 +268,7 @@ def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, _Deta
     for row in (a, b):
         if row not in cache:
             cache[row] = details(working.entries[row].text)
-    (a_details, a_words), (b_details, b_words) = cache[a], cache[b]
-    return a_details <= b_words and b_details <= a_words
+    return agree(cache[a], cache[b])
 
 
 def why(retirement: Retirement, rule: PruneSettings) -> str:

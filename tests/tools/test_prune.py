@@ -17,8 +17,9 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory
+from doxa.store.details import details
 from doxa.store.embedder import make_embedder
-from doxa.store.pruning import AUDIT_FILE, details
+from doxa.store.pruning import AUDIT_FILE
 
 pytestmark = pytest.mark.anyio
 
