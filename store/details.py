@@ -5,9 +5,11 @@ model, "… is broken" and "… is not broken" 0.97, "on Monday" and "on Tuesday
 alone takes them for the same thing. Their details tell them apart: the words with a digit,
 names (capitalised words other than a sentence's first), days, months, seasons and negations.
 Two texts agree when each one's details are all words of the other, so a rewording agrees
-("needs Python 3.11", "requires python 3.11") and another invoice, day or person does not.
-Pruning merges only near-duplicates that agree; a judged query lends to a new one as the same
-question only if they agree.
+("needs Python 3.11", "requires python 3.11") and another invoice, day or person does not;
+they differ when each has a detail the other lacks, as another invoice does, while "ferry
+timetable" and "ferry timetable in winter" only narrow. Pruning merges only near-duplicates
+that agree (merging one that says more would lose it); a judged query lends to a new one as
+the same question unless they differ.
 """
 
 from __future__ import annotations
@@ -55,3 +57,8 @@ def details(text: str) -> Details:
 def agree(first: Details, second: Details) -> bool:
     """Whether two texts' details (``details``) are each all words of the other."""
     return first[0] <= second[1] and second[0] <= first[1]
+
+
+def differ(first: Details, second: Details) -> bool:
+    """Whether each of two texts has a detail (``details``) that is no word of the other."""
+    return not first[0] <= second[1] and not second[0] <= first[1]

@@ -6,6 +6,12 @@ A judged recall's query vector is kept once, however many results were judged, a
 tables grow by doubling: a feedback loop used to copy every vector learned so far on each
 call (quadratic time; after 5,000 feedbacks each call copied 30 MB) and to keep one copy of
 the query per judged result.
+
+Two queries count as alike (``alike``) only if their details do not differ too
+(``details.differ``): "what is the total of invoice 98?" is 0.95 alike to "… invoice 99?",
+and what was accepted for the one is no answer to the other. A judged query alike by its
+vector but with other details is likened just below ``alike``: a question about something
+else.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.details import Details, differ
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 A = TypeVar("A", bound=npt.NDArray[np.generic])
@@ -26,12 +34,14 @@ A = TypeVar("A", bound=npt.NDArray[np.generic])
 @dataclass(frozen=True)
 class JudgedRecall:
     """A judged recall to learn (``JudgedQueries.add_all``): its query's vector, each judged
-    row's sign, when it was judged (microseconds) and every row it showed."""
+    row's sign, when it was judged (microseconds), every row it showed and its query's
+    details (None: not known: no details differ)."""
 
     vector: FloatArray
     judged: dict[int, float]
     at: int
     shown: list[int]
+    details: Details | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,7 @@ class JudgedQueries:
     def __init__(self, dim: int) -> None:
         self._queries: FloatArray = np.zeros((16, dim), dtype=np.float32)
         self._judged_at: IntArray = np.zeros(16, dtype=np.int64)
+        self._details: list[Details | None] = []
         self._n_queries = 0
         self._rows: IntArray = np.zeros(64, dtype=np.int64)
         self._signs: FloatArray = np.zeros(64, dtype=np.float32)
@@ -84,11 +95,18 @@ class JudgedQueries:
         """How many judgements are held."""
         return self._n
 
-    def add(self, query_vector: FloatArray, judged: dict[int, float], at: int = 0) -> None:
-        """Learn one judged recall: its query, when it was judged (microseconds) and each
-        judged row's sign."""
+    def add(
+        self,
+        query_vector: FloatArray,
+        judged: dict[int, float],
+        at: int = 0,
+        details: Details | None = None,
+    ) -> None:
+        """Learn one judged recall: its query, when it was judged (microseconds), each
+        judged row's sign and its query's details."""
         if not judged:
             return
+        self._details.append(details)
         if self._n_queries == len(self._queries):
             self._queries = _grown(self._queries)
             self._judged_at = _grown(self._judged_at)
@@ -106,11 +124,17 @@ class JudgedQueries:
         self._n, self._n_queries = end, self._n_queries + 1
 
     def seen(
-        self, query_vector: FloatArray, shown: IntArray, accepted: IntArray, alike: float
+        self,
+        query_vector: FloatArray,
+        shown: IntArray,
+        accepted: IntArray,
+        alike: float,
+        details: Details | None = None,
     ) -> None:
-        """A judged recall of ``query_vector`` showed ``shown`` and accepted ``accepted`` (rows):
-        each earlier acceptance of a row shown, on a query at least ``alike`` similar, counts
-        one impression without a hit, or none since if the row was accepted again.
+        """A judged recall of ``query_vector`` (with ``details``) showed ``shown`` and accepted
+        ``accepted`` (rows): each earlier acceptance of a row shown, on a query at least
+        ``alike`` similar (and whose details do not differ), counts one impression without a hit, or
+        none since if the row was accepted again.
 
         Per acceptance, not per row: a result accepted for one question and shown for
         unrelated others is no less the answer to the first."""
@@ -123,6 +147,7 @@ class JudgedQueries:
         if len(linked) == 0:
             return
         linked = linked[self._queries[self._query_of[linked]] @ query_vector >= alike]
+        linked = linked[self._kin(self._query_of[linked], details)]
         hit = np.isin(self._rows[linked], accepted)
         self._unrewarded[linked[~hit]] += 1
         self._unrewarded[linked[hit]] = 0
@@ -134,8 +159,9 @@ class JudgedQueries:
         if self._n:  # what is held would have to see them too: one at a time
             for recall in recalls:
                 accepted = [row for row, sign in recall.judged.items() if sign > 0]
-                self.seen(recall.vector, np.asarray(recall.shown), np.asarray(accepted), alike)
-                self.add(recall.vector, recall.judged, recall.at)
+                shown, hits = np.asarray(recall.shown), np.asarray(accepted)
+                self.seen(recall.vector, shown, hits, alike, recall.details)
+                self.add(recall.vector, recall.judged, recall.at, recall.details)
             return
         if not recalls:
             return
@@ -146,7 +172,7 @@ class JudgedQueries:
         kept_at: dict[tuple[int, int], int] = {}
         for k, recall in enumerate(recalls):
             first = self._n
-            self.add(recall.vector, recall.judged, recall.at)
+            self.add(recall.vector, recall.judged, recall.at, recall.details)
             for offset, (row, sign) in enumerate(recall.judged.items()):
                 if sign > 0:
                     kept_at[(k, row)] = first + offset
@@ -160,6 +186,11 @@ class JudgedQueries:
                 if position is None:
                     continue
                 close = vectors[by[i + 1 :]] @ vectors[by[i]] >= alike
+                accepting = recalls[int(by[i])].details
+                if accepting is not None:
+                    for j in np.flatnonzero(close).tolist():
+                        asked = recalls[int(by[i + 1 + j])].details
+                        close[j] = asked is None or not differ(accepting, asked)
                 later = hits[i + 1 :]
                 again = np.flatnonzero(close & later)
                 since = int(again[-1]) + 1 if len(again) else 0
@@ -176,25 +207,50 @@ class JudgedQueries:
         self._n = kept
 
     def similar(
-        self, query_vector: FloatArray, threshold: float
+        self, query_vector: FloatArray, threshold: float, details: Details | None = None
     ) -> tuple[IntArray, FloatArray, FloatArray]:
-        """Judgements made on queries at least ``threshold`` similar to ``query_vector``:
-        (rows, signs, similarities), one entry per judgement."""
-        similarity = self._queries[: self._n_queries] @ query_vector
+        """Judgements made on queries at least ``threshold`` alike to ``query_vector`` (with
+        ``details``: ``likeness``): (rows, signs, similarities), one entry per judgement."""
+        similarity = self.likeness(query_vector, details, threshold)
         per_judgement = similarity[self._query_of[: self._n]]
         close = per_judgement >= threshold
         return self._rows[: self._n][close], self._signs[: self._n][close], per_judgement[close]
 
-    def every(self, query_vector: FloatArray) -> Judgements:
-        """Every judgement, with its query's similarity to ``query_vector``."""
+    def every(
+        self, query_vector: FloatArray, details: Details | None = None, alike: float = 1.0
+    ) -> Judgements:
+        """Every judgement, with its query's likeness to ``query_vector`` (``likeness``)."""
         return Judgements(
-            self._queries[: self._n_queries] @ query_vector,
+            self.likeness(query_vector, details, alike),
             self._judged_at[: self._n_queries],
             self._rows[: self._n],
             self._signs[: self._n],
             self._query_of[: self._n],
             self._unrewarded[: self._n],
         )
+
+    def likeness(
+        self, query_vector: FloatArray, details: Details | None, alike: float
+    ) -> FloatArray:
+        """Each judged query's cosine to ``query_vector``; one at least ``alike`` whose
+        details differ from ``details`` (when both are known) is likened just below
+        ``alike``: a question about something else, however alike its words."""
+        similarity = self._queries[: self._n_queries] @ query_vector
+        close = np.flatnonzero(similarity >= alike)
+        other = close[~self._kin(close, details)]
+        similarity[other] = np.nextafter(np.float32(alike), np.float32(0))
+        return similarity
+
+    def _kin(self, queries: IntArray, details: Details | None) -> npt.NDArray[np.bool_]:
+        """Whether each of ``queries`` (indices) has details that do not differ from
+        ``details``."""
+        if details is None:
+            return np.ones(len(queries), dtype=bool)
+        out = np.ones(len(queries), dtype=bool)
+        for i, q in enumerate(queries.tolist()):
+            known = self._details[q]
+            out[i] = known is None or not differ(known, details)
+        return out
 
 
 def _grown(array: A) -> A:

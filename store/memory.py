@@ -60,6 +60,7 @@ from doxa.store import entities as entity_views
 from doxa.store import names as known_names
 from doxa.store import picture as pictures
 from doxa.store import planning, provenance, pruning, remembering, startup
+from doxa.store.details import details
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
@@ -690,7 +691,9 @@ class Memory:
                         learned[row] = 1.0
                     elif judgement == "rejected":
                         learned[row] = -1.0
-                judged = JudgedRecall(vector, learned, micros(now), shown)
+                judged = JudgedRecall(
+                    vector, learned, micros(now), shown, details(recent.query or "")
+                )
                 working.learn([judged], self.settings.ranking.feedback_similarity)
                 working.co_activate(
                     [working.row_of[a] for a in accepted_ids if a in working.row_of]

@@ -51,10 +51,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.details import Details
 from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
 from doxa.store.judged_queries import Judgements
 from doxa.store.learning import (
+    CLOSE,
     NO_LINKS,
     Learned,
     Links,
@@ -167,6 +169,7 @@ def rank(
     learned: Learned | None = None,
     search_vector: npt.NDArray[np.float32] | None = None,
     asks_many: bool = False,
+    query_details: Details | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -192,6 +195,8 @@ def rank(
             (the query without its broad topics: ``without_broad_topics``); feedback still
             compares past queries with ``query_vector``.
         asks_many: the query asks for several things (``question_shape.asks_for_many``).
+        query_details: the query's details (``details``): a judged query whose details
+            differ lends as a question about something else (``JudgedQueries.likeness``).
     """
     n = len(memory)
     if n == 0 or limit <= 0:
@@ -221,10 +226,12 @@ def rank(
     # Every judgement with its query's likeness to this one, once for both uses.
     judged: Judgements | None = None
     links: dict[str, Links] = {}
+    # The same question reworded: from the lower of the two cut-offs that treat it so.
+    alike = min(weights.feedback_similarity, CLOSE)
     if query_vector is not None and learned is not None and len(memory.judged) > 0:
-        judged = memory.judged.every(query_vector)
+        judged = memory.judged.every(query_vector, query_details, alike)
         links = judged_links(judged, learned.now, learned.settings)
-    feedback = _feedback(memory, query_vector, usable, weights, learned, judged)
+    feedback = _feedback(memory, query_vector, usable, weights, learned, judged, query_details)
 
     candidates = set(top.tolist())
     candidates.update(row for row, _ in hits)
@@ -521,20 +528,27 @@ def _feedback(
     weights: RankingWeights,
     learned: Learned | None = None,
     judged: Judgements | None = None,
+    query_details: Details | None = None,
 ) -> dict[int, float]:
     """Rows judged on similar past queries (+ accepted, - rejected: only from queries at least
     ``rejection_similarity`` alike) and their co-activations;
     with ``learned``, each judgement decayed by its age and an acceptance also by the
     impressions its row has had since, without a hit, in recalls at least
     ``feedback_similarity`` alike to the accepting one (``JudgedQueries.seen``).
-    ``judged``: ``memory.judged.every`` for this query, when the caller has it already."""
+    ``judged``: ``memory.judged.every`` for this query, when the caller has it already;
+    ``query_details``: the query's (``JudgedQueries.likeness``)."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
     if learned is None:
-        rows, signs, similarity = memory.judged.similar(query_vector, weights.feedback_similarity)
+        rows, signs, similarity = memory.judged.similar(
+            query_vector, weights.feedback_similarity, query_details
+        )
         kept = np.ones(len(rows))
     else:
-        every = memory.judged.every(query_vector) if judged is None else judged
+        alike = min(weights.feedback_similarity, CLOSE)
+        every = (
+            memory.judged.every(query_vector, query_details, alike) if judged is None else judged
+        )
         close = every.similarity >= weights.feedback_similarity
         rows, signs, of = every.on(close)
         similarity, at = every.similarity[of], every.judged_at[of]

@@ -26,6 +26,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store.details import details
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
@@ -264,6 +265,7 @@ def answer(
         learned=learned,
         search_vector=search_vector,
         asks_many=asks_for_many(query),
+        query_details=details(query),
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

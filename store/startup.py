@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store import event_time, native_memory
+from doxa.store.details import details
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
@@ -297,9 +298,11 @@ def learn_judged(
             "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
             len(asked),
         )
+    # The queries' words, for their details (``JudgedQueries.likeness``).
+    words = graph.recall_queries(list(vectors))
     working.learn(
         [
-            replace(judged[r].recall, vector=vectors[r])
+            replace(judged[r].recall, vector=vectors[r], details=details(words.get(r, "")))
             for r in sorted(vectors, key=lambda r: (judged[r].recall.at, r))
         ],
         alike,

@@ -9,6 +9,8 @@ import pytest
 from calls import error, ok
 from mcp.client import Client
 
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
 from doxa.store import Memory
 
 pytestmark = pytest.mark.anyio
@@ -139,6 +141,38 @@ async def test_a_rejection_reaches_only_near_identical_queries_an_acceptance_sim
     assert "feedback" not in on_similar[ids[1]]
     on_same = {r["observation_id"]: r["scores"] for r in same["results"]}
     assert on_same[ids[1]]["feedback"] < 0
+
+
+async def test_an_acceptance_does_not_reach_a_question_about_another_invoice(
+    settings: Settings,
+) -> None:
+    # The two questions are 0.875 alike (hash embedder: 7 of 8 words), above
+    # feedback_similarity, but ask about other invoices: 98's answer is none for 99.
+    asked = "what is the total amount of invoice {}"
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            done = await ok(
+                client,
+                "remember",
+                memories=[
+                    {"text": "Invoice 98 total is 3.98 dollars."},
+                    {"text": "Invoice 99 total is 5.94 dollars."},
+                ],
+            )
+            ninety_eight, ninety_nine = (m["observation_id"] for m in done["remembered"])
+            found = await ok(client, "recall", query=asked.format(98))
+            await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ninety_eight])
+            other = await ok(client, "recall", query=asked.format(99), explain=True)
+            again = await ok(client, "recall", query=asked.format(98) + "?", explain=True)
+        # The same after a restart, which learns the judged queries from the graph.
+        async with Client(create_server(settings)) as client:
+            restarted = await ok(client, "recall", query=asked.format(99), explain=True)
+    for answer in (other, restarted):
+        assert answer["results"][0]["observation_id"] == ninety_nine
+        assert all("feedback" not in r["scores"] for r in answer["results"])
+    # The same question reworded still gets what was accepted for it.
+    assert again["results"][0]["observation_id"] == ninety_eight
+    assert again["results"][0]["scores"]["feedback"] > 0
 
 
 # ---- errors: named, and nothing recorded ------------------------------------------------------

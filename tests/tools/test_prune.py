@@ -17,7 +17,6 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory
-from doxa.store.details import details
 from doxa.store.embedder import make_embedder
 from doxa.store.pruning import AUDIT_FILE
 
@@ -178,14 +177,6 @@ SAME = [
     ("The lift in block C is out of order.", "the lift in block C is out of order!"),
 ]
 TRACKS = [{"name": "Balls to the Wall", "album_id": n, "milliseconds": 342562} for n in (2, 3)]
-
-
-def test_details_are_the_words_that_make_a_memory_say_what_it_says() -> None:
-    found, words = details("Caroline: I met Bob on Monday. It wasn't 3.5 hours; it may rain")
-    assert found == {"bob", "monday", "wasn't", "3.5"}  # "may" and "I" are other words too
-    assert {"caroline", "met", "it", "may"} <= words
-    assert details("We met in May.")[0] == {"may"}
-    assert details("Nobody came.")[0] == {"nobody"}
 
 
 @pytest.mark.slow
