@@ -856,6 +856,10 @@ class Memory:
             InvalidInput: a rule's value is unknown or out of range (the field named).
         """
         chosen = pruning.rule_of(self.settings.prune, rule)
+        # Near-duplicates are found by their vectors: memories still being embedded (just
+        # remembered) are waited for, as a recall waits; any not embedded by then are left
+        # for the next prune.
+        self._embeddings.wait(timeout=_EMBEDDING_WAIT_S)
         working = self._wm
         graph = self.graph
         with graph.exclusive():
@@ -1127,7 +1131,8 @@ class Memory:
 _INDEX_WAIT_S = 2.0
 #: How long a backup waits for queued embeddings and index rows (startup repairs the rest).
 _BACKUP_SETTLE_S = 60.0
-#: How long a recall waits for memories still being embedded (the model is failing if longer).
+#: How long a recall or a prune waits for memories still being embedded (the model is failing
+#: if longer).
 _EMBEDDING_WAIT_S = 30.0
 #: Texts waiting for the model before ``remember`` waits for it (about 4 s of model time).
 MAX_QUEUED_TEXTS = 2048
