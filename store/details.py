@@ -15,6 +15,7 @@ the same question unless they differ.
 from __future__ import annotations
 
 import re
+import sys
 
 from doxa.store.timewords import MONTHS, SEASONS
 
@@ -42,7 +43,8 @@ def details(text: str) -> Details:
     for sentence in _SENTENCE_END.split(text):
         for i, match in enumerate(_WORD.finditer(sentence)):
             word = match[0]
-            folded = word.casefold()
+            # Interned: the judged queries' details, kept for every one, share their words.
+            folded = sys.intern(word.casefold())
             words.add(folded)
             if (
                 any(c.isdigit() for c in word)

@@ -106,7 +106,8 @@ class JudgedQueries:
         judged row's sign and its query's details."""
         if not judged:
             return
-        self._details.append(details)
+        # A query without details never differs: kept as None, as are the many such queries.
+        self._details.append(details if details is not None and details[0] else None)
         if self._n_queries == len(self._queries):
             self._queries = _grown(self._queries)
             self._judged_at = _grown(self._judged_at)
@@ -133,8 +134,8 @@ class JudgedQueries:
     ) -> None:
         """A judged recall of ``query_vector`` (with ``details``) showed ``shown`` and accepted
         ``accepted`` (rows): each earlier acceptance of a row shown, on a query at least
-        ``alike`` similar (and whose details do not differ), counts one impression without a hit, or
-        none since if the row was accepted again.
+        ``alike`` similar (and whose details do not differ), counts one impression without a
+        hit, or none since if the row was accepted again.
 
         Per acceptance, not per row: a result accepted for one question and shown for
         unrelated others is no less the answer to the first."""
@@ -244,9 +245,9 @@ class JudgedQueries:
     def _kin(self, queries: IntArray, details: Details | None) -> npt.NDArray[np.bool_]:
         """Whether each of ``queries`` (indices) has details that do not differ from
         ``details``."""
-        if details is None:
-            return np.ones(len(queries), dtype=bool)
         out = np.ones(len(queries), dtype=bool)
+        if details is None or not details[0]:
+            return out
         for i, q in enumerate(queries.tolist()):
             known = self._details[q]
             out[i] = known is None or not differ(known, details)
