@@ -697,18 +697,19 @@ class Graph:
 
     def judged_queries(
         self,
-    ) -> dict[str, tuple[npt.NDArray[np.float32], str | None, datetime | None]]:
+    ) -> dict[str, tuple[npt.NDArray[np.float32], str | None, datetime | None, str]]:
         """Every judged recall's query: recall id -> (its vector, the embedder that embedded
-        it, judged at); see ``judgements``."""
+        it, judged at, its words: "" for one asked by filters alone); see ``judgements``."""
         return {
             r[0]: (
                 query_vector_of(r[1]) if r[1] is not None else np.asarray(r[2], np.float32),
                 r[3],
                 r[4],
+                r[5] or "",
             )
             for r in self._pages(
                 f"MATCH (r:Recall) WHERE {_JUDGED_QUERY} RETURN r.id, r.query_embedding,"
-                " r.query_vector, r.query_embedder, r.judged_at ORDER BY r.id"
+                " r.query_vector, r.query_embedder, r.judged_at, r.query ORDER BY r.id"
             )
         }
 
@@ -718,7 +719,7 @@ class Graph:
         """(recall id, query vector, the embedder that embedded it, observation id, judgement,
         judged at) for every judged result. A query judged before migration 8 has its vector
         in ``query_vector`` (it may read back as zeros: see the migration) and, like one
-        judged before migration 9, no embedder: ``recall_queries`` gives their words."""
+        judged before migration 9, no embedder: ``judged_queries`` gives their words."""
         queries = self.judged_queries()
         return [
             (r[0], *queries[r[0]][:2], r[1], r[2], queries[r[0]][2])
@@ -734,16 +735,6 @@ class Graph:
         """How many recalls do not say which embedder ranked them (recorded before schema
         migration 10, until start-up stamps them)."""
         return int(self._rows("MATCH (r:Recall) WHERE r.embedder IS NULL RETURN count(r)")[0][0])
-
-    def recall_queries(self, recall_ids: Sequence[str]) -> dict[str, str]:
-        """The query each of ``recall_ids`` asked ("" for one asked by filters alone)."""
-        return {
-            r[0]: r[1] or ""
-            for r in self._rows(
-                "UNWIND $ids AS i WITH i MATCH (r:Recall {id: i}) RETURN r.id, r.query",
-                {"ids": list(recall_ids)},
-            )
-        }
 
     def training_examples(self, recalls: int, embedder: str) -> list[tuple[str, str, bool]]:
         """(recall id, features JSON, accepted) for each judged result of the ``recalls``

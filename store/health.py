@@ -99,7 +99,7 @@ def check(settings: StoreSettings) -> Health:
                 one_sided = graph.one_sided_links()
                 health.graph["one_sided_links"] = sum(one_sided.values())
                 live = graph.live_observation_ids()
-                judged = {recall: (v, by) for recall, (v, by, _) in graph.judged_queries().items()}
+                judged = {recall: (v, by) for recall, (v, by, *_) in graph.judged_queries().items()}
             finally:
                 graph.close()
             for table, count in sorted(one_sided.items()):

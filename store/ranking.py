@@ -535,7 +535,7 @@ def _feedback(
     with ``learned``, each judgement decayed by its age and an acceptance also by the
     impressions its row has had since, without a hit, in recalls at least
     ``feedback_similarity`` alike to the accepting one (``JudgedQueries.seen``).
-    ``judged``: ``memory.judged.every`` for this query, when the caller has it already;
+    ``judged``: ``memory.judged.every`` for this query (with ``learned``);
     ``query_details``: the query's (``JudgedQueries.likeness``)."""
     if query_vector is None or len(memory.judged) == 0 or weights.feedback == 0:
         return {}
@@ -545,10 +545,9 @@ def _feedback(
         )
         kept = np.ones(len(rows))
     else:
-        alike = min(weights.feedback_similarity, CLOSE)
-        every = (
-            memory.judged.every(query_vector, query_details, alike) if judged is None else judged
-        )
+        # rank reads every judgement's likeness whenever it is given ``learned``.
+        assert judged is not None
+        every = judged
         close = every.similarity >= weights.feedback_similarity
         rows, signs, of = every.on(close)
         similarity, at = every.similarity[of], every.judged_at[of]

@@ -215,9 +215,11 @@ def load(
         working.co_activated[rb][ra] = count
     judged = {
         recall: JudgedQuery(
-            JudgedRecall(vector, {}, 0 if at is None else micros(_aware(at)), []), embedder
+            JudgedRecall(vector, {}, 0 if at is None else micros(_aware(at)), [], details(words)),
+            embedder,
+            words,
         )
-        for recall, (vector, embedder, at) in graph.judged_queries().items()
+        for recall, (vector, embedder, at, words) in graph.judged_queries().items()
     }
     # Impressions since each row's last hit, replayed in the order they were judged.
     for recall, obs, judgement in graph.impressions_in_order():
@@ -236,11 +238,12 @@ def load(
 @dataclass(frozen=True)
 class JudgedQuery:
     """A judged recall as the graph keeps it (its query's vector as stored, its judgements,
-    every row it showed) and the embedder that embedded its query (None: judged before
-    schema migration 9)."""
+    every row it showed, its query's details), the embedder that embedded its query (None:
+    judged before schema migration 9) and the query's words (to embed it again)."""
 
     recall: JudgedRecall
     embedder: str | None
+    query: str
 
 
 def usable_as_kept(
@@ -287,22 +290,17 @@ def learn_judged(
         if query.embedder is None:
             stamped[recall] = vector
     if again:
-        queries = graph.recall_queries(again)
-        asked = [recall for recall in again if recall in queries]
-        if asked:
-            embedded = embedder.embed([queries[r] or " " for r in asked])
-            for recall, vector in zip(asked, embedded, strict=True):
-                if vector.any():
-                    vectors[recall] = stamped[recall] = vector
+        embedded = embedder.embed([judged[r].query or " " for r in again])
+        for recall, vector in zip(again, embedded, strict=True):
+            if vector.any():
+                vectors[recall] = stamped[recall] = vector
         log.warning(
             "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
-            len(asked),
+            len(again),
         )
-    # The queries' words, for their details (``JudgedQueries.likeness``).
-    words = graph.recall_queries(list(vectors))
     working.learn(
         [
-            replace(judged[r].recall, vector=vectors[r], details=details(words.get(r, "")))
+            replace(judged[r].recall, vector=vectors[r])
             for r in sorted(vectors, key=lambda r: (judged[r].recall.at, r))
         ],
         alike,
