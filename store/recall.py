@@ -265,7 +265,7 @@ def answer(
         learned=learned,
         search_vector=search_vector,
         asks_many=asks_for_many(query),
-        query_details=details(query),
+        query_details=details(query) if len(working.judged) else None,
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
