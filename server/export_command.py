@@ -45,10 +45,10 @@ def add_parsers(commands: Any) -> None:
 
 def export_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run ``export``, ``import`` or ``backup`` as ``args`` say."""
-    from doxa.server.tool_commands import CommandError, _quiet, require_memory
+    from doxa.server.tool_commands import CommandError, quiet, require_memory
     from doxa.store.errors import MemoryStoreError
 
-    _quiet()
+    quiet()
     try:
         if args.command == "import":
             return _import(settings, args.file, args.json)

@@ -1,12 +1,13 @@
 """``doxa check`` and ``doxa repair``: the health of a data directory, for people and scripts.
 
-Exit codes: 0 healthy (or repaired), 1 problems found (or the repair was refused), 3 the
-directory is in use by a running server.
+Exit codes: 0 healthy (or repaired), 1 problems found (or the repair was refused: no memory
+there, or a damaged one), 3 the directory is in use by a running server.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 
 from doxa.server.settings import Settings
@@ -22,7 +23,7 @@ def check_command(settings: Settings, as_json: bool) -> int:
     try:
         health = check(settings.store)
     except MemoryStoreError as error:
-        print(f"doxa check: {error}")
+        print(f"doxa check: {error}", file=sys.stderr)
         return IN_USE
     if as_json:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
@@ -33,15 +34,17 @@ def check_command(settings: Settings, as_json: bool) -> int:
 
 def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
     """Rebuild the search index from the graph and print the health afterwards."""
+    from doxa.server.tool_commands import CommandError, require_memory
     from doxa.store.health import repair
 
     try:
+        require_memory(settings)
         health = repair(settings.store, force=force)
-    except DamagedStore as error:
-        print(f"doxa repair: {error}")
+    except (CommandError, DamagedStore) as error:
+        print(f"doxa repair: {error}", file=sys.stderr)
         return 1
     except MemoryStoreError as error:
-        print(f"doxa repair: {error}")
+        print(f"doxa repair: {error}", file=sys.stderr)
         return IN_USE
     if as_json:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))

@@ -5,12 +5,14 @@ with no server on the data directory this process opens it, and with one it send
 to that server, which applies it between its other calls. The rule is ``[store.prune]`` of
 the settings (``--config`` a file overriding it).
 
-Exit codes: 0 done, 1 the memory could not be opened or reached, 2 a bad rule value.
+Exit codes: 0 done, 1 no memory there, or it could not be opened or reached, 2 a bad rule
+value.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 
 from doxa.server.settings import Settings
@@ -21,16 +23,20 @@ from doxa.store.values import iso
 def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
     """Prune the configured data directory (a dry run unless ``apply``) and print what was,
     or would be, retired."""
+    from doxa.server.tool_commands import no_memory, quiet
     from doxa.store.sharing import SharedMemory
 
+    quiet()
+    if no_memory(settings, "prune"):
+        return 1
     shared = SharedMemory(settings.store)
     try:
         done = shared.prune(apply=apply)
     except InvalidInput as error:
-        print(f"doxa prune: {error} (see [store.prune] in the configuration)")
+        print(f"doxa prune: {error} (see [store.prune] in the configuration)", file=sys.stderr)
         return 2
     except MemoryStoreError as error:
-        print(f"doxa prune: {error}")
+        print(f"doxa prune: {error}", file=sys.stderr)
         return 1
     finally:
         shared.close()

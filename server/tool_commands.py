@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +162,7 @@ def _json(text: str, flag: str) -> Any:
 
 def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run one tool command and print its answer."""
-    _quiet()
+    quiet()
     name = f"doxa {args.command}"
     try:
         if args.command != "remember":
@@ -183,6 +184,16 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(render(args.command, result))
     return 0
+
+
+def no_memory(settings: Settings, command: str) -> bool:
+    """True, having said so on stderr, when ``command`` needs a memory and there is none."""
+    try:
+        require_memory(settings)
+    except CommandError as error:
+        print(f"doxa {command}: {error}", file=sys.stderr)
+        return True
+    return False
 
 
 def require_memory(settings: Settings) -> None:
@@ -225,7 +236,7 @@ def _everything(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
         raise ToolRefused(str(error)) from None
 
 
-def _quiet() -> None:
+def quiet() -> None:
     """Only warnings on stderr: the owner-or-relay notes are for servers' logs."""
     for name in ("doxa", "mcp"):  # the SDK logs each refused call at INFO: said once below
         logger = logging.getLogger(name)
@@ -322,7 +333,7 @@ def _item(item: dict[str, Any]) -> list[str]:
     text = item.get("text") or ""
     record = item.get("record")
     if record:
-        fields = ", ".join(f"{k}={v}" for k, v in record["fields"].items())
+        fields = ", ".join(_field_words(record["fields"]))
         text = f"{text} [{record['type']}: {fields}]".strip()
     flags = "" if item.get("current", True) else " (no longer current)"
     lines = [
@@ -332,6 +343,22 @@ def _item(item: dict[str, Any]) -> list[str]:
         if item.get(key):
             lines.append(f"    {key}: {_scalar(item[key])}")
     return lines
+
+
+def _field_words(fields: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    """A record's fields as its text says them: a nested field by its path, a list's values
+    in brackets (``customer.country=Brazil, tags=[rock, metal]``)."""
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            yield from _field_words(value, f"{prefix}{name}.")
+        elif isinstance(value, list):
+            yield f"{prefix}{name}=[{', '.join(_value_word(v) for v in value)}]"
+        else:
+            yield f"{prefix}{name}={_value_word(value)}"
+
+
+def _value_word(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _scalar(value: Any) -> str:

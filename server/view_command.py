@@ -3,11 +3,13 @@
 It reaches the memory as a server does (``doxa.store.sharing``): with no server on the data
 directory this process opens it, and with one it asks that server for the picture.
 
-Exit codes: 0 written, 1 the memory could not be opened or reached, or the file written.
+Exit codes: 0 written, 1 no memory there, the memory could not be opened or reached, or the
+file not written.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from doxa.server.settings import Settings
@@ -19,14 +21,18 @@ DEFAULT_OUT = Path("doxa-memory.html")
 
 def view_command(settings: Settings, out: Path | None) -> int:
     """Write the page of the configured data directory's memory to ``out``."""
+    from doxa.server.tool_commands import no_memory, quiet
     from doxa.server.view_page import render
     from doxa.store.sharing import SharedMemory
 
+    quiet()
+    if no_memory(settings, "view"):
+        return 1
     shared = SharedMemory(settings.store)
     try:
         picture = shared.picture()
     except MemoryStoreError as error:
-        print(f"doxa view: {error}")
+        print(f"doxa view: {error}", file=sys.stderr)
         return 1
     finally:
         shared.close()
@@ -34,7 +40,10 @@ def view_command(settings: Settings, out: Path | None) -> int:
     try:
         target.write_text(render(picture), encoding="utf-8")
     except OSError as error:
-        print(f"doxa view: cannot write {target}: {error.strerror}; pick another --out")
+        print(
+            f"doxa view: cannot write {target}: {error.strerror}; pick another --out",
+            file=sys.stderr,
+        )
         return 1
     size = target.stat().st_size
     print(

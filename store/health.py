@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.embedder import are_embeddings, make_embedder
+from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.learning import load_model
 from doxa.store.settings import StoreSettings
@@ -76,7 +76,6 @@ def check(settings: StoreSettings) -> Health:
         MemoryStoreError: another process holds the directory (stop it, or ask it).
     """
     from doxa.store.graph import Graph
-    from doxa.store.index import SearchIndex
 
     data_dir = Path(settings.data_dir).expanduser()
     health = Health(str(data_dir))
@@ -114,7 +113,50 @@ def check(settings: StoreSettings) -> Health:
                     f"{health.graph['unheld']} observations are held by no agent"
                     " (cite_evidence shows no believer for them)"
                 )
-    index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
+    foreign = False  # the index was built by another embedding model
+    if (data_dir / "index").exists():
+        foreign = _look_at_index(data_dir / "index", embedder, live, judged, health)
+    elif live:  # opening it would create it, and a check changes nothing
+        health.problems.append(
+            "there is no search index; the next start rebuilds it from the graph, or run"
+            " `doxa repair`"
+        )
+    model = load_model(data_dir)
+    if model is not None:
+        health.ranker = {
+            "version": model.version,
+            "active": int(model.active),
+            "examples": model.examples,
+            # "" (kept before models said): the index's embedder's, as a start decides.
+            "other_model": int(
+                model.embedder != embedder.fingerprint and (bool(model.embedder) or foreign)
+            ),
+        }
+        held_out = model.held_out
+        # A model kept by an earlier version may lack some of these figures.
+        if {"recalls", "better", "worse", "blend", "base"} <= held_out.keys():
+            health.ranker |= {
+                "held_out_recalls": int(held_out["recalls"]),
+                "better": int(held_out["better"]),
+                "worse": int(held_out["worse"]),
+                "pairs_right": round(held_out["blend"], 3),
+                "base_pairs_right": round(held_out["base"], 3),
+            }
+    return health
+
+
+def _look_at_index(
+    path: Path,
+    embedder: Embedder,
+    live: set[str] | None,
+    judged: dict[str, tuple[npt.NDArray[np.float32], str | None]],
+    health: Health,
+) -> bool:
+    """The search index's part of ``check``: its rows, vectors and model against the graph's
+    live observations and judged queries. True when another embedding model built it."""
+    from doxa.store.index import SearchIndex
+
+    index = SearchIndex(path, embedder.dim, embedder.fingerprint, read_only=True)
     if health.graph:
         stale = sum(
             not usable_as_kept(vector, by, embedder, index.foreign)
@@ -144,28 +186,7 @@ def check(settings: StoreSettings) -> Health:
             f"the graph holds no memories but the search index holds {health.index['rows']}:"
             " the graph file may have been emptied or replaced; put it back from a backup"
         )
-    model = load_model(data_dir)
-    if model is not None:
-        health.ranker = {
-            "version": model.version,
-            "active": int(model.active),
-            "examples": model.examples,
-            # "" (kept before models said): the index's embedder's, as a start decides.
-            "other_model": int(
-                model.embedder != embedder.fingerprint and (bool(model.embedder) or index.foreign)
-            ),
-        }
-        held_out = model.held_out
-        # A model kept by an earlier version may lack some of these figures.
-        if {"recalls", "better", "worse", "blend", "base"} <= held_out.keys():
-            health.ranker |= {
-                "held_out_recalls": int(held_out["recalls"]),
-                "better": int(held_out["better"]),
-                "worse": int(held_out["worse"]),
-                "pairs_right": round(held_out["blend"], 3),
-                "base_pairs_right": round(held_out["base"], 3),
-            }
-    return health
+    return index.foreign
 
 
 def _inspect_index(index: SearchIndex, live: set[str] | None, health: Health) -> None:

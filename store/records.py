@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -366,11 +367,22 @@ def parse_where(raw: object) -> list[WhereField]:
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
         field_name = _field_name(raw_name, path, paths=True)
-        if isinstance(value, Mapping | list | tuple):
+        if isinstance(value, Mapping):
             raise InvalidInput(
                 path,
                 "must be one value (string, number, boolean or ISO 8601 date) to equal;"
                 ' a nested field is named by its path, e.g. {"customer.country": "Brazil"}',
+            )
+        if isinstance(value, list | tuple):
+            first = value[0] if value else None
+            shown_first = json.dumps(first, ensure_ascii=False)
+            scalar = isinstance(first, str | int | float | bool) and len(shown_first) <= 40
+            example = shown_first if scalar else '"…"'
+            raise InvalidInput(
+                path,
+                "must be one value (string, number, boolean or ISO 8601 date) to equal; a"
+                " list field matches a record holding that value among its values, e.g."
+                f' {{"{field_name}": {example}}}',
             )
         kind, typed_value = typed(value, path)
         wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
@@ -411,6 +423,12 @@ def unmatched_where(
     for field, (cls, _), given in wanted:
         if field not in classes:
             known = sorted(fields, key=lambda f: (-fields[f], f))
+            inside = [f for f in known if f.startswith(f"{field}.")]
+            if inside:  # an object's name: its fields are named by their paths
+                return (
+                    f"where.{given}: records hold an object here; name one of its fields: "
+                    + ", ".join(inside[:10])
+                )
             close = difflib.get_close_matches(field, known, n=1)
             if close:
                 return f'where.{given}: no record has this field; did you mean "{close[0]}"?'

@@ -106,6 +106,28 @@ def test_check_finds_a_damaged_index_and_repair_rebuilds_it(
     assert repaired["healthy"] and repaired["index"]["rows"] == 5
 
 
+def test_check_finds_a_missing_index_without_creating_one_and_repair_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    judge(data_dir)
+    shutil.rmtree(data_dir / "index")
+    flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--json"]
+    assert main(["check", *flags]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["problems"] == [
+        "there is no search index; the next start rebuilds it from the graph, or run `doxa repair`"
+    ]
+    assert found["graph"]["judged_results"] == 3
+    assert not (data_dir / "index").exists()  # a check changes nothing
+    assert main(["repair", *flags]) == 0
+    repaired = json.loads(capsys.readouterr().out)
+    assert repaired["healthy"] and repaired["index"]["rows"] == 5
+
+
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_check_on_a_directory_a_server_holds_exits_3(
@@ -118,4 +140,4 @@ async def test_check_on_a_directory_a_server_holds_exits_3(
     async with Client(server.url) as client:
         await ok(client, "remember", text="Held by the server.")
     assert main(["check", "--embedder", "hash", "--data-dir", str(data_dir)]) == 3
-    assert "in use by another process" in capsys.readouterr().out
+    assert "in use by another process" in capsys.readouterr().err

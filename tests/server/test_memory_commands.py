@@ -121,6 +121,20 @@ def test_remember_then_recall_prints_for_people_and_as_json(doxa: Doxa) -> None:
     assert item["confidence"] == "1" and item["agents"] == ["default"]
 
 
+def test_a_record_prints_as_its_text_says_it(doxa: Doxa) -> None:
+    record = {
+        "type": "Invoice",
+        "fields": {"total": 3.98, "customer": {"country": "Brazil"}, "tags": ["rock", "metal"]},
+    }
+    code, _, err = doxa("remember", "--record", json.dumps(record))
+    assert code == 0, err
+    code, out, _ = doxa("recall", "", "--where", '{"customer.country": "Brazil"}')
+    assert code == 0
+    assert out.splitlines()[1].endswith(
+        "[Invoice: total=3.98, customer.country=Brazil, tags=[rock, metal]]"
+    )
+
+
 def test_a_fact_with_its_validity_is_remembered_from_flags(doxa: Doxa) -> None:
     done = doxa.json(
         "remember",
@@ -241,6 +255,10 @@ def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
         ["forget", "obs_x"],
         ["export", "out.jsonl"],
         ["backup", "copy"],
+        ["prune"],
+        ["prune", "--apply"],
+        ["view", "--out", "page.html"],
+        ["repair"],
     ],
 )
 def test_a_command_on_a_directory_without_a_memory_is_refused_and_creates_none(
@@ -251,6 +269,15 @@ def test_a_command_on_a_directory_without_a_memory_is_refused_and_creates_none(
     assert code == 1 and out == ""
     fix = "check --data-dir (or DOXA_DATA_DIR), or remember something first"
     assert err == f"doxa {args[0]}: no memory in {typo}; {fix}\n"
+    assert not typo.exists()
+
+
+def test_check_on_a_directory_without_a_memory_says_so_and_creates_nothing(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    typo = tmp_path / "memroy"
+    code, out, _ = doxa("check", data_dir=typo)
+    assert code == 1 and "problem: no graph: this directory holds no memory yet" in out
     assert not typo.exists()
 
 

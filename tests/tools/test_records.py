@@ -186,6 +186,8 @@ async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settin
             top_level = await where(client, country="Brazil")
             ranked = await ok(client, "recall", query="customer country Brazil", explain=True)
             note = await ok(client, "recall", query="", where={"customer.county": "Brazil"})
+            whole = await ok(client, "recall", query="", where={"Customer": "Brazil"})
+            listed = await error(client, "recall", query="", where={"tags": ["metal", "rock"]})
     invoice = done["observation_id"]
     [item] = shown["results"]
     assert item["record"] == {"type": "Invoice", "fields": INVOICE}
@@ -198,6 +200,17 @@ async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settin
     assert found["results"][0]["observation_id"] == other["observation_id"]
     assert note["note"] == (
         'where.customer.county: no record has this field; did you mean "customer.country"?'
+    )
+    # An object's name is no field: the note names the fields inside it.
+    assert not whole["results"]
+    assert whole["note"] == (
+        "where.Customer: records hold an object here; name one of its fields:"
+        " customer.address.city, customer.country"
+    )
+    assert listed.endswith(
+        "where.tags must be one value (string, number, boolean or ISO 8601 date) to equal;"
+        " a list field matches a record holding that value among its values, e.g."
+        ' {"tags": "metal"}'
     )
 
 
