@@ -8,9 +8,11 @@ again. Every judgement is read by every later recall (its query's likeness to th
 decides what it lends), so some growth is expected; what matters is how much.
 
 Printed: per step, the judged recalls so far, the judgements, recall's median time over
-the rounds (ms per recall) with its ratio to the fresh memory's, and the median time of the
-step's feedback calls; then how long the memory takes to start again with them all (a start
-replays every judged recall).
+the rounds (ms per recall) with its ratio to the fresh memory's, the median time of the
+step's feedback calls, and how long a retrain of the ranker on them all takes (asked for
+after the step's recalls were timed, waited for; with the examples it learned from and
+whether recall uses the model: random judgements should leave it unused); then how long the
+memory takes to start again with them all (a start replays every judged recall).
 
 Usage: ``python bench/judged.py [--memories N] [--queries N] [--steps 1000,3000]``
 """
@@ -73,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mix = Mix("judged", seed=5)
     with tempfile.TemporaryDirectory(prefix="doxa-judged-") as tmp:
         settings = load_settings(environ={"DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": tmp})
-        # No retrain halfway: this measures the judgements' cost, not a model's.
+        # No retrain but the bench's own: this measures the judgements' cost, not a model's.
         settings.store.learning = settings.store.learning.model_copy(update={"retrain_every": 0})
         memory = Memory.open(settings.store)
         try:
@@ -86,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{args.memories} memories, {args.queries} recalls x {ROUNDS} rounds, hash")
             print(
                 f"{'judged recalls':>15}{'judgements':>12}{'ms/recall':>11}{'vs fresh':>10}"
-                f"{'ms/feedback':>13}"
+                f"{'ms/feedback':>13}{'s/retrain':>11}  model"
             )
             print(f"{0:>15}{0:>12}{fresh:>11.2f}{1.0:>10.2f}{'':>13}", flush=True)
             rng = random.Random(1)
@@ -96,8 +98,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 made += judged
                 done = step
                 took = timed(memory, queries)
+                began = time.perf_counter()
+                if not memory.wait_trained(memory.retrain(), timeout=600):
+                    raise RuntimeError("no retrain within 600 s")
+                retrain_s = time.perf_counter() - began
+                model = memory.ranker()
+                learned = (
+                    "none trained"
+                    if model is None
+                    else f"{model.examples} examples, {'used' if model.active else 'unused'}"
+                )
                 print(
-                    f"{done:>15}{made:>12}{took:>11.2f}{took / fresh:>10.2f}{feedback_ms:>13.2f}",
+                    f"{done:>15}{made:>12}{took:>11.2f}{took / fresh:>10.2f}{feedback_ms:>13.2f}"
+                    f"{retrain_s:>11.2f}  {learned}",
                     flush=True,
                 )
         finally:
