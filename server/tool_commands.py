@@ -342,6 +342,8 @@ def _item(item: dict[str, Any]) -> list[str]:
     for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
         if item.get(key):
             lines.append(f"    {key}: {_scalar(item[key])}")
+    if item.get("scores"):  # --explain: what the score is made of, learned parts included
+        lines.append("    scores: " + ", ".join(f"{k} {v}" for k, v in item["scores"].items()))
     return lines
 
 

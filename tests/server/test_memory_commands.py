@@ -199,6 +199,13 @@ def test_feedback_and_forget_change_what_recall_returns(doxa: Doxa) -> None:
     found = doxa.json("recall", "bridge")
     judged = doxa.json("feedback", found["recall_id"], "--accepted", ids["open"])
     assert judged["recall_id"] == found["recall_id"] and judged["accepted"] == [ids["open"]]
+    # --explain prints what each score is made of: the acceptance shows for the same query.
+    code, out, _ = doxa("recall", "bridge", "--explain", "--limit", "1")
+    assert code == 0
+    head, *details = out.splitlines()[1:]
+    assert head.startswith(ids["open"])
+    [scores] = [line for line in details if line.startswith("    scores: ")]
+    assert "vector " in scores and "feedback 0.6" in scores
     code, out, _ = doxa("forget", ids["sign"])
     assert code == 0
     assert f"observation_id: {ids['sign']}\nmode: retract" in out
