@@ -115,12 +115,22 @@ def check(settings: StoreSettings) -> Health:
                 )
     foreign = False  # the index was built by another embedding model
     if (data_dir / "index").exists():
-        foreign = _look_at_index(data_dir / "index", embedder, live, judged, health)
+        foreign = _look_at_index(data_dir / "index", embedder, live, health)
     elif live:  # opening it would create it, and a check changes nothing
         health.problems.append(
             "there is no search index; the next start rebuilds it from the graph, or run"
             " `doxa repair`"
         )
+    if health.graph:
+        stale = sum(
+            not usable_as_kept(vector, by, embedder, foreign) for vector, by in judged.values()
+        )
+        health.graph["judged_queries_to_embed"] = stale
+        if stale:
+            health.problems.append(
+                f"{stale} judged queries' vectors are another embedding model's or unreadable;"
+                " the next start embeds them again from their words"
+            )
     model = load_model(data_dir)
     if model is not None:
         health.ranker = {
@@ -149,25 +159,13 @@ def _look_at_index(
     path: Path,
     embedder: Embedder,
     live: set[str] | None,
-    judged: dict[str, tuple[npt.NDArray[np.float32], str | None]],
     health: Health,
 ) -> bool:
-    """The search index's part of ``check``: its rows, vectors and model against the graph's
-    live observations and judged queries. True when another embedding model built it."""
+    """The search index's part of ``check``: its rows and vectors against the graph's live
+    observations. True when another embedding model built it."""
     from doxa.store.index import SearchIndex
 
     index = SearchIndex(path, embedder.dim, embedder.fingerprint, read_only=True)
-    if health.graph:
-        stale = sum(
-            not usable_as_kept(vector, by, embedder, index.foreign)
-            for vector, by in judged.values()
-        )
-        health.graph["judged_queries_to_embed"] = stale
-        if stale:
-            health.problems.append(
-                f"{stale} judged queries' vectors are another embedding model's or unreadable;"
-                " the next start embeds them again from their words"
-            )
     if index.problem is None:
         try:
             _inspect_index(index, live, health)
