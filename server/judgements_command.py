@@ -9,13 +9,14 @@ trained on, for training others.
 It reaches the memory as ``doxa prune`` does (``doxa.store.sharing``): it opens the data
 directory when no server holds it, and asks the server that does otherwise.
 
-Exit codes: 0 written, 1 the memory could not be opened or reached, or the file written.
+Exit codes: 0 written, 1 the memory could not be opened or reached, or the file not written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def judgements_command(settings: Settings, path: Path) -> int:
     try:
         rows = shared.judgements()
     except MemoryStoreError as error:
-        print(f"doxa export: {error}")
+        print(f"doxa export: {error}", file=sys.stderr)
         return 1
     finally:
         shared.close()
@@ -48,7 +49,7 @@ def judgements_command(settings: Settings, path: Path) -> int:
                 out.write(judgement_line(row) + "\n")
         os.replace(partial, path)
     except OSError as error:
-        print(f"doxa export: cannot write {path}: {error}")
+        print(f"doxa export: cannot write {path}: {error}", file=sys.stderr)
         return 1
     recalls = len({r["recall_id"] for r in rows})
     print(f"wrote {len(rows)} judged results of {recalls} recalls to {path}")

@@ -279,6 +279,17 @@ def test_a_command_on_a_directory_without_a_memory_is_refused_and_creates_none(
     assert not typo.exists()
 
 
+def test_judgements_that_cannot_be_written_exit_1_on_stderr_and_leave_no_file(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    fill(doxa.data_dir)
+    target = tmp_path / "no such folder" / "judged.jsonl"
+    code, out, err = doxa("export", "--judgements", str(target))
+    assert code == 1 and out == ""
+    assert err.startswith(f"doxa export: cannot write {target}: ")
+    assert not target.parent.exists()
+
+
 def test_check_on_a_directory_without_a_memory_says_so_and_creates_nothing(
     doxa: Doxa, tmp_path: Path
 ) -> None:
