@@ -75,7 +75,9 @@ def _describe(health: object, min_judgements: int) -> None:
             f"orphans: {health.orphans['index_rows_unknown']} index rows of no observation,"
             f" {health.orphans['observations_unindexed']} observations not indexed"
         )
-    if health.ranker:
+    if health.ranker.get("damaged"):
+        print("ranker: its file is damaged (see below); recall uses the base ranking")
+    elif health.ranker:
         ranker = health.ranker
         use = "used" if ranker["active"] else "unused"
         if ranker["other_model"]:

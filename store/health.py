@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryStoreError
-from doxa.store.learning import load_model
+from doxa.store.learning import MODEL_FILE, load_model
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
 
@@ -51,8 +51,8 @@ class Health:
             held-out judged recalls, why it is used or not: ``held_out_recalls``, how many of
             them it ordered ``better`` and ``worse`` than the base ranking, and the share of
             their (accepted, rejected) pairs it and the base order right (``pairs_right``,
-            ``base_pairs_right``). Empty when none is kept (or its file is damaged: the log
-            says so).
+            ``base_pairs_right``). Empty when none is kept; ``damaged`` (1) alone when its
+            file cannot be read as a model (a problem then says so).
         problems: one line each, with what to do; empty when healthy.
     """
 
@@ -132,6 +132,12 @@ def check(settings: StoreSettings) -> Health:
                 " the next start embeds them again from their words"
             )
     model = load_model(data_dir)
+    if model is None and (data_dir / MODEL_FILE).exists():
+        health.ranker = {"damaged": 1}
+        health.problems.append(
+            f"the ranker's file {MODEL_FILE} is damaged: recall uses the base ranking, and the"
+            " next start trains the ranker again from the judged recalls (once enough are)"
+        )
     if model is not None:
         health.ranker = {
             "version": model.version,

@@ -181,15 +181,15 @@ def load_model(data_dir: Path) -> RankerModel | None:
     as a warning and taken as none (recall uses the base ranking)."""
     path = data_dir / MODEL_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        kept = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as error:
         log.warning("ranker model %s unreadable (%s): using the base ranking", path, error)
         return None
     try:
-        return RankerModel.from_json(json.loads(text))
-    except ValueError as error:  # json.JSONDecodeError is one
+        return RankerModel.from_json(json.loads(kept))
+    except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ones
         log.warning("ranker model %s is damaged (%s): using the base ranking", path, error)
         return None
 

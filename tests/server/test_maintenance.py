@@ -128,6 +128,21 @@ def test_check_finds_a_missing_index_without_creating_one_and_repair_rebuilds_it
     assert repaired["healthy"] and repaired["index"]["rows"] == 5
 
 
+def test_check_names_a_damaged_ranker_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    (data_dir / "ranker.json").write_bytes(b"\xff\xfe not a model")
+    flags = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["check", *flags]) == 1
+    printed = capsys.readouterr().out
+    assert "ranker: its file is damaged (see below); recall uses the base ranking" in printed
+    assert "problem: the ranker's file ranker.json is damaged: recall uses the base" in printed
+    assert main(["check", *flags, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["ranker"] == {"damaged": 1}
+
+
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_check_on_a_directory_a_server_holds_exits_3(
