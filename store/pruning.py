@@ -29,6 +29,7 @@ written before a transaction that then failed is never shown.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -47,6 +48,8 @@ from doxa.store.planning import reopened
 from doxa.store.settings import PruneSettings
 from doxa.store.values import decimal_text, iso, micros, scaled
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+
+log = logging.getLogger(__name__)
 
 #: The file of the reasons, in the data directory.
 AUDIT_FILE = "pruned.jsonl"
@@ -326,13 +329,18 @@ class AuditLog:
     def _read(self) -> dict[tuple[str, str], str]:
         reasons: dict[tuple[str, str], str] = {}
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            lines = self.path.read_bytes().splitlines()
         except FileNotFoundError:
+            return reasons
+        except OSError as error:  # the retirements still show, without their reasons
+            log.warning("prune audit %s unreadable (%s): reasons not shown", self.path, error)
             return reasons
         for line in lines:
             try:
                 record = json.loads(line)
                 reasons[(str(record["id"]), str(record["at"]))] = str(record["why"])
             except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by a crash: its retraction never committed
+                # A line cut short by a crash (its retraction never committed), or damaged
+                # (bytes that are no UTF-8 are a ValueError too): that one reason is lost.
+                continue
         return reasons

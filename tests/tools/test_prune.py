@@ -4,6 +4,7 @@ merge within one agent and one fact only; a bad rule value names its field."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,23 @@ async def test_a_retired_observation_stays_for_audit_and_says_why(
     await ok(memory_client, "forget", id=ids["hit"])
     forgotten = (await ok(memory_client, "cite_evidence", id=ids["hit"]))["observation"]
     assert forgotten["retracted_at"] and "retired" not in forgotten
+
+
+async def test_a_damaged_audit_line_loses_only_its_own_reason(settings: Settings) -> None:
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            ids = await seed(client)
+            await ok(client, "prune", dry_run=False, **RULE)
+        audit = Path(settings.store.data_dir) / AUDIT_FILE
+        lines = {json.loads(line)["id"]: line for line in audit.read_bytes().splitlines(True)}
+        copy = lines[ids["copy"]]
+        # The merged copy's line damaged (bytes that are no UTF-8), and a line cut short.
+        audit.write_bytes(b'{"id": "\xff\xfe' + copy[9:] + lines[ids["unused"]] + b'{"id": "o')
+        async with Client(create_server(settings)) as client:
+            kept = (await ok(client, "cite_evidence", id=ids["unused"]))["observation"]
+            lost = (await ok(client, "cite_evidence", id=ids["copy"]))["observation"]
+    assert kept["retired"].startswith("pruned: unused")
+    assert lost["retracted_at"] and "retired" not in lost
 
 
 async def test_the_configured_rule_spares_young_memories_and_merge_can_be_off(
