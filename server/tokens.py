@@ -180,13 +180,13 @@ class TokenStore:
 
     def _load(self) -> list[TokenRecord]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            kept = self.path.read_bytes()
         except FileNotFoundError:
             return []
         except OSError as error:
             raise TokenFileError(f"cannot read {self.path}: {error}") from None
         try:
-            data = json.loads(text)
+            data = json.loads(kept)  # bytes that are no UTF-8: a ValueError too
             if not isinstance(data, dict) or data.get("version") != _VERSION:
                 raise ValueError(f"expected an object with version {_VERSION}")
             return [_record(item) for item in data["tokens"]]

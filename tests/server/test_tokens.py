@@ -137,12 +137,14 @@ def test_the_data_dir_comes_from_the_environment_like_every_other_command(
     assert [r.agent for r in TokenStore(tmp_path).records()] == ["scout"]
 
 
+@pytest.mark.parametrize("damage", ["cut short", "no UTF-8"])
 def test_a_malformed_token_file_is_an_error_naming_it_and_accepts_nobody(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
     secret, _ = _token(capsys, tmp_path, "--agent", "scout")
     path = tmp_path / "tokens.json"
-    path.write_text(path.read_text(encoding="utf-8")[:-20], encoding="utf-8")
+    kept = path.read_bytes()
+    path.write_bytes(kept[:-20] if damage == "cut short" else b"\xff\xfe" + kept)
 
     assert main(["token", "list", "--data-dir", str(tmp_path)]) == 2
     assert str(path) in capsys.readouterr().err
