@@ -221,13 +221,13 @@ def parse_export(path: Path) -> Parsed:
             line (named with its number and field).
     """
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")  # each line decoded on its own, so a bad one is named
     except OSError as error:
         raise ImportRefused(f"{path}: cannot be read ({error.strerror})") from None
     with handle:
         first = handle.readline()
         try:
-            header = json.loads(first)
+            header = json.loads(first)  # bytes that are no UTF-8: a ValueError too
         except ValueError:
             header = None
         if not isinstance(header, dict) or header.get("doxa") != "export":
@@ -242,10 +242,16 @@ def parse_export(path: Path) -> Parsed:
         written_at = header.get("schema")
         legacy = LEGACY if isinstance(written_at, int) and written_at < 6 else {}
         linked_pairs = isinstance(written_at, int) and written_at < 7
-        for number, text in enumerate(handle, start=2):
-            if not text.strip():
+        for number, raw in enumerate(handle, start=2):
+            if not raw.strip():
                 continue
             where = f"{path} line {number}"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ImportRefused(
+                    f"{where}: not UTF-8 text (byte {error.start + 1} of the line)"
+                ) from None
             try:
                 line = json.loads(text)
             except ValueError as error:

@@ -461,6 +461,15 @@ def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
     assert code == 1 and out == ""
     assert f"line {len(lines)}" in err and "confidence" in err
     assert doxa.counts()["Observation"] == 1
+    # A line of bytes that are no UTF-8 (here in the middle of a text) is named too.
+    raw = file.read_bytes().splitlines(keepends=True)[:-1]
+    at = next(i for i, line in enumerate(raw) if b'"text":"' in line)
+    raw[at] = raw[at].replace(b'"text":"', b'"text":"\xff', 1)
+    file.write_bytes(b"".join(raw))
+    code, out, err = doxa("import", str(file))
+    assert code == 1 and out == ""
+    assert f"{file} line {at + 1}: not UTF-8 text (byte " in err
+    assert doxa.counts()["Observation"] == 1
 
 
 def test_markdown_export_writes_one_file_per_entity_and_an_index(
