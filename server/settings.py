@@ -119,6 +119,10 @@ def load_settings(
     if config is not None:
         try:
             extra = tomllib.loads(Path(config).read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise SettingsError(
+                f"config file {config}: not UTF-8 text (byte {error.start + 1}); TOML is UTF-8"
+            ) from None
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise SettingsError(f"config file {config}: {error}") from None
         tree = _merge(tree, extra)

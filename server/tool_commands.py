@@ -136,7 +136,7 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
         if "supports" in given:
             given["supports"] = [_support(s) for s in given["supports"]]
         if "memories" in given:
-            given["memories"] = _json(given["memories"].read_text(), "--memories")
+            given["memories"] = _json(_text_of(given["memories"], "--memories"), "--memories")
         if "record" in given:
             given["record"] = _json(given["record"], "--record")
     if "where" in given:
@@ -151,6 +151,15 @@ class CommandError(Exception):
 def _support(text: str) -> dict[str, str]:
     belief, _, weight = text.partition("=")
     return {"belief_id": belief, "weight": weight} if weight else {"belief_id": belief}
+
+
+def _text_of(path: Path, flag: str) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise CommandError(f"{flag}: cannot read {path} ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{flag}: {path} is not UTF-8 text (byte {error.start + 1})") from None
 
 
 def _json(text: str, flag: str) -> Any:

@@ -326,6 +326,12 @@ def test_the_cli_reports_a_missing_config_file(
 ) -> None:
     assert main(["serve", "--config", str(tmp_path / "nowhere.toml")]) == 2
     assert "nowhere.toml" in capsys.readouterr().err
+    latin = tmp_path / "latin-1.toml"
+    latin.write_bytes('[store]\nagent = "café"\n'.encode("latin-1"))
+    assert main(["serve", "--config", str(latin)]) == 2
+    assert f"config file {latin}: not UTF-8 text (byte 21); TOML is UTF-8" in (
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow

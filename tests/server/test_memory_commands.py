@@ -167,6 +167,12 @@ def test_many_memories_are_remembered_from_a_json_file_or_none_if_one_is_bad(
     assert [r.get("topics") for r in done["remembered"]] == [["t"], None]
     code, _, err = doxa("remember", "--memories", str(bad))
     assert code == 1 and "memories[1].confidence" in err
+    latin = tmp_path / "latin-1.json"
+    latin.write_bytes('[{"text": "Café."}]'.encode("latin-1"))
+    code, _, err = doxa("remember", "--memories", str(latin))
+    assert (code, err) == (1, f"doxa remember: --memories: {latin} is not UTF-8 text (byte 15)\n")
+    code, _, err = doxa("remember", "--memories", str(tmp_path / "none.json"))
+    assert code == 1 and err.endswith("none.json (No such file or directory)\n")
     assert doxa.json("recall", "--all")["total"] == 2
 
 
