@@ -19,7 +19,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from doxa.store.learning import (
-    MODEL_FILE,
     Example,
     RankerModel,
     keeps_signs,
@@ -71,9 +70,10 @@ class Trainer:
         self._model = self._kept_model(foreign_index)
         self._since = 0  # judged results since the last retrain
         self._requested = 0  # retrains asked for
-        if self._model is None and (data_dir / MODEL_FILE).exists():
-            # A damaged model file (load_model warned): the judgements it learned from are in
-            # the graph, so one is trained again at start instead of after new judgements.
+        if self._model is None:
+            # No model kept, or a damaged one (load_model warned), while the judgements are
+            # in the graph (an import brings them, not the model): trained at start, not
+            # after `retrain_every` new ones. With too few judged, training stops at once.
             self._requested = 1
         if self._model is not None and self._model.active and not keeps_signs(self._model):
             # Kept by a version whose weights could take any sign: such a model may have

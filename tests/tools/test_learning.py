@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,37 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
         retrained.close()
     assert model is not None and model.active and model.examples == trained.examples
     assert load_model(tmp_path / "m") == model  # the damaged file replaced
+    assert "learned" in found["results"][0]["scores"]
+
+
+async def test_an_imported_memory_trains_its_ranker_at_start_from_the_judgements_it_brought(
+    tmp_path: Path,
+) -> None:
+    from doxa.store.importing import import_file
+
+    trained, _, trained_answer = await trained_memory(learning_settings(tmp_path / "m"))
+    assert trained is not None and trained.active
+    exported = open_memory(learning_settings(tmp_path / "m"))
+    try:
+        exported.export(str(tmp_path / "m.jsonl"))
+    finally:
+        exported.close()
+    settings = learning_settings(tmp_path / "imported")
+    import_file(settings.store, tmp_path / "m.jsonl")  # the judgements, not the model
+    memory = open_memory(settings)
+    try:
+        # Asked for at start (the import's own opening may already have trained it), with no
+        # new judgement.
+        deadline = time.monotonic() + 60
+        while memory.ranker() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        model = memory.ranker()
+        async with Client(create_server(settings, memory=memory)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+    finally:
+        memory.close()
+    assert model is not None and model.active and model.examples == trained.examples
+    assert ids_of(found)[0] == ids_of(trained_answer)[0]
     assert "learned" in found["results"][0]["scores"]
 
 
