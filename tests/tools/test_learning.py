@@ -147,6 +147,21 @@ async def test_training_on_judgements_lifts_the_answer_for_a_rewording_below_the
     assert "learned" in after["results"][0]["scores"]
 
 
+async def trained_at_start(settings: Settings) -> tuple[RankerModel | None, dict[str, Any]]:
+    """Open the memory and wait (up to 60 s) for the ranker its start trains with no new
+    judgement; that ranker and what a rewording then recalls (explained)."""
+    memory = open_memory(settings)
+    try:
+        deadline = time.monotonic() + 60
+        while memory.ranker() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        async with Client(create_server(settings, memory=memory)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+        return memory.ranker(), found
+    finally:
+        memory.close()
+
+
 async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -183,14 +198,7 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
         assert all("learned" not in r["scores"] for r in found["results"])
         assert len(found["results"]) == 4  # the base ranking answers
 
-    retrained = open_memory(settings)
-    try:
-        assert retrained.wait_trained(1, timeout=60)
-        model = retrained.ranker()
-        async with Client(create_server(settings, memory=retrained)) as client:
-            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
-    finally:
-        retrained.close()
+    model, found = await trained_at_start(settings)
     assert model is not None and model.active and model.examples == trained.examples
     assert load_model(tmp_path / "m") == model  # the damaged file replaced
     assert "learned" in found["results"][0]["scores"]
@@ -210,18 +218,8 @@ async def test_an_imported_memory_trains_its_ranker_at_start_from_the_judgements
         exported.close()
     settings = learning_settings(tmp_path / "imported")
     import_file(settings.store, tmp_path / "m.jsonl")  # the judgements, not the model
-    memory = open_memory(settings)
-    try:
-        # Asked for at start (the import's own opening may already have trained it), with no
-        # new judgement.
-        deadline = time.monotonic() + 60
-        while memory.ranker() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        model = memory.ranker()
-        async with Client(create_server(settings, memory=memory)) as client:
-            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
-    finally:
-        memory.close()
+    # The import's own opening of the memory may already have trained it.
+    model, found = await trained_at_start(settings)
     assert model is not None and model.active and model.examples == trained.examples
     assert ids_of(found)[0] == ids_of(trained_answer)[0]
     assert "learned" in found["results"][0]["scores"]
