@@ -90,39 +90,32 @@ def test_check_reports_links_seen_from_one_end_only(
     ]
 
 
-def test_check_finds_a_damaged_index_and_repair_rebuilds_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    data_dir = tmp_path / "m"
-    fill(data_dir)
-    for path in glob.glob(str(data_dir / "index/observations.lance/data/*.lance")):
-        os.remove(path)
-    flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--json"]
-    assert main(["check", *flags]) == 1
-    found = json.loads(capsys.readouterr().out)
-    assert not found["healthy"] and "cannot be read" in found["problems"][0]
-    assert main(["repair", *flags]) == 0
-    repaired = json.loads(capsys.readouterr().out)
-    assert repaired["healthy"] and repaired["index"]["rows"] == 5
-
-
-def test_check_finds_a_missing_index_without_creating_one_and_repair_rebuilds_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("damage", ["its data files gone", "no index at all"])
+def test_check_finds_a_damaged_or_missing_index_and_repair_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
     import shutil
 
     data_dir = tmp_path / "m"
     fill(data_dir)
     judge(data_dir)
-    shutil.rmtree(data_dir / "index")
+    if damage == "its data files gone":
+        for path in glob.glob(str(data_dir / "index/observations.lance/data/*.lance")):
+            os.remove(path)
+    else:
+        shutil.rmtree(data_dir / "index")
     flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--json"]
     assert main(["check", *flags]) == 1
     found = json.loads(capsys.readouterr().out)
-    assert found["problems"] == [
-        "there is no search index; the next start rebuilds it from the graph, or run `doxa repair`"
-    ]
     assert found["graph"]["judged_results"] == 3
-    assert not (data_dir / "index").exists()  # a check changes nothing
+    if damage == "its data files gone":
+        assert not found["healthy"] and "cannot be read" in found["problems"][0]
+    else:
+        assert found["problems"] == [
+            "there is no search index; the next start rebuilds it from the graph, or run"
+            " `doxa repair`"
+        ]
+        assert not (data_dir / "index").exists()  # a check changes nothing
     assert main(["repair", *flags]) == 0
     repaired = json.loads(capsys.readouterr().out)
     assert repaired["healthy"] and repaired["index"]["rows"] == 5
