@@ -6,8 +6,10 @@ the thread wakes, reads the judged results of the latest ``training_recalls`` ju
 from the graph, trains and checks the model (``learning.train``), writes it to the data
 directory and hands it to recall (``model``). Training is never on a tool call's path.
 ``request`` asks for a retrain now and returns a ticket that ``wait`` waits on (a
-benchmark's "learn now"). A model learns from the recalls of one embedder, and says whose: a
-kept model of another (the embedding model changed) is not used until one is trained anew.
+benchmark's "learn now"). A start with no model kept (none yet, an import, which brings the
+judgements but not the model, or a damaged file) asks for one at once. A model learns from
+the recalls of one embedder, and says whose: a kept model of another (the embedding model
+changed) is not used until one is trained anew.
 """
 
 from __future__ import annotations
