@@ -1,5 +1,6 @@
 """What recall learns from judgements, through a real MCP client: the trained ranker, decay
-over simulated time, a damaged model, a restart, and the judgements' export."""
+over simulated time, a damaged model, a restart, an import that trains the ranker at start,
+and the judgements' export."""
 
 from __future__ import annotations
 
