@@ -34,13 +34,14 @@ def check_command(settings: Settings, as_json: bool) -> int:
 
 def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
     """Rebuild the search index from the graph and print the health afterwards."""
-    from doxa.server.tool_commands import CommandError, require_memory
+    from doxa.server.tool_commands import no_memory
     from doxa.store.health import repair
 
+    if no_memory(settings, "repair"):
+        return 1
     try:
-        require_memory(settings)
         health = repair(settings.store, force=force)
-    except (CommandError, DamagedStore) as error:
+    except DamagedStore as error:
         print(f"doxa repair: {error}", file=sys.stderr)
         return 1
     except MemoryStoreError as error:

@@ -16,7 +16,6 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -342,8 +341,10 @@ def _item(item: dict[str, Any]) -> list[str]:
     text = item.get("text") or ""
     record = item.get("record")
     if record:
-        fields = ", ".join(_field_words(record["fields"]))
-        text = f"{text} [{record['type']}: {fields}]".strip()
+        from doxa.store.records import validate
+
+        # Read back as the record it was, so it prints as its text says it (Record.line).
+        text = f"{text} [{validate(record).line()}]".strip()
     flags = "" if item.get("current", True) else " (no longer current)"
     lines = [
         f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
@@ -354,22 +355,6 @@ def _item(item: dict[str, Any]) -> list[str]:
     if item.get("scores"):  # --explain: what the score is made of, learned parts included
         lines.append("    scores: " + ", ".join(f"{k} {v}" for k, v in item["scores"].items()))
     return lines
-
-
-def _field_words(fields: dict[str, Any], prefix: str = "") -> Iterator[str]:
-    """A record's fields as its text says them: a nested field by its path, a list's values
-    in brackets (``customer.country=Brazil, tags=[rock, metal]``)."""
-    for name, value in fields.items():
-        if isinstance(value, dict):
-            yield from _field_words(value, f"{prefix}{name}.")
-        elif isinstance(value, list):
-            yield f"{prefix}{name}=[{', '.join(_value_word(v) for v in value)}]"
-        else:
-            yield f"{prefix}{name}={_value_word(value)}"
-
-
-def _value_word(value: Any) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _scalar(value: Any) -> str:
