@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +24,7 @@ from doxa.prompts import prompt_text
 from doxa.server.argument_errors import printable, told
 from doxa.server.client_log import ClientLog
 from doxa.server.completions import NameCompletions
+from doxa.server.exact import exact_loads
 from doxa.server.settings import Settings, load_settings
 from doxa.server.view_page import view_endpoint
 from doxa.tools import (
@@ -242,7 +242,7 @@ class VerbatimArguments(FuncMetadata):
             if not isinstance(value, str) or key in takes_text:
                 continue
             try:
-                decoded = json.loads(value)
+                decoded = exact_loads(value)
             except (ValueError, RecursionError):
                 continue  # not JSON: validation refuses it, naming the parameter
             if isinstance(decoded, list | dict):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
@@ -37,6 +37,18 @@ class _Inexact:
             pass
         self.seen = True
         return literal
+
+
+def exact_loads(text: str) -> Any:
+    """``text`` read as JSON, each float literal a float cannot carry kept as its text: a
+    tool argument sent as JSON text (``record="{...}"``, ``doxa remember --record``) reads
+    its numbers as the same argument sent as an object does.
+
+    Raises:
+        ValueError: not JSON.
+        RecursionError: nested too deep.
+    """
+    return json.loads(text, parse_float=_Inexact())
 
 
 def exact_json(body: bytes) -> bytes:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from doxa.server.exact import exact_loads
 from doxa.server.settings import Settings
 
 #: Command -> the tool it runs.
@@ -163,8 +164,8 @@ def _text_of(path: Path, flag: str) -> str:
 
 def _json(text: str, flag: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError as error:
+        return exact_loads(text)
+    except (ValueError, RecursionError) as error:
         raise CommandError(f"{flag}: not JSON ({error})") from None
 
 

@@ -120,6 +120,18 @@ def text_key(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:32]
 
 
+def memory_key(text: str, record: Record | None) -> str:
+    """Identity of a memory for duplicate detection: its text's (``text_key``) and, for a
+    record, the record's typed fields (``Record.identity``): a record's text may say less
+    than its fields, and two records told in the same words are still two memories. A
+    record's text when none is given (``Record.line``) follows the fields' order and adds
+    nothing to the key."""
+    if record is None:
+        return text_key(text)
+    told = "" if text == record.line() else text_key(text)
+    return hashlib.sha256(f"{told}\n{record.identity()}".encode()).hexdigest()[:32]
+
+
 def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True) -> str | None:
     """A short non-empty string (agent, topic, episode, fact part, id), stripped.
 
@@ -261,12 +273,10 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         assert other is not None
         if other not in contradicts:
             contradicts.append(other)
-    # A record's text may say less than its fields: two records told in the same words are
-    # still two memories.
-    key = text_key(text if record is None else f"{text}\n{record.line()}")
+    told = text if record is None or draft.text is not None else ""
     return NewMemory(
         text=text,
-        text_key=key,
+        text_key=memory_key(text, record),
         topics=tuple(topics),
         agent=agent,
         confidence=confidence,
@@ -278,6 +288,8 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         contradicts=tuple(contradicts),
         # Read here, before any lock: a long text takes a few hundred microseconds. A memory
         # without observed_at is said now (planning stamps it a moment later).
-        event_times=tuple(event_times(text, observed_at or utc_now())),
+        # A record's fields are data, not a story: a track named "Yesterday" happened on no
+        # day, so only a text given with the record is read.
+        event_times=tuple(event_times(told, observed_at or utc_now())),
         record=record,
     )

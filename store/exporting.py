@@ -106,15 +106,20 @@ def _node_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
         yield line
 
 
+#: The property that tells apart two links of one table between the same ends.
+_LINK_PARTS = {"HAS_FIELD": "position"}
+
+
 def _link_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
     columns = _columns(table)
     start, end = LINKS[table]
     names = list(columns)
     projection = "".join(f", r.{c}" for c in names)
+    part = f", r.{_LINK_PARTS[table]}" if table in _LINK_PARTS else ""
     query = (
         f"MATCH (a:{_quoted(start)})-[r:{_quoted(table)}]->(b:{_quoted(end)})"
         f" RETURN a.{NODES[start]}, b.{NODES[end]}{projection}"
-        f" ORDER BY a.{NODES[start]}, b.{NODES[end]}"
+        f" ORDER BY a.{NODES[start]}, b.{NODES[end]}{part}"
     )
     for row in graph.read(query):
         line: dict[str, Any] = {"table": table, "from": row[0], "to": row[1]}
@@ -404,6 +409,15 @@ def _statement(table: str, present: Sequence[str]) -> str:
             f" MERGE (x:{_quoted(table)} {{{key}: k}}){on_create}"
         )
     start, end = LINKS[table]
+    # A link is one of its kind between its ends, but for a record's fields: a list may hold a
+    # value twice, two links to one FieldValue told apart by their position.
+    part = _LINK_PARTS.get(table)
+    if part is not None and part in present:
+        sets = ", ".join(f"x.{c} = CAST(r.{c} AS {columns[c]})" for c in present if c != part)
+        on_create = f" ON CREATE SET {sets}" if sets else ""
+        told = f" {{{part}: CAST(r.{part} AS {columns[part]})}}"
+    else:
+        told = ""
     # One end matched at a time, each by a plain variable: Kùzu looks that up in the
     # primary-key index, while two ends in one MATCH became a join of both whole tables (a
     # 10,000-observation import filled a 1 GB buffer pool on its first OF batch).
@@ -411,7 +425,7 @@ def _statement(table: str, present: Sequence[str]) -> str:
         "UNWIND $rows AS r WITH r, r.`from` AS f"
         f" MATCH (a:{_quoted(start)} {{{NODES[start]}: f}}) WITH r, a, r.`to` AS t"
         f" MATCH (b:{_quoted(end)} {{{NODES[end]}: t}})"
-        f" MERGE (a)-[x:{_quoted(table)}]->(b){on_create}"
+        f" MERGE (a)-[x:{_quoted(table)}{told}]->(b){on_create}"
     )
 
 

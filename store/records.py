@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
 from doxa.store.errors import InvalidInput
+from doxa.store.values import TIME_RANGE
 
 #: The most values one record may hold, the longest field name and the deepest path.
 MAX_FIELDS = 100
@@ -50,7 +51,11 @@ KINDS = ("integer", "decimal", "string", "boolean", "date", "datetime")
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
+)
+
+_TOO_LONG = f"has more than {MAX_NUMBER} digits written out; send it as a string to keep it as text"
 
 Value = int | Decimal | str | bool | date | datetime
 #: How a value is compared: (class, canonical text). Integers and decimals share "number".
@@ -107,6 +112,16 @@ class Record:
             for (path, listed), group in self._runs()
         ]
         return f"{self.type}: " + ", ".join(parts)
+
+    def identity(self) -> str:
+        """What makes two records the same for duplicate detection: the type and each
+        field's name, kind and exact value (``line`` reads 176 and "176" alike), fields in
+        name order (a JSON object's order means nothing), a list's values in theirs."""
+        fields = sorted(self.fields, key=lambda f: (f.key, f.listed))  # stable: lists keep order
+        return json.dumps(
+            [self.type, [[f.key, f.listed, f.kind, f.text()] for f in fields]],
+            ensure_ascii=False,
+        )
 
     def shown_fields(self) -> dict[str, Any]:
         """The fields as they were given: nested objects and lists rebuilt, each value as
@@ -209,7 +224,7 @@ def typed(value: object, field: str) -> tuple[str, Value]:
         return "boolean", value
     if isinstance(value, int):
         if len(str(value)) > MAX_NUMBER:
-            raise InvalidInput(field, f"has more than {MAX_NUMBER} digits")
+            raise InvalidInput(field, _TOO_LONG)
         return "integer", value
     if isinstance(value, float | Decimal):
         if isinstance(value, float) and not math.isfinite(value):
@@ -218,8 +233,9 @@ def typed(value: object, field: str) -> tuple[str, Value]:
         number = Decimal(repr(value)) if isinstance(value, float) else value
         if not number.is_finite():
             raise InvalidInput(field, f"must be a finite number, got {value}")
-        if len(_number_text(number)) > MAX_NUMBER:
-            raise InvalidInput(field, f"has more than {MAX_NUMBER} digits written out")
+        # The exponent first: normalising 1e1000000 overflows the decimal context.
+        if abs(number.adjusted()) >= MAX_NUMBER or len(_number_text(number)) > MAX_NUMBER:
+            raise InvalidInput(field, _TOO_LONG)
         return "decimal", number
     if isinstance(value, str):
         if len(value) > MAX_SOURCE:
@@ -232,13 +248,18 @@ def typed(value: object, field: str) -> tuple[str, Value]:
                 raise InvalidInput(field, f"{text!r} is shaped as a date but is none") from None
         if _DATETIME.fullmatch(text):
             try:
-                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", text))
             except ValueError:
                 raise InvalidInput(
                     field, f"{text!r} is shaped as an ISO 8601 date-time but is none"
                 ) from None
             # A time without an offset is UTC, as every time the memory reads.
-            return "datetime", moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            try:
+                moment.astimezone(UTC)  # compared as an instant in UTC: it must be one
+            except OverflowError:
+                raise InvalidInput(field, f"must be a time {TIME_RANGE}, got {text!r}") from None
+            return "datetime", moment
         return "string", text
     got = "null" if value is None else type(value).__name__
     raise InvalidInput(
@@ -479,8 +500,7 @@ def query_pairs(
     Exact values are (class, canonical) keys; loose ones are casefolded phrases for string
     fields, matched case-insensitively (ranking is forgiving where ``where`` is exact).
     """
-    words = [w.rstrip(".:") for w in _QUERY_TOKEN.findall(query)]
-    words = [w for w in words if w]
+    words = _words(query)
     spans = _field_spans(words, known_fields)
     found: list[tuple[str, list[Key], list[str]]] = []
     for n, (key, _, after) in enumerate(spans):
@@ -501,6 +521,18 @@ def query_pairs(
         if exact or loose:
             found.append((key, exact, loose))
     return found
+
+
+def _words(text: str) -> list[str]:
+    """A text's words as a query's are read: split at spaces and punctuation, a word's
+    trailing "." or ":" dropped."""
+    return [w for w in (w.rstrip(".:") for w in _QUERY_TOKEN.findall(text)) if w]
+
+
+def loose(value: str) -> str:
+    """A string value as a query's words match it: its words (``_words``) casefolded, so
+    "Guns N' Roses" is named by guns n roses, "Hello, World" by hello world."""
+    return " ".join(_words(value)).casefold()
 
 
 def _field_spans(
@@ -528,8 +560,8 @@ def _field_spans(
 
 def _number(word: str) -> object:
     """A query word as the value it reads as: a number or boolean, else the word."""
-    if word in ("true", "false"):
-        return word == "true"
+    if word.casefold() in ("true", "false"):  # read loosely, as strings are
+        return word.casefold() == "true"
     try:
         return int(word)
     except ValueError:

@@ -208,6 +208,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "MATCH (o:Observation) SET o.event_times = NULL",
         ),
     ),
+    Migration(
+        12,
+        "records' event times",
+        (
+            # A record's fields were read as a story ("name=Yesterday" happened the day
+            # before it was told); start-up reads again only a text given with the record.
+            "MATCH (o:Observation)-[:IS_A]->(:RecordType) SET o.event_times = NULL",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from doxa.store import event_time, native_memory
 from doxa.store.details import details
+from doxa.store.drafts import memory_key
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore
 from doxa.store.event_time import EventTime
@@ -144,8 +145,8 @@ def load(
     the judged recalls.
 
     Returns:
-        (id, ``event_time.stored``) of the observations stored before event times were read
-        at remember (schema migration 3): read now, for the graph to keep; and the judged
+        (id, ``event_time.stored``) of the observations whose event times a migration
+        cleared (3, 11, 12): read now, for the graph to keep; and the judged
         recalls by id, learned once the embedder is known to fit them (``learn_judged``).
     """
     table = graph.observations()
@@ -162,11 +163,14 @@ def load(
     unread: list[tuple[str, str]] = []
     # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
+        record = records.get(row["id"])
         entry = Entry(
             id=row["id"],
             seq=int(row["seq"]),
             text=row["text"],
-            text_key=row["text_key"],
+            # A record's key is computed again: until 2026-12-05 it was read from the record
+            # in words, where 176 and "176" are alike (``memory_key``).
+            text_key=memory_key(row["text"], record) if record else row["text_key"],
             confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
             observed_at=_aware(row["observed_at"]),
             # One remember gives its memories one time: share it as the strings.
@@ -181,10 +185,10 @@ def load(
             retracted=row["retracted_at"] is not None,
             retracted_at=from_naive_utc(row["retracted_at"]),
             stated_until=from_naive_utc(row["stated_until"]),
-            event_times=_event_times(row, unread),
+            event_times=_event_times(row, record, unread),
             episode=episodes.get(row["id"]),
             topics=tuple(sorted(topics.get(row["id"], []))),
-            record=records.get(row["id"]),
+            record=record,
         )
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
@@ -319,20 +323,24 @@ def records_of(graph: Graph) -> dict[str, Record]:
     return {obs: Record(kind, tuple(fields.get(obs, ()))) for obs, kind in graph.record_types()}
 
 
-def _event_times(row: dict[str, Any], unread: list[tuple[str, str]]) -> tuple[EventTime, ...]:
+def _event_times(
+    row: dict[str, Any], record: Record | None, unread: list[tuple[str, str]]
+) -> tuple[EventTime, ...]:
     """A loaded observation's event times: as stored, or read now from its words (and
-    added to ``unread``) when it was stored before they were read at remember."""
+    added to ``unread``) when they were read by an earlier version, or never. A record's
+    own words (``Record.line``) tell of no time, as at remember."""
     if row["event_times"] is not None:
         return event_time.loaded(row["event_times"])
-    times = tuple(event_time.event_times(row["text"], _aware(row["observed_at"])))
+    told = "" if record is not None and row["text"] == record.line() else row["text"]
+    times = tuple(event_time.event_times(told, _aware(row["observed_at"])))
     unread.append((row["id"], event_time.stored(times)))
     return times
 
 
 def read_event_times(graph: Graph, unread: list[tuple[str, str]]) -> None:
-    """Store the event times read at load for observations stored before migration 3, in
+    """Store the event times read at load for observations a migration cleared them of, in
     batches (once: the next start finds them stored)."""
-    log.info("reading the event times of %d observations stored before they were read", len(unread))
+    log.info("reading the event times of %d observations again", len(unread))
     for start in range(0, len(unread), _EVENT_TIME_BATCH):
         with graph.write("event times") as w:
             w.read_event_times(unread[start : start + _EVENT_TIME_BATCH])

@@ -24,7 +24,8 @@ _MICROSECOND = timedelta(microseconds=1)
 #: read back a time outside it (it crashes the process), so nothing outside may be written.
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)
-_RANGE = "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (in UTC)"
+#: The times the memory holds, in words (what a refusal of another time says).
+TIME_RANGE = "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (in UTC)"
 
 
 def parse_limit(value: object, field: str, most: int) -> int:
@@ -118,7 +119,7 @@ def parse_time(value: object, field: str) -> datetime:
     try:
         return moment.astimezone(UTC)
     except OverflowError:
-        raise InvalidInput(field, f"must be a time {_RANGE}, got {value!r}") from None
+        raise InvalidInput(field, f"must be a time {TIME_RANGE}, got {value!r}") from None
 
 
 def utc_now() -> datetime:

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
-from doxa.store.records import Record
+from doxa.store.records import Record, loose
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
@@ -608,9 +608,10 @@ class WorkingMemory:
 
 
 def _string_values(record: Record) -> set[tuple[str, str]]:
-    """(field key, casefolded value) of each of a record's strings, as a query's words match
-    them."""
-    return {(f.key, f.value.casefold()) for f in record.fields if isinstance(f.value, str)}
+    """(field key, ``records.loose`` value) of each of a record's strings, as a query's words
+    match them."""
+    found = {(f.key, loose(f.value)) for f in record.fields if isinstance(f.value, str)}
+    return {(key, words) for key, words in found if words}
 
 
 def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:

@@ -47,7 +47,11 @@ async def fill_everything(data_dir: Path) -> None:
             text="Alice likes tea.",
             fact={"subject": "Alice", "predicate": "likes", "object": "tea", "cardinality": "many"},
         )
-        await ok(client, "remember", record={"type": "Track", "fields": {"album_id": 176}})
+        # A list may hold a value twice: two links to one field value.
+        tags = ["rock", "metal", "rock"]
+        await ok(
+            client, "remember", record={"type": "Track", "fields": {"album_id": 176, "tags": tags}}
+        )
         wrong = await ok(client, "remember", text="The moon is made of cheese.")
         await ok(client, "forget", id=wrong["observation_id"])
         found = await ok(client, "recall", query="bridge route 9")

@@ -19,9 +19,11 @@ from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.embedder import HashEmbedder
+from doxa.store.event_time import event_times, stored
 from doxa.store.graph import Graph
 from doxa.store.index import SearchIndex
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
+from doxa.store.values import parse_time
 
 
 def graph_dir(settings: Settings) -> Path:
@@ -360,6 +362,44 @@ def test_event_times_read_by_an_earlier_version_are_read_again(settings: Setting
     finally:
         memory.close()
     assert graph_rows(settings, "MATCH (o:Observation) RETURN o.event_times")[0][0] != "[]"
+
+
+def test_a_records_fields_read_as_a_story_by_an_earlier_version_are_read_again(
+    settings: Settings,
+) -> None:
+    # A store at migration 11, which read "name=Yesterday" as the day before: migration 12
+    # clears records' event times, and start-up reads only a text given with the record.
+    said = "2024-05-08T12:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft(
+                None, record={"type": "Track", "fields": {"name": "Yesterday"}}, observed_at=said
+            ),
+            MemoryDraft(
+                "Yesterday the order shipped.",
+                record={"type": "Order", "fields": {"id": 17}},
+                observed_at=said,
+            ),
+            MemoryDraft("Yesterday I fixed the roof.", observed_at=said),
+        ]
+    )
+    memory.close()
+    story = stored(event_times("Yesterday", parse_time(said, "said")))
+    tamper(
+        settings,
+        f"MATCH (o:Observation) SET o.event_times = '{story}'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 12}}) DELETE m",
+    )
+    ids = [m.observation_id for m in done]
+    memory = open_memory(settings)
+    try:
+        happened = [[t.phrase for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    assert happened == [[], ["Yesterday"], ["Yesterday"]]
+    kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
+    assert [kept[i] for i in ids] == ["[]", story, story]
 
 
 def create_store_at(

@@ -108,6 +108,27 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
     assert by_name["results"][0]["observation_id"] == ids["fast"]
 
 
+@pytest.mark.parametrize(
+    ("fields", "query"),
+    [
+        ({"artist": "Guns N' Roses"}, "artist Guns N' Roses"),
+        ({"title": "Hello, World"}, "title hello, world"),
+        ({"title": "What?"}, "songs with title What?"),
+        ({"explicit": True}, "explicit True"),
+    ],
+)
+async def test_a_value_with_punctuation_or_capitals_is_named_loosely(
+    client: Client, fields: dict[str, Any], query: str
+) -> None:
+    with anyio.fail_after(60):
+        await remember_tracks(client)
+        done = await ok(client, "remember", record={"type": "Track", "fields": fields})
+        found = await ok(client, "recall", query=query, explain=True)
+    first = found["results"][0]
+    assert first["observation_id"] == done["observation_id"]
+    assert first["scores"]["field"] == 1.0
+
+
 async def test_records_are_shown_leanly_and_cited_with_their_fields(client: Client) -> None:
     with anyio.fail_after(60):
         ids = await remember_tracks(client)
@@ -154,6 +175,92 @@ async def test_records_survive_a_restart_and_leave_with_forget(settings: Setting
     assert ranked["results"][0]["observation_id"] in {ids["balls"], ids["fast"]}
     assert left == set() and price == {ids["rock"]}
     assert after == {ids["rock"]} and gone == set()
+
+
+# Pairs told in the same words ("P: code=176, ok=true") that are two records.
+NOT_THE_SAME = [
+    ({"code": 176, "ok": True}, {"code": "176", "ok": "true"}),
+    ({"tags": ["a"]}, {"tags": "[a]"}),
+    ({"name": "a b"}, {"name": "a  b"}),
+    ({"a": "1, b=2"}, {"a": "1", "b": 2}),
+]
+
+
+async def test_a_record_is_a_duplicate_only_of_the_same_typed_values(settings: Settings) -> None:
+    first = [{"record": {"type": "P", "fields": a}} for a, _ in NOT_THE_SAME]
+    second = [{"record": {"type": "P", "fields": b}} for _, b in NOT_THE_SAME]
+    with anyio.fail_after(90):
+        async with Client(create_server(settings)) as client:
+            one = await ok(client, "remember", memories=first)
+            two = await ok(client, "remember", memories=second)
+            reordered = await ok(
+                client, "remember", record={"type": "P", "fields": {"ok": True, "code": 176}}
+            )
+            found = await where(client, code="176")
+        # Keys kept before the restart are read again: the same record is still a duplicate.
+        async with Client(create_server(settings)) as client:
+            again = await ok(client, "remember", memories=second)
+    assert not any(r.get("duplicate_of") for r in two["remembered"])
+    assert found == {two["remembered"][0]["observation_id"]}
+    # The same fields in another order are the same record.
+    assert reordered["duplicate_of"] == one["remembered"][0]["observation_id"]
+    assert [r["duplicate_of"] for r in again["remembered"]] == [
+        r["observation_id"] for r in two["remembered"]
+    ]
+
+
+async def test_a_records_fields_place_it_at_no_time_its_given_text_does(client: Client) -> None:
+    said = "2024-05-08T12:00:00Z"
+    with anyio.fail_after(60):
+        songs = await ok(
+            client,
+            "remember",
+            memories=[
+                {"record": {"type": "Track", "fields": {"name": n}}, "observed_at": said}
+                for n in ("Yesterday", "Last Summer")
+            ],
+        )
+        told = await ok(
+            client,
+            "remember",
+            text="Yesterday the order shipped.",
+            record={"type": "Order", "fields": {"id": 17, "status": "shipped"}},
+            observed_at=said,
+        )
+        found = await ok(client, "recall", query="Yesterday", limit=10)
+    happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
+    for song in songs["remembered"]:
+        assert happened[song["observation_id"]] is None
+    assert happened[told["observation_id"]] == "2024-05-07"
+
+
+async def test_iso_date_times_in_every_offset_form_are_date_times(client: Client) -> None:
+    forms = ["2024-05-01T10:00:00+0200", "2024-05-01T08:00:00z", "2024-05-01 08:00:00"]
+    with anyio.fail_after(60):
+        done = await ok(
+            client,
+            "remember",
+            memories=[{"record": {"type": "Visit", "fields": {"at": f}}} for f in forms],
+        )
+        found = await where(client, at="2024-05-01T08:00:00Z")
+    assert found == {r["observation_id"] for r in done["remembered"]}
+
+
+async def test_a_record_sent_as_json_text_keeps_its_numbers_as_an_object_does(
+    client: Client,
+) -> None:
+    # A float cannot carry this literal: as an object over the wire it arrives as its text
+    # (server/exact.py), and as JSON text it must too, not as 0.12345678901234568.
+    literal = "0.12345678901234567890"
+    with anyio.fail_after(60):
+        done = await ok(
+            client, "remember", record=f'{{"type": "J", "fields": {{"exact": {literal}}}}}'
+        )
+        found = await where(client, exact=literal)
+        # A query word beyond what a decimal holds is no value, not a failure.
+        huge = await ok(client, "recall", query="exact 1e1000000")
+    assert found == {done["observation_id"]}
+    assert [r["observation_id"] for r in huge["results"]] == [done["observation_id"]]
 
 
 INVOICE: dict[str, Any] = {

@@ -498,6 +498,8 @@ BEYOND = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "0001-01-01T
             "memories[0].observed_at",
         ),
         ("recall", {"query": "x", "as_of": "{v}"}, "as_of"),
+        ("remember", {"record": {"type": "T", "fields": {"at": "{v}"}}}, "record.fields.at"),
+        ("recall", {"query": "", "where": {"at": "{v}"}}, "where.at"),
     ],
 )
 async def test_a_time_beyond_the_range_in_utc_is_refused_naming_the_field_and_the_range(
