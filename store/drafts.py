@@ -12,6 +12,7 @@ are identities that a client types again to find things, so surrounding whitespa
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -139,8 +140,10 @@ def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True
     """
     if value is None and not required:
         return None
+    if value is None:
+        raise InvalidInput(field, "is required")
     if not isinstance(value, str):
-        raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
+        raise InvalidInput(field, f"must be a string, got {sent(value)}")
     text = value.strip()
     if not text:
         if not required:
@@ -149,6 +152,15 @@ def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True
     if len(text) > limit:
         raise InvalidInput(field, f"is {len(text)} characters long; the limit is {limit}")
     return unicode_text(text, field)
+
+
+def sent(value: object) -> str:
+    """A value as the caller sent it, as JSON (``5``, ``[1, 2]``), cut short."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def unicode_text(text: str, field: str) -> str:

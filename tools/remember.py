@@ -55,15 +55,9 @@ class SupportInput(BaseModel):
     weight: DecimalInput = Field("1", description="exact decimal 0..1")
 
 
-class RecordInput(BaseModel):
-    """A structured record: its type and its fields' values."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: str
-    # Any: each value is typed and checked by the store, whose errors name the field.
-    fields: dict[str, Any]
-
+#: A structured record, ``{"type": str, "fields": {name: value}}``: an object here, its
+#: parts checked by the store, whose errors name each (``record.type``, ``record.fields.at``).
+RecordInput = dict[str, Any]
 
 # The description's example says the shape in fewer characters than the model's schema.
 _RECORD_SCHEMA = {"type": "object"}
@@ -158,7 +152,7 @@ def _draft(item: MemoryInput) -> MemoryDraft:
         fact=fact,
         supports=[SupportDraft(s.belief_id, s.weight) for s in item.supports],
         contradicts=list(item.contradicts),
-        record=None if item.record is None else item.record.model_dump(),
+        record=item.record,
     )
 
 

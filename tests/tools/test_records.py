@@ -373,6 +373,12 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
         ({"type": "Track", "fields": {"Name": "a", "name": "b"}}, "record.fields.name"),
         ({"type": "Track", "fields": {}}, "record.fields"),
         ({"type": " ", "fields": {"a": 1}}, "record.type"),
+        ({"type": 5, "fields": {"a": 1}}, "record.type"),
+        ({"type": None, "fields": {"a": 1}}, "record.type"),
+        ({"fields": {"a": 1}}, "record.type"),
+        ({"type": "T", "fields": [1, 2]}, "record.fields"),
+        ({"type": "T"}, "record.fields"),
+        ({"type": "T", "fields": {"a": 1}, "kind": "x"}, "record.kind"),
         ({"type": "Track", "fields": {f"f{i}": i for i in range(101)}}, "record.fields"),
     ]
     server = create_server(settings, memory=memory)
