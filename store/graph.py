@@ -1171,6 +1171,19 @@ class Graph:
         table = self._arrow("MATCH (o:Observation)-[:SUPPORTS]->(:Belief) RETURN DISTINCT o.id")
         return {str(v) for v in table.column(0).to_pylist()}
 
+    def argued_ids(self) -> set[str]:
+        """Ids of the observations that evidence supports (a belief of theirs) or that a
+        contradiction names, either side (a merge spares them: the one kept in their place
+        would carry neither link)."""
+        found: set[str] = set()
+        for query in (
+            "MATCH (:Observation)-[:SUPPORTS]->(:Belief)-[:`OF`]->(o:Observation)"
+            " RETURN DISTINCT o.id",
+            "MATCH (o:Observation)-[:CONTRADICTS]-(:Observation) RETURN DISTINCT o.id",
+        ):
+            found.update(str(v) for v in self._arrow(query).column(0).to_pylist())
+        return found
+
     def topic_summaries(self, names: Sequence[str]) -> dict[str, tuple[str, datetime]]:
         """The summary written on these Topic nodes, and when (nodes without one left out)."""
         rows = self._rows(

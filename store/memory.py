@@ -864,9 +864,9 @@ class Memory:
         graph = self.graph
         with graph.exclusive():
             # Under the write lock: what is planned is what is retired.
-            evidence = graph.evidence_ids()
+            evidence, argued = graph.evidence_ids(), graph.argued_ids()
             with self._working_lock.reading():
-                found = pruning.plan(working, chosen, utc_now(), evidence)
+                found = pruning.plan(working, chosen, utc_now(), evidence, argued)
             retired = [r for _, r in found]
             if not apply or not found:
                 return Pruned(apply, pruning.described(chosen), retired)

@@ -17,8 +17,9 @@ memories that say different things: their details must agree too (``details.agre
 records must hold the same values.
 
 Spared always: evidence for a belief, one with hits, one whose retraction would reopen an
-older fact (it superseded one); and from the unused rule a current fact. Merging may retire
-a current fact, since its keeper carries the same fact, current too.
+older fact (it superseded one); from the unused rule a current fact; and from merging one
+that evidence supports or a contradiction names (the one kept would carry neither link).
+Merging may retire a current fact, since its keeper carries the same fact, current too.
 
 Why a pruned observation was retired is kept in ``pruned.jsonl`` in the data directory, one
 line per observation with the retraction's time (the graph's retraction records only carry a
@@ -129,7 +130,11 @@ def described(rule: PruneSettings) -> dict[str, Any]:
 
 
 def plan(
-    working: WorkingMemory, rule: PruneSettings, now: datetime, evidence: set[str]
+    working: WorkingMemory,
+    rule: PruneSettings,
+    now: datetime,
+    evidence: set[str],
+    argued: set[str],
 ) -> list[tuple[int, Retirement]]:
     """What a prune retires now, as (row, retirement), merged ones first. The caller holds
     the working memory's read lock, and the graph's write lock if it will apply them.
@@ -140,6 +145,8 @@ def plan(
         now: the time the rule's age and a fact's currency are judged at.
         evidence: ids of the observations that are evidence for a belief (from the graph:
             the working memory does not keep evidence links).
+        argued: ids of the observations evidence supports or a contradiction names (from
+            the graph): never merged into another, which would carry neither link.
     """
     n = len(working)
     now_us = micros(now)
@@ -158,8 +165,13 @@ def plan(
     out: list[tuple[int, Retirement]] = []
     keepers: set[int] = set()
     if rule.merge:
+        unmergeable = kept.copy()
+        for observation in argued:
+            at = working.row_of.get(observation)
+            if at is not None and at < n:
+                unmergeable[at] = True
         for gone, keeper, cosine in _near_duplicates(
-            working, n, rule, kept, current_fact, evidence
+            working, n, rule, unmergeable, current_fact, evidence
         ):
             keepers.add(keeper)
             entry = working.entries[gone]
@@ -259,15 +271,24 @@ def _near_duplicates(
 
 
 def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Details]) -> bool:
-    """Whether rows ``a`` and ``b`` say the same things: records holding the same values,
-    or texts each of whose details is a word of the other."""
+    """Whether rows ``a`` and ``b`` say the same things: records of one type holding the
+    same values (and, given with texts, texts that agree), or texts each of whose details is
+    a word of the other."""
     first, second = working.entries[a], working.entries[b]
     if first.record is not None or second.record is not None:
-        return (
-            first.record is not None
-            and second.record is not None
-            and set(first.record.keys()) == set(second.record.keys())
-        )
+        if first.record is None or second.record is None:
+            return False
+        if first.record.type != second.record.type:
+            return False
+        if set(first.record.keys()) != set(second.record.keys()):
+            return False
+        # A text given with a record says more than its fields ("has not shipped"): two
+        # texts must agree too, and a record told in words is no twin of its fields alone.
+        told = [e.text != e.record.line() for e in (first, second) if e.record is not None]
+        if not any(told):
+            return True
+        if not all(told):
+            return False
     for row in (a, b):
         if row not in cache:
             cache[row] = details(working.entries[row].text)

@@ -155,6 +155,36 @@ async def test_the_configured_rule_spares_young_memories_and_merge_can_be_off(
     ]
 
 
+async def test_merging_spares_what_says_more_and_what_is_argued_about(client: Client) -> None:
+    async def put(text: str | None = None, **args: Any) -> str:
+        done = await ok(client, "remember", **({"text": text} if text else {}), **args)
+        return str(done["observation_id"])
+
+    order = {"type": "Order", "fields": {"id": 17}}
+    shipped = await put("Order 17 for Smith has shipped.", record=order)
+    not_shipped = await put("Order 17 for Smith has not shipped.", record=order)
+    fields = {"name": "Balls to the Wall", "id": 176}
+    track = await put(record={"type": "Track", "fields": fields})
+    album = await put(record={"type": "Album", "fields": fields})
+    twin = {"type": "Order", "fields": {"id": 18}}
+    kept = await put("Order 18 for Jones has shipped.", record=twin)
+    copy = await put("Order 18 for Jones has shipped!", record=twin)
+    # Twins of which the second is contradicted, and twins of which the second is supported.
+    await put("The lift in block C is out of order.")
+    contradicted = await put("The lift in block C is out of order!")
+    await put("The lift in block C works fine now.", contradicts=[contradicted])
+    await put("The gate code is 4512.")
+    supported = await ok(client, "remember", text="The gate code is 4512!")
+    await put("A note on the gate: code 4512.", supports=[{"belief_id": supported["belief_id"]}])
+    dry = await ok(client, "prune", merge_similarity=0.8)
+    conflicts = await ok(client, "find_conflicts")
+    merged = {r["observation_id"]: r.get("merged_into") for r in dry.get("retired", [])}
+    assert merged.get(copy) == kept  # a control: the same fields, texts that agree
+    for spared in (shipped, not_shipped, track, album, contradicted, supported["observation_id"]):
+        assert spared not in merged
+    assert conflicts["count"] == 1
+
+
 @pytest.mark.parametrize(
     ("rule", "field"),
     [
