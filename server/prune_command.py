@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 from doxa.server.settings import Settings
 from doxa.store.errors import InvalidInput, MemoryStoreError
+from doxa.store.pruning import described
 from doxa.store.values import iso
 
 
@@ -31,7 +32,9 @@ def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
         return 1
     shared = SharedMemory(settings.store)
     try:
-        done = shared.prune(apply=apply)
+        # The rule as this command reads it: a server owning the memory has its own settings,
+        # and --config must count there too.
+        done = shared.prune(described(settings.store.prune), apply=apply)
     except InvalidInput as error:
         print(f"doxa prune: {error} (see [store.prune] in the configuration)", file=sys.stderr)
         return 2
@@ -58,7 +61,9 @@ def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
         return 0
     total = len(done.retired)
     counts = f"{done.unused} unused, {done.merged} merged into a near-duplicate"
-    if done.applied:
+    if done.applied and not total:
+        print("retired nothing: nothing meets the rule")
+    elif done.applied:
         print(f"retired {total} ({counts}); kept for audit (cite_evidence says why)")
     else:
         more = "; run with --apply to retire them" if total else ""

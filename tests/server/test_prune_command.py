@@ -61,8 +61,13 @@ def test_prune_goes_through_the_server_that_owns_the_directory(
     try:
         owner.stats()  # settled: this process owns the memory, the command relays to it
         assert owner.owner
-        flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--apply", "--json"]
-        assert main(["prune", *flags]) == 0
+        flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--apply"]
+        # The command's rule counts, not the server's own settings.
+        config = tmp_path / "doxa.toml"
+        config.write_text("[store.prune]\nmerge = false\n")
+        assert main(["prune", *flags, "--config", str(config)]) == 0
+        assert capsys.readouterr().out == "retired nothing: nothing meets the rule\n"
+        assert main(["prune", *flags, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["merged"] == 1
         assert owner.memory is not None
         assert ids[1] not in owner.memory.graph.live_observation_ids()
