@@ -147,19 +147,19 @@ class RankerModel:
             features = tuple(str(f) for f in data["features"])
             numbers = {k: tuple(float(v) for v in data[k]) for k in ("mean", "scale", "coef")}
             model = cls(
-                version=int(data["version"]),
+                version=_whole(data["version"], "version"),
                 features=features,
                 mean=numbers["mean"],
                 scale=numbers["scale"],
                 coef=numbers["coef"],
                 intercept=float(data["intercept"]),
-                active=bool(data["active"]),
-                examples=int(data["examples"]),
+                active=_flag(data["active"], "active"),
+                examples=_whole(data["examples"], "examples"),
                 trained_at=str(data["trained_at"]),
                 held_out={str(k): float(v) for k, v in dict(data.get("held_out", {})).items()},
                 embedder=str(data.get("embedder", "")),
             )
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"not a ranker model: {error!r}") from None
         if features != FEATURES:
             raise ValueError(f"features {list(features)} are not this version's {list(FEATURES)}")
@@ -169,6 +169,22 @@ class RankerModel:
         if not all(math.isfinite(v) for v in values) or min(model.scale) <= 0:
             raise ValueError("a value is not finite, or a scale is not positive")
         return model
+
+
+def _whole(value: object, key: str) -> int:
+    """A count as the file must hold it: a JSON integer (``"3"``, ``1e400`` or ``true`` is
+    damage, not a count)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{key} must be a whole number, got {value!r}")
+    return value
+
+
+def _flag(value: object, key: str) -> bool:
+    """A flag as the file must hold it: JSON ``true`` or ``false`` (the text ``"false"`` is
+    damage: read as Python reads it, it would mean true)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value
 
 
 def keeps_signs(model: RankerModel) -> bool:
@@ -189,7 +205,8 @@ def load_model(data_dir: Path) -> RankerModel | None:
         return None
     try:
         return RankerModel.from_json(json.loads(kept))
-    except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ones
+    # json.JSONDecodeError and UnicodeDecodeError are ValueErrors; RecursionError: nested deep
+    except (ValueError, RecursionError) as error:
         log.warning("ranker model %s is damaged (%s): using the base ranking", path, error)
         return None
 

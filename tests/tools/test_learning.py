@@ -184,7 +184,17 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
     # Cut short, bytes that are no text at all, JSON that is no model. Too few judgements to
     # train on here: a damaged model is trained again at start when there are enough (below).
     too_few = hash_settings(tmp_path / "m", learning=LEARNING | {"min_judgements": 10**6})
-    for damage in (b'{"version": 3, "coef": [1, 2', b"\xff\xfe\x00\x81 not text", b"[1, 2]"):
+    kept = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
+    # A count beyond any integer, and a flag as text ("false" read as Python reads it: true).
+    huge = json.dumps(kept | {"examples": "huge"}).replace('"huge"', "1e400").encode()
+    off = json.dumps(kept | {"active": "false"}).encode()
+    for damage in (
+        b'{"version": 3, "coef": [1, 2',
+        b"\xff\xfe\x00\x81 not text",
+        b"[1, 2]",
+        huge,
+        off,
+    ):
         (tmp_path / "m" / MODEL_FILE).write_bytes(damage)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="doxa.store.learning"):
