@@ -55,8 +55,11 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         require_memory(settings)
         if args.command == "backup":
             return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
+        for path, what in ((args.file, "FILE"), (args.judgements, "--judgements")):
+            if path is not None and path.is_dir():
+                raise CommandError(f"{what}: {path} is a directory; name a file to write")
         if args.judgements is not None:
-            done = _judgements(settings, args.judgements)
+            done = _judgements(settings, args.judgements, args.json and args.file is None)
             if done or (args.file is None and args.markdown is None):
                 return done
         if args.file is None and args.markdown is None:
@@ -105,10 +108,10 @@ def _export(settings: Settings, file: Path | None, markdown: Path | None, as_jso
     return 0
 
 
-def _judgements(settings: Settings, path: Path) -> int:
+def _judgements(settings: Settings, path: Path, as_json: bool) -> int:
     from doxa.server.judgements_command import judgements_command
 
-    return judgements_command(settings, path)
+    return judgements_command(settings, path, as_json)
 
 
 def _import(settings: Settings, file: Path, as_json: bool) -> int:

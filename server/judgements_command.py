@@ -14,6 +14,7 @@ Exit codes: 0 written, 1 the memory could not be opened or reached, or the file 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -30,8 +31,9 @@ def judgement_line(row: dict[str, Any]) -> str:
     return json.dumps(row | {"judged_at": iso(row["judged_at"])}, ensure_ascii=False)
 
 
-def judgements_command(settings: Settings, path: Path) -> int:
-    """Write the judgements of the configured data directory to ``path``."""
+def judgements_command(settings: Settings, path: Path, as_json: bool = False) -> int:
+    """Write the judgements of the configured data directory to ``path``; say how many, in
+    words or (``as_json``) as JSON."""
     from doxa.store.sharing import SharedMemory
 
     shared = SharedMemory(settings.store)
@@ -49,8 +51,13 @@ def judgements_command(settings: Settings, path: Path) -> int:
                 out.write(judgement_line(row) + "\n")
         os.replace(partial, path)
     except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
         print(f"doxa export: cannot write {path}: {error}", file=sys.stderr)
         return 1
     recalls = len({r["recall_id"] for r in rows})
-    print(f"wrote {len(rows)} judged results of {recalls} recalls to {path}")
+    if as_json:
+        print(json.dumps({"file": str(path), "judged_results": len(rows), "recalls": recalls}))
+    else:
+        print(f"wrote {len(rows)} judged results of {recalls} recalls to {path}")
     return 0

@@ -19,7 +19,10 @@ transaction: a bad line writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -136,26 +139,33 @@ def export_lines(graph: Graph) -> Iterator[dict[str, Any]]:
 
 
 def write_export(graph: Graph, path: Path) -> dict[str, Any]:
-    """Write the whole graph to ``path`` (replaced only once complete). The caller keeps
-    writers out meanwhile, so the file is one moment of the memory. Returns the header."""
+    """Write the whole graph to ``path`` (replaced only once complete; a failure leaves no
+    file behind). The caller keeps writers out meanwhile, so the file is one moment of the
+    memory. Returns the header."""
     counts: dict[str, int] = {}
+    # The header counts the lines, so they are written first and copied after it.
     body = path.with_name(path.name + ".part")
-    with body.open("w", encoding="utf-8") as out:
-        for line in export_lines(graph):
-            counts[line["table"]] = counts.get(line["table"], 0) + 1
-            out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-    header = {
-        "doxa": "export",
-        "format": FORMAT,
-        "schema": schema.latest_version(),
-        "exported_at": iso(utc_now()),
-        "counts": counts,
-    }
-    with path.open("w", encoding="utf-8") as out, body.open(encoding="utf-8") as lines:
-        out.write(json.dumps(header, separators=(",", ":")) + "\n")
-        for text in lines:
-            out.write(text)
-    body.unlink()
+    whole = path.with_name(path.name + ".partial")
+    try:
+        with body.open("w", encoding="utf-8") as out:
+            for line in export_lines(graph):
+                counts[line["table"]] = counts.get(line["table"], 0) + 1
+                out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        header = {
+            "doxa": "export",
+            "format": FORMAT,
+            "schema": schema.latest_version(),
+            "exported_at": iso(utc_now()),
+            "counts": counts,
+        }
+        with whole.open("w", encoding="utf-8") as out, body.open(encoding="utf-8") as lines:
+            out.write(json.dumps(header, separators=(",", ":")) + "\n")
+            shutil.copyfileobj(lines, out)
+        os.replace(whole, path)
+    finally:
+        for left in (body, whole):
+            with contextlib.suppress(OSError):
+                left.unlink()
     return header
 
 

@@ -21,6 +21,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from doxa.server.app import create_server
 from doxa.server.cli import main
+from doxa.store import Memory
+from doxa.store.exporting import write_export
 from doxa.store.sharing import SharedMemory
 
 
@@ -294,6 +296,36 @@ def test_judgements_that_cannot_be_written_exit_1_on_stderr_and_leave_no_file(
     assert code == 1 and out == ""
     assert err.startswith(f"doxa export: cannot write {target}: ")
     assert not target.parent.exists()
+
+
+@pytest.mark.parametrize("flag", [None, "--judgements"])
+@pytest.mark.parametrize("name", ["target", ""])
+def test_an_export_to_a_directory_is_refused_and_leaves_nothing_beside_it(
+    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None, name: str
+) -> None:
+    fill(doxa.data_dir)
+    (tmp_path / "target").mkdir()
+    monkeypatch.chdir(tmp_path)  # "" is the working directory
+    before = sorted(tmp_path.iterdir())
+    code, out, err = doxa("export", *([flag] if flag else []), name)
+    assert code == 1 and out == ""
+    assert (
+        err
+        == f"doxa export: {flag or 'FILE'}: {name or '.'} is a directory; name a file to write\n"
+    )
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_an_export_that_fails_to_write_leaves_no_part_of_it(tmp_path: Path) -> None:
+    memory = Memory.open(hash_settings(tmp_path / "memory").store)
+    memory.warm_up()
+    (tmp_path / "taken").mkdir()  # the file cannot replace a directory
+    try:
+        with pytest.raises(OSError):
+            write_export(memory.graph, tmp_path / "taken")
+    finally:
+        memory.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory", "taken"]
 
 
 def test_check_on_a_directory_without_a_memory_says_so_and_creates_nothing(

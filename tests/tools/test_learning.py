@@ -373,13 +373,12 @@ async def test_export_writes_every_judged_result_as_a_json_line(
     finally:
         memory.close()
     out = tmp_path / "judged.jsonl"
-    assert (
-        main(
-            ["export", "--judgements", str(out), "--embedder", "hash", "--data-dir", str(data_dir)]
-        )
-        == 0
-    )
+    where = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["export", "--judgements", str(out), *where]) == 0
     assert capsys.readouterr().out.startswith("wrote 3 judged results of 1 recalls")
+    assert main(["export", "--judgements", str(out), "--json", *where]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said == {"file": str(out), "judged_results": 3, "recalls": 1}
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     by_id = {line["result_id"]: line for line in lines}
     assert set(by_id) == {answers[0], *rejected}
