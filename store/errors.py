@@ -54,9 +54,9 @@ class NotFound(MemoryStoreError):
         self.field = field
         self.kind = kind
         self.id = id
-        super().__init__(
-            f"{field}: no {kind} with id {id!r}; use an id returned by remember or recall"
-        )
+        # Recall ids come from recall alone; the others from remember and recall.
+        source = "recall" if kind == "recall" else "remember or recall"
+        super().__init__(f"{field}: no {kind} with id {id!r}; use an id returned by {source}")
 
     def __reduce__(self) -> tuple[type[NotFound], tuple[str, str, str]]:
         return (type(self), (self.field, self.kind, self.id))

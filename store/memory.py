@@ -636,11 +636,11 @@ class Memory:
         assert recall is not None
         accepted_ids = _ids(accepted, "accepted")
         rejected_ids = _ids(rejected, "rejected")
-        both = set(accepted_ids) & set(rejected_ids)
-        if both:
-            raise InvalidInput(
-                "rejected", f"{sorted(both)[0]!r} is also in accepted; judge each result once"
-            )
+        for i, obs in enumerate(rejected_ids):
+            if obs in accepted_ids:
+                raise InvalidInput(
+                    f"rejected[{i}]", f"{obs!r} is also in accepted; judge each result once"
+                )
         working = self._wm
         graph = self.graph
         recent = self._recalls.find(recall)
@@ -681,12 +681,14 @@ class Memory:
             with self._working_lock.writing():
                 learned: dict[int, float] = {}
                 shown: list[int] = []
+                present: set[str] = set()
                 for obs, judgement in judgements.items():
                     row = working.row_of.get(obs)
-                    if row is None:
+                    if row is None:  # purged since the recall
                         continue
                     working.shown(row, judgement == "accepted")
                     shown.append(row)
+                    present.add(obs)
                     if judgement == "accepted":
                         learned[row] = 1.0
                     elif judgement == "rejected":
@@ -698,9 +700,13 @@ class Memory:
                 working.co_activate(
                     [working.row_of[a] for a in accepted_ids if a in working.row_of]
                 )
+        # A result purged since the recall keeps no judgement (its links went with it): the
+        # answer says what was recorded.
+        accepted_ids = [obs for obs in accepted_ids if obs in present]
+        rejected_ids = [obs for obs in rejected_ids if obs in present]
         # Counted after the graph has them: a retrain they start reads them there.
         self._ranker.judged(len(accepted_ids) + len(rejected_ids))
-        return Judged(recall, accepted_ids, rejected_ids, len(recent.returned))
+        return Judged(recall, accepted_ids, rejected_ids, len(shown))
 
     # ---- learning ---------------------------------------------------------------------------
 

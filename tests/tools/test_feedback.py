@@ -58,6 +58,19 @@ async def test_feedback_reports_what_was_recorded(client: Client) -> None:
     }
 
 
+async def test_a_result_purged_since_the_recall_is_not_reported_as_judged(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        await ok(client, "forget", id=ids[2], mode="purge")
+        judged = await ok(
+            client, "feedback", recall_id=found["recall_id"], accepted=[ids[1]], rejected=[ids[2]]
+        )
+    assert judged == {"recall_id": found["recall_id"], "accepted": [ids[1]], "impressions": 2}
+
+
 async def test_feedback_counts_hits_and_impressions(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_ferries(client)
@@ -223,14 +236,16 @@ async def test_judging_one_result_both_ways_is_an_error(client: Client) -> None:
             client, "feedback", recall_id=found["recall_id"], accepted=[ids[0]], rejected=[ids[0]]
         )
         judged = await ok(client, "feedback", recall_id=found["recall_id"], rejected=[ids[0]])
-    assert f"rejected {ids[0]!r} is also in accepted; judge each result once" in text
+    assert f"rejected[0] {ids[0]!r} is also in accepted; judge each result once" in text
     assert judged["rejected"] == [ids[0]]
 
 
 async def test_unknown_recall_id_is_an_error(client: Client) -> None:
     with anyio.fail_after(30):
         text = await error(client, "feedback", recall_id="rec_0000000000000000")
-    assert "recall_id: no recall with id 'rec_0000000000000000'" in text
+    assert text.endswith(
+        "recall_id: no recall with id 'rec_0000000000000000'; use an id returned by recall"
+    )
 
 
 @pytest.mark.parametrize(
