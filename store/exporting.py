@@ -182,6 +182,8 @@ class Parsed:
 
     header: dict[str, Any]
     objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Where each object was read ("<file> line <n>"), in the order of ``objects``.
+    lines: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -275,9 +277,9 @@ def parse_export(path: Path) -> Parsed:
                 raise ImportRefused(f"{where}: not a JSON object")
             if linked_pairs and line.get("table") == "CO_ACTIVATED":
                 line = _co_activation_node(line)
-            parsed.objects.setdefault(str(line.get("table")), []).append(
-                _checked(line, where, legacy)
-            )
+            row = _checked(line, where, legacy)
+            parsed.objects.setdefault(str(line.get("table")), []).append(row)
+            parsed.lines.setdefault(str(line.get("table")), []).append(where)
     if legacy:
         _features_to_recalls(parsed)
     _query_vectors_as_text(parsed)
@@ -350,7 +352,45 @@ def _checked(
         if not isinstance(value, str) or not value:
             raise ImportRefused(f"{where}: {kind} needs {key!r} (its key, as text)")
         row[key] = value
+    for column, value in row.items():
+        check = _VALUES.get((kind, column))
+        problem = None if value is None or check is None else check(value)
+        if problem is not None:
+            raise ImportRefused(f"{where}: {kind}'s {column} {problem}")
     return row
+
+
+def _judgement(value: Any) -> str | None:
+    return (
+        None
+        if value in ("", "accepted", "rejected")
+        else (f'must be "accepted", "rejected" or "", got {value!r}')
+    )
+
+
+def _rank(value: Any) -> str | None:
+    return None if value >= 0 else f"must be 0 or more (0 first), got {value}"
+
+
+def _kept_features(value: Any) -> str | None:
+    """What a recall keeps of its results for the ranker: "<rank> <features JSON>" each."""
+    for i, item in enumerate(value):
+        rank, _, features = str(item).partition(" ")
+        try:
+            readable = rank.isdigit() and isinstance(json.loads(features), dict)
+        except ValueError:
+            readable = False
+        if not readable:
+            return f'[{i}] must be "<rank> <features as a JSON object>", got {str(item)[:60]!r}'
+    return None
+
+
+#: Values a column's type allows but the memory does not: (table, column) -> the problem.
+_VALUES: dict[tuple[str, str], Callable[[Any], str | None]] = {
+    ("RETURNED", "judgement"): _judgement,
+    ("RETURNED", "rank"): _rank,
+    ("Recall", "features"): _kept_features,
+}
 
 
 @dataclass(frozen=True)
@@ -368,6 +408,7 @@ def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None)
     order numbers (``seq``) are moved past its last, so they count as newer.
     """
     say = progress or (lambda _: None)
+    _check_links(graph, parsed)
     before = tallies(graph, raw=True)
     offset = 0
     if before.get("Observation"):
@@ -386,6 +427,46 @@ def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None)
     return Imported(
         {t: n for t, n in created.items() if n}, {t: n for t, n in skipped.items() if n}
     )
+
+
+def _check_links(graph: Graph, parsed: Parsed) -> None:
+    """Refuse a link whose end is neither in the file nor in the memory (it would be counted
+    as already there), and a judged result of a recall the file says was never judged.
+
+    Raises:
+        ImportRefused: naming the line.
+    """
+    held = {t: {r[key] for r in parsed.objects.get(t, [])} for t, key in NODES.items()}
+    elsewhere: dict[str, set[str]] = {}
+    for table, (start, end) in LINKS.items():
+        for row in parsed.objects.get(table, []):
+            for side, kind in (("from", start), ("to", end)):
+                if row[side] not in held[kind]:
+                    elsewhere.setdefault(kind, set()).add(row[side])
+    missing: dict[str, set[str]] = {}
+    for kind, ids in elsewhere.items():
+        found = graph.read(
+            f"UNWIND $ids AS k MATCH (n:{_quoted(kind)} {{{NODES[kind]}: k}})"
+            f" RETURN n.{NODES[kind]}",
+            {"ids": sorted(ids)},
+        )
+        missing[kind] = ids - {str(row[0]) for row in found}
+    never_judged = {r["id"] for r in parsed.objects.get("Recall", []) if r["judged_at"] is None}
+    for table, (start, end) in LINKS.items():
+        for row, where in zip(
+            parsed.objects.get(table, []), parsed.lines.get(table, []), strict=True
+        ):
+            for side, kind in (("from", start), ("to", end)):
+                if row[side] in missing.get(kind, ()):
+                    raise ImportRefused(
+                        f"{where}: {table}'s {side} {row[side]!r} names no {kind} of the file or"
+                        " the memory"
+                    )
+            if table == "RETURNED" and row.get("judgement") and row["from"] in never_judged:
+                raise ImportRefused(
+                    f"{where}: a {row['judgement']} result of recall {row['from']!r}, whose"
+                    " judged_at is null: give the recall the time it was judged"
+                )
 
 
 def _write_rows(

@@ -228,6 +228,50 @@ async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
         memory.close()
 
 
+def _judged(line: dict[str, Any]) -> bool:
+    return line["table"] == "RETURNED" and bool(line["judgement"])
+
+
+def _judged_recall(line: dict[str, Any]) -> bool:
+    return line["table"] == "Recall" and line["judged_at"] is not None
+
+
+#: (which line, what it is changed to, what the refusal says): values the columns' types
+#: allow but the memory does not, a link to nothing, a judged result of an unjudged recall.
+DAMAGE: list[tuple[Any, dict[str, Any], str]] = [
+    (_judged, {"judgement": "maybe"}, 'judgement must be "accepted", "rejected" or ""'),
+    (_judged, {"rank": -3}, "rank must be 0 or more"),
+    (_judged, {"to": "obs_nowhere"}, "to 'obs_nowhere' names no Observation"),
+    (_judged_recall, {"features": ["0 {not json"]}, "features [0] must be"),
+    (_judged_recall, {"judged_at": None}, "whose judged_at is null"),
+]
+
+
+@pytest.mark.parametrize(("which", "change", "said"), DAMAGE)
+async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
+    tmp_path: Path, which: Any, change: dict[str, Any], said: str
+) -> None:
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
+    text[number] = json.dumps(json.loads(text[number]) | change)
+    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
+    line = number + 1
+    with pytest.raises(ImportRefused) as refused:
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "bad.jsonl")
+    message = str(refused.value)
+    assert said in message
+    judged_at = change.get("judged_at", "") is None  # named at the result that needs it
+    assert (f"line {line}:" in message) != judged_at, message
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        assert memory.stats()["Observation"] == 0
+    finally:
+        memory.close()
+
+
 def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
     newer = {"doxa": "export", "format": FORMAT + 1, "schema": 99}
     (tmp_path / "new.jsonl").write_text(json.dumps(newer) + "\n")
