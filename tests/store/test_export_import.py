@@ -209,6 +209,16 @@ async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path)
     assert again.skipped["Observation"] == lines(tmp_path / "a.jsonl")[0]["counts"]["Observation"]
 
 
+def observations(data_dir: Path) -> int:
+    """How many observations the memory in ``data_dir`` holds (an import wrote none?)."""
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        return memory.stats()["Observation"]
+    finally:
+        memory.close()
+
+
 async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")
@@ -220,12 +230,7 @@ async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
     with pytest.raises(ImportRefused, match=f"line {len(text)}"):
         import_file(hash_settings(tmp_path / "b").store, tmp_path / "bad.jsonl")
-    memory = Memory.open(hash_settings(tmp_path / "b").store)
-    memory.warm_up()
-    try:
-        assert memory.stats()["Observation"] == 0
-    finally:
-        memory.close()
+    assert observations(tmp_path / "b") == 0
 
 
 def _judged(line: dict[str, Any]) -> bool:
@@ -264,12 +269,7 @@ async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
     assert said in message
     judged_at = change.get("judged_at", "") is None  # named at the result that needs it
     assert (f"line {line}:" in message) != judged_at, message
-    memory = Memory.open(hash_settings(tmp_path / "b").store)
-    memory.warm_up()
-    try:
-        assert memory.stats()["Observation"] == 0
-    finally:
-        memory.close()
+    assert observations(tmp_path / "b") == 0
 
 
 def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
