@@ -20,6 +20,7 @@ transaction: a bad line writes nothing.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -37,8 +38,12 @@ from doxa.store.values import iso, to_naive_utc, utc_now
 if TYPE_CHECKING:
     from doxa.store.graph import Graph, GraphWriter
 
-#: The version of the file's layout; a reader refuses a file of a newer one.
-FORMAT = 1
+#: The version of the file's layout; a reader refuses a file of a newer one. 2: ``Pruned``
+#: lines, why a prune retired an observation.
+FORMAT = 2
+#: The lines of the prune audit (``pruning.AuditLog``): ``{"table": "Pruned", "id", "at",
+#: "why"}``, after the links.
+PRUNED = "Pruned"
 
 #: Node tables and their primary keys, in the order they are written (and read back).
 NODES: dict[str, str] = {
@@ -138,9 +143,12 @@ def export_lines(graph: Graph) -> Iterator[dict[str, Any]]:
         yield from _link_lines(graph, table)
 
 
-def write_export(graph: Graph, path: Path) -> dict[str, Any]:
-    """Write the whole graph to ``path`` (replaced only once complete; a failure leaves no
-    file behind). The caller keeps writers out meanwhile, so the file is one moment of the
+def write_export(
+    graph: Graph, path: Path, pruned: Sequence[tuple[str, str, str]] = ()
+) -> dict[str, Any]:
+    """Write the whole graph to ``path``, then the ``pruned`` reasons (``AuditLog.entries``)
+    as ``Pruned`` lines (the file replaced only once complete; a failure leaves no file
+    behind). The caller keeps writers out meanwhile, so the file is one moment of the
     memory. Returns the header."""
     counts: dict[str, int] = {}
     # The header counts the lines, so they are written first and copied after it.
@@ -148,7 +156,8 @@ def write_export(graph: Graph, path: Path) -> dict[str, Any]:
     whole = path.with_name(path.name + ".partial")
     try:
         with body.open("w", encoding="utf-8") as out:
-            for line in export_lines(graph):
+            audit = ({"table": PRUNED, "id": i, "at": at, "why": w} for i, at, w in pruned)
+            for line in itertools.chain(export_lines(graph), audit):
                 counts[line["table"]] = counts.get(line["table"], 0) + 1
                 out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         header = {
@@ -182,6 +191,8 @@ class Parsed:
 
     header: dict[str, Any]
     objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Why a prune retired an observation: (id, retraction time ISO 8601, why).
+    pruned: list[tuple[str, str, str]] = field(default_factory=list)
     #: Where each object was read ("<file> line <n>"), in the order of ``objects``.
     lines: dict[str, list[str]] = field(default_factory=dict)
 
@@ -275,6 +286,9 @@ def parse_export(path: Path) -> Parsed:
                 raise ImportRefused(f"{where}: not JSON ({error})") from None
             if not isinstance(line, dict):
                 raise ImportRefused(f"{where}: not a JSON object")
+            if line.get("table") == PRUNED:
+                parsed.pruned.append(_pruned(line, where))
+                continue
             if linked_pairs and line.get("table") == "CO_ACTIVATED":
                 line = _co_activation_node(line)
             row = _checked(line, where, legacy)
@@ -284,6 +298,19 @@ def parse_export(path: Path) -> Parsed:
         _features_to_recalls(parsed)
     _query_vectors_as_text(parsed)
     return parsed
+
+
+def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
+    """A ``Pruned`` line as (id, at, why); the time must read as one."""
+    unknown = sorted(set(line) - {"table", "id", "at", "why"})
+    if unknown:
+        raise ImportRefused(f"{where}: {PRUNED} has no field {unknown[0]!r}")
+    values = [line.get(k) for k in ("id", "at", "why")]
+    texts = [v for v in values if isinstance(v, str) and v]
+    if len(texts) != 3:
+        raise ImportRefused(f"{where}: {PRUNED} needs id, at and why, each as text")
+    _in(texts[1], "TIMESTAMP", where, "at")
+    return texts[0], texts[1], texts[2]
 
 
 def _query_vectors_as_text(parsed: Parsed) -> None:

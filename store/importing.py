@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from doxa.store.errors import MemoryStoreError
-from doxa.store.exporting import Imported, Progress, parse_export, write_import
+from doxa.store.exporting import PRUNED, Imported, Progress, parse_export, write_import
+from doxa.store.pruning import AuditLog
 from doxa.store.settings import StoreSettings
 from doxa.store.sharing import Ownership
 
@@ -59,6 +60,12 @@ def import_file(settings: StoreSettings, path: Path, progress: Progress | None =
             done = write_import(graph, parsed, say)
         finally:
             graph.close()
+        # After the graph: a reason shows only beside the retraction it names.
+        added = AuditLog(data_dir).add(parsed.pruned)
+        if added:
+            done.created[PRUNED] = added
+        if len(parsed.pruned) > added:
+            done.skipped[PRUNED] = len(parsed.pruned) - added
         say("embedding the imported observations for the search index")
         memory = Memory.open(settings)
         try:

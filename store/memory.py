@@ -1113,7 +1113,7 @@ class Memory:
         self._flush_recalls()
         graph = self.graph
         with graph.exclusive():
-            return write_export(graph, Path(path))
+            return write_export(graph, Path(path), self._audit.entries())
 
     def backup(self, target: str) -> dict[str, Any]:
         """Copy the data directory to ``target`` (``doxa.store.backup``): with writers held

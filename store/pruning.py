@@ -325,17 +325,34 @@ class AuditLog:
         commits it (a line without its retraction is never shown: see ``reason``)."""
         stamp = iso(at)
         assert stamp is not None
-        text = "".join(
-            json.dumps({"id": i, "at": stamp, "why": w}, ensure_ascii=False) + "\n"
-            for i, w in lines
-        )
+        self.add([(i, stamp, w) for i, w in lines])
+
+    def entries(self) -> list[tuple[str, str, str]]:
+        """Every readable reason as (observation id, retraction time ISO 8601, why), as
+        ``doxa export`` carries them."""
         with self._lock:
+            if self._reasons is None:
+                self._reasons = self._read()
+            return [(i, at, why) for (i, at), why in self._reasons.items()]
+
+    def add(self, entries: list[tuple[str, str, str]]) -> int:
+        """Append (observation id, retraction time ISO 8601, why) lines, durably: a prune's,
+        or those an import brings (one already kept is not written twice). Returns how
+        many were written."""
+        with self._lock:
+            if self._reasons is None:
+                self._reasons = self._read()
+            new = [(i, at, w) for i, at, w in entries if (i, at) not in self._reasons]
+            if not new:
+                return 0
             with self.path.open("a", encoding="utf-8") as out:
-                out.write(text)
+                for i, at, why in new:
+                    out.write(json.dumps({"id": i, "at": at, "why": why}, ensure_ascii=False))
+                    out.write("\n")
                 out.flush()
                 os.fsync(out.fileno())
-            if self._reasons is not None:
-                self._reasons.update({(i, stamp): w for i, w in lines})
+            self._reasons.update({(i, at): w for i, at, w in new})
+        return len(new)
 
     def reason(self, observation_id: str, retracted_at: datetime | None) -> str | None:
         """Why the observation was retracted at ``retracted_at``, if a prune did it."""

@@ -13,12 +13,14 @@ import anyio
 import numpy as np
 import pytest
 from calls import error, ok
+from conftest import hash_settings
 from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory
 from doxa.store.embedder import make_embedder
+from doxa.store.importing import import_file
 from doxa.store.pruning import AUDIT_FILE
 
 pytestmark = pytest.mark.anyio
@@ -183,6 +185,24 @@ async def test_merging_spares_what_says_more_and_what_is_argued_about(client: Cl
     for spared in (shipped, not_shipped, track, album, contradicted, supported["observation_id"]):
         assert spared not in merged
     assert conflicts["count"] == 1
+
+
+async def test_why_each_was_retired_travels_with_an_export(
+    memory_client: Client, memory: Memory, tmp_path: Path
+) -> None:
+    ids = await seed(memory_client)
+    await ok(memory_client, "prune", dry_run=False, **RULE)
+    memory.export(str(tmp_path / "memory.jsonl"))
+    moved = hash_settings(tmp_path / "moved")
+    done = import_file(moved.store, tmp_path / "memory.jsonl")
+    again = import_file(moved.store, tmp_path / "memory.jsonl")  # kept once
+    async with Client(create_server(moved)) as client:
+        unused = (await ok(client, "cite_evidence", id=ids["unused"]))["observation"]
+        copy = (await ok(client, "cite_evidence", id=ids["copy"]))["observation"]
+    assert unused["retired"].startswith("pruned: unused (confidence <= 0.5, impressions >= 1")
+    assert copy["retired"].startswith(f"pruned: merged into {ids['original']}")
+    assert done.created["Pruned"] == 2 and again.skipped["Pruned"] == 2
+    assert len((tmp_path / "moved" / AUDIT_FILE).read_text().splitlines()) == 2
 
 
 @pytest.mark.parametrize(
