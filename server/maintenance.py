@@ -12,6 +12,7 @@ from dataclasses import asdict
 
 from doxa.server.settings import Settings
 from doxa.store.errors import DamagedStore, MemoryStoreError
+from doxa.store.settings import LearningSettings
 
 IN_USE = 3
 
@@ -28,7 +29,7 @@ def check_command(settings: Settings, as_json: bool) -> int:
     if as_json:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
     else:
-        _describe(health, settings.store.learning.min_judgements)
+        _describe(health, settings.store.learning)
     return 0 if health.healthy else 1
 
 
@@ -51,11 +52,26 @@ def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
     else:
         print("search index rebuilt from the graph")
-        _describe(health, settings.store.learning.min_judgements)
+        _describe(health, settings.store.learning)
     return 0 if health.healthy else 1
 
 
-def _describe(health: object, min_judgements: int) -> None:
+def _first_training(judged: int, learning: LearningSettings) -> str:
+    """When the first ranker is trained, as ``Trainer`` decides it: at a start, or while
+    serving after each ``retrain_every`` newly judged results, once ``min_judgements`` are."""
+    needed, every = learning.min_judgements, learning.retrain_every
+    serving = f", or while serving at each {every} newly judged" if every else ""
+    if judged < needed:
+        when = f"{judged} results judged of the {needed} the first needs"
+    else:
+        when = f"{judged} results judged (the first needs {needed}, accepted and rejected ones)"
+    return (
+        f"{when}; it is trained at the next start that has them{serving}, and used only if"
+        " it ranks held-out judged recalls better than the base ranking"
+    )
+
+
+def _describe(health: object, learning: LearningSettings) -> None:
     from doxa.store.health import Health
 
     assert isinstance(health, Health)
@@ -92,11 +108,7 @@ def _describe(health: object, min_judgements: int) -> None:
                 f" (the base {ranker['base_pairs_right']:.0%})"
             )
     elif "judged_results" in health.graph:
-        print(
-            f"ranker: none yet; the first is trained once {min_judgements} results are judged"
-            f" ({health.graph['judged_results']} so far), and used only if it ranks held-out"
-            " judged recalls better than the base ranking"
-        )
+        print(f"ranker: none yet; {_first_training(health.graph['judged_results'], learning)}")
     if health.healthy:
         print("healthy")
     for problem in health.problems:

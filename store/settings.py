@@ -167,8 +167,8 @@ class LearningSettings(BaseModel):
     #: Judged results needed before a model is trained.
     min_judgements: int = Field(200, ge=10, le=100_000_000)
     #: A retrain starts in the background after this many new judged results, or a tenth of
-    #: what the last model learned from if that is more (0: only when asked, e.g. by a
-    #: benchmark).
+    #: what the last model learned from if that is more (0: never while serving; a start
+    #: without a kept model still trains one, and a benchmark may ask ``Memory.retrain``).
     retrain_every: int = Field(500, ge=0, le=100_000_000)
     #: Share of the judged recalls held out to check the model against the base ranking.
     held_out: float = Field(0.25, gt=0, lt=1)

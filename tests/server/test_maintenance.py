@@ -51,10 +51,22 @@ def test_check_says_healthy_and_prints_counts(
     printed = capsys.readouterr().out
     assert "observations 5" in printed and "search index: 5 rows" in printed
     # Five results shown, three judged: only those count towards a ranker.
-    assert "ranker: none yet; the first is trained once 200 results are judged (3 so far)" in (
-        printed
+    assert (
+        "ranker: none yet; 3 results judged of the 200 the first needs; it is trained at the"
+        " next start that has them, or while serving at each 500 newly judged" in printed
     )
     assert printed.rstrip().endswith("healthy")
+    # Enough judged: the next start trains it (none while serving with retrain_every 0).
+    config = tmp_path / "doxa.toml"
+    config.write_text("[store.learning]\nmin_judgements = 10\nretrain_every = 0\n")
+    flags = ["--embedder", "hash", "--data-dir", str(tmp_path / "m"), "--config", str(config)]
+    for _ in range(3):
+        judge(tmp_path / "m")  # opened with 200 needed: none trained at those starts
+    assert main(["check", *flags]) == 0
+    assert (
+        "ranker: none yet; 12 results judged (the first needs 10, accepted and rejected ones);"
+        " it is trained at the next start that has them, and used only if"
+    ) in capsys.readouterr().out
 
 
 def test_every_link_is_seen_from_both_ends_in_a_healthy_graph(tmp_path: Path) -> None:
