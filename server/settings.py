@@ -4,6 +4,7 @@ environment at import time."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -125,6 +126,7 @@ def load_settings(
             ) from None
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise SettingsError(f"config file {config}: {error}") from None
+        _typed_as_defaults(extra, tree, f"config file {config}")
         tree = _merge(tree, extra)
         for path in _leaves(extra):
             origin[path] = f"config file {config}"
@@ -144,9 +146,36 @@ def load_settings(
         problems = []
         for e in error.errors():
             path = tuple(str(p) for p in e["loc"])
-            source = origin.get(path, "configs/default.toml")
+            # An unknown section ([store.prun]) is named by its path, its values by theirs.
+            source = origin.get(path) or next(
+                (o for p, o in origin.items() if p[: len(path)] == path), "configs/default.toml"
+            )
             problems.append(f"{'.'.join(path)} = {e.get('input')!r} (from {source}): {e['msg']}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+
+
+def _typed_as_defaults(given: Mapping[str, Any], defaults: Mapping[str, Any], source: str) -> None:
+    """Refuse a TOML value whose type is not its default's where validation would read it
+    as another: ``true`` for a number (read as 1), a string or number for a switch
+    (``"no"`` read as false).
+
+    Raises:
+        SettingsError: naming the setting, the value and the file.
+    """
+    for path in _leaves(given):
+        default: Any = defaults
+        value: Any = given
+        for part in path:
+            default = default.get(part) if isinstance(default, Mapping) else None
+            value = value[part]
+        if default is None or isinstance(default, list | str):
+            continue  # no default to go by, or any text will do: validation judges it
+        wanted = "true or false" if isinstance(default, bool) else "a number"
+        if isinstance(value, bool) != isinstance(default, bool):
+            raise SettingsError(
+                f"invalid settings: {'.'.join(path)} = {json.dumps(value)} (from {source}):"
+                f" must be {wanted}, as in configs/default.toml ({json.dumps(default)})"
+            )
 
 
 def split_list(text: str) -> list[str]:

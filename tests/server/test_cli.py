@@ -283,6 +283,36 @@ def test_an_unknown_key_in_a_config_file_is_rejected_by_name(tmp_path: Path) -> 
         load_settings(config, {})
 
 
+def test_an_unknown_section_in_a_config_file_is_said_to_come_from_it(tmp_path: Path) -> None:
+    config = tmp_path / "doxa.toml"
+    config.write_text("[store.prun]\nmin_age_days = 0\n", encoding="utf-8")
+
+    with pytest.raises(SettingsError) as raised:
+        load_settings(config, {})
+    assert f"store.prun = {{'min_age_days': 0}} (from config file {config})" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("[store.prune]\nmerge_similarity = true", "store.prune.merge_similarity = true"),
+        ("[store.prune]\nmin_impressions = true", "store.prune.min_impressions = true"),
+        ("[store.learning]\nretrain_every = false", "store.learning.retrain_every = false"),
+        ('[store.prune]\nmerge = "no"', 'store.prune.merge = "no"'),
+        ("[store.prune]\nmerge = 0", "store.prune.merge = 0"),
+    ],
+)
+def test_a_config_value_of_another_type_than_its_default_is_refused(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    config = tmp_path / "doxa.toml"
+    config.write_text(line + "\n", encoding="utf-8")
+
+    with pytest.raises(SettingsError) as raised:
+        load_settings(config, {})
+    assert str(raised.value).startswith(f"invalid settings: {said} (from config file {config})")
+
+
 @pytest.mark.parametrize("content", [None, "[server\nport = 1\n"])
 def test_a_missing_or_malformed_config_file_is_a_settings_error_naming_the_file(
     tmp_path: Path, content: str | None
