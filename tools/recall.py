@@ -110,7 +110,11 @@ def recalled(item: Recollection, explain: bool) -> RecalledItem:
     return lean.model_copy(
         update={
             "score": round(item.score, 4),
-            "scores": {name: round(value, 4) for name, value in item.scores.items()},
+            # A component that rounds to nothing (a judgement decayed to -0.00001) is left
+            # out, as answers leave out what holds its default: no "feedback": -0.0.
+            "scores": {
+                name: shown for name, value in item.scores.items() if (shown := round(value, 4))
+            },
             "belief_ids": item.belief_ids,
             "topics": item.topics,
             "agents": item.agents,

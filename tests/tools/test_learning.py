@@ -336,8 +336,13 @@ async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
                         found = await ok(client, "recall", query=query, limit=4)
                         await ok(client, "feedback", recall_id=found["recall_id"])
                     decayed.append(await boost())
+                now += timedelta(days=3650)  # 120 half-lives: nothing left to show
+                found = await ok(client, "recall", query=asking(0), limit=4, explain=True)
+                faded = found["results"][ids_of(found).index(answers[0])]["scores"]
+                now -= timedelta(days=3650)
     finally:
         memory.close()
+    assert "feedback" not in faded  # not -0.0
     assert fresh == pytest.approx(0.6, abs=1e-3)
     assert month == pytest.approx(0.3, abs=1e-3)
     # Another question's impressions say nothing of this one's answer.
