@@ -121,6 +121,10 @@ class DamagedStore(MemoryStoreError):
         return (type(self), (self.path, self.problem, self.remedy))
 
 
+class MemoryInUse(MemoryStoreError):
+    """Another process has the graph open (Kùzu allows one): a server serving the memory."""
+
+
 class OwnerLost(MemoryStoreError):
     """The process that owned the memory exited while it ran this call, before answering;
     another process has taken over. Retrying is safe: a write is never applied twice."""

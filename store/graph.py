@@ -49,7 +49,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from doxa.store import native_memory, schema
-from doxa.store.errors import DamagedStore, MemoryStoreError, SchemaMismatch, StorageError
+from doxa.store.errors import (
+    DamagedStore,
+    MemoryInUse,
+    MemoryStoreError,
+    SchemaMismatch,
+    StorageError,
+)
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.records import Record, comparable
 from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
@@ -209,7 +215,7 @@ class Graph:
                 if _POOL_FULL in str(error):
                     raise self._cache_too_small("opening") from None
                 if "lock" in str(error).lower():
-                    raise MemoryStoreError(
+                    raise MemoryInUse(
                         f"the memory in {path.parent} is in use by another process (Kùzu allows"
                         " one); connect this client to that server (doxa serve --transport http)"
                         " or use another --data-dir"

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
-from doxa.store.errors import DamagedStore, MemoryStoreError
+from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError
 from doxa.store.learning import MODEL_FILE, load_model
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
@@ -69,6 +69,14 @@ class Health:
         return not self.problems
 
 
+def _held(data_dir: Path, command: str) -> MemoryInUse:
+    """The refusal of a maintenance command on a directory a running server holds."""
+    return MemoryInUse(
+        f"the memory in {data_dir} is in use by another process, a running doxa server:"
+        f" {command} opens the graph itself, so stop that server and run doxa {command} again"
+    )
+
+
 def check(settings: StoreSettings) -> Health:
     """Inspect a data directory without changing it.
 
@@ -88,6 +96,8 @@ def check(settings: StoreSettings) -> Health:
     else:
         try:
             graph = Graph(graph_file, read_only=True)
+        except MemoryInUse:
+            raise _held(data_dir, "check") from None
         except DamagedStore as error:
             health.problems.append(f"{error.problem}; {error.remedy}")
         else:
@@ -244,7 +254,10 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
 
     data_dir = Path(settings.data_dir).expanduser()
     embedder = make_embedder(settings.embedding)
-    graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
+    try:
+        graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
+    except MemoryInUse:
+        raise _held(data_dir, "repair") from None
     try:
         held = graph.observation_count()
     finally:

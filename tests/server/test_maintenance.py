@@ -160,4 +160,8 @@ async def test_check_on_a_directory_a_server_holds_exits_3(
     async with Client(server.url) as client:
         await ok(client, "remember", text="Held by the server.")
     assert main(["check", "--embedder", "hash", "--data-dir", str(data_dir)]) == 3
-    assert "in use by another process" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert said == (
+        f"doxa check: the memory in {data_dir} is in use by another process, a running doxa"
+        " server: check opens the graph itself, so stop that server and run doxa check again\n"
+    )
