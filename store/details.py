@@ -3,7 +3,8 @@
 "Invoice 98 total is 3.98" and "Invoice 99 total is 3.98" are 0.95 alike to the bundled
 model, "… is broken" and "… is not broken" 0.97, "on Monday" and "on Tuesday" 0.96: a cosine
 alone takes them for the same thing. Their details tell them apart: the words with a digit,
-names (capitalised words other than a sentence's first), days, months, seasons and negations.
+names (capitalised words other than a sentence's first), days (weekdays, today, yesterday,
+tomorrow, tonight), months, seasons and negations.
 Two texts agree when each one's details are all words of the other, so a rewording agrees
 ("needs Python 3.11", "requires python 3.11") and another invoice, day or person does not;
 they differ when each has a detail the other lacks, as another invoice does, while "ferry
@@ -24,6 +25,7 @@ _DETAIL_WORDS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
     | {name for name in MONTHS if len(name) > 3}  # "may", "mar", "dec" are other words too
     | set(SEASONS)
+    | {"today", "yesterday", "tomorrow", "tonight"}  # "last week" / "this week": too common
     | {"not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor"}
     | {"without", "cannot", "unless"}
 )

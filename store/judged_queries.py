@@ -10,8 +10,9 @@ the query per judged result.
 Two queries count as alike (``alike``) only if their details do not differ too
 (``details.differ``): "what is the total of invoice 98?" is 0.95 alike to "… invoice 99?",
 and what was accepted for the one is no answer to the other. A judged query alike by its
-vector but with other details is likened just below ``alike``: a question about something
-else.
+vector but with other details is likened 0: it lends nothing, neither to the base ranking
+nor as a link the trained model weighs (likened just below ``alike``, it had made the
+strongest "far" link there is, and the model lifted invoice 98's total for invoice 99).
 """
 
 from __future__ import annotations
@@ -234,12 +235,12 @@ class JudgedQueries:
         self, query_vector: FloatArray, details: Details | None, alike: float
     ) -> FloatArray:
         """Each judged query's cosine to ``query_vector``; one at least ``alike`` whose
-        details differ from ``details`` (when both are known) is likened just below
-        ``alike``: a question about something else, however alike its words."""
+        details differ from ``details`` (when both are known) is likened 0: a question
+        about something else, however alike its words, that lends nothing."""
         similarity = self._queries[: self._n_queries] @ query_vector
         close = np.flatnonzero(similarity >= alike)
         other = close[~self._kin(close, details)]
-        similarity[other] = np.nextafter(np.float32(alike), np.float32(0))
+        similarity[other] = 0.0
         return similarity
 
     def _kin(self, queries: IntArray, details: Details | None) -> npt.NDArray[np.bool_]:

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from doxa.store.sharing import SharedMemory
 
 DESCRIPTION = """Judge a recall after using its results: `accepted` are the ids that
-answered the question, `rejected` those that were wrong or off-topic. Future similar queries
-rank accepted results higher and rejected ones lower. Each recall can be judged once."""
+answered the question, `rejected` those that were wrong or off-topic. Similar later queries
+rank accepted results higher; the same query ranks rejected ones lower. Each recall can be
+judged once."""
 
 
 class FeedbackResult(BaseModel):

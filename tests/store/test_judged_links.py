@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from doxa.store import learning
-from doxa.store.judged_queries import Judgements
+from doxa.store.details import details
+from doxa.store.judged_queries import JudgedQueries, Judgements
 from doxa.store.settings import LearningSettings
 
 DAY = 86_400_000_000
@@ -68,3 +69,20 @@ def test_the_judgements_of_chosen_queries() -> None:
     assert rows.tolist() == [4, 5, 6] and signs.tolist() == [1.0, -1.0, 1.0]
     assert of.tolist() == [0, 2, 0]
     assert judged.unrewarded_on(judged.similarity >= 0.5).tolist() == [3.0, 0.0, 1.0]
+
+
+def test_a_query_about_another_invoice_makes_no_link_for_the_model() -> None:
+    # "… invoice 98" and "… invoice 99" are alike by their words (here: identical vectors)
+    # and differ in their details: what 98 accepted lends nothing to 99, neither to the base
+    # ranking (``similar``) nor as a link the trained model weighs (``judged_links``).
+    judged = JudgedQueries(4)
+    vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    asked = details("what is the total amount of invoice 98")
+    other = details("what is the total amount of invoice 99")
+    judged.add(vector, {7: 1.0}, at=0, details=asked)
+    links = learning.judged_links(judged.every(vector, other, 0.85), 0, LearningSettings())
+    assert all(len(found.rows) == 0 for found in links.values())
+    assert len(judged.similar(vector, 0.85, other)[0]) == 0
+    # The same question asked again is linked, closely.
+    again = learning.judged_links(judged.every(vector, asked, 0.85), 0, LearningSettings())
+    assert again["accept_close"].rows.tolist() == [7]
