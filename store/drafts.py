@@ -285,7 +285,8 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         assert other is not None
         if other not in contradicts:
             contradicts.append(other)
-    told = text if record is None or draft.text is not None else ""
+    # The record in words, given or not, is no text of its own (as for ``memory_key``).
+    told = "" if record is not None and text == record.line() else text
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),

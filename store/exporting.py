@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -219,10 +220,14 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
         if kind == "INT64":
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError("not an integer")
+            if not -(2**63) <= value < 2**63:
+                raise ValueError("beyond a 64-bit integer")
             return value
         if kind == "DOUBLE":
             if not isinstance(value, int | float) or isinstance(value, bool):
                 raise ValueError("not a number")
+            if not math.isfinite(float(value)):
+                raise ValueError("not a finite number")
             return float(value)
         if kind == "FLOAT[]":
             if not isinstance(value, list) or not all(
@@ -294,10 +299,41 @@ def parse_export(path: Path) -> Parsed:
             row = _checked(line, where, legacy)
             parsed.objects.setdefault(str(line.get("table")), []).append(row)
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
+    _all_there(parsed, path)
     if legacy:
         _features_to_recalls(parsed)
     _query_vectors_as_text(parsed)
+    if isinstance(written_at, int) and written_at < 12:
+        _records_told_no_time(parsed)
     return parsed
+
+
+def _all_there(parsed: Parsed, path: Path) -> None:
+    """Refuse a file that holds fewer or more lines than its header counts: cut short (a
+    copy that stopped, a ``head``) or edited, it would import as a memory missing parts."""
+    counts = parsed.header.get("counts")
+    if (
+        not counts
+        or not isinstance(counts, dict)
+        or not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values())
+    ):
+        return  # a header without counts (written by hand) is taken as it is
+    expected, held = sum(counts.values()), parsed.total + len(parsed.pruned)
+    if held != expected:
+        raise ImportRefused(
+            f"{path}: its header counts {expected} objects but the file holds {held}: it was"
+            " cut short or edited; export the memory again"
+        )
+
+
+def _records_told_no_time(parsed: Parsed) -> None:
+    """A file written before schema migration 12 carries records' event times read from
+    their fields ("name=Yesterday"): left unset, the start after the import reads them
+    again (``startup``), a record's own words telling of no time."""
+    records = {link["from"] for link in parsed.objects.get("IS_A", [])}
+    for observation in parsed.objects.get("Observation", []):
+        if observation["id"] in records:
+            observation["event_times"] = None
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
@@ -404,12 +440,22 @@ def _kept_features(value: Any) -> str | None:
     for i, item in enumerate(value):
         rank, _, features = str(item).partition(" ")
         try:
-            readable = rank.isdigit() and isinstance(json.loads(features), dict)
+            values = json.loads(features, parse_constant=_no_constant)
+            readable = rank.isdigit() and isinstance(values, dict)
+            readable = readable and all(
+                isinstance(v, int | float) and math.isfinite(v) for v in values.values()
+            )
         except ValueError:
             readable = False
         if not readable:
-            return f'[{i}] must be "<rank> <features as a JSON object>", got {str(item)[:60]!r}'
+            shape = "<rank> <features as a JSON object of finite numbers>"
+            return f'[{i}] must be "{shape}", got {str(item)[:60]!r}'
     return None
+
+
+def _no_constant(name: str) -> float:
+    """``NaN`` and ``Infinity`` are no JSON numbers (``json`` reads them unless told)."""
+    raise ValueError(f"{name} is no JSON number")
 
 
 #: Values a column's type allows but the memory does not: (table, column) -> the problem.

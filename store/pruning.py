@@ -342,7 +342,12 @@ class AuditLog:
         with self._lock:
             if self._reasons is None:
                 self._reasons = self._read()
-            new = [(i, at, w) for i, at, w in entries if (i, at) not in self._reasons]
+            kept = set(self._reasons)
+            new = []
+            for i, at, w in entries:  # each once, however often a file repeats it
+                if (i, at) not in kept:
+                    kept.add((i, at))
+                    new.append((i, at, w))
             if not new:
                 return 0
             with self.path.open("a", encoding="utf-8") as out:

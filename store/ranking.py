@@ -136,20 +136,24 @@ def without_broad_topics(memory: WorkingMemory, query: str, share: float) -> str
 
 def named_fields(memory: WorkingMemory, query: str) -> dict[int, float]:
     """Rows whose record holds a field the query names with the value it names, and the
-    share of the named fields each holds (``records.query_pairs``)."""
+    share of the named fields (those some record holds so) each holds
+    (``records.query_pairs``)."""
     if not memory.record_fields:
         return {}
-    pairs = query_pairs(query, memory.record_fields)
     held: dict[int, int] = {}
-    for field, exact, words in pairs:
+    named = 0
+    for field, exact, words in query_pairs(query, memory.record_fields):
         rows: set[int] = set()
         for cls, canonical in exact:
             rows.update(memory.record_values.get((field, cls, canonical), ()))
         for phrase in words:
             rows.update(memory.record_words.get((field, phrase), ()))
+        # A field name no record holds with the words after it ("year" inside the title
+        # "Year of the Cat") names nothing: it does not count against the others.
+        named += bool(rows)
         for row in rows:
             held[row] = held.get(row, 0) + 1
-    return {row: count / len(pairs) for row, count in held.items()}
+    return {row: count / named for row, count in held.items()}
 
 
 def rank(

@@ -483,6 +483,8 @@ def shown(value: Value) -> int | float | str | bool:
 
 # ---- a query that names a field and a value ---------------------------------------------------
 
+#: A number as a query writes one: digits, a point, an exponent.
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _QUERY_TOKEN = re.compile(r"[^\s,;=()\[\]{}\"'?!]+")
 #: How many words after a field name its value may start ("album_id is 176").
 _VALUE_REACH = 3
@@ -507,16 +509,18 @@ def query_pairs(
         end = spans[n + 1][1] if n + 1 < len(spans) else len(words)
         exact: list[Key] = []
         loose: list[str] = []
-        for start in range(after, min(after + _VALUE_REACH, end)):
+        # A string value may start with, or hold, another field's name: "title Year of the
+        # Cat" names the title "Year of the Cat" though other records have a field "year".
+        for start in range(after, min(after + _VALUE_REACH, len(words))):
             try:
                 kind, value = typed(_number(words[start]), "query")
             except InvalidInput:
                 continue
-            if kind != "string":
+            if kind != "string" and start < end:
                 exact.append(where_key(kind, value))
             loose.extend(
                 " ".join(words[start : start + size]).casefold()
-                for size in range(1, min(_PHRASE_WORDS, end - start) + 1)
+                for size in range(1, min(_PHRASE_WORDS, len(words) - start) + 1)
             )
         if exact or loose:
             found.append((key, exact, loose))
@@ -562,6 +566,8 @@ def _number(word: str) -> object:
     """A query word as the value it reads as: a number or boolean, else the word."""
     if word.casefold() in ("true", "false"):  # read loosely, as strings are
         return word.casefold() == "true"
+    if not _NUMBER.fullmatch(word):  # not "1_76", which Python reads as 176, nor "NaN"
+        return word
     try:
         return int(word)
     except ValueError:

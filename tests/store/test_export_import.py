@@ -249,6 +249,9 @@ DAMAGE: list[tuple[Any, dict[str, Any], str]] = [
     (_judged, {"to": "obs_nowhere"}, "to 'obs_nowhere' names no Observation"),
     (_judged_recall, {"features": ["0 {not json"]}, "features [0] must be"),
     (_judged_recall, {"judged_at": None}, "whose judged_at is null"),
+    (_judged, {"rank": 10**30}, "beyond a 64-bit integer"),
+    (_judged, {"score": float("nan")}, "not a finite number"),
+    (_judged_recall, {"features": ['0 {"vector": NaN}']}, "features [0] must be"),
 ]
 
 
@@ -270,6 +273,46 @@ async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
     judged_at = change.get("judged_at", "") is None  # named at the result that needs it
     assert (f"line {line}:" in message) != judged_at, message
     assert observations(tmp_path / "b") == 0
+
+
+async def test_a_file_cut_short_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    (tmp_path / "cut.jsonl").write_text("\n".join(text[:30]) + "\n")  # as `head -30` cuts it
+    with pytest.raises(ImportRefused, match=r"header counts \d+ objects but the file holds 29"):
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "cut.jsonl")
+    assert observations(tmp_path / "b") == 0
+
+
+async def test_a_file_of_schema_11_has_its_records_event_times_read_again(
+    tmp_path: Path,
+) -> None:
+    # Before migration 12 a record's fields were read as a story: "name=Yesterday" happened
+    # the day before it was told. Imported, its event times are read again (none).
+    settings = hash_settings(tmp_path / "a")
+    async with Client(create_server(settings)) as client:
+        said = "2024-05-08T12:00:00Z"
+        song = await ok(
+            client,
+            "remember",
+            record={"type": "Track", "fields": {"name": "Yesterday"}},
+            observed_at=said,
+        )
+        note = await ok(client, "remember", text="Yesterday I fixed the roof.", observed_at=said)
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, *rest = (json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines())
+    story = next(x for x in rest if x.get("id") == note["observation_id"])["event_times"]
+    for line in rest:
+        if line.get("id") == song["observation_id"]:
+            line["event_times"] = story
+    old = [header | {"schema": 11, "format": 1}, *rest]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(x) + "\n" for x in old))
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "old.jsonl")
+    async with Client(create_server(hash_settings(tmp_path / "b"))) as client:
+        found = await ok(client, "recall", query="Yesterday", limit=5)
+    happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
+    assert happened == {song["observation_id"]: None, note["observation_id"]: "2024-05-07"}
 
 
 def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:

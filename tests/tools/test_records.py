@@ -96,6 +96,8 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
         found = await ok(client, "recall", query="album_id 176", explain=True)
         by_price = await ok(client, "recall", query="tracks with unit_price 1.99", explain=True)
         by_name = await ok(client, "recall", query="name fast as a shark")
+        # Python reads "1_76" as 176; a query's number is written as numbers are.
+        underscored = await ok(client, "recall", query="album_id 1_76", explain=True)
     first, second = found["results"][0], found["results"][1]
     assert {first["observation_id"], second["observation_id"]} == {ids["balls"], ids["fast"]}
     assert first["scores"]["field"] == second["scores"]["field"] == 1.0
@@ -106,6 +108,7 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
     assert by_price["results"][0]["observation_id"] == ids["fast"]
     assert [r for r in by_price["results"] if "field" in r["scores"]] == by_price["results"][:1]
     assert by_name["results"][0]["observation_id"] == ids["fast"]
+    assert all("field" not in r["scores"] for r in underscored["results"])
 
 
 @pytest.mark.parametrize(
@@ -115,6 +118,9 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
         ({"title": "Hello, World"}, "title hello, world"),
         ({"title": "What?"}, "songs with title What?"),
         ({"explicit": True}, "explicit True"),
+        # A value that holds another record's field name ("year", "name").
+        ({"title": "Year of the Cat", "year": 1976}, "title Year of the Cat"),
+        ({"artist": "The Name Band"}, "artist The Name Band"),
     ],
 )
 async def test_a_value_with_punctuation_or_capitals_is_named_loosely(
@@ -227,7 +233,26 @@ async def test_a_records_fields_place_it_at_no_time_its_given_text_does(client: 
             record={"type": "Order", "fields": {"id": 17, "status": "shipped"}},
             observed_at=said,
         )
+        # The record in words given as its text is the same memory, told of no time.
+        again = await ok(
+            client,
+            "remember",
+            text="Track: name=Yesterday",
+            record={"type": "Track", "fields": {"name": "Yesterday"}},
+            observed_at="2024-06-08T12:00:00Z",
+        )
+        worded = await ok(
+            client,
+            "remember",
+            text="Track: name=Tomorrow",
+            record={"type": "Track", "fields": {"name": "Tomorrow"}},
+            observed_at=said,
+        )
         found = await ok(client, "recall", query="Yesterday", limit=10)
+        later = await ok(client, "recall", query="Tomorrow", limit=10)
+    assert again["duplicate_of"] == songs["remembered"][0]["observation_id"]
+    [tomorrow] = [r for r in later["results"] if r["observation_id"] == worded["observation_id"]]
+    assert "happened" not in tomorrow
     happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
     for song in songs["remembered"]:
         assert happened[song["observation_id"]] is None
