@@ -45,10 +45,14 @@ def exact_loads(text: str) -> Any:
     its numbers as the same argument sent as an object does.
 
     Raises:
-        ValueError: not JSON.
+        ValueError: not JSON (``NaN`` and ``Infinity`` are none: ``json`` would read them).
         RecursionError: nested too deep.
     """
-    return json.loads(text, parse_float=_Inexact())
+    return json.loads(text, parse_float=_Inexact(), parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number; send a finite number, or text")
 
 
 def exact_json(body: bytes) -> bytes:

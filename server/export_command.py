@@ -58,6 +58,11 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         for path, what in ((args.file, "FILE"), (args.judgements, "--judgements")):
             if path is not None and path.is_dir():
                 raise CommandError(f"{what}: {path} is a directory; name a file to write")
+            if path is not None and not path.parent.is_dir():
+                raise CommandError(f"cannot write {path}: there is no directory {path.parent}")
+        both = (args.file, args.judgements)
+        if None not in both and both[0].resolve() == both[1].resolve():
+            raise CommandError(f"FILE and --judgements both name {args.file}; give each its own")
         if args.judgements is not None:
             done = _judgements(settings, args.judgements, args.json and args.file is None)
             if done or (args.file is None and args.markdown is None):

@@ -155,9 +155,8 @@ def load_settings(
 
 
 def _typed_as_defaults(given: Mapping[str, Any], defaults: Mapping[str, Any], source: str) -> None:
-    """Refuse a TOML value whose type is not its default's where validation would read it
-    as another: ``true`` for a number (read as 1), a string or number for a switch
-    (``"no"`` read as false).
+    """Refuse a TOML value whose type is not its default's: ``true`` for a number (read as
+    1), a string or number for a switch (``"no"`` read as false), text for a number.
 
     Raises:
         SettingsError: naming the setting, the value and the file.
@@ -171,7 +170,8 @@ def _typed_as_defaults(given: Mapping[str, Any], defaults: Mapping[str, Any], so
         if default is None or isinstance(default, list | str):
             continue  # no default to go by, or any text will do: validation judges it
         wanted = "true or false" if isinstance(default, bool) else "a number"
-        if isinstance(value, bool) != isinstance(default, bool):
+        text_for_number = isinstance(value, str) and not isinstance(default, bool)
+        if isinstance(value, bool) != isinstance(default, bool) or text_for_number:
             raise SettingsError(
                 f"invalid settings: {'.'.join(path)} = {json.dumps(value)} (from {source}):"
                 f" must be {wanted}, as in configs/default.toml ({json.dumps(default)})"

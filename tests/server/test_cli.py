@@ -300,6 +300,7 @@ def test_an_unknown_section_in_a_config_file_is_said_to_come_from_it(tmp_path: P
         ("[store.learning]\nretrain_every = false", "store.learning.retrain_every = false"),
         ('[store.prune]\nmerge = "no"', 'store.prune.merge = "no"'),
         ("[store.prune]\nmerge = 0", "store.prune.merge = 0"),
+        ('[store.prune]\nmin_impressions = "2"', 'store.prune.min_impressions = "2"'),
     ],
 )
 def test_a_config_value_of_another_type_than_its_default_is_refused(

@@ -246,6 +246,11 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
         (["remember", "--record", "{not json"], "--record: not JSON"),
         (["recall", "x", "--limit", "500"], "limit"),
         (["recall", "x", "--where", "[1"], "--where: not JSON"),
+        (
+            ["remember", "--record", '{"type": "T", "fields": {"v": NaN}}'],
+            "--record: not JSON (NaN is no JSON number",
+        ),
+        (["recall", "x", "--where", '{"v": Infinity}'], "Infinity is no JSON number"),
         (["forget", "obs_nope"], "id"),
     ],
 )
@@ -294,7 +299,14 @@ def test_judgements_that_cannot_be_written_exit_1_on_stderr_and_leave_no_file(
     target = tmp_path / "no such folder" / "judged.jsonl"
     code, out, err = doxa("export", "--judgements", str(target))
     assert code == 1 and out == ""
-    assert err.startswith(f"doxa export: cannot write {target}: ")
+    assert err == f"doxa export: cannot write {target}: there is no directory {target.parent}\n"
+    assert not target.parent.exists()
+    for flag in ([], ["--judgements"]):  # the whole memory too, and one file for both
+        code, _, err = doxa("export", *flag, str(target))
+        assert code == 1 and err.startswith(f"doxa export: cannot write {target}: ")
+    both = tmp_path / "both.jsonl"
+    code, _, err = doxa("export", str(both), "--judgements", str(both))
+    assert code == 1 and "both name" in err and not both.exists()
     assert not target.parent.exists()
 
 
