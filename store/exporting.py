@@ -1,10 +1,12 @@
 """The memory as a file and back: every node and link of the graph as JSON Lines.
 
-A file is a header line, then one line per object, nodes before links:
+A file is a header line, then one line per object, nodes before links, then why prune
+retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 1, "schema": 5, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 12, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
+    {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
 
 A node line holds its table's columns (``schema.EXPECTED``), a link line the keys of its two
 ends and its own columns. Values are exact: decimals as text, times as ISO 8601 UTC, a
@@ -13,8 +15,10 @@ the imported observations again with the importing memory's model (``startup`` f
 index from the graph), so a file moves between models and embedders.
 
 Reading a file back keeps every id; objects already present (same key, or same two ends for a
-link) are skipped. The file is checked whole before anything is written, and written in one
-transaction: a bad line writes nothing.
+link, and position for a record's field) are skipped. The file is checked whole before
+anything is written (its lines against the header's counts, each value against its column and
+what the memory allows, each link's ends), and written in one transaction: a bad line writes
+nothing.
 """
 
 from __future__ import annotations

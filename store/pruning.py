@@ -14,7 +14,7 @@ The rule (``[store.prune]``, each value overridable per call):
 An embedding hardly tells "Invoice 98 total is 3.98" from "Invoice 99 total is 3.98", nor
 "broken" from "not broken" (cosines of 0.95 and more), so a cosine alone would merge away
 memories that say different things: their details must agree too (``details.agree``), and
-records must hold the same values.
+records must be of one type and hold the same values (with given texts that agree).
 
 Spared always: evidence for a belief, one with hits, one whose retraction would reopen an
 older fact (it superseded one); from the unused rule a current fact; and from merging one

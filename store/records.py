@@ -496,11 +496,12 @@ def query_pairs(
     query: str, known_fields: Mapping[str, object]
 ) -> list[tuple[str, list[Key], list[str]]]:
     """The (field key, exact values, loose string values) a query names: each known field
-    name in its words ("album_id", or "album id" for it), with the words after it (up to the
-    next field name) read as values.
+    name in its words ("album_id", or "album id" for it), with the words after it read as
+    values: numbers, booleans and dates up to the next field name, phrases of words past it.
 
-    Exact values are (class, canonical) keys; loose ones are casefolded phrases for string
-    fields, matched case-insensitively (ranking is forgiving where ``where`` is exact).
+    Exact values are (class, canonical) keys; loose ones are phrases of words (``loose``) for
+    string fields, matched case- and punctuation-insensitively (ranking is forgiving where
+    ``where`` is exact).
     """
     words = _words(query)
     spans = _field_spans(words, known_fields)
