@@ -167,13 +167,14 @@ def _typed_as_defaults(given: Mapping[str, Any], defaults: Mapping[str, Any], so
         for part in path:
             default = default.get(part) if isinstance(default, Mapping) else None
             value = value[part]
-        if default is None or isinstance(default, list | str):
-            continue  # no default to go by, or any text will do: validation judges it
+        if default is None or isinstance(default, list | str | Mapping):
+            continue  # no default to go by, any text will do, or a table: validation judges
         wanted = "true or false" if isinstance(default, bool) else "a number"
         text_for_number = isinstance(value, str) and not isinstance(default, bool)
         if isinstance(value, bool) != isinstance(default, bool) or text_for_number:
             raise SettingsError(
-                f"invalid settings: {'.'.join(path)} = {json.dumps(value)} (from {source}):"
+                f"invalid settings: {'.'.join(path)} = {json.dumps(value, default=str)}"
+                f" (from {source}):"
                 f" must be {wanted}, as in configs/default.toml ({json.dumps(default)})"
             )
 
