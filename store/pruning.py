@@ -9,7 +9,8 @@ The rule (``[store.prune]``, each value overridable per call):
 - **merged**: observations held by one and the same agent alone, carrying the same fact (or
   none) and equally current, whose cosine is at least ``merge_similarity`` and whose details
   agree (``details``): the one with most hits, else evidence for a belief, else the oldest is
-  kept; the others are merged into it.
+  kept; the others are merged into it. The unused take no part (retired as unused, never
+  kept in a copy's place), so a second prune retires nothing the first left.
 
 An embedding hardly tells "Invoice 98 total is 3.98" from "Invoice 99 total is 3.98", nor
 "broken" from "not broken" (cosines of 0.95 and more), so a cosine alone would merge away
@@ -162,8 +163,18 @@ def plan(
             current_fact[row] = working.is_current(int(row), now_us)
             if reopened(working, int(row)):
                 kept[row] = True
+    # The unused first: one is retired as unused, neither merged nor kept in a copy's place
+    # (kept, it was retired by the next prune, and with it what had been merged into it).
+    unused = (
+        live
+        & ~kept
+        & ~current_fact
+        & (working.confidence[:n] <= scaled(rule.max_confidence))
+        & (working.impressions[:n] >= rule.min_impressions)
+        & (working.hits[:n] == 0)
+        & (working.recorded_at[:n] <= now_us - int(rule.min_age_days * _DAY_US))
+    )
     out: list[tuple[int, Retirement]] = []
-    keepers: set[int] = set()
     if rule.merge:
         unmergeable = kept.copy()
         for observation in argued:
@@ -171,9 +182,8 @@ def plan(
             if at is not None and at < n:
                 unmergeable[at] = True
         for gone, keeper, cosine in _near_duplicates(
-            working, n, rule, unmergeable, current_fact, evidence
+            working, n, rule, unmergeable, current_fact, evidence, unused
         ):
-            keepers.add(keeper)
             entry = working.entries[gone]
             out.append(
                 (
@@ -187,20 +197,9 @@ def plan(
                     ),
                 )
             )
-    merged = {row for row, _ in out} | keepers  # a keeper stays: what was merged points at it
-    unused = (
-        live
-        & ~kept
-        & ~current_fact
-        & (working.confidence[:n] <= scaled(rule.max_confidence))
-        & (working.impressions[:n] >= rule.min_impressions)
-        & (working.hits[:n] == 0)
-        & (working.recorded_at[:n] <= now_us - int(rule.min_age_days * _DAY_US))
-    )
     for row in np.flatnonzero(unused):
-        if int(row) not in merged:
-            entry = working.entries[row]
-            out.append((int(row), Retirement(entry.id, entry.text, "unused")))
+        entry = working.entries[row]
+        out.append((int(row), Retirement(entry.id, entry.text, "unused")))
     return out
 
 
@@ -211,11 +210,13 @@ def _near_duplicates(
     kept: BoolArray,
     current_fact: BoolArray,
     evidence: set[str],
+    unused: BoolArray,
 ) -> list[tuple[int, int, float]]:
-    """(row, keeper row, cosine) for each row merged into a near-duplicate."""
+    """(row, keeper row, cosine) for each row merged into a near-duplicate; rows ``kept``
+    are never merged away, ``unused`` ones (retired as such) take no part."""
     groups: dict[tuple[object, ...], list[int]] = {}
     has_vector = working.has_vector[:n]
-    for row in np.flatnonzero(working.live[:n] & has_vector):
+    for row in np.flatnonzero(working.live[:n] & has_vector & ~unused):
         entry = working.entries[row]
         if len(entry.agents) != 1:
             continue  # held by several agents: theirs too, never merged by one

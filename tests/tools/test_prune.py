@@ -157,6 +157,21 @@ async def test_the_configured_rule_spares_young_memories_and_merge_can_be_off(
     ]
 
 
+async def test_a_second_prune_retires_nothing_the_first_left(client: Client) -> None:
+    # The unused twin is retired as unused, not kept in its sure copy's place: kept, the
+    # next prune retired it, and the copy merged into it had gone with the first.
+    unsure = await ok(client, "remember", text="The gate code is 4512.", confidence="0.3")
+    sure = await ok(client, "remember", text="The gate code is 4512!", confidence="0.9")
+    shown = await ok(client, "recall", query="gate code", limit=10)
+    await ok(client, "feedback", recall_id=shown["recall_id"])  # one impression each
+    first = await ok(client, "prune", dry_run=False, **RULE)
+    second = await ok(client, "prune", dry_run=False, **RULE)
+    left = await ok(client, "recall", query="gate code")
+    assert listed(first) == [(unsure["observation_id"], "unused", None)]
+    assert listed(second) == []
+    assert [r["observation_id"] for r in left["results"]] == [sure["observation_id"]]
+
+
 async def test_merging_spares_what_says_more_and_what_is_argued_about(client: Client) -> None:
     async def put(text: str | None = None, **args: Any) -> str:
         done = await ok(client, "remember", **({"text": text} if text else {}), **args)
