@@ -25,20 +25,31 @@ from doxa.server.tool_commands import add_common
 COMMANDS = ("export", "import", "backup")
 
 
+def _path(text: str) -> Path:
+    """A path argument; an empty one is refused (``Path("")`` would mean the working
+    directory: ``--markdown ""`` wrote its files there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a path, not an empty string")
+    return Path(text)
+
+
 def add_parsers(commands: Any) -> None:
     """Add ``export``, ``import`` and ``backup`` to the ``doxa`` parser's subcommands."""
     export = commands.add_parser("export", help="write the whole memory as JSON Lines")
-    export.add_argument("file", nargs="?", type=Path, help="the .jsonl file to write")
+    export.add_argument("file", nargs="?", type=_path, help="the .jsonl file to write")
     export.add_argument(
-        "--markdown", type=Path, metavar="DIR", help="also one Markdown file per entity, for people"
+        "--markdown",
+        type=_path,
+        metavar="DIR",
+        help="also one Markdown file per entity, for people",
     )
     export.add_argument(
-        "--judgements", type=Path, metavar="FILE", help="only the judged recalls, for rankers"
+        "--judgements", type=_path, metavar="FILE", help="only the judged recalls, for rankers"
     )
     importing = commands.add_parser("import", help="read an export file into the memory")
-    importing.add_argument("file", type=Path, help="a file written by doxa export")
+    importing.add_argument("file", type=_path, help="a file written by doxa export")
     backup = commands.add_parser("backup", help="copy the data directory, consistently")
-    backup.add_argument("target", type=Path, help="a new or empty directory")
+    backup.add_argument("target", type=_path, help="a new or empty directory")
     for parser in (export, importing, backup):
         add_common(parser)
 

@@ -311,20 +311,32 @@ def test_judgements_that_cannot_be_written_exit_1_on_stderr_and_leave_no_file(
 
 
 @pytest.mark.parametrize("flag", [None, "--judgements"])
-@pytest.mark.parametrize("name", ["target", ""])
 def test_an_export_to_a_directory_is_refused_and_leaves_nothing_beside_it(
-    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None, name: str
+    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None
 ) -> None:
     fill(doxa.data_dir)
     (tmp_path / "target").mkdir()
-    monkeypatch.chdir(tmp_path)  # "" is the working directory
+    monkeypatch.chdir(tmp_path)
     before = sorted(tmp_path.iterdir())
-    code, out, err = doxa("export", *([flag] if flag else []), name)
+    code, out, err = doxa("export", *([flag] if flag else []), "target")
     assert code == 1 and out == ""
-    assert (
-        err
-        == f"doxa export: {flag or 'FILE'}: {name or '.'} is a directory; name a file to write\n"
-    )
+    assert err == f"doxa export: {flag or 'FILE'}: target is a directory; name a file to write\n"
+    assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "args", [["export", ""], ["export", "--judgements", ""], ["export", "--markdown", ""]]
+)
+def test_an_empty_path_is_refused_not_read_as_the_working_directory(
+    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    fill(doxa.data_dir)
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(SystemExit) as refused:
+        doxa(*args)
+    assert refused.value.code == 2
+    assert "give a path, not an empty string" in doxa.capsys.readouterr().err
     assert sorted(tmp_path.iterdir()) == before
 
 
