@@ -236,7 +236,8 @@ def typed(value: object, field: str) -> tuple[str, Value]:
         # The exponent first: normalising 1e1000000 overflows the decimal context.
         if abs(number.adjusted()) >= MAX_NUMBER or len(_number_text(number)) > MAX_NUMBER:
             raise InvalidInput(field, _TOO_LONG)
-        return "decimal", number
+        # -0.0 is 0.0 (as ``where`` compares them): one record, not two.
+        return "decimal", number.copy_abs() if number.is_zero() else number
     if isinstance(value, str):
         if len(value) > MAX_SOURCE:
             raise InvalidInput(field, f"is {len(value)} characters long; the limit is {MAX_SOURCE}")

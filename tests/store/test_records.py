@@ -46,6 +46,12 @@ def test_values_are_typed_as_json_gives_them(value: object, kind: str, typed_val
     assert type(typed(value, "f")[1]) is type(typed_value)
 
 
+def test_a_negative_zero_is_zero_so_its_record_is_the_same_as_zeros() -> None:
+    given = validate({"type": "T", "fields": {"v": -0.0}})
+    assert given.line() == "T: v=0.0"
+    assert given.identity() == validate({"type": "T", "fields": {"v": 0.0}}).identity()
+
+
 def test_numbers_compare_as_numbers_and_dates_by_day_and_instant() -> None:
     assert comparable("integer", 176) == comparable("decimal", Decimal("176.00"))
     assert comparable("decimal", Decimal("1.76E+2")) == [("number", "176")]
