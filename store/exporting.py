@@ -3,7 +3,7 @@
 A file is a header line, then one line per object, nodes before links, then why prune
 retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 2, "schema": 12, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 13, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
     {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
@@ -307,8 +307,8 @@ def parse_export(path: Path) -> Parsed:
     if legacy:
         _features_to_recalls(parsed)
     _query_vectors_as_text(parsed)
-    if isinstance(written_at, int) and written_at < 12:
-        _records_told_no_time(parsed)
+    if isinstance(written_at, int) and written_at < 13:
+        _records_read_again(parsed, written_at)
     return parsed
 
 
@@ -330,14 +330,16 @@ def _all_there(parsed: Parsed, path: Path) -> None:
         )
 
 
-def _records_told_no_time(parsed: Parsed) -> None:
+def _records_read_again(parsed: Parsed, written_at: int) -> None:
     """A file written before schema migration 12 carries records' event times read from
-    their fields ("name=Yesterday"): left unset, the start after the import reads them
-    again (``startup``), a record's own words telling of no time."""
+    their fields ("name=Yesterday"), and before 13 their duplicate keys read from their
+    words: left unset, as those migrations leave them, the start after the import computes
+    them again (``startup``)."""
+    cleared = ["text_key"] if written_at >= 12 else ["text_key", "event_times"]
     records = {link["from"] for link in parsed.objects.get("IS_A", [])}
     for observation in parsed.objects.get("Observation", []):
         if observation["id"] in records:
-            observation["event_times"] = None
+            observation.update(dict.fromkeys(cleared))
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
@@ -444,7 +446,7 @@ def _kept_features(value: Any) -> str | None:
     for i, item in enumerate(value):
         rank, _, features = str(item).partition(" ")
         try:
-            values = json.loads(features, parse_constant=_no_constant)
+            values = json.loads(features)  # NaN and Infinity read, then refused as not finite
             readable = rank.isdigit() and isinstance(values, dict)
             readable = readable and all(
                 isinstance(v, int | float) and math.isfinite(v) for v in values.values()
@@ -455,11 +457,6 @@ def _kept_features(value: Any) -> str | None:
             shape = "<rank> <features as a JSON object of finite numbers>"
             return f'[{i}] must be "{shape}", got {str(item)[:60]!r}'
     return None
-
-
-def _no_constant(name: str) -> float:
-    """``NaN`` and ``Infinity`` are no JSON numbers (``json`` reads them unless told)."""
-    raise ValueError(f"{name} is no JSON number")
 
 
 #: Values a column's type allows but the memory does not: (table, column) -> the problem.

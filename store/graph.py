@@ -61,6 +61,8 @@ from doxa.store.records import Record, comparable
 from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
+#: Observation columns a migration may clear for start-up to compute again (``refill``).
+REFILLED = ("event_times", "text_key")
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -1246,14 +1248,16 @@ class GraphWriter:
                 {"names": list(names)},
             )
 
-    def read_event_times(self, rows: Sequence[tuple[str, str]]) -> None:
-        """Store the event times read for observations stored before they were read at
-        remember: (observation id, ``event_time.stored`` JSON)."""
+    def refill(self, column: str, rows: Sequence[tuple[str, str]]) -> None:
+        """Store what start-up computed again for observations a migration cleared it of:
+        (observation id, value) of ``column``, ``event_times`` (``event_time.stored``
+        JSON) or ``text_key``."""
+        assert column in REFILLED, column  # a name in the query, never the caller's text
         if rows:
             self._run(
                 "UNWIND $rows AS r WITH r, r.id AS oid MATCH (o:Observation {id: oid})"
-                " SET o.event_times = r.times",
-                {"rows": [{"id": i, "times": t} for i, t in rows]},
+                f" SET o.{column} = r.value",
+                {"rows": [{"id": i, "value": v} for i, v in rows]},
             )
 
     def summarize(self, rows: Sequence[tuple[str, str, bool]], at: datetime) -> None:

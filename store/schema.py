@@ -217,6 +217,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "MATCH (o:Observation)-[:IS_A]->(:RecordType) SET o.event_times = NULL",
         ),
     ),
+    Migration(
+        13,
+        "records' duplicate keys",
+        (
+            # A record's duplicate key was read from the record in words, where 176 and
+            # "176" are alike (``drafts.memory_key``); start-up computes it again once.
+            "MATCH (o:Observation)-[:IS_A]->(:RecordType) SET o.text_key = NULL",
+        ),
+    ),
 )
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test

@@ -48,8 +48,8 @@ if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of
 
 log = logging.getLogger(__name__)
 
-#: Observations whose event times one transaction of ``read_event_times`` stores.
-_EVENT_TIME_BATCH = 2000
+#: Observations whose values one transaction of ``refill`` stores.
+_REFILL_BATCH = 2000
 
 #: Buffer pool of the opening that replays a write-ahead log left by a crash.
 REPLAY_POOL = 2 * 1024 * 1024 * 1024
@@ -101,9 +101,8 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            unread, judged = load(working, graph)
-            if unread:
-                read_event_times(graph, unread)
+            computed, judged = load(working, graph)
+            refill(graph, computed)
     finally:
         # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
         # memories) and never gives one back; the working memory holds what they held now.
@@ -138,16 +137,17 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
 def load(
     working: WorkingMemory, graph: Graph
-) -> tuple[list[tuple[str, str]], dict[str, JudgedQuery]]:
+) -> tuple[dict[str, list[tuple[str, str]]], dict[str, JudgedQuery]]:
     """Fill an empty working memory from the graph: observations (with their records),
     beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
     and impressions (the observations' vectors come from the index: ``repair``), and read
     the judged recalls.
 
     Returns:
-        (id, ``event_time.stored``) of the observations whose event times a migration
-        cleared (3, 11, 12): read now, for the graph to keep; and the judged
-        recalls by id, learned once the embedder is known to fit them (``learn_judged``).
+        What was computed again for observations a migration cleared it of, for the graph
+        to keep (``refill``): per column, (id, value): ``event_times`` (migrations 3, 11,
+        12) and records' ``text_key`` (13); and the judged recalls by id, learned once the
+        embedder is known to fit them (``learn_judged``).
     """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
@@ -161,6 +161,7 @@ def load(
     episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
     records = records_of(graph)
     unread: list[tuple[str, str]] = []
+    rekeyed: list[tuple[str, str]] = []
     # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
         record = records.get(row["id"])
@@ -168,9 +169,7 @@ def load(
             id=row["id"],
             seq=int(row["seq"]),
             text=row["text"],
-            # A record's key is computed again: until 2026-12-05 it was read from the record
-            # in words, where 176 and "176" are alike (``memory_key``).
-            text_key=memory_key(row["text"], record) if record else row["text_key"],
+            text_key=row["text_key"] or _rekeyed(row, record, rekeyed),
             confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
             observed_at=_aware(row["observed_at"]),
             # One remember gives its memories one time: share it as the strings.
@@ -236,7 +235,7 @@ def load(
             query.recall.shown.append(seen)
             if judgement:
                 query.recall.judged[seen] = 1.0 if judgement == "accepted" else -1.0
-    return unread, judged
+    return {"event_times": unread, "text_key": rekeyed}, judged
 
 
 @dataclass(frozen=True)
@@ -337,13 +336,25 @@ def _event_times(
     return times
 
 
-def read_event_times(graph: Graph, unread: list[tuple[str, str]]) -> None:
-    """Store the event times read at load for observations a migration cleared them of, in
-    batches (once: the next start finds them stored)."""
-    log.info("reading the event times of %d observations again", len(unread))
-    for start in range(0, len(unread), _EVENT_TIME_BATCH):
-        with graph.write("event times") as w:
-            w.read_event_times(unread[start : start + _EVENT_TIME_BATCH])
+def _rekeyed(row: dict[str, Any], record: Record | None, rekeyed: list[tuple[str, str]]) -> str:
+    """The duplicate key of an observation a migration cleared it of (a record's, 13),
+    computed again and added to ``rekeyed``."""
+    key = memory_key(row["text"], record)
+    rekeyed.append((row["id"], key))
+    return key
+
+
+def refill(graph: Graph, computed: dict[str, list[tuple[str, str]]]) -> None:
+    """Store what ``load`` computed again, per column, in batches (once: the next start
+    finds it stored)."""
+    if not any(computed.values()):
+        return
+    for column, rows in computed.items():
+        if rows:
+            log.info("computed %s again for %d observations", column, len(rows))
+        for start in range(0, len(rows), _REFILL_BATCH):
+            with graph.write(column) as w:
+                w.refill(column, rows[start : start + _REFILL_BATCH])
     graph.checkpoint()
 
 

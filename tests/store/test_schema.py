@@ -18,6 +18,7 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
+from doxa.store.drafts import text_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.event_time import event_times, stored
 from doxa.store.graph import Graph
@@ -400,6 +401,35 @@ def test_a_records_fields_read_as_a_story_by_an_earlier_version_are_read_again(
     assert happened == [[], ["Yesterday"], ["Yesterday"]]
     kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
     assert [kept[i] for i in ids] == ["[]", story, story]
+
+
+def test_records_keys_read_from_their_words_by_an_earlier_version_are_computed_again(
+    settings: Settings,
+) -> None:
+    # A store at migration 12, whose record keys came from the record in words, where 176
+    # and "176" are alike: migration 13 clears them and start-up computes them once.
+    memory = open_memory(settings)
+    [first] = memory.remember([MemoryDraft(None, record={"type": "P", "fields": {"code": 176}})])
+    memory.close()
+    worded = text_key("P: code=176\nP: code=176")  # the key as the earlier version made it
+    tamper(
+        settings,
+        f"MATCH (o:Observation) SET o.text_key = '{worded}'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 13}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        [text] = memory.remember(
+            [MemoryDraft(None, record={"type": "P", "fields": {"code": "176"}})]
+        )
+        [again] = memory.remember(
+            [MemoryDraft(None, record={"type": "P", "fields": {"code": 176}})]
+        )
+    finally:
+        memory.close()
+    assert text.duplicate_of is None and again.duplicate_of == first.observation_id
+    kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.text_key"))
+    assert kept[first.observation_id] not in (worded, None)
 
 
 def create_store_at(
