@@ -10,11 +10,12 @@ A union's arms each refuse a value: those make one clause (``must be a string or
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
+
+from doxa.store.drafts import sent
 
 #: What a pydantic error type says the value must be.
 _EXPECTED = {
@@ -33,8 +34,6 @@ _EXPECTED = {
     "model_attributes_type": "an object",
     "list_type": "a list",
 }
-#: The longest sent value quoted back.
-_SHOWN = 60
 
 
 def told(error: ValidationError, schema: Mapping[str, Any]) -> str:
@@ -139,12 +138,8 @@ def _clause(kind: str, message: str, parent: Mapping[str, Any], schema: Mapping[
 
 
 def _shown(value: Any) -> str:
-    """A sent value, as JSON, cut short."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return printable(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
+    """A sent value, as JSON, cut short (as the store's own errors show one)."""
+    return printable(sent(value))
 
 
 def printable(text: str) -> str:

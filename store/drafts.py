@@ -154,13 +154,17 @@ def name(value: object, field: str, limit: int = MAX_NAME, required: bool = True
     return unicode_text(text, field)
 
 
+#: The longest sent value an error quotes back.
+_SENT = 60
+
+
 def sent(value: object) -> str:
     """A value as the caller sent it, as JSON (``5``, ``[1, 2]``), cut short."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return text if len(text) <= _SENT else text[: _SENT - 1] + "…"
 
 
 def unicode_text(text: str, field: str) -> str:

@@ -332,32 +332,25 @@ class AuditLog:
         """Every readable reason as (observation id, retraction time ISO 8601, why), as
         ``doxa export`` carries them."""
         with self._lock:
-            if self._reasons is None:
-                self._reasons = self._read()
-            return [(i, at, why) for (i, at), why in self._reasons.items()]
+            return [(i, at, why) for (i, at), why in self._loaded().items()]
 
     def add(self, entries: list[tuple[str, str, str]]) -> int:
         """Append (observation id, retraction time ISO 8601, why) lines, durably: a prune's,
         or those an import brings (one already kept is not written twice). Returns how
         many were written."""
         with self._lock:
-            if self._reasons is None:
-                self._reasons = self._read()
-            kept = set(self._reasons)
-            new = []
-            for i, at, w in entries:  # each once, however often a file repeats it
-                if (i, at) not in kept:
-                    kept.add((i, at))
-                    new.append((i, at, w))
+            reasons = self._loaded()
+            # Each once, however often a file repeats it.
+            new = {(i, at): w for i, at, w in entries if (i, at) not in reasons}
             if not new:
                 return 0
             with self.path.open("a", encoding="utf-8") as out:
-                for i, at, why in new:
+                for (i, at), why in new.items():
                     out.write(json.dumps({"id": i, "at": at, "why": why}, ensure_ascii=False))
                     out.write("\n")
                 out.flush()
                 os.fsync(out.fileno())
-            self._reasons.update({(i, at): w for i, at, w in new})
+            reasons.update(new)
         return len(new)
 
     def reason(self, observation_id: str, retracted_at: datetime | None) -> str | None:
@@ -366,9 +359,13 @@ class AuditLog:
         if stamp is None:
             return None
         with self._lock:
-            if self._reasons is None:
-                self._reasons = self._read()
-            return self._reasons.get((observation_id, stamp))
+            return self._loaded().get((observation_id, stamp))
+
+    def _loaded(self) -> dict[tuple[str, str], str]:
+        """The reasons, read from the file the first time (the caller holds the lock)."""
+        if self._reasons is None:
+            self._reasons = self._read()
+        return self._reasons
 
     def _read(self) -> dict[tuple[str, str], str]:
         reasons: dict[tuple[str, str], str] = {}
