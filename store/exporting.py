@@ -198,7 +198,8 @@ class Parsed:
     objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Why a prune retired an observation: (id, retraction time ISO 8601, why).
     pruned: list[tuple[str, str, str]] = field(default_factory=list)
-    #: Where each object was read ("<file> line <n>"), in the order of ``objects``.
+    #: Where each object was read ("<file> line <n>"), in the order of ``objects`` (and of
+    #: ``pruned``, under ``PRUNED``).
     lines: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -297,6 +298,7 @@ def parse_export(path: Path) -> Parsed:
                 raise ImportRefused(f"{where}: not a JSON object")
             if line.get("table") == PRUNED:
                 parsed.pruned.append(_pruned(line, where))
+                parsed.lines.setdefault(PRUNED, []).append(where)
                 continue
             if linked_pairs and line.get("table") == "CO_ACTIVATED":
                 line = _co_activation_node(line)
@@ -505,7 +507,8 @@ def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None)
 
 def _check_links(graph: Graph, parsed: Parsed) -> None:
     """Refuse a link whose end is neither in the file nor in the memory (it would be counted
-    as already there), and a judged result of a recall the file says was never judged.
+    as already there), a ``Pruned`` reason for an observation neither holds (it would show
+    nowhere), and a judged result of a recall the file says was never judged.
 
     Raises:
         ImportRefused: naming the line.
@@ -517,6 +520,9 @@ def _check_links(graph: Graph, parsed: Parsed) -> None:
             for side, kind in (("from", start), ("to", end)):
                 if row[side] not in held[kind]:
                     elsewhere.setdefault(kind, set()).add(row[side])
+    for observation, _, _ in parsed.pruned:
+        if observation not in held["Observation"]:
+            elsewhere.setdefault("Observation", set()).add(observation)
     missing: dict[str, set[str]] = {}
     for kind, ids in elsewhere.items():
         found = graph.read(
@@ -525,6 +531,12 @@ def _check_links(graph: Graph, parsed: Parsed) -> None:
             {"ids": sorted(ids)},
         )
         missing[kind] = ids - {str(row[0]) for row in found}
+    for (observation, _, _), where in zip(parsed.pruned, parsed.lines.get(PRUNED, []), strict=True):
+        if observation in missing.get("Observation", ()):
+            raise ImportRefused(
+                f"{where}: {PRUNED}'s id {observation!r} names no Observation of the file or"
+                " the memory"
+            )
     never_judged = {r["id"] for r in parsed.objects.get("Recall", []) if r["judged_at"] is None}
     for table, (start, end) in LINKS.items():
         for row, where in zip(

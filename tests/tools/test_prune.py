@@ -20,6 +20,7 @@ from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory
 from doxa.store.embedder import make_embedder
+from doxa.store.exporting import ImportRefused
 from doxa.store.importing import import_file
 from doxa.store.pruning import AUDIT_FILE
 
@@ -218,6 +219,22 @@ async def test_why_each_was_retired_travels_with_an_export(
     assert copy["retired"].startswith(f"pruned: merged into {ids['original']}")
     assert done.created["Pruned"] == 2 and again.skipped["Pruned"] == 2
     assert len((tmp_path / "moved" / AUDIT_FILE).read_text().splitlines()) == 2
+
+
+async def test_a_reason_for_an_observation_the_import_lacks_is_refused_naming_the_line(
+    memory_client: Client, memory: Memory, tmp_path: Path
+) -> None:
+    await seed(memory_client)
+    await ok(memory_client, "prune", dry_run=False, **RULE)
+    memory.export(str(tmp_path / "memory.jsonl"))
+    lines = (tmp_path / "memory.jsonl").read_text().splitlines()
+    number = next(i for i, line in enumerate(lines) if json.loads(line).get("table") == "Pruned")
+    lines[number] = json.dumps(json.loads(lines[number]) | {"id": "obs_nowhere"})
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    moved = hash_settings(tmp_path / "moved")
+    with pytest.raises(ImportRefused, match=f"line {number + 1}: Pruned's id 'obs_nowhere'"):
+        import_file(moved.store, tmp_path / "bad.jsonl")
+    assert not (tmp_path / "moved" / AUDIT_FILE).exists()
 
 
 @pytest.mark.parametrize(
