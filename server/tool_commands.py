@@ -70,7 +70,9 @@ def add_parsers(commands: Any) -> None:
     recall.add_argument("--topic", action="append", dest="topics", help="repeatable")
     for name in ("subject", "predicate", "object", "episode"):
         recall.add_argument(f"--{name}", help=f"fact {name}" if name != "episode" else None)
-    recall.add_argument("--where", help='record fields as JSON, e.g. {"album_id": 176}')
+    recall.add_argument(
+        "--where", help='record fields as JSON, e.g. {"album_id": 176, "@type": "Track"}'
+    )
     recall.add_argument("--min-confidence", help='exact decimal, e.g. "0.8"')
     recall.add_argument("--as-of", help="ISO 8601: what was true then")
     recall.add_argument("--known-at", help="ISO 8601: what the memory held then")

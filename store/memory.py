@@ -604,7 +604,12 @@ class Memory:
             note = (
                 None
                 if results
-                else unmatched_where(asked.where, working.record_values, working.record_fields)
+                else unmatched_where(
+                    asked.where,
+                    working.record_values,
+                    working.record_fields,
+                    working.record_types,
+                )
             )
         recall_id = new_id("rec")
         self._recalls.note(

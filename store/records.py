@@ -9,7 +9,9 @@ names above one that merely contains the number somewhere.
 
 A nested object's fields are fields too, named by their path (``customer.country``), and a
 list of values is one field holding each of them (``tags=[rock, metal]``; ``where`` on it
-matches any). A list of objects is refused: each object is a record of its own.
+matches any). A list of objects is refused: each object is a record of its own. ``where``
+names the record's type as ``"@type"``, which no field name can be (case-insensitive, as
+field names are).
 
 Values are typed when read and compared by type: an integer and a decimal compare as
 numbers (``176`` is ``176.0``; decimals are exact, a JSON number is read through its shortest
@@ -50,6 +52,8 @@ MAX_NUMBER = 40
 KINDS = ("integer", "decimal", "string", "boolean", "date", "datetime")
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: How ``where`` names a record's type: no field can be named so (``_FIELD_NAME``).
+TYPE = "@type"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
@@ -147,6 +151,12 @@ class Record:
         for f in self.fields:
             for cls, canonical in comparable(f.kind, f.value):
                 yield f.key, cls, canonical
+
+
+def type_key(type_name: str) -> tuple[str, str, str]:
+    """The key a record of this type is found under by ``where={"@type": ...}``, beside its
+    fields' (``Record.keys``): types match case-insensitively, as field names do."""
+    return TYPE, "type", type_name.casefold()
 
 
 def field_key(field_name: str) -> str:
@@ -370,9 +380,10 @@ class WhereField(NamedTuple):
 
 def parse_where(raw: object) -> list[WhereField]:
     """A recall's ``where``: {field: value}, all of which must hold. A nested field is named
-    by its path, ``{"customer.country": "Brazil"}``; an object as a value is refused, not read
-    as a path, since it more likely means an operator (``{"gt": 3}``), and there are none. A
-    list's field holds a value if any of its values is that value.
+    by its path, ``{"customer.country": "Brazil"}``, the record's type by ``"@type"``; an
+    object as a value is refused, not read as a path, since it more likely means an operator
+    (``{"gt": 3}``), and there are none. A list's field holds a value if any of its values is
+    that value.
 
     Returns:
         One ``WhereField`` per field.
@@ -388,6 +399,12 @@ def parse_where(raw: object) -> list[WhereField]:
     wanted: list[WhereField] = []
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
+        if raw_name == TYPE:
+            if not isinstance(value, str) or not value:
+                raise InvalidInput(path, 'must be a record type as text, e.g. "Track"')
+            _, cls, canonical = type_key(value)
+            wanted.append(WhereField(TYPE, (cls, canonical), TYPE))
+            continue
         field_name = _field_name(raw_name, path, paths=True)
         if isinstance(value, Mapping):
             raise InvalidInput(
@@ -425,16 +442,18 @@ def unmatched_where(
     wanted: Sequence[WhereField],
     values: Iterable[tuple[str, str, str]],
     fields: Mapping[str, int],
+    types: Mapping[str, int],
 ) -> str | None:
     """Why a recall's ``where`` (``parse_where``) can match no record at all, naming the field
-    and the fix; None when every field is held with values of the class asked (the value may
-    then simply be absent).
+    and the fix; None when every field is held with values of the class asked and the type
+    asked is some record's (the value may then simply be absent).
 
     Args:
         wanted: the ``where`` parsed.
         values: the (field key, class, canonical) each value a record holds is found under
             (``Record.keys``), each once.
         fields: per field key, how many records hold it (the most held are named first).
+        types: per record type, how many records are of it (the most held named first).
     """
     # The classes each asked field holds: one pass over the values, on this rare path only.
     classes: dict[str, set[str]] = {w.key: set() for w in wanted if fields.get(w.key)}
@@ -442,8 +461,21 @@ def unmatched_where(
         for field, cls, _ in values:
             if field in classes:
                 classes[field].add(cls)
-    for field, (cls, _), given in wanted:
+    for field, (cls, canonical), given in wanted:
+        if field == TYPE:
+            named = sorted(types, key=lambda t: (-types[t], t))
+            if canonical in {t.casefold() for t in named}:
+                continue
+            close = difflib.get_close_matches(canonical, [t.casefold() for t in named], n=1)
+            if close:
+                same = next(t for t in named if t.casefold() == close[0])
+                return f'where.{TYPE}: no record is of this type; did you mean "{same}"?'
+            if not named:
+                return f"where.{TYPE}: no record is of this type; no records are stored"
+            return f"where.{TYPE}: no record is of this type; types: " + ", ".join(named[:10])
         if field not in classes:
+            if field == "type" and types:  # the record's own type, more likely
+                return f'where.{given}: no record has this field; a record\'s type is "{TYPE}"'
             known = sorted(fields, key=lambda f: (-fields[f], f))
             inside = [f for f in known if f.startswith(f"{field}.")]
             if inside:  # an object's name: its fields are named by their paths

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
-from doxa.store.records import Record, loose
+from doxa.store.records import Record, loose, type_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
@@ -161,6 +161,8 @@ class WorkingMemory:
             lambda: array.array("q")
         )
         self.record_fields: dict[str, int] = {}
+        # How many records are of each type (``where`` finds them under records.type_key).
+        self.record_types: dict[str, int] = {}
         # Predicate cardinalities: as the graph records them (set when a fact first used the
         # predicate), and as configured for predicates no fact has recorded yet.
         self.predicates: dict[str, str] = {}
@@ -280,22 +282,20 @@ class WorkingMemory:
 
     def _index_record(self, row: int, record: Record) -> None:
         # Each once per record: a list may hold a value twice, and counts as one field.
-        for key in set(record.keys()):
+        for key in {*record.keys(), type_key(record.type)}:
             self.record_values[key].append(row)
         for field in {f.key for f in record.fields}:
             self.record_fields[field] = self.record_fields.get(field, 0) + 1
+        self.record_types[record.type] = self.record_types.get(record.type, 0) + 1
         for phrase in _string_values(record):
             self.record_words[phrase].append(row)
 
     def _unindex_record(self, row: int, record: Record) -> None:
-        for key in set(record.keys()):
+        for key in {*record.keys(), type_key(record.type)}:
             _drop(self.record_values, key, row)
         for field in {f.key for f in record.fields}:
-            left = self.record_fields.get(field, 1) - 1
-            if left:
-                self.record_fields[field] = left
-            else:
-                self.record_fields.pop(field, None)
+            _count_down(self.record_fields, field)
+        _count_down(self.record_types, record.type)
         for phrase in _string_values(record):
             _drop(self.record_words, phrase, row)
 
@@ -612,6 +612,15 @@ def _string_values(record: Record) -> set[tuple[str, str]]:
     match them."""
     found = {(f.key, loose(f.value)) for f in record.fields if isinstance(f.value, str)}
     return {(key, words) for key, words in found if words}
+
+
+def _count_down(counts: dict[str, int], key: str) -> None:
+    """One fewer of ``key``, and the key out when none is left."""
+    left = counts.get(key, 1) - 1
+    if left:
+        counts[key] = left
+    else:
+        counts.pop(key, None)
 
 
 def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:

@@ -482,3 +482,38 @@ async def test_a_where_that_can_match_no_record_says_why_and_how_to_fix_it(
         ' as a date, "YYYY-MM-DD" or an ISO 8601 date-time'
     )
     assert gone == "where.album_id: no record has this field; no records are stored"
+
+
+async def test_where_names_the_record_type_as_at_type(memory_client: Client) -> None:
+    async def note(**fields: Any) -> str | None:
+        found = await ok(memory_client, "recall", query="", where=fields)
+        return found.get("note")
+
+    with anyio.fail_after(60):
+        ids = await remember_tracks(memory_client)
+        album = await ok(
+            memory_client,
+            "remember",
+            record={"type": "Album", "fields": {"album_id": 176, "title": "Balls to the Wall"}},
+        )
+        tracks = set(ids.values())
+        assert await where(memory_client, **{"@type": "Track"}) == tracks
+        assert await where(memory_client, **{"@type": "album", "album_id": 176}) == {
+            album["observation_id"]
+        }
+        assert await where(memory_client, **{"@type": "Track", "album_id": 176}) == {
+            ids["balls"],
+            ids["fast"],
+        }
+        assert await where(memory_client, **{"@type": "Album", "milliseconds": 176}) == set()
+        assert await note(**{"@type": "Album", "milliseconds": 176}) is None
+        misspelt = await note(**{"@type": "Trak"})
+        other = await note(**{"@type": "Invoice"})
+        as_a_field = await note(type="Track")
+        refused = await error(memory_client, "recall", query="", where={"@type": 5})
+        await ok(memory_client, "forget", id=album["observation_id"], mode="purge")
+        assert await where(memory_client, **{"@type": "Album"}) == set()
+    assert misspelt == 'where.@type: no record is of this type; did you mean "Track"?'
+    assert other == "where.@type: no record is of this type; types: Track, Album"
+    assert as_a_field == 'where.type: no record has this field; a record\'s type is "@type"'
+    assert 'where.@type must be a record type as text, e.g. "Track"' in refused
