@@ -3,8 +3,9 @@
 "Invoice 98 total is 3.98" and "Invoice 99 total is 3.98" are 0.95 alike to the bundled
 model, "… is broken" and "… is not broken" 0.97, "on Monday" and "on Tuesday" 0.96: a cosine
 alone takes them for the same thing. Their details tell them apart: the words with a digit,
-names (capitalised words other than a sentence's first), days (weekdays, today, yesterday,
-tomorrow, tonight), months, seasons and negations.
+names (capitalised words; a sentence's first only when it is no common opener such as "The",
+"What" or "Find"), days (weekdays, today, yesterday, tomorrow, tonight, "last week" and the
+like), months, seasons and negations.
 Two texts agree when each one's details are all words of the other, so a rewording agrees
 ("needs Python 3.11", "requires python 3.11") and another invoice, day or person does not;
 they differ when each has a detail the other lacks, as another invoice does, while "ferry
@@ -25,10 +26,36 @@ _DETAIL_WORDS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
     | {name for name in MONTHS if len(name) > 3}  # "may", "mar", "dec" are other words too
     | set(SEASONS)
-    | {"today", "yesterday", "tomorrow", "tonight"}  # "last week" / "this week": too common
+    | {"today", "yesterday", "tomorrow", "tonight"}
     | {"not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor"}
     | {"without", "cannot", "unless"}
 )
+#: A time relative to now in two words ("last week", "this morning"): one detail, and one
+#: word of the text, so "lunch last week" agrees with "what was lunch last week?" only.
+#: After "the" it is no time relative to now ("the last week of June").
+_RELATIVE = re.compile(
+    r"(?<!the )\b(?:last|this|next|past|coming)\s+"
+    r"(?:week|weekend|month|year|night|morning|afternoon|evening)\b",
+    re.IGNORECASE,
+)
+#: Words that open sentences capitalised without being names: function words, question
+#: words and the commands queries start with. Any other capitalised first word is read as a
+#: name ("Alice ordered what?"); a noun taken so ("Printer broken?") only narrows, as a
+#: detail the other text also holds agrees.
+_OPENER_WORDS = (
+    "a an the this that these those there here some any all each every both either"
+    " neither another other such many much more most few several what when where which"
+    " who whom whose why how whether is are was were am be been being do does did has"
+    " have had can could will would shall should may might must i you he she it we they"
+    " me him her us them my your his its our their mine yours ours theirs and but or so"
+    " yet if then because since after before while as at in on of for to from by with"
+    " about into onto over under between during until till through without within per"
+    " via also just now still please yes ok okay hi hello hey well maybe perhaps"
+    " actually again already always usually sometimes often only even really very once"
+    " find show list tell give get remember recall note check look search describe"
+    " explain summarize summarise compare name let make see say said according"
+)
+_OPENERS = frozenset(_OPENER_WORDS.split())
 #: A word: letters and digits, with the marks inside one kept ("isn't", "3.11", "a/b").
 _WORD = re.compile(r"\w(?:[\w'\u2019./:-]*\w)?")
 _SENTENCE_END = re.compile(r"[.!?]\s")
@@ -38,8 +65,10 @@ Details = tuple[frozenset[str], frozenset[str]]
 
 def details(text: str) -> Details:
     """(details, words) of a text, casefolded: its details are its words with a digit, its
-    capitalised words other than a sentence's first (names), and ``_DETAIL_WORDS`` and
-    negations ("isn't") whatever their case; its words are all of them."""
+    capitalised words but "I" and a sentence's first that is a common opener (``_OPENERS``;
+    the others are names), two-word times relative to now ("last week"), and
+    ``_DETAIL_WORDS`` and negations ("isn't") whatever their case; its words are all of
+    them, those times included."""
     found: set[str] = set()
     words: set[str] = set()
     for sentence in _SENTENCE_END.split(text):
@@ -50,12 +79,23 @@ def details(text: str) -> Details:
             words.add(folded)
             if (
                 any(c.isdigit() for c in word)
-                or (i > 0 and word[0].isupper() and folded != "i")
+                or (word[0].isupper() and folded != "i" and (i > 0 or _name_first(folded)))
                 or folded in _DETAIL_WORDS
                 or folded.replace("\u2019", "'").endswith("n't")
             ):
                 found.add(folded)
+    for match in _RELATIVE.finditer(text):
+        relative = sys.intern(" ".join(match[0].casefold().split()))
+        found.add(relative)
+        words.add(relative)
     return frozenset(found), frozenset(words)
+
+
+def _name_first(folded: str) -> bool:
+    """Whether a capitalised word opening a sentence is read as a name: no common opener,
+    nor one's contraction or possessive ("What's", "It's", "I'm")."""
+    head = re.split(r"['\u2019]", folded, maxsplit=1)[0]
+    return folded not in _OPENERS and head not in _OPENERS
 
 
 def agree(first: Details, second: Details) -> bool:

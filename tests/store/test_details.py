@@ -8,7 +8,7 @@ from doxa.store.details import agree, details, differ
 
 def test_details_are_the_words_that_make_a_text_say_what_it_says() -> None:
     found, words = details("Caroline: I met Bob on Monday. It wasn't 3.5 hours; it may rain")
-    assert found == {"bob", "monday", "wasn't", "3.5"}  # "may" and "I" are other words too
+    assert found == {"caroline", "bob", "monday", "wasn't", "3.5"}  # "may", "I": other words
     assert {"caroline", "met", "it", "may"} <= words
     assert details("We met in May.")[0] == {"may"}
     assert details("Nobody came.")[0] == {"nobody"}
@@ -26,3 +26,20 @@ def test_a_rewording_agrees_another_invoice_differs_a_narrower_text_neither() ->
     # One says more: not the same (pruning keeps both), yet no other thing (a query link).
     assert both("ferry timetable", "ferry timetable in winter") == (False, False)
     assert both("the printer is broken", "the printer is not broken") == (False, False)
+
+
+def test_a_sentences_first_word_is_a_name_unless_a_common_opener() -> None:
+    assert details("Alice ordered what?")[0] == {"alice"}
+    assert details("What did Alice order? The Printer broke. Find it's")[0] == {"alice", "printer"}
+    assert details("What's new? It's late. Let's go. I'm here.")[0] == set()
+    assert differ(details("Alice ordered what?"), details("Bob ordered what?"))
+    # A first word read as a name that the other text holds too agrees.
+    assert agree(details("Printer on floor 2 is broken."), details("the printer on floor 2 broke"))
+
+
+def test_a_time_relative_to_now_in_two_words_is_one_detail() -> None:
+    assert details("lunch last  week")[0] == {"last week"}
+    assert differ(details("lunch last week"), details("lunch this week"))
+    assert agree(details("lunch last week"), details("what was lunch last week?"))
+    assert not agree(details("lunch last week"), details("the week's last lunch"))
+    assert details("the last weekend of the month")[0] == set()  # no time relative to now
