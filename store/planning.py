@@ -214,10 +214,14 @@ def _same_fact(
 def _shared(
     memory: NewMemory, working: WorkingMemory, state: Batch, now: datetime
 ) -> Shared | None:
-    """Another agent's observation of the same text (and the same fact, still valid when
-    this one starts), to believe instead of copying; None when there is none, or when
-    this memory links evidence or contradictions of its own (those are claims of a new
-    observation)."""
+    """Another agent's observation of the same text (and the same fact, holding when this
+    one starts and ending as this one does), to believe instead of copying; None when there
+    is none, or when this memory links evidence or contradictions of its own (those are
+    claims of a new observation).
+
+    A fact replaced or ended since, or one starting after this one, is another claim:
+    believing it would let the other agent's replacement end this agent's belief, or lose
+    when this one's fact started."""
     if memory.supports or memory.contradicts:
         return None
     fact = memory.fact
@@ -228,18 +232,35 @@ def _shared(
         entry = working.entries[row]
         if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
             continue
-        if start is not None and working.valid_until[row] <= micros(start):
+        if (
+            fact is not None
+            and start is not None
+            and (working.valid_from[row] > micros(start) or entry.valid_until != fact.valid_until)
+        ):
             continue
         believers = state.believers.setdefault(entry.id, list(entry.agents))
         shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
         believers.append(memory.agent)
         return shared
     first = state.texts.get(memory.text_key)
-    if first is not None and _same_fact(
-        fact,
-        first.memory.fact.subject if first.memory.fact else None,
-        first.memory.fact.predicate if first.memory.fact else None,
-        first.memory.fact.object if first.memory.fact else None,
+    earlier = first.memory.fact if first is not None else None
+    if (
+        first is not None
+        and _same_fact(
+            fact,
+            earlier.subject if earlier else None,
+            earlier.predicate if earlier else None,
+            earlier.object if earlier else None,
+        )
+        and (
+            fact is None
+            or earlier is None
+            or start is None
+            or (
+                (earlier.valid_from or first.memory.observed_at or now) <= start
+                and earlier.valid_until == fact.valid_until
+            )
+        )
     ):
         believers = state.believers.setdefault(first.observation_id, [first.memory.agent])
         shared = Shared(

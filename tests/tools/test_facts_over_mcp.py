@@ -155,3 +155,38 @@ async def test_after_retracting_the_newer_fact_the_older_one_names_no_superseder
     assert after.get("superseded_by", []) == [] and berlin not in after["citation"]
     assert after["observation"].get("valid_until") is None
     assert ids(found) == [paris] and found["results"][0].get("current", True)
+
+
+async def test_another_agent_shares_only_a_fact_that_holds_unended_when_its_own_starts(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        new = await fact(client, "order 2", "status", "new", text="Order 2 is new.", agent="alice")
+        await fact(client, "order 2", "status", "paid", text="Order 2 is paid.", agent="alice")
+        # alice's "new" was replaced: dave's own "new" since 2020 is another claim.
+        since = await ok(
+            client,
+            "remember",
+            text="Order 2 is new.",
+            agent="dave",
+            fact={"subject": "order 2", "predicate": "status", "object": "new"}
+            | {"valid_from": "2020-01-01T00:00:00Z"},
+        )
+        daves = await ok(client, "recall", query="order 2", agent="dave")
+        clashes = await ok(client, "find_conflicts", agent="dave")
+        lake = await fact(client, "lake", "state", "frozen", agent="alice")
+        ended = await fact(
+            client, "lake", "state", "frozen", agent="dave", fact={"valid_until": "2099-01-01"}
+        )
+        later = await ok(
+            client,
+            "remember",
+            text="lake state frozen.",
+            agent="carol",
+            fact={"subject": "lake", "predicate": "state", "object": "frozen"},
+        )
+    assert since["observation_id"] != new and "shared_with" not in since
+    assert ids(daves) == [since["observation_id"]]
+    assert [c["kind"] for c in clashes["conflicts"]] == ["clash"]
+    assert ended != lake  # dave says when it ends; alice's fact has no end
+    assert later["observation_id"] == lake and later["shared_with"] == ["alice"]
