@@ -3,16 +3,16 @@
 A file is a header line, then one line per object, nodes before links, then why prune
 retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 2, "schema": 13, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 14, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
     {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
 
-A node line holds its table's columns (``schema.EXPECTED``), a link line the keys of its two
-ends and its own columns. Values are exact: decimals as text, times as ISO 8601 UTC, a
-recall's query vector as its floats. The search index is not in the file: an import embeds
-the imported observations again with the importing memory's model (``startup`` fills the
-index from the graph), so a file moves between models and embedders.
+A node line holds its table's columns (``schema.EXPECTED``, but ``schema.RETIRED``), a link
+line the keys of its two ends and its own columns. Values are exact: decimals as text, times
+as ISO 8601 UTC. Vectors are not in the file: an import embeds the imported observations
+again with the importing memory's model (``startup`` fills the index from the graph), and
+the judged recalls' queries too, so a file moves between models and embedders.
 
 Reading a file back keeps every id; objects already present (same key, or same two ends for a
 link, and position for a record's field) are skipped. The file is checked whole before
@@ -90,7 +90,9 @@ def _quoted(table: str) -> str:
 
 
 def _columns(table: str) -> dict[str, str]:
-    return schema.EXPECTED[table]
+    """The columns a file holds for ``table``: the live ones but those retired."""
+    retired = schema.RETIRED.get(table, {})
+    return {c: t for c, t in schema.EXPECTED[table].items() if c not in retired}
 
 
 # ---- writing a file -------------------------------------------------------------------------
@@ -278,7 +280,8 @@ def parse_export(path: Path) -> Parsed:
             )
         parsed = Parsed(header)
         written_at = header.get("schema")
-        legacy = LEGACY if isinstance(written_at, int) and written_at < 6 else {}
+        legacy = {**(LEGACY if isinstance(written_at, int) and written_at < 6 else {})}
+        legacy |= schema.RETIRED  # read (as files before migration 14 hold them), then left out
         linked_pairs = isinstance(written_at, int) and written_at < 7
         for number, raw in enumerate(handle, start=2):
             if not raw.strip():
@@ -306,9 +309,9 @@ def parse_export(path: Path) -> Parsed:
             parsed.objects.setdefault(str(line.get("table")), []).append(row)
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
     _all_there(parsed, path)
-    if legacy:
+    if isinstance(written_at, int) and written_at < 6:
         _features_to_recalls(parsed)
-    _query_vectors_as_text(parsed)
+    _without_retired(parsed)
     if isinstance(written_at, int) and written_at < 13:
         _records_read_again(parsed, written_at)
     return parsed
@@ -357,19 +360,15 @@ def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
     return texts[0], texts[1], texts[2]
 
 
-def _query_vectors_as_text(parsed: Parsed) -> None:
-    """A recall judged before migration 8 keeps its query's vector as a list of floats; the
-    graph now keeps it as the float32 bytes in base64 (``graph.query_vector_text``): a
-    FLOAT[] list written after a checkpoint could read back as zeros in Kùzu 0.11.3."""
-    import numpy as np
-
-    from doxa.store.graph import query_vector_text  # the import writes to the graph anyway
-
-    for recall in parsed.objects.get("Recall", []):
-        vector = recall.get("query_vector")  # numbers: ``_checked`` saw to it
-        if isinstance(vector, list) and recall.get("query_embedding") is None:
-            recall["query_embedding"] = query_vector_text(np.asarray(vector, dtype=np.float32))
-            recall["query_vector"] = None
+def _without_retired(parsed: Parsed) -> None:
+    """A file written before migration 14 keeps each judged recall's query vector on the
+    recall (``schema.RETIRED``), where Kùzu 0.11.3 could have garbled it: it is left out,
+    and the importing memory embeds the judged queries again from their words (as it
+    embeds observations)."""
+    for table, columns in schema.RETIRED.items():
+        for row in parsed.objects.get(table, []):
+            for column in columns:
+                row.pop(column, None)
 
 
 #: Fields of files written before a migration moved them: table -> field -> its type.

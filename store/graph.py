@@ -90,20 +90,19 @@ def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
 JUDGED_RESULTS = (
     "MATCH ()-[r:RETURNED]->() WHERE r.judgement IN ['accepted', 'rejected'] RETURN count(r)"
 )
-#: A Recall whose query was judged: its vector is in either column (``judgements``).
-_JUDGED_QUERY = "(r.query_embedding IS NOT NULL OR r.query_vector IS NOT NULL)"
 
 
 def query_vector_text(vector: npt.NDArray[np.float32]) -> str:
-    """A query vector as stored: its float32 bytes (little-endian) in base64. Text, not a
-    FLOAT[] list: Kùzu 0.11.3 lost such lists written after a checkpoint (migration 8)."""
+    """A query vector as stored (``JudgedQuery.vector``): its float32 bytes (little-endian)
+    in base64. Text, not a FLOAT[] list: Kùzu 0.11.3 lost such lists written after a
+    checkpoint (migration 8)."""
     raw = np.ascontiguousarray(vector, dtype="<f4").tobytes()
     return base64.b64encode(raw).decode("ascii")
 
 
 def query_vector_of(text: str) -> npt.NDArray[np.float32]:
-    """The vector ``query_vector_text`` stored; empty for text that is not one (an imported
-    file's, say), which start-up then embeds again from the recall's query."""
+    """The vector ``query_vector_text`` stored; empty for text that is not one, which
+    start-up then embeds again from the recall's query."""
     try:
         raw = base64.b64decode(text, validate=True)
         return np.frombuffer(raw, dtype="<f4").astype(np.float32)
@@ -397,6 +396,10 @@ class Graph:
             Graph._open_paths.discard(self._path)
 
     # ---- schema -----------------------------------------------------------------------------
+
+    def _tables(self) -> set[str]:
+        """The names of the store's tables."""
+        return {str(row[1]) for row in self._rows("CALL show_tables() RETURN *")}
 
     def live_schema(self) -> dict[str, dict[str, str]]:
         """Every table of the store with its columns and types (primary keys included)."""
@@ -707,17 +710,25 @@ class Graph:
         self,
     ) -> dict[str, tuple[npt.NDArray[np.float32], str | None, datetime | None, str]]:
         """Every judged recall's query: recall id -> (its vector, the embedder that embedded
-        it, judged at, its words: "" for one asked by filters alone); see ``judgements``."""
+        it, judged at, its words: "" for one asked by filters alone); see ``judgements``. A
+        query kept with no vector (judged before schema migration 14, or imported) has an
+        empty one and no embedder: start-up embeds it again from its words."""
+        kept = (
+            "OPTIONAL MATCH (q:JudgedQuery {recall: r.id}) RETURN r.id, q.vector, q.embedder"
+            # A store not migrated yet (``doxa check`` reads it as it is): none kept.
+            if "JudgedQuery" in self._tables()
+            else "RETURN r.id, CAST(NULL AS STRING) AS v, CAST(NULL AS STRING) AS e"
+        )
         return {
             r[0]: (
-                query_vector_of(r[1]) if r[1] is not None else np.asarray(r[2], np.float32),
+                query_vector_of(r[1]) if r[1] is not None else np.zeros(0, np.float32),
+                r[2],
                 r[3],
-                r[4],
-                r[5] or "",
+                r[4] or "",
             )
             for r in self._pages(
-                f"MATCH (r:Recall) WHERE {_JUDGED_QUERY} RETURN r.id, r.query_embedding,"
-                " r.query_vector, r.query_embedder, r.judged_at, r.query ORDER BY r.id"
+                f"MATCH (r:Recall) WHERE r.judged_at IS NOT NULL {kept}, r.judged_at, r.query"
+                " ORDER BY r.id"
             )
         }
 
@@ -725,15 +736,14 @@ class Graph:
         self,
     ) -> list[tuple[str, npt.NDArray[np.float32], str | None, str, str, datetime | None]]:
         """(recall id, query vector, the embedder that embedded it, observation id, judgement,
-        judged at) for every judged result. A query judged before migration 8 has its vector
-        in ``query_vector`` (it may read back as zeros: see the migration) and, like one
-        judged before migration 9, no embedder: ``judged_queries`` gives their words."""
+        judged at) for every judged result; a query kept with no vector has an empty one
+        and no embedder: ``judged_queries`` gives their words."""
         queries = self.judged_queries()
         return [
             (r[0], *queries[r[0]][:2], r[1], r[2], queries[r[0]][2])
             for r in self._pages(
                 "MATCH (r:Recall)-[x:RETURNED]->(o:Observation)"
-                f" WHERE x.judgement IN ['accepted', 'rejected'] AND {_JUDGED_QUERY}"
+                " WHERE x.judgement IN ['accepted', 'rejected'] AND r.judged_at IS NOT NULL"
                 " RETURN r.id, o.id, x.judgement ORDER BY r.id, o.id"
             )
             if r[0] in queries
@@ -1512,9 +1522,13 @@ class GraphWriter:
                 for every result the recall returned.
         """
         self._run(
-            "MATCH (r:Recall {id: $id})"
-            " SET r.query_embedding = $v, r.query_embedder = $e, r.judged_at = $at",
-            {"id": recall_id, "v": query_vector_text(query_vector), "e": embedder, "at": _ts(at)},
+            "MATCH (r:Recall {id: $id}) SET r.judged_at = $at", {"id": recall_id, "at": _ts(at)}
+        )
+        # Inserted whole, never set: Kùzu 0.11.3 garbles STRING values set on rows a
+        # checkpoint wrote without one (schema migration 14).
+        self._run(
+            "CREATE (:JudgedQuery {recall: $id, vector: $v, embedder: $e})",
+            {"id": recall_id, "v": query_vector_text(query_vector), "e": embedder},
         )
         rows = [{"o": o, "j": j} for o, j in judgements.items()]
         if rows:
@@ -1530,12 +1544,16 @@ class GraphWriter:
         self, vectors: dict[str, npt.NDArray[np.float32]], embedder: str
     ) -> None:
         """Store judged recalls' query vectors again, by recall id, as ``embedder`` (its
-        fingerprint) embedded them."""
+        fingerprint) embedded them: each replaces the one kept (deleted and inserted anew,
+        never set in place: see ``judge``)."""
         rows = [{"i": i, "v": query_vector_text(v)} for i, v in vectors.items()]
         if rows:
             self._run(
-                "UNWIND $rows AS x WITH x, x.i AS key MATCH (r:Recall {id: key})"
-                " SET r.query_embedding = x.v, r.query_embedder = $e",
+                "UNWIND $ids AS i MATCH (q:JudgedQuery {recall: i}) DELETE q",
+                {"ids": list(vectors)},
+            )
+            self._run(
+                "UNWIND $rows AS x CREATE (:JudgedQuery {recall: x.i, vector: x.v, embedder: $e})",
                 {"rows": rows, "e": embedder},
             )
 

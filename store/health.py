@@ -132,13 +132,11 @@ def check(settings: StoreSettings) -> Health:
             " `doxa repair`"
         )
     if health.graph:
-        stale = sum(
-            not usable_as_kept(vector, by, embedder, foreign) for vector, by in judged.values()
-        )
+        stale = sum(not usable_as_kept(vector, by, embedder) for vector, by in judged.values())
         health.graph["judged_queries_to_embed"] = stale
         if stale:
             health.problems.append(
-                f"{stale} judged queries' vectors are another embedding model's or unreadable;"
+                f"{stale} judged queries' vectors are another embedding model's or not kept;"
                 " the next start embeds them again from their words"
             )
     model = load_model(data_dir)

@@ -226,7 +226,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             "MATCH (o:Observation)-[:IS_A]->(:RecordType) SET o.text_key = NULL",
         ),
     ),
+    Migration(
+        14,
+        "judged queries apart",
+        (
+            # A judged recall's query vector, written once in a node of its own. Kùzu 0.11.3
+            # garbles a STRING column's values set by SET on rows that a checkpoint had
+            # written without one (Recall.query_embedding, set when a recall was judged):
+            # after the next checkpoints each row read another row's vector, or text 193
+            # vectors long, and reading the column could crash the process. Vectors inserted
+            # whole are not touched. The vectors kept until now cannot be trusted: start-up
+            # embeds every judged query again from its words. The recall's old columns stay,
+            # unread (``RETIRED``): a checkpoint after dropping them crashed Kùzu.
+            "CREATE NODE TABLE JudgedQuery(recall STRING, vector STRING, embedder STRING,"
+            " PRIMARY KEY(recall))",
+        ),
+    ),
 )
+
+#: Columns no longer written or read, left in place (migration 14): table -> columns. An
+#: export leaves them out; an import reads them from older files and leaves them out too.
+RETIRED: dict[str, dict[str, str]] = {
+    "Recall": {"query_vector": "FLOAT[]", "query_embedding": "STRING", "query_embedder": "STRING"}
+}
 
 #: The live schema this code expects: table -> {column: type}. Kept literal on purpose: a test
 #: checks that applying MIGRATIONS to an empty store yields exactly this.
@@ -285,6 +307,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "query_embedder": "STRING",
         "embedder": "STRING",
     },
+    "JudgedQuery": {"recall": "STRING", "vector": "STRING", "embedder": "STRING"},
     "MENTIONS": {},
     "HOLDS": {},
     "OF": {},

@@ -8,9 +8,10 @@ an embedding that failed) are embedded again, rows the graph does not hold are r
 rows whose vectors are not embeddings are replaced. A graph that is empty while its index is
 not is refused instead: that repair would delete the only other copy of the texts. What
 judged recalls taught is learned with each query's vector as this embedder gives it: a vector
-of another embedder, or one the graph lost, is embedded again from the recall's words
-(``learn_judged``). Recalls recorded before schema migration 10 are stamped with the
-embedder that ranked them (the ranker learns only from this embedder's).
+of another embedder, or none kept (schema migration 14 dropped those Kùzu could garble), is
+embedded again from the recall's words and kept (``learn_judged``). Recalls recorded before
+schema migration 10 are stamped with the embedder that ranked them (the ranker learns only
+from this embedder's).
 
 All of this runs on the memory's warm-up thread, before any call is served.
 """
@@ -124,7 +125,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
             repair(index, working, embedder)
             if judged:
                 alike = settings.ranking.feedback_similarity
-                learn_judged(graph, working, embedder, judged, index.foreign, alike)
+                learn_judged(graph, working, embedder, judged, alike)
             if graph.unstamped_recalls():
                 # Ranked by the embedder that built the index: this one, unless it was not.
                 ranked_by = "" if index.foreign else embedder.fingerprint
@@ -242,7 +243,7 @@ def load(
 class JudgedQuery:
     """A judged recall as the graph keeps it (its query's vector as stored, its judgements,
     every row it showed, its query's details), the embedder that embedded its query (None:
-    judged before schema migration 9) and the query's words (to embed it again)."""
+    no vector kept) and the query's words (to embed it again)."""
 
     recall: JudgedRecall
     embedder: str | None
@@ -250,17 +251,13 @@ class JudgedQuery:
 
 
 def usable_as_kept(
-    vector: npt.NDArray[np.float32],
-    made_by: str | None,
-    embedder: Embedder,
-    index_foreign: bool,
+    vector: npt.NDArray[np.float32], made_by: str | None, embedder: Embedder
 ) -> bool:
-    """Whether a judged query's stored vector can be compared with ``embedder``'s: of its
-    size, not zeros (Kùzu's loss: schema migration 8), and made by it (or, judged before
-    migration 9, ``made_by`` None, while the search index was not built by another one)."""
-    if vector.shape != (embedder.dim,) or not vector.any():
-        return False
-    return made_by == embedder.fingerprint or (made_by is None and not index_foreign)
+    """Whether a judged query's stored vector can be compared with ``embedder``'s: made by
+    it, of its size and not zeros."""
+    return (
+        made_by == embedder.fingerprint and vector.shape == (embedder.dim,) and bool(vector.any())
+    )
 
 
 def learn_judged(
@@ -268,16 +265,13 @@ def learn_judged(
     working: WorkingMemory,
     embedder: Embedder,
     judged: dict[str, JudgedQuery],
-    index_foreign: bool,
     alike: float,
 ) -> None:
     """Learn what the judged recalls taught, in the order they were judged (what each showed
     counts against the acceptances of earlier queries at least ``alike`` similar:
     ``WorkingMemory.learn``), each query's vector as the current embedder gives it. A vector
-    embedded by another embedder (the model changed; the index was built by another one,
-    ``index_foreign``, for a query judged before schema migration 9), of another size, or
-    that came back as zeros (Kùzu lost it: migration 8) is embedded again from the recall's
-    query. What was embedded again, and an older vector now known to be this embedder's, is
+    embedded by another embedder (the model changed), of another size, or none kept (judged
+    before schema migration 14, or imported) is embedded again from the recall's query and
     kept with the embedder's fingerprint. A query whose embedding is zeros itself (no words)
     teaches nothing."""
     fingerprint = embedder.fingerprint
@@ -286,19 +280,17 @@ def learn_judged(
     again: list[str] = []
     for recall, query in judged.items():
         vector = query.recall.vector
-        if not usable_as_kept(vector, query.embedder, embedder, index_foreign):
+        if not usable_as_kept(vector, query.embedder, embedder):
             again.append(recall)
             continue
         vectors[recall] = vector
-        if query.embedder is None:
-            stamped[recall] = vector
     if again:
         embedded = embedder.embed([judged[r].query or " " for r in again])
         for recall, vector in zip(again, embedded, strict=True):
             if vector.any():
                 vectors[recall] = stamped[recall] = vector
         log.warning(
-            "feedback: %d judged queries embedded again (another embedder's, or lost by the graph)",
+            "feedback: %d judged queries embedded again (another embedder's, or none kept)",
             len(again),
         )
     working.learn(

@@ -441,6 +441,41 @@ def test_judged_queries_survive_a_checkpoint_and_a_restart(settings: Settings) -
     assert np.linalg.norm(reloaded, axis=1).min() > 0.99
 
 
+@pytest.mark.parametrize("before", [5, 43])
+def test_a_query_judged_after_a_checkpoint_keeps_its_vector(
+    settings: Settings, before: int
+) -> None:
+    # Kùzu 0.11.3 garbled STRING values set (SET) on rows a checkpoint had written without
+    # one: a recall recorded, checkpointed, then judged, then one more recall and the
+    # checkpoints of an idle moment and of closing, and every judged query read another's
+    # vector (schema migration 14). Seen through MCP in about one session in four.
+    memory = opened(settings)
+    try:
+        words = [f"w0x{i} w1x{i} w2x{i}" for i in range(before + 2)]
+        memory.remember([MemoryDraft(text=text) for text in words])
+        for query in words[:before]:
+            found = memory.recall(query, limit=3)
+            memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
+        late = memory.recall(words[before], limit=3)
+        memory._recalls.record(memory.graph)  # what the recorder thread does within 0.25 s
+        assert memory.graph.checkpoint()
+        memory.feedback(late.recall_id, accepted=[late.results[0].observation_id])
+        assert memory.graph.checkpoint()
+        memory.recall(words[before + 1], limit=3)  # recorded at close, then checkpointed
+    finally:
+        memory.close()
+    again = opened(settings)
+    try:
+        kept = {rid: vector for rid, vector, *_ in again.graph.judgements()}
+        queries = {r["recall_id"]: r["query"] for r in again.judgements()}
+    finally:
+        again.close()
+    assert len(kept) == before + 1
+    embedder = HashEmbedder()
+    for rid, vector in kept.items():
+        assert np.array_equal(vector, embedder.embed([queries[rid]])[0]), rid
+
+
 def judge_crane(settings: Settings) -> str:
     """A memory with one judged recall ("harbour crane"); the id it accepted."""
     memory = opened(settings)
@@ -484,12 +519,12 @@ def test_a_damaged_judged_query_is_embedded_again(
     judge_crane(settings)
     database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
     connection = kuzu.Connection(database)
-    connection.execute("MATCH (r:Recall) SET r.query_embedding = 'not a vector!'")
+    connection.execute("MATCH (q:JudgedQuery) SET q.vector = 'not a vector!'")
     connection.close()
     database.close()
     health = check(settings.store)
     assert health.graph["judged_queries_to_embed"] == 1
-    assert "1 judged queries' vectors are another embedding model's or unreadable" in (
+    assert "1 judged queries' vectors are another embedding model's or not kept" in (
         " ".join(health.problems)
     )
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from calls import ok, seed_bridge
 from conftest import hash_settings
@@ -14,8 +15,9 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.store import Memory
+from doxa.store.embedder import HashEmbedder
 from doxa.store.exporting import FORMAT, ImportRefused
-from doxa.store.graph import query_vector_of
+from doxa.store.graph import query_vector_text
 from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.schema import latest_version
 
@@ -171,33 +173,33 @@ async def test_a_file_from_before_migration_7_keeps_its_co_activations(tmp_path:
         import_file(hash_settings(tmp_path / "c").store, newer)
 
 
-async def test_a_file_from_before_migration_8_keeps_its_judged_queries(tmp_path: Path) -> None:
-    # Files of schema 7 held a judged query's vector as a list of floats, which Kùzu could
-    # read back as zeros once written after a checkpoint; it is imported as bytes.
+async def test_a_file_from_before_migration_14_has_its_judged_queries_embedded_again(
+    tmp_path: Path,
+) -> None:
+    # Files of schema 13 and before held a judged query's vector on the recall (bytes, or
+    # before schema 8 a list of floats), where Kùzu 0.11.3 could have garbled it: it is left
+    # out, and the importing memory embeds each judged query again from its words.
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")
     header, objects = lines(tmp_path / "a.jsonl")
-    judged = [x for x in objects if x["table"] == "Recall" and x["query_embedding"]]
-    assert judged, "a judged recall's query travels with it"
-    vectors = {}
-    for x in judged:
-        vectors[x["id"]] = query_vector_of(x.pop("query_embedding")).tolist()
-        x["query_vector"] = vectors[x["id"]]
-        del x["query_embedder"]
-    memory = imported_as_of(tmp_path, 7, header, objects)
+    judged = [x for x in objects if x["table"] == "Recall" and x["judged_at"]]
+    assert judged, "the memory holds judged recalls"
+    garbled = query_vector_text(np.ones(384, dtype=np.float32))
+    for x in judged:  # another recall's vector, as Kùzu's garbling left them
+        x["query_embedding"], x["query_embedder"] = garbled, "hash-v1:384"
+    judged[0]["query_vector"] = [0.5] * 384
+    memory = imported_as_of(tmp_path, 13, header, objects)
     try:
-        kept = memory.graph.read(
-            "MATCH (r:Recall) WHERE r.query_embedding IS NOT NULL"
-            " RETURN r.id, r.query_embedding, r.query_vector, r.query_embedder"
-        )
+        kept = {rid: (vector, by) for rid, vector, by, *_ in memory.graph.judgements()}
         found = memory.recall("bridge route 9")
     finally:
         memory.close()
-    assert {row[0] for row in kept} == set(vectors)
-    assert all(query_vector_of(row[1]).tolist() == vectors[row[0]] for row in kept)
-    assert all(row[2] is None for row in kept)
-    # Learned and now known to be this embedder's.
-    assert all(row[3] == "hash-v1:384" for row in kept)
+    embedder = HashEmbedder()
+    queries = {x["id"]: x["query"] for x in judged}
+    assert kept and set(kept) <= set(queries)
+    for rid, (vector, by) in kept.items():
+        assert by == embedder.fingerprint
+        assert np.array_equal(vector, embedder.embed([queries[rid] or " "])[0])
     assert any(r.scores.get("feedback", 0) > 0 for r in found.results)
 
 

@@ -21,7 +21,7 @@ from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.drafts import text_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.event_time import event_times, stored
-from doxa.store.graph import Graph
+from doxa.store.graph import Graph, query_vector_text
 from doxa.store.index import SearchIndex
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
 from doxa.store.values import parse_time
@@ -246,6 +246,11 @@ V1_DROPPED = {
 }
 
 
+def before_14() -> dict[str, dict[str, str]]:
+    """The schema migration 13 left: judged queries' vectors on the recall."""
+    return {table: dict(columns) for table, columns in EXPECTED.items() if table != "JudgedQuery"}
+
+
 def test_a_store_written_at_migration_1_is_migrated_with_its_data(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -253,7 +258,7 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
 
     v1 = {
         table: {c: t for c, t in columns.items() if c not in V1_DROPPED.get(table, set())}
-        for table, columns in EXPECTED.items()
+        for table, columns in before_14().items()
         if table not in V1_ONLY
     }
     v1["CO_ACTIVATED"] = {"count": "INT64"}  # pairs are nodes since migration 7
@@ -465,7 +470,7 @@ def test_features_kept_on_returned_links_move_to_their_recall(
     # Before migration 6 what the ranker saw was text on each RETURNED edge; the soak showed
     # that filling Kùzu's page cache at a checkpoint. It moves to the recall, and stays a
     # training example.
-    v5 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
+    v5 = {table: columns for table, columns in before_14().items() if table != "CoActivation"}
     v5["CO_ACTIVATED"] = {"count": "INT64"}
     for column in ("features", "query_embedding", "query_embedder", "embedder"):
         del v5["Recall"][column]
@@ -498,7 +503,7 @@ def test_co_activated_links_become_counted_pairs(
     # updated in place; a soak left that table's two directions disagreeing inside Kùzu and
     # every later feedback on it failed. The counts move to nodes, largest count kept where
     # the damaged side listed a pair twice.
-    v6 = {table: dict(columns) for table, columns in EXPECTED.items() if table != "CoActivation"}
+    v6 = {table: columns for table, columns in before_14().items() if table != "CoActivation"}
     v6["CO_ACTIVATED"] = {"count": "INT64"}
     for column in ("query_embedding", "query_embedder", "embedder"):
         del v6["Recall"][column]
@@ -536,49 +541,45 @@ def test_co_activated_links_become_counted_pairs(
         memory.close()
 
 
-def test_query_vectors_move_to_bytes_and_those_kuzu_lost_are_embedded_again(
+def test_judged_queries_kept_before_migration_14_are_embedded_again(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Before migration 8 a judged query's vector was a FLOAT[] list, which Kùzu 0.11.3 could
-    # read back as zeros after a checkpoint. A sound one is still read from there; a lost one
-    # is embedded again from the recall's query, kept as bytes, and teaches feedback again.
-    v7 = {table: dict(columns) for table, columns in EXPECTED.items()}
-    for column in ("query_embedding", "query_embedder", "embedder"):
-        del v7["Recall"][column]
-    create_store_at(settings, monkeypatch, 7, v7)
+    # Until migration 14 a judged query's vector was set on its recall, where Kùzu 0.11.3
+    # garbled it (another recall's vector, text 193 vectors long; before migration 8 a
+    # FLOAT[] list read back as zeros). None is trusted: each is embedded again from the
+    # recall's words, kept apart, and teaches feedback again.
+    v13 = before_14()
+    create_store_at(settings, monkeypatch, 13, v13)
     embedder = HashEmbedder()
-    sound = embedder.embed(["harbour crane"])[0]
-    judged = (
-        ("rec_1", "harbour crane", sound, "obs_1"),
-        ("rec_2", "mooring lines", 0 * sound, "obs_2"),
-    )
+    crane, lines = embedder.embed(["harbour crane", "mooring lines"])
     now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")  # judgements decay
     tamper(
         settings,
         *(harbour_note(i) for i in (1, 2)),
-        *(
-            f"CREATE (:Recall {{id: '{rid}', query: '{query}',"
-            f" at: timestamp('{now}'), judged_at: timestamp('{now}'),"
-            f" query_vector: [{', '.join(repr(float(x)) for x in vector)}]}})"
-            for rid, query, vector, _ in judged
-        ),
+        # rec_1 holds rec_2's vector, as the garbling left them; rec_2 a lost list.
+        f"CREATE (:Recall {{id: 'rec_1', query: 'harbour crane', at: timestamp('{now}'),"
+        f" judged_at: timestamp('{now}'), query_embedding: '{query_vector_text(lines)}',"
+        f" query_embedder: '{embedder.fingerprint}'}})",
+        f"CREATE (:Recall {{id: 'rec_2', query: 'mooring lines', at: timestamp('{now}'),"
+        f" judged_at: timestamp('{now}'), query_vector: [{', '.join(['0.0'] * 384)}]}})",
         *(
             f"MATCH (r:Recall {{id: '{rid}'}}), (o:Observation {{id: '{obs}'}})"
             " CREATE (r)-[:RETURNED {rank: 0, score: 0.9, judgement: 'accepted'}]->(o)"
-            for rid, _, _, obs in judged
+            for rid, obs in (("rec_1", "obs_1"), ("rec_2", "obs_2"))
         ),
     )
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         memory = open_memory(settings)
     try:
         assert memory.graph.live_schema() == EXPECTED
-        vectors = {rid: vector for rid, vector, *_ in memory.graph.judgements()}
+        vectors = {rid: (vector, by) for rid, vector, by, *_ in memory.graph.judgements()}
         found = memory.recall("mooring lines", limit=2)
     finally:
         memory.close()
-    assert "1 judged queries embedded again" in caplog.text
-    assert np.array_equal(vectors["rec_1"], sound)
-    assert np.array_equal(vectors["rec_2"], embedder.embed(["mooring lines"])[0])
+    assert "2 judged queries embedded again" in caplog.text
+    assert np.array_equal(vectors["rec_1"][0], crane)
+    assert np.array_equal(vectors["rec_2"][0], lines)
+    assert {by for _, by in vectors.values()} == {embedder.fingerprint}
     assert found.results[0].observation_id == "obs_2"
     assert found.results[0].scores.get("feedback", 0) > 0
     caplog.clear()
@@ -593,7 +594,7 @@ def test_recalls_recorded_before_migration_10_say_which_embedder_ranked_them(
 ) -> None:
     # The ranker learns only from recalls of the embedder it ranks with. One recorded before
     # was ranked by the embedder that built the index: this one's, unless the model changed.
-    v9 = {table: dict(columns) for table, columns in EXPECTED.items()}
+    v9 = before_14()
     del v9["Recall"]["embedder"]
     create_store_at(settings, monkeypatch, 9, v9)
     SearchIndex(settings.store.data_dir / "index", 384, HashEmbedder().fingerprint)
