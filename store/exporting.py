@@ -62,6 +62,7 @@ NODES: dict[str, str] = {
     "Belief": "id",
     "Recall": "id",
     "CoActivation": "pair",
+    "Summary": "topic",
 }
 
 #: Link tables and the node tables they join.

@@ -1203,13 +1203,16 @@ class Graph:
         return found
 
     def topic_summaries(self, names: Sequence[str]) -> dict[str, tuple[str, datetime]]:
-        """The summary written on these Topic nodes, and when (nodes without one left out)."""
+        """The summary written for these Topic nodes, and when (nodes without one left out)."""
         rows = self._rows(
-            "UNWIND $names AS n WITH n MATCH (t:Topic {name: n})"
-            " WHERE t.summary IS NOT NULL RETURN t.name, t.summary, t.summary_at",
+            "UNWIND $names AS n WITH n MATCH (s:Summary {topic: n}) RETURN s.topic, s.text, s.at",
             {"names": list(names)},
         )
         return {str(n): (str(text), _aware(at)) for n, text, at in rows}
+
+    def has_summaries(self) -> bool:
+        """Whether any entity summary is written (none: a store just migrated or imported)."""
+        return bool(self._rows("MATCH (s:Summary) RETURN s.topic LIMIT 1"))
 
     def counts(self) -> dict[str, int]:
         """Node counts per table (for status and tests)."""
@@ -1271,19 +1274,25 @@ class GraphWriter:
             )
 
     def summarize(self, rows: Sequence[tuple[str, str, bool]], at: datetime) -> None:
-        """Write entity summaries on Topic nodes: (name, summary, whether a missing node is
-        created, with kind ``entity``)."""
-        for create in (False, True):
-            batch = [{"name": n, "summary": text} for n, text, c in rows if c is create]
-            if not batch:
-                continue
-            match = "MATCH (t:Topic {name: n})"
-            if create:
-                match = "MERGE (t:Topic {name: n}) ON CREATE SET t.kind = 'entity'"
+        """Write entity summaries of Topic nodes: (name, summary, whether a missing node is
+        created, with kind ``entity``). Each replaces the one written before: deleted and
+        inserted anew, never set in place (Kùzu 0.11.3 garbles STRING values set on rows a
+        checkpoint wrote: schema migration 14)."""
+        created = [n for n, _, create in rows if create]
+        if created:
             self._run(
-                f"UNWIND $rows AS r WITH r, r.name AS n {match}"
-                " SET t.summary = r.summary, t.summary_at = CAST($at AS TIMESTAMP)",
-                {"rows": batch, "at": _ts(at)},
+                "UNWIND $names AS n MERGE (t:Topic {name: n}) ON CREATE SET t.kind = 'entity'",
+                {"names": created},
+            )
+        if rows:
+            self._run(
+                "UNWIND $names AS n MATCH (s:Summary {topic: n}) DELETE s",
+                {"names": [n for n, _, _ in rows]},
+            )
+            self._run(
+                "UNWIND $rows AS r CREATE (:Summary {topic: r.name, text: r.summary,"
+                " at: CAST($at AS TIMESTAMP)})",
+                {"rows": [{"name": n, "summary": text} for n, text, _ in rows], "at": _ts(at)},
             )
 
     def ensure_episodes(self, first_seen: dict[str, datetime]) -> None:

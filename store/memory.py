@@ -301,6 +301,10 @@ class Memory:
         )
         self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)
+        if stores.working.entity_facts and not stores.graph.has_summaries():
+            # Just migrated to summaries of their own (schema migration 15), or imported
+            # into an empty memory: every entity's is written anew, in the background.
+            self._summaries.mark(set(stores.working.entity_facts))
         self._long_lived.settle(len(stores.working))
         self._ready.set()
 

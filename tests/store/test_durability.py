@@ -7,6 +7,7 @@ from __future__ import annotations
 import glob
 import logging
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import kuzu
@@ -474,6 +475,39 @@ def test_a_query_judged_after_a_checkpoint_keeps_its_vector(
     embedder = HashEmbedder()
     for rid, vector in kept.items():
         assert np.array_equal(vector, embedder.embed([queries[rid]])[0]), rid
+
+
+@pytest.mark.parametrize("before", [5, 43])
+def test_a_summary_written_after_a_checkpoint_keeps_its_text(tmp_path: Path, before: int) -> None:
+    # The same garbling (schema migration 15): topics created, a checkpoint, one's summary
+    # written, a checkpoint, one more topic, and every summary read another's.
+    from doxa.store.graph import Graph
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    texts = {f"T{i}": f"T{i}: likes thing number {i} (1 fact, 1 agent)" for i in range(before + 1)}
+    graph = Graph(tmp_path / "graph")
+    try:
+        for name, text in list(texts.items())[:before]:
+            with graph.write() as w:
+                w.ensure_topics([name])
+            with graph.write() as w:
+                w.summarize([(name, text, False)], at)
+        with graph.write() as w:
+            w.ensure_topics([f"T{before}"])
+        assert graph.checkpoint()
+        with graph.write() as w:
+            w.summarize([(f"T{before}", texts[f"T{before}"], False)], at)
+        assert graph.checkpoint()
+        with graph.write() as w:
+            w.ensure_topics(["one more"])
+    finally:
+        graph.close()
+    again = Graph(tmp_path / "graph")
+    try:
+        written = again.topic_summaries(list(texts))
+    finally:
+        again.close()
+    assert {name: text for name, (text, _) in written.items()} == texts
 
 
 def judge_crane(settings: Settings) -> str:

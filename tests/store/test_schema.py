@@ -247,8 +247,14 @@ V1_DROPPED = {
 
 
 def before_14() -> dict[str, dict[str, str]]:
-    """The schema migration 13 left: judged queries' vectors on the recall."""
-    return {table: dict(columns) for table, columns in EXPECTED.items() if table != "JudgedQuery"}
+    """The schema migration 13 left: judged queries' vectors on the recall, entities'
+    summaries on their topic."""
+    return {t: dict(columns) for t, columns in before_15().items() if t != "JudgedQuery"}
+
+
+def before_15() -> dict[str, dict[str, str]]:
+    """The schema migration 14 left: entities' summaries on their topic."""
+    return {table: dict(columns) for table, columns in EXPECTED.items() if table != "Summary"}
 
 
 def test_a_store_written_at_migration_1_is_migrated_with_its_data(
@@ -586,6 +592,32 @@ def test_judged_queries_kept_before_migration_14_are_embedded_again(
     with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
         open_memory(settings).close()  # kept: nothing to embed again
     assert "embedded again" not in caplog.text
+
+
+def test_entity_summaries_are_written_anew_apart_from_their_topics(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Until migration 15 a summary was set on its Topic node again and again, where Kùzu
+    # 0.11.3 could garble it (migration 14): the start after the migration writes each anew.
+    create_store_at(settings, monkeypatch, 14, before_15())
+    tamper(
+        settings,
+        harbour_note(1),
+        "MATCH (o:Observation {id: 'obs_1'}) SET o.subject = 'Alice', o.predicate = 'likes',"
+        " o.object = 'jazz', o.kind = 'fact'",
+        "CREATE (:Topic {name: 'Alice', kind: 'entity', summary: 'Bob: likes tea (garbled)',"
+        " summary_at: timestamp('2024-05-01 08:00:00')})",
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.graph.live_schema() == EXPECTED
+        assert memory.settle(timeout=10)
+        written = memory.graph.topic_summaries(["Alice"])
+        exported = memory.export(str(settings.store.data_dir / "out.jsonl"))
+    finally:
+        memory.close()
+    assert written["Alice"][0] == "Alice: likes jazz (1 fact, 0 agents)"  # held by none
+    assert exported["counts"]["Summary"] == 1
 
 
 @pytest.mark.parametrize("model", ["same", "changed"])
