@@ -1027,7 +1027,8 @@ class Graph:
         ]
 
     def unsupported_beliefs(self, agent: str) -> list[Row]:
-        """The agent's beliefs in unretracted observations that no evidence supports."""
+        """The agent's beliefs in unretracted observations that no unretracted evidence
+        supports, each with the agent's own confidence."""
         return [
             {
                 "belief_id": r[0],
@@ -1039,8 +1040,10 @@ class Graph:
             for r in self._rows(
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
                 " WHERE o.retracted_at IS NULL AND b.retracted_at IS NULL"
-                " AND NOT EXISTS { MATCH (:Observation)-[:SUPPORTS]->(b) }"
-                " RETURN b.id, o.id, o.text, CAST(o.confidence AS STRING), b.since"
+                " AND NOT EXISTS { MATCH (e:Observation)-[:SUPPORTS]->(b)"
+                " WHERE e.retracted_at IS NULL }"
+                " RETURN b.id, o.id, o.text, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
+                " b.since"
                 " ORDER BY b.since, b.id",
                 {"agent": agent},
             )

@@ -139,11 +139,16 @@ def _citation(result: EvidenceResult) -> str:
         lines.append(f"valid until {o.valid_until}")
     for b in result.believers:
         lines.append(f"- believed by {b.agent} since {b.since}")
+    # Taken back, they are cited as such: they no longer support or contradict it.
     for e in result.evidence:
         src = f", source: {e.source}" if e.source else ""
-        lines.append(f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src})')
+        gone = "; RETRACTED" if e.retracted else ""
+        lines.append(
+            f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src}{gone})'
+        )
     for c in result.contradictions:
-        lines.append(f'- contradicted by: "{c.text}"')
+        gone = " (RETRACTED)" if c.retracted else ""
+        lines.append(f'- contradicted by: "{c.text}"{gone}')
     chain = {c.observation_id: c for c in result.supersession_chain}
     for s in result.superseded_by:
         newer = chain.get(s)

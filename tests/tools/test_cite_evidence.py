@@ -137,6 +137,40 @@ async def test_unsupported_lists_the_agents_beliefs_without_evidence(client: Cli
     assert "observation" not in scout
 
 
+async def test_retracted_evidence_supports_nothing_and_is_cited_as_retracted(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        lake = await ok(client, "remember", text="The lake is frozen.", agent="alice")
+        ranger = await ok(
+            client,
+            "remember",
+            text="A ranger confirmed the ice is thick.",
+            agent="carol",
+            supports=[{"belief_id": lake["belief_id"], "weight": "0.8"}],
+        )
+        thaw = await ok(
+            client,
+            "remember",
+            text="The lake thawed today.",
+            agent="dave",
+            contradicts=[lake["observation_id"]],
+        )
+        supported = await ok(client, "cite_evidence", agent="alice", unsupported=True)
+        await ok(client, "forget", id=ranger["observation_id"])
+        await ok(client, "forget", id=thaw["observation_id"])
+        bare = await ok(client, "cite_evidence", agent="alice", unsupported=True)
+        cited = await ok(client, "cite_evidence", id=lake["observation_id"])
+        # Another agent's own, lower confidence in the same observation is its own.
+        await ok(client, "remember", text="The lake is frozen.", agent="bob", confidence="0.4")
+        bobs = await ok(client, "cite_evidence", agent="bob", unsupported=True)
+    assert supported["unsupported"] == []
+    assert [u["belief_id"] for u in bare["unsupported"]] == [lake["belief_id"]]
+    assert '"A ranger confirmed the ice is thick." (confidence 1; RETRACTED)' in cited["citation"]
+    assert '- contradicted by: "The lake thawed today." (RETRACTED)' in cited["citation"]
+    assert [u["confidence"] for u in bobs["unsupported"]] == ["0.4"]
+
+
 async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None:
     with anyio.fail_after(30):
         done = await ok(client, "remember", text="Unverified rumour.")
