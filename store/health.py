@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError
-from doxa.store.learning import MODEL_FILE, load_model
+from doxa.store.learning import MODEL_FILE, keeps_signs, load_model
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
 
@@ -156,6 +156,13 @@ def check(settings: StoreSettings) -> Health:
                 model.embedder != embedder.fingerprint and (bool(model.embedder) or foreign)
             ),
         }
+        if model.active and not keeps_signs(model):
+            # As a start decides (``Trainer``): such a model is not used.
+            health.ranker["active"] = 0
+            health.problems.append(
+                f"the ranker v{model.version} in {MODEL_FILE} has weights of the wrong sign:"
+                " recall uses the base ranking, and the next start trains it again"
+            )
         held_out = model.held_out
         # A model kept by an earlier version may lack some of these figures.
         if {"recalls", "better", "worse", "blend", "base"} <= held_out.keys():

@@ -212,14 +212,22 @@ def load_model(data_dir: Path) -> RankerModel | None:
 
 
 def save_model(data_dir: Path, model: RankerModel) -> None:
-    """Write the model to ``data_dir`` atomically (a crash leaves the old one or the new)."""
+    """Write the model to ``data_dir`` atomically (a crash leaves the old one or the new).
+
+    Raises:
+        OSError: it could not be written (nothing is left behind).
+    """
     path = data_dir / MODEL_FILE
     partial = path.with_suffix(".json.partial")
-    with open(partial, "w", encoding="utf-8") as out:
-        json.dump(model.as_json(), out, indent=1)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(partial, path)
+    try:
+        with open(partial, "w", encoding="utf-8") as out:
+            json.dump(model.as_json(), out, indent=1)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 @dataclass(frozen=True)

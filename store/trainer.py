@@ -187,7 +187,15 @@ class Trainer:
         if model is None:
             return
         model = replace(model, embedder=self._embedder)
-        save_model(self._dir, model)
+        try:
+            save_model(self._dir, model)
+        except OSError as error:  # a directory in its place, a full disk: said, not raised
+            log.warning(
+                "ranker v%d not kept in %s (%s): used until this process stops",
+                model.version,
+                self._dir,
+                error,
+            )
         self._model = model
         log.info(
             "ranker v%d trained on %d judged results: %s (held out: %s)",

@@ -133,6 +133,24 @@ def test_check_finds_a_damaged_or_missing_index_and_repair_rebuilds_it(
     assert repaired["healthy"] and repaired["index"]["rows"] == 5
 
 
+def test_check_calls_a_ranker_of_wrong_signs_unused_as_a_start_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from doxa.store.learning import FEATURES, RankerModel, save_model
+
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    n = len(FEATURES)
+    # Every weight negative: the least relevant first, which a start refuses to use.
+    wrong = RankerModel(1, FEATURES, (0.0,) * n, (1.0,) * n, (-2.0,) * n, 0.0, True, 353, "")
+    save_model(data_dir, wrong)
+    flags = ["--embedder", "hash", "--data-dir", str(data_dir), "--json"]
+    assert main(["check", *flags]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["ranker"]["active"] == 0
+    assert any("has weights of the wrong sign" in p for p in found["problems"])
+
+
 def test_check_names_a_damaged_ranker_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

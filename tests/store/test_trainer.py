@@ -94,3 +94,22 @@ def test_a_kept_model_that_does_not_say_whose_recalls_it_learned_from(
     assert (again.model is None) is foreign_index
     again.judged(500)
     assert again.request() == (2 if foreign_index else 1)
+
+
+def test_a_model_that_cannot_be_kept_is_used_and_said_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ranker.json").mkdir()  # in the model file's place
+    (tmp_path / "elsewhere").mkdir()
+    kept_model(tmp_path / "elsewhere", examples=300, coef=signed(), active=True)
+    trained = load_model(tmp_path / "elsewhere")
+    monkeypatch.setattr("doxa.store.trainer.train", lambda *_: trained)
+    with caplog.at_level(logging.INFO, logger="doxa.store"):
+        trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list, embedder="hash-v1:4")
+        trainer.start()
+        assert trainer.wait(1, timeout=10)
+        trainer.stop()
+    assert trainer.model is not None and trainer.model.version == 1
+    assert "not kept in" in caplog.text and "Traceback" not in caplog.text
+    assert not any(r.exc_info for r in caplog.records)
+    assert not (tmp_path / "ranker.json.partial").exists()
