@@ -40,6 +40,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -665,12 +666,13 @@ class Graph:
         """(observation id, topic name) for every MENTIONS link."""
         return self._columns("MATCH (o:Observation)-[:MENTIONS]->(t:Topic) RETURN o.id, t.name")
 
-    def beliefs(self) -> list[tuple[str, str, str, datetime, datetime | None]]:
-        """(agent, belief id, observation id, since, withdrawn at) for every belief, in the
-        order they were taken."""
+    def beliefs(self) -> list[tuple[str, str, str, datetime, datetime | None, Decimal | None]]:
+        """(agent, belief id, observation id, since, withdrawn at, confidence) for every
+        belief, in the order they were taken."""
         return self._columns(
             "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-            " RETURN a.name, b.id, o.id, b.since, b.retracted_at ORDER BY b.since, b.id"
+            " RETURN a.name, b.id, o.id, b.since, b.retracted_at, b.confidence"
+            " ORDER BY b.since, b.id"
         )
 
     def predicates(self) -> list[tuple[str, str]]:

@@ -604,7 +604,12 @@ class Memory:
                 search_vector=search,
             )
             known = None if asked.known_at is None else micros(asked.known_at)
-            results = [_recollection(r, working, bool(current[r.row]), known) for r in ranked]
+            # With an agent asked, each result shows that agent's own confidence in it.
+            own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
+            results = [
+                _recollection(r, working, bool(current[r.row]), known, own.get(r.row))
+                for r in ranked
+            ]
             note = (
                 None
                 if results
@@ -1189,9 +1194,14 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
 
 
 def _recollection(
-    ranked: Ranked, working: WorkingMemory, current: bool, known_at: int | None = None
+    ranked: Ranked,
+    working: WorkingMemory,
+    current: bool,
+    known_at: int | None = None,
+    confidence: Decimal | None = None,
 ) -> Recollection:
-    """One result as the memory held it at ``known_at`` (microseconds; None: now)."""
+    """One result as the memory held it at ``known_at`` (microseconds; None: now), with
+    ``confidence`` (default: the observation's)."""
     entry = working.entries[ranked.row]
     beliefs = working.believers(ranked.row, known_at)
     end = working.end_of(ranked.row, known_at)
@@ -1209,7 +1219,7 @@ def _recollection(
         observation_id=entry.id,
         belief_ids=[b for _, b in beliefs],
         text=entry.text,
-        confidence=entry.confidence,
+        confidence=entry.confidence if confidence is None else confidence,
         observed_at=entry.observed_at,
         source=entry.source,
         episode=entry.episode,

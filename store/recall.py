@@ -222,7 +222,14 @@ def answer(
             any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
         mask &= any_topic
     if asked.minimum is not None:
-        mask &= working.confidence[:n] >= scaled(asked.minimum)
+        confidence = working.confidence[:n]
+        own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
+        if own:  # the agent's own belief in another agent's observation
+            confidence = confidence.copy()
+            for row, held in own.items():
+                if row < n:
+                    confidence[row] = scaled(held)
+        mask &= confidence >= scaled(asked.minimum)
     for part, wanted in (("subject", asked.subject), ("object", asked.obj)):
         if wanted is not None:
             mask &= _member(_fact_rows(working, part, wanted), n)
@@ -269,7 +276,7 @@ def answer(
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
-    return _order(ranked, working, asked.order_by, current)[:limit], current
+    return _order(ranked, working, asked, current)[:limit], current
 
 
 def _fact_rows(working: WorkingMemory, part: str, wanted: str) -> npt.NDArray[np.int64]:
@@ -316,12 +323,18 @@ def _member(rows: npt.NDArray[np.int64], n: int) -> BoolArray:
 
 
 def _order(
-    ranked: list[Ranked], working: WorkingMemory, order_by: OrderBy, current: BoolArray
+    ranked: list[Ranked], working: WorkingMemory, asked: Question, current: BoolArray
 ) -> list[Ranked]:
-    """Present results in the requested order; facts no longer valid always come last."""
+    """Present results in the requested order (by confidence: the asked agent's own, when
+    one is asked); facts no longer valid always come last."""
     entries = working.entries
+    order_by = asked.order_by
     if order_by == "confidence":
-        ranked = sorted(ranked, key=lambda r: (-entries[r.row].confidence, -r.score))
+        own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
+        ranked = sorted(
+            ranked,
+            key=lambda r: (-own.get(r.row, entries[r.row].confidence), -r.score),
+        )
     elif order_by == "newest":
         ranked = sorted(ranked, key=lambda r: (-micros(entries[r.row].observed_at), -r.score))
     elif order_by == "oldest":

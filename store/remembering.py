@@ -172,7 +172,7 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
     for share in write.shares:
         row = rows.get(share.observation_id, working.row_of.get(share.observation_id))
         assert row is not None
-        working.hold(row, share.memory.agent, share.belief_id, write.at)
+        working.hold(row, share.memory.agent, share.belief_id, write.at, share.memory.confidence)
     for plan in write.plans:
         for older, belief in plan.withdraws:
             working.withdraw(working.row_of[older], belief, write.at)

@@ -193,12 +193,12 @@ def load(
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
         working.impressions[r] = row["impressions"] or 0
-    for agent, belief, obs, since, withdrawn in graph.beliefs():
+    for agent, belief, obs, since, withdrawn, confidence in graph.beliefs():
         row = working.row_of[obs]
         if withdrawn is None:
             # Most beliefs were taken with their observation: the time shared above.
             taken = shared.get(("recorded", since)) or from_naive_utc(since)
-            working.hold(row, one(agent, agent), belief, taken)
+            working.hold(row, one(agent, agent), belief, taken, confidence)
         else:
             began = micros(_aware(since or working.entries[row].recorded_at))
             working.withdraw_later(row, one(agent, agent), belief, began, micros(_aware(withdrawn)))

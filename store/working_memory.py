@@ -172,6 +172,9 @@ class WorkingMemory:
         # Beliefs recorded after their observation (another agent's belief in it): belief ->
         # (row, agent, since in microseconds). The first belief's time is the row's own.
         self.late_beliefs: dict[str, tuple[int, str, int]] = {}
+        # Beliefs held with another confidence than their observation's (another agent's,
+        # in the same text): belief -> its confidence (``agent_confidence``).
+        self.belief_confidence: dict[str, Decimal] = {}
         # Beliefs their agent withdrew while others kept the observation: row ->
         # [(agent, belief id, since, withdrawn at)], times in microseconds.
         self.withdrawn: dict[int, list[tuple[str, str, int, int]]] = {}
@@ -348,12 +351,22 @@ class WorkingMemory:
             (b for b in self.entries[row].beliefs if self.belief_agent.get(b) == agent), None
         )
 
-    def hold(self, row: int, agent: str, belief_id: str, since: datetime | None = None) -> None:
+    def hold(
+        self,
+        row: int,
+        agent: str,
+        belief_id: str,
+        since: datetime | None = None,
+        confidence: Decimal | None = None,
+    ) -> None:
         """Record that ``agent`` holds the observation at ``row`` as ``belief_id`` (since
-        ``since``; default: since the observation was recorded)."""
+        ``since``; default: since the observation was recorded), with ``confidence``
+        (default: the observation's)."""
         entry = self.entries[row]
         if since is not None and since != entry.recorded_at:
             self.late_beliefs[belief_id] = (row, agent, micros(since))
+        if confidence is not None and scaled(confidence) != self.confidence[row]:
+            self.belief_confidence[belief_id] = confidence
         if agent not in entry.agents:
             entry.agents = self._shared((*entry.agents, agent))
             self.agent_rows[agent].append(row)
@@ -369,6 +382,7 @@ class WorkingMemory:
         agent = self.belief_agent.pop(belief_id)
         self.belief_row.pop(belief_id, None)
         late = self.late_beliefs.pop(belief_id, None)
+        self.belief_confidence.pop(belief_id, None)
         since = late[2] if late is not None else micros(entry.recorded_at)
         self.withdraw_later(row, agent, belief_id, since, micros(at))
         entry.beliefs = tuple(b for b in entry.beliefs if b != belief_id)
@@ -455,6 +469,7 @@ class WorkingMemory:
             self.belief_row.pop(belief, None)
             self.belief_agent.pop(belief, None)
             self.late_beliefs.pop(belief, None)
+            self.belief_confidence.pop(belief, None)
         self.withdrawn.pop(row, None)
         self.embeddings.clear(row)
         self.co_activated.pop(row, None)
@@ -561,6 +576,15 @@ class WorkingMemory:
             if since <= known_at < until
         ]
         return out
+
+    def agent_confidence(self, agent: str) -> dict[int, Decimal]:
+        """Rows whose observation ``agent`` holds with a confidence of its own (another than
+        the observation's): row -> that confidence."""
+        return {
+            self.belief_row[b]: c
+            for b, c in self.belief_confidence.items()
+            if self.belief_agent.get(b) == agent and b in self.belief_row
+        }
 
     def agent_mask(self, agent: str, n: int, known_at: int | None = None) -> BoolArray:
         """Rows 0..n the agent believed at ``known_at`` (None: now)."""

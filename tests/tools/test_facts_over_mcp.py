@@ -141,6 +141,38 @@ async def test_forget_by_one_of_two_believers_withdraws_only_its_belief(tmp_path
     assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
 
 
+async def test_an_agent_filter_filters_orders_and_shows_by_that_agents_own_confidence(
+    tmp_path: Path,
+) -> None:
+    settings = hash_settings(tmp_path / "memory")
+    record = {"type": "Invoice", "fields": {"invoice_id": 98, "total": 3.98}}
+    seen: list[dict[str, Any]] = []
+    with anyio.fail_after(60):
+        for restart in (False, True):  # as remembered, and as loaded at a start
+            async with Client(create_server(settings)) as client:
+                if not restart:
+                    first = await ok(
+                        client, "remember", record=record, agent="alice", confidence="0.9"
+                    )
+                    await ok(client, "remember", record=record, agent="bob", confidence="0.6")
+                    await ok(client, "remember", text="Invoice 97 is paid.", agent="bob")
+                bobs = await ok(
+                    client, "recall", query="invoice", agent="bob", min_confidence="0.7"
+                )
+                alices = await ok(
+                    client, "recall", query="invoice", agent="alice", min_confidence="0.7"
+                )
+                ordered = await ok(
+                    client, "recall", query="invoice", agent="bob", order_by="confidence"
+                )
+                seen.append({"bob": bobs, "alice": alices, "ordered": ordered})
+    for found in seen:
+        assert [r["text"] for r in found["bob"]["results"]] == ["Invoice 97 is paid."]
+        assert ids(found["alice"]) == [first["observation_id"]]
+        assert found["alice"]["results"][0]["confidence"] == "0.9"
+        assert [r["confidence"] for r in found["ordered"]["results"]] == ["1", "0.6"]
+
+
 async def test_after_retracting_the_newer_fact_the_older_one_names_no_superseder(
     client: Client,
 ) -> None:

@@ -132,7 +132,8 @@ async def test_retracted_beliefs_are_not_listed_as_unsupported(client: Client) -
         ids = await seed_bridge(client)
         await ok(client, "forget", id=ids["sign"])
         found = await ok(client, "cite_evidence", agent="scout", unsupported=True)
-    assert found["unsupported"] == []
+    # Not the retracted sign; the closure it was the only evidence for is unsupported now.
+    assert [u["observation_id"] for u in found["unsupported"]] == [ids["closed"]]
 
 
 async def test_a_retracted_observation_cannot_be_contradicted(client: Client) -> None:

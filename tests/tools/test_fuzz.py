@@ -372,6 +372,8 @@ class Stored:
     topics: list[str]
     observed_at: datetime | None
     retracted: bool = False
+    #: What each agent that remembered the same text later believes it with.
+    believed: dict[str, Decimal] = field(default_factory=dict)
 
 
 def stripped(value: Any) -> str | None:
@@ -446,6 +448,7 @@ class Model:
                 assert earlier.text.split() == item["text"].split()
                 assert done.get("shared_with") == sorted(earlier.agents)
                 earlier.agents.append(agent)
+                earlier.believed[agent] = exact(item.get("confidence", "1"))
                 continue
             topics = topic_echo(item.get("topics"))
             assert done.get("topics", []) == topics
@@ -587,7 +590,7 @@ def assert_graph_holds(memory: Memory, model: Model) -> None:
     rows = {row["id"]: row for row in table}
     assert set(rows) == set(model.stored)
     agents: dict[str, list[str]] = {}
-    for agent, _, obs, _, withdrawn in graph.beliefs():
+    for agent, _, obs, _, withdrawn, _ in graph.beliefs():
         if withdrawn is None:
             agents.setdefault(obs, []).append(agent)
     episodes = dict(graph.episode_links())
@@ -631,5 +634,6 @@ def assert_recall_returns(portal: BlockingPortal, call: Any, model: Model, agent
             want.source,
             want.episode,
         )
-        assert Decimal(got["confidence"]) == want.confidence
+        # The asked agent's own confidence in it.
+        assert Decimal(got["confidence"]) == want.believed.get(agent, want.confidence)
         assert sorted(got.get("topics", [])) == sorted(want.topics)
