@@ -3,8 +3,9 @@
 The recall tool answers a question: at most 100 results, and an empty query needs a filter,
 so it cannot list a whole memory. The export can: this command exports the memory to a
 scratch file (through the server that owns the data directory when one does, as ``doxa
-export`` does) and reads the observations back with who believes them, their topics and
-what replaced them. Retracted observations are left out, as recall leaves them out.
+export`` does) and reads the observations back with who believes them, their topics, what
+replaced them, when what they tell of happened and the records they are, as recall shows
+them. Retracted observations are left out, as recall leaves them out.
 """
 
 from __future__ import annotations
@@ -46,9 +47,21 @@ def _moment(text: str) -> datetime:
 
 
 class _Links:
-    """Topics, believing agents and replacements per observation id, from an export."""
+    """Topics, believing agents, replacements and records per observation id, from an
+    export."""
 
     def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
+        from doxa.store.records import Record, RecordField
+
+        types = {link["from"]: link["to"] for link in tables["IS_A"]}
+        fields: dict[str, list[tuple[int, RecordField]]] = defaultdict(list)
+        for link in tables["HAS_FIELD"]:  # this record's field as given, and where
+            field = RecordField.loaded(link["name"], link["kind"], link["value"])
+            fields[link["from"]].append((link["position"], field))
+        self.records = {
+            oid: Record(kind, tuple(f for _, f in sorted(fields[oid], key=lambda p: p[0])))
+            for oid, kind in types.items()
+        }
         self.topics: dict[str, set[str]] = defaultdict(set)
         for link in tables["MENTIONS"]:
             self.topics[link["from"]].add(link["to"])
@@ -64,13 +77,20 @@ class _Links:
 
     def item(self, observation: dict[str, Any]) -> dict[str, Any]:
         """One observation as a recall's result shows it, with its topics and agents."""
+        from doxa.store.event_time import loaded, most_specific, shown
+
         oid = observation["id"]
-        item: dict[str, Any] = {
-            "observation_id": oid,
-            "text": observation["text"],
-            "confidence": observation["confidence"],
-            "observed_at": observation["observed_at"],
-        }
+        record = self.records.get(oid)
+        item: dict[str, Any] = {"observation_id": oid}
+        # The record says it once, as a recall shows it: its line in words would say it twice.
+        if record is None or observation["text"] != record.line():
+            item["text"] = observation["text"]
+        item |= {"confidence": observation["confidence"], "observed_at": observation["observed_at"]}
+        if record is not None:
+            item["record"] = {"type": record.type, "fields": record.shown_fields()}
+        happened = most_specific(loaded(observation.get("event_times")))
+        if happened is not None:
+            item["happened"] = shown(happened)
         if observation.get("source"):
             item["source"] = observation["source"]
         replaced = sorted(self.superseded_by.get(oid, ()))

@@ -389,6 +389,32 @@ def test_recall_all_lists_every_observation_newest_first(doxa: Doxa) -> None:
     assert out.splitlines()[1].startswith(f"{ids['open']}  0.8  ")
 
 
+def test_recall_all_shows_records_and_when_events_happened_as_recall_does(doxa: Doxa) -> None:
+    record = {"type": "Order", "fields": {"order_id": 17, "status": "lost"}}
+    told = {"type": "Order", "fields": {"order_id": 18, "status": "late"}}
+    doxa.json("remember", "--record", json.dumps(record))
+    doxa.json(
+        "remember",
+        "Order 18 was late yesterday.",
+        "--record",
+        json.dumps(told),
+        "--observed-at",
+        "2024-05-02T09:00:00Z",
+    )
+    listed = {r["record"]["fields"]["order_id"]: r for r in doxa.json("recall", "--all")["results"]}
+    searched = {
+        r["record"]["fields"]["order_id"]: r
+        for r in doxa.json("recall", "", "--where", '{"@type": "Order"}')["results"]
+    }
+    for key in ("text", "record", "happened"):
+        assert [listed[n].get(key) for n in (17, 18)] == [searched[n].get(key) for n in (17, 18)]
+    assert listed[18]["happened"].startswith("2024-05-01")
+    code, out, _ = doxa("recall", "--all")
+    assert code == 0
+    assert "Order 18 was late yesterday. [Order: order_id=18, status=late]" in out
+    assert "Z  [Order: order_id=17, status=lost]\n" in out  # its record alone, said once
+
+
 def test_recall_all_leaves_out_what_was_forgotten(doxa: Doxa) -> None:
     ids = fill(doxa.data_dir)
     assert doxa("forget", ids["closed"])[0] == 0
