@@ -282,7 +282,7 @@ def parse_export(path: Path) -> Parsed:
         parsed = Parsed(header)
         written_at = header.get("schema")
         legacy = {**(LEGACY if isinstance(written_at, int) and written_at < 6 else {})}
-        legacy |= schema.RETIRED  # read (as files before migration 14 hold them), then left out
+        legacy |= schema.RETIRED  # read (as files before migration 14 hold them), left out
         linked_pairs = isinstance(written_at, int) and written_at < 7
         for number, raw in enumerate(handle, start=2):
             if not raw.strip():
@@ -362,10 +362,11 @@ def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
 
 
 def _without_retired(parsed: Parsed) -> None:
-    """A file written before migration 14 keeps each judged recall's query vector on the
-    recall (``schema.RETIRED``), where Kùzu 0.11.3 could have garbled it: it is left out,
-    and the importing memory embeds the judged queries again from their words (as it
-    embeds observations)."""
+    """A file written before migrations 14 and 15 keeps each judged recall's query vector on
+    the recall and each entity's summary on its topic (``schema.RETIRED``), where Kùzu
+    0.11.3 could have garbled them: they are left out. The importing memory embeds the
+    judged queries again from their words (as it embeds observations), and one imported
+    into an empty memory writes every entity's summary anew at its start."""
     for table, columns in schema.RETIRED.items():
         for row in parsed.objects.get(table, []):
             for column in columns:

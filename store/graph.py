@@ -404,7 +404,7 @@ class Graph:
 
     def live_schema(self) -> dict[str, dict[str, str]]:
         """Every table of the store with its columns and types (primary keys included)."""
-        tables = [row[1] for row in self._rows("CALL show_tables() RETURN *")]
+        tables = sorted(self._tables())
         live: dict[str, dict[str, str]] = {}
         for table in tables:
             # table names come from the database itself, never from a caller

@@ -8,10 +8,10 @@ an embedding that failed) are embedded again, rows the graph does not hold are r
 rows whose vectors are not embeddings are replaced. A graph that is empty while its index is
 not is refused instead: that repair would delete the only other copy of the texts. What
 judged recalls taught is learned with each query's vector as this embedder gives it: a vector
-of another embedder, or none kept (schema migration 14 dropped those Kùzu could garble), is
-embedded again from the recall's words and kept (``learn_judged``). Recalls recorded before
-schema migration 10 are stamped with the embedder that ranked them (the ranker learns only
-from this embedder's).
+of another embedder, or none kept (none is read from before schema migration 14, when Kùzu
+could garble them), is embedded again from the recall's words and kept (``learn_judged``).
+Recalls recorded before schema migration 10 are stamped with the embedder that ranked them
+(the ranker learns only from this embedder's).
 
 All of this runs on the memory's warm-up thread, before any call is served.
 """
