@@ -1215,6 +1215,10 @@ class Graph:
         )
         return {str(n): (str(text), _aware(at)) for n, text, at in rows}
 
+    def summary_topics(self) -> list[str]:
+        """The Topic names an entity summary is written for."""
+        return [str(row[0]) for row in self._rows("MATCH (s:Summary) RETURN s.topic")]
+
     def has_summaries(self) -> bool:
         """Whether any entity summary is written (none: a store just migrated or imported)."""
         return bool(self._rows("MATCH (s:Summary) RETURN s.topic LIMIT 1"))
@@ -1298,6 +1302,13 @@ class GraphWriter:
                 "UNWIND $rows AS r CREATE (:Summary {topic: r.name, text: r.summary,"
                 " at: CAST($at AS TIMESTAMP)})",
                 {"rows": [{"name": n, "summary": text} for n, text, _ in rows], "at": _ts(at)},
+            )
+
+    def forget_summaries(self, topics: Sequence[str]) -> None:
+        """Delete the summaries written for these Topic names."""
+        if topics:
+            self._run(
+                "UNWIND $names AS n MATCH (s:Summary {topic: n}) DELETE s", {"names": list(topics)}
             )
 
     def ensure_episodes(self, first_seen: dict[str, datetime]) -> None:

@@ -1075,8 +1075,17 @@ class Memory:
         graph = self.graph
         with self._working_lock.reading():
             rows = entity_views.summaries(working, keys, micros(utc_now()))
-        if rows:
-            graph.transact("entity summaries", lambda w: w.summarize(rows, utc_now()))
+            gone = {k for k in keys if not entity_views.exists(working, k)}
+        # An entity nothing names any more (its last observation purged) keeps no summary:
+        # it would hold the purged fact's words.
+        stale = [t for t in graph.summary_topics() if topic_key(t) in gone] if gone else []
+        if rows or stale:
+
+            def writing(w: GraphWriter) -> None:
+                w.forget_summaries(stale)
+                w.summarize(rows, utc_now())
+
+            graph.transact("entity summaries", writing)
 
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """Wait until every memory remembered so far is recalled by meaning too (a recall

@@ -254,10 +254,9 @@ def usable_as_kept(
     vector: npt.NDArray[np.float32], made_by: str | None, embedder: Embedder
 ) -> bool:
     """Whether a judged query's stored vector can be compared with ``embedder``'s: made by
-    it, of its size and not zeros."""
-    return (
-        made_by == embedder.fingerprint and vector.shape == (embedder.dim,) and bool(vector.any())
-    )
+    it and of its size (zeros too: a query of no words the embedder knows, embedded again
+    to zeros)."""
+    return made_by == embedder.fingerprint and vector.shape == (embedder.dim,)
 
 
 def learn_judged(
@@ -282,13 +281,14 @@ def learn_judged(
         vector = query.recall.vector
         if not usable_as_kept(vector, query.embedder, embedder):
             again.append(recall)
-            continue
-        vectors[recall] = vector
+        elif vector.any():
+            vectors[recall] = vector
     if again:
         embedded = embedder.embed([judged[r].query or " " for r in again])
         for recall, vector in zip(again, embedded, strict=True):
+            stamped[recall] = vector  # kept even as zeros, so the next start need not again
             if vector.any():
-                vectors[recall] = stamped[recall] = vector
+                vectors[recall] = vector
         log.warning(
             "feedback: %d judged queries embedded again (another embedder's, or none kept)",
             len(again),

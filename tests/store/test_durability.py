@@ -510,6 +510,24 @@ def test_a_summary_written_after_a_checkpoint_keeps_its_text(tmp_path: Path, bef
     assert {name: text for name, (text, _) in written.items()} == texts
 
 
+def test_a_judged_query_that_embeds_to_zeros_is_kept_once(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # "???" holds no word the hash embedder knows: its vector is zeros, teaches nothing, and
+    # is no vector to embed again at every start (doxa check called it a problem forever).
+    memory = opened(settings)
+    try:
+        memory.remember([MemoryDraft(text="The bridge is closed.", topics=["bridge"])])
+        found = memory.recall("???", topics=["bridge"])
+        memory.feedback(found.recall_id, accepted=[found.results[0].observation_id])
+    finally:
+        memory.close()
+    assert check(settings.store).graph["judged_queries_to_embed"] == 0
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        opened(settings).close()
+    assert "embedded again" not in caplog.text
+
+
 def judge_crane(settings: Settings) -> str:
     """A memory with one judged recall ("harbour crane"); the id it accepted."""
     memory = opened(settings)

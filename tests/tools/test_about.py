@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -140,6 +141,23 @@ async def test_the_summary_is_written_to_the_graph_and_refreshed_when_a_fact_sup
     text, at = memory.graph.topic_summaries(["Alice"])["Alice"]
     assert text == "Alice: lives in Berlin; likes jazz (2 facts, 2 agents)" == seen["summary"]
     assert at > first_at
+
+
+async def test_purging_the_last_fact_naming_an_entity_takes_its_summary_with_it(
+    memory_client: Client, memory: Memory, tmp_path: Path
+) -> None:
+    with anyio.fail_after(30):
+        zed = await fact(memory_client, "Zed", "likes", "tea")
+        await fact(memory_client, "Ann", "likes", "tea")
+        assert memory.settle(timeout=10)
+        before = memory.graph.topic_summaries(["Zed", "Ann"])
+        await ok(memory_client, "forget", id=zed["observation_id"], mode="purge")
+        assert memory.settle(timeout=10)
+    after = memory.graph.topic_summaries(["Zed", "Ann"])
+    memory.export(str(tmp_path / "memory.jsonl"))
+    assert set(before) == {"Zed", "Ann"}
+    assert set(after) == {"Ann"}  # Ann's own, still named
+    assert "Zed: likes" not in (tmp_path / "memory.jsonl").read_text()
 
 
 async def test_conflicts_touching_the_entity(client: Client) -> None:
