@@ -666,9 +666,14 @@ class Memory:
         for field_name, ids in (("accepted", accepted_ids), ("rejected", rejected_ids)):
             for i, obs in enumerate(ids):
                 if obs not in recent.returned:
+                    # A recall read back from the graph lost the links to what was purged
+                    # since (one still in this process's hands leaves such a result out).
+                    purged = stored and obs not in working.row_of
                     raise InvalidInput(
                         f"{field_name}[{i}]",
-                        f"{obs!r} was not returned by recall {recall}; judge only its results",
+                        f"{obs!r} was not returned by recall {recall}"
+                        + (", or was purged since" if purged else "")
+                        + "; judge only its results",
                     )
         # Under no lock: the model takes milliseconds.
         vector = recent.vector

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from calls import error, ok
+from conftest import hash_settings
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -279,3 +281,22 @@ async def test_hostile_ids_are_data_and_touch_nothing(
     assert f"accepted[0] {hostile!r} was not returned by recall" in not_returned
     assert all("impressions" not in c["observation"] for c in cited)
     assert memory.stats()["Observation"] == 3
+
+
+async def test_a_result_purged_since_a_recall_from_before_a_restart_is_named_as_such(
+    tmp_path: Path,
+) -> None:
+    settings = hash_settings(tmp_path / "memory")
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            for text in ("The ferry leaves at 9.", "The ferry is late."):
+                await ok(client, "remember", text=text)
+            found = await ok(client, "recall", query="ferry")
+        gone, kept = [r["observation_id"] for r in found["results"]]
+        async with Client(create_server(settings)) as client:
+            await ok(client, "forget", id=gone, mode="purge")
+            refused = await error(client, "feedback", recall_id=found["recall_id"], accepted=[gone])
+            judged = await ok(client, "feedback", recall_id=found["recall_id"], accepted=[kept])
+    assert f"accepted[0] {gone!r} was not returned by recall" in refused
+    assert refused.endswith(", or was purged since; judge only its results")
+    assert judged["accepted"] == [kept]
