@@ -610,16 +610,16 @@ class Memory:
                 _recollection(r, working, bool(current[r.row]), known, own.get(r.row))
                 for r in ranked
             ]
-            note = (
-                None
-                if results
-                else unmatched_where(
-                    asked.where,
-                    working.record_values,
-                    working.record_fields,
-                    working.record_types,
+            note = None
+            if not results and asked.where:
+                # Named by what holds them now: a field only retracted records hold is none
+                # to suggest (at the current time).
+                held = (
+                    (working.record_fields, working.record_types)
+                    if asked.known_at is not None
+                    else working.held_record_fields()
                 )
-            )
+                note = unmatched_where(asked.where, working.record_values, *held)
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,

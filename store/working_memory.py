@@ -577,6 +577,21 @@ class WorkingMemory:
         ]
         return out
 
+    def held_record_fields(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Per field key and per record type, how many unretracted records hold it (what a
+        ``where`` can match now; ``record_fields`` and ``record_types`` count retracted
+        records too, which ``known_at`` still finds). A pass over every row: for the rare
+        ``where`` that matched nothing."""
+        fields: dict[str, int] = {}
+        types: dict[str, int] = {}
+        for row, entry in enumerate(self.entries):
+            if entry.record is None or not self.live[row]:
+                continue
+            for field in {f.key for f in entry.record.fields}:
+                fields[field] = fields.get(field, 0) + 1
+            types[entry.record.type] = types.get(entry.record.type, 0) + 1
+        return fields, types
+
     def agent_confidence(self, agent: str) -> dict[int, Decimal]:
         """Rows whose observation ``agent`` holds with a confidence of its own (another than
         the observation's): row -> that confidence."""

@@ -517,3 +517,22 @@ async def test_where_names_the_record_type_as_at_type(memory_client: Client) -> 
     assert other == "where.@type: no record is of this type; types: Track, Album"
     assert as_a_field == 'where.type: no record has this field; a record\'s type is "@type"'
     assert 'where.@type must be a record type as text, e.g. "Track"' in refused
+
+
+async def test_a_where_note_names_only_fields_records_hold_now(memory_client: Client) -> None:
+    async def note(**fields: Any) -> str | None:
+        found = await ok(memory_client, "recall", query="", where=fields)
+        return found.get("note")
+
+    with anyio.fail_after(60):
+        secret = await ok(
+            memory_client, "remember", record={"type": "Vault", "fields": {"secret": 7}}
+        )
+        await ok(memory_client, "remember", record={"type": "Track", "fields": {"album_id": 1}})
+        before = await note(secrett=7)
+        await ok(memory_client, "forget", id=secret["observation_id"])
+        after = await note(secrett=7)
+        as_type = await note(**{"@type": "Vaul"})
+    assert before == 'where.secrett: no record has this field; did you mean "secret"?'
+    assert after == "where.secrett: no record has this field; fields: album_id"
+    assert as_type == "where.@type: no record is of this type; types: Track"
