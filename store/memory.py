@@ -266,7 +266,10 @@ class Memory:
         try:
             self._load_everything()
         except BaseException as error:  # reported to every caller of wait_ready
-            log.exception("memory warm-up failed")
+            if isinstance(error, MemoryStoreError):  # says what is wrong and what to do
+                log.error("memory warm-up failed: %s", error)
+            else:
+                log.exception("memory warm-up failed")
             self._failure = error
             self._ready.set()
 
