@@ -18,6 +18,8 @@ from typing import Any
 
 from doxa.server.markdown_export import read_tables
 from doxa.server.settings import Settings
+from doxa.store.event_time import loaded, most_specific, shown
+from doxa.store.records import Record, RecordField
 
 
 def listing(settings: Settings, limit: int | None = None) -> dict[str, Any]:
@@ -51,8 +53,6 @@ class _Links:
     export."""
 
     def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        from doxa.store.records import Record, RecordField
-
         types = {link["from"]: link["to"] for link in tables["IS_A"]}
         fields: dict[str, list[tuple[int, RecordField]]] = defaultdict(list)
         for link in tables["HAS_FIELD"]:  # this record's field as given, and where
@@ -77,8 +77,6 @@ class _Links:
 
     def item(self, observation: dict[str, Any]) -> dict[str, Any]:
         """One observation as a recall's result shows it, with its topics and agents."""
-        from doxa.store.event_time import loaded, most_specific, shown
-
         oid = observation["id"]
         record = self.records.get(oid)
         item: dict[str, Any] = {"observation_id": oid}

@@ -281,8 +281,11 @@ def parse_export(path: Path) -> Parsed:
             )
         parsed = Parsed(header)
         written_at = header.get("schema")
-        legacy = {**(LEGACY if isinstance(written_at, int) and written_at < 6 else {})}
-        legacy |= schema.RETIRED  # read (as files before migration 14 hold them), left out
+        # Retired columns are read (as files before migration 14 hold them), then left out.
+        legacy = {
+            **(LEGACY if isinstance(written_at, int) and written_at < 6 else {}),
+            **schema.RETIRED,
+        }
         linked_pairs = isinstance(written_at, int) and written_at < 7
         for number, raw in enumerate(handle, start=2):
             if not raw.strip():

@@ -20,7 +20,6 @@ from datetime import datetime
 
 from doxa.store.drafts import Fact, NewMemory, predicate_key
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.values import micros
 from doxa.store.working_memory import WorkingMemory, fact_key, topic_key
 
 
@@ -232,11 +231,7 @@ def _shared(
         entry = working.entries[row]
         if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
             continue
-        if (
-            fact is not None
-            and start is not None
-            and (working.valid_from[row] > micros(start) or entry.valid_until != fact.valid_until)
-        ):
+        if not _holds_for(fact, start, entry.valid_from or entry.observed_at, entry.valid_until):
             continue
         believers = state.believers.setdefault(entry.id, list(entry.agents))
         shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
@@ -253,12 +248,12 @@ def _shared(
             earlier.object if earlier else None,
         )
         and (
-            fact is None
-            or earlier is None
-            or start is None
-            or (
-                (earlier.valid_from or first.memory.observed_at or now) <= start
-                and earlier.valid_until == fact.valid_until
+            earlier is None
+            or _holds_for(
+                fact,
+                start,
+                earlier.valid_from or first.memory.observed_at or now,
+                earlier.valid_until,
             )
         )
     ):
@@ -269,6 +264,15 @@ def _shared(
         believers.append(memory.agent)
         return shared
     return None
+
+
+def _holds_for(
+    fact: Fact | None, start: datetime | None, began: datetime, until: datetime | None
+) -> bool:
+    """Whether another agent's observation of the same fact (or none), valid from ``began``
+    until ``until`` (its end as known now), may be believed for ``fact`` starting at
+    ``start``: it holds then and ends as ``fact`` says."""
+    return fact is None or start is None or (began <= start and until == fact.valid_until)
 
 
 def _supersede(

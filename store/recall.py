@@ -221,9 +221,10 @@ def answer(
         for topic in asked.topics:
             any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
         mask &= any_topic
+    # The asked agent's own confidence in what it holds with another than the observation's.
+    own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
     if asked.minimum is not None:
         confidence = working.confidence[:n]
-        own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
         if own:  # the agent's own belief in another agent's observation
             confidence = confidence.copy()
             for row, held in own.items():
@@ -276,7 +277,7 @@ def answer(
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
-    return _order(ranked, working, asked, current)[:limit], current
+    return _order(ranked, working, asked.order_by, own, current)[:limit], current
 
 
 def _fact_rows(working: WorkingMemory, part: str, wanted: str) -> npt.NDArray[np.int64]:
@@ -323,14 +324,16 @@ def _member(rows: npt.NDArray[np.int64], n: int) -> BoolArray:
 
 
 def _order(
-    ranked: list[Ranked], working: WorkingMemory, asked: Question, current: BoolArray
+    ranked: list[Ranked],
+    working: WorkingMemory,
+    order_by: OrderBy,
+    own: dict[int, Decimal],
+    current: BoolArray,
 ) -> list[Ranked]:
-    """Present results in the requested order (by confidence: the asked agent's own, when
-    one is asked); facts no longer valid always come last."""
+    """Present results in the requested order (by confidence: ``own`` where the asked agent
+    holds one of its own); facts no longer valid always come last."""
     entries = working.entries
-    order_by = asked.order_by
     if order_by == "confidence":
-        own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
         ranked = sorted(
             ranked,
             key=lambda r: (-own.get(r.row, entries[r.row].confidence), -r.score),
