@@ -36,9 +36,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from doxa.store import schema
+from doxa.store import event_time, schema
+from doxa.store.drafts import memory_key
 from doxa.store.errors import MemoryStoreError
-from doxa.store.values import iso, to_naive_utc, utc_now
+from doxa.store.records import Record, RecordField
+from doxa.store.values import from_naive_utc, iso, to_naive_utc, utc_now
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph, GraphWriter
@@ -316,8 +318,7 @@ def parse_export(path: Path) -> Parsed:
     if isinstance(written_at, int) and written_at < 6:
         _features_to_recalls(parsed)
     _without_retired(parsed)
-    if isinstance(written_at, int) and written_at < 13:
-        _records_read_again(parsed, written_at)
+    _read_again(parsed, written_at if isinstance(written_at, int) else None)
     return parsed
 
 
@@ -339,16 +340,74 @@ def _all_there(parsed: Parsed, path: Path) -> None:
         )
 
 
-def _records_read_again(parsed: Parsed, written_at: int) -> None:
-    """A file written before schema migration 12 carries records' event times read from
-    their fields ("name=Yesterday"), and before 13 their duplicate keys read from their
-    words: left unset, as those migrations leave them, the start after the import computes
-    them again (``startup``)."""
-    cleared = ["text_key"] if written_at >= 12 else ["text_key", "event_times"]
-    records = {link["from"] for link in parsed.objects.get("IS_A", [])}
-    for observation in parsed.objects.get("Observation", []):
-        if observation["id"] in records:
-            observation.update(dict.fromkeys(cleared))
+def _read_again(parsed: Parsed, written_at: int | None) -> None:
+    """Compute what the file's version read differently, or did not keep, as the migrations
+    since compute it for a memory's own observations: event times (every observation's
+    before migration 11, a record's before 12) and a record's duplicate key (before 13),
+    and either when the file has none; a recall that does not say which model ranked it
+    (before 10) is ranked by one not known, and teaches the ranker nothing.
+
+    Computed here, never left unset for the next start to fill in: Kùzu 0.11.3 garbled
+    values set on rows a checkpoint wrote without one, and once a memory had filled in one
+    such import, the next left every command crashing.
+    """
+
+    def before(version: int) -> bool:
+        return written_at is not None and written_at < version
+
+    records = _records(parsed)
+    for observation, where in zip(
+        parsed.objects.get("Observation", []), parsed.lines.get("Observation", []), strict=True
+    ):
+        record = records.get(observation["id"])
+        if (
+            observation.get("event_times") is None
+            or before(11)
+            or (record is not None and before(12))
+        ):
+            observation["event_times"] = _event_times(observation, record, where)
+        if observation.get("text_key") is None or (record is not None and before(13)):
+            observation["text_key"] = memory_key(observation["text"] or "", record)
+    for recall in parsed.objects.get("Recall", []):
+        if recall.get("embedder") is None:  # before migration 10: not known
+            recall["embedder"] = ""
+
+
+def _records(parsed: Parsed) -> dict[str, Record]:
+    """The records of the file's observations, by observation id, their fields typed again
+    from their ``HAS_FIELD`` links in position order."""
+    fields: dict[str, list[tuple[int, RecordField]]] = {}
+    for link, where in zip(
+        parsed.objects.get("HAS_FIELD", []), parsed.lines.get("HAS_FIELD", []), strict=True
+    ):
+        try:
+            field_ = RecordField.loaded(link["name"] or "", link["kind"] or "", link["value"] or "")
+        except (ValueError, ArithmeticError) as error:
+            raise ImportRefused(
+                f"{where}: HAS_FIELD's value {link['value']!r} is not a {link['kind']} ({error})"
+            ) from None
+        fields.setdefault(link["from"], []).append((link["position"] or 0, field_))
+    return {
+        link["from"]: Record(
+            link["to"], tuple(f for _, f in sorted(fields.get(link["from"], []), key=_first))
+        )
+        for link in parsed.objects.get("IS_A", [])
+    }
+
+
+def _first(pair: tuple[int, RecordField]) -> int:
+    return pair[0]
+
+
+def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:
+    """An imported observation's event times read from its words, as ``remember`` reads
+    them (a record's own words, ``Record.line``, tell of no time)."""
+    text = observation["text"] or ""
+    said = from_naive_utc(observation["observed_at"] or observation["recorded_at"])
+    if said is None:
+        raise ImportRefused(f"{where}: Observation needs observed_at (a time, as text)")
+    told = "" if record is not None and text == record.line() else text
+    return event_time.stored(event_time.event_times(told, said))
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:

@@ -16,8 +16,8 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.store import Memory
 from doxa.store.embedder import HashEmbedder
-from doxa.store.exporting import FORMAT, ImportRefused
-from doxa.store.graph import query_vector_text
+from doxa.store.exporting import FORMAT, ImportRefused, parse_export, write_import
+from doxa.store.graph import Graph, query_vector_text
 from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.schema import latest_version
 
@@ -315,6 +315,50 @@ async def test_a_file_of_schema_11_has_its_records_event_times_read_again(
         found = await ok(client, "recall", query="Yesterday", limit=5)
     happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
     assert happened == {song["observation_id"]: None, note["observation_id"]: "2024-05-07"}
+
+
+@pytest.mark.parametrize("schema", [2, 12])
+async def test_an_older_file_leaves_nothing_for_the_next_start_to_fill_in(
+    tmp_path: Path, schema: int
+) -> None:
+    # Files before migration 13 hold records' duplicate keys read from their words (before
+    # 3, no event times at all; before 10, no recall's model). Left unset for the start after the import to compute and
+    # set, they were the rows Kùzu 0.11.3 garbles: the third such import into one memory
+    # left every command crashing. The import computes them; a record told again is found.
+    settings = hash_settings(tmp_path / "a")
+    track = {"type": "Track", "fields": {"name": "Yesterday", "ms": 176}}
+    async with Client(create_server(settings)) as client:
+        song = await ok(client, "remember", record=track, observed_at="2024-05-08T12:00:00Z")
+        await ok(client, "remember", text="Yesterday I fixed the roof.")
+        await ok(client, "recall", query="roof")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, *rest = (json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines())
+    for line in rest:
+        if line.get("table") == "Recall" and schema < 10:
+            del line["embedder"]  # which model ranked it: not known, not stamped
+        if line.get("table") == "Observation":
+            line["text_key"] = "read from its words by an older version"
+            if schema < 3:
+                del line["event_times"]
+    (tmp_path / "old.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in [header | {"schema": schema, "format": 1}, *rest])
+    )
+    parsed = parse_export(tmp_path / "old.jsonl")
+    graph = Graph(tmp_path / "b" / "graph")
+    try:
+        write_import(graph, parsed)
+        rows = graph.observations().to_pylist()
+        assert graph.unstamped_recalls() == 0
+    finally:
+        graph.close()
+    assert len(rows) == 2
+    assert all(r["text_key"] and r["event_times"] is not None for r in rows), rows
+    times = {r["text"]: json.loads(r["event_times"]) for r in rows}
+    assert times["Track: name=Yesterday, ms=176"] == []
+    assert [t[3] for t in times["Yesterday I fixed the roof."]] == ["Yesterday"]
+    async with Client(create_server(hash_settings(tmp_path / "b"))) as client:
+        again = await ok(client, "remember", record=track)
+    assert again["duplicate_of"] == song["observation_id"]
 
 
 def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
