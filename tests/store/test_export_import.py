@@ -322,9 +322,10 @@ async def test_an_older_file_leaves_nothing_for_the_next_start_to_fill_in(
     tmp_path: Path, schema: int
 ) -> None:
     # Files before migration 13 hold records' duplicate keys read from their words (before
-    # 3, no event times at all; before 10, no recall's model). Left unset for the start after the import to compute and
-    # set, they were the rows Kùzu 0.11.3 garbles: the third such import into one memory
-    # left every command crashing. The import computes them; a record told again is found.
+    # 3, no event times at all; before 10, no recall's model). Left unset for the start
+    # after the import to compute and set, they were the rows Kùzu 0.11.3 garbles: the third
+    # such import into one memory left every command crashing. The import computes them; a
+    # record told again is found.
     settings = hash_settings(tmp_path / "a")
     track = {"type": "Track", "fields": {"name": "Yesterday", "ms": 176}}
     async with Client(create_server(settings)) as client:
