@@ -841,7 +841,12 @@ class Memory:
                 return Forgotten(obs, mode, [withdrawing], False, others)
             with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
-                ends = [(working.entries[r].id, until) for r, until in reopened]
+                ends = [(working.entries[r].id, until) for r, until, _ in reopened]
+                links = [
+                    (newer, working.entries[r].id, until)
+                    for r, until, newer in reopened
+                    if newer is not None and until is not None
+                ]
             at = utc_now()
 
             def forgetting(w: GraphWriter) -> list[str]:
@@ -851,6 +856,7 @@ class Memory:
                 else:
                     held = w.purge(obs)
                 w.end_validity(ends)
+                w.supersede(links)
                 return held
 
             beliefs = graph.transact(f"forget ({mode})", forgetting)
@@ -858,8 +864,10 @@ class Memory:
                 # After the graph commits, in order behind any write of the same row still
                 # queued; under the write lock, so no embedding of it is delivered after.
                 self._writer.delete([obs])
-                for other, until in reopened:
+                for other, until, newer in reopened:
                     working.reopen(other, until, obs)
+                    if newer is not None and until is not None:
+                        working.supersede(working.row_of[newer], other, until)
                 if mode == "retract":
                     working.retract(row, at)
                 else:

@@ -322,6 +322,9 @@ def _supersede(
                     (earlier.memory.agent,),
                 )
             )
+    # The earliest first: an older fact arriving late ends when the first newer one begins,
+    # and a later one cuts nothing that was over by then.
+    candidates.sort(key=lambda c: c[2])
     for other_id, other_object, other_from, agents in candidates:
         if topic_key(other_object) == new_object:
             continue
@@ -342,23 +345,29 @@ def _supersede(
                     earlier.valid_until is None or earlier.valid_until > start
                 ):
                     earlier.valid_until = start
-        else:
-            # An older fact arriving late is history: it ended when the newer one began.
+        elif plan.valid_until is None or plan.valid_until > other_from:
+            # An older fact arriving late is history: it ended when the newer one began
+            # (unless it ended by then, as its own end or an earlier newer one says).
             plan.superseded_by.append((other_id, other_from))
             if plan.valid_until is None or plan.valid_until > other_from:
                 plan.valid_until = other_from
     facts_in_batch.setdefault(key, []).append(plan)
 
 
-def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | None]]:
-    """Facts that the observation at ``row`` had ended, with the end they have without it
-    (the start of their next remaining superseder, or None: current again), as
-    (row, new end). For a forget of that observation."""
+def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | None, str | None]]:
+    """Facts that the observation at ``row`` had ended, with the end they have without it,
+    as (row, new end, the id of a new superseder or None). For a forget of that observation.
+
+    The new end is the start of their next remaining superseder, or of the next fact of
+    their agents that a chain had ended them before (Athens, then Bonn, then Cork: Cork
+    ended Bonn, and with Bonn forgotten it ends Athens, as it would have without Bonn; it
+    then supersedes Athens too), or their stated end, or None: current again.
+    """
     gone = working.entries[row]
     key = fact_key(gone)
     if key is None:
         return []
-    out: list[tuple[int, datetime | None]] = []
+    out: list[tuple[int, datetime | None, str | None]] = []
     for other in working.fact_index.get(key, []):
         entry = working.entries[other]
         if other == row or gone.id not in entry.superseded_by:
@@ -372,5 +381,35 @@ def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | Non
             successor = working.entries[newer_row]
             if not successor.retracted:
                 ends.append(successor.valid_from or successor.observed_at)
-        out.append((other, min(ends) if ends else None))
+        after = _next_fact(working, other, row)
+        if after is not None and (not ends or after[1] < min(ends)):
+            out.append((other, after[1], working.entries[after[0]].id))
+        else:
+            out.append((other, min(ends) if ends else None, None))
     return out
+
+
+def _next_fact(working: WorkingMemory, row: int, gone: int) -> tuple[int, datetime] | None:
+    """The fact that would supersede the one at ``row`` had the one at ``gone`` never
+    been: the earliest remaining fact of the same subject and predicate, of another
+    object, held by its agents, that starts after it (or at once, told later)."""
+    entry = working.entries[row]
+    key = fact_key(entry)
+    assert key is not None
+    began = entry.valid_from or entry.observed_at
+    found: tuple[int, datetime] | None = None
+    for other in working.fact_index.get(key, []):
+        newer = working.entries[other]
+        start = newer.valid_from or newer.observed_at
+        if (
+            other in (row, gone)
+            or newer.retracted
+            or topic_key(newer.object or "") == topic_key(entry.object or "")
+            or not set(entry.agents) <= set(newer.agents)
+            or start < began
+            or (start == began and newer.seq < entry.seq)
+        ):
+            continue
+        if found is None or start < found[1]:
+            found = (other, start)
+    return found

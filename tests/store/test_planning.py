@@ -48,8 +48,10 @@ def only_plan(planned: list[Plan | Duplicate | Shared]) -> Plan:
 def forget(working: WorkingMemory, observation_id: str) -> None:
     """Retract an observation as ``Memory.forget`` does after the graph commits."""
     row = working.row_of[observation_id]
-    for other, until in planning.reopened(working, row):
+    for other, until, newer in planning.reopened(working, row):
         working.reopen(other, until, observation_id)
+        if newer is not None and until is not None:
+            working.supersede(working.row_of[newer], other, until)
     working.retract(row, NOW)
 
 
@@ -200,7 +202,7 @@ def test_forgetting_the_superseder_makes_the_fact_current_again(working: Working
     closed = only_plan(remember(working, fact("closed", T1)))
     opened = only_plan(remember(working, fact("open", T2)))
     row = working.row_of[closed.observation_id]
-    assert planning.reopened(working, working.row_of[opened.observation_id]) == [(row, None)]
+    assert planning.reopened(working, working.row_of[opened.observation_id]) == [(row, None, None)]
     forget(working, opened.observation_id)
     assert working.entries[row].valid_until is None
     assert working.entries[row].superseded_by == ()
@@ -215,7 +217,7 @@ def test_forgetting_one_of_two_superseders_ends_the_fact_at_the_other(
     row = working.row_of[closed.observation_id]
     assert set(working.entries[row].superseded_by) == {opened.observation_id, half.observation_id}
     assert working.entries[row].valid_until == T2
-    assert planning.reopened(working, working.row_of[half.observation_id]) == [(row, T3)]
+    assert planning.reopened(working, working.row_of[half.observation_id]) == [(row, T3, None)]
     forget(working, half.observation_id)
     assert working.entries[row].valid_until == T3
     assert working.entries[row].superseded_by == (opened.observation_id,)

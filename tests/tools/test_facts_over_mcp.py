@@ -189,6 +189,51 @@ async def test_after_retracting_the_newer_fact_the_older_one_names_no_superseder
     assert ids(found) == [paris] and found["results"][0].get("current", True)
 
 
+async def test_retracting_the_middle_of_a_chain_ends_the_first_where_the_last_begins(
+    client: Client,
+) -> None:
+    # Bonn ended Athens and Cork ended Bonn. Without Bonn, Athens ran until Cork began: it
+    # came back with no end, beside Cork, as two current homes and a clash with itself.
+    with anyio.fail_after(30):
+        athens = await fact(client, "Jo", "lives in", "Athens", fact={"valid_from": "2024-01-01"})
+        bonn = await fact(client, "Jo", "lives in", "Bonn", fact={"valid_from": "2024-03-01"})
+        cork = await fact(client, "Jo", "lives in", "Cork", fact={"valid_from": "2024-06-01"})
+        await ok(client, "forget", id=bonn)
+        now = await ok(client, "recall", query="", subject="Jo", predicate="lives in")
+        april = await ok(
+            client, "recall", query="", subject="Jo", predicate="lives in", as_of="2024-04-01"
+        )
+        cited = await ok(client, "cite_evidence", id=athens)
+        about = await ok(client, "about", name="Jo")
+    assert ids(now) == [cork] and ids(april) == [athens]
+    assert cited["superseded_by"] == [cork]
+    assert cited["observation"]["valid_until"] == "2024-06-01T00:00:00Z"
+    assert about.get("conflicts", []) == []
+
+
+async def test_a_late_fact_that_ended_on_its_own_is_superseded_by_nothing(
+    client: Client,
+) -> None:
+    # Madrid ended in 2019 as told; Paris began in 2020 and cut nothing of it.
+    with anyio.fail_after(30):
+        paris = await fact(client, "Ann", "lives in", "Paris", fact={"valid_from": "2020-01-01"})
+        lisbon = await fact(client, "Ann", "lives in", "Lisbon", fact={"valid_from": "2019-09-01"})
+        madrid = await fact(
+            client,
+            "Ann",
+            "lives in",
+            "Madrid",
+            fact={"valid_from": "2018-01-01", "valid_until": "2019-06-01"},
+        )
+        rome = await fact(client, "Ann", "lives in", "Rome", fact={"valid_from": "2017-01-01"})
+        cited = {o: await ok(client, "cite_evidence", id=o) for o in (madrid, rome, lisbon)}
+    assert cited[madrid].get("superseded_by", []) == []
+    assert cited[madrid]["observation"]["valid_until"] == "2019-06-01T00:00:00Z"
+    # Rome ran until Madrid began, and only Madrid cut it.
+    assert cited[rome]["superseded_by"] == [madrid]
+    assert cited[lisbon]["superseded_by"] == [paris]
+
+
 async def test_another_agent_shares_only_a_fact_that_holds_unended_when_its_own_starts(
     client: Client,
 ) -> None:
