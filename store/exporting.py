@@ -166,8 +166,15 @@ def write_export(
     whole = path.with_name(path.name + ".partial")
     try:
         with body.open("w", encoding="utf-8") as out:
-            audit = ({"table": PRUNED, "id": i, "at": at, "why": w} for i, at, w in pruned)
+            held: set[str] = set()  # observations, written before the reasons
+            audit = (
+                {"table": PRUNED, "id": i, "at": at, "why": w}
+                for i, at, w in pruned
+                if i in held  # a purge since took the observation, and its reason
+            )
             for line in itertools.chain(export_lines(graph), audit):
+                if line["table"] == "Observation":
+                    held.add(line["id"])
                 counts[line["table"]] = counts.get(line["table"], 0) + 1
                 out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         header = {

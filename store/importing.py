@@ -9,10 +9,18 @@ this directory's model and fills the search index, as after a crash.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from doxa.store.errors import MemoryStoreError
-from doxa.store.exporting import PRUNED, Imported, Progress, parse_export, write_import
+from doxa.store.exporting import (
+    PRUNED,
+    Imported,
+    ImportRefused,
+    Progress,
+    parse_export,
+    write_import,
+)
 from doxa.store.pruning import AuditLog
 from doxa.store.settings import StoreSettings
 from doxa.store.sharing import Ownership
@@ -46,6 +54,7 @@ def import_file(settings: StoreSettings, path: Path, progress: Progress | None =
     parsed = parse_export(path)
     say(f"read {parsed.total} objects from {path}")
     data_dir = Path(settings.data_dir).expanduser()
+    created = not data_dir.exists()
     data_dir.mkdir(parents=True, exist_ok=True)
     ownership = Ownership(data_dir)
     if not ownership.try_acquire():
@@ -73,6 +82,11 @@ def import_file(settings: StoreSettings, path: Path, progress: Progress | None =
             memory.settle(timeout=INDEX_WAIT_S)
         finally:
             memory.close()
+    except ImportRefused:
+        if created:  # refused whole: no memory is left where there was none
+            ownership.release()
+            shutil.rmtree(data_dir, ignore_errors=True)
+        raise
     finally:
         ownership.release()
     return done

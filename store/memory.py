@@ -872,6 +872,8 @@ class Memory:
                     working.retract(row, at)
                 else:
                     working.purge(row)
+            if mode == "purge":
+                self._audit.drop(obs)  # why a prune retired it goes with it
             self._facts_changed([entry])
         return Forgotten(obs, mode, beliefs, False)
 

@@ -353,6 +353,24 @@ class AuditLog:
             reasons.update(new)
         return len(new)
 
+    def drop(self, observation_id: str) -> None:
+        """Forget the reasons of an observation a purge took (the file written anew, then
+        put in place of the old one)."""
+        with self._lock:
+            reasons = self._loaded()
+            if not any(i == observation_id for i, _ in reasons):
+                return
+            kept = {key: why for key, why in reasons.items() if key[0] != observation_id}
+            fresh = self.path.with_name(self.path.name + ".new")
+            with fresh.open("w", encoding="utf-8") as out:
+                for (i, at), why in kept.items():
+                    out.write(json.dumps({"id": i, "at": at, "why": why}, ensure_ascii=False))
+                    out.write("\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(fresh, self.path)
+            self._reasons = kept
+
     def reason(self, observation_id: str, retracted_at: datetime | None) -> str | None:
         """Why the observation was retracted at ``retracted_at``, if a prune did it."""
         stamp = iso(retracted_at)

@@ -234,7 +234,22 @@ async def test_a_reason_for_an_observation_the_import_lacks_is_refused_naming_th
     moved = hash_settings(tmp_path / "moved")
     with pytest.raises(ImportRefused, match=f"line {number + 1}: Pruned's id 'obs_nowhere'"):
         import_file(moved.store, tmp_path / "bad.jsonl")
-    assert not (tmp_path / "moved" / AUDIT_FILE).exists()
+    assert not (tmp_path / "moved").exists()  # refused whole: no memory left behind
+
+
+async def test_a_purge_takes_the_reason_a_prune_retired_it_for(
+    memory_client: Client, memory: Memory, tmp_path: Path
+) -> None:
+    # The reason stayed in pruned.jsonl: the export carried it, and its own import refused
+    # it (the observation it names was gone).
+    ids = await seed(memory_client)
+    await ok(memory_client, "prune", dry_run=False, **RULE)
+    await ok(memory_client, "forget", id=ids["copy"], mode="purge")
+    memory.export(str(tmp_path / "memory.jsonl"))
+    done = import_file(hash_settings(tmp_path / "moved").store, tmp_path / "memory.jsonl")
+    audit = (Path(memory.settings.data_dir) / AUDIT_FILE).read_text()
+    assert done.created["Pruned"] == 1
+    assert ids["copy"] not in audit and ids["unused"] in audit
 
 
 @pytest.mark.parametrize(
