@@ -20,7 +20,7 @@ from datetime import datetime
 
 from doxa.store.drafts import Fact, NewMemory, predicate_key
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.working_memory import WorkingMemory, fact_key, topic_key
+from doxa.store.working_memory import WorkingMemory, fact_key, said_key, topic_key
 
 
 def new_id(prefix: str) -> str:
@@ -83,7 +83,7 @@ class Batch:
     seen: dict[tuple[str, str], Plan | Shared] = field(default_factory=dict)
     facts: dict[tuple[str, str], list[Plan]] = field(default_factory=dict)
     ended: dict[str, datetime] = field(default_factory=dict)
-    texts: dict[str, Plan] = field(default_factory=dict)  # text key -> first plan of it
+    texts: dict[str, Plan] = field(default_factory=dict)  # said key -> first plan of it
     believers: dict[str, list[str]] = field(default_factory=dict)  # planned obs -> agents
     predicates: dict[str, str] = field(default_factory=dict)  # first used in this write
     recorded: set[str] = field(default_factory=set)  # predicates a plan here records
@@ -126,7 +126,15 @@ def plan(
         cardinality = None
         if memory.fact is not None:
             cardinality = _cardinality(memory.fact, working, state, where(i, "fact.cardinality"))
-        key = (memory.agent, memory.text_key)
+        for j, (belief, _) in enumerate(memory.supports):
+            if belief not in working.belief_row:
+                raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
+        for j, other in enumerate(memory.contradicts):
+            row = working.row_of.get(other)
+            if row is None or working.entries[row].retracted:
+                raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
+        said = _said(memory)
+        key = (memory.agent, said)
         existing = working.text_index.get(key)
         if existing is not None:
             entry = working.entries[existing]
@@ -145,13 +153,6 @@ def plan(
             seen[key] = shared
             planned.append(shared)
             continue
-        for j, (belief, _) in enumerate(memory.supports):
-            if belief not in working.belief_row:
-                raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
-        for j, other in enumerate(memory.contradicts):
-            row = working.row_of.get(other)
-            if row is None or working.entries[row].retracted:
-                raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
         observed_at = memory.observed_at or now
         fact = memory.fact
         new = Plan(
@@ -170,7 +171,7 @@ def plan(
                 state.recorded.add(fact.predicate)
             _supersede(new, working, facts_in_batch, ended)
         seen[key] = new
-        state.texts.setdefault(memory.text_key, new)
+        state.texts.setdefault(said, new)
         state.believers.setdefault(new.observation_id, [memory.agent])
         planned.append(new)
     return planned
@@ -227,7 +228,8 @@ def _shared(
     start = None
     if fact is not None:
         start = fact.valid_from or memory.observed_at or now
-    for row in working.held_text(memory.text_key):
+    said = _said(memory)
+    for row in working.held_text(said):
         entry = working.entries[row]
         if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
             continue
@@ -237,7 +239,7 @@ def _shared(
         shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
         believers.append(memory.agent)
         return shared
-    first = state.texts.get(memory.text_key)
+    first = state.texts.get(said)
     earlier = first.memory.fact if first is not None else None
     if (
         first is not None
@@ -413,3 +415,10 @@ def _next_fact(working: WorkingMemory, row: int, gone: int) -> tuple[int, dateti
         if found is None or start < found[1]:
             found = (other, start)
     return found
+
+
+def _said(memory: NewMemory) -> str:
+    fact = memory.fact
+    if fact is None:
+        return memory.text_key
+    return said_key(memory.text_key, fact.subject, fact.predicate, fact.object)

@@ -60,6 +60,15 @@ def fact_key(entry: Entry) -> tuple[str, str] | None:
     return topic_key(entry.subject), predicate_key(entry.predicate)
 
 
+def said_key(text_key: str, subject: str | None, predicate: str | None, obj: str | None) -> str:
+    """What makes two memories of one agent the same one: their words (``text_key``) and,
+    for a fact, its subject, predicate and object. "Moved." told with another fact is
+    another memory, not a repeat whose fact is dropped."""
+    if subject is None or predicate is None:
+        return text_key
+    return "\n".join((text_key, topic_key(subject), predicate_key(predicate), topic_key(obj or "")))
+
+
 @dataclass(slots=True)
 class Entry:
     """One observation as results show it."""
@@ -135,6 +144,7 @@ class WorkingMemory:
         self.topic_links: dict[str, dict[str, int]] = defaultdict(dict)
         self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
+        #: (agent, ``said_key``) -> the live row of that agent's memory.
         self.text_index: dict[tuple[str, str], int] = {}
         # (subject, predicate) keys of facts -> rows, for superseding and clash detection.
         # Retracted facts stay (for what was held before); purged ones leave.
@@ -323,26 +333,23 @@ class WorkingMemory:
     def _index_texts(self, row: int) -> None:
         entry = self.entries[row]
         for agent in entry.agents:
-            self.text_index[(agent, entry.text_key)] = row
+            self.text_index[(agent, _said(entry))] = row
 
     def _unindex_texts(self, row: int) -> None:
         entry = self.entries[row]
         for agent in entry.agents:
-            if self.text_index.get((agent, entry.text_key)) == row:
-                del self.text_index[(agent, entry.text_key)]
+            if self.text_index.get((agent, _said(entry))) == row:
+                del self.text_index[(agent, _said(entry))]
 
     def cardinality(self, predicate: str) -> str:
         """ "one" or "many": as the graph records it, else as configured, else "one"."""
         key = predicate_key(predicate)
         return self.predicates.get(key) or self.configured.get(key, "one")
 
-    def held_text(self, text_key: str) -> list[int]:
-        """Live rows holding this text (by any agent), oldest first."""
-        found = {
-            row
-            for agent in self.agent_rows
-            if (row := self.text_index.get((agent, text_key))) is not None
-        }
+    def held_text(self, said: str) -> list[int]:
+        """Live rows holding this memory (``said_key``), by any agent, oldest first."""
+        index = self.text_index
+        found = {row for agent in self.agent_rows if (row := index.get((agent, said))) is not None}
         return sorted(found)
 
     def belief_of(self, row: int, agent: str) -> str | None:
@@ -371,7 +378,7 @@ class WorkingMemory:
             entry.agents = self._shared((*entry.agents, agent))
             self.agent_rows[agent].append(row)
             if not entry.retracted:
-                self.text_index[(agent, entry.text_key)] = row
+                self.text_index[(agent, _said(entry))] = row
         entry.beliefs = (*entry.beliefs, belief_id)
         self.belief_row[belief_id] = row
         self.belief_agent[belief_id] = agent
@@ -391,8 +398,8 @@ class WorkingMemory:
             rows = self.agent_rows[agent]
             if row in rows:
                 rows.remove(row)
-            if self.text_index.get((agent, entry.text_key)) == row:
-                del self.text_index[(agent, entry.text_key)]
+            if self.text_index.get((agent, _said(entry))) == row:
+                del self.text_index[(agent, _said(entry))]
 
     def withdraw_later(self, row: int, agent: str, belief: str, since: int, at: int) -> None:
         """Keep a withdrawn belief's times (for what the memory held before)."""
@@ -669,3 +676,7 @@ def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:
         rows.remove(row)
         if not rows:
             del index[key]
+
+
+def _said(entry: Entry) -> str:
+    return said_key(entry.text_key, entry.subject, entry.predicate, entry.object)

@@ -377,6 +377,39 @@ async def test_same_text_from_same_agent_returns_the_existing_ids(
     assert memory.stats()["Belief"] == 1
 
 
+async def test_the_same_text_told_with_another_fact_is_another_memory(
+    memory_client: Client, memory: Memory
+) -> None:
+    # It was taken for a repeat: the new fact was dropped, and Eve still lived in Berlin.
+    def moved(city: str, since: str) -> dict[str, Any]:
+        return {"subject": "Eve", "predicate": "lives in", "object": city, "valid_from": since}
+
+    with anyio.fail_after(30):
+        berlin = await ok(memory_client, "remember", text="Moved.", fact=moved("Berlin", "2024-01-01"))
+        paris = await ok(memory_client, "remember", text="Moved.", fact=moved("Paris", "2024-06-01"))
+        again = await ok(memory_client, "remember", text="Moved.", fact=moved("Paris", "2024-06-01"))
+        about = await ok(memory_client, "about", name="Eve")
+    assert "duplicate_of" not in paris and paris["superseded"] == [berlin["observation_id"]]
+    assert again["duplicate_of"] == paris["observation_id"]  # a retry is still one memory
+    assert [f["object"] for f in about["facts"]["lives_in"]] == ["Paris"]
+    assert memory.stats()["Observation"] == 2
+
+
+async def test_a_repeat_naming_a_belief_that_does_not_exist_is_refused(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        await ok(memory_client, "remember", text="The ferry leaves at noon.")
+        message = await error(
+            memory_client,
+            "remember",
+            text="The ferry leaves at noon.",
+            supports=[{"belief_id": "bel_nope", "weight": "0.5"}],
+        )
+    assert "supports[0].belief_id" in message and "bel_nope" in message
+    assert (memory.stats()["Observation"], memory.stats()["Belief"]) == (1, 1)
+
+
 async def test_same_text_from_another_agent_is_its_belief_in_the_same_observation(
     memory_client: Client, memory: Memory
 ) -> None:
