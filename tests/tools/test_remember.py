@@ -381,13 +381,14 @@ async def test_the_same_text_told_with_another_fact_is_another_memory(
     memory_client: Client, memory: Memory
 ) -> None:
     # It was taken for a repeat: the new fact was dropped, and Eve still lived in Berlin.
-    def moved(city: str, since: str) -> dict[str, Any]:
-        return {"subject": "Eve", "predicate": "lives in", "object": city, "valid_from": since}
+    async def moved(city: str, since: str) -> dict[str, Any]:
+        fact = {"subject": "Eve", "predicate": "lives in", "object": city, "valid_from": since}
+        return await ok(memory_client, "remember", text="Moved.", fact=fact)
 
     with anyio.fail_after(30):
-        berlin = await ok(memory_client, "remember", text="Moved.", fact=moved("Berlin", "2024-01-01"))
-        paris = await ok(memory_client, "remember", text="Moved.", fact=moved("Paris", "2024-06-01"))
-        again = await ok(memory_client, "remember", text="Moved.", fact=moved("Paris", "2024-06-01"))
+        berlin = await moved("Berlin", "2024-01-01")
+        paris = await moved("Paris", "2024-06-01")
+        again = await moved("Paris", "2024-06-01")
         about = await ok(memory_client, "about", name="Eve")
     assert "duplicate_of" not in paris and paris["superseded"] == [berlin["observation_id"]]
     assert again["duplicate_of"] == paris["observation_id"]  # a retry is still one memory
