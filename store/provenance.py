@@ -197,17 +197,19 @@ def clashes(
 def on_topic(
     found: list[dict[str, Any]], working: WorkingMemory, topic: str | None
 ) -> list[dict[str, Any]]:
-    """Conflicts from ``contradictions`` and ``clashes`` where either side mentions
-    ``topic`` (all of them when None). The caller holds the read lock."""
+    """Conflicts from ``contradictions`` and ``clashes`` where either side names ``topic``
+    (all of them when None): as a topic, or as its fact's subject or object, as ``about``
+    finds an entity's conflicts. The caller holds the read lock."""
     if topic is None:
         return found
     wanted = topic_key(topic)
+    # .get: the tables are defaultdicts, and a read adds no key.
+    naming = {*working.topic_rows.get(wanted, ()), *working.entity_facts.get(wanted, ())}
 
-    def mentions(obs: str) -> bool:
-        row = working.row_of.get(obs)
-        return row is not None and wanted in {topic_key(t) for t in working.entries[row].topics}
+    def names(obs: str) -> bool:
+        return working.row_of.get(obs) in naming
 
-    return [c for c in found if mentions(c["a"]) or mentions(c["b"])]
+    return [c for c in found if names(c["a"]) or names(c["b"])]
 
 
 def described(found: list[dict[str, Any]], working: WorkingMemory) -> list[dict[str, Any]]:

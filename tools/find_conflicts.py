@@ -76,7 +76,7 @@ async def find_conflicts(
     other_agent: Annotated[
         str | None, Field(description="with agent: only between the two")
     ] = None,
-    topic: Annotated[str | None, Field(description="only those mentioning this topic")] = None,
+    topic: Annotated[str | None, Field(description="only those naming this topic")] = None,
     known_at: Annotated[
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,

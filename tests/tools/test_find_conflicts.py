@@ -112,6 +112,27 @@ async def test_clashing_current_facts_of_two_agents_are_a_clash(client: Client) 
     assert {tuple(clash["a"]["agents"]), tuple(clash["b"]["agents"])} == {("a",), ("b",)}
 
 
+async def test_topic_finds_a_clash_of_facts_naming_it_without_topics(client: Client) -> None:
+    # about("Carol") showed the clash; find_conflicts(topic="Carol") found none, and the
+    # review-conflicts prompt makes that call.
+    def lives(city: str, agent: str) -> dict[str, Any]:
+        return alice(city, "2024-06-01", agent) | {"topics": [], "text": f"Carol: {city}."}
+
+    with anyio.fail_after(30):
+        milan = await ok(client, "remember", **lives("Milan", "a") | {"fact": carol("Milan")})
+        oslo = await ok(client, "remember", **lives("Oslo", "b") | {"fact": carol("Oslo")})
+        subject = await ok(client, "find_conflicts", topic="carol")
+        obj = await ok(client, "find_conflicts", topic="Oslo")
+        about = await ok(client, "about", name="Carol")
+    expected = {("clash", frozenset((milan["observation_id"], oslo["observation_id"])))}
+    assert pairs(subject) == pairs(obj) == expected
+    assert len(about["conflicts"]) == 1
+
+
+def carol(city: str) -> dict[str, str]:
+    return {"subject": "Carol", "predicate": "lives in", "object": city}
+
+
 async def test_a_superseded_fact_does_not_clash(client: Client) -> None:
     with anyio.fail_after(30):
         await ok(client, "remember", **alice("Paris", "2024-01-01", "a"))
