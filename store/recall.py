@@ -71,6 +71,9 @@ class Question:
     asks_when: bool = False
     #: Records' fields that must hold these values.
     where: tuple[WhereField, ...] = ()
+    #: Facts that begin after ``at`` come too, as not current (no ``as_of`` was asked:
+    #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of).
+    upcoming: bool = False
 
 
 def question(
@@ -148,6 +151,7 @@ def question(
         predicate=parts["predicate"],
         obj=parts["object"],
         episode=parts["episode"],
+        upcoming=as_of is None,
         known_at=known,
         asks_when=asks_when(query),
         where=fields,
@@ -214,6 +218,9 @@ def answer(
     known_us = None if asked.known_at is None else micros(asked.known_at)
     # Held at the record time and begun by the valid time; valid then, as known then.
     mask, valid = working.view(n, at_us, known_us)
+    upcoming = _upcoming(working, n, at_us, known_us) if asked.upcoming else None
+    if upcoming is not None:
+        mask |= upcoming
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us)
     if asked.topics:
@@ -242,7 +249,7 @@ def answer(
         mask &= _member(working.rows_of(working.record_values, (field, cls, canonical)), n)
     current = mask & valid
     if not asked.include_superseded:
-        mask = current
+        mask = current if upcoming is None else current | (mask & upcoming)
     # Full text among the rows the filters allow, so a filter never starves the pool.
     searching: Callable[[], list[tuple[int, float]]] | None = None
     if weights.text_pool and query.strip():
@@ -278,6 +285,15 @@ def answer(
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
     return _order(ranked, working, asked.order_by, own, current)[:limit], current
+
+
+def _upcoming(working: WorkingMemory, n: int, at: int, known_at: int | None) -> BoolArray:
+    """Rows 0..n of the facts held at ``known_at`` that begin after ``at``."""
+    later = working.held(n, known_at) & (working.valid_from[:n] > at)
+    for row in np.flatnonzero(later):
+        if working.entries[row].subject is None:  # an observation said to be seen later
+            later[row] = False
+    return later
 
 
 def _fact_rows(working: WorkingMemory, part: str, wanted: str) -> npt.NDArray[np.int64]:

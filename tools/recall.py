@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """Search the memory before answering anything that may depend on earlier
 conversations. Ranks by meaning, words, topics, neighbours, time, confidence and feedback.
-Replaced or retracted facts return only with `include_superseded`; `as_of`: what was true
-then. An empty query with a filter lists matches. After using the results, pass recall_id to
-`feedback`. `explain` adds scores and ids."""
+Replaced facts return only with `include_superseded`, future ones as current: false; `as_of`:
+what was true then. After using the results, pass recall_id to `feedback`. `explain` adds
+scores and ids."""
 
 
 class FactOut(BaseModel):
@@ -54,7 +54,7 @@ class RecalledItem(BaseModel):
     observed_at: str
     happened: str | None = Field(None, description="when the event it tells of took place")
     source: str | None = None
-    current: bool = Field(True, description="false: no longer valid at the recall's time")
+    current: bool = Field(True, description="false: not valid at the recall's time")
     superseded_by: list[str] = Field(default_factory=list)
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)

@@ -33,6 +33,15 @@ def alice(city: str, observed_at: str, agent: str = "a") -> dict[str, Any]:
     }
 
 
+def later(city: str, valid_from: str) -> dict[str, Any]:
+    """Alice's move told in 2024, to a city she lives in from ``valid_from``."""
+    told = alice(city, "2024-07-01")
+    return told | {
+        "text": f"Alice will move to {city}.",
+        "fact": told["fact"] | {"valid_from": valid_from},
+    }
+
+
 def counts(memory: Memory) -> dict[str, int]:
     """Nodes and index rows, without recall events (they are written in the background)."""
     return {k: v for k, v in memory.stats().items() if k != "Recall"}
@@ -249,6 +258,28 @@ async def test_recall_as_of_answers_with_what_was_valid_then(client: Client) -> 
     assert march["results"][0].get("current", True) is True
     assert march["results"][0]["fact"]["valid_until"] == "2024-06-01T00:00:00Z"
     assert before["results"] == []
+
+
+async def test_a_fact_that_begins_later_comes_after_the_current_one(client: Client) -> None:
+    # Only as_of >= 2030 found it: an agent told of a planned move could not get it back.
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        tokyo = await ok(
+            client,
+            "remember",
+            **later("Tokyo", "2030-01-01T00:00:00Z"),
+        )
+        found = await ok(client, "recall", query="Alice will move to Tokyo.")
+        listed = await ok(client, "recall", query="", object="Tokyo")
+        then = await ok(client, "recall", query="Alice will move", as_of="2026-01-01")
+    assert [r["observation_id"] for r in found["results"]] == [
+        berlin["observation_id"],
+        tokyo["observation_id"],
+    ]
+    assert found["results"][1]["current"] is False
+    assert [r["observation_id"] for r in listed["results"]] == [tokyo["observation_id"]]
+    # What was true on a day asked for holds what began by then, no plan after it.
+    assert [r["observation_id"] for r in then["results"]] == [berlin["observation_id"]]
 
 
 async def test_include_superseded_ranks_replaced_facts_after_current_ones(client: Client) -> None:
