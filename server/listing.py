@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import tempfile
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from doxa.server.markdown_export import read_tables
+from doxa.server.markdown_export import fact_state, moment, read_tables, superseders
 from doxa.server.settings import Settings
 from doxa.store.event_time import loaded, most_specific, shown
 from doxa.store.records import Record, RecordField
@@ -37,15 +37,10 @@ def listing(settings: Settings, limit: int | None = None) -> dict[str, Any]:
             shared.close()
         tables = read_tables(export)
     live = [o for o in tables["Observation"] if not o.get("retracted_at")]
-    live.sort(key=lambda o: (_moment(o["observed_at"]), o.get("seq") or 0), reverse=True)
+    live.sort(key=lambda o: (moment(o["observed_at"]), o.get("seq") or 0), reverse=True)
     shown = live if limit is None else live[:limit]
     links = _Links(tables)
     return {"total": len(live), "results": [links.item(o) for o in shown]}
-
-
-def _moment(text: str) -> datetime:
-    # Times are written with and without fractions of a second: compared as times, not text.
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class _Links:
@@ -71,9 +66,8 @@ class _Links:
         for link in tables["OF"]:
             if link["from"] not in retracted and link["from"] in held_by:
                 self.agents[link["to"]].add(held_by[link["from"]])
-        self.superseded_by: dict[str, set[str]] = defaultdict(set)
-        for link in tables["SUPERSEDES"]:
-            self.superseded_by[link["to"]].add(link["from"])
+        self.superseded_by = superseders(tables)
+        self.now = datetime.now(UTC)
 
     def item(self, observation: dict[str, Any]) -> dict[str, Any]:
         """One observation as a recall's result shows it, with its topics and agents."""
@@ -91,8 +85,11 @@ class _Links:
             item["happened"] = shown(happened)
         if observation.get("source"):
             item["source"] = observation["source"]
-        replaced = sorted(self.superseded_by.get(oid, ()))
-        item["current"] = not replaced
+        replaced = self.superseded_by.get(oid, [])
+        # As recall tells it now: valid now (one ended or beginning later is not current).
+        item["current"] = not observation.get("subject") or (
+            fact_state(observation, replaced, self.now) == "current"
+        )
         if replaced:
             item["superseded_by"] = replaced
         item["topics"] = sorted(self.topics.get(oid, ()))

@@ -1,6 +1,7 @@
 """``doxa export --markdown DIR``: the memory for people, one Markdown file per entity (a
-topic, or a fact's subject or object, as ``doxa about`` knows them), with its facts (current
-and replaced) and a timeline of its observations.
+topic, or a fact's subject or object, as ``doxa about`` knows them), with its facts (current,
+replaced, ended, retracted, or beginning later, as recall tells them now) and a timeline of its
+observations.
 
 It reads an export file (``doxa.store.exporting``), so it needs no database of its own.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,34 @@ def read_tables(export: Path) -> dict[str, list[dict[str, Any]]]:
             line = json.loads(text)
             tables[line["table"]].append(line)
     return tables
+
+
+def moment(text: str) -> datetime:
+    """A time of an export file (written with and without fractions of a second)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def superseders(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    """Per observation, the unretracted observations that supersede it (a retracted one
+    is never named as a superseder, as recall names none)."""
+    retracted = {o["id"] for o in tables["Observation"] if o.get("retracted_at")}
+    found: dict[str, list[str]] = defaultdict(list)
+    for link in tables["SUPERSEDES"]:
+        if link["from"] not in retracted:
+            found[link["to"]].append(link["from"])
+    return {oid: sorted(newer) for oid, newer in found.items()}
+
+
+def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> str:
+    """Where a fact stands at ``now``, as recall tells it: "retracted", "begins <time>",
+    "replaced by <ids>" or "ended" once its end has passed, else "current"."""
+    if fact.get("retracted_at"):
+        return "retracted"
+    if fact.get("valid_from") and moment(fact["valid_from"]) > now:
+        return f"begins {fact['valid_from']}"
+    if fact.get("valid_until") and moment(fact["valid_until"]) <= now:
+        return f"replaced by {', '.join(replaced_by)}" if replaced_by else "ended"
+    return "current"
 
 
 def _file_name(name: str, taken: set[str]) -> str:
@@ -45,7 +75,8 @@ def write_markdown(export: Path, target: Path) -> int:
     for link in tables["HOLDS"]:
         if link["to"] in belief_of:
             believers[belief_of[link["to"]]].append(link["from"])
-    superseded_by = {link["to"]: link["from"] for link in tables["SUPERSEDES"]}
+    superseded_by = superseders(tables)
+    now = datetime.now(UTC)
     about: dict[str, set[str]] = defaultdict(set)
     for link in tables["MENTIONS"]:
         about[link["to"]].add(link["from"])
@@ -65,9 +96,7 @@ def write_markdown(export: Path, target: Path) -> int:
         if facts:
             page += ["## Facts", ""]
             for o in facts:
-                state = "retracted" if o.get("retracted_at") else "current"
-                if o["id"] in superseded_by:
-                    state = f"replaced by {superseded_by[o['id']]}"
+                state = fact_state(o, superseded_by.get(o["id"], []), now)
                 span = f"{o.get('valid_from') or '?'} to {o.get('valid_until') or 'now'}"
                 said = o["predicate"].replace("_", " ")  # stored as a key, read as words
                 page.append(f"- {o['subject']} {said} {o['object']} ({span}; {state})")

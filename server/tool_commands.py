@@ -348,7 +348,7 @@ def _item(item: dict[str, Any]) -> list[str]:
 
         # Read back as the record it was, so it prints as its text says it (Record.line).
         text = f"{text} [{validate(record).line()}]".strip()
-    flags = "" if item.get("current", True) else " (no longer current)"
+    flags = "" if item.get("current", True) else " (not current)"
     lines = [
         f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
     ]

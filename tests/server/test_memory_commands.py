@@ -580,6 +580,43 @@ def test_markdown_export_writes_one_file_per_entity_and_an_index(
     assert "- [bridge](bridge.md) (3 observations)" in index
 
 
+def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # Both called any fact with a SUPERSEDES link replaced: by a retracted superseder, by
+    # one beginning in 2030, and a fact that ended on its own date was "current".
+    def lives(city: str, since: str, *until: str) -> str:
+        extra = ["--valid-until", *until] if until else []
+        args = ["remember", f"Jo: {city}.", "--fact", "Jo", "lives in", city]
+        done = doxa.json(*args, "--valid-from", since, *extra)
+        return str(done["observation_id"])
+
+    athens = lives("Athens", "2024-01-01T00:00:00Z")
+    bonn = lives("Bonn", "2024-03-01T00:00:00Z")
+    cork = lives("Cork", "2024-06-01T00:00:00Z")
+    tokyo = lives("Tokyo", "2030-01-01T00:00:00Z")
+    rome = lives("Rome", "2019-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
+    assert doxa("forget", bonn)[0] == 0
+    listed = {r["observation_id"]: r for r in doxa.json("recall", "--all")["results"]}
+    assert {oid: listed[oid]["current"] for oid in (athens, cork, tokyo, rome)} == {
+        athens: False,
+        cork: True,  # until Tokyo begins
+        tokyo: False,
+        rome: False,
+    }
+    assert listed[athens]["superseded_by"] == [cork] and "superseded_by" not in listed[rome]
+    assert doxa("export", "--markdown", str(tmp_path / "pages"))[0] == 0
+    page = (tmp_path / "pages" / "jo.md").read_text(encoding="utf-8")
+    assert (
+        f"Jo lives in Athens (2024-01-01T00:00:00Z to 2024-06-01T00:00:00Z; replaced by {cork})"
+        in page
+    )
+    assert "Jo lives in Bonn (2024-03-01T00:00:00Z to 2024-06-01T00:00:00Z; retracted)" in page
+    assert "Jo lives in Cork (2024-06-01T00:00:00Z to 2030-01-01T00:00:00Z; current)" in page
+    assert "Jo lives in Tokyo (2030-01-01T00:00:00Z to now; begins 2030-01-01T00:00:00Z)" in page
+    assert "Jo lives in Rome (2019-01-01T00:00:00Z to 2019-06-01T00:00:00Z; ended)" in page
+
+
 # ---- a real server as owner -----------------------------------------------------------------
 
 
