@@ -135,6 +135,13 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
                 "object": fact[2],
                 **{k: v for k, v in extra.items() if v is not None},
             }
+        else:
+            named = [k for k, v in extra.items() if v is not None]
+            if named:  # it would be dropped: there is no fact to hold it
+                flag = "--" + named[0].replace("_", "-")
+                raise CommandError(
+                    f"{flag} is the validity of a fact: give --fact SUBJECT PREDICATE OBJECT too"
+                )
         if "supports" in given:
             given["supports"] = [_support(s) for s in given["supports"]]
         if "memories" in given:

@@ -252,6 +252,8 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
         ),
         (["recall", "x", "--where", '{"v": Infinity}'], "Infinity is no JSON number"),
         (["forget", "obs_nope"], "id"),
+        # It was remembered with the date dropped.
+        (["remember", "Undated.", "--valid-until", "2024-01-01"], "--valid-until is the validity"),
     ],
 )
 def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
