@@ -362,10 +362,11 @@ def _read_again(parsed: Parsed, written_at: int | None) -> None:
     def before(version: int) -> bool:
         return written_at is not None and written_at < version
 
-    records = _records(parsed)
-    for observation, where in zip(
-        parsed.objects.get("Observation", []), parsed.lines.get("Observation", []), strict=True
-    ):
+    observations = parsed.objects.get("Observation", [])
+    unset = any(o.get("event_times") is None or o.get("text_key") is None for o in observations)
+    # A current file holds both for every observation: its records need not be read.
+    records = _records(parsed) if unset or before(13) else {}
+    for observation, where in zip(observations, parsed.lines.get("Observation", []), strict=True):
         record = records.get(observation["id"])
         if (
             observation.get("event_times") is None
