@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time, schema
 from doxa.store.drafts import memory_key
-from doxa.store.errors import MemoryStoreError
+from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.records import Record, RecordField
-from doxa.store.values import from_naive_utc, iso, to_naive_utc, utc_now
+from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph, GraphWriter
@@ -233,7 +233,11 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
         if kind.startswith("DECIMAL"):
             if not isinstance(value, str):
                 raise ValueError("a decimal is written as text")
-            return format(Decimal(value), "f")
+            # Every decimal of the memory is a confidence or a weight: as remember reads one.
+            try:
+                return format(parse_unit_decimal(value, name), "f")
+            except InvalidInput as refused:
+                raise ImportRefused(f"{where}: {refused}") from None
         if kind == "INT64":
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError("not an integer")
@@ -403,6 +407,10 @@ def _records(parsed: Parsed) -> dict[str, Record]:
     }
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _first(pair: tuple[int, RecordField]) -> int:
     return pair[0]
 
@@ -488,6 +496,16 @@ def _checked(
     if unknown:
         raise ImportRefused(f"{where}: {kind} has no field {unknown[0]!r}")
     row = {c: _in(line.get(c), t, where, c) for c, t in columns.items()}
+    for column in _REQUIRED.get(kind, ()):
+        if row.get(column) is None:
+            raise ImportRefused(
+                f"{where}: {kind} needs {column!r} (the memory cannot load one without)"
+            )
+    if kind == "Observation":
+        told = [c for c in ("subject", "predicate", "object") if row.get(c) is not None]
+        if told and len(told) < 3:
+            missing = next(c for c in ("subject", "predicate", "object") if c not in told)
+            raise ImportRefused(f"{where}: Observation's fact needs {missing!r} beside {told[0]!r}")
     keys = ends or (NODES[kind],)
     for key in keys:
         value = line.get(key)
@@ -531,6 +549,16 @@ def _kept_features(value: Any) -> str | None:
             return f'[{i}] must be "{shape}", got {str(item)[:60]!r}'
     return None
 
+
+#: Columns the memory cannot load an object without (null or missing in a file written by
+#: hand or damaged, a committed import left every command failing).
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "Observation": ("seq", "text", "observed_at", "recorded_at", "confidence"),
+    "HAS_FIELD": ("position", "name", "kind", "value"),
+    "FieldValue": ("field", "kind", "value"),
+    "CoActivation": ("a", "b", "count"),
+    "SUPERSEDES": ("at",),
+}
 
 #: Values a column's type allows but the memory does not: (table, column) -> the problem.
 _VALUES: dict[tuple[str, str], Callable[[Any], str | None]] = {
@@ -621,7 +649,8 @@ def _check_links(graph: Graph, parsed: Parsed) -> None:
                     )
             if table == "RETURNED" and row.get("judgement") and row["from"] in never_judged:
                 raise ImportRefused(
-                    f"{where}: a {row['judgement']} result of recall {row['from']!r}, whose"
+                    f"{where}: {_article(row['judgement'])} {row['judgement']} result of recall"
+                    f" {row['from']!r}, whose"
                     " judged_at is null: give the recall the time it was judged"
                 )
 

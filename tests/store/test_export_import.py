@@ -4,6 +4,7 @@ object by object; duplicates are skipped, a bad line writes nothing, a newer for
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.store import Memory
+from doxa.store.drafts import MemoryDraft
 from doxa.store.embedder import HashEmbedder
 from doxa.store.exporting import FORMAT, ImportRefused, parse_export, write_import
 from doxa.store.graph import Graph, query_vector_text
@@ -275,6 +277,58 @@ async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
     judged_at = change.get("judged_at", "") is None  # named at the result that needs it
     assert (f"line {line}:" in message) != judged_at, message
     assert observations(tmp_path / "b") == 0
+
+
+def _observation(line: dict[str, Any]) -> bool:
+    return line["table"] == "Observation"
+
+
+def _fact(line: dict[str, Any]) -> bool:
+    return line["table"] == "Observation" and line["subject"] is not None
+
+
+def _table(name: str) -> Any:
+    return lambda line: line["table"] == name
+
+
+#: Values a damaged or hand-written file may hold that the memory cannot load: imported,
+#: each left every later command failing (or a confidence out of range stored as it was).
+UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
+    (_observation, {"confidence": None}, "Observation needs 'confidence'"),
+    (_observation, {"text": None}, "Observation needs 'text'"),
+    (_observation, {"observed_at": None}, "Observation needs 'observed_at'"),
+    (_observation, {"seq": None}, "Observation needs 'seq'"),
+    (_observation, {"confidence": "1.5"}, "confidence must be between 0 and 1, got 1.5"),
+    (_observation, {"confidence": "NaN"}, "confidence must be between 0 and 1"),
+    (_observation, {"confidence": "0.1234567890123456789"}, "more than 18 decimal places"),
+    (_fact, {"object": None}, "Observation's fact needs 'object'"),
+    (_table("SUPPORTS"), {"weight": "-0.5"}, "weight must be between 0 and 1"),
+    (_table("HAS_FIELD"), {"position": None}, "HAS_FIELD needs 'position'"),
+    (_table("SUPERSEDES"), {"at": None}, "SUPERSEDES needs 'at'"),
+    (_table("CoActivation"), {"count": None}, "CoActivation needs 'count'"),
+]
+
+
+@pytest.mark.parametrize(("which", "change", "said"), UNLOADABLE)
+async def test_what_the_memory_could_not_load_is_refused_before_anything_is_written(
+    tmp_path: Path, which: Any, change: dict[str, Any], said: str
+) -> None:
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
+    text[number] = json.dumps(json.loads(text[number]) | change)
+    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
+    mine = hash_settings(tmp_path / "mine").store
+    memory = Memory.open(mine)
+    memory.remember([MemoryDraft(text="My own note.")])
+    memory.close()
+    with pytest.raises(ImportRefused, match=f"line {number + 1}: .*{re.escape(said)}"):
+        import_file(mine, tmp_path / "bad.jsonl")
+    with pytest.raises(ImportRefused):  # into a new directory: none is left behind
+        import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
+    assert not (tmp_path / "new").exists()
+    assert observations(tmp_path / "mine") == 1  # opens, as it was
 
 
 async def test_a_file_cut_short_is_refused_before_anything_is_written(tmp_path: Path) -> None:
