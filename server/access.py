@@ -6,8 +6,10 @@ bearer token it must present.
   Without it, a web page the user visits could point a name it controls at 127.0.0.1 (or at
   the server's address) and drive the memory from the browser.
 - Tokens (``doxa.server.tokens``) are required when ``[server] auth`` says ``"tokens"``, or
-  ``"auto"`` (the default) and either a token exists or the server listens off loopback. The
-  decision is taken per request, so the first ``doxa token create`` locks a running server.
+  ``"auto"`` (the default) and either a token was ever created (``tokens.json`` exists, even
+  with every token revoked) or the server listens off loopback. The decision is taken per
+  request, so the first ``doxa token create`` locks a running server, and revoking the last
+  token does not unlock it.
 - Off loopback the server does not start without tokens, nor on a wildcard address
   (0.0.0.0, ::) without ``allowed_hosts``.
 
@@ -147,10 +149,10 @@ class Access:
                     " --allowed-hosts; a name allows any port, name:port one port). Requests"
                     " with another Host are refused (DNS-rebinding protection)"
                 )
-        if self.mode == "tokens" and count == 0:
+        if self.required() and count == 0:
             log.warning(
-                'auth = "tokens" and no token exists yet: every request is refused until one'
-                " is created with `doxa token create --agent NAME`"
+                "tokens are required and none is left (or none exists yet): every request is"
+                " refused until one is created with `doxa token create --agent NAME`"
             )
         if self.required():
             log.info("bearer tokens required (%d in %s)", count, self.tokens.path)
@@ -168,7 +170,7 @@ class Access:
             return False
         if self.mode == "tokens" or self.off_loopback:
             return True
-        return self.tokens.any()
+        return self.tokens.in_use()
 
     def wrap(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind the token check."""

@@ -115,12 +115,14 @@ class TokenStore:
                 raise TokenFileError(self._broken)
             return list(self._records)
 
-    def any(self) -> bool:
-        """True when at least one token exists, or the file cannot be read (then nobody gets
-        in until it is fixed: failing open would turn a damaged file into no authentication)."""
+    def in_use(self) -> bool:
+        """True once a token was created here: the file exists, even with every token
+        revoked (revoking the last one must not open the server to anyone), or it cannot be
+        read (then nobody gets in until it is fixed: failing open would turn a damaged file
+        into no authentication)."""
         self._refresh()
         with self._guard:
-            return self._broken is not None or bool(self._records)
+            return self._broken is not None or self._seen is not None
 
     def verify(self, secret: str) -> TokenRecord | None:
         """The token whose secret this is, or None (also when the file cannot be read)."""

@@ -75,8 +75,8 @@ def writer(tool: str) -> Caller | None:
     if who is not None and not who.can_write:
         raise ToolError(
             f"{tool}: this connection's token (agent {who.agent!r}) is read-only; it may"
-            " recall, find_conflicts and cite_evidence. Use a token created without"
-            " --read-only to change the memory"
+            " recall, find_conflicts, cite_evidence, about and read resources. Use a token"
+            " created without --read-only to change the memory"
         )
     return who
 

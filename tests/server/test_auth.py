@@ -176,6 +176,10 @@ async def test_a_revoked_token_gets_401_on_its_next_request(
                 await client.call_tool("recall", {"query": "ferry"})
         assert (await _post(server, _bearer(secret))).status_code == 401
         assert (await _post(server, _bearer(other))).status_code == 200
+        # The last one revoked: the server stays closed (it let anyone in).
+        assert TokenStore(data_dir).revoke(store.records()[0].id) is not None
+        assert (await _post(server, {})).status_code == 401
+        assert (await _post(server, _bearer(other))).status_code == 401
 
 
 async def test_stdio_is_never_asked_for_a_token(

@@ -152,7 +152,7 @@ def test_a_malformed_token_file_is_an_error_naming_it_and_accepts_nobody(
     capsys.readouterr()
     store = TokenStore(tmp_path)
     assert store.verify(secret) is None
-    assert store.any()  # a damaged file requires tokens rather than dropping the requirement
+    assert store.in_use()  # a damaged file requires tokens rather than dropping the requirement
     with pytest.raises(TokenFileError):
         store.records()
 
@@ -164,15 +164,16 @@ def test_a_running_store_sees_tokens_created_and_revoked_by_another_process(
     tmp_path: Path,
 ) -> None:
     serving = TokenStore(tmp_path)  # as a server holds it
-    assert not serving.any()
+    assert not serving.in_use()
     record, secret = TokenStore(tmp_path).create("scout")  # as `doxa token create` does
-    assert serving.any()
+    assert serving.in_use()
     found = serving.verify(secret)
     assert found is not None and found.agent == "scout"
 
     assert TokenStore(tmp_path).revoke(record.id) == record
     assert serving.verify(secret) is None
-    assert not serving.any()
+    # Revoking the last token left a loopback server open to anyone (auth = "auto").
+    assert serving.in_use() and serving.records() == []
 
 
 def test_verify_refuses_wrong_empty_and_overlong_tokens(tmp_path: Path) -> None:
@@ -299,7 +300,7 @@ def test_a_wildcard_bind_needs_allowed_hosts(tmp_path: Path) -> None:
     _access(tmp_path, host="0.0.0.0", allowed_hosts=["doxa.example"]).check()
 
 
-def test_tokens_are_required_when_any_exists_or_off_loopback_or_always_or_never(
+def test_tokens_are_required_once_one_was_created_or_off_loopback_or_always_or_never(
     tmp_path: Path,
 ) -> None:
     assert not _access(tmp_path).required()
@@ -309,4 +310,6 @@ def test_tokens_are_required_when_any_exists_or_off_loopback_or_always_or_never(
     assert _access(tmp_path).required()
     assert not _access(tmp_path, auth="none").required()
     TokenStore(tmp_path).revoke(record.id)
+    assert _access(tmp_path).required()  # revoking the last token opens nothing
+    (tmp_path / "tokens.json").unlink()  # how to stop using tokens, or auth = "none"
     assert not _access(tmp_path).required()
