@@ -179,12 +179,18 @@ def _config(settings: Settings, app: ASGIApp) -> uvicorn.Config:
 
     from doxa.server.stdio import DRAIN_SECONDS
 
+    per_request = settings.server.log_level.upper() == "DEBUG"
+    if not per_request:
+        # The SDK logs each stateless request's session end at INFO: a line per request.
+        logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     return uvicorn.Config(
         app,
         host=settings.server.host,
         port=settings.server.port,
         log_level=settings.server.log_level.lower(),
         log_config=_uvicorn_logging(),
+        # A line per request cost a tenth of each call's CPU at INFO; a proxy logs them too.
+        access_log=per_request,
         # Requests still running this long after a stop are cancelled, as on stdio.
         timeout_graceful_shutdown=DRAIN_SECONDS,
     )

@@ -134,6 +134,9 @@ async def test_a_worker_answers_on_the_port_with_the_owners_memory_and_tokens(
     assert server.stop() == 0
     assert not any(alive(pid) for pid in replacements)
     assert not list(data_dir.rglob("*.wal"))  # the memory was closed, after the worker
+    # No line per request at INFO (the README's promise; it cost CPU on every call).
+    logged = server.output()[1]
+    assert '"POST /mcp' not in logged and "Terminating session" not in logged, logged[-2000:]
 
 
 async def test_a_worker_stops_when_its_serving_process_is_killed(
