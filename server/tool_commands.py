@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,20 @@ class CommandError(Exception):
     """A flag that cannot become a tool argument (named)."""
 
 
+def _unmade(data_dir: Path) -> None:
+    """Take away the memory a refused ``remember`` made where there was none (bad input
+    writes nothing, and a mistyped ``--data-dir`` leaves nothing behind), unless another
+    process started serving it meanwhile."""
+    from doxa.store.sharing import Ownership
+
+    ownership = Ownership(data_dir)
+    if ownership.try_acquire():
+        try:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        finally:
+            ownership.release()
+
+
 def _support(text: str) -> dict[str, str]:
     belief, _, weight = text.partition("=")
     return {"belief_id": belief, "weight": weight} if weight else {"belief_id": belief}
@@ -182,6 +197,8 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run one tool command and print its answer."""
     quiet()
     name = f"doxa {args.command}"
+    data_dir = Path(settings.store.data_dir).expanduser()
+    new = not data_dir.exists()
     try:
         if args.command != "remember":
             require_memory(settings)
@@ -192,6 +209,8 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
         else:
             result = call_tool(settings, TOOLS[args.command], arguments(args))
     except (CommandError, ToolRefused) as error:
+        if new:
+            _unmade(data_dir)
         print(f"{name}: {error}", file=sys.stderr)
         return 1
     except OSError as error:

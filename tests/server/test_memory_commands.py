@@ -270,6 +270,23 @@ def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
 @pytest.mark.parametrize(
     "args",
     [
+        ["remember", "Too sure.", "--confidence", "1.5"],
+        ["remember", "Backed.", "--supports", "bel_nope"],
+        ["remember", "--record", '{"type": "T", "fields": {}}'],
+    ],
+)
+def test_a_refused_remember_leaves_no_memory_where_there_was_none(
+    doxa: Doxa, tmp_path: Path, args: list[str]
+) -> None:
+    # It wrote nothing, but left a new memory (graph, index, lock) at a mistyped path.
+    code, _, err = doxa(*args, data_dir=tmp_path / "typo")
+    assert code == 1 and err.startswith("doxa remember: ")
+    assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
         ["stats"],
         ["recall", "x"],
         ["recall", "--all"],
