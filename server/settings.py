@@ -150,7 +150,8 @@ def load_settings(
             source = origin.get(path) or next(
                 (o for p, o in origin.items() if p[: len(path)] == path), "configs/default.toml"
             )
-            problems.append(f"{'.'.join(path)} = {e.get('input')!r} (from {source}): {e['msg']}")
+            said = e["msg"].removeprefix("Value error, ")  # pydantic's, of our own checks
+            problems.append(f"{'.'.join(path)} = {e.get('input')!r} (from {source}): {said}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
 
 

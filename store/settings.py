@@ -204,3 +204,12 @@ class StoreSettings(BaseModel):
     predicates: PredicateSettings = PredicateSettings()
     prune: PruneSettings = PruneSettings()
     learning: LearningSettings = LearningSettings()
+
+    @field_validator("agent")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        # Stripped, as every agent a tool call names is: "  " was stored as an agent's name.
+        named = value.strip()
+        if not named:
+            raise ValueError("must name an agent, not only spaces")
+        return named

@@ -275,6 +275,15 @@ def test_each_bad_value_names_its_setting(environ: dict[str, str], setting: str)
         load_settings(environ=environ)
 
 
+def test_an_agent_of_only_spaces_is_refused_and_a_named_one_stripped() -> None:
+    # "  " was stored as an agent's name (a tool's agent argument is stripped, this was not).
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ={"DOXA_AGENT": "  "})
+    said = str(raised.value)
+    assert "store.agent = '  ' (from environment variable DOXA_AGENT): must name an agent" in said
+    assert load_settings(environ={"DOXA_AGENT": " scout "}).store.agent == "scout"
+
+
 def test_an_unknown_key_in_a_config_file_is_rejected_by_name(tmp_path: Path) -> None:
     config = tmp_path / "doxa.toml"
     config.write_text("[server]\nprot = 9000\n", encoding="utf-8")
