@@ -40,9 +40,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Host and Origin values always allowed: the machine itself, on any port.
-LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+#: Host and Origin values always allowed: the machine itself, on any port or none (a local
+#: proxy's ``Host $host`` names no port).
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]")
 #: The realm named in WWW-Authenticate.
 REALM = "doxa"
 
@@ -93,14 +94,15 @@ def transport_security(server: ServerSettings) -> TransportSecuritySettings:
     A Host not allowed is answered 421, an Origin not allowed 403; a request without Origin
     (any client but a browser) passes.
     """
-    hosts = list(LOOPBACK_HOSTS)
-    origins = list(LOOPBACK_ORIGINS)
+    hosts = _with_any_port(list(LOOPBACK_HOSTS))
+    origins = _with_any_port(list(LOOPBACK_ORIGINS))
     if not is_loopback(server.host) and not _is_wildcard(server.host):
         bound = _host_entry(server.host)
-        hosts.append(f"{bound}:*")
-        origins.append(f"http://{bound}:*")
-    hosts += _with_any_port(server.allowed_hosts)
-    origins += _with_any_port(server.allowed_origins)
+        hosts += _with_any_port([bound])
+        origins += _with_any_port([f"http://{bound}"])
+    # Names are compared in lower case: requests' Host and Origin are lowered on arrival.
+    hosts += _with_any_port([h.lower() for h in server.allowed_hosts])
+    origins += _with_any_port([o.lower() for o in server.allowed_origins])
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
@@ -177,6 +179,17 @@ class Access:
         return BearerTokens(app, self)
 
 
+def _names_lowered(scope: Scope) -> Scope:
+    """The request with its Host and Origin in lower case, as the SDK's checks compare them
+    with the allowed names: host names are case-insensitive (``DOXA.EXAMPLE.COM`` was
+    refused where ``doxa.example.com`` was allowed)."""
+    headers = [
+        (name, value.lower() if name in (b"host", b"origin") else value)
+        for name, value in scope["headers"]
+    ]
+    return {**scope, "headers": headers}
+
+
 class BearerTokens:
     """ASGI middleware: a request must carry ``Authorization: Bearer <token>`` with a valid
     token whenever ``Access.required`` says so, or it is answered 401 with a
@@ -195,6 +208,7 @@ class BearerTokens:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
+        scope = _names_lowered(scope)
         header = Headers(scope=scope).get("authorization")
         presented = None
         if header is not None:

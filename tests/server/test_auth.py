@@ -213,6 +213,10 @@ async def test_a_loopback_server_refuses_a_foreign_host_or_origin(
         local_origin = {**auth, "Origin": f"http://localhost:{server.port}"}
         assert (await _post(server, local_origin)).status_code == 200
         assert (await _post(server, auth)).status_code == 200
+        # A local proxy's Host names no port; names are case-insensitive (both got 421).
+        for host in ("localhost", "[::1]", f"LocalHost:{server.port}"):
+            assert (await _post(server, {**auth, "Host": host})).status_code == 200, host
+        assert (await _post(server, {**auth, "Origin": "http://127.0.0.1"})).status_code == 200
 
 
 async def test_off_loopback_host_and_origin_are_checked_against_the_allow_lists(
@@ -240,6 +244,8 @@ async def test_off_loopback_host_and_origin_are_checked_against_the_allow_lists(
         assert await status(Host="evil.example") == 421
         assert await status(Host=f"{server.port}.evil.example:{server.port}") == 421
         assert await status(Host="doxa.test") == 200
+        assert await status(Host="DOXA.Test") == 200
+        assert await status(Origin="https://APP.doxa.test") == 200
         assert await status(Host=f"doxa.test:{server.port}") == 200
         assert await status(Host=f"127.0.0.1:{server.port}") == 200
         assert await status(Origin="https://app.doxa.test") == 200
