@@ -136,7 +136,10 @@ def worker_main() -> int:
         format="%(asctime)s %(levelname)s %(name)s[worker %(process)d]: %(message)s",
     )
     faulthandler.enable()
-    state = MemoryContext(settings.store)
+    # A worker only relays: were it to take the memory over when its owner goes, HTTP and
+    # the memory would share one interpreter lock again (and a worker outliving its serving
+    # process would open the memory only to close it as it stops).
+    state = MemoryContext(settings.store, may_own=False)
     state.start()
     config = _config(settings, _app(settings, state, Access(settings)))
     try:

@@ -64,7 +64,9 @@ class Workers:
         self._watcher = threading.Thread(target=self._watch, name="doxa-workers", daemon=True)
         self._watcher.start()
         log.info(
-            "%d HTTP workers %s relay to this process, which holds the memory", count, self.pids()
+            "%d HTTP workers %s answer on the port and relay to the process holding the memory",
+            count,
+            self.pids(),
         )
 
     def pids(self) -> list[int]:

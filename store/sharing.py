@@ -96,12 +96,17 @@ class SharedMemory:
     Args:
         settings: the store's settings (this process's agent, data directory, embedder).
         memory: an open memory to serve directly, without sharing (tests, benchmarks).
+        may_own: False for a process that only relays, never taking the memory over (an
+            HTTP worker: its serving process, or another server, holds it).
     """
 
-    def __init__(self, settings: StoreSettings, memory: Memory | None = None) -> None:
+    def __init__(
+        self, settings: StoreSettings, memory: Memory | None = None, may_own: bool = True
+    ) -> None:
         self.settings = settings
         self._data_dir = Path(settings.data_dir).expanduser()
         self._ownership = Ownership(self._data_dir)
+        self._may_own = may_own
         self._local = memory
         self._given = memory is not None
         self._server: RelayServer | None = None
@@ -111,6 +116,7 @@ class SharedMemory:
         self._settling = False
         self._failure: BaseException | None = None
         self._closed = False
+        self._stopping = False  # close() was called: settle no further
         self._watcher: threading.Thread | None = None
         self._started = False
 
@@ -166,7 +172,7 @@ class SharedMemory:
                     self._failure = error
                     self._settled = True
             with self._role:
-                if self._settled or self._closed:
+                if self._settled or self._closed or self._stopping:
                     self._settling = False
                     self._role.notify_all()
                     return
@@ -179,7 +185,10 @@ class SharedMemory:
         path = socket_path(self._data_dir)
         deadline = time.monotonic() + CONNECT_WAIT_S
         while True:
-            if self._ownership.try_acquire():
+            with self._role:
+                if self._stopping:  # nothing opened yet: nothing is left half open
+                    return
+            if self._may_own and self._ownership.try_acquire():
                 local = Memory.open(self.settings)
                 local.start()
                 # Bound to this memory: a peer may call before self._local is set below.
@@ -431,6 +440,7 @@ class SharedMemory:
         memory if this process owns it, and give up ownership; or hang up on the owner.
         An opening still under way finishes first, so the memory is never left half open."""
         with self._role:
+            self._stopping = True
             self._role.wait_for(lambda: not self._settling, timeout=CONNECT_WAIT_S)
             self._closed = True
             server, local, client = self._server, self._local, self._client

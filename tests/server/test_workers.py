@@ -151,6 +151,11 @@ async def test_a_worker_stops_when_its_serving_process_is_killed(
     await wait_for(
         lambda: not any(alive(pid) for pid in workers), 15, "a worker outlived its server"
     )
+    # Workers only relay: each took the memory over as it stopped (opened it, wrote the
+    # journal's recalls, closed it), one after the other.
+    assert "[worker" not in "".join(
+        line for line in server.output()[1].splitlines() if "this process owns the memory" in line
+    )
     # Nothing left behind blocks the next server on the directory.
     again = await start_server("http", data_dir)
     _, token = TokenStore(data_dir).create("scout")
