@@ -30,10 +30,11 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store import event_time, native_memory
+from doxa.store.backup import unfinished
 from doxa.store.details import details
 from doxa.store.drafts import memory_key
 from doxa.store.embedder import Embedder, are_embeddings
-from doxa.store.errors import DamagedStore
+from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
 from doxa.store.records import Record, RecordField
@@ -78,6 +79,11 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
     from doxa.store.index import SearchIndex
 
     data_dir = Path(settings.data_dir).expanduser()
+    if unfinished(data_dir):
+        raise MemoryStoreError(
+            f"{data_dir} is a backup that stopped midway (its copy was cut off): it is no"
+            " memory; make the backup again"
+        )
     pool = settings.buffer_pool_mb * 1024 * 1024
     every = settings.checkpoint_every
     # A write-ahead log left by a crash is replayed into the pool when the database

@@ -22,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from doxa.server.app import create_server
 from doxa.server.cli import main
 from doxa.store import Memory
+from doxa.store.backup import UNFINISHED
 from doxa.store.exporting import write_export
 from doxa.store.sharing import SharedMemory
 
@@ -508,6 +509,22 @@ def test_backup_while_a_server_runs_opens_as_a_memory_with_the_same_counts(
     assert doxa.json("recall", "--all", data_dir=tmp_path / "copy")["total"] == 3
     code, _, err = doxa("backup", str(tmp_path / "copy"))
     assert code == 1 and "not empty" in err
+
+
+def test_a_backup_cut_off_midway_is_no_memory_and_the_next_backup_replaces_it(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # The owner killed while it copied: the retried backup was refused ("not empty"), and
+    # the half copy (49 of 66 MB of graph, no index) was left to be opened as a memory.
+    doxa.json("remember", "Harbour note.", "--topic", "harbour")
+    assert doxa("backup", str(tmp_path / "copy"))[0] == 0
+    (tmp_path / "copy" / UNFINISHED).touch()  # as a copy is while it is made
+    code, _, err = doxa("recall", "harbour", data_dir=tmp_path / "copy")
+    assert code == 1 and "a backup that stopped midway" in err, err
+    code, out, _ = doxa("backup", str(tmp_path / "copy"))
+    assert code == 0, out
+    assert not (tmp_path / "copy" / UNFINISHED).exists()
+    assert doxa.json("recall", "--all", data_dir=tmp_path / "copy")["total"] == 1
 
 
 # ---- export, import -------------------------------------------------------------------------
