@@ -99,6 +99,10 @@ def _shared(settings: Settings, operation: str, path: Path) -> dict[str, Any]:
 
 
 def _export(settings: Settings, file: Path | None, markdown: Path | None, as_json: bool) -> int:
+    if markdown is not None and markdown.exists() and not markdown.is_dir():
+        # Before the export: the file was written, then the pages failed ([Errno 17]).
+        print(f"doxa export: --markdown {markdown} is a file; give a directory", file=sys.stderr)
+        return 1
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         target = file or Path(scratch) / "memory.jsonl"

@@ -37,6 +37,8 @@ def copy_data_dir(source: Path, target: Path) -> dict[str, Any]:
     source, target = source.resolve(), target.resolve()
     if target == source or source in target.parents:
         raise InvalidInput("target", f"{target} lies inside the data directory; choose another")
+    if target.exists() and not target.is_dir():
+        raise InvalidInput("target", f"{target} is a file; give a new or empty directory")
     if target.exists() and any(target.iterdir()):
         if not unfinished(target):
             raise InvalidInput("target", f"{target} is not empty; give a new or empty directory")

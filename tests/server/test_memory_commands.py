@@ -344,6 +344,23 @@ def test_an_export_to_a_directory_is_refused_and_leaves_nothing_beside_it(
     assert sorted(tmp_path.iterdir()) == before
 
 
+def test_an_export_whose_pages_or_backup_target_is_a_file_is_refused_writing_nothing(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # The export file was written, then the pages failed ([Errno 17] File exists); a backup
+    # to a file said [Errno 20].
+    fill(doxa.data_dir)
+    (tmp_path / "afile").write_text("mine")
+    code, _, err = doxa(
+        "export", str(tmp_path / "out.jsonl"), "--markdown", str(tmp_path / "afile")
+    )
+    assert code == 1 and "is a file; give a directory" in err
+    assert not (tmp_path / "out.jsonl").exists()
+    code, _, err = doxa("backup", str(tmp_path / "afile"))
+    assert code == 1 and "is a file; give a new or empty directory" in err
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 @pytest.mark.parametrize(
     "args", [["export", ""], ["export", "--judgements", ""], ["export", "--markdown", ""]]
 )
