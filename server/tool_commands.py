@@ -173,8 +173,10 @@ def _unmade(data_dir: Path) -> None:
 
 
 def _support(text: str) -> dict[str, str]:
-    belief, _, weight = text.partition("=")
-    return {"belief_id": belief, "weight": weight} if weight else {"belief_id": belief}
+    belief, said, weight = text.partition("=")
+    if said and not weight.strip():  # "bel_x=": a weight meant, and lost to the default
+        raise CommandError(f"--supports {text}: give a weight after '=' (bel_…=0.6), or none")
+    return {"belief_id": belief, "weight": weight} if said else {"belief_id": belief}
 
 
 def _text_of(path: Path, flag: str) -> str:

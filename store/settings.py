@@ -79,6 +79,15 @@ class EmbeddingSettings(BaseModel):
     onnx_cache: str = Field("", description="where ONNX exports are kept; empty = user cache")
     threads: int = Field(0, ge=0, le=256, description="ONNX Runtime threads; 0 = per core")
 
+    @field_validator("model")
+    @classmethod
+    def _found(cls, value: str) -> str:
+        # A path that names nothing failed deep in the model's loader, with a traceback and
+        # a message about hub names; a name (no path) is looked up there, as it was.
+        if value.startswith(("/", "./", "../", "~")) and not Path(value).expanduser().exists():
+            raise ValueError("no such model directory; give one that holds the model, or a name")
+        return value
+
 
 #: Predicates whose objects accumulate (shipped defaults; ``[store.predicates] many``).
 MANY = [

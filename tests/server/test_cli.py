@@ -268,6 +268,8 @@ def test_a_bad_environment_value_is_reported_with_the_variable_it_came_from() ->
         ({"DOXA_TRANSPORT": "carrier-pigeon"}, "server.transport"),
         ({"DOXA_EMBEDDER": "word2vec"}, "store.embedding.kind"),
         ({"DOXA_LOG_LEVEL": "LOUD"}, "server.log_level"),
+        # It failed in the model's loader with a traceback about hub names.
+        ({"DOXA_MODEL": "/nonexistent/model"}, "store.embedding.model"),
     ],
 )
 def test_each_bad_value_names_its_setting(environ: dict[str, str], setting: str) -> None:

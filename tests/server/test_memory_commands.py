@@ -255,6 +255,7 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
         (["forget", "obs_nope"], "id"),
         # It was remembered with the date dropped.
         (["remember", "Undated.", "--valid-until", "2024-01-01"], "--valid-until is the validity"),
+        (["remember", "Backed.", "--supports", "bel_x="], "give a weight after '='"),
     ],
 )
 def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
