@@ -211,7 +211,7 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
         else:
             result = call_tool(settings, TOOLS[args.command], arguments(args))
     except (CommandError, ToolRefused) as error:
-        if new:
+        if new and data_dir.exists():
             _unmade(data_dir)
         print(f"{name}: {error}", file=sys.stderr)
         return 1

@@ -238,7 +238,10 @@ def test_host_and_origin_allow_lists_hold_loopback_the_bind_address_and_the_conf
     loopback = load_settings(environ={}).server
     security = transport_security(loopback)
     assert security.enable_dns_rebinding_protection
-    assert security.allowed_hosts == ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    # Bare too: a local proxy's Host $host names no port.
+    assert security.allowed_hosts == [
+        *("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+    ]
 
     exposed = load_settings(
         environ={
