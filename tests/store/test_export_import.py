@@ -68,6 +68,20 @@ async def fill_everything(data_dir: Path) -> None:
         await ok(client, "recall", query="Alice")
 
 
+#: ``fill_everything``'s export, made once per test process for the tests that damage a
+#: copy of it (each filled and exported a memory of its own: a second or two apiece).
+_EXPORTED: list[str] = []
+
+
+async def everything_exported(tmp_path: Path) -> list[str]:
+    """The lines of an export of ``fill_everything``'s memory (a new list each call)."""
+    if not _EXPORTED:
+        await fill_everything(tmp_path / "a")
+        export(tmp_path / "a", tmp_path / "a.jsonl")
+        _EXPORTED.extend((tmp_path / "a.jsonl").read_text().splitlines())
+    return list(_EXPORTED)
+
+
 def lines(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     text = path.read_text().splitlines()
     return json.loads(text[0]), [json.loads(line) for line in text[1:]]
@@ -263,9 +277,7 @@ DAMAGE: list[tuple[Any, dict[str, Any], str]] = [
 async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
     tmp_path: Path, which: Any, change: dict[str, Any], said: str
 ) -> None:
-    await fill_everything(tmp_path / "a")
-    export(tmp_path / "a", tmp_path / "a.jsonl")
-    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    text = await everything_exported(tmp_path)
     number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
     text[number] = json.dumps(json.loads(text[number]) | change)
     (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
@@ -313,9 +325,7 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
 async def test_what_the_memory_could_not_load_is_refused_before_anything_is_written(
     tmp_path: Path, which: Any, change: dict[str, Any], said: str
 ) -> None:
-    await fill_everything(tmp_path / "a")
-    export(tmp_path / "a", tmp_path / "a.jsonl")
-    text = (tmp_path / "a.jsonl").read_text().splitlines()
+    text = await everything_exported(tmp_path)
     number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
     text[number] = json.dumps(json.loads(text[number]) | change)
     (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
