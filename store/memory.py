@@ -1205,7 +1205,7 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
             planned.observation_id,
             planned.belief_id,
             planned.topics,
-            [],
+            [older for older, _ in planned.superseded],
             None,
             [],
             shared_with=sorted(set(planned.shared_with)),

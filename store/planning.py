@@ -61,6 +61,8 @@ class Shared:
     belief_id: str
     topics: list[str]
     shared_with: list[str]  # the agents believing it before
+    #: (older id, at): this agent's own facts the shared one ends, as a new fact would.
+    superseded: list[tuple[str, datetime]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ def plan(
             continue
         shared = _shared(memory, working, state, now)
         if shared is not None:
+            if memory.fact is not None and cardinality == "one":
+                shared.superseded = _own_ended(memory, working, shared.observation_id, now)
             seen[key] = shared
             planned.append(shared)
             continue
@@ -266,6 +270,32 @@ def _shared(
         believers.append(memory.agent)
         return shared
     return None
+
+
+def _own_ended(
+    memory: NewMemory, working: WorkingMemory, shared: str, now: datetime
+) -> list[tuple[str, datetime]]:
+    """The facts of ``memory``'s agent alone (same subject and predicate, another object)
+    that still hold when the fact it shares with other agents begins: ended then, as a new
+    fact of its own would end them (sharing left them current beside it: bob lived in
+    Paris and in Berlin)."""
+    fact = memory.fact
+    assert fact is not None
+    start = fact.valid_from or memory.observed_at or now
+    ended: list[tuple[str, datetime]] = []
+    for row in working.fact_index.get((topic_key(fact.subject), fact.predicate), []):
+        entry = working.entries[row]
+        if (
+            entry.retracted
+            or entry.id == shared
+            or entry.agents != (memory.agent,)
+            or topic_key(entry.object or "") == topic_key(fact.object)
+            or (entry.valid_from or entry.observed_at) > start
+            or (entry.valid_until is not None and entry.valid_until <= start)
+        ):
+            continue
+        ended.append((entry.id, start))
+    return ended
 
 
 def _holds_for(
@@ -414,6 +444,32 @@ def _next_fact(working: WorkingMemory, row: int, gone: int) -> tuple[int, dateti
             continue
         if found is None or start < found[1]:
             found = (other, start)
+    return found
+
+
+def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
+    """Facts of a single-valued predicate that still hold when a later fact of their agents
+    (another object) begins, as (older row, newer row, the newer one's start): what a
+    newer fact, or a forget in the middle of a chain, ends now. Versions before forget
+    ended a chain's first fact where the next remaining one begins left it current for
+    good, beside the last: start-up ends it (``open_stores``)."""
+    found: list[tuple[int, int, datetime]] = []
+    for (_, predicate), rows in working.fact_index.items():
+        if len(rows) < 2 or working.cardinality(predicate) != "one":
+            continue
+        for row in rows:
+            entry = working.entries[row]
+            if entry.retracted:
+                continue
+            after = _next_fact(working, row, row)
+            if after is None:
+                continue
+            newer, start = after
+            end = entry.valid_until
+            if (end is None or end > start) and working.entries[newer].id not in (
+                entry.superseded_by
+            ):
+                found.append((row, newer, start))
     return found
 
 

@@ -123,6 +123,7 @@ def write(w: GraphWriter, write: Write) -> None:
     w.supersede(
         [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
         + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
+        + [(s.observation_id, older, at) for s in write.shares for older, at in s.superseded]
     )
 
 
@@ -173,6 +174,8 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         row = rows.get(share.observation_id, working.row_of.get(share.observation_id))
         assert row is not None
         working.hold(row, share.memory.agent, share.belief_id, write.at, share.memory.confidence)
+        for older, at in share.superseded:
+            working.supersede(row, working.row_of[older], at)
     for plan in write.plans:
         for older, belief in plan.withdraws:
             working.withdraw(working.row_of[older], belief, write.at)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store import event_time, native_memory
+from doxa.store import event_time, native_memory, planning
 from doxa.store.backup import unfinished
 from doxa.store.details import details
 from doxa.store.drafts import memory_key
@@ -132,6 +132,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
             if judged:
                 alike = settings.ranking.feedback_similarity
                 learn_judged(graph, working, embedder, judged, alike)
+            ended = planning.overlapping(working)
+            if ended:
+                end_overlaps(graph, working, ended)
             if graph.unstamped_recalls():
                 # Ranked by the embedder that built the index: this one, unless it was not.
                 ranked_by = "" if index.foreign else embedder.fingerprint
@@ -340,6 +343,25 @@ def _rekeyed(row: dict[str, Any], record: Record | None, rekeyed: list[tuple[str
     key = memory_key(row["text"], record)
     rekeyed.append((row["id"], key))
     return key
+
+
+def end_overlaps(
+    graph: Graph, working: WorkingMemory, ended: list[tuple[int, int, datetime]]
+) -> None:
+    """End facts that hold beside a later fact of their agents (``planning.overlapping``),
+    as a forget now ends them: the later fact supersedes each from its start."""
+    entries = working.entries
+    links = [(entries[newer].id, entries[older].id, at) for older, newer, at in ended]
+    graph.transact("ending facts a retraction had reopened", lambda w: w.supersede(links))
+    for older, newer, at in ended:
+        working.supersede(newer, older, at)
+    log.warning(
+        "ended %d facts that held beside a later fact of their agents (a retraction by an"
+        " earlier version had reopened them): %s",
+        len(ended),
+        ", ".join(entries[older].id for older, _, _ in ended[:5])
+        + (", …" if len(ended) > 5 else ""),
+    )
 
 
 def refill(graph: Graph, computed: dict[str, list[tuple[str, str]]]) -> None:

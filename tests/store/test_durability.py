@@ -590,3 +590,47 @@ def test_a_damaged_judged_query_is_embedded_again(
     assert np.array_equal(vector, HashEmbedder().embed(["harbour crane"])[0])
     assert found.results[0].scores["feedback"] > 0
     assert check(settings.store).graph["judged_queries_to_embed"] == 0
+
+
+def test_a_fact_an_earlier_version_reopened_beside_a_later_one_is_ended_at_start(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before forget ended a chain's first fact where the next remaining one began, retracting
+    # Bonn (between Athens and Cork) left Athens current for good: two homes, a clash with
+    # itself. Such a memory, upgraded, is mended at its next start.
+    from doxa.store.drafts import FactDraft
+
+    def lives(city: str, since: str) -> MemoryDraft:
+        return MemoryDraft(text=f"Jo: {city}.", fact=FactDraft("Jo", "lives in", city, since))
+
+    memory = opened(settings)
+    try:
+        athens, bonn, cork = (
+            r.observation_id
+            for r in memory.remember(
+                [lives("Athens", "2024-01-01T00:00:00Z")]
+                + [lives("Bonn", "2024-03-01T00:00:00Z"), lives("Cork", "2024-06-01T00:00:00Z")]
+            )
+        )
+        at = datetime(2024, 12, 1, tzinfo=UTC)
+
+        def as_before(w: object) -> None:  # what that forget wrote: Athens with no end
+            w.retract(bonn, at)  # type: ignore[attr-defined]
+            w.end_validity([(athens, None)])  # type: ignore[attr-defined]
+
+        memory.graph.transact("an earlier version's forget", as_before)
+    finally:
+        memory.close()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        again = opened(settings)
+    try:
+        now = again.recall("", subject="Jo", predicate="lives in").results
+        cited = again.evidence(athens)
+        clashes = again.conflicts()
+    finally:
+        again.close()
+    assert [r.observation_id for r in now] == [cork]
+    assert cited["superseded_by"] == [cork]
+    assert cited["valid_until"] == datetime(2024, 6, 1)  # as the graph keeps it: naive UTC
+    assert clashes["count"] == 0
+    assert "ended 1 facts that held beside a later fact" in caplog.text

@@ -211,6 +211,33 @@ async def test_retracting_the_middle_of_a_chain_ends_the_first_where_the_last_be
     assert about.get("conflicts", []) == []
 
 
+async def test_sharing_another_agents_newer_fact_ends_the_agents_own_older_one(
+    client: Client,
+) -> None:
+    # bob believed alice's Berlin, and his own Paris stayed current beside it.
+    with anyio.fail_after(30):
+        paris = await fact(
+            client, "Alice", "lives in", "Paris", agent="bob", fact={"valid_from": "2024-01-01"}
+        )
+        berlin = await fact(
+            client, "Alice", "lives in", "Berlin", agent="alice", fact={"valid_from": "2024-06-01"}
+        )
+        shared = await ok(
+            client,
+            "remember",
+            text="Alice lives in Berlin.",
+            agent="bob",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Berlin"}
+            | {"valid_from": "2024-06-01"},
+        )
+        bobs = await ok(client, "recall", query="", subject="Alice", agent="bob")
+        cited = await ok(client, "cite_evidence", id=paris)
+    assert shared["observation_id"] == berlin and shared["shared_with"] == ["alice"]
+    assert shared["superseded"] == [paris]
+    assert ids(bobs) == [berlin]
+    assert cited["superseded_by"] == [berlin]
+
+
 async def test_a_late_fact_that_ended_on_its_own_is_superseded_by_nothing(
     client: Client,
 ) -> None:
