@@ -608,8 +608,11 @@ def test_a_fact_an_earlier_version_reopened_beside_a_later_one_is_ended_at_start
         athens, bonn, cork = (
             r.observation_id
             for r in memory.remember(
-                [lives("Athens", "2024-01-01T00:00:00Z")]
-                + [lives("Bonn", "2024-03-01T00:00:00Z"), lives("Cork", "2024-06-01T00:00:00Z")]
+                [
+                    lives("Athens", "2024-01-01T00:00:00Z"),
+                    lives("Bonn", "2024-03-01T00:00:00Z"),
+                    lives("Cork", "2024-06-01T00:00:00Z"),
+                ]
             )
         )
         at = datetime(2024, 12, 1, tzinfo=UTC)
