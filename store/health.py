@@ -77,6 +77,21 @@ def _held(data_dir: Path, command: str) -> MemoryInUse:
     )
 
 
+def _owned_elsewhere(data_dir: Path) -> bool:
+    """Whether a running doxa owns the directory (``owner.lock``). Kùzu's own lock on the
+    graph is no proof: a process drops it when it closes any descriptor of the file (a
+    server's backup copying the graph did), and repair then rebuilt the index under it."""
+    from doxa.store.sharing import Ownership
+
+    if not (data_dir / "owner.lock").exists():
+        return False
+    probe = Ownership(data_dir)
+    if not probe.try_acquire():
+        return True
+    probe.release()
+    return False
+
+
 def check(settings: StoreSettings) -> Health:
     """Inspect a data directory without changing it.
 
@@ -94,6 +109,8 @@ def check(settings: StoreSettings) -> Health:
     if not graph_file.exists():
         health.problems.append("no graph: this directory holds no memory yet")
     else:
+        if _owned_elsewhere(data_dir):
+            raise _held(data_dir, "check")
         try:
             graph = Graph(graph_file, read_only=True)
         except MemoryInUse:
@@ -258,6 +275,8 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
     from doxa.store.memory import Memory
 
     data_dir = Path(settings.data_dir).expanduser()
+    if _owned_elsewhere(data_dir):
+        raise _held(data_dir, "repair")
     embedder = make_embedder(settings.embedding)
     try:
         graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)

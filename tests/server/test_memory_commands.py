@@ -529,6 +529,18 @@ def test_backup_while_a_server_runs_opens_as_a_memory_with_the_same_counts(
     assert code == 1 and "not empty" in err
 
 
+@pytest.mark.parametrize("command", ["check", "repair"])
+def test_check_and_repair_refuse_beside_a_server_even_after_its_backup(
+    doxa: Doxa, owner: SharedMemory, tmp_path: Path, command: str
+) -> None:
+    # The server's copy of the graph closed a descriptor of it, which dropped Kùzu's lock:
+    # check then ran beside the server, and repair rebuilt the index under it.
+    doxa.json("remember", "Harbour note.")
+    assert doxa("backup", str(tmp_path / "copy"))[0] == 0
+    code, _, err = doxa(command)
+    assert code == 3 and "in use by another process" in err, err
+
+
 def test_a_backup_cut_off_midway_is_no_memory_and_the_next_backup_replaces_it(
     doxa: Doxa, tmp_path: Path
 ) -> None:
