@@ -15,6 +15,7 @@ exception)``, where the exception is one of the store's errors (anything else is
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import os
@@ -78,6 +79,31 @@ _ALLOWED = {
     ("builtins", "set"),
     ("builtins", "frozenset"),
 }
+
+
+#: The operation that answers ``wire``: asked once by each relaying process, so that one of
+#: another doxa version is refused with what to do (an owner without it is older still).
+WIRE = "wire"
+
+
+@functools.cache
+def wire() -> str:
+    """What both ends must share for their messages to read the same: the relay's methods
+    and the fields of every store type that crosses it (a field added to one unpickled
+    without it, in an older peer: ``'RecordField' object has no attribute 'listed'``)."""
+    import dataclasses
+    import hashlib
+    import importlib
+
+    parts = [",".join(sorted(METHODS))]
+    for module, name in sorted(_ALLOWED):
+        if module.startswith("doxa."):
+            kind = getattr(importlib.import_module(module), name)
+            names = (
+                [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
+            )
+            parts.append(f"{module}.{name}({','.join(names)})")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 class _Unpickler(pickle.Unpickler):
@@ -199,6 +225,8 @@ class RelayServer:
             connection.close()
 
     def _answer(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        if method == WIRE:
+            return ("ok", wire())
         if method not in METHODS:
             return ("error", MemoryStoreError(f"relay: unknown operation {method!r}"))
         try:

@@ -167,7 +167,10 @@ class SharedMemory:
             try:
                 self._take_or_join()
             except BaseException as error:  # reported to every call
-                log.exception("could not open or reach the memory")
+                if isinstance(error, MemoryStoreError):  # a refusal that says what to do
+                    log.error("could not open or reach the memory: %s", error)
+                else:
+                    log.exception("could not open or reach the memory")
                 with self._role:
                     self._failure = error
                     self._settled = True
@@ -210,6 +213,12 @@ class SharedMemory:
                     ) from None
                 time.sleep(0.05)
                 continue
+            try:
+                _same_wire(client, self._data_dir)
+            except MemoryStoreError:
+                client.close()
+                watch.close()
+                raise
             with self._role:
                 self._client, self._settled, self._failure = client, True, None
                 self._role.notify_all()
@@ -458,6 +467,29 @@ class SharedMemory:
     def memory(self) -> Memory | None:
         """The memory itself when this process owns it (tests, benchmarks), else None."""
         return self._local
+
+
+def _same_wire(client: RelayClient, data_dir: Path) -> None:
+    """Refuse an owner of another doxa version: their messages would not read the same.
+
+    Raises:
+        MemoryStoreError: naming the owner and what to do.
+    """
+    from doxa.store.relay import WIRE, RequestLost, wire
+
+    try:
+        theirs = client.call(WIRE, (), {})
+    except RequestLost:
+        return  # it went: the watch connection finds the next owner
+    except MemoryStoreError:  # "unknown operation": older than the question
+        theirs = None
+    if theirs != wire():
+        who = (data_dir / "owner.lock").read_text(errors="replace").strip() or "?"
+        raise MemoryStoreError(
+            f"the process that owns the memory in {data_dir} (pid {who}) runs another version"
+            " of doxa; stop it (or every doxa on this directory) and start again, so that one"
+            " version serves the memory"
+        )
 
 
 def _run_on(memory: Memory, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

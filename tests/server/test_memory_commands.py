@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from doxa.server.app import create_server
 from doxa.server.cli import main
-from doxa.store import Memory
+from doxa.store import Memory, relay
 from doxa.store.backup import UNFINISHED
 from doxa.store.exporting import write_export
 from doxa.store.sharing import SharedMemory
@@ -527,6 +527,23 @@ def test_backup_while_a_server_runs_opens_as_a_memory_with_the_same_counts(
     assert doxa.json("recall", "--all", data_dir=tmp_path / "copy")["total"] == 3
     code, _, err = doxa("backup", str(tmp_path / "copy"))
     assert code == 1 and "not empty" in err
+
+
+def test_an_owner_of_another_doxa_version_is_refused_with_what_to_do(
+    doxa: Doxa, owner: SharedMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An older server still owning the directory unpickled this version's records without
+    # their new field: AttributeError: 'RecordField' object has no attribute 'listed'.
+    answer = relay.RelayServer._answer
+
+    def older(server: relay.RelayServer, method: str, *args: Any) -> object:
+        return (
+            ("ok", "another version's") if method == relay.WIRE else answer(server, method, *args)
+        )
+
+    monkeypatch.setattr(relay.RelayServer, "_answer", older)  # the owner's end only
+    code, _, err = doxa("recall", "harbour")
+    assert code == 1 and "runs another version of doxa" in err and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("command", ["check", "repair"])
