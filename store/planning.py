@@ -132,8 +132,7 @@ def plan(
             if belief not in working.belief_row:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
         for j, other in enumerate(memory.contradicts):
-            row = working.row_of.get(other)
-            if row is None or working.entries[row].retracted:
+            if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
         said = _said(memory)
         key = (memory.agent, said)
@@ -157,6 +156,10 @@ def plan(
             seen[key] = shared
             planned.append(shared)
             continue
+        for j, other in enumerate(memory.contradicts):
+            # A repeat (a retried call) is one still, whatever was retracted since.
+            if working.entries[working.row_of[other]].retracted:
+                raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
         observed_at = memory.observed_at or now
         fact = memory.fact
         new = Plan(

@@ -411,6 +411,23 @@ async def test_a_repeat_naming_a_belief_that_does_not_exist_is_refused(
     assert (memory.stats()["Observation"], memory.stats()["Belief"]) == (1, 1)
 
 
+async def test_a_repeat_whose_contradiction_was_retracted_since_is_still_a_repeat(
+    memory_client: Client, memory: Memory
+) -> None:
+    # A retried call must not be refused (nor applied twice) for what changed in between.
+    with anyio.fail_after(30):
+        a = await ok(memory_client, "remember", text="The ferry is late.")
+        told = {"text": "The ferry is on time.", "contradicts": [a["observation_id"]]}
+        b = await ok(memory_client, "remember", **told)
+        await ok(memory_client, "forget", id=a["observation_id"])
+        again = await ok(memory_client, "remember", **told)
+        refused = await error(
+            memory_client, "remember", text="Another view.", contradicts=[a["observation_id"]]
+        )
+    assert again["duplicate_of"] == b["observation_id"]
+    assert "contradicts[0]" in refused
+
+
 async def test_same_text_from_another_agent_is_its_belief_in_the_same_observation(
     memory_client: Client, memory: Memory
 ) -> None:
