@@ -599,6 +599,11 @@ def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None)
     after = tallies(graph, raw=True)
     created = {t: after.get(t, 0) - before.get(t, 0) for t in [*NODES, *LINKS]}
     skipped = {t: len(parsed.objects.get(t, [])) - created[t] for t in created}
+    if before.get("Observation") and created["Observation"]:
+        # Imported facts change what the memory's own summaries say (and the file's say too
+        # little): the start after the import writes every entity's summary anew.
+        with graph.write("summaries") as writer:
+            writer.forget_every_summary()
     return Imported(
         {t: n for t, n in created.items() if n}, {t: n for t, n in skipped.items() if n}
     )

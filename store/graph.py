@@ -1311,6 +1311,10 @@ class GraphWriter:
                 "UNWIND $names AS n MATCH (s:Summary {topic: n}) DELETE s", {"names": list(topics)}
             )
 
+    def forget_every_summary(self) -> None:
+        """Delete every entity's summary (the next start writes them all anew)."""
+        self._run("MATCH (s:Summary) DELETE s", {})
+
     def ensure_episodes(self, first_seen: dict[str, datetime]) -> None:
         """Create episodes on first use; keep each episode's earliest start."""
         if first_seen:

@@ -426,6 +426,33 @@ async def test_an_older_file_leaves_nothing_for_the_next_start_to_fill_in(
     assert again["duplicate_of"] == song["observation_id"]
 
 
+async def test_an_import_into_a_memory_with_facts_writes_its_summaries_anew(
+    tmp_path: Path,
+) -> None:
+    # The memory's summary of Alice said only Paris after jazz was imported (and an
+    # entity the file brought had none): exports carried them stale.
+    async with Client(create_server(hash_settings(tmp_path / "mine"))) as client:
+        await ok(
+            client,
+            "remember",
+            text="Alice lives in Paris.",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Paris"},
+        )
+    async with Client(create_server(hash_settings(tmp_path / "other"))) as client:
+        await ok(
+            client,
+            "remember",
+            text="Alice likes jazz.",
+            fact={"subject": "Alice", "predicate": "likes", "object": "jazz"},
+        )
+    export(tmp_path / "other", tmp_path / "other.jsonl")
+    import_file(hash_settings(tmp_path / "mine").store, tmp_path / "other.jsonl")
+    export(tmp_path / "mine", tmp_path / "mine.jsonl")
+    _, objects = lines(tmp_path / "mine.jsonl")
+    summaries = {x["topic"]: x["text"] for x in objects if x["table"] == "Summary"}
+    assert summaries["Alice"].startswith("Alice: likes jazz; lives in Paris"), summaries
+
+
 def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
     newer = {"doxa": "export", "format": FORMAT + 1, "schema": 99}
     (tmp_path / "new.jsonl").write_text(json.dumps(newer) + "\n")
