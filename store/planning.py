@@ -20,7 +20,7 @@ from datetime import datetime
 
 from doxa.store.drafts import Fact, NewMemory, predicate_key
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.working_memory import WorkingMemory, fact_key, said_key, topic_key
+from doxa.store.working_memory import Entry, WorkingMemory, fact_key, said_key, topic_key
 
 
 def new_id(prefix: str) -> str:
@@ -137,6 +137,8 @@ def plan(
         said = _said(memory)
         key = (memory.agent, said)
         existing = working.text_index.get(key)
+        if existing is not None and _ended_by_then(memory, working.entries[existing], now):
+            existing = None  # told again after it ended ("busy", "free", "busy"): anew
         if existing is not None:
             entry = working.entries[existing]
             belief = working.belief_of(existing, memory.agent) or (
@@ -273,6 +275,15 @@ def _shared(
         believers.append(memory.agent)
         return shared
     return None
+
+
+def _ended_by_then(memory: NewMemory, entry: Entry, now: datetime) -> bool:
+    """Whether the agent's fact held in the same words had ended when ``memory``'s begins:
+    then ``memory`` is no repeat (a retried call finds its fact still holding)."""
+    fact = memory.fact
+    if fact is None or entry.valid_until is None:
+        return False
+    return entry.valid_until <= (fact.valid_from or memory.observed_at or now)
 
 
 def _own_ended(
@@ -451,18 +462,21 @@ def _next_fact(working: WorkingMemory, row: int, gone: int) -> tuple[int, dateti
 
 
 def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
-    """Facts of a single-valued predicate that still hold when a later fact of their agents
-    (another object) begins, as (older row, newer row, the newer one's start): what a
-    newer fact, or a forget in the middle of a chain, ends now. Versions before forget
-    ended a chain's first fact where the next remaining one begins left it current for
-    good, beside the last: start-up ends it (``open_stores``)."""
+    """Facts of a single-valued predicate reopened by the retraction of their superseder
+    that still hold when a later fact of their agents (another object) begins, as (older
+    row, newer row, the newer one's start). Versions before forget ended a chain's first
+    fact where the next remaining one begins left it current for good, beside the last:
+    start-up ends it (``open_stores``), as a forget does now. Only such facts: this version
+    never leaves one, so a memory it wrote reads the same after a restart."""
     found: list[tuple[int, int, datetime]] = []
     for (_, predicate), rows in working.fact_index.items():
         if len(rows) < 2 or working.cardinality(predicate) != "one":
             continue
         for row in rows:
             entry = working.entries[row]
-            if entry.retracted:
+            if entry.retracted or not any(
+                working.entries[newer].retracted for newer, _ in working.incoming.get(row, [])
+            ):
                 continue
             after = _next_fact(working, row, row)
             if after is None:

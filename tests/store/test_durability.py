@@ -637,3 +637,33 @@ def test_a_fact_an_earlier_version_reopened_beside_a_later_one_is_ended_at_start
     assert cited["valid_until"] == datetime(2024, 6, 1)  # as the graph keeps it: naive UTC
     assert clashes["count"] == 0
     assert "ended 1 facts that held beside a later fact" in caplog.text
+
+
+def test_a_start_changes_no_fact_this_version_wrote(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The start's mending of reopened facts also ended alice's Paris here, which sharing
+    # bob's Berlin in the same batch had left current: recall answered otherwise after a
+    # restart. It mends only facts a retraction reopened.
+    from doxa.store.drafts import FactDraft
+
+    def lives(city: str, agent: str) -> MemoryDraft:
+        said = f"Xena lives in {city}."
+        return MemoryDraft(text=said, agent=agent, fact=FactDraft("Xena", "lives in", city))
+
+    memory = opened(settings)
+    try:
+        memory.remember([lives("Paris", "alice"), lives("Berlin", "bob"), lives("Berlin", "alice")])
+        before = [
+            r.observation_id for r in memory.recall("", subject="Xena", agent="alice").results
+        ]
+    finally:
+        memory.close()
+    with caplog.at_level(logging.WARNING, logger="doxa.store.startup"):
+        again = opened(settings)
+    try:
+        after = [r.observation_id for r in again.recall("", subject="Xena", agent="alice").results]
+    finally:
+        again.close()
+    assert after == before
+    assert "held beside a later fact" not in caplog.text

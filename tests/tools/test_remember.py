@@ -396,6 +396,26 @@ async def test_the_same_text_told_with_another_fact_is_another_memory(
     assert memory.stats()["Observation"] == 2
 
 
+async def test_a_fact_told_again_after_it_ended_is_the_current_one_again(
+    memory_client: Client, memory: Memory
+) -> None:
+    # "busy", "free", "busy": the last was taken for a repeat of the first, and Ana stayed free.
+    async def status(state: str) -> dict[str, Any]:
+        fact = {"subject": "Ana", "predicate": "status", "object": state}
+        return await ok(memory_client, "remember", text=f"Ana is {state}.", fact=fact)
+
+    with anyio.fail_after(30):
+        busy = await status("busy")
+        free = await status("free")
+        again = await status("busy")
+        retried = await status("busy")
+        about = await ok(memory_client, "about", name="Ana")
+    assert "duplicate_of" not in again and again["observation_id"] != busy["observation_id"]
+    assert again["superseded"] == [free["observation_id"]]
+    assert retried["duplicate_of"] == again["observation_id"]
+    assert [f["object"] for f in about["facts"]["status"]] == ["busy"]
+
+
 async def test_a_repeat_naming_a_belief_that_does_not_exist_is_refused(
     memory_client: Client, memory: Memory
 ) -> None:
