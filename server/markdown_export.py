@@ -44,12 +44,12 @@ def superseders(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]
 
 
 def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> str:
-    """Where a fact stands at ``now``, as recall tells it: "retracted", "begins <time>",
+    """Where a fact stands at ``now``, as recall tells it: "retracted", "begins later",
     "replaced by <ids>" or "ended" once its end has passed, else "current"."""
     if fact.get("retracted_at"):
         return "retracted"
     if fact.get("valid_from") and moment(fact["valid_from"]) > now:
-        return f"begins {fact['valid_from']}"
+        return "begins later"
     if fact.get("valid_until") and moment(fact["valid_until"]) <= now:
         return f"replaced by {', '.join(replaced_by)}" if replaced_by else "ended"
     return "current"
@@ -98,6 +98,8 @@ def write_markdown(export: Path, target: Path) -> int:
             for o in facts:
                 state = fact_state(o, superseded_by.get(o["id"], []), now)
                 span = f"{o.get('valid_from') or '?'} to {o.get('valid_until') or 'now'}"
+                if state == "begins later" and not o.get("valid_until"):
+                    span = f"from {o['valid_from']}"
                 said = o["predicate"].replace("_", " ")  # stored as a key, read as words
                 page.append(f"- {o['subject']} {said} {o['object']} ({span}; {state})")
             page.append("")

@@ -288,8 +288,10 @@ def answer(
 
 
 def _upcoming(working: WorkingMemory, n: int, at: int, known_at: int | None) -> BoolArray:
-    """Rows 0..n of the facts held at ``known_at`` that begin after ``at``."""
-    later = working.held(n, known_at) & (working.valid_from[:n] > at)
+    """Rows 0..n of the facts held at ``known_at`` that begin after ``at`` (and hold then)."""
+    begins = working.valid_from[:n]
+    # A plan replaced before it began (Tokyo from 2030, then Rome instead) never holds.
+    later = working.held(n, known_at) & (begins > at) & (working.ends(n, known_at) > begins)
     for row in np.flatnonzero(later):
         if working.entries[row].subject is None:  # an observation said to be seen later
             later[row] = False

@@ -282,6 +282,17 @@ async def test_a_fact_that_begins_later_comes_after_the_current_one(client: Clie
     assert [r["observation_id"] for r in then["results"]] == [berlin["observation_id"]]
 
 
+
+async def test_a_plan_replaced_before_it_began_does_not_come(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        tokyo = await ok(client, "remember", **later("Tokyo", "2030-01-01T00:00:00Z"))
+        rome = await ok(client, "remember", **later("Rome", "2030-01-01T00:00:00Z"))
+        found = await ok(client, "recall", query="", subject="Alice")
+    shown = [r["observation_id"] for r in found["results"]]
+    assert rome["observation_id"] in shown and tokyo["observation_id"] not in shown
+
+
 async def test_include_superseded_ranks_replaced_facts_after_current_ones(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
