@@ -282,7 +282,6 @@ async def test_a_fact_that_begins_later_comes_after_the_current_one(client: Clie
     assert [r["observation_id"] for r in then["results"]] == [berlin["observation_id"]]
 
 
-
 async def test_a_plan_replaced_before_it_began_does_not_come(client: Client) -> None:
     with anyio.fail_after(30):
         await ok(client, "remember", **alice("Berlin", "2024-06-01"))
