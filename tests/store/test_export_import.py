@@ -82,6 +82,16 @@ async def everything_exported(tmp_path: Path) -> list[str]:
     return list(_EXPORTED)
 
 
+async def damaged(tmp_path: Path, which: Any, change: dict[str, Any]) -> int:
+    """Write ``tmp_path / "bad.jsonl"``: the export with ``change`` made to the first line
+    ``which`` picks; returns that line's number."""
+    text = await everything_exported(tmp_path)
+    number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
+    text[number] = json.dumps(json.loads(text[number]) | change)
+    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
+    return number + 1
+
+
 def lines(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     text = path.read_text().splitlines()
     return json.loads(text[0]), [json.loads(line) for line in text[1:]]
@@ -277,11 +287,7 @@ DAMAGE: list[tuple[Any, dict[str, Any], str]] = [
 async def test_learning_data_the_memory_cannot_use_is_refused_naming_the_line(
     tmp_path: Path, which: Any, change: dict[str, Any], said: str
 ) -> None:
-    text = await everything_exported(tmp_path)
-    number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
-    text[number] = json.dumps(json.loads(text[number]) | change)
-    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
-    line = number + 1
+    line = await damaged(tmp_path, which, change)
     with pytest.raises(ImportRefused) as refused:
         import_file(hash_settings(tmp_path / "b").store, tmp_path / "bad.jsonl")
     message = str(refused.value)
@@ -325,15 +331,12 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
 async def test_what_the_memory_could_not_load_is_refused_before_anything_is_written(
     tmp_path: Path, which: Any, change: dict[str, Any], said: str
 ) -> None:
-    text = await everything_exported(tmp_path)
-    number = next(i for i, line in enumerate(text) if i and which(json.loads(line)))
-    text[number] = json.dumps(json.loads(text[number]) | change)
-    (tmp_path / "bad.jsonl").write_text("\n".join(text) + "\n")
+    line = await damaged(tmp_path, which, change)
     mine = hash_settings(tmp_path / "mine").store
     memory = Memory.open(mine)
     memory.remember([MemoryDraft(text="My own note.")])
     memory.close()
-    with pytest.raises(ImportRefused, match=f"line {number + 1}: .*{re.escape(said)}"):
+    with pytest.raises(ImportRefused, match=f"line {line}: .*{re.escape(said)}"):
         import_file(mine, tmp_path / "bad.jsonl")
     with pytest.raises(ImportRefused):  # into a new directory: none is left behind
         import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
