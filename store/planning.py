@@ -466,8 +466,8 @@ def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
     that still hold when a later fact of their agents (another object) begins, as (older
     row, newer row, the newer one's start). Versions before forget ended a chain's first
     fact where the next remaining one begins left it current for good, beside the last:
-    start-up ends it (``open_stores``), as a forget does now. Only such facts: this version
-    never leaves one, so a memory it wrote reads the same after a restart."""
+    start-up ends it (``open_stores``), as a forget does now. Only such facts, which this
+    version's forget no longer leaves: a memory it wrote reads the same after a restart."""
     found: list[tuple[int, int, datetime]] = []
     for (_, predicate), rows in working.fact_index.items():
         if len(rows) < 2 or working.cardinality(predicate) != "one":
