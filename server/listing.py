@@ -19,7 +19,7 @@ from typing import Any
 from doxa.server.markdown_export import fact_state, moment, read_tables, superseders
 from doxa.server.settings import Settings
 from doxa.store.event_time import loaded, most_specific, shown
-from doxa.store.records import Record, RecordField
+from doxa.store.exporting import records_in
 
 
 def listing(settings: Settings, limit: int | None = None) -> dict[str, Any]:
@@ -48,15 +48,7 @@ class _Links:
     export."""
 
     def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        types = {link["from"]: link["to"] for link in tables["IS_A"]}
-        fields: dict[str, list[tuple[int, RecordField]]] = defaultdict(list)
-        for link in tables["HAS_FIELD"]:  # this record's field as given, and where
-            field = RecordField.loaded(link["name"], link["kind"], link["value"])
-            fields[link["from"]].append((link["position"], field))
-        self.records = {
-            oid: Record(kind, tuple(f for _, f in sorted(fields[oid], key=lambda p: p[0])))
-            for oid, kind in types.items()
-        }
+        self.records = records_in(tables)
         self.topics: dict[str, set[str]] = defaultdict(set)
         for link in tables["MENTIONS"]:
             self.topics[link["from"]].add(link["to"])

@@ -369,7 +369,7 @@ def _read_again(parsed: Parsed, written_at: int | None) -> None:
     observations = parsed.objects.get("Observation", [])
     unset = any(o.get("event_times") is None or o.get("text_key") is None for o in observations)
     # A current file holds both for every observation: its records need not be read.
-    records = _records(parsed) if unset or before(13) else {}
+    records = records_in(parsed.objects, parsed.lines) if unset or before(13) else {}
     for observation, where in zip(observations, parsed.lines.get("Observation", []), strict=True):
         record = records.get(observation["id"])
         if (
@@ -385,25 +385,33 @@ def _read_again(parsed: Parsed, written_at: int | None) -> None:
             recall["embedder"] = ""
 
 
-def _records(parsed: Parsed) -> dict[str, Record]:
-    """The records of the file's observations, by observation id, their fields typed again
-    from their ``HAS_FIELD`` links in position order."""
+def records_in(
+    objects: dict[str, list[dict[str, Any]]], lines: dict[str, list[str]] | None = None
+) -> dict[str, Record]:
+    """The records of an export's observations (its lines by table: ``Parsed.objects``), by
+    observation id, their fields typed again from their ``HAS_FIELD`` links in position
+    order.
+
+    Raises:
+        ImportRefused: a field's value is not of its kind, named by its line (``lines``:
+            where each object was read, as ``Parsed.lines``).
+    """
     fields: dict[str, list[tuple[int, RecordField]]] = {}
-    for link, where in zip(
-        parsed.objects.get("HAS_FIELD", []), parsed.lines.get("HAS_FIELD", []), strict=True
-    ):
+    links = objects.get("HAS_FIELD", [])
+    where = (lines or {}).get("HAS_FIELD") or [f"HAS_FIELD {i + 1}" for i in range(len(links))]
+    for link, at in zip(links, where, strict=True):
         try:
             field_ = RecordField.loaded(link["name"] or "", link["kind"] or "", link["value"] or "")
         except (ValueError, ArithmeticError) as error:
             raise ImportRefused(
-                f"{where}: HAS_FIELD's value {link['value']!r} is not a {link['kind']} ({error})"
+                f"{at}: HAS_FIELD's value {link['value']!r} is not a {link['kind']} ({error})"
             ) from None
         fields.setdefault(link["from"], []).append((link["position"] or 0, field_))
     return {
         link["from"]: Record(
             link["to"], tuple(f for _, f in sorted(fields.get(link["from"], []), key=_first))
         )
-        for link in parsed.objects.get("IS_A", [])
+        for link in objects.get("IS_A", [])
     }
 
 

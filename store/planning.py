@@ -435,9 +435,11 @@ def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | Non
     return out
 
 
-def _next_fact(working: WorkingMemory, row: int, gone: int) -> tuple[int, datetime] | None:
-    """The fact that would supersede the one at ``row`` had the one at ``gone`` never
-    been: the earliest remaining fact of the same subject and predicate, of another
+def _next_fact(
+    working: WorkingMemory, row: int, gone: int | None = None
+) -> tuple[int, datetime] | None:
+    """The fact that would supersede the one at ``row`` (had the one at ``gone`` never
+    been): the earliest remaining fact of the same subject and predicate, of another
     object, held by its agents, that starts after it (or at once, told later)."""
     entry = working.entries[row]
     key = fact_key(entry)
@@ -469,24 +471,23 @@ def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
     start-up ends it (``open_stores``), as a forget does now. Only such facts, which this
     version's forget no longer leaves: a memory it wrote reads the same after a restart."""
     found: list[tuple[int, int, datetime]] = []
-    for (_, predicate), rows in working.fact_index.items():
-        if len(rows) < 2 or working.cardinality(predicate) != "one":
+    # Only facts ever superseded have links in: a pass over them, not over every fact.
+    for row, links in working.incoming.items():
+        entry = working.entries[row]
+        if (
+            entry.retracted
+            or entry.predicate is None
+            or working.cardinality(entry.predicate) != "one"
+            or not any(working.entries[newer].retracted for newer, _ in links)
+        ):
             continue
-        for row in rows:
-            entry = working.entries[row]
-            if entry.retracted or not any(
-                working.entries[newer].retracted for newer, _ in working.incoming.get(row, [])
-            ):
-                continue
-            after = _next_fact(working, row, row)
-            if after is None:
-                continue
-            newer, start = after
-            end = entry.valid_until
-            if (end is None or end > start) and working.entries[newer].id not in (
-                entry.superseded_by
-            ):
-                found.append((row, newer, start))
+        after = _next_fact(working, row)
+        if after is None:
+            continue
+        newer, start = after
+        end = entry.valid_until
+        if (end is None or end > start) and working.entries[newer].id not in entry.superseded_by:
+            found.append((row, newer, start))
     return found
 
 
