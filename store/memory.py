@@ -1207,7 +1207,7 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
             planned.topics,
             [older for older, _ in planned.superseded],
             None,
-            [],
+            planned.conflicts,
             shared_with=sorted(set(planned.shared_with)),
         )
     return Remembered(

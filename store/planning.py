@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from doxa.store.drafts import Fact, NewMemory, predicate_key
+from doxa.store.drafts import Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.working_memory import Entry, WorkingMemory, fact_key, said_key, topic_key
+from doxa.store.working_memory import WorkingMemory, fact_key, said_key, topic_key
 
 
 def new_id(prefix: str) -> str:
@@ -63,6 +63,10 @@ class Shared:
     shared_with: list[str]  # the agents believing it before
     #: (older id, at): this agent's own facts the shared one ends, as a new fact would.
     superseded: list[tuple[str, datetime]] = field(default_factory=list)
+    #: (observation id, belief id): this agent's beliefs in older facts others hold too,
+    #: withdrawn as a new fact would withdraw them.
+    withdraws: list[tuple[str, str]] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -76,19 +80,65 @@ class Duplicate:
 
 
 @dataclass
+class Held:
+    """A fact of one subject and predicate as the write planned so far has it: stored, or
+    planned in the write, with the end and the beliefs the memories planned before gave it.
+    """
+
+    id: str
+    said: str  # said_key
+    object: str  # topic_key
+    start: datetime
+    until: datetime | None
+    beliefs: dict[str, str]  # agent -> belief id
+    topics: list[str]
+    plan: Plan | None = None  # planned in this write
+
+    def holds_at(self, when: datetime) -> bool:
+        """Not ended by ``when`` (it may begin later)."""
+        return self.until is None or self.until > when
+
+
+@dataclass
 class Batch:
-    """What the memories planned earlier in the same write decided: texts planned (by agent
-    and text key), facts planned (by subject and predicate key), and the ends given to facts.
-    Planning several calls' memories with one ``Batch`` plans them as if they were sent one
-    after another."""
+    """What the memories planned earlier in the same write decided: plain texts planned (by
+    agent and text key), and every fact of the subjects and predicates they told, as they
+    have left it. Planning several calls' memories with one ``Batch`` plans them as if they
+    were sent one after another."""
 
     seen: dict[tuple[str, str], Plan | Shared] = field(default_factory=dict)
-    facts: dict[tuple[str, str], list[Plan]] = field(default_factory=dict)
-    ended: dict[str, datetime] = field(default_factory=dict)
+    held: dict[tuple[str, str], list[Held]] = field(default_factory=dict)
     texts: dict[str, Plan] = field(default_factory=dict)  # said key -> first plan of it
     believers: dict[str, list[str]] = field(default_factory=dict)  # planned obs -> agents
     predicates: dict[str, str] = field(default_factory=dict)  # first used in this write
     recorded: set[str] = field(default_factory=set)  # predicates a plan here records
+
+    def facts(self, working: WorkingMemory, key: tuple[str, str]) -> list[Held]:
+        """The facts of ``key`` (subject, predicate key): as stored, the first time it is
+        asked, then as this write changes them, in the order they were told."""
+        found = self.held.get(key)
+        if found is None:
+            found = []
+            for row in sorted(working.fact_index.get(key, [])):
+                entry = working.entries[row]
+                if entry.retracted:
+                    continue
+                beliefs: dict[str, str] = {}
+                for agent, belief in working.believers(row):
+                    beliefs.setdefault(agent, belief)
+                found.append(
+                    Held(
+                        entry.id,
+                        said_key(entry.text_key, entry.subject, entry.predicate, entry.object),
+                        topic_key(entry.object or ""),
+                        entry.valid_from or entry.observed_at,
+                        entry.valid_until,
+                        beliefs,
+                        list(entry.topics),
+                    )
+                )
+            self.held[key] = found
+        return found
 
 
 def plan(
@@ -119,7 +169,6 @@ def plan(
     """
     planned: list[Plan | Duplicate | Shared] = []
     state = earlier if earlier is not None else Batch()
-    seen, facts_in_batch, ended = state.seen, state.facts, state.ended
 
     def where(i: int, path: str) -> str:
         return f"memories[{i}].{path}" if batch else path
@@ -134,29 +183,13 @@ def plan(
         for j, other in enumerate(memory.contradicts):
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
-        said = _said(memory)
-        key = (memory.agent, said)
-        existing = working.text_index.get(key)
-        if existing is not None and _ended_by_then(memory, working.entries[existing], now):
-            existing = None  # told again after it ended ("busy", "free", "busy"): anew
-        if existing is not None:
-            entry = working.entries[existing]
-            belief = working.belief_of(existing, memory.agent) or (
-                entry.beliefs[0] if entry.beliefs else ""
-            )
-            planned.append(Duplicate(entry.id, belief, list(entry.topics)))
-            continue
-        if key in seen:
-            first = seen[key]
-            topics = first.topics if isinstance(first, Shared) else first.memory.topics
-            planned.append(Duplicate(first.observation_id, first.belief_id, list(topics)))
-            continue
-        shared = _shared(memory, working, state, now)
-        if shared is not None:
-            if memory.fact is not None and cardinality == "one":
-                shared.superseded = _own_ended(memory, working, shared.observation_id, now)
-            seen[key] = shared
-            planned.append(shared)
+        if memory.fact is None:
+            found = _known_plain(memory, working, state, now)
+        else:
+            assert cardinality is not None
+            found = _known_fact(memory, cardinality, working, state, now)
+        if found is not None:
+            planned.append(found)
             continue
         for j, other in enumerate(memory.contradicts):
             # A repeat (a retried call) is one still, whatever was retracted since.
@@ -173,17 +206,184 @@ def plan(
             valid_until=fact.valid_until if fact else None,
             cardinality=cardinality,
         )
-        if fact is not None:
-            assert cardinality is not None
+        said = _said(memory)
+        if fact is None:
+            state.seen[(memory.agent, said)] = new
+            state.texts.setdefault(said, new)
+            state.believers.setdefault(new.observation_id, [memory.agent])
+        else:
+            assert cardinality is not None and new.valid_from is not None
             if fact.predicate not in working.predicates and fact.predicate not in state.recorded:
                 new.new_predicate = (fact.predicate, cardinality)
                 state.recorded.add(fact.predicate)
-            _supersede(new, working, facts_in_batch, ended)
-        seen[key] = new
-        state.texts.setdefault(said, new)
-        state.believers.setdefault(new.observation_id, [memory.agent])
+            facts = state.facts(working, (topic_key(fact.subject), fact.predicate))
+            if cardinality == "one":
+                ends = _end_older(memory.agent, topic_key(fact.object), new.valid_from, facts)
+                new.superseded, new.withdraws, new.conflicts = ends
+                _end_by_later(new, facts)
+            facts.append(
+                Held(
+                    new.observation_id,
+                    said,
+                    topic_key(fact.object),
+                    new.valid_from,
+                    new.valid_until,
+                    {memory.agent: new.belief_id},
+                    list(memory.topics),
+                    new,
+                )
+            )
         planned.append(new)
     return planned
+
+
+def _known_plain(
+    memory: NewMemory, working: WorkingMemory, state: Batch, now: datetime
+) -> Duplicate | Shared | None:
+    """What a memory without a fact finds already there: the agent's own (a repeat),
+    another agent's to believe too, or nothing (a new observation)."""
+    said = _said(memory)
+    key = (memory.agent, said)
+    existing = working.text_index.get(key)
+    if existing is not None:
+        entry = working.entries[existing]
+        belief = working.belief_of(existing, memory.agent) or (
+            entry.beliefs[0] if entry.beliefs else ""
+        )
+        return Duplicate(entry.id, belief, list(entry.topics))
+    if key in state.seen:
+        first = state.seen[key]
+        topics = first.topics if isinstance(first, Shared) else first.memory.topics
+        return Duplicate(first.observation_id, first.belief_id, list(topics))
+    if memory.supports or memory.contradicts:
+        return None  # claims of a new observation
+    shared: Shared | None = None
+    rows = working.held_text(said)
+    if rows:
+        entry = working.entries[rows[0]]
+        believers = state.believers.setdefault(entry.id, list(entry.agents))
+        shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
+    elif (first_plan := state.texts.get(said)) is not None:
+        believers = state.believers.setdefault(first_plan.observation_id, [first_plan.memory.agent])
+        shared = Shared(
+            memory,
+            first_plan.observation_id,
+            new_id("bel"),
+            list(first_plan.memory.topics),
+            list(believers),
+        )
+    if shared is not None:
+        state.believers[shared.observation_id].append(memory.agent)
+        state.seen[key] = shared
+    return shared
+
+
+def _known_fact(
+    memory: NewMemory, cardinality: str, working: WorkingMemory, state: Batch, now: datetime
+) -> Duplicate | Shared | None:
+    """What a fact finds already there, as the write planned so far has it: the agent's
+    own in the same words, still holding when this one begins (a repeat: a retried call),
+    or another agent's to believe too, or nothing (a new observation: also when the agent
+    told it before and it has ended since, "busy", "free", "busy")."""
+    fact = memory.fact
+    assert fact is not None
+    start = fact.valid_from or memory.observed_at or now
+    said = _said(memory)
+    facts = state.facts(working, (topic_key(fact.subject), fact.predicate))
+    for held in facts:
+        if held.said == said and memory.agent in held.beliefs and held.holds_at(start):
+            return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
+    if memory.supports or memory.contradicts:
+        return None  # claims of a new observation
+    theirs = next((h for h in facts if _may_share(memory, start, h, facts)), None)
+    if theirs is None:
+        return None
+    shared = Shared(memory, theirs.id, new_id("bel"), list(theirs.topics), list(theirs.beliefs))
+    if cardinality == "one":
+        ends = _end_older(memory.agent, theirs.object, start, facts)
+        shared.superseded, shared.withdraws, shared.conflicts = ends
+    theirs.beliefs[memory.agent] = shared.belief_id
+    return shared
+
+
+def _may_share(memory: NewMemory, start: datetime, held: Held, facts: list[Held]) -> bool:
+    """Whether ``memory`` (of a fact beginning at ``start``) is the claim of ``held``,
+    another agent's fact in the same words: it holds then, ends as ``memory`` says, and no
+    later fact of this agent ends it sooner for this agent.
+
+    A fact replaced or ended since, one starting after this one, or one this agent's own
+    later fact would cut is another claim: believing it would let the other agent's
+    replacement end this agent's belief, lose when this one's fact started, or end the
+    other agent's fact."""
+    fact = memory.fact
+    assert fact is not None
+    if (
+        held.said != _said(memory)
+        or not held.beliefs
+        or held.start > start
+        or held.until != fact.valid_until
+    ):
+        return False
+    return not any(
+        memory.agent in other.beliefs
+        and other.object != held.object
+        and other.start > start
+        and (fact.valid_until is None or other.start < fact.valid_until)
+        for other in facts
+    )
+
+
+def _end_older(
+    agent: str, obj: str, start: datetime, facts: list[Held]
+) -> tuple[list[tuple[str, datetime]], list[tuple[str, str]], list[str]]:
+    """What a fact of ``agent`` (object ``obj``, beginning at ``start``) does to the facts
+    of its subject and predicate held before it that still hold then: it ends the agent's
+    own (supersedes them), withdraws the agent's belief in those others hold too (the fact
+    stays theirs, and disagrees with this one), and clashes with other agents' facts.
+
+    Returns (superseded as (id, at), withdrawn as (observation id, belief id), conflicts);
+    ``facts`` are changed to match: ends shortened, beliefs withdrawn.
+    """
+    superseded: list[tuple[str, datetime]] = []
+    withdrawn: list[tuple[str, str]] = []
+    conflicts: list[str] = []
+    # The earliest first: an older fact ends when the first newer one begins.
+    for held in sorted(facts, key=lambda h: h.start):
+        if held.object == obj or not held.holds_at(start):
+            continue
+        if agent not in held.beliefs:
+            conflicts.append(held.id)
+        elif held.start > start:
+            continue  # a later fact of the agent: it ends this one (_end_by_later)
+        elif len(held.beliefs) > 1:
+            # Others still hold the older fact: this agent's belief in it ends, the fact
+            # does not, and the two now disagree.
+            withdrawn.append((held.id, held.beliefs.pop(agent)))
+            conflicts.append(held.id)
+        else:
+            superseded.append((held.id, start))
+            held.until = start
+            if held.plan is not None:
+                held.plan.valid_until = start
+    return superseded, withdrawn, conflicts
+
+
+def _end_by_later(plan: Plan, facts: list[Held]) -> None:
+    """An older fact arriving late is history: it ends when the first later fact of its
+    agent (another object) begins, unless it ended by then (its own end)."""
+    assert plan.memory.fact is not None and plan.valid_from is not None
+    obj = topic_key(plan.memory.fact.object)
+    later = [
+        h
+        for h in facts
+        if plan.memory.agent in h.beliefs and h.object != obj and h.start > plan.valid_from
+    ]
+    if not later:
+        return
+    first = min(later, key=lambda h: h.start)
+    if plan.valid_until is None or plan.valid_until > first.start:
+        plan.superseded_by.append((first.id, first.start))
+        plan.valid_until = first.start
 
 
 def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: str) -> str:
@@ -206,198 +406,6 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
     chosen = fact.cardinality or working.configured.get(predicate, "one")
     state.predicates[predicate] = chosen
     return chosen
-
-
-def _same_fact(
-    fact: Fact | None, subject: str | None, predicate: str | None, obj: str | None
-) -> bool:
-    if fact is None or subject is None or predicate is None or obj is None:
-        return fact is None and subject is None
-    return (
-        topic_key(fact.subject) == topic_key(subject)
-        and fact.predicate == predicate_key(predicate)
-        and topic_key(fact.object) == topic_key(obj)
-    )
-
-
-def _shared(
-    memory: NewMemory, working: WorkingMemory, state: Batch, now: datetime
-) -> Shared | None:
-    """Another agent's observation of the same text (and the same fact, holding when this
-    one starts and ending as this one does), to believe instead of copying; None when there
-    is none, or when this memory links evidence or contradictions of its own (those are
-    claims of a new observation).
-
-    A fact replaced or ended since, or one starting after this one, is another claim:
-    believing it would let the other agent's replacement end this agent's belief, or lose
-    when this one's fact started."""
-    if memory.supports or memory.contradicts:
-        return None
-    fact = memory.fact
-    start = None
-    if fact is not None:
-        start = fact.valid_from or memory.observed_at or now
-    said = _said(memory)
-    for row in working.held_text(said):
-        entry = working.entries[row]
-        if not _same_fact(fact, entry.subject, entry.predicate, entry.object):
-            continue
-        if not _holds_for(fact, start, entry.valid_from or entry.observed_at, entry.valid_until):
-            continue
-        believers = state.believers.setdefault(entry.id, list(entry.agents))
-        shared = Shared(memory, entry.id, new_id("bel"), list(entry.topics), list(believers))
-        believers.append(memory.agent)
-        return shared
-    first = state.texts.get(said)
-    earlier = first.memory.fact if first is not None else None
-    if (
-        first is not None
-        and _same_fact(
-            fact,
-            earlier.subject if earlier else None,
-            earlier.predicate if earlier else None,
-            earlier.object if earlier else None,
-        )
-        and (
-            earlier is None
-            or _holds_for(
-                fact,
-                start,
-                earlier.valid_from or first.memory.observed_at or now,
-                earlier.valid_until,
-            )
-        )
-    ):
-        believers = state.believers.setdefault(first.observation_id, [first.memory.agent])
-        shared = Shared(
-            memory, first.observation_id, new_id("bel"), list(first.memory.topics), list(believers)
-        )
-        believers.append(memory.agent)
-        return shared
-    return None
-
-
-def _ended_by_then(memory: NewMemory, entry: Entry, now: datetime) -> bool:
-    """Whether the agent's fact held in the same words had ended when ``memory``'s begins:
-    then ``memory`` is no repeat (a retried call finds its fact still holding)."""
-    fact = memory.fact
-    if fact is None or entry.valid_until is None:
-        return False
-    return entry.valid_until <= (fact.valid_from or memory.observed_at or now)
-
-
-def _own_ended(
-    memory: NewMemory, working: WorkingMemory, shared: str, now: datetime
-) -> list[tuple[str, datetime]]:
-    """The facts of ``memory``'s agent alone (same subject and predicate, another object)
-    that still hold when the fact it shares with other agents begins: ended then, as a new
-    fact of its own would end them (sharing left them current beside it: bob lived in
-    Paris and in Berlin)."""
-    fact = memory.fact
-    assert fact is not None
-    start = fact.valid_from or memory.observed_at or now
-    ended: list[tuple[str, datetime]] = []
-    for row in working.fact_index.get((topic_key(fact.subject), fact.predicate), []):
-        entry = working.entries[row]
-        if (
-            entry.retracted
-            or entry.id == shared
-            or entry.agents != (memory.agent,)
-            or topic_key(entry.object or "") == topic_key(fact.object)
-            or (entry.valid_from or entry.observed_at) > start
-            or (entry.valid_until is not None and entry.valid_until <= start)
-        ):
-            continue
-        ended.append((entry.id, start))
-    return ended
-
-
-def _holds_for(
-    fact: Fact | None, start: datetime | None, began: datetime, until: datetime | None
-) -> bool:
-    """Whether another agent's observation of the same fact (or none), valid from ``began``
-    until ``until`` (its end as known now), may be believed for ``fact`` starting at
-    ``start``: it holds then and ends as ``fact`` says."""
-    return fact is None or start is None or (began <= start and until == fact.valid_until)
-
-
-def _supersede(
-    plan: Plan,
-    working: WorkingMemory,
-    facts_in_batch: dict[tuple[str, str], list[Plan]],
-    ended: dict[str, datetime],
-) -> None:
-    """A newer fact with the same agent, subject and predicate ends the older one.
-
-    ``ended`` holds the end this batch already gave to facts (stored or earlier in the
-    batch), so a batch links supersessions exactly as the same facts sent one by one.
-    """
-    fact = plan.memory.fact
-    assert fact is not None and plan.valid_from is not None
-    key = (topic_key(fact.subject), fact.predicate)
-    if plan.cardinality == "many":
-        # Objects accumulate: a different one neither supersedes nor clashes.
-        facts_in_batch.setdefault(key, []).append(plan)
-        return
-    new_object = topic_key(fact.object)
-    start = plan.valid_from
-    shared_by: dict[str, str] = {}  # older observations others hold too -> this agent's belief
-
-    def current(obs: str, until: datetime | None) -> bool:
-        ends = [t for t in (until, ended.get(obs)) if t is not None]
-        return not ends or min(ends) > start
-
-    candidates: list[tuple[str, str, datetime, tuple[str, ...]]] = []
-    for row in working.fact_index.get(key, []):
-        entry = working.entries[row]
-        if not entry.retracted and current(entry.id, entry.valid_until):
-            older_from = entry.valid_from or entry.observed_at
-            candidates.append((entry.id, entry.object or "", older_from, entry.agents))
-            if len(entry.agents) > 1 and plan.memory.agent in entry.agents:
-                belief = working.belief_of(row, plan.memory.agent)
-                if belief is not None:
-                    shared_by.setdefault(entry.id, belief)
-    for earlier in facts_in_batch.get(key, []):
-        assert earlier.memory.fact is not None and earlier.valid_from is not None
-        if current(earlier.observation_id, earlier.valid_until):
-            candidates.append(
-                (
-                    earlier.observation_id,
-                    earlier.memory.fact.object,
-                    earlier.valid_from,
-                    (earlier.memory.agent,),
-                )
-            )
-    # The earliest first: an older fact arriving late ends when the first newer one begins,
-    # and a later one cuts nothing that was over by then.
-    candidates.sort(key=lambda c: c[2])
-    for other_id, other_object, other_from, agents in candidates:
-        if topic_key(other_object) == new_object:
-            continue
-        if plan.memory.agent not in agents:
-            plan.conflicts.append(other_id)
-            continue
-        if other_id in shared_by and start >= other_from:
-            # Others still hold the older fact: this agent's belief in it ends, the fact
-            # does not, and the two now disagree.
-            plan.withdraws.append((other_id, shared_by[other_id]))
-            plan.conflicts.append(other_id)
-            continue
-        if start >= other_from:
-            plan.superseded.append((other_id, start))
-            ended[other_id] = min(ended.get(other_id, start), start)
-            for earlier in facts_in_batch.get(key, []):
-                if earlier.observation_id == other_id and (
-                    earlier.valid_until is None or earlier.valid_until > start
-                ):
-                    earlier.valid_until = start
-        elif plan.valid_until is None or plan.valid_until > other_from:
-            # An older fact arriving late is history: it ended when the newer one began
-            # (unless it ended by then, as its own end or an earlier newer one says).
-            plan.superseded_by.append((other_id, other_from))
-            if plan.valid_until is None or plan.valid_until > other_from:
-                plan.valid_until = other_from
-    facts_in_batch.setdefault(key, []).append(plan)
 
 
 def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | None, str | None]]:

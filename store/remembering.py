@@ -109,7 +109,8 @@ def write(w: GraphWriter, write: Write) -> None:
             for s in write.shares
         ]
     )
-    w.withdraw_beliefs([belief for p in plans for _, belief in p.withdraws], now)
+    withdrawn = [b for p in plans for _, b in p.withdraws]
+    w.withdraw_beliefs(withdrawn + [b for s in write.shares for _, b in s.withdraws], now)
     w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
     w.support(
         [
@@ -176,9 +177,9 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         working.hold(row, share.memory.agent, share.belief_id, write.at, share.memory.confidence)
         for older, at in share.superseded:
             working.supersede(row, working.row_of[older], at)
-    for plan in write.plans:
-        for older, belief in plan.withdraws:
-            working.withdraw(working.row_of[older], belief, write.at)
+    withdrawn = [w for p in write.plans for w in p.withdraws]
+    for older, belief in withdrawn + [w for s in write.shares for w in s.withdraws]:
+        working.withdraw(working.row_of[older], belief, write.at)
     for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))

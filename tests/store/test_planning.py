@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +12,7 @@ from doxa.store import planning, remembering
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, validate
 from doxa.store.errors import NotFound
 from doxa.store.planning import Duplicate, Plan, Shared
+from doxa.store.values import micros
 from doxa.store.working_memory import WorkingMemory
 
 T1, T2, T3 = (datetime(2024, 5, d, 8, tzinfo=UTC) for d in (1, 2, 3))
@@ -273,3 +275,100 @@ def test_only_keys_whose_facts_name_two_objects_can_clash(working: WorkingMemory
     assert working.mixed_facts == {("bridge", "status")}
     working.purge(len(working) - 1)
     assert working.mixed_facts == set()
+
+
+def told(agent: str, obj: str, day: int, until: int | None = None) -> MemoryDraft:
+    """``agent`` tells where Ana lives from day ``day`` of May (until ``until`` days on)."""
+    at = datetime(2024, 5, day, tzinfo=UTC)
+    end = None if until is None else datetime(2024, 5, day + until, tzinfo=UTC).isoformat()
+    return MemoryDraft(
+        text=f"Ana lives in {obj} (day {day}).",
+        agent=agent,
+        observed_at=at.isoformat(),
+        fact=FactDraft("Ana", "lives_in", obj, valid_until=end),
+    )
+
+
+def state(working: WorkingMemory) -> list[tuple[str, tuple[str, ...], str, tuple[str, ...]]]:
+    """Every fact as its words, believers, end, and superseders' words."""
+    words = {e.id: e.text for e in working.entries}
+    return sorted(
+        (
+            e.text,
+            tuple(sorted(e.agents)),
+            str(e.valid_until),
+            tuple(sorted(map(words.get, e.superseded_by))),
+        )  # type: ignore[arg-type]
+        for e in working.entries
+    )
+
+
+def holding(working: WorkingMemory) -> dict[str, list[str]]:
+    """Per agent, the places it holds Ana lives in now."""
+    out: dict[str, list[str]] = {}
+    for row, e in enumerate(working.entries):
+        if working.is_current(row, micros(NOW)):
+            for agent in e.agents:
+                out.setdefault(agent, []).append(e.object or "")
+    return {agent: sorted(set(places)) for agent, places in out.items()}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_batch_plans_as_the_same_memories_one_by_one_and_an_agent_holds_one_place(
+    seed: int,
+) -> None:
+    # Random tellings by three agents, some the same words (a shared belief), some ending:
+    # one write of them all leaves what the same calls one after another leave, and each
+    # agent holds one place (the one it told last begins last), as a fact of its own would.
+    rng = random.Random(seed)
+    for _ in range(150):
+        drafts = [
+            told(rng.choice("abc"), rng.choice("XYZ"), rng.randint(1, 4), rng.choice([None, 2]))
+            for _ in range(rng.randint(2, 7))
+        ]
+        one_by_one, together = WorkingMemory(dim=8), WorkingMemory(dim=8)
+        for d in drafts:
+            remember(one_by_one, d)
+        remember(together, *drafts)
+        assert state(together) == state(one_by_one), drafts
+        held = holding(together)
+        assert all(len(places) == 1 for places in held.values()), (drafts, held)
+        if all(d.fact is not None and d.fact.valid_until is None for d in drafts):
+            last = {d.agent: d for d in sorted(drafts, key=lambda d: d.observed_at)}
+            assert held == {a: [d.fact.object] for a, d in last.items() if d.fact}, drafts
+
+
+def test_sharing_a_fact_withdraws_the_agents_belief_in_an_older_one_others_hold(
+    working: WorkingMemory,
+) -> None:
+    paris = remember(working, told("bob", "Paris", 1), told("carol", "Paris", 1))[0]
+    berlin = only_plan(remember(working, told("alice", "Berlin", 3)))
+    [shared] = remember(working, told("bob", "Berlin", 3))
+    assert isinstance(paris, Plan) and isinstance(shared, Shared)
+    assert shared.observation_id == berlin.observation_id
+    assert shared.superseded == [] and shared.conflicts == [paris.observation_id]
+    assert [older for older, _ in shared.withdraws] == [paris.observation_id]
+    assert holding(working) == {"alice": ["Berlin"], "bob": ["Berlin"], "carol": ["Paris"]}
+
+
+def test_a_fact_the_agents_own_later_fact_ends_is_its_own_observation_not_a_share(
+    working: WorkingMemory,
+) -> None:
+    tokyo = only_plan(remember(working, told("bob", "Tokyo", 4)))
+    berlin = only_plan(remember(working, told("alice", "Berlin", 2)))
+    own = only_plan(remember(working, told("bob", "Berlin", 2)))
+    assert own.observation_id != berlin.observation_id
+    assert own.superseded_by == [(tokyo.observation_id, datetime(2024, 5, 4, tzinfo=UTC))]
+    row = working.row_of[berlin.observation_id]
+    assert working.entries[row].valid_until is None  # alice's Berlin is not ended
+    assert holding(working) == {"alice": ["Berlin"], "bob": ["Tokyo"]}
+
+
+def test_in_a_batch_an_agent_does_not_take_on_a_fact_the_batch_ended(
+    working: WorkingMemory,
+) -> None:
+    berlin, rome, bobs = remember(
+        working, told("alice", "Berlin", 1), told("alice", "Rome", 2), told("bob", "Berlin", 1)
+    )
+    assert isinstance(bobs, Plan) and isinstance(berlin, Plan) and isinstance(rome, Plan)
+    assert holding(working) == {"alice": ["Rome"], "bob": ["Berlin"]}

@@ -294,3 +294,44 @@ async def test_another_agent_shares_only_a_fact_that_holds_unended_when_its_own_
     assert [c["kind"] for c in clashes["conflicts"]] == ["clash"]
     assert ended != lake  # dave says when it ends; alice's fact has no end
     assert later["observation_id"] == lake and later["shared_with"] == ["alice"]
+
+
+async def test_sharing_a_fact_does_to_the_agents_own_facts_what_its_own_fact_would(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        # bob held Paris with carol: believing alice's Berlin withdraws his belief only.
+        paris = await fact(client, "Alice", "lives in", "Paris", agent="bob")
+        await fact(client, "Alice", "lives in", "Paris", agent="carol")
+        berlin = await fact(
+            client, "Alice", "lives in", "Berlin", agent="alice", fact={"valid_from": "2030-01-01"}
+        )
+        shared = await fact(
+            client, "Alice", "lives in", "Berlin", agent="bob", fact={"valid_from": "2030-01-01"}
+        )
+        # dave moves to Oslo in 2031: erin's Oslo from 2030 is, for dave, his own until 2031.
+        tokyo = await fact(
+            client, "Dan", "lives in", "Tokyo", agent="dave", fact={"valid_from": "2031-01-01"}
+        )
+        oslo = await fact(
+            client, "Dan", "lives in", "Oslo", agent="erin", fact={"valid_from": "2030-01-01"}
+        )
+        daves = await ok(
+            client,
+            "remember",
+            text="Dan lives in Oslo.",
+            agent="dave",
+            fact={"subject": "Dan", "predicate": "lives in", "object": "Oslo"}
+            | {"valid_from": "2030-01-01"},
+        )
+        late = "2030-06-01T00:00:00Z"
+        bobs = await ok(client, "recall", query="", subject="Alice", agent="bob", as_of=late)
+        carols = await ok(client, "recall", query="", subject="Alice", agent="carol", as_of=late)
+        erins = await ok(client, "recall", query="", subject="Dan", as_of="2032-01-01")
+        cited = await ok(client, "cite_evidence", id=daves["observation_id"])
+    assert shared == berlin
+    assert ids(bobs) == [berlin] and ids(carols) == [paris]
+    assert daves["observation_id"] != oslo and "shared_with" not in daves
+    assert cited["superseded_by"] == [tokyo]
+    assert cited["observation"]["valid_until"] == "2031-01-01T00:00:00Z"
+    assert set(ids(erins)) == {oslo, tokyo}  # erin's Oslo holds on, dave's ended
