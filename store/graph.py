@@ -1257,6 +1257,17 @@ class GraphWriter:
         """The first column of a read inside the transaction."""
         return [row[0] for row in _all(self._c.execute(query, params))]
 
+    def _links_of(self, labels: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        """(table, source label, target label) of every relationship table with an end
+        among ``labels``, as the catalog has them (migrations add tables)."""
+        found = []
+        for table in self._column("CALL show_tables() WHERE type = 'REL' RETURN name", {}):
+            for row in _all(self._c.execute(f"CALL show_connection('{table}') RETURN *", {})):
+                source, target = str(row[0]), str(row[1])
+                if source in labels or target in labels:
+                    found.append((str(table), source, target))
+        return found
+
     def ensure_agents(self, names: Sequence[str]) -> None:
         """Create the agents that do not exist yet."""
         if names:
@@ -1636,15 +1647,31 @@ class GraphWriter:
             "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) RETURN b.id",
             {"id": observation_id},
         )
-        self._run(
-            "MATCH (b:Belief)-[:`OF`]->(o:Observation {id: $id}) DETACH DELETE b",
-            {"id": observation_id},
-        )
         values = self._column(
             "MATCH (:Observation {id: $id})-[:HAS_FIELD]->(f:FieldValue) RETURN f.key",
             {"id": observation_id},
         )
-        self._run("MATCH (o:Observation {id: $id}) DETACH DELETE o", {"id": observation_id})
+        # Links first, a table at a time, then the nodes. Kùzu 0.11.3 replays a DETACH
+        # DELETE from its write-ahead log wrongly: after a kill before the next checkpoint,
+        # another belief's OF link read from its belief was gone (and from its observation
+        # was not). Plain deletes replay right.
+        for table, source, target in self._links_of(("Belief", "Observation")):
+            for end, label in (("a", source), ("b", target)):
+                if label == "Belief" and beliefs:
+                    self._run(
+                        f"UNWIND $ids AS i MATCH (a:{source})-[r:`{table}`]->(b:{target})"
+                        f" WHERE {end}.id = i DELETE r",
+                        {"ids": beliefs},
+                    )
+                elif label == "Observation":
+                    self._run(
+                        f"MATCH (a:{source})-[r:`{table}`]->(b:{target})"
+                        f" WHERE {end}.id = $id DELETE r",
+                        {"id": observation_id},
+                    )
+        if beliefs:
+            self._run("UNWIND $ids AS i MATCH (b:Belief {id: i}) DELETE b", {"ids": beliefs})
+        self._run("MATCH (o:Observation {id: $id}) DELETE o", {"id": observation_id})
         self._run(
             "MATCH (p:CoActivation) WHERE p.a = $id OR p.b = $id DELETE p", {"id": observation_id}
         )

@@ -7,6 +7,8 @@ from __future__ import annotations
 import glob
 import logging
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -667,3 +669,60 @@ def test_a_start_changes_no_fact_this_version_wrote(
         again.close()
     assert after == before
     assert "held beside a later fact" not in caplog.text
+
+
+_PURGE_THEN_DIE = """
+import os, sys
+from doxa.server.settings import load_settings
+from doxa.store import Memory, MemoryDraft
+from doxa.store.drafts import FactDraft, SupportDraft
+
+settings = load_settings(environ={}, overrides={
+    ("store", "data_dir"): sys.argv[1], ("store", "embedding", "kind"): "hash"})
+memory = Memory.open(settings.store)
+memory.warm_up()
+kept = memory.remember([
+    MemoryDraft(text="Ana lives in Rome.", fact=FactDraft("Ana", "lives in", "Rome")),
+    MemoryDraft(text="A ticket to Rome.", topics=["ana"]),
+    MemoryDraft(text="Track 1", record={"type": "Track", "fields": {"album_id": 176}}),
+])
+gone = memory.remember([MemoryDraft(
+    text="Ana lives in Oslo.", topics=["ana", "oslo"], episode="trip",
+    fact=FactDraft("Ana", "lives in", "Oslo"),
+    supports=[SupportDraft(kept[0].belief_id, "0.5")], contradicts=[kept[1].observation_id],
+    record={"type": "Track", "fields": {"album_id": 176, "name": "Oslo"}})])[0]
+memory.remember([MemoryDraft(text="Ana lives in Oslo.", agent="bob",
+                             fact=FactDraft("Ana", "lives in", "Oslo"))])
+memory.remember([MemoryDraft(text="Oslo is far.", supports=[SupportDraft(gone.belief_id, "1")])])
+found = memory.recall("Ana Oslo", limit=5)
+memory.feedback(found.recall_id, accepted=[r.observation_id for r in found.results[:2]])
+memory.settle(timeout=30)
+memory.graph.checkpoint()
+memory.forget(gone.observation_id, mode="purge")
+print(" ".join(k.observation_id + ":" + k.belief_id for k in kept), flush=True)
+os._exit(0)  # killed before the next checkpoint: the purge is in the write-ahead log only
+"""
+
+
+def test_a_purge_replayed_after_a_kill_leaves_every_other_memory_whole(tmp_path: Path) -> None:
+    # Kùzu replayed a DETACH DELETE from its log wrongly: after a kill, another belief's
+    # link to its observation was gone, one way round.
+    settings = hash_settings(tmp_path / "m")
+    done = subprocess.run(
+        [sys.executable, "-c", _PURGE_THEN_DIE, str(settings.store.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    kept = [pair.split(":") for pair in done.stdout.split()]
+    found = check(settings.store)
+    assert not [p for p in found.problems if "search index" not in p], found.problems
+    memory = opened(settings)
+    try:
+        for observation_id, belief_id in kept:
+            assert memory.evidence(belief_id)["id"] == observation_id
+        mine = memory.recall("", agent="default", limit=10).results
+    finally:
+        memory.close()
+    assert {o for o, _ in kept} < {r.observation_id for r in mine}
