@@ -282,16 +282,21 @@ def _known_fact(
     memory: NewMemory, cardinality: str, working: WorkingMemory, state: Batch, now: datetime
 ) -> Duplicate | Shared | None:
     """What a fact finds already there, as the write planned so far has it: the agent's
-    own in the same words, still holding when this one begins (a repeat: a retried call),
-    or another agent's to believe too, or nothing (a new observation: also when the agent
-    told it before and it has ended since, "busy", "free", "busy")."""
+    own in the same words, still holding when this one begins or ending as this one says
+    (a repeat: a retried call), or another agent's to believe too, or nothing (a new
+    observation: also when the agent told it before and it has ended since, "busy", "free",
+    "busy")."""
     fact = memory.fact
     assert fact is not None
     start = fact.valid_from or memory.observed_at or now
     said = _said(memory)
     facts = state.facts(working, (topic_key(fact.subject), fact.predicate))
     for held in facts:
-        if held.said == said and memory.agent in held.beliefs and held.holds_at(start):
+        if (
+            held.said == said
+            and memory.agent in held.beliefs
+            and (held.holds_at(start) or held.until == fact.valid_until)
+        ):
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
     if memory.supports or memory.contradicts:
         return None  # claims of a new observation
@@ -320,6 +325,7 @@ def _may_share(memory: NewMemory, start: datetime, held: Held, facts: list[Held]
     if (
         held.said != _said(memory)
         or not held.beliefs
+        or memory.agent in held.beliefs
         or held.start > start
         or held.until != fact.valid_until
     ):

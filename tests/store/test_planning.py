@@ -372,3 +372,15 @@ def test_in_a_batch_an_agent_does_not_take_on_a_fact_the_batch_ended(
     )
     assert isinstance(bobs, Plan) and isinstance(berlin, Plan) and isinstance(rome, Plan)
     assert holding(working) == {"alice": ["Rome"], "bob": ["Berlin"]}
+
+
+def test_a_retried_fact_that_ended_before_it_was_told_is_a_repeat(working: WorkingMemory) -> None:
+    # "Ana lived in Rome until April": it ended before it was told, and a retried call
+    # of it is a repeat still, not a second observation.
+    draft = MemoryDraft(
+        text="Ana lived in Rome until April.",
+        fact=FactDraft("Ana", "lives_in", "Rome", valid_until="2024-04-01T00:00:00Z"),
+    )
+    first = only_plan(remember(working, draft))
+    [again] = remember(working, draft)
+    assert again == Duplicate(first.observation_id, first.belief_id, [])
