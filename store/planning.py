@@ -18,9 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+
 from doxa.store.drafts import Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
+from doxa.store.values import micros
 from doxa.store.working_memory import WorkingMemory, fact_key, said_key, topic_key
+
+#: ``Held.seq`` of facts planned in the write: after every stored one.
+_PLANNED = 1 << 62
 
 
 def new_id(prefix: str) -> str:
@@ -86,12 +92,13 @@ class Held:
     """
 
     id: str
-    said: str  # said_key
+    text_key: str  # its words, as said_key keys them (subject and predicate are the list's)
     object: str  # topic_key
     start: datetime
     until: datetime | None
     beliefs: dict[str, str]  # agent -> belief id
     topics: list[str]
+    seq: int  # the order told: a stored one's seq, a planned one's after every stored one
     plan: Plan | None = None  # planned in this write
 
     def holds_at(self, when: datetime) -> bool:
@@ -108,36 +115,52 @@ class Batch:
 
     seen: dict[tuple[str, str], Plan | Shared] = field(default_factory=dict)
     held: dict[tuple[str, str], list[Held]] = field(default_factory=dict)
+    #: per key, the time since which its stored facts' ends are loaded (``facts``).
+    loaded: dict[tuple[str, str], int] = field(default_factory=dict)
     texts: dict[str, Plan] = field(default_factory=dict)  # said key -> first plan of it
     believers: dict[str, list[str]] = field(default_factory=dict)  # planned obs -> agents
     predicates: dict[str, str] = field(default_factory=dict)  # first used in this write
     recorded: set[str] = field(default_factory=set)  # predicates a plan here records
 
-    def facts(self, working: WorkingMemory, key: tuple[str, str]) -> list[Held]:
-        """The facts of ``key`` (subject, predicate key): as stored, the first time it is
-        asked, then as this write changes them, in the order they were told."""
-        found = self.held.get(key)
-        if found is None:
-            found = []
-            for row in sorted(working.fact_index.get(key, [])):
-                entry = working.entries[row]
-                if entry.retracted:
-                    continue
-                beliefs: dict[str, str] = {}
-                for agent, belief in working.believers(row):
-                    beliefs.setdefault(agent, belief)
-                found.append(
-                    Held(
-                        entry.id,
-                        said_key(entry.text_key, entry.subject, entry.predicate, entry.object),
-                        topic_key(entry.object or ""),
-                        entry.valid_from or entry.observed_at,
-                        entry.valid_until,
-                        beliefs,
-                        list(entry.topics),
-                    )
+    def facts(self, working: WorkingMemory, key: tuple[str, str], since: datetime) -> list[Held]:
+        """The facts of ``key`` (subject, predicate key) as this write has them, in the
+        order told: those stored that hold at ``since`` or end after it (a fact over by
+        then can neither end nor be ended by one beginning then, nor be its repeat), and
+        those planned in the write. A subject's long history is not read for every write.
+        """
+        found = self.held.setdefault(key, [])
+        after = micros(since)
+        loaded = self.loaded.get(key)
+        if loaded is not None and loaded <= after:
+            return found
+        rows = np.asarray(working.fact_index.get(key, []), dtype=np.int64)
+        ends = working.valid_until[rows]
+        wanted = working.live[rows] & (ends >= after)
+        if loaded is not None:
+            wanted &= ends < loaded  # the others are in already
+        self.loaded[key] = after
+        entries = working.entries
+        added = []
+        for row in rows[wanted].tolist():
+            entry = entries[row]
+            beliefs: dict[str, str] = {}
+            for belief in entry.beliefs:
+                beliefs.setdefault(working.belief_agent.get(belief, ""), belief)
+            added.append(
+                Held(
+                    entry.id,
+                    entry.text_key,
+                    topic_key(entry.object or ""),
+                    entry.valid_from or entry.observed_at,
+                    entry.valid_until,
+                    beliefs,
+                    list(entry.topics),
+                    entry.seq,
                 )
-            self.held[key] = found
+            )
+        if added:
+            found.extend(added)
+            found.sort(key=lambda h: h.seq)
         return found
 
 
@@ -216,7 +239,9 @@ def plan(
             if fact.predicate not in working.predicates and fact.predicate not in state.recorded:
                 new.new_predicate = (fact.predicate, cardinality)
                 state.recorded.add(fact.predicate)
-            facts = state.facts(working, (topic_key(fact.subject), fact.predicate))
+            facts = state.facts(
+                working, (topic_key(fact.subject), fact.predicate), _since(new.valid_from, fact)
+            )
             if cardinality == "one":
                 ends = _end_older(memory.agent, topic_key(fact.object), new.valid_from, facts)
                 new.superseded, new.withdraws, new.conflicts = ends
@@ -224,12 +249,13 @@ def plan(
             facts.append(
                 Held(
                     new.observation_id,
-                    said,
+                    memory.text_key,
                     topic_key(fact.object),
                     new.valid_from,
                     new.valid_until,
                     {memory.agent: new.belief_id},
                     list(memory.topics),
+                    _PLANNED + len(facts),
                     new,
                 )
             )
@@ -289,18 +315,18 @@ def _known_fact(
     fact = memory.fact
     assert fact is not None
     start = fact.valid_from or memory.observed_at or now
-    said = _said(memory)
-    facts = state.facts(working, (topic_key(fact.subject), fact.predicate))
+    said = (memory.text_key, topic_key(fact.object))
+    facts = state.facts(working, (topic_key(fact.subject), fact.predicate), _since(start, fact))
     for held in facts:
         if (
-            held.said == said
+            (held.text_key, held.object) == said
             and memory.agent in held.beliefs
             and (held.holds_at(start) or held.until == fact.valid_until)
         ):
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
     if memory.supports or memory.contradicts:
         return None  # claims of a new observation
-    theirs = next((h for h in facts if _may_share(memory, start, h, facts)), None)
+    theirs = next((h for h in facts if _may_share(memory, start, h, facts, said)), None)
     if theirs is None:
         return None
     shared = Shared(memory, theirs.id, new_id("bel"), list(theirs.topics), list(theirs.beliefs))
@@ -311,7 +337,15 @@ def _known_fact(
     return shared
 
 
-def _may_share(memory: NewMemory, start: datetime, held: Held, facts: list[Held]) -> bool:
+def _since(start: datetime, fact: Fact) -> datetime:
+    """The earliest end of a fact that may matter to ``fact`` beginning at ``start``: one
+    ending as it says (a retried call of a fact that ended before it was told)."""
+    return start if fact.valid_until is None else min(start, fact.valid_until)
+
+
+def _may_share(
+    memory: NewMemory, start: datetime, held: Held, facts: list[Held], said: tuple[str, str]
+) -> bool:
     """Whether ``memory`` (of a fact beginning at ``start``) is the claim of ``held``,
     another agent's fact in the same words: it holds then, ends as ``memory`` says, and no
     later fact of this agent ends it sooner for this agent.
@@ -323,7 +357,7 @@ def _may_share(memory: NewMemory, start: datetime, held: Held, facts: list[Held]
     fact = memory.fact
     assert fact is not None
     if (
-        held.said != _said(memory)
+        (held.text_key, held.object) != said
         or not held.beliefs
         or memory.agent in held.beliefs
         or held.start > start
@@ -478,30 +512,41 @@ def _next_fact(
 
 
 def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
-    """Facts of a single-valued predicate reopened by the retraction of their superseder
-    that still hold when a later fact of their agents (another object) begins, as (older
-    row, newer row, the newer one's start). Versions before forget ended a chain's first
-    fact where the next remaining one begins left it current for good, beside the last:
-    start-up ends it (``open_stores``), as a forget does now. Only such facts, which this
-    version's forget no longer leaves: a memory it wrote reads the same after a restart."""
+    """Facts of a single-valued predicate that still hold when a later fact of their agents
+    (another object) begins, as (older row, newer row, the newer one's start): two values
+    at once for one agent. This version's writes never leave one (a newer fact of the agent
+    ends the older, a forget ends what it reopens where the next fact begins); forgets and
+    sharing of earlier versions did, and so does an import merging another memory's facts
+    into this one's. Start-up ends them (``open_stores``), as a write would have.
+    """
     found: list[tuple[int, int, datetime]] = []
-    # Only facts ever superseded have links in: a pass over them, not over every fact.
-    for row, links in working.incoming.items():
-        entry = working.entries[row]
-        if (
-            entry.retracted
-            or entry.predicate is None
-            or working.cardinality(entry.predicate) != "one"
-            or not any(working.entries[newer].retracted for newer, _ in links)
-        ):
+    entries = working.entries
+    # Only subjects and predicates that ever named two objects can hold two at once.
+    for key in working.mixed_facts:
+        rows = [r for r in working.fact_index.get(key, []) if not entries[r].retracted]
+        if len(rows) < 2 or working.cardinality(entries[rows[0]].predicate or "") != "one":
             continue
-        after = _next_fact(working, row)
-        if after is None:
-            continue
-        newer, start = after
-        end = entry.valid_until
-        if (end is None or end > start) and working.entries[newer].id not in entry.superseded_by:
-            found.append((row, newer, start))
+        rows.sort(key=lambda r: (entries[r].valid_from or entries[r].observed_at, entries[r].seq))
+        for i, row in enumerate(rows):
+            entry = entries[row]
+            agents = set(entry.agents)
+            obj = topic_key(entry.object or "")
+            # The first fact after it (by start, then as told) of another object that all
+            # its agents hold: what would have superseded it. One it superseded itself was
+            # told before it (an agent coming to share a fact of the same start later).
+            for newer in rows[i + 1 :]:
+                later = entries[newer]
+                if (
+                    topic_key(later.object or "") == obj
+                    or not agents <= set(later.agents)
+                    or entry.id in later.superseded_by
+                ):
+                    continue
+                start = later.valid_from or later.observed_at
+                end = entry.valid_until
+                if (end is None or end > start) and later.id not in entry.superseded_by:
+                    found.append((row, newer, start))
+                break
     return found
 
 

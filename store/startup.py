@@ -352,12 +352,12 @@ def end_overlaps(
     as a forget now ends them: the later fact supersedes each from its start."""
     entries = working.entries
     links = [(entries[newer].id, entries[older].id, at) for older, newer, at in ended]
-    graph.transact("ending facts a retraction had reopened", lambda w: w.supersede(links))
+    graph.transact("ending facts held beside later ones", lambda w: w.supersede(links))
     for older, newer, at in ended:
         working.supersede(newer, older, at)
     log.warning(
-        "ended %d facts that held beside a later fact of their agents (a retraction by an"
-        " earlier version had reopened them): %s",
+        "ended %d facts that held beside a later fact of their agents (left by an earlier"
+        " version, or by an import merging two memories' facts): %s",
         len(ended),
         ", ".join(entries[older].id for older, _, _ in ended[:5])
         + (", …" if len(ended) > 5 else ""),

@@ -502,3 +502,32 @@ def test_a_large_file_gets_the_page_cache_its_one_transaction_needs() -> None:
     """30,000 observations with their beliefs (120,001 objects) overflowed a 64 MiB pool."""
     assert page_cache_bytes(64, 4 * 30_000 + 1) == (4 * 30_000 + 1) * 2048 > 200 << 20
     assert page_cache_bytes(256, 55_173) == 256 << 20  # bench/export.py's 10,000 notes
+
+
+async def test_an_import_merging_facts_leaves_each_agent_one_value_after_the_next_start(
+    tmp_path: Path,
+) -> None:
+    # The file's Paris (since January) beside the memory's own Rome (since June), by the
+    # same agent: both stayed current, a clash of the agent with itself.
+    def lives(city: str, since: str) -> dict[str, Any]:
+        fact = {"subject": "Alice", "predicate": "lives in", "object": city, "valid_from": since}
+        return {"text": f"Alice lives in {city}.", "fact": fact}
+
+    async with Client(create_server(hash_settings(tmp_path / "mine"))) as client:
+        rome = await ok(client, "remember", **lives("Rome", "2024-06-01T00:00:00Z"))
+    async with Client(create_server(hash_settings(tmp_path / "other"))) as client:
+        paris = await ok(client, "remember", **lives("Paris", "2024-01-01T00:00:00Z"))
+        oslo = await ok(client, "remember", **lives("Oslo", "2024-09-01T00:00:00Z"))
+    # Oslo has superseded Paris in the file; the memory's Rome falls between them.
+    export(tmp_path / "other", tmp_path / "other.jsonl")
+    import_file(hash_settings(tmp_path / "mine").store, tmp_path / "other.jsonl")
+    async with Client(create_server(hash_settings(tmp_path / "mine"))) as client:
+        now = await ok(client, "recall", query="", subject="Alice")
+        july = await ok(client, "recall", query="", subject="Alice", as_of="2024-07-01")
+        cited = await ok(client, "cite_evidence", id=rome["observation_id"])
+        clashes = await ok(client, "find_conflicts")
+    assert [r["observation_id"] for r in now["results"]] == [oslo["observation_id"]]
+    assert [r["observation_id"] for r in july["results"]] == [rome["observation_id"]]
+    assert cited["superseded_by"] == [oslo["observation_id"]]
+    assert clashes["count"] == 0
+    assert paris["observation_id"] not in {r["observation_id"] for r in now["results"]}

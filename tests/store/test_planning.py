@@ -336,6 +336,12 @@ def test_a_batch_plans_as_the_same_memories_one_by_one_and_an_agent_holds_one_pl
         if all(d.fact is not None and d.fact.valid_until is None for d in drafts):
             last = {d.agent: d for d in sorted(drafts, key=lambda d: d.observed_at)}
             assert held == {a: [d.fact.object] for a, d in last.items() if d.fact}, drafts
+        # Nothing for a start to mend (``overlapping``), before and after a forget.
+        assert planning.overlapping(together) == [], drafts
+        alone = [e.id for e in together.entries if len(e.agents) == 1 and not e.retracted]
+        if alone:
+            forget(together, rng.choice(alone))
+            assert planning.overlapping(together) == [], drafts
 
 
 def test_sharing_a_fact_withdraws_the_agents_belief_in_an_older_one_others_hold(
