@@ -114,17 +114,30 @@ class _Unpickler(pickle.Unpickler):
 
 
 def socket_path(data_dir: Path) -> Path:
-    """Where the owner of ``data_dir`` listens. Inside the directory when the path fits a
-    socket address (108 bytes on Linux); otherwise in a private directory of this user's,
-    named by the data directory."""
-    inside = data_dir / "doxa.sock"
+    """Where the owner of ``data_dir`` listens. Inside the directory when its real path fits
+    a socket address (108 bytes on Linux); otherwise in ``/tmp/doxa-<uid>``, named by that
+    path. Every spelling of the directory (a link to it, a relative path) and every session
+    (whatever its ``$XDG_RUNTIME_DIR``) finds the same socket.
+
+    Raises:
+        MemoryStoreError: ``/tmp/doxa-<uid>`` is not a private directory of this user's.
+    """
+    real = data_dir.resolve()
+    inside = real / "doxa.sock"
     if len(os.fsencode(inside)) < 100:
         return inside
     import hashlib
+    import stat
 
-    private = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/doxa-{os.getuid()}")
-    private.mkdir(mode=0o700, parents=True, exist_ok=True)
-    digest = hashlib.sha256(os.fsencode(data_dir.resolve())).hexdigest()[:24]
+    private = Path(f"/tmp/doxa-{os.getuid()}")
+    private.mkdir(mode=0o700, exist_ok=True)
+    found = private.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise MemoryStoreError(
+            f"{private} (where a memory whose path is too long for a socket address is"
+            " served) is not a directory only this user may use; remove it and start again"
+        )
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
     return private / f"{digest}.sock"
 
 

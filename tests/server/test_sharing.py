@@ -202,3 +202,28 @@ async def test_the_owner_closing_its_client_hands_the_memory_to_another(
                 second_owner = await wait_for_owner(data_dir, not_pid=first_owner)
     assert found["results"][0]["observation_id"] == kept["observation_id"]
     assert second_owner != first_owner
+
+
+async def test_two_spellings_of_a_long_data_directory_share_one_memory(
+    tmp_path: Path, stdio_params: Params, server_env: dict[str, str]
+) -> None:
+    # A path too long for a socket address put the socket under $XDG_RUNTIME_DIR, chosen by
+    # the path as given: a process started through a short link to it (or in a session
+    # with another $XDG_RUNTIME_DIR) looked for another socket, and failed to start.
+    data_dir = tmp_path / ("a-rather-long-directory-name-" * 4) / "memory"
+    data_dir.mkdir(parents=True)
+    link = tmp_path / "m"
+    link.symlink_to(data_dir)
+    elsewhere = {**server_env, "XDG_RUNTIME_DIR": str(tmp_path)}
+    async with AsyncExitStack() as stack:
+        owner = await stack.enter_async_context(
+            session(stdio_params(data_dir, "--agent", "scout"), tmp_path / "owner.err")
+        )
+        with anyio.fail_after(60):
+            done = await ok(owner, "remember", text="The long road is closed.")
+        other = await stack.enter_async_context(
+            session(stdio_params(link, "--agent", "driver", env=elsewhere), tmp_path / "o.err")
+        )
+        with anyio.fail_after(60):
+            found = await ok(other, "recall", query="long road")
+    assert [r["observation_id"] for r in found["results"]] == [done["observation_id"]]
