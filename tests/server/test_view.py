@@ -178,6 +178,11 @@ def png_pixels(data: bytes, rows: int) -> tuple[int, int, list[bytes]]:
     return width, height, pixels
 
 
+def isolates_dropped(dom: str) -> str:
+    """The page's text without the marks that isolate the memory's words."""
+    return dom.replace("\u2068", "").replace("\u2069", "")
+
+
 @needs_chromium
 def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -193,7 +198,12 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in html and "</script><b>" not in html
 
-    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    shown = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    # The memory's words are isolated from the text around them (a right-to-left override
+    # in a name reordered the agents after it).
+    assert ">\u2068Alice\u2069</text>" in shown
+    assert "\u2068Alice lives in Munich.\u2069 (\u2068critic\u2069)" in shown
+    dom = isolates_dropped(shown)
     assert 'data-rendered-ms="' in dom, "the page's script did not finish"
     for name in ("Alice", "Acme", "Berlin", "Bob", "Hamburg", "Munich"):
         assert f">{name}</text>" in dom, name  # drawn in the graph
@@ -208,8 +218,9 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
 
     # A link to one entity: the search box holds its name and the entity is shown.
     found = chromium("--dump-dom", page.as_uri() + "#munich", profile=tmp_path / "profile")
-    assert "<h2>Munich</h2>" in found.stdout
-    listed = re.findall(r'<li[^>]*data-i="\d+"[^>]*><b[^>]*>([^<]+)</b>', found.stdout)
+    munich = isolates_dropped(found.stdout)
+    assert "<h2>Munich</h2>" in munich
+    listed = re.findall(r'<li[^>]*data-i="\d+"[^>]*><b[^>]*>([^<]+)</b>', munich)
     assert listed == ["Munich", "Alice"]  # by its name, then by a fact (Alice lives in Munich)
 
     shot = tmp_path / "shot.png"
