@@ -88,6 +88,7 @@ class _Fact:
     end: int
     held: bool  # recorded by then, and not retracted by then
     superseded_by: int | None  # the row whose start ended it, if a supersession did
+    superseded_known: int | None  # when that supersession was recorded (microseconds)
 
 
 def _start(entry: Entry) -> datetime:
@@ -110,12 +111,13 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
     if known is not None and working.recorded_at[row] > known:
         return None
     end = working.end_of(row, known)
-    by = None
-    for newer, at in working.incoming.get(row, []):
-        if at == end and _held(working, newer, known):
-            by = newer
+    by = by_since = None
+    for newer, at, since in working.incoming.get(row, []):
+        if at == end and (known is None or since <= known) and _held(working, newer, known):
+            by, by_since = newer, since
             break
-    return _Fact(row, entry, int(working.valid_from[row]), end, _held(working, row, known), by)
+    held = _held(working, row, known)
+    return _Fact(row, entry, int(working.valid_from[row]), end, held, by, by_since)
 
 
 def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:
@@ -283,10 +285,11 @@ def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[
     for f in facts:
         e = f.entry
         add(_start(e), "started", f, e.recorded_at)
-        if f.superseded_by is not None:
+        if f.superseded_by is not None and f.superseded_known is not None:
             newer = working.entries[f.superseded_by]
-            # Recorded when the later of the two arrived (an older fact can arrive late).
-            recorded = max(newer.recorded_at, e.recorded_at)
+            # Recorded with the later of the two facts (an older one can arrive late), or
+            # later still (a share, a forget or a start linked them).
+            recorded = from_micros(f.superseded_known)
             add(_start(newer), "superseded", f, recorded, by=newer.id)
         elif f.end != NO_END:
             add(from_micros(f.end), "ended", f, e.recorded_at)

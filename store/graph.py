@@ -683,10 +683,12 @@ class Graph:
         """(observation id, episode id) for every FROM link."""
         return self._columns("MATCH (o:Observation)-[:`FROM`]->(e:Episode) RETURN o.id, e.id")
 
-    def supersessions(self) -> list[tuple[str, str, datetime]]:
-        """(newer id, older id, the newer fact's start) for every SUPERSEDES link."""
+    def supersessions(self) -> list[tuple[str, str, datetime, datetime]]:
+        """(newer id, older id, the newer fact's start, when the link was recorded) for
+        every SUPERSEDES link."""
         return self._columns(
-            "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation) RETURN n.id, o.id, s.at"
+            "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation)"
+            " RETURN n.id, o.id, s.at, coalesce(s.known, n.recorded_at)"
         )
 
     def record_types(self) -> list[tuple[str, str]]:
@@ -997,7 +999,8 @@ class Graph:
 
     def supersession_links(self, ids: Sequence[str]) -> list[Row]:
         """Every SUPERSEDES link touching these observations: newer and older id, ``at``
-        (the newer fact's start), and the newer one's record and retraction times."""
+        (the newer fact's start), when the link was recorded, and the newer one's
+        retraction time."""
         found: dict[tuple[str, str], Row] = {}
         for pattern in (
             "(o:Observation {id: key})<-[s:SUPERSEDES]-(n:Observation)",
@@ -1005,7 +1008,7 @@ class Graph:
         ):
             for r in self._rows(
                 f"UNWIND $ids AS i WITH i AS key MATCH {pattern}"
-                " RETURN n.id, o.id, s.at, n.recorded_at, n.retracted_at",
+                " RETURN n.id, o.id, s.at, coalesce(s.known, n.recorded_at), n.retracted_at",
                 {"ids": list(ids)},
             ):
                 found[(r[0], r[1])] = {
@@ -1484,17 +1487,22 @@ class GraphWriter:
                 {"rows": [{"x": x, "y": y, "at": _ts(at)} for x, y, at in rows]},
             )
 
-    def supersede(self, rows: Sequence[tuple[str, str, datetime]]) -> None:
-        """(newer id, older id, at): link, and end the older fact's validity at ``at``."""
+    def supersede(self, rows: Sequence[tuple[str, str, datetime]], known: datetime) -> None:
+        """(newer id, older id, at): link, recorded at ``known``, and end the older fact's
+        validity at ``at``."""
         if rows:
             self._run(
                 "UNWIND $rows AS r WITH r, r.n AS nid MATCH (n:Observation {id: nid})"
                 " WITH r, n, r.o AS oid MATCH (o:Observation {id: oid})"
-                " CREATE (n)-[:SUPERSEDES {at: CAST(r.at AS TIMESTAMP)}]->(o)"
+                " CREATE (n)-[:SUPERSEDES {at: CAST(r.at AS TIMESTAMP),"
+                " known: CAST($known AS TIMESTAMP)}]->(o)"
                 " SET o.valid_until = CASE WHEN o.valid_until IS NULL"
                 " OR o.valid_until > CAST(r.at AS TIMESTAMP) THEN CAST(r.at AS TIMESTAMP)"
                 " ELSE o.valid_until END",
-                {"rows": [{"n": n, "o": o, "at": _ts(at)} for n, o, at in rows]},
+                {
+                    "rows": [{"n": n, "o": o, "at": _ts(at)} for n, o, at in rows],
+                    "known": _ts(known),
+                },
             )
 
     def record_recalls(

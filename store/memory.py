@@ -856,7 +856,7 @@ class Memory:
                 else:
                     held = w.purge(obs)
                 w.end_validity(ends)
-                w.supersede(links)
+                w.supersede(links, at)
                 return held
 
             beliefs = graph.transact(f"forget ({mode})", forgetting)
@@ -867,7 +867,7 @@ class Memory:
                 for other, until, newer in reopened:
                     working.reopen(other, until, obs)
                     if newer is not None and until is not None:
-                        working.supersede(working.row_of[newer], other, until)
+                        working.supersede(working.row_of[newer], other, until, at)
                 if mode == "retract":
                     working.retract(row, at)
                 else:

@@ -124,7 +124,8 @@ def write(w: GraphWriter, write: Write) -> None:
     w.supersede(
         [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
         + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
-        + [(s.observation_id, older, at) for s in write.shares for older, at in s.superseded]
+        + [(s.observation_id, older, at) for s in write.shares for older, at in s.superseded],
+        now,
     )
 
 
@@ -176,7 +177,7 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         assert row is not None
         working.hold(row, share.memory.agent, share.belief_id, write.at, share.memory.confidence)
         for older, at in share.superseded:
-            working.supersede(row, working.row_of[older], at)
+            working.supersede(row, working.row_of[older], at, write.at)
     withdrawn = [w for p in write.plans for w in p.withdraws]
     for older, belief in withdrawn + [w for s in write.shares for w in s.withdraws]:
         working.withdraw(working.row_of[older], belief, write.at)
@@ -184,9 +185,9 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))
             assert older_row is not None
-            working.supersede(rows[plan.observation_id], older_row, at)
+            working.supersede(rows[plan.observation_id], older_row, at, write.at)
         for newer, at in plan.superseded_by:
             newer_row = rows.get(newer, working.row_of.get(newer))
             assert newer_row is not None
-            working.link(newer_row, rows[plan.observation_id], at)
+            working.link(newer_row, rows[plan.observation_id], at, write.at)
             working.superseded_by(rows[plan.observation_id], newer)

@@ -255,6 +255,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             " PRIMARY KEY(topic))",
         ),
     ),
+    Migration(
+        16,
+        "supersessions' record time",
+        (
+            # When a supersession was recorded: an agent sharing another's newer fact, a
+            # forget and a start's mending link facts recorded long before, and a view at an
+            # earlier record time took such a link for as old as its newer fact. Links made
+            # before keep NULL: they were recorded with their newer fact.
+            "ALTER TABLE SUPERSEDES ADD known TIMESTAMP",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An
@@ -328,7 +339,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "OF": {},
     "SUPPORTS": {"weight": DECIMAL},
     "CONTRADICTS": {"at": "TIMESTAMP"},
-    "SUPERSEDES": {"at": "TIMESTAMP"},
+    "SUPERSEDES": {"at": "TIMESTAMP", "known": "TIMESTAMP"},
     "FROM": {},
     "RETURNED": {
         "rank": "INT64",

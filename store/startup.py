@@ -39,7 +39,7 @@ from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
 from doxa.store.records import Record, RecordField
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_naive_utc, micros
+from doxa.store.values import from_naive_utc, micros, utc_now
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -214,9 +214,10 @@ def load(
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality
-    for newer, older, at in graph.supersessions():
+    for newer, older, at, known in graph.supersessions():
         newer_row, older_row = working.row_of[newer], working.row_of[older]
-        working.link(newer_row, older_row, _aware(at))  # ended it while newer was held
+        # It ended the older fact from when it was recorded while its newer end was held.
+        working.link(newer_row, older_row, _aware(at), _aware(known))
         # A retracted superseder is kept for audit but no longer ends anything now.
         if not working.entries[newer_row].retracted:
             working.superseded_by(older_row, newer)
@@ -352,9 +353,10 @@ def end_overlaps(
     as a forget now ends them: the later fact supersedes each from its start."""
     entries = working.entries
     links = [(entries[newer].id, entries[older].id, at) for older, newer, at in ended]
-    graph.transact("ending facts held beside later ones", lambda w: w.supersede(links))
+    now = utc_now()
+    graph.transact("ending facts held beside later ones", lambda w: w.supersede(links, now))
     for older, newer, at in ended:
-        working.supersede(newer, older, at)
+        working.supersede(newer, older, at, now)
     log.warning(
         "ended %d facts that held beside a later fact of their agents (left by an earlier"
         " version, or by an import merging two memories' facts): %s",

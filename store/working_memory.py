@@ -154,7 +154,7 @@ class WorkingMemory:
         self.mixed_facts: set[tuple[str, str]] = set()
         # Every supersession, retracted superseders included: older row -> [(newer row, the
         # newer fact's start in microseconds)].
-        self.incoming: dict[int, list[tuple[int, int]]] = {}
+        self.incoming: dict[int, list[tuple[int, int, int]]] = {}
         # Entity key (a fact's subject or object, as topic_key) -> every fact row naming it,
         # retracted ones included (an entity's timeline shows them), and its first spelling.
         self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
@@ -414,16 +414,18 @@ class WorkingMemory:
         entry = self.entries[row]
         entry.superseded_by = (*entry.superseded_by, newer_id)
 
-    def link(self, newer: int, older: int, at: datetime) -> None:
+    def link(self, newer: int, older: int, at: datetime, known: datetime) -> None:
         """Keep a supersession for views at a record time (``incoming``): ``newer`` ends
-        ``older`` at ``at`` (the newer fact's start), from when ``newer`` was recorded
-        until it is retracted."""
-        self.incoming.setdefault(older, []).append((newer, micros(at)))
+        ``older`` at ``at`` (the newer fact's start), from ``known`` (when the link was
+        recorded: with ``newer``, or later by a share, a forget or a start) until ``newer``
+        is retracted."""
+        self.incoming.setdefault(older, []).append((newer, micros(at), micros(known)))
 
-    def supersede(self, newer: int, older: int, at: datetime) -> None:
-        """The fact at ``older`` stops being valid at ``at`` because of ``newer``."""
+    def supersede(self, newer: int, older: int, at: datetime, known: datetime) -> None:
+        """The fact at ``older`` stops being valid at ``at`` because of ``newer`` (recorded
+        at ``known``)."""
         entry = self.entries[older]
-        self.link(newer, older, at)
+        self.link(newer, older, at, known)
         self.superseded_by(older, self.entries[newer].id)
         at_us = micros(at)
         if self.valid_until[older] > at_us:
@@ -466,8 +468,8 @@ class WorkingMemory:
             self._unindex_record(row, entry.record)
         self.incoming.pop(row, None)
         for older, links in list(self.incoming.items()):
-            if any(newer == row for newer, _ in links):
-                self.incoming[older] = [(n, at) for n, at in links if n != row]
+            if any(link[0] == row for link in links):
+                self.incoming[older] = [link for link in links if link[0] != row]
         for other in self.entries:
             if entry.id in other.superseded_by:
                 other.superseded_by = tuple(i for i in other.superseded_by if i != entry.id)
@@ -521,11 +523,11 @@ class WorkingMemory:
         if known_at is None:
             return self.valid_until[:n]
         until = self.stated_until[:n].copy()
-        recorded, retracted = self.recorded_at, self.retracted_at
+        retracted = self.retracted_at
         for older, links in self.incoming.items():
             if older < n:
-                for newer, at in links:
-                    if at < until[older] and recorded[newer] <= known_at < retracted[newer]:
+                for newer, at, known in links:
+                    if at < until[older] and known <= known_at < retracted[newer]:
                         until[older] = at
         return until
 
@@ -534,8 +536,8 @@ class WorkingMemory:
         if known_at is None:
             return int(self.valid_until[row])
         end = int(self.stated_until[row])
-        for newer, at in self.incoming.get(row, []):
-            if at < end and self.recorded_at[newer] <= known_at < self.retracted_at[newer]:
+        for newer, at, known in self.incoming.get(row, []):
+            if at < end and known <= known_at < self.retracted_at[newer]:
                 end = at
         return end
 
@@ -561,8 +563,8 @@ class WorkingMemory:
             return list(self.entries[row].superseded_by)
         return [
             self.entries[newer].id
-            for newer, _ in self.incoming.get(row, [])
-            if self.recorded_at[newer] <= known_at < self.retracted_at[newer]
+            for newer, _, known in self.incoming.get(row, [])
+            if known <= known_at < self.retracted_at[newer]
         ]
 
     def believers(self, row: int, known_at: int | None = None) -> list[tuple[str, str]]:

@@ -53,7 +53,7 @@ def forget(working: WorkingMemory, observation_id: str) -> None:
     for other, until, newer in planning.reopened(working, row):
         working.reopen(other, until, observation_id)
         if newer is not None and until is not None:
-            working.supersede(working.row_of[newer], other, until)
+            working.supersede(working.row_of[newer], other, until, NOW)
     working.retract(row, NOW)
 
 

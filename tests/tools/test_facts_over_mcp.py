@@ -335,3 +335,56 @@ async def test_sharing_a_fact_does_to_the_agents_own_facts_what_its_own_fact_wou
     assert cited["superseded_by"] == [tokyo]
     assert cited["observation"]["valid_until"] == "2031-01-01T00:00:00Z"
     assert set(ids(erins)) == {oslo, tokyo}  # erin's Oslo holds on, dave's ended
+
+
+async def test_a_link_a_share_or_a_forget_makes_later_is_not_seen_at_an_earlier_known_at(
+    client: Client,
+) -> None:
+    # Such a link counted from its newer fact's record time: a view of before it was made
+    # lost bob's Berlin (and the clash), and Athens named Cork as its superseder.
+    with anyio.fail_after(30):
+        berlin = await fact(client, "Zed", "lives in", "Berlin", agent="bob",
+                            fact={"valid_from": "2024-02-01"})  # fmt: skip
+        paris = await fact(client, "Zed", "lives in", "Paris", agent="alice",
+                           fact={"valid_from": "2024-03-01"})  # fmt: skip
+        athens = await fact(client, "Jo", "lives in", "Athens", fact={"valid_from": "2024-01-01"})
+        bonn = await fact(client, "Jo", "lives in", "Bonn", fact={"valid_from": "2024-03-01"})
+        cork = await fact(client, "Jo", "lives in", "Cork", fact={"valid_from": "2024-06-01"})
+        time.sleep(0.01)
+        t = iso(utc_now())
+        time.sleep(0.01)
+        shared = await fact(client, "Zed", "lives in", "Paris", agent="bob",
+                            fact={"valid_from": "2024-03-01"})  # fmt: skip
+        await ok(client, "forget", id=bonn)
+        zed_then = await ok(client, "recall", query="", subject="Zed", known_at=t)
+        clashes_then = await ok(client, "find_conflicts", known_at=t)
+        athens_then = await ok(client, "cite_evidence", id=athens, known_at=t)
+        athens_now = await ok(client, "cite_evidence", id=athens)
+        jo_then = await ok(client, "about", name="Jo", known_at=t)
+        zed_now = await ok(client, "about", name="Zed")
+    assert shared == paris
+    assert set(ids(zed_then)) == {berlin, paris}
+    assert clashes_then["count"] == 1
+    assert athens_then["superseded_by"] == [bonn]
+    assert athens_then["observation"]["valid_until"] == "2024-03-01T00:00:00Z"
+    assert athens_now["superseded_by"] == [cork]
+    ended = [e for e in jo_then["timeline"] if e["event"] == "superseded"]
+    assert [e["by"] for e in ended] == [bonn, cork]
+    [bobs] = [e for e in zed_now["timeline"] if e["event"] == "superseded"]
+    assert bobs["recorded"] > t  # recorded when bob came to share Paris
+
+
+async def test_a_links_record_time_is_kept_across_a_restart(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "memory")
+    with anyio.fail_after(30):
+        async with Client(create_server(settings)) as client:
+            berlin = await fact(client, "Zed", "lives in", "Berlin", agent="bob")
+            paris = await fact(client, "Zed", "lives in", "Paris", agent="alice")
+            time.sleep(0.01)
+            t = iso(utc_now())
+            time.sleep(0.01)
+            await fact(client, "Zed", "lives in", "Paris", agent="bob")
+        async with Client(create_server(settings)) as client:
+            then = await ok(client, "recall", query="", subject="Zed", known_at=t)
+            now = await ok(client, "recall", query="", subject="Zed")
+    assert set(ids(then)) == {berlin, paris} and ids(now) == [paris]
