@@ -1166,6 +1166,12 @@ class Memory:
         self.settle(timeout=_BACKUP_SETTLE_S)
         graph = self.graph
         with graph.exclusive():
+            # Memories remembered since the settle above are in the graph: their vectors and
+            # index rows too, or the copy's index lacks them (neither needs the graph's lock;
+            # entity summaries do, and a start writes any missing anew).
+            deadline = time.monotonic() + _BACKUP_SETTLE_S
+            if self._embeddings.wait(timeout=_BACKUP_SETTLE_S):
+                self._writer.wait(timeout=max(0.0, deadline - time.monotonic()))
             graph.checkpoint()
             return copy_data_dir(Path(self.settings.data_dir).expanduser(), Path(target))
 

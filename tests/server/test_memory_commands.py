@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -527,6 +529,36 @@ def test_backup_while_a_server_runs_opens_as_a_memory_with_the_same_counts(
     assert doxa.json("recall", "--all", data_dir=tmp_path / "copy")["total"] == 3
     code, _, err = doxa("backup", str(tmp_path / "copy"))
     assert code == 1 and "not empty" in err
+
+
+def test_a_backup_taken_while_writes_flow_holds_every_memory_in_its_index(
+    doxa: Doxa, owner: SharedMemory, tmp_path: Path
+) -> None:
+    # Writes between the backup's wait for the index and its holding writers off were in
+    # the copy's graph but not its index: the copy checked unhealthy.
+    from doxa.store import MemoryDraft
+    from doxa.store.health import check
+
+    stop = threading.Event()
+
+    def write() -> None:
+        i = 0
+        while not stop.is_set():
+            owner.remember([MemoryDraft(text=f"Harbour note {i}.")])
+            i += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        time.sleep(0.3)
+        copies = [tmp_path / f"copy{i}" for i in range(3)]
+        for copy in copies:
+            assert doxa("backup", str(copy))[0] == 0
+    finally:
+        stop.set()
+        writer.join()
+    for copy in copies:
+        assert check(hash_settings(copy).store).problems == []
 
 
 def test_an_owner_of_another_doxa_version_is_refused_with_what_to_do(
