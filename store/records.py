@@ -56,7 +56,7 @@ _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TYPE = "@type"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
 )
 
 _TOO_LONG = f"has more than {MAX_NUMBER} digits written out; send it as a string to keep it as text"
@@ -252,17 +252,23 @@ def typed(value: object, field: str) -> tuple[str, Value]:
         if len(value) > MAX_SOURCE:
             raise InvalidInput(field, f"is {len(value)} characters long; the limit is {MAX_SOURCE}")
         text = unicode_text(value, field)
+        # Shaped as a date but naming no day ("2024-02-30"): most likely a date gone wrong,
+        # which kept as text no date would find.
         if _DATE.fullmatch(text):
             try:
                 return "date", date.fromisoformat(text)
             except ValueError:
-                raise InvalidInput(field, f"{text!r} is shaped as a date but is none") from None
+                raise InvalidInput(
+                    field, f"{text!r} is shaped as a date (YYYY-MM-DD) but names no day; give one"
+                ) from None
         if _DATETIME.fullmatch(text):
             try:
-                moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", text))
+                moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", text).replace("t", "T"))
             except ValueError:
                 raise InvalidInput(
-                    field, f"{text!r} is shaped as an ISO 8601 date-time but is none"
+                    field,
+                    f"{text!r} is shaped as an ISO 8601 date-time but names no moment; give one"
+                    " (e.g. 2024-05-14T10:00:00Z)",
                 ) from None
             # A time without an offset is UTC, as every time the memory reads.
             moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
@@ -399,10 +405,10 @@ def parse_where(raw: object) -> list[WhereField]:
     wanted: list[WhereField] = []
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
-        if raw_name == TYPE:
-            if not isinstance(value, str) or not value:
+        if isinstance(raw_name, str) and raw_name.casefold() == TYPE:
+            if not isinstance(value, str) or not value.strip():
                 raise InvalidInput(path, 'must be a record type as text, e.g. "Track"')
-            _, cls, canonical = type_key(value)
+            _, cls, canonical = type_key(value.strip())  # stripped, as a record's type is
             wanted.append(WhereField(TYPE, (cls, canonical), TYPE))
             continue
         field_name = _field_name(raw_name, path, paths=True)

@@ -39,6 +39,7 @@ from doxa.store.relay import _Unpickler
         ("2024-05-01T10:00:00Z", "datetime", datetime(2024, 5, 1, 10, tzinfo=UTC)),
         ("2024-05-01 10:00", "datetime", datetime(2024, 5, 1, 10, tzinfo=UTC)),
         ("May 2024", "string", "May 2024"),
+        ("2024-05-01t10:00:00z", "datetime", datetime(2024, 5, 1, 10, tzinfo=UTC)),
     ],
 )
 def test_values_are_typed_as_json_gives_them(value: object, kind: str, typed_value: object) -> None:
@@ -98,9 +99,9 @@ def test_a_record_in_words_keeps_its_order_and_a_decimal_its_scale() -> None:
         ({"type": "Track", "fields": {"1st": 1}}, "record.fields.1st"),
         ({"type": "Track", "fields": {"a": float("nan")}}, "record.fields.a"),
         ({"type": "Track", "fields": {"a": "x" * 2001}}, "record.fields.a"),
+        ({"type": 3, "fields": {"a": 1}}, "record.type"),
         ({"type": "Track", "fields": {"a": "2024-13-01"}}, "record.fields.a"),
         ({"type": "Track", "fields": {"a": "2024-05-01T25:00"}}, "record.fields.a"),
-        ({"type": 3, "fields": {"a": 1}}, "record.type"),
         ({"type": "T", "fields": {"a.b": 1}}, "record.fields.a.b"),  # a path is no name
         ({"type": "T", "fields": {"a": [[1]]}}, "record.fields.a[0]"),
     ],
@@ -186,3 +187,11 @@ def test_a_recollection_with_a_record_crosses_the_relay() -> None:
     )  # fmt: skip
     payload = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
     assert _Unpickler(io.BytesIO(payload)).load() == outcome
+
+
+def test_where_names_the_type_in_any_case_and_strips_it_as_a_record_does() -> None:
+    [plain] = parse_where({"@type": "Track"})
+    assert parse_where({"@TYPE": " Track "}) == [plain]
+    with pytest.raises(InvalidInput) as caught:
+        parse_where({"@type": "  "})
+    assert caught.value.field == "where.@type"
