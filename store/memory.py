@@ -622,7 +622,12 @@ class Memory:
                     if asked.known_at is not None
                     else working.held_record_fields()
                 )
-                note = unmatched_where(asked.where, working.record_values, *held)
+                note = unmatched_where(
+                    asked.where,
+                    working.record_values,
+                    *held,
+                    working.record_type_fields(live=asked.known_at is None),
+                )
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,

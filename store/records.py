@@ -449,6 +449,7 @@ def unmatched_where(
     values: Iterable[tuple[str, str, str]],
     fields: Mapping[str, int],
     types: Mapping[str, int],
+    type_fields: Mapping[str, tuple[str, set[str]]] | None = None,
 ) -> str | None:
     """Why a recall's ``where`` (``parse_where``) can match no record at all, naming the field
     and the fix; None when every field is held with values of the class asked and the type
@@ -460,6 +461,8 @@ def unmatched_where(
             (``Record.keys``), each once.
         fields: per field key, how many records hold it (the most held are named first).
         types: per record type, how many records are of it (the most held named first).
+        type_fields: per record type (case-folded), its name and the fields its records hold:
+            a field held by other types' records only is named with the type's fields.
     """
     # The classes each asked field holds: one pass over the values, on this rare path only.
     classes: dict[str, set[str]] = {w.key: set() for w in wanted if fields.get(w.key)}
@@ -502,6 +505,16 @@ def unmatched_where(
                 f"where.{given}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"
             )
+    asked_types = [canonical for field, (_, canonical), _ in wanted if field == TYPE]
+    for canonical in asked_types if type_fields else []:
+        assert type_fields is not None
+        name, held = type_fields.get(canonical, ("", set()))
+        for field, _, given in wanted:
+            if field != TYPE and held and field not in held:
+                return (
+                    f'where.{given}: no record of type "{name}" has this field; its fields: '
+                    + ", ".join(sorted(held)[:10])
+                )
     return None
 
 

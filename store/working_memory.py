@@ -601,6 +601,19 @@ class WorkingMemory:
             types[entry.record.type] = types.get(entry.record.type, 0) + 1
         return fields, types
 
+    def record_type_fields(self, live: bool) -> dict[str, tuple[str, set[str]]]:
+        """Per record type (case-folded): its name as stored and the field keys its records
+        hold, of unretracted records only when ``live``. A pass over every row: for the rare
+        ``where`` that matched nothing."""
+        found: dict[str, tuple[str, set[str]]] = {}
+        for row, entry in enumerate(self.entries):
+            record = entry.record
+            if record is None or (live and not self.live[row]):
+                continue
+            _, fields = found.setdefault(record.type.casefold(), (record.type, set()))
+            fields.update(f.key for f in record.fields)
+        return found
+
     def agent_confidence(self, agent: str) -> dict[int, Decimal]:
         """Rows whose observation ``agent`` holds with a confidence of its own (another than
         the observation's): row -> that confidence."""
