@@ -268,7 +268,11 @@ class SharedMemory:
                 if not self._started:
                     self.start()
                 if not self._role.wait_for(lambda: self._settled, timeout=CONNECT_WAIT_S + 5):
-                    raise MemoryStoreError("the memory is still being opened; try again")
+                    raise MemoryStoreError(
+                        f"the memory in {self._data_dir} is still being opened, or the process"
+                        f" holding it (pid {_holder(self._data_dir)}) does not answer (stopped?);"
+                        " try again, or stop that process"
+                    )
                 if self._failure is not None:
                     if isinstance(self._failure, MemoryStoreError):
                         raise self._failure
@@ -484,12 +488,20 @@ def _same_wire(client: RelayClient, data_dir: Path) -> None:
     except MemoryStoreError:  # "unknown operation": older than the question
         theirs = None
     if theirs != wire():
-        who = (data_dir / "owner.lock").read_text(errors="replace").strip() or "?"
         raise MemoryStoreError(
-            f"the process that owns the memory in {data_dir} (pid {who}) runs another version"
+            f"the process that owns the memory in {data_dir} (pid {_holder(data_dir)}) runs"
+            " another version"
             " of doxa; stop it (or every doxa on this directory) and start again, so that one"
             " version serves the memory"
         )
+
+
+def _holder(data_dir: Path) -> str:
+    """The pid ``owner.lock`` names (its owner writes it), or "?"."""
+    try:
+        return (data_dir / "owner.lock").read_text(errors="replace").split()[0]
+    except (OSError, IndexError):
+        return "?"
 
 
 def _run_on(memory: Memory, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

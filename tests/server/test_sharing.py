@@ -227,3 +227,28 @@ async def test_two_spellings_of_a_long_data_directory_share_one_memory(
         with anyio.fail_after(60):
             found = await ok(other, "recall", query="long road")
     assert [r["observation_id"] for r in found["results"]] == [done["observation_id"]]
+
+
+async def test_an_owner_that_does_not_answer_is_named_with_its_pid(
+    tmp_path: Path, stdio_params: Params, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stopped owner left a joining process saying "the memory is still being opened".
+    from conftest import hash_settings
+
+    from doxa.store import sharing
+    from doxa.store.errors import MemoryStoreError
+
+    data_dir = tmp_path / "memory"
+    monkeypatch.setattr(sharing, "CONNECT_WAIT_S", 1.0)
+    async with session(stdio_params(data_dir), tmp_path / "owner.err") as first:
+        await ok(first, "remember", text="The owner will stop.")
+        owner = await wait_for_owner(data_dir)
+        os.kill(owner, signal.SIGSTOP)
+        joining = sharing.SharedMemory(hash_settings(data_dir).store)
+        try:
+            with pytest.raises(MemoryStoreError) as caught:
+                await anyio.to_thread.run_sync(joining.stats)
+        finally:
+            os.kill(owner, signal.SIGCONT)
+            joining.close()
+    assert f"(pid {owner}) does not answer (stopped?)" in str(caught.value)
