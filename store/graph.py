@@ -688,7 +688,7 @@ class Graph:
         every SUPERSEDES link."""
         return self._columns(
             "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation)"
-            " RETURN n.id, o.id, s.at, coalesce(s.known, n.recorded_at)"
+            f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}"
         )
 
     def record_types(self) -> list[tuple[str, str]]:
@@ -1008,7 +1008,7 @@ class Graph:
         ):
             for r in self._rows(
                 f"UNWIND $ids AS i WITH i AS key MATCH {pattern}"
-                " RETURN n.id, o.id, s.at, coalesce(s.known, n.recorded_at), n.retracted_at",
+                f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}, n.retracted_at",
                 {"ids": list(ids)},
             ):
                 found[(r[0], r[1])] = {
@@ -1691,6 +1691,14 @@ class GraphWriter:
                 {"keys": values},
             )
         return beliefs
+
+
+#: When a SUPERSEDES link ``s`` from ``n`` to ``o`` was recorded: as it says (migration 16),
+#: or, made before, with the later of its two facts (an older fact can arrive late).
+_LINK_KNOWN = (
+    "coalesce(s.known, CASE WHEN o.recorded_at > n.recorded_at THEN o.recorded_at"
+    " ELSE n.recorded_at END)"
+)
 
 
 def _all(result: kuzu.QueryResult | list[kuzu.QueryResult]) -> list[list[Any]]:

@@ -113,7 +113,22 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
             return min((t for t in (stated, ends.get(obs)) if t is not None), default=None)
 
         found["valid_until"] = end(observation_id, found["stated_until"])
-        chain = [c for c in chain if by_then(c["recorded_at"]) is not None]
+        # The facts linked to this one by links recorded by then (a share, a forget or a
+        # start may have linked it later).
+        linked: dict[str, set[str]] = {}
+        for link in links:
+            if by_then(link["recorded_at"]) is not None:
+                linked.setdefault(link["newer"], set()).add(link["older"])
+                linked.setdefault(link["older"], set()).add(link["newer"])
+        reached, frontier = {observation_id}, [observation_id]
+        while frontier:
+            frontier = [x for f in frontier for x in linked.get(f, ()) if x not in reached]
+            reached.update(frontier)
+        chain = [
+            c
+            for c in chain
+            if c["observation_id"] in reached and by_then(c["recorded_at"]) is not None
+        ]
         for c in chain:
             c["valid_until"] = end(c["observation_id"], c["stated_until"])
     for c in chain:

@@ -671,6 +671,37 @@ def test_a_start_changes_no_fact_this_version_wrote(
     assert "held beside a later fact" not in caplog.text
 
 
+def test_a_link_made_before_migration_16_counts_from_the_later_of_its_facts(
+    settings: Settings,
+) -> None:
+    # Links made before supersessions had a record time of their own count from the time
+    # their facts were both recorded: a late older fact's from its own, not from the newer
+    # fact's, which came before it (the timeline had it superseded before it was told).
+    from doxa.store.drafts import FactDraft
+
+    def lives(city: str, since: str) -> MemoryDraft:
+        return MemoryDraft(text=f"Eve: {city}.", fact=FactDraft("Eve", "lives in", city, since))
+
+    memory = opened(settings)
+    try:
+        memory.remember([lives("Lisbon", "2024-09-01T00:00:00Z")])
+        [late] = memory.remember([lives("Berlin", "2024-03-01T00:00:00Z")])
+        memory.graph.transact(  # as a version before migration 16 wrote it
+            "an earlier version's link",
+            lambda w: w.run("MATCH ()-[s:SUPERSEDES]->() SET s.known = NULL", {}),
+        )
+    finally:
+        memory.close()
+    again = opened(settings)
+    try:
+        told = again.evidence(late.observation_id)["recorded_at"]
+        events = again.about("Eve")["timeline"]
+    finally:
+        again.close()
+    [ended] = [e for e in events if e["event"] == "superseded"]
+    assert ended["recorded"] == told.replace(tzinfo=UTC)
+
+
 _PURGE_THEN_DIE = """
 import os, sys
 from doxa.server.settings import load_settings

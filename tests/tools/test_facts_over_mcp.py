@@ -362,6 +362,8 @@ async def test_a_link_a_share_or_a_forget_makes_later_is_not_seen_at_an_earlier_
         athens_now = await ok(client, "cite_evidence", id=athens)
         jo_then = await ok(client, "about", name="Jo", known_at=t)
         zed_now = await ok(client, "about", name="Zed")
+        berlin_then = await ok(client, "cite_evidence", id=berlin, known_at=t)
+        berlin_now = await ok(client, "cite_evidence", id=berlin)
     assert shared == paris
     assert set(ids(zed_then)) == {berlin, paris}
     assert clashes_then["count"] == 1
@@ -372,6 +374,8 @@ async def test_a_link_a_share_or_a_forget_makes_later_is_not_seen_at_an_earlier_
     assert [e["by"] for e in ended] == [bonn, cork]
     [bobs] = [e for e in zed_now["timeline"] if e["event"] == "superseded"]
     assert bobs["recorded"] > t  # recorded when bob came to share Paris
+    assert berlin_then.get("supersession_chain", []) == []
+    assert [c["observation_id"] for c in berlin_now["supersession_chain"]] == [paris]
 
 
 async def test_a_links_record_time_is_kept_across_a_restart(tmp_path: Path) -> None:
