@@ -316,7 +316,9 @@ def _known_fact(
     assert fact is not None
     start = fact.valid_from or memory.observed_at or now
     said = (memory.text_key, topic_key(fact.object))
-    facts = state.facts(working, (topic_key(fact.subject), fact.predicate), _since(start, fact))
+    key = (topic_key(fact.subject), fact.predicate)
+    since = _since(start, fact)
+    facts = state.facts(working, key, since)
     for held in facts:
         if (
             (held.text_key, held.object) == said
@@ -326,7 +328,13 @@ def _known_fact(
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
     if memory.supports or memory.contradicts:
         return None  # claims of a new observation
-    theirs = next((h for h in facts if _may_share(memory, start, h, facts, said)), None)
+    theirs = None
+    for held in [h for h in facts if (h.text_key, h.object) == said]:
+        # Whether the agent's facts fit it is asked from when it began: read those too.
+        facts = state.facts(working, key, min(since, held.start))
+        if _may_share(memory, start, held, facts, said):
+            theirs = held
+            break
     if theirs is None:
         return None
     shared = Shared(memory, theirs.id, new_id("bel"), list(theirs.topics), list(theirs.beliefs))
@@ -347,13 +355,15 @@ def _may_share(
     memory: NewMemory, start: datetime, held: Held, facts: list[Held], said: tuple[str, str]
 ) -> bool:
     """Whether ``memory`` (of a fact beginning at ``start``) is the claim of ``held``,
-    another agent's fact in the same words: it holds then, ends as ``memory`` says, and no
-    later fact of this agent ends it sooner for this agent.
+    another agent's fact in the same words: it holds then, ends as ``memory`` says, and this
+    agent's own facts fit it as they would fit a fact of its own.
 
-    A fact replaced or ended since, one starting after this one, or one this agent's own
-    later fact would cut is another claim: believing it would let the other agent's
-    replacement end this agent's belief, lose when this one's fact started, or end the
-    other agent's fact."""
+    A fact replaced or ended since, or one starting after this one, is another claim:
+    believing it would let the other agent's replacement end this agent's belief, or lose
+    when this one's fact started. So is one that a fact of this agent's begins within (it
+    would end the other agent's fact, or hold beside it), and one that began before this
+    one says while the agent held another value (from when the shared fact began, the
+    agent would hold both)."""
     fact = memory.fact
     assert fact is not None
     if (
@@ -364,13 +374,14 @@ def _may_share(
         or held.until != fact.valid_until
     ):
         return False
-    return not any(
-        memory.agent in other.beliefs
-        and other.object != held.object
-        and other.start > start
-        and (fact.valid_until is None or other.start < fact.valid_until)
-        for other in facts
-    )
+    for other in facts:
+        if memory.agent not in other.beliefs or other.object == held.object:
+            continue
+        if fact.valid_until is not None and other.start >= fact.valid_until:
+            continue  # begins once this one is over
+        if other.start > held.start or (held.start < start and other.holds_at(held.start)):
+            return False
+    return True
 
 
 def _end_older(

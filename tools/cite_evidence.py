@@ -126,7 +126,9 @@ class EvidenceResult(BaseModel):
     unsupported: list[UnsupportedBelief] | None = None
 
 
-def _citation(result: EvidenceResult) -> str:
+def _citation(result: EvidenceResult, linked: dict[str, str | None]) -> str:
+    """The citation in words; ``linked``: when each supersession of it was recorded (by
+    the newer fact's id), which may be later than that fact (a share, a forget)."""
     o = result.observation
     assert o is not None
     lines = [f'"{o.text}" (confidence {o.confidence}; observed {o.observed_at}']
@@ -152,7 +154,7 @@ def _citation(result: EvidenceResult) -> str:
     chain = {c.observation_id: c for c in result.supersession_chain}
     for s in result.superseded_by:
         newer = chain.get(s)
-        when = f" (from {newer.valid_from}, recorded {newer.recorded_at})" if newer else ""
+        when = f" (from {newer.valid_from}, recorded {linked.get(s)})" if newer else ""
         lines.append(f"- superseded by {s}{when}")
     return "\n".join(lines)
 
@@ -277,5 +279,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
         ],
         withdrawn=[_believer(b) for b in found["withdrawn"]],
     )
-    result.citation = _citation(result)
+    result.citation = _citation(
+        result, {x["observation_id"]: iso(x["recorded_at"]) for x in found["supersessions"]}
+    )
     return result

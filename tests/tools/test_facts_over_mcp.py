@@ -376,19 +376,48 @@ async def test_a_link_a_share_or_a_forget_makes_later_is_not_seen_at_an_earlier_
     assert bobs["recorded"] > t  # recorded when bob came to share Paris
     assert berlin_then.get("supersession_chain", []) == []
     assert [c["observation_id"] for c in berlin_now["supersession_chain"]] == [paris]
+    [line] = [x for x in berlin_now["citation"].splitlines() if x.startswith("- superseded by")]
+    assert line.split("recorded ")[1].rstrip(")") > t  # the share's time, not Paris's
 
 
 async def test_a_links_record_time_is_kept_across_a_restart(tmp_path: Path) -> None:
     settings = hash_settings(tmp_path / "memory")
     with anyio.fail_after(30):
         async with Client(create_server(settings)) as client:
-            berlin = await fact(client, "Zed", "lives in", "Berlin", agent="bob")
-            paris = await fact(client, "Zed", "lives in", "Paris", agent="alice")
+            since = {"valid_from": "2024-03-01"}
+            berlin = await fact(
+                client, "Zed", "lives in", "Berlin", agent="bob", fact={"valid_from": "2024-02-01"}
+            )
+            paris = await fact(client, "Zed", "lives in", "Paris", agent="alice", fact=since)
             time.sleep(0.01)
             t = iso(utc_now())
             time.sleep(0.01)
-            await fact(client, "Zed", "lives in", "Paris", agent="bob")
+            await fact(client, "Zed", "lives in", "Paris", agent="bob", fact=since)
         async with Client(create_server(settings)) as client:
             then = await ok(client, "recall", query="", subject="Zed", known_at=t)
             now = await ok(client, "recall", query="", subject="Zed")
     assert set(ids(then)) == {berlin, paris} and ids(now) == [paris]
+
+
+async def test_a_fact_that_began_before_the_agent_says_while_it_held_another_is_not_shared(
+    client: Client,
+) -> None:
+    # b shared c's Oslo (since 2025) saying "since 2027", and its Paris ended only in 2027:
+    # from 2025 b held both, a clash of b with itself.
+    with anyio.fail_after(30):
+        oslo = await fact(client, "Alice", "lives in", "Oslo", agent="c",
+                          fact={"valid_from": "2025-01-01"})  # fmt: skip
+        paris = await fact(client, "Alice", "lives in", "Paris", agent="b",
+                           fact={"valid_from": "2024-01-01"})  # fmt: skip
+        bobs = await fact(client, "Alice", "lives in", "Oslo", agent="b",
+                          fact={"valid_from": "2027-06-01"})  # fmt: skip
+        in_2026 = await ok(client, "recall", query="", subject="Alice", agent="b",
+                           as_of="2026-01-01")  # fmt: skip
+        clashes = await ok(client, "find_conflicts", agent="b")
+        cited = await ok(client, "cite_evidence", id=paris)
+    assert bobs != oslo
+    assert ids(in_2026) == [paris]
+    assert cited["superseded_by"] == [bobs]
+    # c's Oslo and b's Paris clash, b with c; never b with itself.
+    assert all(not {*c["a"]["agents"]} & {*c["b"]["agents"]} for c in clashes["conflicts"])
+    assert clashes["count"] == 1
