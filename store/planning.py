@@ -308,10 +308,10 @@ def _known_fact(
     memory: NewMemory, cardinality: str, working: WorkingMemory, state: Batch, now: datetime
 ) -> Duplicate | Shared | None:
     """What a fact finds already there, as the write planned so far has it: the agent's
-    own in the same words, still holding when this one begins or ending as this one says
-    (a repeat: a retried call), or another agent's to believe too, or nothing (a new
-    observation: also when the agent told it before and it has ended since, "busy", "free",
-    "busy")."""
+    own in the same words, begun and still holding when this one begins, or ending as this
+    one says (a repeat: a retried call), or another agent's to believe too, or nothing (a
+    new observation: also when the agent told it before and it has ended since, "busy",
+    "free", "busy", or begins only later)."""
     fact = memory.fact
     assert fact is not None
     start = fact.valid_from or memory.observed_at or now
@@ -323,6 +323,7 @@ def _known_fact(
         if (
             (held.text_key, held.object) == said
             and memory.agent in held.beliefs
+            and held.start <= start
             and (held.holds_at(start) or held.until == fact.valid_until)
         ):
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))

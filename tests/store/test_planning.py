@@ -400,3 +400,12 @@ def test_a_retried_fact_that_ended_before_it_was_told_is_a_repeat(working: Worki
     first = only_plan(remember(working, draft))
     [again] = remember(working, draft)
     assert again == Duplicate(first.observation_id, first.belief_id, [])
+
+
+def test_the_same_fact_told_as_beginning_earlier_is_no_repeat(working: WorkingMemory) -> None:
+    # Oslo from the 3rd until the 5th, then Oslo from the 1st with no end: a broader claim,
+    # not a repeat of the one that had not begun (it was lost after the 5th).
+    june = only_plan(remember(working, told("b", "Oslo", 3, until=2, plain=True)))
+    broader = only_plan(remember(working, told("b", "Oslo", 1, plain=True)))
+    assert broader.observation_id != june.observation_id
+    assert holding(working) == {"b": ["Oslo"]}
