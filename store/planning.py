@@ -333,7 +333,7 @@ def _known_fact(
     for held in [h for h in facts if (h.text_key, h.object) == said]:
         # Whether the agent's facts fit it is asked from when it began: read those too.
         facts = state.facts(working, key, min(since, held.start))
-        if _may_share(memory, start, held, facts, said):
+        if _may_share(memory, start, held, facts if cardinality == "one" else [], said):
             theirs = held
             break
     if theirs is None:
@@ -357,7 +357,8 @@ def _may_share(
 ) -> bool:
     """Whether ``memory`` (of a fact beginning at ``start``) is the claim of ``held``,
     another agent's fact in the same words: it holds then, ends as ``memory`` says, and this
-    agent's own facts fit it as they would fit a fact of its own.
+    agent's own ``facts`` (of a single-valued predicate; none of a multi-valued one) fit it
+    as they would fit a fact of its own.
 
     A fact replaced or ended since, or one starting after this one, is another claim:
     believing it would let the other agent's replacement end this agent's belief, or lose

@@ -409,3 +409,17 @@ def test_the_same_fact_told_as_beginning_earlier_is_no_repeat(working: WorkingMe
     broader = only_plan(remember(working, told("b", "Oslo", 1, plain=True)))
     assert broader.observation_id != june.observation_id
     assert holding(working) == {"b": ["Oslo"]}
+
+
+def test_a_multi_valued_fact_is_shared_whatever_else_the_agent_holds(
+    working: WorkingMemory,
+) -> None:
+    def likes(agent: str, what: str, day: int) -> MemoryDraft:
+        at = datetime(2024, 5, day, tzinfo=UTC).isoformat()
+        fact = FactDraft("Ana", "likes", what, cardinality="many")
+        return MemoryDraft(text=f"Ana likes {what}.", agent=agent, observed_at=at, fact=fact)
+
+    remember(working, likes("b", "jazz", 1))
+    chess = only_plan(remember(working, likes("a", "chess", 2)))
+    [shared] = remember(working, likes("b", "chess", 3))
+    assert isinstance(shared, Shared) and shared.observation_id == chess.observation_id
