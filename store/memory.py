@@ -617,16 +617,11 @@ class Memory:
             if not results and asked.where:
                 # Named by what holds them now: a field only retracted records hold is none
                 # to suggest (at the current time).
-                held = (
-                    (working.record_fields, working.record_types)
-                    if asked.known_at is not None
-                    else working.held_record_fields()
-                )
+                fields, types, type_fields = working.held_records(live=asked.known_at is None)
+                if asked.known_at is not None:
+                    fields, types = working.record_fields, working.record_types
                 note = unmatched_where(
-                    asked.where,
-                    working.record_values,
-                    *held,
-                    working.record_type_fields(live=asked.known_at is None),
+                    asked.where, working.record_values, fields, types, type_fields
                 )
         recall_id = new_id("rec")
         self._recalls.note(

@@ -586,33 +586,29 @@ class WorkingMemory:
         ]
         return out
 
-    def held_record_fields(self) -> tuple[dict[str, int], dict[str, int]]:
-        """Per field key and per record type, how many unretracted records hold it (what a
-        ``where`` can match now; ``record_fields`` and ``record_types`` count retracted
-        records too, which ``known_at`` still finds). A pass over every row: for the rare
-        ``where`` that matched nothing."""
+    def held_records(
+        self, live: bool
+    ) -> tuple[dict[str, int], dict[str, int], dict[str, tuple[str, set[str]]]]:
+        """What records hold, of unretracted records only when ``live`` (what a ``where``
+        can match now; ``record_fields`` and ``record_types`` count retracted records too,
+        which ``known_at`` still finds): per field key and per record type, how many records
+        hold it, and per record type (case-folded) its name as stored and the field keys its
+        records hold. One pass over every row: for the rare ``where`` that matched nothing.
+        """
         fields: dict[str, int] = {}
         types: dict[str, int] = {}
-        for row, entry in enumerate(self.entries):
-            if entry.record is None or not self.live[row]:
-                continue
-            for field in {f.key for f in entry.record.fields}:
-                fields[field] = fields.get(field, 0) + 1
-            types[entry.record.type] = types.get(entry.record.type, 0) + 1
-        return fields, types
-
-    def record_type_fields(self, live: bool) -> dict[str, tuple[str, set[str]]]:
-        """Per record type (case-folded): its name as stored and the field keys its records
-        hold, of unretracted records only when ``live``. A pass over every row: for the rare
-        ``where`` that matched nothing."""
-        found: dict[str, tuple[str, set[str]]] = {}
+        type_fields: dict[str, tuple[str, set[str]]] = {}
         for row, entry in enumerate(self.entries):
             record = entry.record
             if record is None or (live and not self.live[row]):
                 continue
-            _, fields = found.setdefault(record.type.casefold(), (record.type, set()))
-            fields.update(f.key for f in record.fields)
-        return found
+            keys = {f.key for f in record.fields}
+            for field in keys:
+                fields[field] = fields.get(field, 0) + 1
+            types[record.type] = types.get(record.type, 0) + 1
+            _, held = type_fields.setdefault(record.type.casefold(), (record.type, set()))
+            held.update(keys)
+        return fields, types, type_fields
 
     def agent_confidence(self, agent: str) -> dict[int, Decimal]:
         """Rows whose observation ``agent`` holds with a confidence of its own (another than
