@@ -112,8 +112,13 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
         return None
     end = working.end_of(row, known)
     by = by_since = None
-    for newer, at, since in working.incoming.get(row, []):
-        if at == end and (known is None or since <= known) and _held(working, newer, known):
+    for newer, at, since, undone in working.incoming.get(row, []):
+        if (
+            at == end
+            and (known is None or since <= known < undone)
+            and (known is not None or undone == NO_END)
+            and _held(working, newer, known)
+        ):
             by, by_since = newer, since
             break
     held = _held(working, row, known)

@@ -3,7 +3,7 @@
 A file is a header line, then one line per object, nodes before links, then why prune
 retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 2, "schema": 15, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 17, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
     {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
@@ -15,10 +15,10 @@ again with the importing memory's model (``startup`` fills the index from the gr
 the judged recalls' queries too, so a file moves between models and embedders.
 
 Reading a file back keeps every id; objects already present (same key, or same two ends for a
-link, and position for a record's field) are skipped. The file is checked whole before
-anything is written (its lines against the header's counts, each value against its column and
-what the memory allows, each link's ends), and written in one transaction: a bad line writes
-nothing.
+link, with a record field's position and a supersession's record time) are skipped. The file
+is checked whole before anything is written (its lines against the header's counts, each
+value against its column and what the memory allows, each link's ends), and written in one
+transaction: a bad line writes nothing.
 """
 
 from __future__ import annotations
@@ -124,8 +124,10 @@ def _node_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
         yield line
 
 
-#: The property that tells apart two links of one table between the same ends.
-_LINK_PARTS = {"HAS_FIELD": "position"}
+#: The property that tells apart two links of one table between the same ends: a record's
+#: field by its position (a list may hold a value twice), a supersession by when it was
+#: recorded (a forget may undo one, and a later telling make it again).
+_LINK_PARTS = {"HAS_FIELD": "position", "SUPERSEDES": "known"}
 
 
 def _link_lines(graph: Graph, table: str) -> Iterator[dict[str, Any]]:
@@ -699,8 +701,7 @@ def _statement(table: str, present: Sequence[str]) -> str:
             f" MERGE (x:{_quoted(table)} {{{key}: k}}){on_create}"
         )
     start, end = LINKS[table]
-    # A link is one of its kind between its ends, but for a record's fields: a list may hold a
-    # value twice, two links to one FieldValue told apart by their position.
+    # A link is one of its kind between its ends, but those ``_LINK_PARTS`` tells apart.
     part = _LINK_PARTS.get(table)
     if part is not None and part in present:
         sets = ", ".join(f"x.{c} = CAST(r.{c} AS {columns[c]})" for c in present if c != part)

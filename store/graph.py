@@ -683,12 +683,12 @@ class Graph:
         """(observation id, episode id) for every FROM link."""
         return self._columns("MATCH (o:Observation)-[:`FROM`]->(e:Episode) RETURN o.id, e.id")
 
-    def supersessions(self) -> list[tuple[str, str, datetime, datetime]]:
-        """(newer id, older id, the newer fact's start, when the link was recorded) for
-        every SUPERSEDES link."""
+    def supersessions(self) -> list[tuple[str, str, datetime, datetime, datetime | None]]:
+        """(newer id, older id, the newer fact's start, when the link was recorded, when a
+        forget undid it or None) for every SUPERSEDES link."""
         return self._columns(
             "MATCH (n:Observation)-[s:SUPERSEDES]->(o:Observation)"
-            f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}"
+            f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}, s.dropped"
         )
 
     def record_types(self) -> list[tuple[str, str]]:
@@ -999,19 +999,20 @@ class Graph:
 
     def supersession_links(self, ids: Sequence[str]) -> list[Row]:
         """Every SUPERSEDES link touching these observations: newer and older id, ``at``
-        (the newer fact's start), when the link was recorded, and the newer one's
-        retraction time."""
-        found: dict[tuple[str, str], Row] = {}
+        (the newer fact's start), when the link was recorded, and when it stopped ending
+        the older fact (``retracted_at``: the newer one's retraction or the forget that
+        undid the link, whichever came first; None while it holds)."""
+        found: dict[tuple[str, str, datetime], Row] = {}
         for pattern in (
             "(o:Observation {id: key})<-[s:SUPERSEDES]-(n:Observation)",
             "(n:Observation {id: key})-[s:SUPERSEDES]->(o:Observation)",
         ):
             for r in self._rows(
                 f"UNWIND $ids AS i WITH i AS key MATCH {pattern}"
-                f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}, n.retracted_at",
+                f" RETURN n.id, o.id, s.at, {_LINK_KNOWN}, {_LINK_UNTIL}",
                 {"ids": list(ids)},
             ):
-                found[(r[0], r[1])] = {
+                found[(r[0], r[1], r[3])] = {
                     "newer": r[0],
                     "older": r[1],
                     "at": r[2],
@@ -1019,17 +1020,6 @@ class Graph:
                     "retracted_at": r[4],
                 }
         return sorted(found.values(), key=lambda link: (link["at"], link["newer"]))
-
-    def superseded_by(self, observation_id: str) -> list[str]:
-        """Ids of the observations that superseded this one directly."""
-        return [
-            r[0]
-            for r in self._rows(
-                "MATCH (n:Observation)-[:SUPERSEDES]->(o:Observation {id: $id})"
-                " WHERE n.retracted_at IS NULL RETURN n.id",
-                {"id": observation_id},
-            )
-        ]
 
     def unsupported_beliefs(self, agent: str) -> list[Row]:
         """The agent's beliefs in unretracted observations that no unretracted evidence
@@ -1487,6 +1477,17 @@ class GraphWriter:
                 {"rows": [{"x": x, "y": y, "at": _ts(at)} for x, y, at in rows]},
             )
 
+    def undo_supersessions(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:
+        """(newer id, older id): the newer fact no longer ends the older one, from ``at``
+        (the link stays, for views at an earlier record time)."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r WITH r, r.n AS nid MATCH (n:Observation {id: nid})"
+                " WITH r, n, r.o AS oid MATCH (n)-[s:SUPERSEDES]->(o:Observation {id: oid})"
+                " WHERE s.dropped IS NULL SET s.dropped = CAST($at AS TIMESTAMP)",
+                {"rows": [{"n": n, "o": o} for n, o in rows], "at": _ts(at)},
+            )
+
     def supersede(self, rows: Sequence[tuple[str, str, datetime]], known: datetime) -> None:
         """(newer id, older id, at): link, recorded at ``known``, and end the older fact's
         validity at ``at``."""
@@ -1698,6 +1699,13 @@ class GraphWriter:
 _LINK_KNOWN = (
     "coalesce(s.known, CASE WHEN o.recorded_at > n.recorded_at THEN o.recorded_at"
     " ELSE n.recorded_at END)"
+)
+
+#: Until when a SUPERSEDES link ``s`` from ``n`` ended ``o``: the earlier of the newer fact's
+#: retraction and the forget that undid the link (``dropped``), or NULL while it holds.
+_LINK_UNTIL = (
+    "CASE WHEN s.dropped IS NOT NULL AND (n.retracted_at IS NULL OR s.dropped < n.retracted_at)"
+    " THEN s.dropped ELSE n.retracted_at END"
 )
 
 

@@ -832,21 +832,31 @@ class Memory:
                     else:
                         withdrawing = mine
             if mode == "retract" and who is not None and others and mine is not None:
+                with self._working_lock.reading():
+                    # Facts this one ended for the agent alone: they hold again for it.
+                    reopened = planning.reopened(working, row, leaving=who)
+                    ends, links = _ends_and_links(working, reopened)
+                    undone = [(obs, working.entries[r].id) for r, _, _ in reopened]
                 at = utc_now()
-                graph.transact(
-                    "forget (withdraw a belief)", lambda w: w.withdraw_beliefs([withdrawing], at)
-                )
+
+                def withdrawing_belief(w: GraphWriter) -> None:
+                    w.withdraw_beliefs([withdrawing], at)
+                    w.undo_supersessions(undone, at)
+                    w.end_validity(ends)
+                    w.supersede(links, at)
+
+                graph.transact("forget (withdraw a belief)", withdrawing_belief)
                 with self._working_lock.writing():
+                    for other, until, newer in reopened:
+                        working.reopen(other, until, obs, undone=at)
+                        if newer is not None and until is not None:
+                            working.supersede(working.row_of[newer], other, until, at)
                     working.withdraw(row, withdrawing, at)
+                self._facts_changed([entry, *(working.entries[r] for r, _, _ in reopened)])
                 return Forgotten(obs, mode, [withdrawing], False, others)
             with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
-                ends = [(working.entries[r].id, until) for r, until, _ in reopened]
-                links = [
-                    (newer, working.entries[r].id, until)
-                    for r, until, newer in reopened
-                    if newer is not None and until is not None
-                ]
+                ends, links = _ends_and_links(working, reopened)
             at = utc_now()
 
             def forgetting(w: GraphWriter) -> list[str]:
@@ -1194,6 +1204,20 @@ MAX_QUEUED_TEXTS = 2048
 _FREEZE_EVERY_ROWS = 5000
 #: The most conflicts one call describes (``count`` counts them all).
 MAX_CONFLICTS = 1000
+
+
+def _ends_and_links(
+    working: WorkingMemory, reopened: Sequence[tuple[int, datetime | None, str | None]]
+) -> tuple[list[tuple[str, datetime | None]], list[tuple[str, str, datetime]]]:
+    """What a forget writes for the facts it reopens (``planning.reopened``): each one's new
+    end, as (id, end), and the links to the facts that end them now, as (newer id, id, at)."""
+    ends = [(working.entries[r].id, until) for r, until, _ in reopened]
+    links = [
+        (newer, working.entries[r].id, until)
+        for r, until, newer in reopened
+        if newer is not None and until is not None
+    ]
+    return ends, links
 
 
 def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:

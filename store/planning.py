@@ -461,9 +461,13 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
     return chosen
 
 
-def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | None, str | None]]:
+def reopened(
+    working: WorkingMemory, row: int, leaving: str | None = None
+) -> list[tuple[int, datetime | None, str | None]]:
     """Facts that the observation at ``row`` had ended, with the end they have without it,
-    as (row, new end, the id of a new superseder or None). For a forget of that observation.
+    as (row, new end, the id of a new superseder or None). For a forget of that observation,
+    or, with ``leaving``, of that agent's belief in it: then only the facts none of its
+    remaining believers holds (it ends theirs still).
 
     The new end is the start of their next remaining superseder, or of the next fact of
     their agents that a chain had ended them before (Athens, then Bonn, then Cork: Cork
@@ -474,10 +478,11 @@ def reopened(working: WorkingMemory, row: int) -> list[tuple[int, datetime | Non
     key = fact_key(gone)
     if key is None:
         return []
+    staying = set() if leaving is None else set(gone.agents) - {leaving}
     out: list[tuple[int, datetime | None, str | None]] = []
     for other in working.fact_index.get(key, []):
         entry = working.entries[other]
-        if other == row or gone.id not in entry.superseded_by:
+        if other == row or gone.id not in entry.superseded_by or staying & set(entry.agents):
             continue
         # The end it was given, unless a remaining superseder starts earlier.
         ends = [entry.stated_until] if entry.stated_until is not None else []

@@ -266,6 +266,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE SUPERSEDES ADD known TIMESTAMP",
         ),
     ),
+    Migration(
+        17,
+        "supersessions an agent's forget undid",
+        (
+            # When a link stopped ending its older fact while its newer one stayed: the agent
+            # who held the older fact withdrew its belief in the newer one, which others still
+            # hold. Views at an earlier record time still see the link.
+            "ALTER TABLE SUPERSEDES ADD dropped TIMESTAMP",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An
@@ -339,7 +349,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "OF": {},
     "SUPPORTS": {"weight": DECIMAL},
     "CONTRADICTS": {"at": "TIMESTAMP"},
-    "SUPERSEDES": {"at": "TIMESTAMP", "known": "TIMESTAMP"},
+    "SUPERSEDES": {"at": "TIMESTAMP", "known": "TIMESTAMP", "dropped": "TIMESTAMP"},
     "FROM": {},
     "RETURNED": {
         "rank": "INT64",

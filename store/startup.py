@@ -214,12 +214,13 @@ def load(
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality
-    for newer, older, at, known in graph.supersessions():
+    for newer, older, at, known, undone in graph.supersessions():
         newer_row, older_row = working.row_of[newer], working.row_of[older]
-        # It ended the older fact from when it was recorded while its newer end was held.
-        working.link(newer_row, older_row, _aware(at), _aware(known))
+        # It ended the older fact from when it was recorded while its newer end was held,
+        # until a forget undid it.
+        working.link(newer_row, older_row, _aware(at), _aware(known), undone and _aware(undone))
         # A retracted superseder is kept for audit but no longer ends anything now.
-        if not working.entries[newer_row].retracted:
+        if not working.entries[newer_row].retracted and undone is None:
             working.superseded_by(older_row, newer)
     for a, b, count in graph.co_activations():
         ra, rb = working.row_of.get(a), working.row_of.get(b)

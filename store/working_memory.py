@@ -153,8 +153,9 @@ class WorkingMemory:
         # find_conflicts looks at these instead of every fact (20k facts: 10k keys, 1k here).
         self.mixed_facts: set[tuple[str, str]] = set()
         # Every supersession, retracted superseders included: older row -> [(newer row, the
-        # newer fact's start in microseconds)].
-        self.incoming: dict[int, list[tuple[int, int, int]]] = {}
+        # newer fact's start, when the link was recorded, when a forget undid it or NO_END),
+        # in microseconds].
+        self.incoming: dict[int, list[tuple[int, int, int, int]]] = {}
         # Entity key (a fact's subject or object, as topic_key) -> every fact row naming it,
         # retracted ones included (an entity's timeline shows them), and its first spelling.
         self.entity_facts: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
@@ -414,12 +415,15 @@ class WorkingMemory:
         entry = self.entries[row]
         entry.superseded_by = (*entry.superseded_by, newer_id)
 
-    def link(self, newer: int, older: int, at: datetime, known: datetime) -> None:
+    def link(
+        self, newer: int, older: int, at: datetime, known: datetime, undone: datetime | None = None
+    ) -> None:
         """Keep a supersession for views at a record time (``incoming``): ``newer`` ends
         ``older`` at ``at`` (the newer fact's start), from ``known`` (when the link was
         recorded: with ``newer``, or later by a share, a forget or a start) until ``newer``
-        is retracted."""
-        self.incoming.setdefault(older, []).append((newer, micros(at), micros(known)))
+        is retracted or ``undone`` (a forget of the belief that made it)."""
+        until = NO_END if undone is None else micros(undone)
+        self.incoming.setdefault(older, []).append((newer, micros(at), micros(known), until))
 
     def supersede(self, newer: int, older: int, at: datetime, known: datetime) -> None:
         """The fact at ``older`` stops being valid at ``at`` because of ``newer`` (recorded
@@ -432,8 +436,17 @@ class WorkingMemory:
             self.valid_until[older] = at_us
             entry.valid_until = at
 
-    def reopen(self, row: int, until: datetime | None, forgotten: str) -> None:
-        """Give a fact a new end (None: no end) because its superseder ``forgotten`` is gone."""
+    def reopen(
+        self, row: int, until: datetime | None, forgotten: str, undone: datetime | None = None
+    ) -> None:
+        """Give a fact a new end (None: no end) because its superseder ``forgotten`` is gone:
+        retracted, or, with ``undone``, no longer held by the fact's agents from then."""
+        if undone is not None:
+            newer = self.row_of[forgotten]
+            self.incoming[row] = [
+                (n, at, known, micros(undone) if n == newer and end == NO_END else end)
+                for n, at, known, end in self.incoming.get(row, [])
+            ]
         entry = self.entries[row]
         entry.valid_until = until
         self.valid_until[row] = NO_END if until is None else micros(until)
@@ -526,8 +539,8 @@ class WorkingMemory:
         retracted = self.retracted_at
         for older, links in self.incoming.items():
             if older < n:
-                for newer, at, known in links:
-                    if at < until[older] and known <= known_at < retracted[newer]:
+                for newer, at, known, undone in links:
+                    if at < until[older] and known <= known_at < min(retracted[newer], undone):
                         until[older] = at
         return until
 
@@ -536,8 +549,8 @@ class WorkingMemory:
         if known_at is None:
             return int(self.valid_until[row])
         end = int(self.stated_until[row])
-        for newer, at, known in self.incoming.get(row, []):
-            if at < end and known <= known_at < self.retracted_at[newer]:
+        for newer, at, known, undone in self.incoming.get(row, []):
+            if at < end and known <= known_at < min(self.retracted_at[newer], undone):
                 end = at
         return end
 
@@ -563,8 +576,8 @@ class WorkingMemory:
             return list(self.entries[row].superseded_by)
         return [
             self.entries[newer].id
-            for newer, _, known in self.incoming.get(row, [])
-            if known <= known_at < self.retracted_at[newer]
+            for newer, _, known, undone in self.incoming.get(row, [])
+            if known <= known_at < min(self.retracted_at[newer], undone)
         ]
 
     def believers(self, row: int, known_at: int | None = None) -> list[tuple[str, str]]:

@@ -45,6 +45,20 @@ async def fill_everything(data_dir: Path) -> None:
             fact={"subject": "Alice", "predicate": "lives in", "object": "Lyon"},
             observed_at="2024-06-01T00:00:00Z",
         )
+        # This agent shares another's Bonn (its Athens ends), takes it back (the link is
+        # undone) and shares it again: a second link between the same two facts.
+        carl = {"subject": "Carl", "predicate": "lives in"}
+        athens = {"text": "Carl lives in Athens.", "fact": {**carl, "object": "Athens"}}
+        await ok(client, "remember", **athens, observed_at="2024-01-01T00:00:00Z")
+        bonn = {
+            "text": "Carl lives in Bonn.",
+            "fact": {**carl, "object": "Bonn"},
+            "observed_at": "2024-03-01T00:00:00Z",
+        }
+        told = await ok(client, "remember", **bonn, agent="alice")
+        await ok(client, "remember", **bonn)
+        await ok(client, "forget", id=told["observation_id"])
+        await ok(client, "remember", **bonn)
         await ok(
             client,
             "remember",
@@ -142,6 +156,9 @@ async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> Non
     assert first[0]["counts"] == second[0]["counts"]
     judged = [x for x in first[1] if x["table"] == "RETURNED" and x["judgement"]]
     assert judged, "the judgement travels with its recall"
+    bonn = next(x["id"] for x in first[1] if x.get("text") == "Carl lives in Bonn.")
+    undone, again = [x for x in first[1] if x["table"] == "SUPERSEDES" and x["from"] == bonn]
+    assert undone["dropped"] is not None and again["dropped"] is None
     memory = Memory.open(hash_settings(tmp_path / "b").store)
     memory.warm_up()
     try:

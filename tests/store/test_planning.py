@@ -57,6 +57,19 @@ def forget(working: WorkingMemory, observation_id: str) -> None:
     working.retract(row, NOW)
 
 
+def withdraw(working: WorkingMemory, observation_id: str, agent: str) -> None:
+    """Withdraw ``agent``'s belief in an observation others hold too, as ``Memory.forget``
+    does after the graph commits."""
+    row = working.row_of[observation_id]
+    for other, until, newer in planning.reopened(working, row, leaving=agent):
+        working.reopen(other, until, observation_id, undone=NOW)
+        if newer is not None and until is not None:
+            working.supersede(working.row_of[newer], other, until, NOW)
+    belief = working.belief_of(row, agent)
+    assert belief is not None
+    working.withdraw(row, belief, NOW)
+
+
 @pytest.fixture
 def working() -> WorkingMemory:
     return WorkingMemory(dim=8)
@@ -423,3 +436,32 @@ def test_a_multi_valued_fact_is_shared_whatever_else_the_agent_holds(
     chess = only_plan(remember(working, likes("a", "chess", 2)))
     [shared] = remember(working, likes("b", "chess", 3))
     assert isinstance(shared, Shared) and shared.observation_id == chess.observation_id
+
+
+def test_withdrawing_a_shared_fact_gives_the_agent_its_own_older_one_again(
+    working: WorkingMemory,
+) -> None:
+    remember(working, told("bob", "Athens", 1))
+    bonn = only_plan(remember(working, told("alice", "Bonn", 3)))
+    remember(working, told("bob", "Bonn", 3))  # bob shares it: his Athens ends on day 3
+    assert holding(working) == {"alice": ["Bonn"], "bob": ["Bonn"]}
+    withdraw(working, bonn.observation_id, "bob")
+    assert holding(working) == {"alice": ["Bonn"], "bob": ["Athens"]}
+    [athens] = [e for e in working.entries if e.object == "Athens"]
+    assert athens.valid_until is None and athens.superseded_by == ()
+    assert planning.overlapping(working) == []
+
+
+def test_withdrawing_leaves_ended_what_the_remaining_believers_held(
+    working: WorkingMemory,
+) -> None:
+    # Both hold Bonn, then both say they lived in Athens before (each its own Athens, ended
+    # by Bonn): bob's forget of Bonn gives him his Athens back, and alice's stays ended.
+    remember(working, told("alice", "Bonn", 3), told("bob", "Bonn", 3))
+    remember(working, told("bob", "Athens", 1), told("alice", "Athens", 1))
+    [bonn] = [e for e in working.entries if e.object == "Bonn"]
+    withdraw(working, bonn.id, "bob")
+    assert holding(working) == {"alice": ["Bonn"], "bob": ["Athens"]}
+    ends = {e.agents: e.valid_until for e in working.entries if e.object == "Athens"}
+    assert ends == {("bob",): None, ("alice",): datetime(2024, 5, 3, tzinfo=UTC)}
+    assert planning.overlapping(working) == []

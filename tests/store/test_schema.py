@@ -264,8 +264,15 @@ def before_15() -> dict[str, dict[str, str]]:
 
 def before_16() -> dict[str, dict[str, str]]:
     """The schema migration 15 left: supersessions without their record time."""
-    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    found = before_17()
     del found["SUPERSEDES"]["known"]
+    return found
+
+
+def before_17() -> dict[str, dict[str, str]]:
+    """The schema migration 16 left: supersessions no forget could undo."""
+    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del found["SUPERSEDES"]["dropped"]
     return found
 
 

@@ -164,3 +164,35 @@ def test_a_belief_counts_from_when_it_was_taken_until_it_was_withdrawn(memory: M
     with pytest.raises(InvalidInput) as caught:
         memory.recall("gulls", known_at="not a time")
     assert caught.value.field == "known_at"
+
+
+def test_an_agent_withdrawing_a_shared_fact_holds_its_own_older_one_again(
+    settings: Settings, memory: Memory
+) -> None:
+    # Bob lived in Athens, then came to share Alice's Bonn, which ended his Athens; he takes
+    # Bonn back. Athens is his again, from then on; Alice keeps Bonn, so they clash again.
+    athens = fact(memory, "Alice lives in Athens.", "Athens", "2024-01-01T00:00:00Z", agent="bob")
+    bonn = fact(memory, "Alice lives in Bonn.", "Bonn", "2024-03-01T00:00:00Z", agent="alice")
+    fact(memory, "Alice lives in Bonn.", "Bonn", "2024-03-01T00:00:00Z", agent="bob")
+    shared = moment()
+    memory.forget(bonn, agent="bob")
+    withdrawn = moment()
+    ended = {"Alice lives in Athens.": False, "Alice lives in Bonn.": True}
+    for _ in range(2):
+        assert lives(memory, agent="bob") == {"Alice lives in Athens.": True}
+        assert lives(memory, agent="alice") == {"Alice lives in Bonn.": True}
+        assert lives(memory, agent="bob", known_at=shared) == ended
+        assert lives(memory, agent="bob", known_at=withdrawn) == {"Alice lives in Athens.": True}
+        then = memory.evidence(athens, known_at=shared)
+        assert then["superseded_by"] == [bonn] and then["valid_until"] == datetime(2024, 3, 1)
+        now = memory.evidence(athens)
+        assert now["superseded_by"] == [] and now["valid_until"] is None
+        assert now["supersessions"] == []
+        assert [c["observation_id"] for c in now["supersession_chain"]] == [bonn]
+        assert [c["kind"] for c in memory.conflicts(known_at=shared)["conflicts"]] == []
+        [clash] = memory.conflicts()["conflicts"]
+        assert {clash["a"], clash["b"]} == {athens, bonn}
+        events = [(e["event"], e["id"]) for e in memory.about("Alice")["timeline"]]
+        assert ("superseded", athens) not in events
+        memory = reopen(memory, settings)
+    memory.close()
