@@ -6,7 +6,8 @@
     ├── SchemaMismatch    the data directory was written by another or altered schema
     ├── StorageError      a database failed during an operation; nothing of it was written
     ├── DamagedStore      the data directory cannot be opened without losing what it holds
-    └── OwnerLost         the process owning the memory exited during a call (retryable)
+    ├── OwnerLost         the process owning the memory exited during a call (retryable)
+    └── OwnerStopped      the process owning the memory is stopped (suspended): resume it
 
 Each error carries its data as attributes so callers (the MCP tools, the CLI) can show the
 field and the fix without parsing the message, and pickles with them (``__reduce__``), so it
@@ -140,3 +141,22 @@ class OwnerLost(MemoryStoreError):
 
     def __reduce__(self) -> tuple[type[OwnerLost], tuple[str]]:
         return (type(self), (self.operation,))
+
+
+class OwnerStopped(MemoryStoreError):
+    """The process that owns the memory is stopped (Ctrl-Z, ``kill -STOP``, a debugger), so
+    a call relayed to it would wait until it runs again. It may run this call when resumed:
+    retrying then is safe, a write is never applied twice."""
+
+    def __init__(self, operation: str, pid: str) -> None:
+        self.operation = operation
+        self.pid = pid
+        super().__init__(
+            f"the process that owns the memory (pid {pid}) is stopped (suspended with Ctrl-Z"
+            f" or kill -STOP) and cannot answer this {operation}; resume it (fg, or kill -CONT"
+            f" {pid}) and retry the call: a write it had received is applied when it resumes,"
+            " and a retried one is not applied twice"
+        )
+
+    def __reduce__(self) -> tuple[type[OwnerStopped], tuple[str, str]]:
+        return (type(self), (self.operation, self.pid))

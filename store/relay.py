@@ -20,6 +20,7 @@ import io
 import logging
 import os
 import pickle
+import select
 import socket
 import struct
 import threading
@@ -74,6 +75,7 @@ _ALLOWED = {
     ("doxa.store.errors", "StorageError"),
     ("doxa.store.errors", "DamagedStore"),
     ("doxa.store.errors", "OwnerLost"),
+    ("doxa.store.errors", "OwnerStopped"),
     ("copyreg", "_reconstructor"),
     ("builtins", "object"),
     ("builtins", "set"),
@@ -151,6 +153,17 @@ def _receive(connection: socket.socket) -> Any:
     if size > _MAX_MESSAGE:
         raise ConnectionError(f"a relay message of {size} bytes is too large")
     return _Unpickler(io.BytesIO(_exactly(connection, size))).load()
+
+
+#: How often a call waiting for its answer asks whether to give up (``RelayClient``).
+STALL_CHECK_S = 1.0
+
+
+def _answered(connection: socket.socket, timeout: float) -> bool:
+    """Whether the peer sent something (or hung up) within ``timeout`` seconds."""
+    poller = select.poll()
+    poller.register(connection, select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(poller.poll(timeout * 1000))
 
 
 def _exactly(connection: socket.socket, size: int) -> bytes:
@@ -273,13 +286,23 @@ class RelayClient:
     process's calls run in parallel in the owner as its own would (one HTTP worker relays
     many clients' calls).
 
+    ``stalled``, asked each second a call waits for its answer, may give up on it: it returns
+    the error to raise (the owner is stopped, say), or None to keep waiting.
+
     Raises (from ``call``):
         ConnectionError: the owner is gone; ``sent`` tells whether the request had left.
     """
 
-    def __init__(self, path: Path, timeout: float = 1.0, connections: int = 8) -> None:
+    def __init__(
+        self,
+        path: Path,
+        timeout: float = 1.0,
+        connections: int = 8,
+        stalled: Callable[[str], Exception | None] | None = None,
+    ) -> None:
         self._path = path
         self._timeout = timeout
+        self._stalled = stalled
         self._most = max(1, connections)
         self._lock = threading.Condition()
         self._closed = False
@@ -344,7 +367,7 @@ class RelayClient:
         Raises:
             RequestLost: the connection failed; its ``sent`` says whether the owner may
                 have received the request.
-            MemoryStoreError: the owner's answer.
+            MemoryStoreError: the owner's answer, or what ``stalled`` gave up with.
         """
         connection = self._take()
         usable = False
@@ -353,6 +376,10 @@ class RelayClient:
                 _send(connection, (method, args, kwargs))
             except OSError as error:
                 raise RequestLost(sent=False) from error
+            while self._stalled is not None and not _answered(connection, STALL_CHECK_S):
+                given_up = self._stalled(method)
+                if given_up is not None:  # the connection is closed: its answer is dropped
+                    raise given_up
             try:
                 status, value = _receive(connection)
             except (OSError, EOFError, struct.error) as error:

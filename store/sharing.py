@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from doxa.store.errors import MemoryStoreError, OwnerLost
+from doxa.store.errors import MemoryStoreError, OwnerLost, OwnerStopped
 from doxa.store.progress import REMEMBER_STEPS
 from doxa.store.settings import StoreSettings
 
@@ -203,7 +203,7 @@ class SharedMemory:
                 log.info("this process owns the memory in %s", self._data_dir)
                 return
             try:
-                client = RelayClient(path)
+                client = RelayClient(path, stalled=functools.partial(_stopped, self._data_dir))
                 watch = RelayClient(path, connections=1)
             except OSError:  # the owner is still binding, or just died: try again
                 if time.monotonic() > deadline:
@@ -268,6 +268,9 @@ class SharedMemory:
                 if not self._started:
                     self.start()
                 if not self._role.wait_for(lambda: self._settled, timeout=CONNECT_WAIT_S + 5):
+                    stopped = _stopped(self._data_dir, method)
+                    if stopped is not None:
+                        raise stopped
                     raise MemoryStoreError(
                         f"the memory in {self._data_dir} is still being opened, or the process"
                         f" holding it (pid {_holder(self._data_dir)}) does not answer (stopped?);"
@@ -494,6 +497,24 @@ def _same_wire(client: RelayClient, data_dir: Path) -> None:
             " of doxa; stop it (or every doxa on this directory) and start again, so that one"
             " version serves the memory"
         )
+
+
+def _stopped(data_dir: Path, method: str) -> OwnerStopped | None:
+    """``OwnerStopped`` if the process owning ``data_dir`` is stopped (Linux: its state in
+    ``/proc``; elsewhere a call waits for it as for a busy one), else None. Joining it
+    (``WIRE``) waits: the process joins once the owner runs again."""
+    from doxa.store.relay import WIRE
+
+    if method == WIRE:
+        return None
+    pid = _holder(data_dir)
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    # The state follows the command name, which is in parentheses and may hold any text.
+    state = stat.rpartition(")")[2].split()[:1]
+    return OwnerStopped(method, pid) if state in (["T"], ["t"]) else None
 
 
 def _holder(data_dir: Path) -> str:

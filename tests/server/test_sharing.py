@@ -251,4 +251,38 @@ async def test_an_owner_that_does_not_answer_is_named_with_its_pid(
         finally:
             os.kill(owner, signal.SIGCONT)
             joining.close()
-    assert f"(pid {owner}) does not answer (stopped?)" in str(caught.value)
+    assert f"(pid {owner}) is stopped" in str(caught.value)
+
+
+async def test_a_call_to_an_owner_stopped_meanwhile_fails_naming_it_and_works_once_resumed(
+    tmp_path: Path, stdio_params: Params
+) -> None:
+    # Ctrl-Z on the terminal serving the memory held every other client's calls until it
+    # ran again, with no word of why.
+    from conftest import hash_settings
+
+    from doxa.store import sharing
+    from doxa.store.errors import OwnerStopped
+
+    data_dir = tmp_path / "memory"
+    async with session(stdio_params(data_dir), tmp_path / "owner.err") as first:
+        await ok(first, "remember", text="The owner will stop.")
+        owner = await wait_for_owner(data_dir)
+        joining = sharing.SharedMemory(hash_settings(data_dir).store)
+        try:
+            await anyio.to_thread.run_sync(joining.stats)
+            os.kill(owner, signal.SIGSTOP)
+            try:
+                with anyio.fail_after(30), pytest.raises(OwnerStopped) as caught:
+                    await anyio.to_thread.run_sync(
+                        lambda: joining.recall("owner"), abandon_on_cancel=True
+                    )
+            finally:
+                os.kill(owner, signal.SIGCONT)
+            with anyio.fail_after(30):
+                [found] = (await anyio.to_thread.run_sync(lambda: joining.recall("owner"))).results
+        finally:
+            joining.close()
+    assert f"(pid {owner}) is stopped" in str(caught.value)
+    assert f"kill -CONT {owner}" in str(caught.value)
+    assert found.text == "The owner will stop."
