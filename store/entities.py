@@ -45,6 +45,8 @@ MAX_ENTITIES = 500
 MAX_RELATED = 20
 #: Timeline events shown (the latest); the count of all is in ``counts``.
 MAX_EVENTS = 40
+#: Values shown per predicate (the best supported); ``counts["unlisted"]`` counts the rest.
+MAX_VALUES = 20
 #: What a summary names: predicates, values per predicate, incoming facts, characters.
 _SUMMARY_PREDICATES = 6
 _SUMMARY_VALUES = 3
@@ -308,11 +310,12 @@ def view(working: WorkingMemory, key: str, clock: Clock) -> dict[str, Any]:
     """What is known about the entity ``key`` at ``clock`` (see the module docstring).
 
     Returns a dict: ``name``, ``summary``, ``facts`` and ``incoming`` (predicate -> values
-    with ``object`` or ``subject``, ``id``, ``confidence``, ``agents``, ``since``),
-    ``timeline`` (the latest ``MAX_EVENTS``: ``at``, ``event``, ``fact``, ``id``,
-    ``recorded``, ``by``), ``related`` (``name``, ``hops``, ``via``), ``counts``
-    (``observations``, ``facts``, ``believers``, ``events``) and ``ids`` (every observation
-    held that names it, for the conflicts touching it).
+    with ``object`` or ``subject``, ``id``, ``confidence``, ``agents``, ``since``: the
+    first ``MAX_VALUES`` per predicate), ``timeline`` (the latest ``MAX_EVENTS``:
+    ``at``, ``event``, ``fact``, ``id``, ``recorded``, ``by``), ``related`` (``name``,
+    ``hops``, ``via``), ``counts`` (``observations``, ``facts``, ``believers``, ``events``,
+    ``unlisted``: values left out) and ``ids`` (every observation held that names it, for
+    the conflicts touching it).
     """
     name = display_name(working, key)
     facts = _facts(working, key, clock)
@@ -330,8 +333,12 @@ def view(working: WorkingMemory, key: str, clock: Clock) -> dict[str, Any]:
     return {
         "name": name,
         "summary": summary(name, outgoing, incoming, len(current), len(fact_agents), len(rows)),
-        "facts": {p: [_value_out(v, "object") for v in vs] for p, vs in outgoing.items()},
-        "incoming": {p: [_value_out(v, "subject") for v in vs] for p, vs in incoming.items()},
+        "facts": {
+            p: [_value_out(v, "object") for v in vs[:MAX_VALUES]] for p, vs in outgoing.items()
+        },
+        "incoming": {
+            p: [_value_out(v, "subject") for v in vs[:MAX_VALUES]] for p, vs in incoming.items()
+        },
         "timeline": timeline[-MAX_EVENTS:],
         "related": _related(working, key, clock),
         "counts": {
@@ -339,6 +346,9 @@ def view(working: WorkingMemory, key: str, clock: Clock) -> dict[str, Any]:
             "facts": len(current),
             "believers": len(believers),
             "events": len(timeline),
+            "unlisted": sum(
+                max(0, len(vs) - MAX_VALUES) for g in (outgoing, incoming) for vs in g.values()
+            ),
         },
         "ids": {working.entries[row].id for row in rows},
     }

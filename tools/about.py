@@ -66,6 +66,7 @@ class Counts(BaseModel):
     facts: int
     believers: int
     events: int = 0
+    unlisted: int = Field(0, description="values beyond 20 per predicate, left out")
 
 
 class AboutResult(BaseModel):
@@ -140,6 +141,7 @@ def about_result(seen: dict[str, Any]) -> AboutResult:
             believers=counts["believers"],
             # Said only when the timeline shows fewer.
             events=counts["events"] if counts["events"] > len(seen["timeline"]) else 0,
+            unlisted=counts["unlisted"],
         ),
         conflicts=[_conflict(c) for c in seen["conflicts"]],
     )

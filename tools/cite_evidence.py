@@ -20,6 +20,13 @@ evidence with weights, contradictions, and what it replaced or was replaced by. 
 observation or belief id); `citation` is ready to paste into an answer. Or give `agent` and
 `unsupported=true` for that agent's beliefs without evidence (candidates to verify)."""
 
+#: Unsupported beliefs listed (the oldest first); ``count`` counts them all.
+MAX_UNSUPPORTED = 100
+#: Evidence, supports and contradictions listed per citation; ``unlisted`` counts the rest.
+MAX_LINKED = 50
+#: Of those, the lines the citation's words give (the rest are counted in one line).
+CITED_LINES = 10
+
 
 class Happened(BaseModel):
     """When the event an observation tells of took place, as its words placed it."""
@@ -121,9 +128,13 @@ class EvidenceResult(BaseModel):
     withdrawn: list[Believer] = Field(
         default_factory=list, description="agents that believed it and took their belief back"
     )
+    unlisted: dict[str, int] = Field(
+        default_factory=dict, description="beyond 50: how many more, by list"
+    )
     citation: str | None = None
     agent: str | None = None
     unsupported: list[UnsupportedBelief] | None = None
+    count: int | None = Field(None, description="all unsupported (at most 100 listed)")
 
 
 def _citation(result: EvidenceResult, linked: dict[str, str | None]) -> str:
@@ -142,15 +153,21 @@ def _citation(result: EvidenceResult, linked: dict[str, str | None]) -> str:
     for b in result.believers:
         lines.append(f"- believed by {b.agent} since {b.since}")
     # Taken back, they are cited as such: they no longer support or contradict it.
-    for e in result.evidence:
+    for e in result.evidence[:CITED_LINES]:
         src = f", source: {e.source}" if e.source else ""
         gone = "; RETRACTED" if e.retracted else ""
         lines.append(
             f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src}{gone})'
         )
-    for c in result.contradictions:
+    more = len(result.evidence) - CITED_LINES + result.unlisted.get("evidence", 0)
+    if more > 0:
+        lines.append(f"- and {more} more evidence")
+    for c in result.contradictions[:CITED_LINES]:
         gone = " (RETRACTED)" if c.retracted else ""
         lines.append(f'- contradicted by: "{c.text}"{gone}')
+    more = len(result.contradictions) - CITED_LINES + result.unlisted.get("contradictions", 0)
+    if more > 0:
+        lines.append(f"- and {more} more contradictions")
     chain = {c.observation_id: c for c in result.supersession_chain}
     for s in result.superseded_by:
         newer = chain.get(s)
@@ -185,6 +202,7 @@ async def cite_evidence(
 def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
     return EvidenceResult(
         agent=who,
+        count=len(rows),
         unsupported=[
             UnsupportedBelief(
                 belief_id=r["belief_id"],
@@ -193,7 +211,7 @@ def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
                 confidence=exact(r["confidence"]) or "0",
                 since=iso(r["since"]),
             )
-            for r in rows
+            for r in rows[:MAX_UNSUPPORTED]
         ],
     )
 
@@ -244,7 +262,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
                 observed_at=iso(e["observed_at"]),
                 retracted=e["retracted"],
             )
-            for e in found["evidence"]
+            for e in found["evidence"][:MAX_LINKED]
         ],
         supports=[
             SupportGiven(
@@ -253,7 +271,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
                 observation_id=s["observation_id"],
                 weight=exact(s["weight"]) or "0",
             )
-            for s in found["supports"]
+            for s in found["supports"][:MAX_LINKED]
         ],
         contradictions=[
             LinkedObservation(
@@ -262,7 +280,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
                 confidence=exact(c["confidence"]),
                 retracted=c["retracted"],
             )
-            for c in found["contradictions"]
+            for c in found["contradictions"][:MAX_LINKED]
         ],
         superseded_by=found["superseded_by"],
         supersession_chain=[
@@ -278,6 +296,11 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
             for s in found["supersession_chain"]
         ],
         withdrawn=[_believer(b) for b in found["withdrawn"]],
+        unlisted={
+            kind: len(found[kind]) - MAX_LINKED
+            for kind in ("evidence", "supports", "contradictions")
+            if len(found[kind]) > MAX_LINKED
+        },
     )
     result.citation = _citation(
         result, {x["observation_id"]: iso(x["recorded_at"]) for x in found["supersessions"]}

@@ -259,3 +259,22 @@ async def test_entity_resources_list_and_read(client: Client) -> None:
     assert {e["name"] for e in entities} == {"Alice", "Bob", "Berlin"}
     assert one.contents[0].mime_type == "application/json"
     assert json.loads(one.contents[0].text) == tool  # type: ignore[union-attr]
+
+
+async def test_a_predicate_of_many_values_lists_twenty_and_counts_the_rest(
+    client: Client,
+) -> None:
+    # 1,000 likes came back whole (145 KB) while the timeline showed 40.
+    likes = {"subject": "Ana", "predicate": "likes", "cardinality": "many"}
+    with anyio.fail_after(60):
+        await ok(
+            client,
+            "remember",
+            memories=[
+                {"text": f"Ana likes song {i}.", "fact": {**likes, "object": f"song {i}"}}
+                for i in range(26)
+            ],
+        )
+        seen = await ok(client, "about", name="Ana")
+    assert len(seen["facts"]["likes"]) == 20
+    assert seen["counts"]["facts"] == 26 and seen["counts"]["unlisted"] == 6

@@ -262,3 +262,28 @@ async def test_hostile_ids_and_agents_are_data_and_touch_nothing(
     assert [u["observation_id"] for u in listed["unsupported"]] == [mine["observation_id"]]
     assert [e["weight"] for e in still["evidence"]] == ["0.6"]
     assert memory.stats() == before
+
+
+async def test_long_lists_are_cut_and_counted(client: Client) -> None:
+    # An agent of 10,000 memories, nearly none with evidence, got every one back (3.3 MB):
+    # the first 100 are listed and `count` counts all; a citation lists 50 pieces of
+    # evidence and words 10.
+    with anyio.fail_after(60):
+        [claim] = (await ok(client, "remember", memories=[{"text": "The pier is shut."}]))[
+            "remembered"
+        ]
+        notes = [
+            {
+                "text": f"Harbour note {i}: the pier gate was locked.",
+                "supports": [{"belief_id": claim["belief_id"], "weight": "0.5"}],
+            }
+            for i in range(55)
+        ]
+        notes += [{"text": f"Unchecked note {i}."} for i in range(60)]
+        await ok(client, "remember", memories=notes)
+        listed = await ok(client, "cite_evidence", unsupported=True)
+        cited = await ok(client, "cite_evidence", id=claim["observation_id"])
+    assert listed["count"] == 115 and len(listed["unsupported"]) == 100
+    assert len(cited["evidence"]) == 50 and cited["unlisted"] == {"evidence": 5}
+    assert cited["citation"].count("- evidence (weight 0.5)") == 10
+    assert cited["citation"].endswith("- and 45 more evidence")
