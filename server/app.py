@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +26,7 @@ from doxa.server.argument_errors import printable, told
 from doxa.server.client_log import ClientLog
 from doxa.server.completions import NameCompletions
 from doxa.server.exact import exact_loads
+from doxa.server.prompt_checks import CheckedPrompt, CheckedPrompts
 from doxa.server.settings import Settings, load_settings
 from doxa.server.view_page import view_endpoint
 from doxa.tools import (
@@ -379,35 +381,56 @@ def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> No
 
 
 def _add_prompts(server: MCPServer[MemoryContext]) -> None:
-    @server.prompt(
-        name="recall-before-answering",
-        title="Recall before answering",
-        description="Check the memory before answering a question, then judge the recall.",
+    # Refusals that name the prompt or argument (-32602), not the SDK's code 0.
+    server._prompt_manager = CheckedPrompts(
+        warn_on_duplicate_prompts=server.settings.warn_on_duplicate_prompts
     )
+
     def recall_before_answering(question: str) -> str:
-        return prompt_text("recall_before_answering").replace("{question}", question)
+        return prompt_text("recall_before_answering", question=question)
 
-    @server.prompt(
-        name="remember-after-conversation",
-        title="Remember after a conversation",
-        description="Extract facts from a transcript and store them with one remember call.",
-    )
     def remember_after_conversation(transcript: str, episode: str = "") -> str:
-        text = prompt_text("remember_after_conversation")
-        episode_line = f'"{episode}"' if episode else "an id for this conversation"
-        return text.replace("{episode}", episode_line).replace("{transcript}", transcript)
+        episode_line = json.dumps(episode, ensure_ascii=False) if episode else None
+        return prompt_text(
+            "remember_after_conversation",
+            episode=episode_line or "an id for this conversation",
+            transcript=transcript,
+        )
 
-    @server.prompt(
-        name="review-conflicts",
-        title="Review conflicts",
-        description="Find contradictions and clashing facts and resolve them with evidence.",
-    )
     def review_conflicts(agent: str = "", topic: str = "") -> str:
-        args = [f'agent="{agent}"'] if agent else []
-        args += [f'topic="{topic}"'] if topic else []
+        # Quoted as JSON strings: a quote in a name keeps the call readable.
+        args = [
+            f"{k}={json.dumps(v, ensure_ascii=False)}"
+            for k, v in (("agent", agent), ("topic", topic))
+            if v
+        ]
         scope = f" ({', '.join(args)})" if args else ""
         call = f"({', '.join(args)})" if args else ""
-        return prompt_text("review_conflicts").replace("{scope}", scope).replace("{call}", call)
+        return prompt_text("review_conflicts", scope=scope, call=call)
+
+    for fn, name, title, description in (
+        (
+            recall_before_answering,
+            "recall-before-answering",
+            "Recall before answering",
+            "Check the memory before answering a question, then judge the recall.",
+        ),
+        (
+            remember_after_conversation,
+            "remember-after-conversation",
+            "Remember after a conversation",
+            "Extract facts from a transcript and store them with one remember call.",
+        ),
+        (
+            review_conflicts,
+            "review-conflicts",
+            "Review conflicts",
+            "Find contradictions and clashing facts and resolve them with evidence.",
+        ),
+    ):
+        server.add_prompt(
+            CheckedPrompt.from_function(fn, name=name, title=title, description=description)
+        )
 
 
 def _version() -> str:

@@ -15,6 +15,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -165,6 +166,44 @@ async def test_the_three_prompts_are_listed_and_render_their_arguments(
     assert '"chat-42"' in rendered
     assert "{" + "transcript}" not in rendered and "{episode}" not in rendered
     assert 'find_conflicts`(topic="route-9")' in text(conflicts)
+    assert faults == []
+
+
+async def test_a_bad_prompt_request_is_refused_naming_what_to_send(
+    tmp_path: Path, stdio_params: Params
+) -> None:
+    # Each came back as JSON-RPC code 0, "Error rendering prompt review-conflicts"; and the
+    # arguments were filled in one after another, so an episode naming {transcript} got the
+    # transcript twice, and a quote in an agent's name broke the call the prompt shows.
+    faults: list[object] = []
+    refused: list[MCPError] = []
+    with anyio.fail_after(60):
+        async with _client(stdio_params(tmp_path / "memory"), tmp_path / "err", faults) as client:
+            for name, arguments in (
+                ("review-conflicts", {"nope": "1"}),
+                ("recall-before-answering", {}),
+                ("no-such-prompt", {}),
+            ):
+                with pytest.raises(MCPError) as caught:
+                    await client.get_prompt(name, arguments)
+                refused.append(caught.value)
+            transcript = await client.get_prompt(
+                "remember-after-conversation", {"transcript": "T-T-T", "episode": "ep {transcript}"}
+            )
+            quoted = await client.get_prompt("review-conflicts", {"agent": 'a"b'})
+    assert [e.code for e in refused] == [-32602] * 3
+    assert refused[0].message == (
+        "prompt review-conflicts: unknown argument 'nope'; its arguments are: agent (optional),"
+        " topic (optional)"
+    )
+    assert refused[1].message == (
+        "prompt recall-before-answering: argument 'question' is required; its arguments are:"
+        " question"
+    )
+    assert refused[2].message.startswith("unknown prompt 'no-such-prompt'; the prompts are:")
+    rendered = str(transcript.messages[0].content.text)  # type: ignore[union-attr]
+    assert rendered.count("T-T-T") == 1 and '"ep {transcript}"' in rendered
+    assert 'find_conflicts`(agent="a\\"b")' in str(quoted.messages[0].content.text)  # type: ignore[union-attr]
     assert faults == []
 
 
