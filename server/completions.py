@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 #: (prompt name, argument) -> the kind of name it takes.
 PROMPT_ARGUMENTS: dict[tuple[str, str], NameKind] = {
     ("review-conflicts", "agent"): "agent",
-    ("review-conflicts", "topic"): "topic",
+    # find_conflicts' topic matches a fact's subject or object too: any entity.
+    ("review-conflicts", "topic"): "entity",
 }
 #: (resource template, argument) -> the kind of name it takes.
 RESOURCE_ARGUMENTS: dict[tuple[str, str], NameKind] = {(ENTITY_URI, "name"): "entity"}

@@ -21,13 +21,21 @@ async def test_the_review_prompt_completes_agent_and_topic_names_by_prefix(
     with anyio.fail_after(30):
         await seed_bridge(client)
         await ok(client, "remember", text="Roads are busy.", topics=["Rush hour"], agent="dispatch")
+        # find_conflicts(topic=...) also finds a fact's subject: the prompt completes it too.
+        await ok(
+            client,
+            "remember",
+            text="Rita lives in Rome.",
+            fact={"subject": "Rita", "predicate": "lives in", "object": "Rome"},
+            agent="scout",
+        )
         agents = await client.complete(REVIEW, {"name": "agent", "value": "D"})
         every_agent = await client.complete(REVIEW, {"name": "agent", "value": ""})
         topics = await client.complete(REVIEW, {"name": "topic", "value": "r"})
     assert agents.completion.values == ["dispatch", "driver"]
     assert agents.completion.total == 2 and agents.completion.has_more is False
     assert every_agent.completion.values == ["dispatch", "driver", "scout"]
-    assert topics.completion.values == ["route-9", "Rush hour"]
+    assert topics.completion.values == ["Rita", "Rome", "route-9", "Rush hour"]
 
 
 async def test_the_entity_resource_completes_the_names_facts_and_topics_give(
