@@ -15,13 +15,13 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import InvalidInput
 from doxa.store.event_time import EventTime, event_times
-from doxa.store.values import parse_time, parse_unit_decimal, utc_now
+from doxa.store.values import parse_moment, parse_time, parse_unit_decimal, utc_now
 
 if TYPE_CHECKING:
     from doxa.store.records import Record
@@ -35,6 +35,10 @@ MAX_LINKS = 100
 #: A predicate's cardinality: "one" (a newer object supersedes the current one) or "many"
 #: (objects accumulate until retracted or ended by valid_until).
 CARDINALITIES = ("one", "many")
+#: How far ahead of this machine's clock an ``observed_at`` may be (another machine's clock
+#: may run fast); beyond, it is refused: nothing is observed before it happens, and recall
+#: of now would not find it.
+FUTURE_SKEW = timedelta(minutes=5)
 _PREDICATE_SEPARATORS = re.compile(r"[\s_\-]+")
 
 
@@ -213,6 +217,15 @@ def _list(value: object, field: str, limit: int) -> list[object]:
     return list(value)
 
 
+def _ahead(gap: timedelta) -> str:
+    """A gap in words: "5 h 30 min", "3 days"."""
+    minutes = int(gap.total_seconds() // 60)
+    if minutes >= 2 * 24 * 60:
+        return f"{minutes // (24 * 60)} days"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
 def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     """Check a draft and give it exact types.
 
@@ -242,9 +255,16 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
             topics.append(cleaned)
     agent = name(draft.agent, "agent", required=False) or default_agent
     confidence = parse_unit_decimal(draft.confidence, "confidence")
-    observed_at = (
-        None if draft.observed_at is None else parse_time(draft.observed_at, "observed_at")
-    )
+    said = None if draft.observed_at is None else parse_moment(draft.observed_at, "observed_at")
+    observed_at = None if said is None else said.astimezone(UTC)
+    now = utc_now()
+    if observed_at is not None and observed_at > now + FUTURE_SKEW:
+        raise InvalidInput(
+            "observed_at",
+            f"is {_ahead(observed_at - now)} in the future ({observed_at:%Y-%m-%dT%H:%M:%SZ}):"
+            " a time without an offset is UTC, so give its offset (+05:30), or leave"
+            " observed_at out (now); for a fact that begins later, give fact.valid_from",
+        )
     source = optional_text(draft.source, "source", MAX_SOURCE)
     episode = name(draft.episode, "episode", required=False)
     fact = None
@@ -264,6 +284,16 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         )
         if valid_from is not None and valid_until is not None and valid_until <= valid_from:
             raise InvalidInput("fact.valid_until", "must be later than fact.valid_from")
+        if valid_from is None and valid_until is not None:
+            # Without valid_from the fact begins when it was observed, or now.
+            began = observed_at or now
+            if valid_until <= began:
+                raise InvalidInput(
+                    "fact.valid_until",
+                    f"must be later than the fact's start, {began:%Y-%m-%dT%H:%M:%SZ}"
+                    f" ({'observed_at' if observed_at else 'now'}, as fact.valid_from is not"
+                    " given): give fact.valid_from for a fact that began earlier",
+                )
         assert subject is not None and predicate is not None and obj is not None
         normalised = predicate_key(predicate)
         if not normalised:
@@ -307,6 +337,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         # without observed_at is said now (planning stamps it a moment later).
         # A record's fields are data, not a story: a track named "Yesterday" happened on no
         # day, so only a text given with the record is read.
-        event_times=tuple(event_times(told, observed_at or utc_now())),
+        # Read in the speaker's own calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May.
+        event_times=tuple(event_times(told, said or now)),
         record=record,
     )

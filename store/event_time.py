@@ -1200,8 +1200,8 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
 
     Args:
         text: the observation's text.
-        said_at: when it was said (the observation's ``observed_at``); aware, any zone (a
-            naive one is taken as UTC).
+        said_at: when it was said (the observation's ``observed_at``), read in its own zone's
+            calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May (a naive one is UTC).
 
     Returns:
         The event times in text order; empty when the text places nothing in time. Where
@@ -1209,7 +1209,8 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
     """
     if not _ANY_TIME_WORD.search(text):
         return []
-    said = said_at.replace(tzinfo=UTC) if said_at.tzinfo is None else said_at.astimezone(UTC)
+    # The speaker's wall clock, as if UTC: the days read are calendar days, not instants.
+    said = said_at.replace(tzinfo=UTC)
     ctx = _Context.of(text, said)
     # The characters a longer expression took: a shorter one overlapping them is left out.
     taken = bytearray(len(text))

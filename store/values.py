@@ -98,6 +98,16 @@ def parse_time(value: object, field: str) -> datetime:
         InvalidInput: the value is not an ISO 8601 time, or is outside ``EARLIEST``..``LATEST``
             once converted to UTC (``0001-01-01T00:00:00+05:00`` is in year 0).
     """
+    return parse_moment(value, field).astimezone(UTC)
+
+
+def parse_moment(value: object, field: str) -> datetime:
+    """``parse_time``, but in the offset it was given in (the speaker's calendar), checked
+    to convert to UTC.
+
+    Raises:
+        InvalidInput: as ``parse_time``.
+    """
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, str):
@@ -117,9 +127,10 @@ def parse_time(value: object, field: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
-        return moment.astimezone(UTC)
+        moment.astimezone(UTC)
     except OverflowError:
         raise InvalidInput(field, f"must be a time {TIME_RANGE}, got {value!r}") from None
+    return moment
 
 
 def utc_now() -> datetime:

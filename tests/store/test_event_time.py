@@ -706,10 +706,14 @@ def test_a_longer_expression_wins_over_the_words_inside_it() -> None:
     assert [t.phrase for t in event_times("I may go in May", SAID)] == ["in May"]
 
 
-def test_said_at_in_another_zone_is_read_in_utc() -> None:
-    said = datetime(2023, 5, 9, 23, 30, tzinfo=timezone(timedelta(hours=-5)))  # 04:30Z on the 10th
+def test_said_at_in_another_zone_is_read_in_the_speakers_calendar() -> None:
+    # 23:30 on the 9th where it was said is 04:30Z on the 10th: its yesterday is the 8th.
+    said = datetime(2023, 5, 9, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
     found = event_time("yesterday", said)
-    assert found is not None and (found.start, found.end) == (day(2023, 5, 9), day(2023, 5, 10))
+    assert found is not None and (found.start, found.end) == (day(2023, 5, 8), day(2023, 5, 9))
+    ahead = datetime(2024, 1, 1, 2, 0, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+    found = event_time("yesterday", ahead)  # 20:30Z on 31 December
+    assert found is not None and found.start == day(2023, 12, 31)
 
 
 @pytest.mark.parametrize(

@@ -84,3 +84,20 @@ async def test_a_question_asking_when_prefers_what_is_placed_in_time(tmp_path: P
     assert when["results"][0]["scores"]["dated"] == pytest.approx(0.3)
     # A question that does not ask when gives the dated one nothing extra.
     assert all("dated" not in r.get("scores", {}) for r in what["results"])
+
+
+async def test_time_words_are_read_in_the_speakers_own_calendar(client: Client) -> None:
+    # 23:30 on 8 May at -08:00 is 07:30Z on the 9th: the roof was fixed on the 7th, not the
+    # 8th, and a question about the 7th finds it.
+    with anyio.fail_after(30):
+        roof = await ok(
+            client,
+            "remember",
+            text="I fixed the roof yesterday.",
+            observed_at="2024-05-08T23:30:00-08:00",
+        )
+        found = await ok(client, "recall", query="What did I fix on 7 May 2024?", explain=True)
+    [first] = found["results"]
+    assert first["observation_id"] == roof["observation_id"]
+    assert first["happened"] == "2024-05-07" and first["scores"].get("time", 0) > 0
+    assert first["observed_at"] == "2024-05-09T07:30:00Z"

@@ -162,6 +162,38 @@ def counts(memory: Memory) -> dict[str, int]:
         ),
         ({"text": "x", "source": "s" * 2001}, "source is 2001 characters long; the limit is 2000"),
         ({"text": "x", "observed_at": "yesterday"}, "observed_at must be an ISO 8601 time"),
+        # Local time given without its offset is read as UTC: hours ahead, and then no recall
+        # of now found it.
+        (
+            {"text": "x", "observed_at": "2999-01-01T00:00:00"},
+            "days in the future (2999-01-01T00:00:00Z): a time without an offset is UTC",
+        ),
+        (
+            {
+                "text": "x",
+                "observed_at": "2024-06-01T00:00:00Z",
+                "fact": {
+                    "subject": "s",
+                    "predicate": "p",
+                    "object": "o",
+                    "valid_until": "2020-01-01",
+                },
+            },
+            "fact.valid_until must be later than the fact's start, 2024-06-01T00:00:00Z"
+            " (observed_at, as fact.valid_from is not given)",
+        ),
+        (
+            {
+                "text": "x",
+                "fact": {
+                    "subject": "s",
+                    "predicate": "p",
+                    "object": "o",
+                    "valid_until": "2020-01-01",
+                },
+            },
+            "fact.valid_until must be later than the fact's start",
+        ),
         (
             {"text": "x", "fact": {"subject": "", "predicate": "p", "object": "o"}},
             "fact.subject must not be empty",
