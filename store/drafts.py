@@ -284,16 +284,6 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         )
         if valid_from is not None and valid_until is not None and valid_until <= valid_from:
             raise InvalidInput("fact.valid_until", "must be later than fact.valid_from")
-        if valid_from is None and valid_until is not None:
-            # Without valid_from the fact begins when it was observed, or now.
-            began = observed_at or now
-            if valid_until <= began:
-                raise InvalidInput(
-                    "fact.valid_until",
-                    f"must be later than the fact's start, {began:%Y-%m-%dT%H:%M:%SZ}"
-                    f" ({'observed_at' if observed_at else 'now'}, as fact.valid_from is not"
-                    " given): give fact.valid_from for a fact that began earlier",
-                )
         assert subject is not None and predicate is not None and obj is not None
         normalised = predicate_key(predicate)
         if not normalised:

@@ -113,7 +113,29 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
     if known is not None and working.recorded_at[row] > known:
         return None
     end = working.end_of(row, known)
-    by = by_since = None
+    by, by_since = _ended_by(working, row, end, known)
+    # A plan replaced before it began (Oslo from 2030, then Tokyo from 2030) ended nothing:
+    # the fact that replaced it did.
+    for _ in range(_MAX_PLANS):
+        if by is None or working.end_of(by, known) > working.valid_from[by]:
+            break
+        replaced_by = _ended_by(working, by, working.end_of(by, known), known)[0]
+        if replaced_by is None:
+            break
+        by = replaced_by
+    held = _held(working, row, known)
+    return _Fact(row, entry, int(working.valid_from[row]), end, held, by, by_since)
+
+
+#: How many plans replaced before they began ``_fact`` looks through for what ended a fact.
+_MAX_PLANS = 10
+
+
+def _ended_by(
+    working: WorkingMemory, row: int, end: int, known: int | None
+) -> tuple[int | None, int | None]:
+    """The row whose supersession ended the fact at ``row`` at ``end`` (as held at
+    ``known``), with when that link was recorded, or (None, None)."""
     for newer, at, since, undone in working.incoming.get(row, []):
         if (
             at == end
@@ -121,10 +143,8 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
             and (known is not None or undone == NO_END)
             and _held(working, newer, known)
         ):
-            by, by_since = newer, since
-            break
-    held = _held(working, row, known)
-    return _Fact(row, entry, int(working.valid_from[row]), end, held, by, by_since)
+            return newer, since
+    return None, None
 
 
 def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:
@@ -291,7 +311,10 @@ def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[
 
     for f in facts:
         e = f.entry
-        add(_start(e), "started", f, e.recorded_at)
+        # A fact that never held (a plan replaced before it began, or one told with only an
+        # end already past: its start unknown) did not start.
+        if f.start < f.end:
+            add(_start(e), "started", f, e.recorded_at)
         if f.superseded_by is not None and f.superseded_known is not None:
             newer = working.entries[f.superseded_by]
             # Recorded with the later of the two facts (an older one can arrive late), or

@@ -278,3 +278,40 @@ async def test_a_predicate_of_many_values_lists_twenty_and_counts_the_rest(
         seen = await ok(client, "about", name="Ana")
     assert len(seen["facts"]["likes"]) == 20
     assert seen["counts"]["facts"] == 26 and seen["counts"]["unlisted"] == 6
+
+
+async def test_a_fact_that_never_held_does_not_start_nor_end_another(client: Client) -> None:
+    # Oslo from 2030 was replaced by Tokyo from 2030 before it began: the timeline said Oslo
+    # started, and named it as Rome's superseder. A fact told with only an end already past
+    # ("busy until 2020", its start unknown) was shown starting when it was told, after it
+    # ended.
+    lives = {"subject": "Rita", "predicate": "lives in"}
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="Rita lives in Rome.", fact={**lives, "object": "Rome"})
+        for city in ("Oslo", "Tokyo"):
+            await ok(
+                client,
+                "remember",
+                text=f"Rita will live in {city} from 2030.",
+                fact={**lives, "object": city, "valid_from": "2030-01-01T00:00:00Z"},
+            )
+        await ok(
+            client,
+            "remember",
+            text="Rita was busy until 2020.",
+            fact={
+                "subject": "Rita",
+                "predicate": "status",
+                "object": "busy",
+                "valid_until": "2020-01-01T00:00:00Z",
+            },
+        )
+        seen = await ok(client, "about", name="Rita")
+    events = [(e["event"], e["fact"], e.get("by")) for e in seen["timeline"]]
+    ids = {e["fact"]: e["observation_id"] for e in seen["timeline"]}
+    assert ("started", "Rita lives in Oslo", None) not in events
+    assert ("superseded", "Rita lives in Rome", ids["Rita lives in Tokyo"]) in events
+    assert ("superseded", "Rita lives in Oslo", ids["Rita lives in Tokyo"]) in events
+    assert [e for e in events if e[1] == "Rita status busy"] == [
+        ("ended", "Rita status busy", None)
+    ]

@@ -169,32 +169,6 @@ def counts(memory: Memory) -> dict[str, int]:
             "days in the future (2999-01-01T00:00:00Z): a time without an offset is UTC",
         ),
         (
-            {
-                "text": "x",
-                "observed_at": "2024-06-01T00:00:00Z",
-                "fact": {
-                    "subject": "s",
-                    "predicate": "p",
-                    "object": "o",
-                    "valid_until": "2020-01-01",
-                },
-            },
-            "fact.valid_until must be later than the fact's start, 2024-06-01T00:00:00Z"
-            " (observed_at, as fact.valid_from is not given)",
-        ),
-        (
-            {
-                "text": "x",
-                "fact": {
-                    "subject": "s",
-                    "predicate": "p",
-                    "object": "o",
-                    "valid_until": "2020-01-01",
-                },
-            },
-            "fact.valid_until must be later than the fact's start",
-        ),
-        (
             {"text": "x", "fact": {"subject": "", "predicate": "p", "object": "o"}},
             "fact.subject must not be empty",
         ),

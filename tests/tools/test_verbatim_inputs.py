@@ -436,12 +436,14 @@ EDGES = {
 
 async def test_times_at_the_edges_are_kept_exactly_across_a_restart(settings: Settings) -> None:
     """Kùzu's TIMESTAMP holds the whole range a datetime holds, and gives it back, also
-    through the arrow reads that load the working memory at start-up."""
+    through the arrow reads that load the working memory at start-up (observed_at at the
+    last edge is in the future, refused: a fact's valid_from holds that edge)."""
 
     async def remember_edges(client: Client) -> None:
         for i, given in enumerate(EDGES):
             fact = {"subject": f"s{i}", "predicate": "p", "object": "o", "valid_from": given}
-            await ok(client, "remember", text=f"edge {i}", observed_at=given, agent="a")
+            if EDGES[given] == FIRST:
+                await ok(client, "remember", text=f"edge {i}", observed_at=given, agent="a")
             await ok(client, "remember", text=f"fact {i}", fact=fact, agent="a")
 
     async def recall_edges(client: Client) -> Any:
@@ -464,7 +466,8 @@ async def test_times_at_the_edges_are_kept_exactly_across_a_restart(settings: Se
     for found in (before, after):
         by_text = {r["text"]: r for r in found["results"]}
         for i, stored in enumerate(EDGES.values()):
-            assert by_text[f"edge {i}"]["observed_at"] == stored
+            if stored == FIRST:
+                assert by_text[f"edge {i}"]["observed_at"] == stored
             assert by_text[f"fact {i}"]["fact"]["valid_from"] == stored
 
 
