@@ -51,7 +51,8 @@ def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
 
     ``e`` entities ``[name, observations, current facts]``; ``f`` facts ``[id, subject,
     predicate, object, confidence, agents, start, end, observed, recorded, retracted,
-    superseded by, current, event times]`` with subject and object as positions in ``e``;
+    superseded by, current, event times, supersession recorded, begins later]`` with subject
+    and object as positions in ``e``;
     ``m`` entities mentioned together ``[a, b, count]``; ``n`` notes ``[id, text, observed,
     [entities]]``; ``c`` conflicts ``[kind, a, b, a text, b text, a agents, b agents,
     [entities]]``; ``o`` observations, ``t`` taken at, ``d`` entities drawn, ``x`` left out.
@@ -82,6 +83,8 @@ def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
             ", ".join(f.superseded_by),
             1 if f.current else 0,
             "; ".join(f.events),
+            _time(f.superseded_known),
+            1 if f.later else 0,
         ]
         for f in picture.facts
     ]

@@ -113,38 +113,23 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
     if known is not None and working.recorded_at[row] > known:
         return None
     end = working.end_of(row, known)
-    by, by_since = _ended_by(working, row, end, known)
+    link = working.ending_link(row, known)
+    by, by_since = link if link is not None else (None, None)
     # A plan replaced before it began (Oslo from 2030, then Tokyo from 2030) ended nothing:
     # the fact that replaced it did.
     for _ in range(_MAX_PLANS):
         if by is None or working.end_of(by, known) > working.valid_from[by]:
             break
-        replaced_by = _ended_by(working, by, working.end_of(by, known), known)[0]
-        if replaced_by is None:
+        replaced = working.ending_link(by, known)
+        if replaced is None:
             break
-        by = replaced_by
+        by = replaced[0]
     held = _held(working, row, known)
     return _Fact(row, entry, int(working.valid_from[row]), end, held, by, by_since)
 
 
 #: How many plans replaced before they began ``_fact`` looks through for what ended a fact.
 _MAX_PLANS = 10
-
-
-def _ended_by(
-    working: WorkingMemory, row: int, end: int, known: int | None
-) -> tuple[int | None, int | None]:
-    """The row whose supersession ended the fact at ``row`` at ``end`` (as held at
-    ``known``), with when that link was recorded, or (None, None)."""
-    for newer, at, since, undone in working.incoming.get(row, []):
-        if (
-            at == end
-            and (known is None or since <= known < undone)
-            and (known is not None or undone == NO_END)
-            and _held(working, newer, known)
-        ):
-            return newer, since
-    return None, None
 
 
 def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:

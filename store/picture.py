@@ -66,7 +66,9 @@ class PicturedFact:
         observed_at, recorded_at: when it was said, and when the memory learnt it.
         retracted_at: when it was retracted (None: held).
         superseded_by: the ids of the facts that superseded it.
-        current: held and valid now.
+        superseded_known: when the supersession that ended it was recorded (None: none did);
+            later than both facts when a share, a forget or a start linked them.
+        current: held and valid now; ``later``: held, but it begins after now.
         events: when what it tells of happened, as its words placed it (shown).
     """
 
@@ -84,7 +86,9 @@ class PicturedFact:
     recorded_at: datetime
     retracted_at: datetime | None
     superseded_by: tuple[str, ...]
+    superseded_known: datetime | None
     current: bool
+    later: bool
     events: tuple[str, ...]
 
 
@@ -164,6 +168,7 @@ def entities(working: WorkingMemory, at: int) -> list[PicturedEntity]:
 def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFact:
     end = working.end_of(row)
     start = entry.valid_from or entry.observed_at
+    link = working.ending_link(row)
     return PicturedFact(
         id=entry.id,
         subject=entry.subject or "",
@@ -179,7 +184,9 @@ def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFa
         recorded_at=entry.recorded_at,
         retracted_at=entry.retracted_at,
         superseded_by=entry.superseded_by,
+        superseded_known=None if link is None else from_micros(link[1]),
         current=working.is_current(row, at),
+        later=bool(working.live[row]) and int(working.valid_from[row]) > at,
         events=tuple(shown(e) for e in entry.event_times),
     )
 

@@ -569,6 +569,24 @@ class WorkingMemory:
             held = bool(self.recorded_at[row] <= known_at < self.retracted_at[row])
         return held and bool(self.valid_from[row] <= as_of) and as_of < self.end_of(row, known_at)
 
+    def ending_link(self, row: int, known_at: int | None = None) -> tuple[int, int] | None:
+        """The supersession that ends the fact at ``row`` as held at ``known_at`` (None:
+        now): (the newer row, when the link was recorded, in microseconds), or None when no
+        superseder ends it (it has no end, or the end it was given)."""
+        end = self.end_of(row, known_at)
+        for newer, at, known, undone in self.incoming.get(row, []):
+            if at != end:
+                continue
+            if known_at is None:
+                if undone == NO_END and self.live[newer]:
+                    return newer, known
+            elif (
+                known <= known_at < undone
+                and self.recorded_at[newer] <= known_at < self.retracted_at[newer]
+            ):
+                return newer, known
+        return None
+
     def superseders(self, row: int, known_at: int | None = None) -> list[str]:
         """Ids of the observations that had superseded the one at ``row`` at ``known_at``
         (None: now), retracted and purged ones never."""

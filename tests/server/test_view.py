@@ -51,8 +51,8 @@ CONFLICT_RED = (0xD9, 0x30, 0x25)
 
 
 def fill(data_dir: Path) -> None:
-    """A memory of six entities, six facts of which one superseded, a note, and two
-    conflicts (an explicit contradiction and two agents' clashing facts)."""
+    """A memory of seven entities, seven facts (one superseded, one beginning in 2999), a
+    note, and two conflicts (an explicit contradiction and two agents' clashing facts)."""
     memory = Memory.open(hash_settings(data_dir).store)
     memory.warm_up()
     try:
@@ -78,6 +78,11 @@ def fill(data_dir: Path) -> None:
                     text="Acme is in Berlin.",
                     agent="scout",
                     fact=FactDraft("Acme", "based in", "Berlin"),
+                ),
+                MemoryDraft(
+                    text="Alice will chair Zeta from 2999.",
+                    agent="scout",
+                    fact=FactDraft("Alice", "chairs", "Zeta", valid_from="2999-01-01T00:00:00Z"),
                 ),
                 MemoryDraft(
                     text="Met Alice and Bob at the Acme launch </script><b>x</b>.",
@@ -214,6 +219,8 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
     assert '<div class="conflict"><b>contradiction </b>' in dom
     assert '<g class="node conflict on"' in dom
     assert "superseded: Alice lives in Berlin (by Hamburg)" in dom
+    # A fact that begins later is set apart, not struck through as replaced.
+    assert '<tr class="later"><td>chairs</td>' in dom
     assert "&lt;b&gt;x&lt;/b&gt;" in dom  # the note's markup shown as text, never run
 
     # A link to one entity: the search box holds its name and the entity is shown.
@@ -270,5 +277,5 @@ async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_serve
         main, ["view", "--embedder", "hash", "--data-dir", str(data_dir), "--out", str(page)]
     )
     assert code == 0
-    assert "6 entities, 6 facts, 2 conflicts" in capsys.readouterr().out
+    assert "7 entities, 7 facts, 2 conflicts" in capsys.readouterr().out
     assert '["Alice",' in page.read_text(encoding="utf-8")

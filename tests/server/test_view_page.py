@@ -36,7 +36,9 @@ def _picture() -> Picture:
         recorded_at=WHEN,
         retracted_at=None,
         superseded_by=(),
+        superseded_known=None,
         current=True,
+        later=False,
         events=("2026-03",),
     )
     return Picture(
@@ -57,8 +59,8 @@ def test_page_data_names_entities_by_position_and_times_to_the_minute() -> None:
     data = page_data(_picture(), drawn=5)
     assert data["e"] == [[HOSTILE, 2, 1], ["Hamburg", 1, 1]]
     minute = "2026-03-10 10:00"
-    # Not retracted, not superseded, current, its event time.
-    ends = ["", "", 1, "2026-03"]
+    # Not retracted, not superseded, current, its event time, no supersession, begun.
+    ends = ["", "", 1, "2026-03", "", 0]
     assert data["f"] == [
         ["obs_1", 0, "lives_in", 1, "0.9", "scout, critic", minute, "", minute, minute, *ends]
     ]

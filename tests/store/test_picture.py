@@ -94,3 +94,26 @@ def test_picture_counts_what_its_bounds_leave_out(
     assert [f.subject for f in taken.facts] == ["Ferry 1", "Ferry 2"]  # the latest kept
     assert [n.text for n in taken.notes] == ["Ferry note 2."]
     assert taken.left_out == {"facts": 1, "notes": 2, "conflicts": 0}
+
+
+def test_a_supersession_shows_when_it_was_recorded_and_a_later_fact_is_no_old_one(
+    memory: Memory,
+) -> None:
+    # The page showed a supersession at its older fact's record time (before the newer fact
+    # was known), and struck through a fact that only begins later, as if replaced.
+    def told(text: str, obj: str, agent: str, **fact: str) -> None:
+        memory.remember(
+            [MemoryDraft(text=text, agent=agent, fact=FactDraft("Ana", "lives in", obj, **fact))]
+        )
+
+    told("Ana lives in Athens.", "Athens", "bob", valid_from="2024-01-01T00:00:00Z")
+    told("Ana lives in Bonn.", "Bonn", "alice", valid_from="2024-03-01T00:00:00Z")
+    told("Ana lives in Bonn.", "Bonn", "bob", valid_from="2024-03-01T00:00:00Z")  # shared later
+    told("Ana will live in Cork.", "Cork", "alice", valid_from="2999-01-01T00:00:00Z")
+    facts = {f.object: f for f in memory.picture().facts}
+    athens, bonn, cork = facts["Athens"], facts["Bonn"], facts["Cork"]
+    assert athens.superseded_by == (bonn.id,)
+    assert athens.superseded_known is not None and athens.superseded_known > bonn.recorded_at
+    assert bonn.superseded_known is None  # bob does not hold Cork: a clash, not its end
+    assert (cork.current, cork.later) == (False, True)
+    assert (athens.later, bonn.later, bonn.current) == (False, False, True)
