@@ -7,7 +7,9 @@ the server's read and write streams), with three differences:
   HTTP answers the same body: -32700 "Parse error: ..." for a line that is not JSON (a lone
   surrogate, nesting too deep, garbage) and -32602 "Validation error: ..." for JSON that is
   not a JSON-RPC message. The SDK's stdio transport drops such a line and the client waits
-  for an answer that never comes.
+  for an answer that never comes. So does a request whose ``id`` is null or no string or
+  integer (the SDK reads it as a notification, which is never answered): -32600 "Invalid
+  Request", id null.
 - Numbers arrive exactly (``doxa.server.exact``).
 - It stops when asked (``stop``, set by ``serve_stdio`` on SIGINT, SIGTERM and SIGHUP): it
   reads no further line, lets the requests already read finish (up to ``DRAIN_SECONDS``),
@@ -19,6 +21,7 @@ the server's read and write streams), with three differences:
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -36,6 +39,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import (
     CONNECTION_CLOSED,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
@@ -237,6 +241,17 @@ async def _dispatch(
     except ValueError as error:
         await answers.send(_error(PARSE_ERROR, f"Parse error: {error}"))
         return
+    if isinstance(raw, dict) and "method" in raw and "id" in raw:
+        ident = raw["id"]
+        if ident is None or isinstance(ident, bool) or not isinstance(ident, int | str):
+            await answers.send(
+                _error(
+                    INVALID_REQUEST,
+                    "Invalid Request: id must be a string or an integer, got"
+                    f" {json.dumps(ident, separators=(',', ':'))[:40]}",
+                )
+            )
+            return
     try:
         message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as error:

@@ -85,6 +85,34 @@ async def test_json_that_is_not_json_rpc_is_refused_with_id_null_and_serving_goe
             await _still_serving(server)
 
 
+#: Requests whose id is no id: the SDK reads them as notifications, never answered.
+BAD_IDS = {
+    "null": b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+    "a float": b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+    "true": b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+    "an array": b'{"jsonrpc":"2.0","id":[1],"method":"tools/list"}',
+    "an object": b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
+}
+
+
+@pytest.mark.slow
+async def test_a_request_whose_id_is_no_id_is_refused_and_serving_goes_on(
+    tmp_path: Path, raw_stdio: Raw
+) -> None:
+    # The client waited for an answer that never came.
+    with anyio.fail_after(60):
+        async with raw_stdio(tmp_path / "memory") as server:
+            for what, line in BAD_IDS.items():
+                await server.send(line)
+                answer = await server.receive()
+                assert answer["id"] is None, what
+                assert answer["error"]["code"] == -32600, what
+                assert answer["error"]["message"].startswith(
+                    "Invalid Request: id must be a string or an integer, got "
+                ), what
+            await _still_serving(server)
+
+
 @pytest.mark.slow
 async def test_stdio_answers_a_bad_message_exactly_as_http_does(
     tmp_path: Path, raw_stdio: Raw, start_server: Start
