@@ -141,7 +141,7 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
             if named:  # it would be dropped: there is no fact to hold it
                 flag = "--" + named[0].replace("_", "-")
                 raise CommandError(
-                    f"{flag} is the validity of a fact: give --fact SUBJECT PREDICATE OBJECT too"
+                    f"{flag} belongs to a fact: give --fact SUBJECT PREDICATE OBJECT too"
                 )
         if "supports" in given:
             given["supports"] = [_support(s) for s in given["supports"]]

@@ -84,15 +84,29 @@ def context_of(ctx: Context[Any]) -> MemoryContext:
     return state
 
 
-async def call(ctx: Context[Any], operation: Callable[[SharedMemory], T]) -> T:
-    """Run ``operation(memory)`` on a worker thread; store errors become ``ToolError``."""
+async def call(
+    ctx: Context[Any],
+    operation: Callable[[SharedMemory], T],
+    cancelled: threading.Event | None = None,
+) -> T:
+    """Run ``operation(memory)`` on a worker thread; store errors become ``ToolError``.
+
+    With ``cancelled``, a cancelled request returns at once and sets it, for the operation
+    to stop at its next step (``doxa.tools.progress.notifier``); without, it finishes first.
+    """
     state = context_of(ctx)
 
     def run() -> T:
         return operation(state.memory())
 
     try:
-        return await anyio.to_thread.run_sync(run)
+        if cancelled is None:
+            return await anyio.to_thread.run_sync(run)
+        try:
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
     except MemoryStoreError as error:
         raise ToolError(str(error)) from None
     except Exception as error:

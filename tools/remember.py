@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -227,7 +228,8 @@ async def remember(
     drafts = [_draft(i) for i in items]
     batch = memories is not None
     # A batch may be long: a client that asked is told when it is checked and written.
-    progress = notifier(ctx) if batch else None
+    cancelled = threading.Event()
+    progress = notifier(ctx, cancelled) if batch else None
     if batch:
         await ctx.report_progress(0, REMEMBER_STEPS, f"received {len(drafts)} memories")
 
@@ -238,4 +240,4 @@ async def remember(
             return answer(RememberResult(remembered=listed))
         return answer(RememberResult(**listed[0].model_dump()))
 
-    return await call(ctx, run)
+    return await call(ctx, run, cancelled if batch else None)

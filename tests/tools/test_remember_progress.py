@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import anyio
 import pytest
 from mcp.client import Client
@@ -77,3 +80,64 @@ async def test_progress_arrives_as_notifications_with_the_token_over_the_2025_ha
             )
     assert not result.is_error
     assert [t[0] for t in told] == [0, 1, 2] and told[-1][2] == "wrote 2 memories"
+
+
+async def test_a_cancelled_batch_stops_before_it_is_written(settings: Settings) -> None:
+    # A client cancelling a 10,000-memory remember got no answer, yet every memory was
+    # written and progress went on. It now stops at its next step, before the write.
+    from doxa.store import Memory
+    from doxa.tools.progress import CallCancelled
+
+    memory = Memory.open(settings.store)
+    ended: list[BaseException | None] = []
+    started, done = threading.Event(), threading.Event()
+    remember = memory.remember
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        try:
+            result = remember(*args, **kwargs)
+        except BaseException as error:
+            ended.append(error)
+            raise
+        else:
+            ended.append(None)
+            return result
+        finally:
+            done.set()
+
+    memory.remember = watched  # type: ignore[method-assign]
+    told: list[float] = []
+    heard = anyio.Event()
+
+    async def hear(progress: float, total: float | None, message: str | None) -> None:
+        told.append(progress)
+        heard.set()
+
+    memories = [
+        {"text": f"Ferry note {i}: the boat leaves from pier {i % 7}."} for i in range(10_000)
+    ]
+    try:
+        with anyio.fail_after(60):
+            async with Client(create_server(settings, memory=memory)) as client:
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as group:
+
+                        async def send() -> None:
+                            await client.call_tool(
+                                "remember", {"memories": memories}, progress_callback=hear
+                            )
+
+                        group.start_soon(send)
+                        await heard.wait()
+                        # Cancelled while the memories are checked (about a second).
+                        assert await anyio.to_thread.run_sync(started.wait, 30)
+                        scope.cancel()
+                assert await anyio.to_thread.run_sync(done.wait, 30)
+                stats = await client.read_resource("doxa://stats")
+    finally:
+        memory.close()
+    [error] = ended
+    assert isinstance(error, CallCancelled)
+    assert '"Observation":0' in stats.contents[0].text.replace(" ", "")  # type: ignore[union-attr]
+    assert told == [0]
