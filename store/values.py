@@ -116,9 +116,12 @@ def parse_moment(value: object, field: str) -> datetime:
             text = text[:-1] + "+00:00"
         try:
             moment = datetime.fromisoformat(text)
-        except ValueError:
+        except ValueError as error:
+            # A time of the right shape naming no such day or hour says which part is wrong.
+            why = "" if str(error).startswith("Invalid isoformat") else f" ({error})"
             raise InvalidInput(
-                field, f'must be an ISO 8601 time such as "2024-05-01T14:30:00Z", got {value!r}'
+                field,
+                f'must be an ISO 8601 time such as "2024-05-01T14:30:00Z", got {value!r}{why}',
             ) from None
     else:
         raise InvalidInput(

@@ -163,6 +163,12 @@ def test_bad_times_name_the_field_and_show_an_example(given: object) -> None:
     )
 
 
+def test_a_time_naming_no_such_day_says_which_part_is_wrong() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_time("2023-02-29", "observed_at")
+    assert str(caught.value).endswith("got '2023-02-29' (day is out of range for month)")
+
+
 def test_iso_renders_utc_with_a_z() -> None:
     assert iso(datetime(2024, 5, 1, 14, 30, tzinfo=UTC)) == "2024-05-01T14:30:00Z"
     assert (
