@@ -256,7 +256,10 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
         (["recall", "x", "--where", '{"v": Infinity}'], "Infinity is no JSON number"),
         (["forget", "obs_nope"], "id"),
         # It was remembered with the date dropped.
-        (["remember", "Undated.", "--valid-until", "2024-01-01"], "--valid-until is the validity"),
+        (
+            ["remember", "Undated.", "--valid-until", "2024-01-01"],
+            "--valid-until belongs to a fact",
+        ),
         (["remember", "Backed.", "--supports", "bel_x="], "give a weight after '='"),
     ],
 )
