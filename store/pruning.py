@@ -228,6 +228,10 @@ def _near_duplicates(
                 predicate_key(entry.predicate or ""),
                 topic_key(entry.object or ""),
                 bool(current_fact[row]),
+                # The same fact over another time is another claim (on leave in January, and
+                # in July): merged away, it would be lost for its own time.
+                int(working.valid_from[row]),
+                int(working.valid_until[row]),
             )
         )
         groups.setdefault((entry.agents[0], fact), []).append(int(row))

@@ -203,6 +203,25 @@ async def test_merging_spares_what_says_more_and_what_is_argued_about(client: Cl
     assert conflicts["count"] == 1
 
 
+async def test_the_same_fact_over_another_time_is_never_merged(client: Client) -> None:
+    # On leave in January, and again in July: merged into January's, July's leave was gone
+    # from every view of July.
+    leave = {"subject": "Bob", "predicate": "status", "object": "on_leave"}
+    told = []
+    for start, end in (("2024-01-01", "2024-01-15"), ("2024-07-01", "2024-07-15")):
+        fact = {**leave, "valid_from": f"{start}T00:00:00Z", "valid_until": f"{end}T00:00:00Z"}
+        told.append(await ok(client, "remember", text="Bob is on leave.", fact=fact))
+    twin = {**leave, "valid_from": "2024-01-01T00:00:00Z", "valid_until": "2024-01-15T00:00:00Z"}
+    again = await ok(client, "remember", text="Bob is on leave!", fact=twin)
+    done = await ok(client, "prune", dry_run=False, merge_similarity=0.8)
+    merged = {r["observation_id"]: r.get("merged_into") for r in done.get("retired", [])}
+    assert merged == {again["observation_id"]: told[0]["observation_id"]}  # the same time
+    july = await ok(
+        client, "recall", query="", subject="Bob", as_of="2024-07-05T00:00:00Z", limit=5
+    )
+    assert [r["observation_id"] for r in july["results"]] == [told[1]["observation_id"]]
+
+
 async def test_why_each_was_retired_travels_with_an_export(
     memory_client: Client, memory: Memory, tmp_path: Path
 ) -> None:
