@@ -96,9 +96,12 @@ def _describe(health: object, learning: LearningSettings) -> None:
         print("ranker: its file is damaged (see below); recall uses the base ranking")
     elif health.ranker:
         ranker = health.ranker
-        use = "used" if ranker["active"] else "unused"
+        use = "used" if ranker["active"] and not ranker["other_model"] else "unused"
         if ranker["other_model"]:
-            use += ", learned from another embedding model's recalls (set aside at the next start)"
+            use += (
+                ": it learned from another embedding model's recalls (used again under that"
+                " model, until one trained on this one's replaces it)"
+            )
         print(f"ranker: v{ranker['version']} trained on {ranker['examples']} judged results, {use}")
         if "held_out_recalls" in ranker:
             print(

@@ -92,25 +92,28 @@ class Trainer:
         self._thread: threading.Thread | None = None
 
     def _kept_model(self, foreign_index: bool) -> RankerModel | None:
-        """The model in the data directory, unused (and kept so) if it learned from the
-        recalls of another embedder: their vector component is another model's likeness."""
+        """The model in the data directory, unused if it learned from the recalls of another
+        embedder (their vector component is another model's likeness). It stays in the file
+        as it was: a start under that embedder again uses it, until a model trained on this
+        one's recalls replaces it."""
         model = load_model(self._dir)
         if model is None or model.embedder == self._embedder:
             return model
         if not model.embedder and not foreign_index:
             # Kept before models said whose recalls they learned from: the index's embedder's.
             model = replace(model, embedder=self._embedder)
-        elif model.active:
-            log.warning(
-                "ranker v%d in %s learned from another embedding model's recalls: unused"
-                " until retrained on this one's",
-                model.version,
-                self._dir,
-            )
+        elif not model.embedder:
             # Said from now on, so a later start under this embedder does not take it as its.
-            model = replace(model, active=False, embedder=model.embedder or _ANOTHER)
+            model = replace(model, active=False, embedder=_ANOTHER)
         else:
-            return model
+            if model.active:
+                log.warning(
+                    "ranker v%d in %s learned from another embedding model's recalls: unused"
+                    " until one is trained on this one's",
+                    model.version,
+                    self._dir,
+                )
+            return replace(model, active=False)
         try:
             save_model(self._dir, model)  # so the next start need not decide again
         except OSError as error:

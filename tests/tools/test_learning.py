@@ -306,6 +306,38 @@ async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only
     )
 
 
+async def test_a_ranker_set_aside_under_another_model_is_used_again_under_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One command under another embedding model rewrote the kept ranker as unused: back
+    # under its own model it was never used again, until 500 new judgements retrained it.
+    settings = learning_settings(tmp_path / "m")
+    trained, _, answered = await trained_memory(settings)
+    assert trained is not None and trained.active
+    other = Memory.open(settings.store, embedder=OtherEmbedder())
+    other.warm_up()
+    try:
+        set_aside = other.ranker()
+    finally:
+        other.close()
+    # (It finds the index built by the other model: the next start rebuilds it.)
+    main(["check", "--embedder", "hash", "--data-dir", str(tmp_path / "m")])
+    printed = capsys.readouterr().out
+    again = open_memory(settings)
+    try:
+        kept = again.ranker()
+        async with Client(create_server(settings, memory=again)) as client:
+            found = await ok(client, "recall", query=rewording(11), limit=4, explain=True)
+    finally:
+        again.close()
+    assert set_aside is not None and not set_aside.active
+    assert kept == trained
+    assert ids_of(found)[0] == ids_of(answered)[0] and "learned" in found["results"][0]["scores"]
+    assert f"ranker: v{trained.version} trained on {trained.examples} judged results, used" in (
+        printed
+    )
+
+
 async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
     tmp_path: Path,
 ) -> None:
