@@ -1563,7 +1563,9 @@ class GraphWriter:
         judgements: dict[str, str],
         at: datetime,
     ) -> None:
-        """Judge a recall: every returned result gets an impression, accepted ones a hit.
+        """Judge a recall: every returned result gets an impression, accepted ones a hit,
+        but those retracted since (forgotten, or retired by prune): out of use, their counts
+        stay as they were (a prune's "no hits" stays true). Each keeps its judgement.
 
         Args:
             query_vector: the recall's query, as ``embedder`` (its fingerprint) embedded it.
@@ -1584,8 +1586,9 @@ class GraphWriter:
             self._run(
                 "MATCH (r:Recall {id: $id}) UNWIND $rows AS x"
                 " MATCH (r)-[ret:RETURNED]->(o:Observation {id: x.o})"
-                " SET ret.judgement = x.j, o.impressions = o.impressions + 1,"
-                " o.hits = o.hits + CASE WHEN x.j = 'accepted' THEN 1 ELSE 0 END",
+                " WITH ret, o, x, CASE WHEN o.retracted_at IS NULL THEN 1 ELSE 0 END AS used"
+                " SET ret.judgement = x.j, o.impressions = o.impressions + used,"
+                " o.hits = o.hits + CASE WHEN x.j = 'accepted' THEN used ELSE 0 END",
                 {"id": recall_id, "rows": rows},
             )
 

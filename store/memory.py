@@ -708,7 +708,8 @@ class Memory:
                     row = working.row_of.get(obs)
                     if row is None:  # purged since the recall
                         continue
-                    working.shown(row, judgement == "accepted")
+                    if not working.entries[row].retracted:  # out of use: counts kept (judge)
+                        working.shown(row, judgement == "accepted")
                     shown.append(row)
                     present.add(obs)
                     if judgement == "accepted":

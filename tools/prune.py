@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """Retire unused memories (confidence <= max_confidence, shown >=
 min_impressions times, never accepted, min_age_days old) and merge an agent's near-duplicates
-(cosine >= merge_similarity, same numbers and names); audited as by forget. dry_run=true only
-lists; unset: server's."""
+(cosine >= merge_similarity, same numbers and names); audited as by forget. dry_run (the
+default) only lists; values left out: the server's."""
 
 #: A JSON number, never a boolean; one type in the schema (a JSON integer is a number).
 Number = Annotated[StrictInt | StrictFloat, WithJsonSchema({"type": "number"})]

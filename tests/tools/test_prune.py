@@ -129,6 +129,20 @@ async def test_a_retired_observation_stays_for_audit_and_says_why(
     assert forgotten["retracted_at"] and "retired" not in forgotten
 
 
+async def test_judging_a_result_retired_since_the_recall_counts_no_hit(
+    memory_client: Client,
+) -> None:
+    # Accepting it gave the retired observation a hit beside its reason, "no hits".
+    await seed(memory_client)
+    shown = await ok(memory_client, "recall", query="soup on Mondays", agent="scout")
+    soup = shown["results"][0]["observation_id"]
+    await ok(memory_client, "prune", dry_run=False, **RULE)
+    await ok(memory_client, "feedback", recall_id=shown["recall_id"], accepted=[soup])
+    cited = (await ok(memory_client, "cite_evidence", id=soup))["observation"]
+    assert cited["retired"].startswith("pruned: unused")
+    assert (cited.get("hits", 0), cited.get("impressions", 0)) == (0, 1)
+
+
 async def test_a_damaged_audit_line_loses_only_its_own_reason(settings: Settings) -> None:
     with anyio.fail_after(60):
         async with Client(create_server(settings)) as client:
