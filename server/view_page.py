@@ -51,8 +51,8 @@ def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
 
     ``e`` entities ``[name, observations, current facts]``; ``f`` facts ``[id, subject,
     predicate, object, confidence, agents, start, end, observed, recorded, retracted,
-    superseded by, current, event times, supersession recorded, begins later]`` with subject
-    and object as positions in ``e``;
+    superseded by, current, event times, supersession recorded, begins later, ended by,
+    held at some time]`` with subject and object as positions in ``e``;
     ``m`` entities mentioned together ``[a, b, count]``; ``n`` notes ``[id, text, observed,
     [entities]]``; ``c`` conflicts ``[kind, a, b, a text, b text, a agents, b agents,
     [entities]]``; ``o`` observations, ``t`` taken at, ``d`` entities drawn, ``x`` left out.
@@ -85,6 +85,8 @@ def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
             "; ".join(f.events),
             _time(f.superseded_known),
             1 if f.later else 0,
+            f.ended_by or "",
+            1 if f.held else 0,
         ]
         for f in picture.facts
     ]

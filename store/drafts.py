@@ -219,7 +219,7 @@ def _list(value: object, field: str, limit: int) -> list[object]:
 
 def _ahead(gap: timedelta) -> str:
     """A gap in words: "5 h 30 min", "3 days"."""
-    minutes = int(gap.total_seconds() // 60)
+    minutes = round(gap.total_seconds() / 60)
     if minutes >= 2 * 24 * 60:
         return f"{minutes // (24 * 60)} days"
     hours, minutes = divmod(minutes, 60)

@@ -113,23 +113,12 @@ def _fact(working: WorkingMemory, row: int, clock: Clock) -> _Fact | None:
     if known is not None and working.recorded_at[row] > known:
         return None
     end = working.end_of(row, known)
-    link = working.ending_link(row, known)
-    by, by_since = link if link is not None else (None, None)
     # A plan replaced before it began (Oslo from 2030, then Tokyo from 2030) ended nothing:
     # the fact that replaced it did.
-    for _ in range(_MAX_PLANS):
-        if by is None or working.end_of(by, known) > working.valid_from[by]:
-            break
-        replaced = working.ending_link(by, known)
-        if replaced is None:
-            break
-        by = replaced[0]
+    link = working.ender(row, known)
+    by, by_since = link if link is not None else (None, None)
     held = _held(working, row, known)
     return _Fact(row, entry, int(working.valid_from[row]), end, held, by, by_since)
-
-
-#: How many plans replaced before they began ``_fact`` looks through for what ended a fact.
-_MAX_PLANS = 10
 
 
 def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:

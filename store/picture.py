@@ -66,9 +66,11 @@ class PicturedFact:
         observed_at, recorded_at: when it was said, and when the memory learnt it.
         retracted_at: when it was retracted (None: held).
         superseded_by: the ids of the facts that superseded it.
-        superseded_known: when the supersession that ended it was recorded (None: none did);
-            later than both facts when a share, a forget or a start linked them.
-        current: held and valid now; ``later``: held, but it begins after now.
+        ended_by: the id of the fact that ended it (through plans replaced before they
+            began: ``WorkingMemory.ender``), or None; ``superseded_known``: when the memory
+            knew it (later than both facts when a share, a forget or a start linked them).
+        current: held and valid now; ``later``: held, and it holds only after now.
+        held: it holds at some time (a plan replaced before it began never does).
         events: when what it tells of happened, as its words placed it (shown).
     """
 
@@ -86,9 +88,11 @@ class PicturedFact:
     recorded_at: datetime
     retracted_at: datetime | None
     superseded_by: tuple[str, ...]
+    ended_by: str | None
     superseded_known: datetime | None
     current: bool
     later: bool
+    held: bool
     events: tuple[str, ...]
 
 
@@ -168,7 +172,8 @@ def entities(working: WorkingMemory, at: int) -> list[PicturedEntity]:
 def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFact:
     end = working.end_of(row)
     start = entry.valid_from or entry.observed_at
-    link = working.ending_link(row)
+    link = working.ender(row)
+    holds = end > int(working.valid_from[row])
     return PicturedFact(
         id=entry.id,
         subject=entry.subject or "",
@@ -184,9 +189,11 @@ def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFa
         recorded_at=entry.recorded_at,
         retracted_at=entry.retracted_at,
         superseded_by=entry.superseded_by,
+        ended_by=None if link is None else working.entries[link[0]].id,
         superseded_known=None if link is None else from_micros(link[1]),
         current=working.is_current(row, at),
-        later=bool(working.live[row]) and int(working.valid_from[row]) > at,
+        later=bool(working.live[row]) and holds and int(working.valid_from[row]) > at,
+        held=holds,
         events=tuple(shown(e) for e in entry.event_times),
     )
 

@@ -119,6 +119,8 @@ class SharedMemory:
         self._stopping = False  # close() was called: settle no further
         self._watcher: threading.Thread | None = None
         self._started = False
+        #: The connections of an owner being joined (its version asked): close() hangs up.
+        self._joining: tuple[RelayClient, RelayClient] | None = None
 
     # ---- who owns the memory ----------------------------------------------------------------
 
@@ -213,13 +215,24 @@ class SharedMemory:
                     ) from None
                 time.sleep(0.05)
                 continue
+            with self._role:
+                self._joining = (client, watch)
             try:
+                # Waits for an owner that is stopped (kill -STOP) until it runs again, or
+                # until close() hangs up.
                 _same_wire(client, self._data_dir)
             except MemoryStoreError:
                 client.close()
                 watch.close()
                 raise
+            finally:
+                with self._role:
+                    self._joining = None
             with self._role:
+                if self._stopping:  # close() hung up while the owner was being asked
+                    client.close()
+                    watch.close()
+                    return
                 self._client, self._settled, self._failure = client, True, None
                 self._role.notify_all()
             log.info("relaying to the process that owns the memory in %s", self._data_dir)
@@ -457,6 +470,10 @@ class SharedMemory:
         An opening still under way finishes first, so the memory is never left half open."""
         with self._role:
             self._stopping = True
+            joining = self._joining
+        for connection in joining or ():
+            connection.close()  # an owner that does not answer is not waited for
+        with self._role:
             self._role.wait_for(lambda: not self._settling, timeout=CONNECT_WAIT_S)
             self._closed = True
             server, local, client = self._server, self._local, self._client

@@ -8,6 +8,7 @@ float; it is read through its shortest repr, so ``0.1`` stays ``Decimal("0.1")``
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
@@ -89,6 +90,11 @@ def scaled(value: Decimal) -> int:
     return int(value.scaleb(SCALE).to_integral_value())
 
 
+#: Python's reason for a time of the right shape naming no such part ("day is out of range
+#: for month", "month must be in 1..12"); its other reasons are no help to a caller.
+_PART_OUT_OF_RANGE = re.compile(r"(year|month|day|hour|minute|second)\b")
+
+
 def parse_time(value: object, field: str) -> datetime:
     """Read an ISO 8601 time (or a datetime) as an aware UTC datetime.
 
@@ -118,7 +124,7 @@ def parse_moment(value: object, field: str) -> datetime:
             moment = datetime.fromisoformat(text)
         except ValueError as error:
             # A time of the right shape naming no such day or hour says which part is wrong.
-            why = "" if str(error).startswith("Invalid isoformat") else f" ({error})"
+            why = f" ({error})" if _PART_OUT_OF_RANGE.match(str(error)) else ""
             raise InvalidInput(
                 field,
                 f'must be an ISO 8601 time such as "2024-05-01T14:30:00Z", got {value!r}{why}',

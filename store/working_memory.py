@@ -38,6 +38,8 @@ from doxa.store.values import micros, scaled
 from doxa.store.vector_matrix import VectorMatrix
 
 NO_END = np.iinfo(np.int64).max
+#: How many plans replaced before they began ``WorkingMemory.ender`` follows.
+_MAX_PLANS = 10
 NO_START = np.iinfo(np.int64).min
 
 BoolArray = npt.NDArray[np.bool_]
@@ -586,6 +588,23 @@ class WorkingMemory:
             ):
                 return newer, known
         return None
+
+    def ender(self, row: int, known_at: int | None = None) -> tuple[int, int] | None:
+        """``ending_link``, through plans replaced before they began: Rome ended in 2030 by
+        Oslo from 2030, itself replaced by Tokyo from 2030 before it began, was ended by
+        Tokyo. (the row, when the memory knew it: the latest of the links followed)."""
+        found = self.ending_link(row, known_at)
+        for _ in range(_MAX_PLANS):
+            if found is None:
+                break
+            newer, known = found
+            if self.end_of(newer, known_at) > self.valid_from[newer]:
+                break  # it held: it is what ended the fact
+            replaced = self.ending_link(newer, known_at)
+            if replaced is None:
+                break
+            found = (replaced[0], max(known, replaced[1]))
+        return found
 
     def superseders(self, row: int, known_at: int | None = None) -> list[str]:
         """Ids of the observations that had superseded the one at ``row`` at ``known_at``

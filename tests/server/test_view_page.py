@@ -36,9 +36,11 @@ def _picture() -> Picture:
         recorded_at=WHEN,
         retracted_at=None,
         superseded_by=(),
+        ended_by=None,
         superseded_known=None,
         current=True,
         later=False,
+        held=True,
         events=("2026-03",),
     )
     return Picture(
@@ -60,7 +62,7 @@ def test_page_data_names_entities_by_position_and_times_to_the_minute() -> None:
     assert data["e"] == [[HOSTILE, 2, 1], ["Hamburg", 1, 1]]
     minute = "2026-03-10 10:00"
     # Not retracted, not superseded, current, its event time, no supersession, begun.
-    ends = ["", "", 1, "2026-03", "", 0]
+    ends = ["", "", 1, "2026-03", "", 0, "", 1]
     assert data["f"] == [
         ["obs_1", 0, "lives_in", 1, "0.9", "scout, critic", minute, "", minute, minute, *ends]
     ]

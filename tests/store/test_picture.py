@@ -117,3 +117,24 @@ def test_a_supersession_shows_when_it_was_recorded_and_a_later_fact_is_no_old_on
     assert bonn.superseded_known is None  # bob does not hold Cork: a clash, not its end
     assert (cork.current, cork.later) == (False, True)
     assert (athens.later, bonn.later, bonn.current) == (False, False, True)
+    assert athens.ended_by == bonn.id and bonn.ended_by is None
+
+
+def test_a_plan_replaced_before_it_began_never_held_and_ended_nothing(memory: Memory) -> None:
+    # Oslo from 2030, replaced by Tokyo from 2030 before it began, was shown as upcoming
+    # (in italics), as started, and as what ended Rome.
+    for city, start in (("Rome", "2020"), ("Oslo", "2030"), ("Tokyo", "2030")):
+        memory.remember(
+            [
+                MemoryDraft(
+                    text=f"Alice lives in {city} from {start}.",
+                    fact=FactDraft("Alice", "lives in", city, valid_from=f"{start}-01-01"),
+                )
+            ]
+        )
+    facts = {f.object: f for f in memory.picture().facts}
+    rome, oslo, tokyo = facts["Rome"], facts["Oslo"], facts["Tokyo"]
+    assert (oslo.held, oslo.later, oslo.ended_by) == (False, False, tokyo.id)
+    assert (tokyo.held, tokyo.later) == (True, True)
+    assert rome.ended_by == tokyo.id
+    assert rome.superseded_known is not None and rome.superseded_known >= tokyo.recorded_at

@@ -315,3 +315,7 @@ async def test_a_fact_that_never_held_does_not_start_nor_end_another(client: Cli
     assert [e for e in events if e[1] == "Rita status busy"] == [
         ("ended", "Rita status busy", None)
     ]
+    # Recorded once Tokyo was known: not when Oslo's link was.
+    timeline = {(e["event"], e["fact"]): e["recorded"] for e in seen["timeline"]}
+    started = timeline[("started", "Rita lives in Tokyo")]
+    assert timeline[("superseded", "Rita lives in Rome")] >= started
