@@ -15,10 +15,16 @@ any other tokenizer by ``tokenizers``, which the ``torch`` extra installs.
 If the model cannot be exported (not a local directory, a layer this runtime does not know,
 a missing package), the embedder says why in the log and runs the model with
 sentence-transformers in process instead: slower, never wrong.
+
+An export keeps the vector of a probe text (``PROBE``) in its ``meta.json``; every load
+embeds it again. A cached export that fails to load or gives another vector (cut short by a
+full disk, overwritten) is deleted and written again, once. A cache directory that cannot be
+written gets the export in a temporary directory of this process instead.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -56,6 +62,9 @@ EXPORT_TIMEOUT_S = 900
 POOLINGS = ("mean", "cls", "max")
 #: Tokens (rows x width) per forward pass: 64 texts of 32 tokens, or 8 of the full 256.
 MAX_BATCH_TOKENS = 2048
+#: Embedded when an export is written and at every load: a damaged export gives another
+#: vector (or none at all).
+PROBE = "doxa checks its embedding model: the bridge on Route 9 is closed since Tuesday."
 
 
 class ExportError(RuntimeError):
@@ -143,6 +152,11 @@ def exported_model(source: Path, cache_dir: Path) -> Path:
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_exports(cache_dir)
+    if target.exists():
+        # Renamed into place complete, so one without its meta.json lost it since: the
+        # rename below would fail on it at every start.
+        log.warning("the ONNX export in %s is incomplete: writing it again", target)
+        shutil.rmtree(target, ignore_errors=True)
     scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=cache_dir))
     try:
         try:
@@ -150,6 +164,7 @@ def exported_model(source: Path, cache_dir: Path) -> Path:
         except UnsupportedModel as refused:
             log.info("model %s needs torch to export (%s)", source, refused)
             _export_with_torch(source, scratch)
+        _keep_probe(scratch)
         try:
             scratch.rename(target)
         except OSError:
@@ -198,6 +213,36 @@ def _export_with_torch(source: Path, scratch: Path) -> None:
     if completed.returncode != 0 or not (scratch / "meta.json").is_file():
         last = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
         raise ExportError(f"the export failed: {' / '.join(last) or 'no output'}")
+
+
+def _keep_probe(directory: Path) -> None:
+    """Embed ``PROBE`` with the export in ``directory`` and keep its vector in meta.json."""
+    meta_path = directory / "meta.json"
+    try:
+        vector = OnnxModel(directory, threads=1).encode([PROBE], 1)[0]
+    except Exception as error:  # onnxruntime raises kinds of its own
+        raise ExportError(f"the export does not run: {error}") from error
+    meta = json.loads(meta_path.read_text())
+    meta["probe"] = [float(x) for x in vector]
+    meta_path.write_text(json.dumps(meta))
+
+
+def checked(model: OnnxModel) -> OnnxModel:
+    """``model``, once its vector of ``PROBE`` is a unit vector and the one its export
+    kept (an export written before it kept one: only a unit vector).
+
+    Raises:
+        ExportError: the export gives another vector, or none of unit length.
+    """
+    vector = model.encode([PROBE], 1)[0]
+    if not np.all(np.isfinite(vector)) or abs(float(np.linalg.norm(vector)) - 1.0) > 1e-3:
+        raise ExportError("it gives no unit vector")
+    kept = model.meta.get("probe")
+    if kept is not None:
+        gap = float(np.max(np.abs(np.asarray(kept, dtype=np.float32) - vector)))
+        if len(kept) != len(vector) or gap > TOLERANCE:
+            raise ExportError(f"it gives another vector than when it was written ({gap:.2g})")
+    return model
 
 
 def _remove_abandoned_exports(cache_dir: Path) -> None:
@@ -318,6 +363,7 @@ class OnnxEmbedder:
         self._directory: Path | None = None
         self._lock = threading.Lock()
         self.runtime = "not loaded"
+        self._onnx_error = ""
 
     @property
     def fingerprint(self) -> str:
@@ -357,11 +403,20 @@ class OnnxEmbedder:
                     error,
                 )
                 self.runtime = f"torch (onnx unavailable: {error})"
+                self._onnx_error = str(error)
                 self._fallback = SentenceTransformerEmbedder(
                     self._model_setting, batch_size=self._batch_size
                 )
         if self._fallback is not None:
-            self._fallback.load()
+            try:
+                self._fallback.load()
+            except ImportError as missing:
+                raise ExportError(
+                    f"the embedding model {self._model_setting} cannot run on ONNX Runtime"
+                    f" ({self._onnx_error}),"
+                    f" and sentence-transformers, which would run it instead, is not installed"
+                    f" ({missing}): install doxa's torch extra, or fix what stops the export"
+                ) from missing
 
     def _export(self) -> Path:
         """The export's directory (exporting first if needed); cached after the first call."""
@@ -369,11 +424,37 @@ class OnnxEmbedder:
             source = model_source(self._model_setting)
             if source is None:
                 raise ExportError(f"{self._model_setting!r} is not a local model directory")
-            self._directory = exported_model(source, self._cache_dir or default_cache_dir())
+            cache = self._cache_dir or default_cache_dir()
+            try:
+                self._directory = exported_model(source, cache)
+            except OSError as error:
+                # A cache that cannot be written (read-only, full): this process's own copy.
+                scratch = Path(tempfile.mkdtemp(prefix="doxa-onnx-"))
+                atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+                log.warning(
+                    "the ONNX cache %s cannot be written (%s): the model is written to %s for"
+                    " this process",
+                    cache,
+                    error,
+                    scratch,
+                )
+                self._directory = exported_model(source, scratch)
         return self._directory
 
     def _load_onnx(self) -> OnnxModel:
-        return OnnxModel(self._export(), self._threads)
+        directory = self._export()
+        try:
+            return checked(OnnxModel(directory, self._threads))
+        except Exception as error:  # onnxruntime raises kinds of its own (InvalidProtobuf)
+            if directory.parent.name.startswith("doxa-onnx-"):
+                raise ExportError(f"the export does not run: {error}") from error
+            log.warning("the ONNX export in %s is damaged (%s): writing it again", directory, error)
+            shutil.rmtree(directory, ignore_errors=True)
+            self._directory = None
+        try:
+            return checked(OnnxModel(self._export(), self._threads))
+        except Exception as error:
+            raise ExportError(f"the export written again does not run: {error}") from error
 
     def embed(self, texts: list[str]) -> Vectors:
         self.load()

@@ -218,3 +218,80 @@ def test_a_model_that_is_not_bert_is_left_to_torch(tmp_path: Path) -> None:
     (other / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
     with pytest.raises(onnx_bert.UnsupportedModel, match="model_type 'roberta'"):
         onnx_bert.bert_onnx(other)
+
+
+def _damaged_cache(onnx_cache: Path, tmp_path: Path, damage: Any) -> tuple[Path, Path]:
+    """A copy of the shared cache's export, damaged by ``damage(export directory)``."""
+    source = model_source(BUNDLED_MODEL)
+    assert source is not None
+    good = exported_model(source, onnx_cache)
+    cache = tmp_path / "cache"
+    shutil.copytree(good, cache / good.name)
+    damage(cache / good.name)
+    return cache, cache / good.name
+
+
+def _overwrite(export: Path) -> None:
+    with (export / "model.onnx").open("r+b") as model:
+        model.seek(model.seek(0, os.SEEK_END) // 2)
+        model.write(b"\x7f" * 4096)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # Cut short (a full disk, a killed copy): onnxruntime refuses it (InvalidProtobuf).
+        lambda export: os.truncate(export / "model.onnx", 40_000_000),
+        # Bytes overwritten, the size kept: it loads, and gives other vectors (NaN, here).
+        _overwrite,
+        # Its meta.json lost: the export was written twice per start, and the rename failed.
+        lambda export: (export / "meta.json").unlink(),
+    ],
+    ids=["cut short", "overwritten", "no meta.json"],
+)
+def test_a_damaged_export_in_the_cache_is_written_again(
+    onnx_cache: Path,
+    tmp_path: Path,
+    damage: Any,
+    torch_vectors: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A damaged export stopped the memory from loading at every start (or fell back to
+    # torch at every start, and failed without it).
+    cache, export = _damaged_cache(onnx_cache, tmp_path, damage)
+    embedder = OnnxEmbedder(cache_dir=cache)
+    vectors = embedder.embed(TEXTS)
+    assert embedder.runtime == "onnx"
+    assert np.abs(vectors - torch_vectors).max() < 1e-5
+    assert json.loads((export / "meta.json").read_text())["probe"]
+    assert OnnxEmbedder(cache_dir=cache).embed(TEXTS[:1]).shape == (1, 384)
+
+
+def test_a_cache_that_cannot_be_written_gets_an_export_of_this_process(
+    tmp_path: Path, torch_vectors: Any
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    embedder = OnnxEmbedder(cache_dir=blocked / "onnx")
+    vectors = embedder.embed(TEXTS)
+    assert embedder.runtime == "onnx"
+    assert np.abs(vectors - torch_vectors).max() < 1e-5
+
+
+def test_without_an_export_nor_torch_the_error_says_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(source: Path, cache_dir: Path) -> Path:
+        raise ExportError("the export failed: disk full")
+
+    def no_torch(self: Any) -> None:
+        raise ImportError("No module named 'sentence_transformers'")
+
+    monkeypatch.setattr(onnx_embedder, "exported_model", refuse)
+    monkeypatch.setattr(SentenceTransformerEmbedder, "load", no_torch)
+    with pytest.raises(ExportError) as caught:
+        OnnxEmbedder(cache_dir=tmp_path).embed(["x"])
+    assert "cannot run on ONNX Runtime (the export failed: disk full)" in str(caught.value)
+    assert "sentence-transformers, which would run it instead, is not installed" in str(
+        caught.value
+    )
