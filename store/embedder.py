@@ -13,6 +13,7 @@ Three, chosen by settings:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -95,10 +96,30 @@ class HashEmbedder:
         return result
 
 
+@functools.cache
 def model_fingerprint(model: str) -> str:
     """The fingerprint of a sentence-transformers model, whatever runtime runs it: both give
-    the same vectors, so an index built by one is used as it is by the other."""
-    return f"st:{model}"
+    the same vectors, so an index built by one is used as it is by the other.
+
+    A model directory (not the bundled model, nor a name) is named by its real path and its
+    files (``files_key``): a model replaced in place is another model, and two spellings of
+    one directory are one. Read once per process.
+    """
+    path = Path(model).expanduser()
+    if model == BUNDLED_MODEL or not path.is_dir():
+        return f"st:{model}"
+    return f"st:{path.resolve()}#{files_key(path)}"
+
+
+def files_key(directory: Path, salt: str = "") -> str:
+    """Identifies the files in ``directory`` by every file's path, size and modification
+    time (none is read: cheap, and a changed or reinstalled model gets a new key)."""
+    digest = hashlib.sha256(salt.encode())
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        stat = path.stat()
+        relative = path.relative_to(directory)
+        digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 #: Where a wheel built by setup.py holds the all-MiniLM-L6-v2 files, weights packed.

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -45,6 +44,7 @@ from doxa.store.embedder import (
     SentenceTransformerEmbedder,
     Vectors,
     bundled_model_path,
+    files_key,
     model_fingerprint,
 )
 from doxa.store.onnx_bert import UnsupportedModel, write_export
@@ -125,15 +125,9 @@ def model_source(model: str) -> Path | None:
 
 
 def export_key(source: Path) -> str:
-    """Identifies the weights in ``source`` by every file's path, size and modification time.
-
-    Cheap (no file is read), and a changed or reinstalled model gets a new export.
-    """
-    digest = hashlib.sha256(f"doxa-onnx-{EXPORT_FORMAT}".encode())
-    for path in sorted(p for p in source.rglob("*") if p.is_file()):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(source)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
+    """Identifies the weights in ``source`` (``files_key``): a changed or reinstalled model
+    gets a new export."""
+    return files_key(source, f"doxa-onnx-{EXPORT_FORMAT}")
 
 
 def exported_model(source: Path, cache_dir: Path) -> Path:

@@ -82,11 +82,32 @@ class EmbeddingSettings(BaseModel):
     @field_validator("model")
     @classmethod
     def _found(cls, value: str) -> str:
-        # A path that names nothing failed deep in the model's loader, with a traceback and
-        # a message about hub names; a name (no path) is looked up there, as it was.
-        if value.startswith(("/", "./", "../", "~")) and not Path(value).expanduser().exists():
+        # A path or a name that names nothing failed deep in the model's loader, with a
+        # traceback and a message about connecting to the hub (doxa loads models offline).
+        if value == BUNDLED_MODEL or Path(value).expanduser().exists():
+            return value
+        if value.startswith(("/", "./", "../", "~")):
             raise ValueError("no such model directory; give one that holds the model, or a name")
+        if not _downloaded(value):
+            raise ValueError(
+                "no such model directory, nor a model of that name in the local Hugging Face"
+                " cache (models load offline); give a directory that holds the model, or the"
+                " name of one downloaded before (the torch extra)"
+            )
         return value
+
+
+def _downloaded(name: str) -> bool:
+    """Whether the Hugging Face cache holds a model of this name (a bare name is one of
+    sentence-transformers'); False without huggingface_hub (the torch extra), which alone
+    can load one."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return False
+    hub = Path(constants.HF_HUB_CACHE)
+    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    return any((hub / f"models--{n.replace('/', '--')}").is_dir() for n in names)
 
 
 #: Predicates whose objects accumulate (shipped defaults; ``[store.predicates] many``).

@@ -431,3 +431,15 @@ async def test_the_handshake_answers_without_waiting_for_the_embedding_model(
 
     assert len(tools.tools) == 8
     assert elapsed < 20, f"initialize + tools/list took {elapsed:.1f} s"
+
+
+def test_a_model_name_nothing_holds_exits_2_naming_the_setting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # It failed deep in the model's loader, exit 1, with a traceback about connecting to the
+    # hub (doxa loads models offline).
+    code = main(["recall", "x", "--model", "nosuchmodel", "--data-dir", str(tmp_path / "m")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "store.embedding.model" in err and "nor a model of that name" in err
+    assert "Traceback" not in err

@@ -295,3 +295,22 @@ def test_without_an_export_nor_torch_the_error_says_both(
     assert "sentence-transformers, which would run it instead, is not installed" in str(
         caught.value
     )
+
+
+def test_a_model_directory_is_named_by_its_real_path_and_its_files(tmp_path: Path) -> None:
+    # A model replaced in place kept its fingerprint (the index was not rebuilt, and recall
+    # compared the new model's queries with the old one's vectors); the same directory
+    # spelled with a trailing slash was "another model" and rebuilt the index.
+    from doxa.store.embedder import model_fingerprint
+
+    slot = tmp_path / "slot"
+    slot.mkdir()
+    (slot / "weights.bin").write_bytes(b"one model")
+    first = model_fingerprint(str(slot))
+    assert first == model_fingerprint(f"{slot}/") == model_fingerprint(str(tmp_path / "." / "slot"))
+    assert first.startswith(f"st:{slot.resolve()}#")
+    model_fingerprint.cache_clear()  # read once per process: a new process sees the new files
+    (slot / "weights.bin").write_bytes(b"another model, retrained")
+    assert model_fingerprint(str(slot)) != first
+    assert model_fingerprint(BUNDLED_MODEL) == "st:" + BUNDLED_MODEL
+    assert model_fingerprint("some/hub-name") == "st:some/hub-name"
