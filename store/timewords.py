@@ -1,6 +1,6 @@
-"""Time words in a query ("in May 2023", "last week", "yesterday", "the week before 16 November
-2023", "the second week of May", "in summer 2021", "between May and July 2023") as a window of
-time.
+"""Time words in a query ("in May 2023", "last week", "yesterday", "last Tuesday", "this
+morning", "the week before 16 November 2023", "the second week of May", "in summer 2021",
+"between May and July 2023") as a window of time.
 
 Recall boosts observations made inside the window a question names. Relative words are read
 against the recall's reference time (``as_of``, else now). Only plain English forms are read;
@@ -72,6 +72,14 @@ _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|(?:last|this|past)\s+(?:week|month|year|weekend))\b",
     re.IGNORECASE,
 )
+# "last Tuesday", "on Saturday": the latest such day (before today after last / past /
+# previous; today counts after on / this). Full names only, after a cue ("Sun Street").
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ASKED_WEEKDAY = re.compile(
+    rf"\b(last|past|previous|on|this)\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
+)
+# "this morning", "this afternoon", "this evening": today.
+_PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
@@ -300,6 +308,15 @@ def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window |
         centre = reference - timedelta(days=days)
         slack = timedelta(days=max(1, days // 4))
         return centre - slack, centre + slack
+    match = _ASKED_WEEKDAY.search(query)
+    if match:
+        today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+        back = (today.weekday() - _WEEKDAY_NAMES.index(match[2].casefold())) % 7
+        if back == 0 and match[1].casefold() in ("last", "past", "previous"):
+            back = 7
+        return _day(today - timedelta(days=back))
+    if _PART_OF_TODAY.search(query):
+        return _day(reference.replace(hour=0, minute=0, second=0, microsecond=0))
     match = _RELATIVE.search(query)
     if match:
         words = " ".join(match[1].casefold().split())

@@ -79,6 +79,25 @@ def test_time_words_name_a_window(query: str, window: tuple[datetime, datetime])
 
 
 @pytest.mark.parametrize(
+    ("query", "that_day"),
+    [
+        # Read as nothing before: a question about last Tuesday got no time credit.
+        ("What did I do last Tuesday?", day(2024, 6, 11)),
+        ("what happened on Saturday", TODAY),  # today is a Saturday
+        ("who called last saturday", day(2024, 6, 8)),
+        ("the previous Friday", day(2024, 6, 14)),
+        ("What did I do this morning?", TODAY),
+    ],
+)
+def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) -> None:
+    # A day's window, with a day of slack either side, as a date's.
+    assert time_window(query, REFERENCE) == (
+        that_day - timedelta(days=1),
+        that_day + timedelta(days=2),
+    )
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "where does Alice live",
@@ -91,6 +110,8 @@ def test_time_words_name_a_window(query: str, window: tuple[datetime, datetime])
         "How many weeks passed between Maria adopting Coco and Shadow?",
         "the drive from Paris to Rome",
         "a summer dress",
+        "Tuesday meeting notes",
+        "I sat on Sun Street",
         "",
     ],
 )
