@@ -223,6 +223,9 @@ class Memory:
         self._long_lived = LongLived(every=_FREEZE_EVERY_ROWS)
         # Why pruned observations were retired (the graph's retraction carries a time only).
         self._audit = pruning.AuditLog(Path(settings.data_dir).expanduser())
+        #: Observations purged by this process, with their beliefs: a purge retried (its
+        #: first answer lost to a stopped owner) answers ``already``, as a retraction does.
+        self._purged: dict[str, list[str]] = {}
         # The ranker trained on the judgements, retrained on its own thread (``trainer``).
         self._trainer: Trainer | None = None
         #: The time judgements are stamped with and decay by (tests set a simulated clock).
@@ -818,6 +821,8 @@ class Memory:
             with self._working_lock.reading():
                 row = working.row_of.get(obs)
                 if row is None:
+                    if mode == "purge" and obs in self._purged:
+                        return Forgotten(obs, mode, self._purged[obs], True)
                     raise NotFound("id", "observation", obs)
                 entry = working.entries[row]
                 beliefs = list(entry.beliefs)
@@ -885,6 +890,7 @@ class Memory:
                     working.purge(row)
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
+                self._purged[obs] = beliefs
             self._facts_changed([entry])
         return Forgotten(obs, mode, beliefs, False)
 

@@ -100,6 +100,7 @@ class Held:
     topics: list[str]
     seq: int  # the order told: a stored one's seq, a planned one's after every stored one
     plan: Plan | None = None  # planned in this write
+    stated: datetime | None = None  # the end it was given (``until`` may be earlier)
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -156,6 +157,7 @@ class Batch:
                     beliefs,
                     list(entry.topics),
                     entry.seq,
+                    stated=entry.stated_until,
                 )
             )
         if added:
@@ -242,7 +244,9 @@ def plan(
             facts = state.facts(
                 working, (topic_key(fact.subject), fact.predicate), _since(new.valid_from, fact)
             )
-            if cardinality == "one":
+            # A fact that never holds (told with only an end already past, its start
+            # unknown) ends nothing and clashes with nothing.
+            if cardinality == "one" and holds_ever(new.valid_from, new.valid_until):
                 ends = _end_older(memory.agent, topic_key(fact.object), new.valid_from, facts)
                 new.superseded, new.withdraws, new.conflicts = ends
                 _end_by_later(new, facts)
@@ -257,6 +261,7 @@ def plan(
                     list(memory.topics),
                     _PLANNED + len(facts),
                     new,
+                    stated=fact.valid_until,
                 )
             )
         planned.append(new)
@@ -339,7 +344,8 @@ def _known_fact(
     if theirs is None:
         return None
     shared = Shared(memory, theirs.id, new_id("bel"), list(theirs.topics), list(theirs.beliefs))
-    if cardinality == "one":
+    told = memory.fact
+    if cardinality == "one" and told is not None and holds_ever(start, told.valid_until):
         ends = _end_older(memory.agent, theirs.object, start, facts)
         shared.superseded, shared.withdraws, shared.conflicts = ends
     theirs.beliefs[memory.agent] = shared.belief_id
@@ -381,9 +387,18 @@ def _may_share(
             continue
         if fact.valid_until is not None and other.start >= fact.valid_until:
             continue  # begins once this one is over
+        if not holds_ever(other.start, other.stated):
+            continue  # never holds: fits anything
         if other.start > held.start or (held.start < start and other.holds_at(held.start)):
             return False
     return True
+
+
+def holds_ever(start: datetime, until: datetime | None) -> bool:
+    """Whether a fact beginning at ``start`` and ending at ``until`` holds at some time: one
+    told with only an end already past (its start unknown, taken as when it was told) never
+    does, and ends no other fact."""
+    return until is None or until > start
 
 
 def _end_older(
@@ -429,7 +444,10 @@ def _end_by_later(plan: Plan, facts: list[Held]) -> None:
     later = [
         h
         for h in facts
-        if plan.memory.agent in h.beliefs and h.object != obj and h.start > plan.valid_from
+        if plan.memory.agent in h.beliefs
+        and h.object != obj
+        and h.start > plan.valid_from
+        and holds_ever(h.start, h.stated)
     ]
     if not later:
         return
@@ -518,6 +536,7 @@ def _next_fact(
         if (
             other in (row, gone)
             or newer.retracted
+            or not holds_ever(start, newer.stated_until)
             or topic_key(newer.object or "") == topic_key(entry.object or "")
             or not set(entry.agents) <= set(newer.agents)
             or start < began
@@ -554,13 +573,14 @@ def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
             # told before it (an agent coming to share a fact of the same start later).
             for newer in rows[i + 1 :]:
                 later = entries[newer]
+                start = later.valid_from or later.observed_at
                 if (
                     topic_key(later.object or "") == obj
                     or not agents <= set(later.agents)
                     or entry.id in later.superseded_by
+                    or not holds_ever(start, later.stated_until)
                 ):
                     continue
-                start = later.valid_from or later.observed_at
                 end = entry.valid_until
                 if (end is None or end > start) and later.id not in entry.superseded_by:
                     found.append((row, newer, start))

@@ -465,3 +465,23 @@ def test_withdrawing_leaves_ended_what_the_remaining_believers_held(
     ends = {e.agents: e.valid_until for e in working.entries if e.object == "Athens"}
     assert ends == {("bob",): None, ("alice",): datetime(2024, 5, 3, tzinfo=UTC)}
     assert planning.overlapping(working) == []
+
+
+def test_a_fact_that_never_holds_ends_nothing(working: WorkingMemory) -> None:
+    # "Carol was busy until 1 May", told on the 6th (its start unknown, taken as the 6th):
+    # it ended Carol's current "free", or, shared, was mended by the next start.
+    def status(agent: str, obj: str, day: int, until: int | None = None) -> MemoryDraft:
+        end = None if until is None else datetime(2024, 5, until, tzinfo=UTC).isoformat()
+        return MemoryDraft(
+            text=f"Carol is {obj}.",
+            agent=agent,
+            observed_at=datetime(2024, 5, day, tzinfo=UTC).isoformat(),
+            fact=FactDraft("Carol", "status", obj, valid_until=end),
+        )
+
+    remember(working, status("a", "free", 2), status("b", "free", 2))
+    [busy] = remember(working, status("b", "busy", 6, until=1))
+    assert isinstance(busy, Plan)
+    assert (busy.superseded, busy.withdraws, busy.conflicts) == ([], [], [])
+    assert holding(working) == {"a": ["free"], "b": ["free"]}
+    assert planning.overlapping(working) == []
