@@ -467,7 +467,8 @@ class SharedMemory:
     def close(self) -> None:
         """Stop serving other processes (letting their running calls finish), close the
         memory if this process owns it, and give up ownership; or hang up on the owner.
-        An opening still under way finishes first, so the memory is never left half open."""
+        An opening still under way finishes first, so the memory is never left half open;
+        joining an owner that does not answer (stopped) is given up at once."""
         with self._role:
             self._stopping = True
             joining = self._joining
