@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -255,8 +255,9 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
             topics.append(cleaned)
     agent = name(draft.agent, "agent", required=False) or default_agent
     confidence = parse_unit_decimal(draft.confidence, "confidence")
-    said = None if draft.observed_at is None else parse_moment(draft.observed_at, "observed_at")
-    observed_at = None if said is None else said.astimezone(UTC)
+    said = observed_at = None
+    if draft.observed_at is not None:
+        said, observed_at = parse_moment(draft.observed_at, "observed_at")
     now = utc_now()
     if observed_at is not None and observed_at > now + FUTURE_SKEW:
         raise InvalidInput(

@@ -182,7 +182,7 @@ def plan(
             if at is not None and at < n:
                 unmergeable[at] = True
         for gone, keeper, cosine in _near_duplicates(
-            working, n, rule, unmergeable, current_fact, evidence, unused
+            working, n, rule, unmergeable, evidence, unused
         ):
             entry = working.entries[gone]
             out.append(
@@ -208,7 +208,6 @@ def _near_duplicates(
     n: int,
     rule: PruneSettings,
     kept: BoolArray,
-    current_fact: BoolArray,
     evidence: set[str],
     unused: BoolArray,
 ) -> list[tuple[int, int, float]]:
@@ -227,9 +226,9 @@ def _near_duplicates(
                 topic_key(entry.subject),
                 predicate_key(entry.predicate or ""),
                 topic_key(entry.object or ""),
-                bool(current_fact[row]),
                 # The same fact over another time is another claim (on leave in January, and
-                # in July): merged away, it would be lost for its own time.
+                # in July): merged away, it would be lost for its own time. The same times
+                # also make them equally current.
                 int(working.valid_from[row]),
                 int(working.valid_until[row]),
             )

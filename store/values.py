@@ -104,12 +104,12 @@ def parse_time(value: object, field: str) -> datetime:
         InvalidInput: the value is not an ISO 8601 time, or is outside ``EARLIEST``..``LATEST``
             once converted to UTC (``0001-01-01T00:00:00+05:00`` is in year 0).
     """
-    return parse_moment(value, field).astimezone(UTC)
+    return parse_moment(value, field)[1]
 
 
-def parse_moment(value: object, field: str) -> datetime:
-    """``parse_time``, but in the offset it was given in (the speaker's calendar), checked
-    to convert to UTC.
+def parse_moment(value: object, field: str) -> tuple[datetime, datetime]:
+    """``parse_time``, also in the offset it was given in (the speaker's calendar): (as
+    given, in UTC).
 
     Raises:
         InvalidInput: as ``parse_time``.
@@ -136,10 +136,9 @@ def parse_moment(value: object, field: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
-        moment.astimezone(UTC)
+        return moment, moment.astimezone(UTC)
     except OverflowError:
         raise InvalidInput(field, f"must be a time {TIME_RANGE}, got {value!r}") from None
-    return moment
 
 
 def utc_now() -> datetime:

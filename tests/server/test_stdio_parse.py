@@ -54,6 +54,15 @@ async def _still_serving(server: Any) -> None:
     assert recalled["isError"] is False
 
 
+async def _refused(server: Any, what: str, line: bytes, code: int, message: str) -> None:
+    """Send ``line``: it is answered with id null, ``code``, and a message starting so."""
+    await server.send(line)
+    answer = await server.receive()
+    assert answer["id"] is None, what
+    assert answer["error"]["code"] == code, what
+    assert answer["error"]["message"].startswith(message), what
+
+
 @pytest.mark.slow
 async def test_every_stdio_line_that_is_not_json_gets_a_parse_error_and_serving_goes_on(
     tmp_path: Path, raw_stdio: Raw
@@ -61,11 +70,7 @@ async def test_every_stdio_line_that_is_not_json_gets_a_parse_error_and_serving_
     with anyio.fail_after(60):
         async with raw_stdio(tmp_path / "memory") as server:
             for what, line in NOT_JSON.items():
-                await server.send(line)
-                answer = await server.receive()
-                assert answer["id"] is None, what
-                assert answer["error"]["code"] == -32700, what
-                assert answer["error"]["message"].startswith("Parse error: "), what
+                await _refused(server, what, line, -32700, "Parse error: ")
                 await _still_serving(server)
 
 
@@ -76,11 +81,7 @@ async def test_json_that_is_not_json_rpc_is_refused_with_id_null_and_serving_goe
     with anyio.fail_after(60):
         async with raw_stdio(tmp_path / "memory") as server:
             for what, line in NOT_JSON_RPC.items():
-                await server.send(line)
-                answer = await server.receive()
-                assert answer["id"] is None, what
-                assert answer["error"]["code"] == -32602, what
-                assert answer["error"]["message"].startswith("Validation error: "), what
+                await _refused(server, what, line, -32602, "Validation error: ")
             await server.send(b"")  # an empty line carries no message: nothing to answer
             await _still_serving(server)
 
@@ -103,13 +104,8 @@ async def test_a_request_whose_id_is_no_id_is_refused_and_serving_goes_on(
     with anyio.fail_after(60):
         async with raw_stdio(tmp_path / "memory") as server:
             for what, line in BAD_IDS.items():
-                await server.send(line)
-                answer = await server.receive()
-                assert answer["id"] is None, what
-                assert answer["error"]["code"] == -32600, what
-                assert answer["error"]["message"].startswith(
-                    "Invalid Request: id must be a string or an integer, got "
-                ), what
+                message = "Invalid Request: id must be a string or an integer, got "
+                await _refused(server, what, line, -32600, message)
             await _still_serving(server)
 
 
