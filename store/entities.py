@@ -127,8 +127,8 @@ def _facts(working: WorkingMemory, key: str, clock: Clock) -> list[_Fact]:
 
 
 def _agents(working: WorkingMemory, row: int, clock: Clock) -> list[str]:
-    """The agents believing the observation at ``row`` at the clock's record time."""
-    return list(dict.fromkeys(a for a, _ in working.believers(row, clock.known)))
+    """The agents believing the observation at ``row`` at the clock's two times."""
+    return list(dict.fromkeys(a for a, _ in working.believers(row, clock.known, clock.at)))
 
 
 def _current(facts: Iterable[_Fact], clock: Clock) -> list[_Fact]:

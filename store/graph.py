@@ -666,12 +666,14 @@ class Graph:
         """(observation id, topic name) for every MENTIONS link."""
         return self._columns("MATCH (o:Observation)-[:MENTIONS]->(t:Topic) RETURN o.id, t.name")
 
-    def beliefs(self) -> list[tuple[str, str, str, datetime, datetime | None, Decimal | None]]:
-        """(agent, belief id, observation id, since, withdrawn at, confidence) for every
-        belief, in the order they were taken."""
+    def beliefs(
+        self,
+    ) -> list[tuple[str, str, str, datetime, datetime | None, Decimal | None, datetime | None]]:
+        """(agent, belief id, observation id, since, withdrawn at, confidence, held until)
+        for every belief, in the order they were taken."""
         return self._columns(
             "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-            " RETURN a.name, b.id, o.id, b.since, b.retracted_at, b.confidence"
+            " RETURN a.name, b.id, o.id, b.since, b.retracted_at, b.confidence, b.held_until"
             " ORDER BY b.since, b.id"
         )
 
@@ -888,8 +890,9 @@ class Graph:
         return (rows[0][0], rows[0][1]) if rows else None
 
     def believers(self, observation_id: str) -> list[Row]:
-        """Every belief in the observation: agent, belief id, confidence, since, and when
-        its agent withdrew it (None: held)."""
+        """Every belief in the observation: agent, belief id, confidence, since, when its
+        agent withdrew it (None: held), and until when it held for its agent then (None:
+        withdrawn outright, or held)."""
         return [
             {
                 "agent": r[0],
@@ -897,11 +900,12 @@ class Graph:
                 "confidence": r[2],
                 "since": r[3],
                 "retracted_at": r[4],
+                "held_until": r[5],
             }
             for r in self._rows(
                 "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
                 " RETURN a.name, b.id, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
-                " b.since, b.retracted_at ORDER BY b.since, a.name",
+                " b.since, b.retracted_at, b.held_until ORDER BY b.since, a.name",
                 {"id": observation_id},
             )
         ]
@@ -1438,13 +1442,26 @@ class GraphWriter:
                 },
             )
 
-    def withdraw_beliefs(self, beliefs: Sequence[str], at: datetime) -> None:
-        """Beliefs their agents no longer hold (the observation stays for its others)."""
-        if beliefs:
+    def withdraw_beliefs(
+        self, beliefs: Sequence[tuple[str, datetime | None]], at: datetime
+    ) -> None:
+        """Beliefs their agents no longer hold (the observation stays for its others), as
+        (belief id, the valid time until which it held for its agent; None: withdrawn
+        outright)."""
+        outright = [b for b, until in beliefs if until is None]
+        if outright:
             self._run(
                 "UNWIND $ids AS i WITH i AS bid MATCH (b:Belief {id: bid})"
                 " SET b.retracted_at = $at",
-                {"ids": list(beliefs), "at": _ts(at)},
+                {"ids": outright, "at": _ts(at)},
+            )
+        # Apart: a list of NULL times alone has no type Kùzu can set a TIMESTAMP from.
+        ended = [{"b": b, "until": _ts(until)} for b, until in beliefs if until is not None]
+        if ended:
+            self._run(
+                "UNWIND $rows AS r WITH r, r.b AS bid MATCH (b:Belief {id: bid})"
+                " SET b.retracted_at = $at, b.held_until = r.until",
+                {"rows": ended, "at": _ts(at)},
             )
 
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:

@@ -613,7 +613,9 @@ class Memory:
             # With an agent asked, each result shows that agent's own confidence in it.
             own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
             results = [
-                _recollection(r, working, bool(current[r.row]), known, own.get(r.row))
+                _recollection(
+                    r, working, bool(current[r.row]), known, own.get(r.row), micros(asked.at)
+                )
                 for r in ranked
             ]
             note = None
@@ -846,7 +848,7 @@ class Memory:
                 at = utc_now()
 
                 def withdrawing_belief(w: GraphWriter) -> None:
-                    w.withdraw_beliefs([withdrawing], at)
+                    w.withdraw_beliefs([(withdrawing, None)], at)
                     w.undo_supersessions(undone, at)
                     w.end_validity(ends)
                     w.supersede(links, at)
@@ -1263,11 +1265,13 @@ def _recollection(
     current: bool,
     known_at: int | None = None,
     confidence: Decimal | None = None,
+    at: int | None = None,
 ) -> Recollection:
     """One result as the memory held it at ``known_at`` (microseconds; None: now), with
-    ``confidence`` (default: the observation's)."""
+    ``confidence`` (default: the observation's), and the agents holding it at valid time
+    ``at``."""
     entry = working.entries[ranked.row]
-    beliefs = working.believers(ranked.row, known_at)
+    beliefs = working.believers(ranked.row, known_at, at)
     end = working.end_of(ranked.row, known_at)
     fact = None
     if entry.subject is not None:

@@ -47,9 +47,10 @@ class Plan:
     superseded: list[tuple[str, datetime]] = field(default_factory=list)  # (older id, at)
     superseded_by: list[tuple[str, datetime]] = field(default_factory=list)  # (newer id, at)
     conflicts: list[str] = field(default_factory=list)
-    #: (observation id, belief id): this agent's beliefs in older facts it shared with other
-    #: agents, withdrawn by this newer fact (the others still hold them).
-    withdraws: list[tuple[str, str]] = field(default_factory=list)
+    #: (observation id, belief id, until): this agent's beliefs in older facts it shared with
+    #: other agents, withdrawn by this newer fact (the others still hold them); each held,
+    #: for this agent, until this fact began.
+    withdraws: list[tuple[str, str, datetime]] = field(default_factory=list)
     #: (predicate, cardinality) when this fact is the first to use its predicate.
     new_predicate: tuple[str, str] | None = None
     #: the predicate's cardinality ("one" or "many"), for a fact.
@@ -69,9 +70,9 @@ class Shared:
     shared_with: list[str]  # the agents believing it before
     #: (older id, at): this agent's own facts the shared one ends, as a new fact would.
     superseded: list[tuple[str, datetime]] = field(default_factory=list)
-    #: (observation id, belief id): this agent's beliefs in older facts others hold too,
-    #: withdrawn as a new fact would withdraw them.
-    withdraws: list[tuple[str, str]] = field(default_factory=list)
+    #: (observation id, belief id, until): this agent's beliefs in older facts others hold
+    #: too, withdrawn as a new fact would withdraw them.
+    withdraws: list[tuple[str, str, datetime]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
 
 
@@ -403,17 +404,18 @@ def holds_ever(start: datetime, until: datetime | None) -> bool:
 
 def _end_older(
     agent: str, obj: str, start: datetime, facts: list[Held]
-) -> tuple[list[tuple[str, datetime]], list[tuple[str, str]], list[str]]:
+) -> tuple[list[tuple[str, datetime]], list[tuple[str, str, datetime]], list[str]]:
     """What a fact of ``agent`` (object ``obj``, beginning at ``start``) does to the facts
     of its subject and predicate held before it that still hold then: it ends the agent's
     own (supersedes them), withdraws the agent's belief in those others hold too (the fact
-    stays theirs, and disagrees with this one), and clashes with other agents' facts.
+    stays theirs, and disagrees with this one; the belief held until ``start``), and clashes
+    with other agents' facts.
 
-    Returns (superseded as (id, at), withdrawn as (observation id, belief id), conflicts);
-    ``facts`` are changed to match: ends shortened, beliefs withdrawn.
+    Returns (superseded as (id, at), withdrawn as (observation id, belief id, until),
+    conflicts); ``facts`` are changed to match: ends shortened, beliefs withdrawn.
     """
     superseded: list[tuple[str, datetime]] = []
-    withdrawn: list[tuple[str, str]] = []
+    withdrawn: list[tuple[str, str, datetime]] = []
     conflicts: list[str] = []
     # The earliest first: an older fact ends when the first newer one begins.
     for held in sorted(facts, key=lambda h: h.start):
@@ -426,7 +428,7 @@ def _end_older(
         elif len(held.beliefs) > 1:
             # Others still hold the older fact: this agent's belief in it ends, the fact
             # does not, and the two now disagree.
-            withdrawn.append((held.id, held.beliefs.pop(agent)))
+            withdrawn.append((held.id, held.beliefs.pop(agent), start))
             conflicts.append(held.id)
         else:
             superseded.append((held.id, start))

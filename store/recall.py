@@ -222,7 +222,7 @@ def answer(
     if upcoming is not None:
         mask |= upcoming
     if asked.agent is not None:
-        mask &= working.agent_mask(asked.agent, n, known_us)
+        mask &= working.agent_mask(asked.agent, n, known_us, at_us)
     if asked.topics:
         any_topic = np.zeros(n, dtype=bool)
         for topic in asked.topics:

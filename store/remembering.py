@@ -109,8 +109,10 @@ def write(w: GraphWriter, write: Write) -> None:
             for s in write.shares
         ]
     )
-    withdrawn = [b for p in plans for _, b in p.withdraws]
-    w.withdraw_beliefs(withdrawn + [b for s in write.shares for _, b in s.withdraws], now)
+    withdrawn = [(b, until) for p in plans for _, b, until in p.withdraws]
+    w.withdraw_beliefs(
+        withdrawn + [(b, until) for s in write.shares for _, b, until in s.withdraws], now
+    )
     w.learned_in([(p.observation_id, p.memory.episode) for p in plans if p.memory.episode])
     w.support(
         [
@@ -179,8 +181,8 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         for older, at in share.superseded:
             working.supersede(row, working.row_of[older], at, write.at)
     withdrawn = [w for p in write.plans for w in p.withdraws]
-    for older, belief in withdrawn + [w for s in write.shares for w in s.withdraws]:
-        working.withdraw(working.row_of[older], belief, write.at)
+    for older, belief, until in withdrawn + [w for s in write.shares for w in s.withdraws]:
+        working.withdraw(working.row_of[older], belief, write.at, until)
     for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))

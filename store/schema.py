@@ -276,6 +276,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE SUPERSEDES ADD dropped TIMESTAMP",
         ),
     ),
+    Migration(
+        18,
+        "the valid end of a belief a later fact withdrew",
+        (
+            # An agent's later fact withdraws its belief in an older fact others still hold
+            # (it cannot end theirs): the belief held, for that agent, until the later fact
+            # began. NULL: withdrawn outright (a forget), or before this migration.
+            "ALTER TABLE Belief ADD held_until TIMESTAMP",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An
@@ -328,6 +338,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "since": "TIMESTAMP",
         "confidence": DECIMAL,
         "retracted_at": "TIMESTAMP",
+        "held_until": "TIMESTAMP",
     },
     "Predicate": {"name": "STRING", "cardinality": "STRING", "since": "TIMESTAMP"},
     "Recall": {

@@ -202,7 +202,7 @@ def load(
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
         working.impressions[r] = row["impressions"] or 0
-    for agent, belief, obs, since, withdrawn, confidence in graph.beliefs():
+    for agent, belief, obs, since, withdrawn, confidence, until in graph.beliefs():
         row = working.row_of[obs]
         if withdrawn is None:
             # Most beliefs were taken with their observation: the time shared above.
@@ -210,7 +210,9 @@ def load(
             working.hold(row, one(agent, agent), belief, taken, confidence)
         else:
             began = micros(_aware(since or working.entries[row].recorded_at))
-            working.withdraw_later(row, one(agent, agent), belief, began, micros(_aware(withdrawn)))
+            held = None if until is None else micros(_aware(until))
+            gone = micros(_aware(withdrawn))
+            working.withdraw_later(row, one(agent, agent), belief, began, gone, held)
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality

@@ -189,8 +189,13 @@ class WorkingMemory:
         # in the same text): belief -> its confidence (``agent_confidence``).
         self.belief_confidence: dict[str, Decimal] = {}
         # Beliefs their agent withdrew while others kept the observation: row ->
-        # [(agent, belief id, since, withdrawn at)], times in microseconds.
-        self.withdrawn: dict[int, list[tuple[str, str, int, int]]] = {}
+        # [(agent, belief id, since, withdrawn at, held until)], times in microseconds.
+        # ``held until`` (valid time; None: withdrawn outright) is where the agent's later
+        # fact began: its history keeps the belief before then.
+        self.withdrawn: dict[int, list[tuple[str, str, int, int, int | None]]] = {}
+        # Per agent, its withdrawn beliefs that hold for it before a valid time: (row,
+        # since, withdrawn at, held until), for ``agent_mask`` and ``believers``.
+        self.held_before: dict[str, list[tuple[int, int, int, int]]] = {}
         # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
         self.judged = JudgedQueries(dim)
         # Full text of the live rows (BM25), updated with every other index here.
@@ -386,15 +391,20 @@ class WorkingMemory:
         self.belief_row[belief_id] = row
         self.belief_agent[belief_id] = agent
 
-    def withdraw(self, row: int, belief_id: str, at: datetime) -> None:
-        """The agent of ``belief_id`` no longer holds the observation at ``row`` (others do)."""
+    def withdraw(
+        self, row: int, belief_id: str, at: datetime, until: datetime | None = None
+    ) -> None:
+        """The agent of ``belief_id`` no longer holds the observation at ``row`` (others do):
+        from valid time ``until`` on (a later fact of the agent began then), or at any time
+        (None: withdrawn outright)."""
         entry = self.entries[row]
         agent = self.belief_agent.pop(belief_id)
         self.belief_row.pop(belief_id, None)
         late = self.late_beliefs.pop(belief_id, None)
         self.belief_confidence.pop(belief_id, None)
         since = late[2] if late is not None else micros(entry.recorded_at)
-        self.withdraw_later(row, agent, belief_id, since, micros(at))
+        held = None if until is None else micros(until)
+        self.withdraw_later(row, agent, belief_id, since, micros(at), held)
         entry.beliefs = tuple(b for b in entry.beliefs if b != belief_id)
         if self.belief_of(row, agent) is None:
             entry.agents = self._shared(tuple(a for a in entry.agents if a != agent))
@@ -404,13 +414,18 @@ class WorkingMemory:
             if self.text_index.get((agent, _said(entry))) == row:
                 del self.text_index[(agent, _said(entry))]
 
-    def withdraw_later(self, row: int, agent: str, belief: str, since: int, at: int) -> None:
-        """Keep a withdrawn belief's times (for what the memory held before)."""
-        self.withdrawn.setdefault(row, []).append((agent, belief, since, at))
+    def withdraw_later(
+        self, row: int, agent: str, belief: str, since: int, at: int, until: int | None = None
+    ) -> None:
+        """Keep a withdrawn belief's times (for what the memory held before, and, with
+        ``until``, what its agent held before that valid time)."""
+        self.withdrawn.setdefault(row, []).append((agent, belief, since, at, until))
+        if until is not None:
+            self.held_before.setdefault(agent, []).append((row, since, at, until))
 
     def withdrawn_belief(self, row: int, agent: str) -> str | None:
         """The belief ``agent`` withdrew from the observation at ``row``, if any."""
-        return next((b for a, b, _, _ in self.withdrawn.get(row, []) if a == agent), None)
+        return next((b for a, b, *_ in self.withdrawn.get(row, []) if a == agent), None)
 
     def superseded_by(self, row: int, newer_id: str) -> None:
         """Record that the observation ``newer_id`` superseded the one at ``row``."""
@@ -494,7 +509,9 @@ class WorkingMemory:
             self.belief_agent.pop(belief, None)
             self.late_beliefs.pop(belief, None)
             self.belief_confidence.pop(belief, None)
-        self.withdrawn.pop(row, None)
+        for agent, *_ in self.withdrawn.pop(row, []):
+            if agent in self.held_before:
+                self.held_before[agent] = [h for h in self.held_before[agent] if h[0] != row]
         self.embeddings.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
@@ -617,23 +634,31 @@ class WorkingMemory:
             if known <= known_at < min(self.retracted_at[newer], undone)
         ]
 
-    def believers(self, row: int, known_at: int | None = None) -> list[tuple[str, str]]:
+    def believers(
+        self, row: int, known_at: int | None = None, at: int | None = None
+    ) -> list[tuple[str, str]]:
         """(agent, belief id) of every belief held in the observation at ``row`` at
-        ``known_at`` (None: now), in the order they were taken."""
+        ``known_at`` (None: now), in the order they were taken; with valid time ``at``,
+        also the beliefs a later fact of their agent withdrew that held for it then."""
         entry = self.entries[row]
         held = [(self.belief_agent.get(b, ""), b) for b in entry.beliefs]
-        if known_at is None:
-            return held
-        out = [
-            (a, b)
-            for a, b in held
-            if (late := self.late_beliefs.get(b)) is None or late[2] <= known_at
-        ]
-        out += [
-            (a, b)
-            for a, b, since, until in self.withdrawn.get(row, [])
-            if since <= known_at < until
-        ]
+        gone = self.withdrawn.get(row, [])
+        out = held
+        if known_at is not None:
+            out = [
+                (a, b)
+                for a, b in held
+                if (late := self.late_beliefs.get(b)) is None or late[2] <= known_at
+            ]
+            out += [(a, b) for a, b, since, until, _ in gone if since <= known_at < until]
+        if at is not None:
+            out += [
+                (a, b)
+                for a, b, since, until, held_until in gone
+                if held_until is not None
+                and at < held_until
+                and (known_at is None or until <= known_at)
+            ]
         return out
 
     def held_records(
@@ -669,8 +694,11 @@ class WorkingMemory:
             if self.belief_agent.get(b) == agent and b in self.belief_row
         }
 
-    def agent_mask(self, agent: str, n: int, known_at: int | None = None) -> BoolArray:
-        """Rows 0..n the agent believed at ``known_at`` (None: now)."""
+    def agent_mask(
+        self, agent: str, n: int, known_at: int | None = None, at: int | None = None
+    ) -> BoolArray:
+        """Rows 0..n the agent believed at ``known_at`` (None: now); with valid time ``at``,
+        also those a later fact of the agent withdrew its belief in that held for it then."""
         mask = np.zeros(n, dtype=bool)
         rows = self.rows_of(self.agent_rows, agent)
         if len(rows):
@@ -681,8 +709,12 @@ class WorkingMemory:
                     mask[row] = False
             for row, gone in self.withdrawn.items():
                 if row < n and any(
-                    who == agent and since <= known_at < until for who, _, since, until in gone
+                    who == agent and since <= known_at < until for who, _, since, until, _ in gone
                 ):
+                    mask[row] = True
+        if at is not None:
+            for row, _, until, held_until in self.held_before.get(agent, ()):
+                if row < n and at < held_until and (known_at is None or until <= known_at):
                     mask[row] = True
         return mask
 

@@ -68,6 +68,7 @@ class Believer(BaseModel):
     belief_id: str
     confidence: str | None = Field(None, description="this agent's own, exact")
     since: str | None = None
+    until: str | None = Field(None, description="held for this agent until its later fact began")
 
 
 class EvidenceOut(BaseModel):
@@ -222,6 +223,7 @@ def _believer(b: dict[str, Any]) -> Believer:
         belief_id=b["belief_id"],
         confidence=exact(b["confidence"]),
         since=iso(b["since"]),
+        until=iso(b.get("held_until")),
     )
 
 

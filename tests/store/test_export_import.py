@@ -59,6 +59,18 @@ async def fill_everything(data_dir: Path) -> None:
         await ok(client, "remember", **bonn)
         await ok(client, "forget", id=told["observation_id"])
         await ok(client, "remember", **bonn)
+        # This agent's later fact withdraws its belief in a fact alice holds too: the belief
+        # keeps the time it held until.
+        dora = {"subject": "Dora", "predicate": "lives in"}
+        rome = {
+            "text": "Dora lives in Rome.",
+            "fact": {**dora, "object": "Rome"},
+            "observed_at": "2024-01-01T00:00:00Z",
+        }
+        await ok(client, "remember", **rome, agent="alice")
+        await ok(client, "remember", **rome)
+        oslo = {**dora, "object": "Oslo", "valid_from": "2024-09-01T00:00:00Z"}
+        await ok(client, "remember", text="Dora lives in Oslo.", fact=oslo)
         await ok(
             client,
             "remember",
@@ -159,6 +171,8 @@ async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> Non
     bonn = next(x["id"] for x in first[1] if x.get("text") == "Carl lives in Bonn.")
     undone, again = [x for x in first[1] if x["table"] == "SUPERSEDES" and x["from"] == bonn]
     assert undone["dropped"] is not None and again["dropped"] is None
+    held = [x["held_until"] for x in first[1] if x["table"] == "Belief" and x["held_until"]]
+    assert len(held) == 1 and held[0].startswith("2024-09-01T00:00:00"), held
     memory = Memory.open(hash_settings(tmp_path / "b").store)
     memory.warm_up()
     try:

@@ -4,6 +4,7 @@ several agents, forgetting one agent's belief, and provenance after a retraction
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,51 @@ def test_a_second_agent_changing_its_mind_leaves_the_first_agents_fact_standing(
     assert [b["agent"] for b in cited["believers"]] == ["scout"]
     assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
     assert cited["valid_until"] is None
+
+
+def test_a_belief_a_later_fact_withdrew_stays_in_its_agents_history(
+    settings: Settings, memory: Memory
+) -> None:
+    """driver shared scout's Paris, then moved Alice to Berlin from June: Paris stays
+    scout's, and held for driver until June, in recall, believers and citations, after a
+    restart too; a later fact told to begin in the future leaves the belief held now."""
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", text="Alice lives in Paris.")
+    said(memory, "Alice", "lives in", "Paris", agent="driver", text="Alice lives in Paris.")
+    berlin = said(
+        memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2024-06-01T00:00:00Z"
+    )
+    rome = said(memory, "Bob", "lives in", "Rome", agent="scout", text="Bob lives in Rome.")
+    said(memory, "Bob", "lives in", "Rome", agent="driver", text="Bob lives in Rome.")
+    said(memory, "Bob", "lives in", "Oslo", agent="driver", valid_from="2999-01-01T00:00:00Z")
+    may, july = "2024-05-15T00:00:00Z", "2024-07-01T00:00:00Z"
+    bob_now = {r.observation_id for r in memory.recall("", subject="Bob", agent="driver").results}
+    assert rome in bob_now  # Oslo only begins in 2999
+    for opened in (memory, None):  # None: the same memory after a restart
+        if opened is None:
+            memory.close()
+            opened = open_memory(settings)
+        try:
+            in_may = opened.recall("", subject="Alice", agent="driver", as_of=may).results
+            in_july = opened.recall("", subject="Alice", agent="driver", as_of=july).results
+            assert [r.observation_id for r in in_may] == [paris]
+            assert in_may[0].agents == ["scout", "driver"] and in_may[0].current
+            assert [r.observation_id for r in in_july] == [berlin]
+            scouts = opened.recall("", subject="Alice", agent="scout", as_of=july).results
+            assert [r.observation_id for r in scouts] == [paris]
+            assert scouts[0].agents == ["scout"]
+            [withdrawn] = opened.evidence(paris)["withdrawn"]
+            assert withdrawn["agent"] == "driver"
+            assert withdrawn["held_until"].isoformat().startswith("2024-06-01")
+            # Known before driver's Berlin was told, Paris was driver's in July too.
+            told = opened.evidence(berlin)["recorded_at"]
+            for known, want in ((told - timedelta(microseconds=1), paris), (told, berlin)):
+                asked = opened.recall(
+                    "", subject="Alice", agent="driver", as_of=july, known_at=known
+                )
+                assert [r.observation_id for r in asked.results] == [want]
+        finally:
+            if opened is not memory:
+                opened.close()
 
 
 def test_forgetting_by_one_of_two_believers_withdraws_only_its_belief(

@@ -271,8 +271,15 @@ def before_16() -> dict[str, dict[str, str]]:
 
 def before_17() -> dict[str, dict[str, str]]:
     """The schema migration 16 left: supersessions no forget could undo."""
-    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    found = before_18()
     del found["SUPERSEDES"]["dropped"]
+    return found
+
+
+def before_18() -> dict[str, dict[str, str]]:
+    """The schema migration 17 left: beliefs withdrawn without the time they held until."""
+    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del found["Belief"]["held_until"]
     return found
 
 

@@ -326,11 +326,20 @@ async def test_sharing_a_fact_does_to_the_agents_own_facts_what_its_own_fact_wou
         )
         late = "2030-06-01T00:00:00Z"
         bobs = await ok(client, "recall", query="", subject="Alice", agent="bob", as_of=late)
+        # Paris held for bob until his Berlin began.
+        bobs_before = await ok(
+            client, "recall", query="", subject="Alice", agent="bob", as_of="2029-06-01"
+        )
+        paris_cited = await ok(client, "cite_evidence", id=paris)
         carols = await ok(client, "recall", query="", subject="Alice", agent="carol", as_of=late)
         erins = await ok(client, "recall", query="", subject="Dan", as_of="2032-01-01")
         cited = await ok(client, "cite_evidence", id=daves["observation_id"])
     assert shared == berlin
     assert ids(bobs) == [berlin] and ids(carols) == [paris]
+    assert ids(bobs_before) == [paris]
+    assert [(b["agent"], b.get("until")) for b in paris_cited["withdrawn"]] == [
+        ("bob", "2030-01-01T00:00:00Z")
+    ]
     assert daves["observation_id"] != oslo and "shared_with" not in daves
     assert cited["superseded_by"] == [tokyo]
     assert cited["observation"]["valid_until"] == "2031-01-01T00:00:00Z"
