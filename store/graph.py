@@ -1442,6 +1442,18 @@ class GraphWriter:
                 },
             )
 
+    def restore_beliefs(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:
+        """Beliefs held again since ``at``: (withdrawn belief id, new belief id), the new one
+        of the same agent in the same observation, with the same confidence."""
+        if rows:
+            self._run(
+                "UNWIND $rows AS r WITH r, r.old AS oid"
+                " MATCH (a:Agent)-[:HOLDS]->(old:Belief {id: oid})-[:`OF`]->(o:Observation)"
+                " CREATE (a)-[:HOLDS]->(:Belief {id: r.new, since: $at,"
+                " confidence: old.confidence})-[:`OF`]->(o)",
+                {"rows": [{"old": old, "new": new} for old, new in rows], "at": _ts(at)},
+            )
+
     def withdraw_beliefs(
         self, beliefs: Sequence[tuple[str, datetime | None]], at: datetime
     ) -> None:

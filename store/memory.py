@@ -610,12 +610,13 @@ class Memory:
                 search_vector=search,
             )
             known = None if asked.known_at is None else micros(asked.known_at)
+            at = micros(asked.at)
             # With an agent asked, each result shows that agent's own confidence in it.
-            own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
+            own = {}
+            if asked.agent is not None:
+                own = working.agent_confidence(asked.agent, known, at)
             results = [
-                _recollection(
-                    r, working, bool(current[r.row]), known, own.get(r.row), micros(asked.at)
-                )
+                _recollection(r, working, bool(current[r.row]), known, own.get(r.row), at)
                 for r in ranked
             ]
             note = None
@@ -845,6 +846,8 @@ class Memory:
                     reopened = planning.reopened(working, row, leaving=who)
                     ends, links = _ends_and_links(working, reopened)
                     undone = [(obs, working.entries[r].id) for r, _, _ in reopened]
+                    # Beliefs in facts others hold that this one had withdrawn for the agent.
+                    restoring = _restoring(working, row, who)
                 at = utc_now()
 
                 def withdrawing_belief(w: GraphWriter) -> None:
@@ -852,6 +855,7 @@ class Memory:
                     w.undo_supersessions(undone, at)
                     w.end_validity(ends)
                     w.supersede(links, at)
+                    w.restore_beliefs([(old, new) for _, _, old, new, _ in restoring], at)
 
                 graph.transact("forget (withdraw a belief)", withdrawing_belief)
                 with self._working_lock.writing():
@@ -860,11 +864,14 @@ class Memory:
                         if newer is not None and until is not None:
                             working.supersede(working.row_of[newer], other, until, at)
                     working.withdraw(row, withdrawing, at)
-                self._facts_changed([entry, *(working.entries[r] for r, _, _ in reopened)])
+                    _restore(working, restoring, at)
+                changed = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
+                self._facts_changed([entry, *(working.entries[r] for r in changed)])
                 return Forgotten(obs, mode, [withdrawing], False, others)
             with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
                 ends, links = _ends_and_links(working, reopened)
+                restoring = _restoring(working, row)
             at = utc_now()
 
             def forgetting(w: GraphWriter) -> list[str]:
@@ -875,6 +882,7 @@ class Memory:
                     held = w.purge(obs)
                 w.end_validity(ends)
                 w.supersede(links, at)
+                w.restore_beliefs([(old, new) for _, _, old, new, _ in restoring], at)
                 return held
 
             beliefs = graph.transact(f"forget ({mode})", forgetting)
@@ -890,10 +898,11 @@ class Memory:
                     working.retract(row, at)
                 else:
                     working.purge(row)
+                _restore(working, restoring, at)
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
                 self._purged[obs] = beliefs
-            self._facts_changed([entry])
+            self._facts_changed([entry, *(working.entries[r] for r, *_ in restoring)])
         return Forgotten(obs, mode, beliefs, False)
 
     # ---- prune ------------------------------------------------------------------------------
@@ -1257,6 +1266,25 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
         None,
         planned.conflicts,
     )
+
+
+def _restoring(
+    working: WorkingMemory, row: int, leaving: str | None = None
+) -> list[tuple[int, str, str, str, Decimal | None]]:
+    """The beliefs a forget of the observation at ``row`` gives back (``planning.restored``),
+    as (row, agent, withdrawn belief id, new belief id, its own confidence or None)."""
+    return [
+        (other, agent, old, new_id("bel"), working.withdrawn_confidence.get(old))
+        for other, agent, old in planning.restored(working, row, leaving)
+    ]
+
+
+def _restore(
+    working: WorkingMemory, restoring: list[tuple[int, str, str, str, Decimal | None]], at: datetime
+) -> None:
+    """Hold the restored beliefs in the working memory, as ``restore_beliefs`` did in the graph."""
+    for other, agent, _, new, confidence in restoring:
+        working.hold(other, agent, new, at, confidence)
 
 
 def _recollection(

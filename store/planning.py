@@ -1,7 +1,7 @@
 """Planning a write from the working memory alone: what a remember creates, what it finds
 already there (its own memory again, or another agent's observation it now believes too),
 which facts it supersedes (as its predicate's cardinality says), and which facts a forget
-reopens.
+reopens and which withdrawn beliefs it gives back.
 
 These are pure functions over a ``WorkingMemory``: they read it and change nothing (a plan
 is carried out by ``remembering``), so ``Memory`` runs them while recalls go on, and tests
@@ -23,7 +23,7 @@ import numpy as np
 from doxa.store.drafts import Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
 from doxa.store.values import micros
-from doxa.store.working_memory import WorkingMemory, fact_key, said_key, topic_key
+from doxa.store.working_memory import NO_END, WorkingMemory, fact_key, said_key, topic_key
 
 #: ``Held.seq`` of facts planned in the write: after every stored one.
 _PLANNED = 1 << 62
@@ -519,6 +519,36 @@ def reopened(
         else:
             out.append((other, min(ends) if ends else None, None))
     return out
+
+
+def restored(
+    working: WorkingMemory, row: int, leaving: str | None = None
+) -> list[tuple[int, str, str]]:
+    """Beliefs a forget of the observation at ``row`` gives back: (row, agent, belief id) of
+    each belief a later fact of its agent withdrew that, without this fact (with
+    ``leaving``, without that agent's belief in it), no later fact of its agent ends; it is
+    held again, as if the fact had never been told. One that another later fact still ends
+    stays withdrawn and holds until that one begins (``WorkingMemory.belief_end``)."""
+    key = fact_key(working.entries[row])
+    if key is None:
+        return []
+    out: dict[tuple[int, str], str] = {}
+    for agent, held in working.held_before.items():
+        if leaving is not None and agent != leaving:
+            continue
+        for other, belief, _, _ in held:
+            if (
+                other == row
+                or (other, agent) in out
+                or fact_key(working.entries[other]) != key
+                or not working.live[other]
+                or working.belief_of(other, agent) is not None
+            ):
+                continue
+            ended = working.belief_end(other, agent) != NO_END
+            if ended and working.belief_end(other, agent, leaving=row) == NO_END:
+                out[(other, agent)] = belief
+    return [(other, agent, belief) for (other, agent), belief in out.items()]
 
 
 def _next_fact(

@@ -229,7 +229,7 @@ def answer(
             any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
         mask &= any_topic
     # The asked agent's own confidence in what it holds with another than the observation's.
-    own = working.agent_confidence(asked.agent) if asked.agent is not None else {}
+    own = working.agent_confidence(asked.agent, known_us, at_us) if asked.agent is not None else {}
     if asked.minimum is not None:
         confidence = working.confidence[:n]
         if own:  # the agent's own belief in another agent's observation
@@ -271,8 +271,12 @@ def answer(
         query_topics(working, query) if query.strip() else [],
         asked.window,
         weights,
-        # Replaced facts rank after every current one: rank them all, then order.
-        limit if vector is not None and not asked.include_superseded else n,
+        # Facts not valid now (replaced, or beginning later) come after every current one:
+        # all are ranked, or with only later facts among them (few) enough that the current
+        # ones fill the limit; then ordered.
+        n
+        if vector is None or asked.include_superseded
+        else limit + int(np.count_nonzero(mask & ~current)),
         similarity=similarity,
         question=question_words(query) if query.strip() else None,
         asks_when=asked.asks_when,

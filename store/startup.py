@@ -212,7 +212,7 @@ def load(
             began = micros(_aware(since or working.entries[row].recorded_at))
             held = None if until is None else micros(_aware(until))
             gone = micros(_aware(withdrawn))
-            working.withdraw_later(row, one(agent, agent), belief, began, gone, held)
+            working.withdraw_later(row, one(agent, agent), belief, began, gone, held, confidence)
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality

@@ -193,9 +193,12 @@ class WorkingMemory:
         # ``held until`` (valid time; None: withdrawn outright) is where the agent's later
         # fact began: its history keeps the belief before then.
         self.withdrawn: dict[int, list[tuple[str, str, int, int, int | None]]] = {}
-        # Per agent, its withdrawn beliefs that hold for it before a valid time: (row,
-        # since, withdrawn at, held until), for ``agent_mask`` and ``believers``.
-        self.held_before: dict[str, list[tuple[int, int, int, int]]] = {}
+        # Per agent, its withdrawn beliefs that a later fact of its own withdrew: (row,
+        # belief id, since, withdrawn at), for ``agent_mask``, ``believers`` and
+        # ``belief_end``.
+        self.held_before: dict[str, list[tuple[int, str, int, int]]] = {}
+        # The confidence of withdrawn beliefs held with one of their own: belief -> it.
+        self.withdrawn_confidence: dict[str, Decimal] = {}
         # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
         self.judged = JudgedQueries(dim)
         # Full text of the live rows (BM25), updated with every other index here.
@@ -401,7 +404,9 @@ class WorkingMemory:
         agent = self.belief_agent.pop(belief_id)
         self.belief_row.pop(belief_id, None)
         late = self.late_beliefs.pop(belief_id, None)
-        self.belief_confidence.pop(belief_id, None)
+        own = self.belief_confidence.pop(belief_id, None)
+        if own is not None:
+            self.withdrawn_confidence[belief_id] = own
         since = late[2] if late is not None else micros(entry.recorded_at)
         held = None if until is None else micros(until)
         self.withdraw_later(row, agent, belief_id, since, micros(at), held)
@@ -415,13 +420,74 @@ class WorkingMemory:
                 del self.text_index[(agent, _said(entry))]
 
     def withdraw_later(
-        self, row: int, agent: str, belief: str, since: int, at: int, until: int | None = None
+        self,
+        row: int,
+        agent: str,
+        belief: str,
+        since: int,
+        at: int,
+        until: int | None = None,
+        confidence: Decimal | None = None,
     ) -> None:
         """Keep a withdrawn belief's times (for what the memory held before, and, with
-        ``until``, what its agent held before that valid time)."""
+        ``until``, what its agent held before that valid time) and its ``confidence``, when
+        another than the observation's."""
         self.withdrawn.setdefault(row, []).append((agent, belief, since, at, until))
+        if confidence is not None and scaled(confidence) != self.confidence[row]:
+            self.withdrawn_confidence[belief] = confidence
         if until is not None:
-            self.held_before.setdefault(agent, []).append((row, since, at, until))
+            self.held_before.setdefault(agent, []).append((row, belief, since, at))
+
+    def belief_end(
+        self, row: int, agent: str, known_at: int | None = None, leaving: int | None = None
+    ) -> int:
+        """Where the belief of ``agent`` in the fact at ``row`` that a later fact of its own
+        withdrew ends for it, as known at ``known_at`` (None: now): where the agent's next
+        fact of the same subject and predicate begins (NO_END: none), as it would have
+        begun had that fact been told when the belief was withdrawn. The later fact may have
+        been forgotten since (the belief then holds on to the next), and an earlier one told
+        late ends it sooner. ``leaving``: a row taken as not the agent's (a forget planned).
+        """
+        entry = self.entries[row]
+        key = fact_key(entry)
+        began = int(self.valid_from[row])
+        end = NO_END
+        for other in self.fact_index.get(key, []) if key is not None else ():
+            start = int(self.valid_from[other])
+            if other in (row, leaving) or start >= end or start < began:
+                continue
+            later = self.entries[other]
+            if start == began and later.seq < entry.seq:
+                continue
+            if later.stated_until is not None and micros(later.stated_until) <= start:
+                continue  # never holds: ends nothing
+            if self._agent_held(other, agent, known_at):
+                end = start
+        return end
+
+    def _agent_held(self, row: int, agent: str, known_at: int | None) -> bool:
+        """Whether ``agent`` held the fact at ``row`` at record time ``known_at`` (None:
+        now), or held it until a later fact of its own (a belief ``belief_end`` ends)."""
+        if known_at is None:
+            if not self.live[row]:
+                return False
+        elif not self.recorded_at[row] <= known_at < self.retracted_at[row]:
+            return False
+        if any(a == agent for a, _ in self.believers(row, known_at)):
+            return True
+        return any(
+            r == row and (known_at is None or gone <= known_at)
+            for r, _, _, gone in self.held_before.get(agent, ())
+        )
+
+    def _held_until_then(self, agent: str, known_at: int | None, at: int) -> list[tuple[int, str]]:
+        """(row, belief id) of the beliefs of ``agent`` a later fact of its own withdrew
+        that still held for it at valid time ``at``, as known at ``known_at``."""
+        return [
+            (row, belief)
+            for row, belief, _, gone in self.held_before.get(agent, ())
+            if (known_at is None or gone <= known_at) and at < self.belief_end(row, agent, known_at)
+        ]
 
     def withdrawn_belief(self, row: int, agent: str) -> str | None:
         """The belief ``agent`` withdrew from the observation at ``row``, if any."""
@@ -478,6 +544,9 @@ class WorkingMemory:
         entry.retracted_at = at
         self.retracted_at[row] = micros(at)
         self.live[row] = False
+        # Out of the search index, as after a restart: found at an earlier ``known_at`` by
+        # its words only.
+        self.embeddings.clear(row)
 
     def purge(self, row: int) -> None:
         """Forget a row entirely (its slot stays, dead, so other rows keep their numbers)."""
@@ -509,9 +578,19 @@ class WorkingMemory:
             self.belief_agent.pop(belief, None)
             self.late_beliefs.pop(belief, None)
             self.belief_confidence.pop(belief, None)
-        for agent, *_ in self.withdrawn.pop(row, []):
+        for agent, belief, *_ in self.withdrawn.pop(row, []):
+            self.withdrawn_confidence.pop(belief, None)
             if agent in self.held_before:
                 self.held_before[agent] = [h for h in self.held_before[agent] if h[0] != row]
+        # Its neighbours in the episode are next to each other now, as after a restart.
+        before, after = int(self.previous[row]), int(self.following[row])
+        if before >= 0:
+            self.following[before] = after
+        if after >= 0:
+            self.previous[after] = before
+        self.previous[row] = self.following[row] = -1
+        if entry.episode is not None and row in self.episode_rows.get(entry.episode, ()):
+            self.episode_rows[entry.episode].remove(row)
         self.embeddings.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
@@ -654,10 +733,10 @@ class WorkingMemory:
         if at is not None:
             out += [
                 (a, b)
-                for a, b, since, until, held_until in gone
+                for a, b, _, until, held_until in gone
                 if held_until is not None
-                and at < held_until
                 and (known_at is None or until <= known_at)
+                and at < self.belief_end(row, a, known_at)
             ]
         return out
 
@@ -685,14 +764,40 @@ class WorkingMemory:
             held.update(keys)
         return fields, types, type_fields
 
-    def agent_confidence(self, agent: str) -> dict[int, Decimal]:
-        """Rows whose observation ``agent`` holds with a confidence of its own (another than
-        the observation's): row -> that confidence."""
-        return {
+    def agent_confidence(
+        self, agent: str, known_at: int | None = None, at: int | None = None
+    ) -> dict[int, Decimal]:
+        """Rows whose observation ``agent`` held with a confidence of its own (another than
+        the observation's) at record time ``known_at`` (None: now) and, for a belief a
+        later fact of its own withdrew, valid time ``at``: row -> that confidence."""
+        found = {
             self.belief_row[b]: c
             for b, c in self.belief_confidence.items()
-            if self.belief_agent.get(b) == agent and b in self.belief_row
+            if self.belief_agent.get(b) == agent
+            and b in self.belief_row
+            and (
+                known_at is None
+                or (late := self.late_beliefs.get(b)) is None
+                or late[2] <= known_at
+            )
         }
+        if not self.withdrawn_confidence:
+            return found
+        held: list[tuple[int, str]] = []
+        if known_at is not None:
+            held += [
+                (row, b)
+                for row, gone in self.withdrawn.items()
+                for a, b, since, until, _ in gone
+                if a == agent and since <= known_at < until
+            ]
+        if at is not None:
+            held += self._held_until_then(agent, known_at, at)
+        for row, belief in held:
+            own = self.withdrawn_confidence.get(belief)
+            if own is not None:
+                found[row] = own
+        return found
 
     def agent_mask(
         self, agent: str, n: int, known_at: int | None = None, at: int | None = None
@@ -713,8 +818,8 @@ class WorkingMemory:
                 ):
                     mask[row] = True
         if at is not None:
-            for row, _, until, held_until in self.held_before.get(agent, ()):
-                if row < n and at < held_until and (known_at is None or until <= known_at):
+            for row, _ in self._held_until_then(agent, known_at, at):
+                if row < n:
                     mask[row] = True
         return mask
 

@@ -5,6 +5,7 @@ several agents, forgetting one agent's belief, and provenance after a retraction
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,73 @@ def test_a_belief_a_later_fact_withdrew_stays_in_its_agents_history(
         finally:
             if opened is not memory:
                 opened.close()
+
+
+def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
+    settings: Settings, memory: Memory
+) -> None:
+    """driver shared scout's Paris since January and told Berlin from May, then Oslo from
+    July; Rome from March is told late. Rome ends Paris for driver in March; forgetting Rome
+    and Berlin lets Paris hold for driver until July; forgetting Oslo too gives the belief
+    back, with driver's own confidence, after a restart too; earlier record times keep what
+    they held."""
+    jan = "2024-01-01T00:00:00Z"
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", when=jan)
+    [shared] = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Paris.",
+                agent="driver",
+                observed_at=jan,
+                confidence="0.4",
+                fact=FactDraft("Alice", "lives in", "Paris"),
+            )
+        ]
+    )
+    assert shared.observation_id == paris
+    berlin = said(
+        memory, "Alice", "lives in", "Berlin", agent="driver", when="2024-05-01T00:00:00Z"
+    )
+    oslo = said(memory, "Alice", "lives in", "Oslo", agent="driver", when="2024-07-01T00:00:00Z")
+    rome = said(memory, "Alice", "lives in", "Rome", agent="driver", when="2024-03-01T00:00:00Z")
+
+    def drivers(opened: Memory, when: str, **clock: Any) -> list[str]:
+        found = opened.recall("", subject="Alice", agent="driver", as_of=when, **clock)
+        return [r.observation_id for r in found.results]
+
+    assert drivers(memory, "2024-02-01") == [paris]
+    assert drivers(memory, "2024-04-01") == [rome]  # told late, it ends Paris for driver
+    memory.forget(rome)
+    memory.forget(berlin)
+    assert drivers(memory, "2024-06-01") == [paris]
+    assert drivers(memory, "2024-08-01") == [oslo]
+    assert [b["agent"] for b in memory.evidence(paris)["believers"]] == ["scout"]
+    before = memory.evidence(oslo)["recorded_at"]
+    memory.forget(oslo)
+    memory.close()
+    reopened = open_memory(settings)
+    try:
+        [found] = reopened.recall("", subject="Alice", agent="driver").results
+        assert found.observation_id == paris and found.confidence == Decimal("0.4")
+        assert found.agents == ["scout", "driver"]
+        cited = reopened.evidence(paris)
+        assert [b["agent"] for b in cited["believers"]] == ["scout", "driver"]
+        assert drivers(reopened, "2024-08-01", known_at=before) == [oslo]
+    finally:
+        reopened.close()
+
+
+def test_an_agents_own_confidence_is_the_one_it_held_at_known_at(memory: Memory) -> None:
+    [first] = memory.remember(
+        [MemoryDraft(text="The harvest was small.", agent="driver", confidence="0.3")]
+    )
+    memory.remember([MemoryDraft(text="The harvest was small.", agent="scout", confidence="0.9")])
+    then = memory.evidence(first.observation_id)["believers"][-1]["since"]
+    memory.forget(first.observation_id, agent="scout")
+    found = memory.recall("", agent="scout", min_confidence="0.8", known_at=then).results
+    assert [(r.observation_id, r.confidence) for r in found] == [
+        (first.observation_id, Decimal("0.9"))
+    ]
 
 
 def test_forgetting_by_one_of_two_believers_withdraws_only_its_belief(

@@ -684,3 +684,51 @@ def test_a_memory_forgotten_before_its_embedding_never_reaches_the_index(
         gate.set()
         memory.close()
     assert index_ids(settings) == set()
+
+
+# ---- the same answers before and after a restart ---------------------------------------------
+
+
+def scores(memory: Memory, query: str, **asked: Any) -> dict[str, dict[str, float]]:
+    """Text -> component scores of a recall's results."""
+    return {r.text: r.scores for r in memory.recall(query, **asked).results}
+
+
+def test_a_purge_or_a_retraction_ranks_as_it_will_after_a_restart(settings: Settings) -> None:
+    """A purged memory no longer sits between its episode's neighbours, and a retracted
+    one found at an earlier known_at has left the vector search, before a restart as after."""
+    memory = reopen(settings)
+    try:
+        told = [
+            memory.remember([MemoryDraft(text=text, episode="e1")])[0]
+            for text in ("The violin is in the harbor.", "Lunch was soup.", "The stone is grey.")
+        ]
+        [gone] = memory.remember([MemoryDraft(text="The marble harbor stone is grey.")])
+        memory.settle()
+        then = datetime.now(UTC)
+        memory.forget(told[1].observation_id, mode="purge")
+        memory.forget(gone.observation_id)
+        before = scores(memory, "violin harbor"), scores(memory, "marble stone", known_at=then)
+    finally:
+        memory.close()
+    memory = reopen(settings)
+    try:
+        after = scores(memory, "violin harbor"), scores(memory, "marble stone", known_at=then)
+    finally:
+        memory.close()
+    assert before == after
+    assert "vector" not in before[1]["The marble harbor stone is grey."]
+
+
+def test_a_fact_that_begins_later_never_takes_a_current_ones_place(memory: Memory) -> None:
+    memory.remember([MemoryDraft(text="Alice bought a violin case.", observed_at="2024-01-01")])
+    memory.remember(
+        [
+            MemoryDraft(
+                text="Violin lessons: Alice will teach violin.",
+                fact=FactDraft("Alice", "role", "violin teacher", valid_from="2030-01-01"),
+            )
+        ]
+    )
+    [first] = memory.recall("violin", limit=1).results
+    assert first.text == "Alice bought a violin case." and first.current

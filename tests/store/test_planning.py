@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
+from unittest.mock import ANY
 
 import pytest
 
@@ -376,7 +377,8 @@ def test_sharing_a_fact_withdraws_the_agents_belief_in_an_older_one_others_hold(
     assert isinstance(paris, Plan) and isinstance(shared, Shared)
     assert shared.observation_id == berlin.observation_id
     assert shared.superseded == [] and shared.conflicts == [paris.observation_id]
-    assert [older for older, _ in shared.withdraws] == [paris.observation_id]
+    # Paris held for bob until his Berlin began.
+    assert shared.withdraws == [(paris.observation_id, ANY, berlin.valid_from)]
     assert holding(working) == {"alice": ["Berlin"], "bob": ["Berlin"], "carol": ["Paris"]}
 
 
