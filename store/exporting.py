@@ -289,7 +289,13 @@ def parse_export(path: Path) -> Parsed:
         if not isinstance(header, dict) or header.get("doxa") != "export":
             raise ImportRefused(f"{path}: line 1 is not a doxa export header")
         version = header.get("format")
-        if not isinstance(version, int) or version > FORMAT:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ImportRefused(
+                f"{path}: line 1's format {version!r} is not a number: a doxa export header"
+                f' holds "format": {FORMAT} (or older, as a number); write it so or export'
+                " the memory again"
+            )
+        if version > FORMAT:
             raise ImportRefused(
                 f"{path}: export format {version!r} was written by a newer doxa; this one"
                 f" reads format {FORMAT} and older: upgrade doxa to import it"

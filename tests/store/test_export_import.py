@@ -494,6 +494,16 @@ def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
         import_file(hash_settings(tmp_path / "b").store, tmp_path / "new.jsonl")
 
 
+def test_a_format_that_is_no_number_is_refused_as_such(tmp_path: Path) -> None:
+    # "2" was refused as written by a newer doxa, and upgrading would not have helped.
+    header = {"doxa": "export", "format": str(FORMAT), "schema": latest_version()}
+    (tmp_path / "text.jsonl").write_text(json.dumps(header) + "\n")
+    with pytest.raises(ImportRefused, match=f"format '{FORMAT}' is not a number") as refused:
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "text.jsonl")
+    assert "newer" not in str(refused.value)
+    assert not (tmp_path / "b").exists()
+
+
 def big_export(path: Path, n: int) -> None:
     """An export file of ``n`` observations, each believed by scout (4 n + 1 objects)."""
     at = "2024-01-01T00:00:00Z"
