@@ -17,8 +17,8 @@ the judged recalls' queries too, so a file moves between models and embedders.
 Reading a file back keeps every id; objects already present (same key, or same two ends for a
 link, with a record field's position and a supersession's record time) are skipped. The file
 is checked whole before anything is written (its lines against the header's counts, each
-value against its column and what the memory allows, each link's ends), and written in one
-transaction: a bad line writes nothing.
+value against its column and what the memory allows, each link's ends, each predicate's
+cardinality against the memory's), and written in one transaction: a bad line writes nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time, schema
-from doxa.store.drafts import memory_key
+from doxa.store.drafts import CARDINALITIES, memory_key
 from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.records import Record, RecordField
 from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
@@ -514,9 +514,8 @@ def _checked(
     row = {c: _in(line.get(c), t, where, c) for c, t in columns.items()}
     for column in _REQUIRED.get(kind, ()):
         if row.get(column) is None:
-            raise ImportRefused(
-                f"{where}: {kind} needs {column!r} (the memory cannot load one without)"
-            )
+            why = _WITHOUT.get(kind, "the memory cannot load one without")
+            raise ImportRefused(f"{where}: {kind} needs {column!r} ({why})")
     if kind == "Observation":
         told = [c for c in ("subject", "predicate", "object") if row.get(c) is not None]
         if told and len(told) < 3:
@@ -548,6 +547,15 @@ def _rank(value: Any) -> str | None:
     return None if value >= 0 else f"must be 0 or more (0 first), got {value}"
 
 
+def _cardinality(value: Any) -> str | None:
+    return (
+        None
+        if value in CARDINALITIES
+        else f'must be "one" (a newer object replaces the current one) or "many" (objects'
+        f" accumulate), got {value!r}"
+    )
+
+
 def _kept_features(value: Any) -> str | None:
     """What a recall keeps of its results for the ranker: "<rank> <features JSON>" each."""
     for i, item in enumerate(value):
@@ -567,20 +575,27 @@ def _kept_features(value: Any) -> str | None:
 
 
 #: Columns the memory cannot load an object without (null or missing in a file written by
-#: hand or damaged, a committed import left every command failing).
+#: hand or damaged, a committed import left every command failing), or would read as
+#: another (``_WITHOUT`` says why).
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "Observation": ("seq", "text", "observed_at", "recorded_at", "confidence"),
     "HAS_FIELD": ("position", "name", "kind", "value"),
     "FieldValue": ("field", "kind", "value"),
     "CoActivation": ("a", "b", "count"),
     "SUPERSEDES": ("at",),
+    "Predicate": ("cardinality",),
 }
+
+#: Why a table needs its ``_REQUIRED`` columns where the memory would load an object
+#: without them, as another.
+_WITHOUT = {"Predicate": '"one" or "many": without it, its facts would take the configured one'}
 
 #: Values a column's type allows but the memory does not: (table, column) -> the problem.
 _VALUES: dict[tuple[str, str], Callable[[Any], str | None]] = {
     ("RETURNED", "judgement"): _judgement,
     ("RETURNED", "rank"): _rank,
     ("Recall", "features"): _kept_features,
+    ("Predicate", "cardinality"): _cardinality,
 }
 
 
@@ -600,6 +615,7 @@ def write_import(graph: Graph, parsed: Parsed, progress: Progress | None = None)
     """
     say = progress or (lambda _: None)
     _check_links(graph, parsed)
+    _check_predicates(graph, parsed)
     before = tallies(graph, raw=True)
     offset = 0
     if before.get("Observation"):
@@ -674,6 +690,27 @@ def _check_links(graph: Graph, parsed: Parsed) -> None:
                     f" {row['from']!r}, whose"
                     " judged_at is null: give the recall the time it was judged"
                 )
+
+
+def _check_predicates(graph: Graph, parsed: Parsed) -> None:
+    """Refuse a predicate the memory holds with the other cardinality: the memory's would
+    be kept, and the file's supersessions (of a "one") left ending facts that accumulate, or
+    its facts (of a "many") taken as replacing each other.
+
+    Raises:
+        ImportRefused: naming the line, the predicate, both cardinalities and what to do.
+    """
+    held = dict(graph.predicates())
+    for row, where in zip(
+        parsed.objects.get("Predicate", []), parsed.lines.get("Predicate", []), strict=True
+    ):
+        mine = held.get(row["name"])
+        if mine is not None and mine != row["cardinality"]:
+            raise ImportRefused(
+                f"{where}: predicate {row['name']!r} is {row['cardinality']!r} in the file but"
+                f" {mine!r} in this memory, and an import does not change a predicate's"
+                " cardinality: import the file into a new directory (--data-dir) instead"
+            )
 
 
 def _write_rows(

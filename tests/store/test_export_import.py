@@ -355,6 +355,8 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_table("HAS_FIELD"), {"position": None}, "HAS_FIELD needs 'position'"),
     (_table("SUPERSEDES"), {"at": None}, "SUPERSEDES needs 'at'"),
     (_table("CoActivation"), {"count": None}, "CoActivation needs 'count'"),
+    (_table("Predicate"), {"cardinality": "several"}, 'cardinality must be "one"'),
+    (_table("Predicate"), {"cardinality": None}, "Predicate needs 'cardinality'"),
 ]
 
 
@@ -373,6 +375,30 @@ async def test_what_the_memory_could_not_load_is_refused_before_anything_is_writ
         import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
     assert not (tmp_path / "new").exists()
     assert observations(tmp_path / "mine") == 1  # opens, as it was
+
+
+async def test_a_predicate_of_the_other_cardinality_is_not_merged(tmp_path: Path) -> None:
+    # The memory's "many" was kept and the file's supersessions of its "one" imported under
+    # it: Alice's tea ended her coffee, which the memory said accumulate.
+    def likes(drink: str, cardinality: str) -> dict[str, Any]:
+        fact = {"subject": "Alice", "predicate": "likes", "object": drink}
+        return {"text": f"Alice likes {drink}.", "fact": fact | {"cardinality": cardinality}}
+
+    async with Client(create_server(hash_settings(tmp_path / "mine"))) as client:
+        await ok(client, "remember", **likes("jazz", "many"))
+    async with Client(create_server(hash_settings(tmp_path / "other"))) as client:
+        await ok(client, "remember", **likes("coffee", "one"))
+        await ok(client, "remember", **likes("tea", "one"))
+    export(tmp_path / "other", tmp_path / "other.jsonl")
+    said = (
+        r"line \d+: predicate 'likes' is 'one' in the file but 'many' in this memory.*"
+        r"import the file into a new directory"
+    )
+    with pytest.raises(ImportRefused, match=said):
+        import_file(hash_settings(tmp_path / "mine").store, tmp_path / "other.jsonl")
+    assert observations(tmp_path / "mine") == 1
+    import_file(hash_settings(tmp_path / "new").store, tmp_path / "other.jsonl")
+    assert observations(tmp_path / "new") == 2
 
 
 async def test_a_file_cut_short_is_refused_before_anything_is_written(tmp_path: Path) -> None:
