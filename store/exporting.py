@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time, schema
-from doxa.store.drafts import CARDINALITIES, memory_key
+from doxa.store.drafts import CARDINALITIES, memory_key, unicode_text
 from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.records import Record, RecordField
 from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
@@ -452,6 +452,7 @@ def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
     if len(texts) != 3:
         raise ImportRefused(f"{where}: {PRUNED} needs id, at and why, each as text")
     _in(texts[1], "TIMESTAMP", where, "at")
+    _encodable({"id": texts[0], "why": texts[2]}, where, PRUNED)
     return texts[0], texts[1], texts[2]
 
 
@@ -527,12 +528,27 @@ def _checked(
         if not isinstance(value, str) or not value:
             raise ImportRefused(f"{where}: {kind} needs {key!r} (its key, as text)")
         row[key] = value
+    _encodable(row, where, kind)
     for column, value in row.items():
         check = _VALUES.get((kind, column))
         problem = None if value is None or check is None else check(value)
         if problem is not None:
             raise ImportRefused(f"{where}: {kind}'s {column} {problem}")
     return row
+
+
+def _encodable(row: dict[str, Any], where: str, kind: str) -> None:
+    """Refuse a text the graph cannot store (an unpaired surrogate, ``"\\ud800"`` in JSON,
+    has no UTF-8 form: Kùzu failed on it mid-write), as ``remember`` refuses one."""
+    for column, value in row.items():
+        texts = value if isinstance(value, list) else [value]
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                continue
+            try:
+                unicode_text(text, column if texts is not value else f"{column}[{i}]")
+            except InvalidInput as refused:
+                raise ImportRefused(f"{where}: {kind}'s {refused}") from None
 
 
 def _judgement(value: Any) -> str | None:

@@ -16,7 +16,7 @@ from doxa.store.errors import MemoryStoreError
 from doxa.store.exporting import (
     PRUNED,
     Imported,
-    ImportRefused,
+    Parsed,
     Progress,
     parse_export,
     write_import,
@@ -41,21 +41,47 @@ def page_cache_bytes(buffer_pool_mb: int, objects: int) -> int:
 
 
 def import_file(settings: StoreSettings, path: Path, progress: Progress | None = None) -> Imported:
-    """Read ``path`` into the memory of ``settings.data_dir`` (created if absent).
+    """Read ``path`` into the memory of ``settings.data_dir`` (created if absent; removed
+    again, with any parent the import created, if the import fails).
 
     Raises:
         ImportRefused: the file is bad (nothing was written).
         MemoryStoreError: a server owns the directory, or the memory failed.
     """
-    from doxa.store.graph import Graph
-    from doxa.store.memory import Memory
-
     say = progress or (lambda _: None)
     parsed = parse_export(path)
     say(f"read {parsed.total} objects from {path}")
     data_dir = Path(settings.data_dir).expanduser()
-    created = not data_dir.exists()
+    created = _first_missing(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _import_into(settings, data_dir, parsed, say)
+    except BaseException:
+        # Whatever failed (the check, the database, the memory's first start, an
+        # interrupt): no half-written memory is left where there was none.
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost of ``path`` and its parents that does not exist (None: it exists)."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _import_into(
+    settings: StoreSettings, data_dir: Path, parsed: Parsed, say: Progress
+) -> Imported:
+    """Write ``parsed`` into the graph of ``data_dir``, owned meanwhile, then open the memory
+    once to embed and index what it brought."""
+    from doxa.store.graph import Graph
+    from doxa.store.memory import Memory
+
     ownership = Ownership(data_dir)
     if not ownership.try_acquire():
         raise MemoryStoreError(
@@ -82,11 +108,6 @@ def import_file(settings: StoreSettings, path: Path, progress: Progress | None =
             memory.settle(timeout=INDEX_WAIT_S)
         finally:
             memory.close()
-    except ImportRefused:
-        if created:  # refused whole: no memory is left where there was none
-            ownership.release()
-            shutil.rmtree(data_dir, ignore_errors=True)
-        raise
     finally:
         ownership.release()
     return done

@@ -18,6 +18,7 @@ from doxa.server.app import create_server
 from doxa.store import Memory
 from doxa.store.drafts import MemoryDraft
 from doxa.store.embedder import HashEmbedder
+from doxa.store.errors import StorageError
 from doxa.store.exporting import FORMAT, ImportRefused, parse_export, write_import
 from doxa.store.graph import Graph, query_vector_text
 from doxa.store.importing import import_file, page_cache_bytes
@@ -355,6 +356,8 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_table("HAS_FIELD"), {"position": None}, "HAS_FIELD needs 'position'"),
     (_table("SUPERSEDES"), {"at": None}, "SUPERSEDES needs 'at'"),
     (_table("CoActivation"), {"count": None}, "CoActivation needs 'count'"),
+    # Kùzu failed on it mid-write, and a new directory was left behind.
+    (_observation, {"text": "Bad \ud800 text."}, "text holds an unpaired surrogate (U+D800)"),
     (_table("Predicate"), {"cardinality": "several"}, 'cardinality must be "one"'),
     (_table("Predicate"), {"cardinality": None}, "Predicate needs 'cardinality'"),
 ]
@@ -375,6 +378,27 @@ async def test_what_the_memory_could_not_load_is_refused_before_anything_is_writ
         import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
     assert not (tmp_path / "new").exists()
     assert observations(tmp_path / "mine") == 1  # opens, as it was
+
+
+def test_a_failed_import_into_a_new_directory_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only a refused file was cleaned up: a failure while writing (Kùzu refusing a value)
+    # left the graph and the lock where there had been nothing.
+    big_export(tmp_path / "file.jsonl", 3)
+
+    def failing(*_: Any) -> None:
+        raise StorageError("import", "the database failed")
+
+    monkeypatch.setattr("doxa.store.importing.write_import", failing)
+    with pytest.raises(StorageError):
+        import_file(hash_settings(tmp_path / "new" / "deeper").store, tmp_path / "file.jsonl")
+    assert not (tmp_path / "new").exists()
+    mine = hash_settings(tmp_path / "mine").store
+    Memory.open(mine).close()
+    with pytest.raises(StorageError):  # a memory that was there stays
+        import_file(mine, tmp_path / "file.jsonl")
+    assert observations(tmp_path / "mine") == 0
 
 
 async def test_a_predicate_of_the_other_cardinality_is_not_merged(tmp_path: Path) -> None:
