@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Literal, cast
+from typing import Literal, cast, get_args
 
 from doxa.store.timewords import MONTHS, SEASONS, season_window
 
@@ -74,6 +74,7 @@ __all__ = [
     "event_time",
     "event_times",
     "loaded",
+    "loaded_strictly",
     "most_specific",
     "overlaps",
     "shown",
@@ -1284,6 +1285,29 @@ def loaded(text: str | None) -> tuple[EventTime, ...]:
         EventTime(datetime.fromisoformat(s), datetime.fromisoformat(e), p, phrase)
         for s, e, p, phrase in json.loads(text)
     )
+
+
+def loaded_strictly(text: str) -> tuple[EventTime, ...]:
+    """The event times ``stored`` wrote, read by ``loaded`` and refused unless the memory can
+    use them: a memory loads whatever ``loaded`` reads, then compares the times with aware
+    ones (a time without an offset failed a recall that names a time).
+
+    Raises:
+        ValueError: not JSON as ``stored`` writes it (``[[start, end, precision, phrase]]``),
+            a time that is none or has no offset, a precision of no kind, a phrase not text.
+    """
+    try:
+        times = loaded(text)
+    except (TypeError, RecursionError) as error:  # an item not a list of four, or too deep
+        raise ValueError(str(error) or "nested too deep") from None
+    for event in times:
+        if event.start.tzinfo is None or event.end.tzinfo is None:
+            raise ValueError("a time without its offset (+00:00)")
+        if event.precision not in get_args(Precision):
+            raise ValueError(f"precision {event.precision!r} is none of {get_args(Precision)}")
+        if not isinstance(event.phrase, str):
+            raise ValueError(f"phrase {event.phrase!r} is not text")
+    return times
 
 
 def shown(event: EventTime) -> str:

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from doxa.store import event_time, schema
 from doxa.store.drafts import CARDINALITIES, memory_key, unicode_text
 from doxa.store.errors import InvalidInput, MemoryStoreError
-from doxa.store.records import Record, RecordField
+from doxa.store.records import KINDS, Record, RecordField, stored_field_name
+from doxa.store.records import validate as validate_record
 from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
 
 if TYPE_CHECKING:
@@ -334,10 +335,13 @@ def parse_export(path: Path) -> Parsed:
             parsed.objects.setdefault(str(line.get("table")), []).append(row)
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
     _all_there(parsed, path)
+    # Every record read, as the memory loads it and a client reads it back, also where
+    # nothing of it is read again.
+    records = _checked_records(parsed)
     if isinstance(written_at, int) and written_at < 6:
         _features_to_recalls(parsed)
     _without_retired(parsed)
-    _read_again(parsed, written_at if isinstance(written_at, int) else None)
+    _read_again(parsed, written_at if isinstance(written_at, int) else None, records)
     return parsed
 
 
@@ -359,7 +363,7 @@ def _all_there(parsed: Parsed, path: Path) -> None:
         )
 
 
-def _read_again(parsed: Parsed, written_at: int | None) -> None:
+def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Record]) -> None:
     """Compute what the file's version read differently, or did not keep, as the migrations
     since compute it for a memory's own observations: event times (every observation's
     before migration 11, a record's before 12) and a record's duplicate key (before 13),
@@ -375,9 +379,6 @@ def _read_again(parsed: Parsed, written_at: int | None) -> None:
         return written_at is not None and written_at < version
 
     observations = parsed.objects.get("Observation", [])
-    unset = any(o.get("event_times") is None or o.get("text_key") is None for o in observations)
-    # A current file holds both for every observation: its records need not be read.
-    records = records_in(parsed.objects, parsed.lines) if unset or before(13) else {}
     for observation, where in zip(observations, parsed.lines.get("Observation", []), strict=True):
         record = records.get(observation["id"])
         if (
@@ -412,7 +413,8 @@ def records_in(
             field_ = RecordField.loaded(link["name"] or "", link["kind"] or "", link["value"] or "")
         except (ValueError, ArithmeticError) as error:
             raise ImportRefused(
-                f"{at}: HAS_FIELD's value {link['value']!r} is not a {link['kind']} ({error})"
+                f"{at}: HAS_FIELD's value {link['value']!r} is not {_article(link['kind'])}"
+                f" {link['kind']} ({error})"
             ) from None
         fields.setdefault(link["from"], []).append((link["position"] or 0, field_))
     return {
@@ -421,6 +423,47 @@ def records_in(
         )
         for link in objects.get("IS_A", [])
     }
+
+
+def _checked_records(parsed: Parsed) -> dict[str, Record]:
+    """The file's records (``records_in``), refused unless the memory can load each field
+    and a client can read each record back as it is shown (``records.validate``): a field of
+    no kind, or a name no record could have given, made every recall fail once imported.
+
+    Raises:
+        ImportRefused: naming the ``HAS_FIELD`` line of a bad field, the ``IS_A`` line of a
+            record read back as no record.
+    """
+    for link, where in zip(
+        parsed.objects.get("HAS_FIELD", []), parsed.lines.get("HAS_FIELD", []), strict=True
+    ):
+        if link["kind"] not in KINDS:
+            raise ImportRefused(
+                f"{where}: HAS_FIELD's kind {link['kind']!r} is none of {', '.join(KINDS)}"
+            )
+        try:
+            stored_field_name(link["name"], "name")
+        except InvalidInput as refused:
+            raise ImportRefused(f"{where}: HAS_FIELD {refused.problem}") from None
+    records = records_in(parsed.objects, parsed.lines)
+    for link, where in zip(
+        parsed.objects.get("IS_A", []), parsed.lines.get("IS_A", []), strict=True
+    ):
+        record = records[link["from"]]
+        try:
+            shown = record.shown_fields()
+        except TypeError:  # a value where a nested field's path needs an object
+            raise ImportRefused(
+                f"{where}: the record of {link['from']!r} names a field both as a value and"
+                " as an object of nested fields (a and a.b): rename one"
+            ) from None
+        try:
+            validate_record({"type": record.type, "fields": shown})
+        except InvalidInput as refused:
+            raise ImportRefused(
+                f"{where}: the record of {link['from']!r} reads back as no record: {refused}"
+            ) from None
+    return records
 
 
 def _article(word: str) -> str:
@@ -572,6 +615,20 @@ def _cardinality(value: Any) -> str | None:
     )
 
 
+def _stored_event_times(value: Any) -> str | None:
+    """Event times as the memory loads them at every start: one it could not read, imported,
+    left every command failing (repair too)."""
+    try:
+        event_time.loaded_strictly(value)
+    except ValueError as error:
+        return (
+            f"{value[:60]!r} do not read as event times ({error}): write them as an export"
+            " does, [[start, end, precision, phrase]] with times in ISO 8601 UTC, or null to"
+            " have them read again from the text"
+        )
+    return None
+
+
 def _kept_features(value: Any) -> str | None:
     """What a recall keeps of its results for the ranker: "<rank> <features JSON>" each."""
     for i, item in enumerate(value):
@@ -612,6 +669,7 @@ _VALUES: dict[tuple[str, str], Callable[[Any], str | None]] = {
     ("RETURNED", "rank"): _rank,
     ("Recall", "features"): _kept_features,
     ("Predicate", "cardinality"): _cardinality,
+    ("Observation", "event_times"): _stored_event_times,
 }
 
 

@@ -307,6 +307,17 @@ def _field_name(raw: object, field: str, paths: bool = False) -> str:
     return raw
 
 
+def stored_field_name(stored_name: str, field: str) -> str:
+    """A field's name as ``HAS_FIELD`` keeps it (a nested field's path, ``[]`` after a list's
+    values), checked as a field's name or path is when a record is given.
+
+    Raises:
+        InvalidInput: naming ``field``: a name that could not have been given.
+    """
+    _field_name(stored_name.removesuffix(_LISTED), field, paths=True)
+    return stored_name
+
+
 def _flattened(given: Mapping[Any, Any], path: str, prefix: str = "") -> Iterator[RecordField]:
     """Every value of a record's ``fields`` (at ``path``), nested objects' fields named by
     their path and each of a list's values a field of its own, in the order given."""

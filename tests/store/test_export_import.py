@@ -341,6 +341,9 @@ def _table(name: str) -> Any:
     return lambda line: line["table"] == name
 
 
+#: A time without its offset: the memory compares event times with aware ones.
+NAIVE = "2024-01-01T00:00:00"
+
 #: Values a damaged or hand-written file may hold that the memory cannot load: imported,
 #: each left every later command failing (or a confidence out of range stored as it was).
 UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
@@ -356,6 +359,17 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_table("HAS_FIELD"), {"position": None}, "HAS_FIELD needs 'position'"),
     (_table("SUPERSEDES"), {"at": None}, "SUPERSEDES needs 'at'"),
     (_table("CoActivation"), {"count": None}, "CoActivation needs 'count'"),
+    # Each of these imported, then failed every start of the memory (repair's too), or
+    # every recall of the record (its field name), as the memory loads them.
+    (_observation, {"event_times": "x"}, "event_times 'x' do not read as event times"),
+    (_observation, {"event_times": "a"}, "event_times 'a' do not read as event times"),
+    (_observation, {"event_times": "[[1,2]]"}, "(not enough values to unpack"),
+    (_observation, {"event_times": '[["noon", "dusk", "day", "x"]]'}, "'noon'"),
+    (_observation, {"event_times": f'[["{NAIVE}", "{NAIVE}", "day", "x"]]'}, "without its offset"),
+    (_table("HAS_FIELD"), {"kind": "integer", "value": "abc"}, "'abc' is not an integer"),
+    (_table("HAS_FIELD"), {"kind": "date", "value": "notadate"}, "'notadate' is not a date"),
+    (_table("HAS_FIELD"), {"kind": "potato"}, "kind 'potato' is none of integer, decimal"),
+    (_table("HAS_FIELD"), {"name": "a b c!"}, "HAS_FIELD has the field name 'a b c!'"),
     # Kùzu failed on it mid-write, and a new directory was left behind.
     (_observation, {"text": "Bad \ud800 text."}, "text holds an unpaired surrogate (U+D800)"),
     (_table("Predicate"), {"cardinality": "several"}, 'cardinality must be "one"'),
@@ -378,6 +392,23 @@ async def test_what_the_memory_could_not_load_is_refused_before_anything_is_writ
         import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
     assert not (tmp_path / "new").exists()
     assert observations(tmp_path / "mine") == 1  # opens, as it was
+
+
+async def test_a_record_a_client_could_not_read_back_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    # Fields named alike but for case each load, but the record as recall shows it is no
+    # record: `doxa recall` failed on it.
+    def album(line: dict[str, Any]) -> bool:
+        return line["table"] == "HAS_FIELD" and line["name"] == "album_id"
+
+    await damaged(tmp_path, album, {"name": "TAGS"})  # beside its tags
+    text = (tmp_path / "bad.jsonl").read_text().splitlines()
+    is_a = next(i for i, line in enumerate(text) if i and json.loads(line)["table"] == "IS_A")
+    said = f"line {is_a + 1}: the record of .* reads back as no record: .*'TAGS' again"
+    with pytest.raises(ImportRefused, match=said):
+        import_file(hash_settings(tmp_path / "new").store, tmp_path / "bad.jsonl")
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_failed_import_into_a_new_directory_leaves_nothing_behind(
