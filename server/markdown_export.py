@@ -72,8 +72,10 @@ def write_markdown(export: Path, target: Path) -> int:
     observations = {o["id"]: o for o in tables["Observation"]}
     believers: dict[str, list[str]] = defaultdict(list)
     belief_of = {link["from"]: link["to"] for link in tables["OF"]}
+    # A belief its agent withdrew (the others still hold the observation) is not held now.
+    withdrawn = {b["id"] for b in tables["Belief"] if b.get("retracted_at")}
     for link in tables["HOLDS"]:
-        if link["to"] in belief_of:
+        if link["to"] in belief_of and link["to"] not in withdrawn:
             believers[belief_of[link["to"]]].append(link["from"])
     superseded_by = superseders(tables)
     now = datetime.now(UTC)

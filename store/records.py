@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
 from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
@@ -59,6 +59,8 @@ _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
 )
 
+#: Normalises a number of any length this module lets through without rounding it.
+_EXACT = Context(prec=MAX_NUMBER + 2)
 _TOO_LONG = f"has more than {MAX_NUMBER} digits written out; send it as a string to keep it as text"
 
 Value = int | Decimal | str | bool | date | datetime
@@ -165,10 +167,12 @@ def field_key(field_name: str) -> str:
 
 
 def _number_text(number: Decimal) -> str:
-    """Canonical text of a number: ``176``, ``176.0`` and ``1.76E+2`` are all ``176``."""
+    """Canonical text of a number: ``176``, ``176.0`` and ``1.76E+2`` are all ``176``, every
+    digit kept (the default context would round past 28: two records' long integers were
+    found as one)."""
     if number == 0:
         return "0"
-    return format(number.normalize(), "f")
+    return format(number.normalize(_EXACT), "f")
 
 
 def comparable(kind: str, value: Value) -> list[Key]:

@@ -23,8 +23,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from doxa.server.app import create_server
 from doxa.server.cli import main
+from doxa.server.markdown_export import write_markdown
 from doxa.store import Memory, relay
 from doxa.store.backup import UNFINISHED
+from doxa.store.drafts import MemoryDraft
 from doxa.store.exporting import write_export
 from doxa.store.sharing import SharedMemory
 
@@ -733,6 +735,22 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     assert "Jo lives in Cork (2024-06-01T00:00:00Z to 2030-01-01T00:00:00Z; current)" in page
     assert "Jo lives in Tokyo (from 2030-01-01T00:00:00Z; begins later)" in page
     assert "Jo lives in Rome (2019-01-01T00:00:00Z to 2019-06-01T00:00:00Z; ended)" in page
+
+
+def test_the_markdown_names_only_the_agents_that_hold_an_observation_now(tmp_path: Path) -> None:
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    try:
+        gulls = {"text": "Gulls nest on the pier.", "topics": ["pier"]}
+        [told] = memory.remember([MemoryDraft(**gulls, agent="alice")])
+        memory.remember([MemoryDraft(**gulls, agent="bob")])
+        memory.forget(told.observation_id, agent="bob")  # bob's belief only
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    page = (tmp_path / "pages" / "pier.md").read_text(encoding="utf-8")
+    assert "believed by alice)" in page and "bob" not in page.split("believed by")[1]
 
 
 # ---- a real server as owner -----------------------------------------------------------------

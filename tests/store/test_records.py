@@ -53,6 +53,12 @@ def test_a_negative_zero_is_zero_so_its_record_is_the_same_as_zeros() -> None:
     assert given.identity() == validate({"type": "T", "fields": {"v": 0.0}}).identity()
 
 
+def test_long_integers_keep_every_digit_as_where_compares_them() -> None:
+    long = 123456789012345678901234567890
+    assert comparable("integer", long) == [("number", str(long))]
+    assert comparable("integer", long) != comparable("integer", long + 1)
+
+
 def test_numbers_compare_as_numbers_and_dates_by_day_and_instant() -> None:
     assert comparable("integer", 176) == comparable("decimal", Decimal("176.00"))
     assert comparable("decimal", Decimal("1.76E+2")) == [("number", "176")]
