@@ -44,7 +44,10 @@ def add_parsers(commands: Any) -> None:
         help="also one Markdown file per entity, for people",
     )
     export.add_argument(
-        "--judgements", type=_path, metavar="FILE", help="only the judged recalls, for rankers"
+        "--judgements",
+        type=_path,
+        metavar="FILE",
+        help="the judged results, for rankers (besides the memory's FILE, when given)",
     )
     importing = commands.add_parser("import", help="read an export file into the memory")
     importing.add_argument("file", type=_path, help="a file written by doxa export")
