@@ -12,14 +12,13 @@ than 18 decimal places or is out of range).
 from __future__ import annotations
 
 import json
-from collections import deque
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from doxa.server.request_body import Body, BodyCheck
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import Receive, Scope, Send
 
 
 class _Inexact:
@@ -71,7 +70,7 @@ def exact_json(body: bytes) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
-class ExactNumbers:
+class ExactNumbers(BodyCheck):
     """ASGI wrapper that passes POSTed JSON bodies through ``exact_json`` (HTTP and SSE).
 
     A body that ``exact_json`` leaves alone, one larger than ``max_body_bytes`` (the SDK's own
@@ -79,37 +78,13 @@ class ExactNumbers:
     as they came.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
-        self.app = app
-        self.max_body_bytes = max_body_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        received: deque[Message] = deque()
-        body = bytearray()
-        complete = False
-        while True:
-            message = await receive()
-            received.append(message)
-            if message["type"] != "http.request":
-                break  # a disconnect: the app sees it as it would have
-            body.extend(message.get("body", b""))
-            if len(body) > self.max_body_bytes:
-                break  # the SDK answers 413; read no more of it into memory
-            if not message.get("more_body", False):
-                complete = True
-                break
-        original = bytes(body)
-        changed = exact_json(original) if complete else original
+    async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
+        """Hand the app the body with its inexact numbers as text."""
+        original = body.data
+        changed = exact_json(original) if body.complete else original
         if changed is not original:
-            received = deque([{"type": "http.request", "body": changed, "more_body": False}])
+            body.replaced(changed)
             headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(changed)).encode("ascii")))
             scope = {**scope, "headers": headers}
-
-        async def replay() -> Message:
-            return received.popleft() if received else await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, body.replay(receive), send)

@@ -152,7 +152,7 @@ def worker_main() -> int:
 
 
 def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
-    """The ASGI app: the MCP server behind exact numbers and the token check.
+    """The ASGI app: the MCP server behind exact numbers, request ids and the token check.
 
     With several workers requests are served statelessly (no ``Mcp-Session-Id``): the
     kernel gives each connection to whichever worker accepts it, and a session held by one
@@ -162,6 +162,7 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     """
     from doxa.server.app import create_server
     from doxa.server.exact import ExactNumbers
+    from doxa.server.request_ids import RequestIds
 
     server = create_server(settings, state=state)
     host = settings.server.host
@@ -173,7 +174,7 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
             host=host, transport_security=security, stateless_http=settings.server.workers > 1
         )
     )
-    wrapped: ASGIApp = access.wrap(ExactNumbers(app))
+    wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app)))
     return wrapped
 
 

@@ -21,7 +21,6 @@ the server's read and write streams), with three differences:
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -39,7 +38,6 @@ from mcp.shared.message import SessionMessage
 from mcp_types import (
     CONNECTION_CLOSED,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
@@ -51,6 +49,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from doxa.server.exact import exact_json
+from doxa.server.request_ids import id_refusal, refused
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -241,17 +240,10 @@ async def _dispatch(
     except ValueError as error:
         await answers.send(_error(PARSE_ERROR, f"Parse error: {error}"))
         return
-    if isinstance(raw, dict) and "method" in raw and "id" in raw:
-        ident = raw["id"]
-        if ident is None or isinstance(ident, bool) or not isinstance(ident, int | str):
-            await answers.send(
-                _error(
-                    INVALID_REQUEST,
-                    "Invalid Request: id must be a string or an integer, got"
-                    f" {json.dumps(ident, separators=(',', ':'))[:40]}",
-                )
-            )
-            return
+    why = id_refusal(raw)
+    if why is not None:
+        await answers.send(SessionMessage(refused(why)))
+        return
     try:
         message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as error:

@@ -4,6 +4,7 @@ and ``--transport sse`` (/sse), each a real subprocess on a free loopback port."
 from __future__ import annotations
 
 import http.client
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,54 @@ async def test_an_http_request_with_a_foreign_host_header_is_refused(
 
     with anyio.fail_after(30):
         assert await anyio.to_thread.run_sync(post, "evil.example:80") == 421
+
+
+async def test_a_request_whose_id_is_null_is_refused_and_a_good_one_still_answered(
+    tmp_path: Path, start_server: Start
+) -> None:
+    """JSON-RPC requests carry a string or integer id: one with null was taken for a
+    notification (202, never answered)."""
+    server = await start_server("http", tmp_path / "memory")
+
+    def post(body: bytes) -> tuple[int, dict[str, Any] | None]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            connection.request(
+                "POST",
+                "/mcp",
+                body=body,
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-06-18",
+                },
+            )
+            response = connection.getresponse()
+            text = response.read()
+            kind = response.getheader("content-type") or ""
+            return response.status, json.loads(text) if "json" in kind else None
+        finally:
+            connection.close()
+
+    with anyio.fail_after(30):
+        for ident in (b"null", b"1.5", b"true", b"[1]"):
+            body = b'{"jsonrpc":"2.0","id":' + ident + b',"method":"tools/list"}'
+            status, answer = await anyio.to_thread.run_sync(post, body)
+            assert status == 400 and answer is not None, ident
+            assert answer["id"] is None and answer["error"]["code"] == -32600
+            assert "id must be a string or an integer" in answer["error"]["message"]
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+        status, _ = await anyio.to_thread.run_sync(post, json.dumps(hello).encode())
+    assert status == 200
 
 
 async def test_two_sse_clients_at_once_share_one_memory_that_survives_a_restart(

@@ -1,0 +1,72 @@
+"""A POSTed body read whole before the app sees it, then handed on as it came: the wire
+checks (``exact``, ``request_ids``) read a JSON-RPC message before the SDK does."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+@dataclass
+class Body:
+    """What was received of a request: its ASGI messages, the body they carry, and whether
+    it came whole (not cut short by a disconnect, nor longer than the limit)."""
+
+    received: deque[Message]
+    data: bytes
+    complete: bool
+
+    def replay(self, receive: Receive) -> Receive:
+        """A ``receive`` giving the app what was read here first, then the rest."""
+
+        async def replayed() -> Message:
+            return self.received.popleft() if self.received else await receive()
+
+        return replayed
+
+    def replaced(self, data: bytes) -> None:
+        """Hand the app ``data`` as the whole body instead."""
+        self.received = deque([{"type": "http.request", "body": data, "more_body": False}])
+        self.data = data
+
+
+async def read_body(receive: Receive, limit: int) -> Body:
+    """Read a request's body, or up to ``limit`` bytes of it (beyond, the SDK answers 413:
+    no more of it is read into memory)."""
+    received: deque[Message] = deque()
+    data = bytearray()
+    while True:
+        message = await receive()
+        received.append(message)
+        if message["type"] != "http.request":
+            return Body(received, bytes(data), False)  # a disconnect: the app sees it too
+        data.extend(message.get("body", b""))
+        if len(data) > limit:
+            return Body(received, bytes(data), False)
+        if not message.get("more_body", False):
+            return Body(received, bytes(data), True)
+
+
+class BodyCheck:
+    """ASGI wrapper reading each POSTed body whole (up to the SDK's own limit, beyond which
+    it answers 413) for ``check``; every other request reaches the app as it came."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self.check(scope, await read_body(receive, self.max_body_bytes), receive, send)
+
+    async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
+        """Answer the request, or hand it to the app (``body.replay(receive)``)."""
+        raise NotImplementedError
