@@ -245,8 +245,8 @@ def answer(
         mask &= _member(_predicate_rows(working, asked.predicate), n)
     if asked.episode is not None:
         mask &= _member(_episode_rows(working, asked.episode), n)
-    for field, (cls, canonical), _ in asked.where:
-        mask &= _member(working.rows_of(working.record_values, (field, cls, canonical)), n)
+    for field in asked.where:
+        mask &= _member(working.where_rows(field), n)
     current = mask & valid
     if not asked.include_superseded:
         mask = current if upcoming is None else current | (mask & upcoming)

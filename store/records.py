@@ -391,20 +391,49 @@ def validate(raw: object, field: str = "record") -> Record:
 
 
 class WhereField(NamedTuple):
-    """One field of a recall's ``where``: its key, the value it must equal and its name as
-    the recall gave it (what a note about it says)."""
+    """One field of a recall's ``where``: its key, the value it is compared with, its name
+    as the recall gave it (what a note about it says), and how: ``=`` (equal), or one of
+    ``COMPARISONS`` (a bound)."""
 
     key: str
     value: Key
     name: str
+    op: str = "="
+
+
+#: The comparisons a ``where`` may ask of a number or a date: {"milliseconds": {">": 3e5}}.
+COMPARISONS = (">", ">=", "<", "<=")
+
+#: The classes a comparison orders (strings and booleans have no order it could mean).
+_ORDERED = ("number", "day", "instant")
+
+
+def holds(cls: str, canonical: str, op: str, bound: str) -> bool:
+    """Whether a value (``cls``, ``canonical``, as ``comparable`` keys it) stands ``op`` to
+    ``bound`` (of the same class): numbers as numbers, dates and date-times in time."""
+    if cls == "number":
+        return _ordered(Decimal(canonical), Decimal(bound), op)
+    if cls == "instant":  # in UTC, but a fraction of a second is written or not
+        return _ordered(datetime.fromisoformat(canonical), datetime.fromisoformat(bound), op)
+    return _ordered(canonical, bound, op)  # a day, YYYY-MM-DD: in order as written
+
+
+def _ordered(left: Any, right: Any, op: str) -> bool:
+    if op == ">":
+        return bool(left > right)
+    if op == ">=":
+        return bool(left >= right)
+    if op == "<":
+        return bool(left < right)
+    return bool(left <= right)
 
 
 def parse_where(raw: object) -> list[WhereField]:
     """A recall's ``where``: {field: value}, all of which must hold. A nested field is named
-    by its path, ``{"customer.country": "Brazil"}``, the record's type by ``"@type"``; an
-    object as a value is refused, not read as a path, since it more likely means an operator
-    (``{"gt": 3}``), and there are none. A list's field holds a value if any of its values is
-    that value.
+    by its path, ``{"customer.country": "Brazil"}``, the record's type by ``"@type"``; a value
+    that is an object of comparisons bounds a number or a date (``{">=": 100, "<": 200}``);
+    any other object is refused, not read as a path. A list's field holds a value if any of
+    its values is that value (or, compared, any of them stands so).
 
     Returns:
         One ``WhereField`` per field.
@@ -428,11 +457,8 @@ def parse_where(raw: object) -> list[WhereField]:
             continue
         field_name = _field_name(raw_name, path, paths=True)
         if isinstance(value, Mapping):
-            raise InvalidInput(
-                path,
-                "must be one value (string, number, boolean or ISO 8601 date) to equal;"
-                ' a nested field is named by its path, e.g. {"customer.country": "Brazil"}',
-            )
+            wanted += _bounds(value, field_name, path)
+            continue
         if isinstance(value, list | tuple):
             first = value[0] if value else None
             shown_first = json.dumps(first, ensure_ascii=False)
@@ -447,6 +473,34 @@ def parse_where(raw: object) -> list[WhereField]:
         kind, typed_value = typed(value, path)
         wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
     return wanted
+
+
+def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereField]:
+    """The comparisons of one ``where`` field, ``{">=": 100, "<": 200}``.
+
+    Raises:
+        InvalidInput: an object that holds no comparisons (a nested field is named by its
+            path), or a bound that is no number or ISO 8601 date.
+    """
+    if not value or not all(op in COMPARISONS for op in value):
+        raise InvalidInput(
+            path,
+            "must be one value (string, number, boolean or ISO 8601 date) to equal, or"
+            f" comparisons ({', '.join(COMPARISONS)}) of a number or date, e.g."
+            f' {{">=": 100}}; a nested field is named by its path, e.g.'
+            ' {"customer.country": "Brazil"}',
+        )
+    bounds = []
+    for op, bound in value.items():
+        kind, typed_value = typed(bound, f"{path}.{op}")
+        key = where_key(kind, typed_value)
+        if key[0] not in _ORDERED:
+            raise InvalidInput(
+                f"{path}.{op}",
+                f"compares numbers and dates; give a number or an ISO 8601 date, got {bound!r}",
+            )
+        bounds.append(WhereField(field_key(field_name), key, field_name, op))
+    return bounds
 
 
 #: A class of values in words, as a note on an unmatched ``where`` names it.
@@ -485,7 +539,7 @@ def unmatched_where(
         for field, cls, _ in values:
             if field in classes:
                 classes[field].add(cls)
-    for field, (cls, canonical), given in wanted:
+    for field, (cls, canonical), given, _ in wanted:
         if field == TYPE:
             named = sorted(types, key=lambda t: (-types[t], t))
             if canonical in {t.casefold() for t in named}:
@@ -520,11 +574,11 @@ def unmatched_where(
                 f"where.{given}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"
             )
-    asked_types = [canonical for field, (_, canonical), _ in wanted if field == TYPE]
+    asked_types = [w.value[1] for w in wanted if w.key == TYPE]
     for canonical in asked_types if type_fields else []:
         assert type_fields is not None
         name, held = type_fields.get(canonical, ("", set()))
-        for field, _, given in wanted:
+        for field, _, given, _ in wanted:
             if field != TYPE and held and field not in held:
                 return (
                     f'where.{given}: no record of type "{name}" has this field; its fields: '

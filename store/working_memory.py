@@ -31,7 +31,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
-from doxa.store.records import Record, loose, type_key
+from doxa.store.records import Record, WhereField, holds, loose, type_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
@@ -173,6 +173,9 @@ class WorkingMemory:
         self.record_words: dict[tuple[str, str], array.array[int]] = defaultdict(
             lambda: array.array("q")
         )
+        # Per (field key, class), each value records hold and how many keys of it there are:
+        # the values a ``where`` comparison runs over.
+        self.record_ordered: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
         self.record_fields: dict[str, int] = {}
         # How many records are of each type (``where`` finds them under records.type_key).
         self.record_types: dict[str, int] = {}
@@ -308,6 +311,9 @@ class WorkingMemory:
         # Each once per record: a list may hold a value twice, and counts as one field.
         for key in {*record.keys(), type_key(record.type)}:
             self.record_values[key].append(row)
+        for field, cls, canonical in set(record.keys()):
+            held = self.record_ordered[(field, cls)]
+            held[canonical] = held.get(canonical, 0) + 1
         for field in {f.key for f in record.fields}:
             self.record_fields[field] = self.record_fields.get(field, 0) + 1
         self.record_types[record.type] = self.record_types.get(record.type, 0) + 1
@@ -317,6 +323,8 @@ class WorkingMemory:
     def _unindex_record(self, row: int, record: Record) -> None:
         for key in {*record.keys(), type_key(record.type)}:
             _drop(self.record_values, key, row)
+        for field, cls, canonical in set(record.keys()):
+            _count_down(self.record_ordered[(field, cls)], canonical)
         for field in {f.key for f in record.fields}:
             _count_down(self.record_fields, field)
         _count_down(self.record_types, record.type)
@@ -763,6 +771,20 @@ class WorkingMemory:
             _, held = type_fields.setdefault(record.type.casefold(), (record.type, set()))
             held.update(keys)
         return fields, types, type_fields
+
+    def where_rows(self, wanted: WhereField) -> IntArray:
+        """Rows of the records holding a value ``wanted`` asks for: equal to it, or standing
+        to it as its comparison says (any value of a list)."""
+        cls, value = wanted.value
+        if wanted.op == "=":
+            return self.rows_of(self.record_values, (wanted.key, cls, value))
+        held = self.record_ordered.get((wanted.key, cls), {})
+        found = [
+            self.rows_of(self.record_values, (wanted.key, cls, canonical))
+            for canonical in held
+            if holds(cls, canonical, wanted.op, value)
+        ]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def agent_confidence(
         self, agent: str, known_at: int | None = None, at: int | None = None

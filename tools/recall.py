@@ -136,7 +136,7 @@ async def recall(
     where: Annotated[
         dict[str, Any] | None,
         WithJsonSchema({"type": "object"}),
-        Field(description='record fields, e.g. {"album_id": 176, "@type": "Track"}'),
+        Field(description='record fields, e.g. {"@type": "Track", "ms": {">": 3e5}}'),
     ] = None,
     min_confidence: Annotated[
         DecimalInput | None, Field(description='exact decimal, e.g. "0.8"')

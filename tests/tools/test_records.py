@@ -90,6 +90,25 @@ async def test_where_filters_records_exactly_by_typed_field(client: Client) -> N
         assert {r["observation_id"] for r in ranked["results"]} <= {balls, fast}
 
 
+async def test_where_compares_numbers_and_dates_as_a_bound_asks(client: Client) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(client)
+        rock, balls, fast = ids["rock"], ids["balls"], ids["fast"]
+        longer = {"milliseconds": {">": 300000}}
+        assert await where(client, **longer) == {balls}
+        assert await where(client, milliseconds={">=": 176, "<": 300000}) == {rock, fast}
+        assert await where(client, milliseconds={"<=": 176}) == {rock}
+        assert await where(client, album_id={">": 175.5}) == {balls, fast}
+        assert await where(client, unit_price={"<": 1}) == {rock, balls}  # "1.99" is text
+        # A date bounds dates and date-times by their UTC day, a date-time by its instant.
+        assert await where(client, released={">=": "1983-01-01"}) == {balls, fast}
+        assert await where(client, released={"<": "1983-12-05T09:00:00Z"}) == {balls}
+        assert await where(client, released={">": "1983-12-05"}) == set()
+        assert await where(client, milliseconds={">": 200000}, explicit=False) == {fast}
+        shorter = await ok(client, "recall", query="Shark", where={"milliseconds": {"<": 300000}})
+        assert shorter["results"][0]["observation_id"] == fast
+
+
 async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Client) -> None:
     with anyio.fail_after(60):
         ids = await remember_tracks(client)
@@ -419,6 +438,10 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
                 assert named(batch, f"memories[1].{field}"), batch
             for shape, field in (
                 ({"album_id": {"gt": 3}}, "where.album_id"),
+                ({"album_id": {}}, "where.album_id"),
+                ({"name": {">": "Balls"}}, "where.name.>"),
+                ({"explicit": {"<": True}}, "where.explicit.<"),
+                ({"album_id": {">": 1, "=": 2}}, "where.album_id"),
                 ({"album_id": [1, 2]}, "where.album_id"),
                 ({"album id": 1}, "where.album id"),
                 ({"customer..country": 1}, "where.customer..country"),
