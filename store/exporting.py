@@ -3,7 +3,7 @@
 A file is a header line, then one line per object, nodes before links, then why prune
 retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 2, "schema": 17, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 18, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
     {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
@@ -37,7 +37,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time, schema
-from doxa.store.drafts import CARDINALITIES, memory_key, unicode_text
+from doxa.store.drafts import (
+    CARDINALITIES,
+    FUTURE_SKEW,
+    MAX_TEXT,
+    memory_key,
+    unicode_text,
+)
 from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.records import KINDS, Record, RecordField, stored_field_name
 from doxa.store.records import validate as validate_record
@@ -577,6 +583,10 @@ def _checked(
         problem = None if value is None or check is None else check(value)
         if problem is not None:
             raise ImportRefused(f"{where}: {kind}'s {column} {problem}")
+    if kind == "Observation":
+        problem = _observation_problem(row)
+        if problem is not None:
+            raise ImportRefused(f"{where}: Observation's {problem}")
     return row
 
 
@@ -592,6 +602,40 @@ def _encodable(row: dict[str, Any], where: str, kind: str) -> None:
                 unicode_text(text, column if texts is not value else f"{column}[{i}]")
             except InvalidInput as refused:
                 raise ImportRefused(f"{where}: {kind}'s {refused}") from None
+
+
+def _observation_problem(row: dict[str, Any]) -> str | None:
+    """What ``remember`` would refuse of an observation, or the memory misread: a blank text
+    (never found), counts below zero (a negative hit rate in every score), a time ahead of
+    the importing clock (unseen by every recall until then), an end before the start."""
+    now = to_naive_utc(utc_now())
+    text = row["text"]
+    if not text.strip():
+        return "text must not be blank: write the observation's words"
+    if len(text) > MAX_TEXT:
+        return f"text is {len(text)} characters long; remember keeps at most {MAX_TEXT}"
+    if row.get("kind") not in (None, *_OBSERVATION_KINDS):
+        told = "fact" if row.get("subject") is not None else "observation or record"
+        kinds = ", ".join(_OBSERVATION_KINDS)
+        return f"kind must be one of {kinds} ({told} here), got {row['kind']!r}"
+    for column in ("seq", "hits", "impressions"):
+        if (row.get(column) or 0) < 0:
+            return f"{column} must be 0 or more, got {row[column]}"
+    for column in ("observed_at", "recorded_at"):
+        moment = row.get(column)
+        if moment is not None and moment > now + FUTURE_SKEW:
+            return (
+                f"{column} {iso(moment)} is ahead of this machine's clock ({iso(now)}):"
+                " a file from a machine whose clock ran fast; correct its times"
+            )
+    start, end = row.get("valid_from"), row.get("stated_until")
+    if start is not None and end is not None and end <= start:
+        return f"stated_until {iso(end)} must be later than valid_from {iso(start)}"
+    return None
+
+
+#: The kinds of observation remember writes.
+_OBSERVATION_KINDS = ("fact", "observation", "record")
 
 
 def _judgement(value: Any) -> str | None:

@@ -374,6 +374,19 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_observation, {"text": "Bad \ud800 text."}, "text holds an unpaired surrogate (U+D800)"),
     (_table("Predicate"), {"cardinality": "several"}, 'cardinality must be "one"'),
     (_table("Predicate"), {"cardinality": None}, "Predicate needs 'cardinality'"),
+    # Each of these remember refuses; imported, the memory misread it: a text no recall
+    # finds, a negative hit rate in every score, a memory no recall sees until 2099.
+    (_observation, {"text": " \n "}, "Observation's text must not be blank"),
+    (_observation, {"seq": -1}, "Observation's seq must be 0 or more, got -1"),
+    (_observation, {"hits": -2}, "Observation's hits must be 0 or more, got -2"),
+    (_observation, {"kind": "note"}, "kind must be one of fact, observation, record"),
+    (_observation, {"recorded_at": "2099-01-01T00:00:00Z"}, "2099-01-01T00:00:00Z is ahead"),
+    (_observation, {"observed_at": "2099-01-01T00:00:00+05:00"}, "observed_at 2098-12-31T19"),
+    (
+        _fact,
+        {"valid_from": "2024-02-01T00:00:00Z", "stated_until": "2024-01-01T00:00:00Z"},
+        "stated_until 2024-01-01T00:00:00Z must be later than valid_from 2024-02-01",
+    ),
 ]
 
 
