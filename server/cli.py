@@ -86,7 +86,22 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)
     _memory_parsers(commands)
+    _own_errors(commands)
     return parser
+
+
+def _own_errors(commands: Any) -> None:
+    """Have each command's parser known to its arguments, so a flag it does not take is
+    refused with that command's usage (argparse names the top-level one)."""
+    for command in commands.choices.values():
+        command.set_defaults(command_parser=command)
+
+
+def _parsed(argv: list[str] | None) -> argparse.Namespace:
+    args, unknown = _parser().parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def _memory_parsers(commands: Any) -> None:
@@ -114,6 +129,7 @@ def _token_parser(commands: Any) -> None:
         action.add_argument("--data-dir", help="memory directory (default: the user data dir)")
         action.add_argument("--config", type=Path, help="a TOML file of settings")
         action.add_argument("--json", action="store_true", help="print JSON")
+    _own_errors(actions)  # a token action's flags are its own, not token's
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -256,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     # memories); the system allocator hands it back. Read when pyarrow is first imported.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     limit_malloc_arenas()
-    args = _parser().parse_args(argv)
+    args = _parsed(argv)
     try:
         settings = _settings(args)
     except SettingsError as error:

@@ -350,6 +350,26 @@ def test_the_cli_exits_2_with_the_message_on_stderr_for_a_bad_setting(
     assert err.count("\n") == 1  # one line, no traceback
 
 
+@pytest.mark.parametrize(
+    ("argv", "command", "unknown"),
+    [
+        (["export", "--bogus", "x.jsonl"], "doxa export", "--bogus"),
+        (["recall", "q", "--limt", "3"], "doxa recall", "--limt 3"),
+        (["token", "create", "--agent", "a", "--zz"], "doxa token create", "--zz"),
+    ],
+)
+def test_a_flag_a_command_does_not_take_is_refused_with_that_commands_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], command: str, unknown: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+
+    assert exited.value.code == 2
+    _, err = capsys.readouterr()
+    assert err.startswith(f"usage: {command} ")  # not doxa's own list of commands
+    assert err.endswith(f"{command}: error: unrecognized arguments: {unknown}\n")
+
+
 def test_a_flag_overrides_a_valid_environment_value_and_is_validated_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
