@@ -99,8 +99,10 @@ def _own_errors(commands: Any) -> None:
 
 def _parsed(argv: list[str] | None) -> argparse.Namespace:
     args, unknown = _parser().parse_known_args(argv)
+    command = args.command_parser
+    del args.command_parser  # the arguments are relayed to a running server as they are
     if unknown:
-        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
 
 
