@@ -55,6 +55,28 @@ def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> s
     return "current"
 
 
+#: Characters Markdown reads as marks (emphasis, links, code, html and entities, tables,
+#: quotes, headings, escapes).
+_MARKS = re.compile(r"([\\`*_\[\]<>|~#&])")
+#: A line's start that Markdown would read as a list item of its own ("- ", "+ ", "2. ").
+_LINE_START = re.compile(r"(?m)^(\s*)([-+]|\d+)([.)]?)(?=\s|$)")
+
+
+def shown(text: str) -> str:
+    """What a person or an agent wrote, shown as written: Markdown's marks escaped (a name
+    "*Bob*" stayed emphasis, "[a](b)" a link), further lines indented into the list item
+    they belong to (a second line began a paragraph of its own)."""
+    escaped = _LINE_START.sub(_unlisted, _MARKS.sub(r"\\\1", text))
+    return "\n  ".join(escaped.splitlines()) if escaped.strip() else escaped
+
+
+def _unlisted(start: re.Match[str]) -> str:
+    indent, marker, dot = start.groups()
+    if not dot:  # "- " or "+ ": the marker itself is escaped; a bare number is no item
+        return indent + ("\\" + marker if not marker.isdigit() else marker)
+    return f"{indent}{marker}\\{dot}"
+
+
 def _file_name(name: str, taken: set[str]) -> str:
     stem = re.sub(r"[^\w.-]+", "-", name.strip().lower()).strip("-.") or "untitled"
     candidate, n = stem, 1
@@ -92,8 +114,9 @@ def write_markdown(export: Path, target: Path) -> int:
     for name in sorted(about, key=str.lower):
         held = sorted((observations[i] for i in about[name]), key=lambda o: o["observed_at"])
         file = _file_name(name, taken)
-        index.append(f"- [{name}]({file}) ({len(held)} observations)")
-        page = [f"# {name}", ""]
+        title = shown(" ".join(name.split()))  # a heading and a link are one line
+        index.append(f"- [{title}]({file}) ({len(held)} observations)")
+        page = [f"# {title}", ""]
         facts = [o for o in held if o.get("subject")]
         if facts:
             page += ["## Facts", ""]
@@ -103,17 +126,19 @@ def write_markdown(export: Path, target: Path) -> int:
                 if state == "begins later" and not o.get("valid_until"):
                     span = f"from {o['valid_from']}"
                 said = o["predicate"].replace("_", " ")  # stored as a key, read as words
-                page.append(f"- {o['subject']} {said} {o['object']} ({span}; {state})")
+                fact = shown(f"{o['subject']} {said} {o['object']}")
+                page.append(f"- {fact} ({span}; {state})")
             page.append("")
         page += ["## Timeline", ""]
         for o in held:
-            who = ", ".join(believers.get(o["id"], [])) or "nobody"
+            who = shown(", ".join(believers.get(o["id"], []))) or "nobody"
             notes = [f"confidence {o['confidence']}", f"believed by {who}"]
             if o.get("source"):
-                notes.append(f"source {o['source']}")
+                notes.append(f"source {shown(o['source'])}")
             if o.get("retracted_at"):
                 notes.append(f"retracted {o['retracted_at']}")
-            page.append(f"- **{o['observed_at']}** {o['text']} ({'; '.join(notes)}) `{o['id']}`")
+            text = shown(o["text"])
+            page.append(f"- **{o['observed_at']}** {text} ({'; '.join(notes)}) `{o['id']}`")
         (target / file).write_text("\n".join(page) + "\n", encoding="utf-8")
     (target / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     return len(about) + 1

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from doxa.server.app import create_server
 from doxa.server.cli import main
 from doxa.server.markdown_export import write_markdown
-from doxa.store import Memory, relay
+from doxa.store import FactDraft, Memory, relay
 from doxa.store.backup import UNFINISHED
 from doxa.store.drafts import MemoryDraft
 from doxa.store.exporting import write_export
@@ -751,6 +751,37 @@ def test_the_markdown_names_only_the_agents_that_hold_an_observation_now(tmp_pat
     write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
     page = (tmp_path / "pages" / "pier.md").read_text(encoding="utf-8")
     assert "believed by alice)" in page and "bob" not in page.split("believed by")[1]
+
+
+def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path: Path) -> None:
+    # "*Bob*" was emphasis, "[x](y)" a link, "C#" fine but "# x" a heading, and a text's
+    # second line a paragraph outside its list item ("- milk" a list of its own).
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    try:
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="Shopping for *Bob*:\n- milk\n2. eggs <b>fresh</b>",
+                    topics=["[x](y)"],
+                    source="list|fridge",
+                    agent="a_b",
+                    fact=FactDraft("*Bob*", "likes", "C#"),
+                )
+            ]
+        )
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    index = (tmp_path / "pages" / "index.md").read_text(encoding="utf-8")
+    assert "- [\\[x\\](y)](x-y.md) (1 observations)" in index
+    bob = (tmp_path / "pages" / "bob.md").read_text(encoding="utf-8")
+    assert bob.startswith("# \\*Bob\\*\n\n## Facts\n\n- \\*Bob\\* likes C\\# (")
+    assert (
+        "Shopping for \\*Bob\\*:\n  \\- milk\n  2\\. eggs \\<b\\>fresh\\</b\\>"
+        " (confidence 1; believed by a\\_b; source list\\|fridge)"
+    ) in bob
 
 
 # ---- a real server as owner -----------------------------------------------------------------
