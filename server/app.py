@@ -26,6 +26,7 @@ from doxa.server.argument_errors import printable, told
 from doxa.server.client_log import ClientLog
 from doxa.server.completions import NameCompletions
 from doxa.server.exact import exact_loads
+from doxa.server.params_errors import NamedParamsErrors
 from doxa.server.prompt_checks import CheckedPrompt, CheckedPrompts
 from doxa.server.settings import Settings, load_settings
 from doxa.server.view_page import view_endpoint
@@ -133,6 +134,7 @@ def create_server(
     server._lowlevel_server.add_request_handler(
         "logging/setLevel", SetLevelRequestParams, client_log.set_level
     )
+    server._lowlevel_server.middleware.append(NamedParamsErrors())
     return server
 
 

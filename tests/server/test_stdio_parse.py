@@ -109,6 +109,35 @@ async def test_a_request_whose_id_is_no_id_is_refused_and_serving_goes_on(
             await _still_serving(server)
 
 
+#: Params the SDK refused with a bare "Invalid request parameters": (method, params, what
+#: the refusal names).
+BAD_PARAMS = [
+    (
+        "prompts/get",
+        {"name": "recall-before-answering", "arguments": {"question": 5}},
+        "prompts/get params.arguments.question: Input should be a valid string, got 5",
+    ),
+    (
+        "prompts/get",
+        {"name": "review-conflicts", "arguments": {"agent": None, "topic": None}},
+        "params.arguments.agent: Input should be a valid string, got null (1 more)",
+    ),
+    ("resources/read", {"uri": 7}, "resources/read params.uri: Input should be a valid string"),
+]
+
+
+async def test_params_the_sdk_cannot_read_are_refused_naming_the_parameter(
+    tmp_path: Path, raw_stdio: Raw
+) -> None:
+    with anyio.fail_after(60):
+        async with raw_stdio(tmp_path / "memory") as server:
+            for method, params, named in BAD_PARAMS:
+                answer = await server.ask(method, params)
+                assert answer["error"]["code"] == -32602, answer
+                assert named in answer["error"]["message"], answer
+            await _still_serving(server)
+
+
 @pytest.mark.slow
 async def test_stdio_answers_a_bad_message_exactly_as_http_does(
     tmp_path: Path, raw_stdio: Raw, start_server: Start
