@@ -22,7 +22,7 @@ import numpy as np
 
 from doxa.store.drafts import Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.values import micros
+from doxa.store.values import from_micros, micros
 from doxa.store.working_memory import NO_END, WorkingMemory, fact_key, said_key, topic_key
 
 #: ``Held.seq`` of facts planned in the write: after every stored one.
@@ -102,6 +102,9 @@ class Held:
     seq: int  # the order told: a stored one's seq, a planned one's after every stored one
     plan: Plan | None = None  # planned in this write
     stated: datetime | None = None  # the end it was given (``until`` may be earlier)
+    #: agent -> (belief id, until): beliefs in it a later fact of their agent withdrew
+    #: (others hold it on), held until that fact began.
+    ended: dict[str, tuple[str, datetime]] = field(default_factory=dict)
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -148,6 +151,11 @@ class Batch:
             beliefs: dict[str, str] = {}
             for belief in entry.beliefs:
                 beliefs.setdefault(working.belief_agent.get(belief, ""), belief)
+            ended = {
+                agent: (belief, from_micros(until))
+                for agent, belief, _, _, until in working.withdrawn.get(row, ())
+                if until is not None and agent not in beliefs
+            }
             added.append(
                 Held(
                     entry.id,
@@ -159,6 +167,7 @@ class Batch:
                     list(entry.topics),
                     entry.seq,
                     stated=entry.stated_until,
+                    ended=ended,
                 )
             )
         if added:
@@ -326,13 +335,17 @@ def _known_fact(
     since = _since(start, fact)
     facts = state.facts(working, key, since)
     for held in facts:
-        if (
-            (held.text_key, held.object) == said
-            and memory.agent in held.beliefs
-            and held.start <= start
-            and (held.holds_at(start) or held.until == fact.valid_until)
+        if (held.text_key, held.object) != said or held.start > start:
+            continue
+        if memory.agent in held.beliefs and (
+            held.holds_at(start) or held.until == fact.valid_until
         ):
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
+        # Its belief in a fact others hold on, ended by a later fact of its own: repeated,
+        # as the agent's own fact ended by that later fact would be.
+        belief, until = held.ended.get(memory.agent, ("", start))
+        if belief and (until > start or until == fact.valid_until):
+            return Duplicate(held.id, belief, list(held.topics))
     if memory.supports or memory.contradicts:
         return None  # claims of a new observation
     theirs = None
@@ -428,7 +441,9 @@ def _end_older(
         elif len(held.beliefs) > 1:
             # Others still hold the older fact: this agent's belief in it ends, the fact
             # does not, and the two now disagree.
-            withdrawn.append((held.id, held.beliefs.pop(agent), start))
+            belief = held.beliefs.pop(agent)
+            held.ended[agent] = (belief, start)
+            withdrawn.append((held.id, belief, start))
             conflicts.append(held.id)
         else:
             superseded.append((held.id, start))

@@ -297,6 +297,47 @@ def test_a_belief_a_later_fact_withdrew_stays_in_its_agents_history(
                 opened.close()
 
 
+@pytest.mark.parametrize("until", [None, "2024-01-05T00:00:00Z"])
+def test_a_fact_repeated_after_a_later_one_withdrew_its_shared_belief_is_a_duplicate(
+    settings: Settings, memory: Memory, until: str | None
+) -> None:
+    """b told Paris, a shared it, b's Berlin withdrew b's belief; b's same call again (a
+    retry) is the memory b has, as it is when nobody shares it: it made a second Paris that
+    b held beside the first. In one batch too."""
+    ends = {} if until is None else {"valid_until": until}
+
+    def paris(agent: str) -> MemoryDraft:
+        fact = FactDraft("Alice", "lives in", "Paris", valid_from="2024-01-02T00:00:00Z", **ends)
+        return MemoryDraft(text="Alice lives in Paris.", agent=agent, fact=fact)
+
+    berlin = MemoryDraft(
+        text="Alice lives in Berlin.",
+        agent="b",
+        fact=FactDraft("Alice", "lives in", "Berlin", valid_from="2024-01-03T00:00:00Z"),
+    )
+    [first] = memory.remember([paris("b")])
+    memory.remember([paris("a")])
+    memory.remember([berlin])
+    [again] = memory.remember([paris("b")])
+    assert again.duplicate_of == first.observation_id
+    assert again.belief_id == first.belief_id
+    [withdrawn] = memory.evidence(first.observation_id)["withdrawn"]
+    assert withdrawn["agent"] == "b"
+    held = memory.recall("", subject="Alice", agent="b", as_of="2024-01-02T12:00:00Z").results
+    assert [r.observation_id for r in held] == [first.observation_id]
+    subject = {"subject": "Carol"}  # the same, told in one batch
+    batch = [
+        MemoryDraft(
+            text=d.text.replace("Alice", "Carol"),
+            agent=d.agent,
+            fact=FactDraft(**{**vars(d.fact), **subject}),
+        )
+        for d in (paris("b"), paris("a"), berlin, paris("b"))
+    ]
+    told = memory.remember(batch)
+    assert told[3].duplicate_of == told[0].observation_id
+
+
 def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
     settings: Settings, memory: Memory
 ) -> None:
