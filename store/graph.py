@@ -1025,9 +1025,23 @@ class Graph:
                 }
         return sorted(found.values(), key=lambda link: (link["at"], link["newer"]))
 
-    def unsupported_beliefs(self, agent: str) -> list[Row]:
+    def unsupported_beliefs(self, agent: str, known_at: datetime | None = None) -> list[Row]:
         """The agent's beliefs in unretracted observations that no unretracted evidence
-        supports, each with the agent's own confidence."""
+        supports, each with the agent's own confidence; as the graph held them at
+        ``known_at`` when given (the belief and observation recorded and not retracted by
+        then, nor any evidence recorded by then and not retracted then: evidence is linked
+        when it is remembered)."""
+        if known_at is None:
+            held = "o.retracted_at IS NULL AND b.retracted_at IS NULL"
+            evidence = "e.retracted_at IS NULL"
+        else:
+            held = (
+                "o.recorded_at <= $k AND b.since <= $k"
+                " AND (o.retracted_at IS NULL OR o.retracted_at > $k)"
+                " AND (b.retracted_at IS NULL OR b.retracted_at > $k)"
+            )
+            evidence = "e.recorded_at <= $k AND (e.retracted_at IS NULL OR e.retracted_at > $k)"
+        known = {} if known_at is None else {"k": to_naive_utc(known_at)}
         return [
             {
                 "belief_id": r[0],
@@ -1038,13 +1052,13 @@ class Graph:
             }
             for r in self._rows(
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-                " WHERE o.retracted_at IS NULL AND b.retracted_at IS NULL"
+                f" WHERE {held}"
                 " AND NOT EXISTS { MATCH (e:Observation)-[:SUPPORTS]->(b)"
-                " WHERE e.retracted_at IS NULL }"
+                f" WHERE {evidence} }}"
                 " RETURN b.id, o.id, o.text, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
                 " b.since"
                 " ORDER BY b.since, b.id",
-                {"agent": agent},
+                {"agent": agent, **known},
             )
         ]
 

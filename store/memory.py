@@ -980,11 +980,17 @@ class Memory:
         found["retired"] = self._audit.reason(found["id"], found["retracted_at"])
         return found
 
-    def unsupported(self, agent: str) -> list[dict[str, Any]]:
-        """The agent's beliefs that no evidence supports."""
+    def unsupported(self, agent: str, known_at: object = None) -> list[dict[str, Any]]:
+        """The agent's beliefs that no evidence supports; with ``known_at`` (ISO 8601,
+        record time), those it held then that no evidence known then supported.
+
+        Raises:
+            InvalidInput: ``agent`` is no name, or ``known_at`` is not a time.
+        """
         who = name(agent, "agent")
         assert who is not None
-        return self.graph.unsupported_beliefs(who)
+        known = None if known_at is None else parse_time(known_at, "known_at")
+        return self.graph.unsupported_beliefs(who, known)
 
     def conflicts(
         self,
@@ -1074,6 +1080,12 @@ class Memory:
         with self._working_lock.reading():
             seen = entity_views.view(working, key, clock)
             ids = seen.pop("ids")
+            if known is not None and not entity_views.exists(working, key, micros(known)):
+                raise InvalidInput(
+                    "name",
+                    f"{wanted!r} named nothing in the memory at known_at (no fact or topic"
+                    " recorded by then); ask with a later known_at",
+                )
             found += provenance.clashes(working, None, None, at, known)
             seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
         return seen

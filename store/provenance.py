@@ -70,6 +70,9 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     found["belief_id"] = belief_id
     beliefs = graph.believers(observation_id)
     found["believers"] = [b for b in beliefs if held(b["since"], b["retracted_at"])]
+    for believer in found["believers"]:
+        # Its end is set when it is withdrawn: one withdrawn after known_at had none then.
+        believer["held_until"] = by_then(believer["retracted_at"]) and believer["held_until"]
     found["withdrawn"] = [b for b in beliefs if by_then(b["retracted_at"]) is not None]
     evidence = [e for e in graph.evidence_for(observation_id) if by_then(e["recorded_at"])]
     if belief_id is not None:

@@ -191,7 +191,9 @@ async def cite_evidence(
         if id is not None:
             raise ToolError("id: give either id, or agent with unsupported=true, not both")
         who = agent or context_of(ctx).settings.agent
-        return await call(ctx, lambda memory: answer(_unsupported(who, memory.unsupported(who))))
+        return await call(
+            ctx, lambda memory: answer(_unsupported(who, memory.unsupported(who, known_at)))
+        )
     if id is None:
         raise ToolError(
             "id: give an observation_id or belief_id to cite, or agent with unsupported=true"

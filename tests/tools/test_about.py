@@ -237,6 +237,24 @@ async def test_an_unknown_entity_is_an_error_naming_it_and_pointing_to_recall(
     assert "known_at" in bad_time
 
 
+async def test_an_entity_first_named_after_known_at_is_unknown_then(client: Client) -> None:
+    # It was answered as an entity "in 0 observations", where about at that time had said
+    # that the name names nothing.
+    with anyio.fail_after(30):
+        await fact(client, "Alice", "lives in", "Berlin")
+        before = datetime.now(UTC).isoformat()
+        then = await error(client, "about", name="Bob")
+        await anyio.sleep(0.01)
+        await fact(client, "Bob", "lives in", "Rome")
+        bob = await error(client, "about", name="Bob", known_at=before)
+        rome = await error(client, "about", name="Rome", known_at=before)
+        alice = await ok(client, "about", name="Alice", known_at=before)
+    assert "'Bob' names nothing in the memory" in then
+    assert "'Bob' named nothing in the memory at known_at" in bob
+    assert "'Rome' named nothing" in rome
+    assert spoken(alice["facts"])["lives in"][0]["object"] == "Berlin"
+
+
 async def test_entity_resources_list_and_read(client: Client) -> None:
     with anyio.fail_after(30):
         await fact(client, "Bob", "manager of", "Alice")

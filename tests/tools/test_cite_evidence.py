@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -169,6 +170,68 @@ async def test_retracted_evidence_supports_nothing_and_is_cited_as_retracted(
     assert '"A ranger confirmed the ice is thick." (confidence 1; RETRACTED)' in cited["citation"]
     assert '- contradicted by: "The lake thawed today." (RETRACTED)' in cited["citation"]
     assert [u["confidence"] for u in bobs["unsupported"]] == ["0.4"]
+
+
+async def test_unsupported_at_a_known_at_lists_what_was_held_unsupported_then(
+    client: Client,
+) -> None:
+    # known_at was taken and dropped: the list was always today's.
+    def now() -> str:
+        return datetime.now(UTC).isoformat()
+
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", text="Alice lives in Berlin.", agent="a")
+        first = now()
+        await ok(client, "forget", id=berlin["observation_id"])
+        lake = await ok(client, "remember", text="The lake is frozen.", agent="a")
+        second = now()
+        await ok(
+            client,
+            "remember",
+            text="A ranger confirmed the ice is thick.",
+            agent="b",
+            supports=[{"belief_id": lake["belief_id"], "weight": "0.8"}],
+        )
+        lists = [
+            await ok(client, "cite_evidence", agent="a", unsupported=True, known_at=known)
+            for known in (first, second, now())
+        ]
+        bad = await error(client, "cite_evidence", agent="a", unsupported=True, known_at="soon")
+    assert [[u["text"] for u in found["unsupported"]] for found in lists] == [
+        ["Alice lives in Berlin."],
+        ["The lake is frozen."],
+        [],
+    ]
+    assert "known_at must be an ISO 8601 time" in bad
+
+
+async def test_a_citation_at_known_at_shows_no_end_a_later_fact_gave_a_belief(
+    client: Client,
+) -> None:
+    # b's later Berlin withdrew its belief in the Paris it shares with a, ending it on the
+    # 3rd; cited as known before Berlin, b held Paris with no end, as it was cited then.
+    def paris(agent: str) -> dict[str, Any]:
+        fact = {"subject": "Alice", "predicate": "lives in", "object": "Paris"}
+        fact["valid_from"] = "2024-01-02T00:00:00Z"
+        return {"text": "Alice lives in Paris.", "agent": agent, "fact": fact}
+
+    with anyio.fail_after(30):
+        shared = await ok(client, "remember", **paris("b"))
+        await ok(client, "remember", **paris("a"))
+        then = await ok(client, "cite_evidence", id=shared["observation_id"])
+        known = datetime.now(UTC).isoformat()
+        berlin = {**paris("b"), "text": "Alice lives in Berlin."}
+        berlin["fact"] = {
+            **berlin["fact"],
+            "object": "Berlin",
+            "valid_from": "2024-01-03T00:00:00Z",
+        }
+        await ok(client, "remember", **berlin)
+        now = await ok(client, "cite_evidence", id=shared["observation_id"])
+        again = await ok(client, "cite_evidence", id=shared["observation_id"], known_at=known)
+    assert [b.get("until") for b in then["believers"]] == [None, None]
+    assert now["withdrawn"][0]["until"] == "2024-01-03T00:00:00Z"
+    assert again["believers"] == then["believers"] and "withdrawn" not in again
 
 
 async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None:
