@@ -104,7 +104,7 @@ class Held:
     stated: datetime | None = None  # the end it was given (``until`` may be earlier)
     #: agent -> (belief id, until): beliefs in it a later fact of their agent withdrew
     #: (others hold it on), held until that fact began.
-    ended: dict[str, tuple[str, datetime]] = field(default_factory=dict)
+    ended: dict[str, tuple[str, datetime | None]] = field(default_factory=dict)
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -151,8 +151,10 @@ class Batch:
             beliefs: dict[str, str] = {}
             for belief in entry.beliefs:
                 beliefs.setdefault(working.belief_agent.get(belief, ""), belief)
+            # Where each such belief ends now: the agent's facts told late or forgotten
+            # since its withdrawal move it (NO_END: none left, the belief given back).
             ended = {
-                agent: (belief, from_micros(until))
+                agent: (belief, _moment(working.belief_end(row, agent)))
                 for agent, belief, _, _, until in working.withdrawn.get(row, ())
                 if until is not None and agent not in beliefs
             }
@@ -344,7 +346,7 @@ def _known_fact(
         # Its belief in a fact others hold on, ended by a later fact of its own: repeated,
         # as the agent's own fact ended by that later fact would be.
         belief, until = held.ended.get(memory.agent, ("", start))
-        if belief and (until > start or until == fact.valid_until):
+        if belief and (until is None or until > start or until == fact.valid_until):
             return Duplicate(held.id, belief, list(held.topics))
     if memory.supports or memory.contradicts:
         return None  # claims of a new observation
@@ -364,6 +366,11 @@ def _known_fact(
         shared.superseded, shared.withdraws, shared.conflicts = ends
     theirs.beliefs[memory.agent] = shared.belief_id
     return shared
+
+
+def _moment(value: int) -> datetime | None:
+    """A time in microseconds, None for NO_END (no end)."""
+    return None if value == NO_END else from_micros(value)
 
 
 def _since(start: datetime, fact: Fact) -> datetime:

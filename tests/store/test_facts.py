@@ -338,6 +338,45 @@ def test_a_fact_repeated_after_a_later_one_withdrew_its_shared_belief_is_a_dupli
     assert told[3].duplicate_of == told[0].observation_id
 
 
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize(
+    ("late", "forgets", "again_from", "duplicate"),
+    [
+        # Rome from March, told late, ends Paris for driver in March: Paris from June is new.
+        ([("Berlin", "2030-01-01"), ("Rome", "2024-03-01")], False, "2024-06-01", False),
+        # Berlin from June forgotten, Oslo from September: Paris holds for driver in July.
+        ([("Berlin", "2024-06-01"), ("Oslo", "2024-09-01")], True, "2024-07-01", True),
+    ],
+)
+def test_a_repeat_is_a_duplicate_while_the_belief_holds_as_its_agents_facts_now_end_it(
+    memory: Memory,
+    shared: bool,
+    late: list[tuple[str, str]],
+    forgets: bool,
+    again_from: str,
+    duplicate: bool,
+) -> None:
+    """Shared or not, driver's Paris told again is the memory it has exactly while Paris
+    holds for driver then, as driver's facts end it now (not where the fact that withdrew
+    the shared belief first ended it)."""
+
+    def lives(city: str, since: str, agent: str = "driver") -> Any:
+        fact = FactDraft("Alice", "lives in", city, valid_from=f"{since}T00:00:00Z")
+        text = f"Alice lives in {city}."
+        [done] = memory.remember([MemoryDraft(text=text, agent=agent, fact=fact)])
+        return done
+
+    if shared:
+        lives("Paris", "2024-01-01", agent="scout")
+    first = lives("Paris", "2024-01-01")
+    later = [lives(city, since) for city, since in late]
+    if forgets:
+        memory.forget(later[0].observation_id)
+    again = lives("Paris", again_from)
+    assert (again.duplicate_of == first.observation_id) is duplicate
+    assert (again.observation_id == first.observation_id) is duplicate
+
+
 def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
     settings: Settings, memory: Memory
 ) -> None:
