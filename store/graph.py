@@ -911,10 +911,12 @@ class Graph:
         ]
 
     def evidence_for(self, observation_id: str) -> list[Row]:
-        """Evidence supporting any belief in the observation, strongest first."""
+        """Evidence supporting any belief in the observation, strongest first, with the
+        belief's agent."""
         return [
             {
                 "belief_id": r[0],
+                "agent": r[9],
                 "observation_id": r[1],
                 "text": r[2],
                 "weight": r[3],
@@ -926,10 +928,11 @@ class Graph:
                 "recorded_at": r[8],
             }
             for r in self._rows(
-                "MATCH (e:Observation)-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
+                "MATCH (e:Observation)-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id}),"
+                " (a:Agent)-[:HOLDS]->(b)"
                 " RETURN b.id, e.id, e.text, CAST(s.weight AS STRING),"
                 " CAST(e.confidence AS STRING), e.source, e.observed_at, e.retracted_at,"
-                " e.recorded_at ORDER BY s.weight DESC, e.id",
+                " e.recorded_at, a.name ORDER BY s.weight DESC, e.id, b.since",
                 {"id": observation_id},
             )
         ]
@@ -941,7 +944,7 @@ class Graph:
             for r in self._rows(
                 "MATCH (e:Observation {id: $id})-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation),"
                 " (a:Agent)-[:HOLDS]->(b)"
-                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING) ORDER BY b.id",
+                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING) ORDER BY b.since, b.id",
                 {"id": observation_id},
             )
         ]
@@ -1458,14 +1461,24 @@ class GraphWriter:
 
     def restore_beliefs(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:
         """Beliefs held again since ``at``: (withdrawn belief id, new belief id), the new one
-        of the same agent in the same observation, with the same confidence."""
+        of the same agent in the same observation, with the same confidence and the
+        evidence that supported the withdrawn one (copied: the claim is the same, and views
+        before the forget still see the withdrawn one supported)."""
         if rows:
+            pairs = {"rows": [{"old": old, "new": new} for old, new in rows]}
             self._run(
                 "UNWIND $rows AS r WITH r, r.old AS oid"
                 " MATCH (a:Agent)-[:HOLDS]->(old:Belief {id: oid})-[:`OF`]->(o:Observation)"
                 " CREATE (a)-[:HOLDS]->(:Belief {id: r.new, since: $at,"
                 " confidence: old.confidence})-[:`OF`]->(o)",
-                {"rows": [{"old": old, "new": new} for old, new in rows], "at": _ts(at)},
+                {**pairs, "at": _ts(at)},
+            )
+            self._run(
+                "UNWIND $rows AS r WITH r, r.old AS oid"
+                " MATCH (e:Observation)-[s:SUPPORTS]->(:Belief {id: oid})"
+                " MATCH (n:Belief {id: r.new})"
+                " CREATE (e)-[:SUPPORTS {weight: s.weight}]->(n)",
+                pairs,
             )
 
     def withdraw_beliefs(

@@ -77,10 +77,13 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     evidence = [e for e in graph.evidence_for(observation_id) if by_then(e["recorded_at"])]
     if belief_id is not None:
         evidence = [e for e in evidence if e["belief_id"] == belief_id]
+    else:
+        evidence = _one_per_claim(evidence, {b["belief_id"] for b in found["believers"]})
     for row in evidence:
         row["retracted"] = by_then(row["retracted_at"]) is not None
     found["evidence"] = evidence
-    found["supports"] = graph.supports_given(observation_id)
+    # A belief given back by a forget is a new belief with the old one's evidence: one claim.
+    found["supports"] = _one_per_claim(graph.supports_given(observation_id), set())
     contradicting = [
         c for c in graph.contradictions_of(observation_id) if by_then(c["recorded_at"])
     ]
@@ -240,3 +243,17 @@ def described(found: list[dict[str, Any]], working: WorkingMemory) -> list[dict[
             conflict[f"{side}_text"] = entry.text if entry else ""
             conflict[f"{side}_confidence"] = entry.confidence if entry else Decimal(0)
     return found
+
+
+def _one_per_claim(rows: list[dict[str, Any]], held: set[str]) -> list[dict[str, Any]]:
+    """Rows of SUPPORTS links, one per evidence, supported observation and agent: a belief
+    a forget gave back is a new belief holding the withdrawn one's evidence too. Kept: the
+    row of a belief in ``held``, else the last (the newest belief: rows come in ``since``
+    order within a claim), in the rows' order."""
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        claim = (row["observation_id"], row["agent"])
+        if claim not in kept or kept[claim]["belief_id"] not in held:
+            kept[claim] = row
+    chosen = {id(row) for row in kept.values()}
+    return [row for row in rows if id(row) in chosen]

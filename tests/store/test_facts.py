@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from doxa.server.settings import Settings
-from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft
+from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft
 from tests.conftest import hash_settings
 
 
@@ -375,6 +375,41 @@ def test_a_repeat_is_a_duplicate_while_the_belief_holds_as_its_agents_facts_now_
     again = lives("Paris", again_from)
     assert (again.duplicate_of == first.observation_id) is duplicate
     assert (again.observation_id == first.observation_id) is duplicate
+
+
+def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None:
+    """driver's belief in the Paris it shares with scout had a doorbell for evidence; Berlin
+    withdrew it and was forgotten: the belief given back (a new one) was unsupported."""
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", text="Alice lives in Paris.")
+    [shared] = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Paris.",
+                agent="driver",
+                observed_at="2024-05-01T08:00:00Z",
+                fact=FactDraft("Alice", "lives in", "Paris"),
+            )
+        ]
+    )
+    [bell] = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice's name is on a Paris doorbell.",
+                agent="driver",
+                supports=[SupportDraft(shared.belief_id, "0.8")],
+            )
+        ]
+    )
+    before = memory.evidence(bell.observation_id)["recorded_at"]
+    berlin = said(memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2024-06-01")
+    memory.forget(berlin)
+    texts = [u["text"] for u in memory.unsupported("driver")]
+    assert "Alice lives in Paris." not in texts
+    assert "Alice lives in Paris." not in [u["text"] for u in memory.unsupported("driver", before)]
+    cited = memory.evidence(paris)
+    assert [e["observation_id"] for e in cited["evidence"]] == [bell.observation_id]
+    [given] = memory.evidence(bell.observation_id)["supports"]
+    assert given["belief_id"] != shared.belief_id and given["agent"] == "driver"
 
 
 def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
