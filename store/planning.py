@@ -577,8 +577,11 @@ def _next_fact(
     working: WorkingMemory, row: int, gone: int | None = None
 ) -> tuple[int, datetime] | None:
     """The fact that would supersede the one at ``row`` (had the one at ``gone`` never
-    been): the earliest remaining fact of the same subject and predicate, of another
-    object, held by its agents, that starts after it (or at once, told later)."""
+    been): the earliest remaining fact of the same subject and predicate held by its
+    agents that starts after it (or at once, told later). One of the same object counts:
+    told while the one at ``row`` was ended, it is the same value told again, and from
+    when it begins it holds the value in its place (Paris, Rome, Paris: with Rome
+    forgotten, the first Paris holds until the second, not beside it)."""
     entry = working.entries[row]
     key = fact_key(entry)
     assert key is not None
@@ -591,7 +594,6 @@ def _next_fact(
             other in (row, gone)
             or newer.retracted
             or not holds_ever(start, newer.stated_until)
-            or topic_key(newer.object or "") == topic_key(entry.object or "")
             or not set(entry.agents) <= set(newer.agents)
             or start < began
             or (start == began and newer.seq < entry.seq)

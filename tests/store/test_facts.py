@@ -466,6 +466,27 @@ def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
         reopened.close()
 
 
+def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memory) -> None:
+    """Paris from January, Rome from May, Paris again from September (a new observation:
+    the first had ended). Forgetting Rome reopens the first Paris until the second begins:
+    one Paris at a time, as if Rome had never been told (the second Paris would have been
+    the first told again); forgetting the second Paris too leaves the first current."""
+    paris = said(memory, "Alice", "lives in", "Paris", when="2024-01-01T00:00:00Z")
+    rome = said(memory, "Alice", "lives in", "Rome", when="2024-05-01T00:00:00Z")
+    again = said(memory, "Alice", "lives in", "Paris", when="2024-09-01T00:00:00Z")
+    assert again != paris
+
+    def held(when: str) -> list[str]:
+        found = memory.recall("", subject="Alice", agent="scout", as_of=when).results
+        return [r.observation_id for r in found if r.current]
+
+    memory.forget(rome)
+    assert held("2024-06-01") == [paris]
+    assert held("2024-10-01") == [again]
+    memory.forget(again)
+    assert held("2024-10-01") == [paris]
+
+
 def test_an_agents_own_confidence_is_the_one_it_held_at_known_at(memory: Memory) -> None:
     [first] = memory.remember(
         [MemoryDraft(text="The harvest was small.", agent="driver", confidence="0.3")]
