@@ -1503,6 +1503,15 @@ class GraphWriter:
                 {"rows": ended, "at": _ts(at)},
             )
 
+    def withdraw_outright(self, beliefs: Sequence[str]) -> None:
+        """Beliefs a later fact of their agent withdrew that no longer hold for it at any
+        valid time either (their agent forgot them): withdrawn outright, when they were."""
+        if beliefs:
+            self._run(
+                "UNWIND $ids AS i WITH i AS bid MATCH (b:Belief {id: bid}) SET b.held_until = NULL",
+                {"ids": list(beliefs)},
+            )
+
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Link observations to the episode they were learned in."""
         if pairs:

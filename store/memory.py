@@ -833,12 +833,17 @@ class Memory:
                     return Forgotten(obs, mode, beliefs, True)
                 mine = working.belief_of(row, who) if who is not None else None
                 others = [a for a in entry.agents if a != who]
+                # A belief a later fact of the agent withdrew still holds in its history,
+                # until that fact began: forgetting it takes that history back too.
+                earlier = None
                 if mode == "retract" and who is not None and others:
                     if mine is None:
+                        earlier = working.held_until_later(row, who)
                         gone = working.withdrawn_belief(row, who)
-                        if gone is not None:  # withdrawn before (a retried call)
+                        if earlier is None and gone is not None:  # a retried call
                             return Forgotten(obs, mode, [gone], True, others)
-                    else:
+                        mine = earlier
+                    if mine is not None:
                         withdrawing = mine
             if mode == "retract" and who is not None and others and mine is not None:
                 with self._working_lock.reading():
@@ -851,7 +856,10 @@ class Memory:
                 at = utc_now()
 
                 def withdrawing_belief(w: GraphWriter) -> None:
-                    w.withdraw_beliefs([(withdrawing, None)], at)
+                    if earlier is None:
+                        w.withdraw_beliefs([(withdrawing, None)], at)
+                    else:
+                        w.withdraw_outright([withdrawing])
                     w.undo_supersessions(undone, at)
                     w.end_validity(ends)
                     w.supersede(links, at)
@@ -863,7 +871,10 @@ class Memory:
                         working.reopen(other, until, obs, undone=at)
                         if newer is not None and until is not None:
                             working.supersede(working.row_of[newer], other, until, at)
-                    working.withdraw(row, withdrawing, at)
+                    if earlier is None:
+                        working.withdraw(row, withdrawing, at)
+                    else:
+                        working.withdraw_outright(row, withdrawing)
                     _restore(working, restoring, at)
                 changed = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
                 self._facts_changed([entry, *(working.entries[r] for r in changed)])

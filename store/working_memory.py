@@ -497,6 +497,28 @@ class WorkingMemory:
             if (known_at is None or gone <= known_at) and at < self.belief_end(row, agent, known_at)
         ]
 
+    def held_until_later(self, row: int, agent: str) -> str | None:
+        """The belief of ``agent`` in the observation at ``row`` that a later fact of its
+        own withdrew (it holds for the agent until that fact began), if any."""
+        return next(
+            (
+                b
+                for a, b, *_, until in self.withdrawn.get(row, [])
+                if a == agent and until is not None
+            ),
+            None,
+        )
+
+    def withdraw_outright(self, row: int, belief: str) -> None:
+        """A belief ``held_until_later`` holds at no valid time any more: its agent forgot
+        it (withdrawn outright, when it was withdrawn)."""
+        self.withdrawn[row] = [
+            (a, b, since, at, None if b == belief else until)
+            for a, b, since, at, until in self.withdrawn.get(row, [])
+        ]
+        for agent, held in self.held_before.items():
+            self.held_before[agent] = [h for h in held if h[1] != belief]
+
     def withdrawn_belief(self, row: int, agent: str) -> str | None:
         """The belief ``agent`` withdrew from the observation at ``row``, if any."""
         return next((b for a, b, *_ in self.withdrawn.get(row, []) if a == agent), None)

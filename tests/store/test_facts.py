@@ -466,6 +466,36 @@ def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
         reopened.close()
 
 
+def test_forgetting_a_fact_a_later_one_withdrew_takes_back_its_history_too(
+    settings: Settings, memory: Memory
+) -> None:
+    """scout told Oslo from February, driver shared it in July, and scout's Rome from June,
+    told after, withdrew scout's belief (Oslo held for scout until June). scout forgetting
+    Oslo takes that history back, as if scout had never told it; driver keeps Oslo, and a
+    retried forget changes nothing, after a restart too."""
+    oslo = said(memory, "Alice", "lives in", "Oslo", agent="scout", when="2024-02-01T00:00:00Z")
+    said(memory, "Alice", "lives in", "Oslo", agent="driver", when="2024-07-01T00:00:00Z")
+    rome = said(memory, "Alice", "lives in", "Rome", agent="scout", when="2024-06-01T00:00:00Z")
+
+    def held(opened: Memory, agent: str, when: str) -> list[str]:
+        found = opened.recall("", subject="Alice", agent=agent, as_of=when).results
+        return [r.observation_id for r in found if r.current]
+
+    assert held(memory, "scout", "2024-03-01") == [oslo]
+    done = memory.forget(oslo, agent="scout")
+    assert (done.already, done.kept_for) == (False, ["driver"])
+    assert memory.forget(oslo, agent="scout").already is True
+    memory.close()
+    reopened = open_memory(settings)
+    try:
+        assert held(reopened, "scout", "2024-03-01") == []
+        assert held(reopened, "scout", "2024-08-01") == [rome]
+        assert held(reopened, "driver", "2024-08-01") == [oslo]
+        assert reopened.forget(oslo, agent="scout").already is True
+    finally:
+        reopened.close()
+
+
 def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memory) -> None:
     """Paris from January, Rome from May, Paris again from September (a new observation:
     the first had ended). Forgetting Rome reopens the first Paris until the second begins:
