@@ -462,14 +462,17 @@ def _end_older(
 
 def _end_by_later(plan: Plan, facts: list[Held]) -> None:
     """An older fact arriving late is history: it ends when the first later fact of its
-    agent (another object) begins, unless it ended by then (its own end)."""
+    agent begins, unless it ended by then (its own end). One of the same object counts
+    when it holds as long (``_covers``): Paris from September told before Paris from
+    January, the second holds until the first begins, not beside it (two equal values at
+    once)."""
     assert plan.memory.fact is not None and plan.valid_from is not None
     obj = topic_key(plan.memory.fact.object)
     later = [
         h
         for h in facts
         if plan.memory.agent in h.beliefs
-        and h.object != obj
+        and (h.object != obj or _covers(h.stated, plan.valid_until))
         and h.start > plan.valid_from
         and holds_ever(h.start, h.stated)
     ]
@@ -578,10 +581,11 @@ def _next_fact(
 ) -> tuple[int, datetime] | None:
     """The fact that would supersede the one at ``row`` (had the one at ``gone`` never
     been): the earliest remaining fact of the same subject and predicate held by its
-    agents that starts after it (or at once, told later). One of the same object counts:
-    told while the one at ``row`` was ended, it is the same value told again, and from
-    when it begins it holds the value in its place (Paris, Rome, Paris: with Rome
-    forgotten, the first Paris holds until the second, not beside it)."""
+    agents that starts after it (or at once, told later). One of the same object counts
+    when it holds as long (``_covers``): told while the one at ``row`` was ended, it is the
+    same value told again, and from when it begins it holds the value in its place (Paris,
+    Rome, Paris: with Rome forgotten, the first Paris holds until the second, not beside
+    it)."""
     entry = working.entries[row]
     key = fact_key(entry)
     assert key is not None
@@ -595,6 +599,10 @@ def _next_fact(
             or newer.retracted
             or not holds_ever(start, newer.stated_until)
             or not set(entry.agents) <= set(newer.agents)
+            or (
+                topic_key(newer.object or "") == topic_key(entry.object or "")
+                and not _covers(newer.stated_until, entry.stated_until)
+            )
             or start < began
             or (start == began and newer.seq < entry.seq)
         ):
@@ -602,6 +610,13 @@ def _next_fact(
         if found is None or start < found[1]:
             found = (other, start)
     return found
+
+
+def _covers(later: datetime | None, until: datetime | None) -> bool:
+    """Whether a fact told to end at ``later`` holds the value as long as one told to end
+    at ``until`` (None: no end): then, of the same object and beginning later, it takes
+    over from the other; one ending sooner does not (the other, broader, holds on)."""
+    return later is None or (until is not None and later >= until)
 
 
 def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:

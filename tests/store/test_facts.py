@@ -517,6 +517,26 @@ def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memo
     assert held("2024-10-01") == [paris]
 
 
+def test_a_value_told_late_before_the_same_value_holds_until_that_one_begins(
+    memory: Memory,
+) -> None:
+    """Paris from September, then Paris from January told late (a new observation: the
+    first began later): the late one holds until September and the first from then, one
+    Paris at a time; forgetting the September one leaves the January one current."""
+    september = said(memory, "Alice", "lives in", "Paris", when="2024-09-01T00:00:00Z")
+    january = said(memory, "Alice", "lives in", "Paris", when="2024-01-01T00:00:00Z")
+    assert january != september
+
+    def held(when: str) -> list[str]:
+        found = memory.recall("", subject="Alice", agent="scout", as_of=when).results
+        return [r.observation_id for r in found if r.current]
+
+    assert held("2024-03-01") == [january]
+    assert held("2024-10-01") == [september]
+    memory.forget(september)
+    assert held("2024-10-01") == [january]
+
+
 def test_an_agents_own_confidence_is_the_one_it_held_at_known_at(memory: Memory) -> None:
     [first] = memory.remember(
         [MemoryDraft(text="The harvest was small.", agent="driver", confidence="0.3")]
