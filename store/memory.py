@@ -836,7 +836,15 @@ class Memory:
                 # A belief a later fact of the agent withdrew still holds in its history,
                 # until that fact began: forgetting it takes that history back too.
                 earlier = None
-                if mode == "retract" and who is not None and others:
+                # Its last believer forgetting it, others held it until later facts of
+                # theirs: it stays theirs (``planning.heir``).
+                heir = None
+                if mode == "retract" and who is not None and not others and mine is not None:
+                    heir = planning.heir(working, row, who)
+                    if heir is not None:
+                        others = [heir[0]]
+                        withdrawing = mine
+                if mode == "retract" and who is not None and others and heir is None:
                     if mine is None:
                         earlier = working.held_until_later(row, who)
                         gone = working.withdrawn_belief(row, who)
@@ -848,11 +856,16 @@ class Memory:
             if mode == "retract" and who is not None and others and mine is not None:
                 with self._working_lock.reading():
                     # Facts this one ended for the agent alone: they hold again for it.
-                    reopened = planning.reopened(working, row, leaving=who)
+                    kept = [heir[0]] if heir is not None else []
+                    reopened = planning.reopened(working, row, leaving=who, keeping=kept)
                     ends, links = _ends_and_links(working, reopened)
                     undone = [(obs, working.entries[r].id) for r, _, _ in reopened]
                     # Beliefs in facts others hold that this one had withdrawn for the agent.
                     restoring = _restoring(working, row, who)
+                    own: list[tuple[str, datetime | None, str | None, list[str]]] = []
+                    if heir is not None:
+                        restoring += _inherited(working, row, heir)
+                        own = [_inherited_end(working, row, heir)]
                 at = utc_now()
 
                 def withdrawing_belief(w: GraphWriter) -> None:
@@ -864,6 +877,11 @@ class Memory:
                     w.end_validity(ends)
                     w.supersede(links, at)
                     w.restore_beliefs([(old, new) for _, _, old, new, _ in restoring], at)
+                    for held, until, ender, dropped in own:
+                        w.undo_supersessions([(newer, held) for newer in dropped], at)
+                        w.end_validity([(held, until)])
+                        if ender is not None and until is not None:
+                            w.supersede([(ender, held, until)], at)
 
                 graph.transact("forget (withdraw a belief)", withdrawing_belief)
                 with self._working_lock.writing():
@@ -876,6 +894,12 @@ class Memory:
                     else:
                         working.withdraw_outright(row, withdrawing)
                     _restore(working, restoring, at)
+                    for _, until, ender, dropped in own:
+                        for newer in dropped:
+                            working.reopen(row, until, newer, undone=at)
+                        working.reopen(row, until, "")
+                        if ender is not None and until is not None:
+                            working.supersede(working.row_of[ender], row, until, at)
                 changed = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
                 self._facts_changed([entry, *(working.entries[r] for r in changed)])
                 return Forgotten(obs, mode, [withdrawing], False, others)
@@ -1300,6 +1324,35 @@ def _restoring(
         (other, agent, old, new_id("bel"), working.withdrawn_confidence.get(old))
         for other, agent, old in planning.restored(working, row, leaving)
     ]
+
+
+def _inherited(
+    working: WorkingMemory, row: int, heir: tuple[str, str, int, int | None]
+) -> list[tuple[int, str, str, str, Decimal | None]]:
+    """The belief ``planning.heir`` gives back, as ``_restoring`` has them."""
+    agent, old, _, _ = heir
+    return [(row, agent, old, new_id("bel"), working.withdrawn_confidence.get(old))]
+
+
+def _inherited_end(
+    working: WorkingMemory, row: int, heir: tuple[str, str, int, int | None]
+) -> tuple[str, datetime | None, str | None, list[str]]:
+    """The end the observation at ``row`` has held by ``heir`` alone: where the heir's
+    belief ends (or its stated end, if sooner), as (its id, that end, the id of the fact
+    ending it there or None, the ids of its superseders the heir does not hold: undone)."""
+    agent, _, end, ender = heir
+    entry = working.entries[row]
+    dropped = [
+        newer
+        for newer in entry.superseded_by
+        if (r := working.row_of.get(newer)) is not None and agent not in working.entries[r].agents
+    ]
+    until = None if end == NO_END else from_micros(end)
+    by = None if ender is None else working.entries[ender].id
+    stated = entry.stated_until
+    if stated is not None and (until is None or stated < until):
+        until, by = stated, None
+    return entry.id, until, by, dropped
 
 
 def _restore(

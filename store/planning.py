@@ -507,7 +507,7 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
 
 
 def reopened(
-    working: WorkingMemory, row: int, leaving: str | None = None
+    working: WorkingMemory, row: int, leaving: str | None = None, keeping: Sequence[str] = ()
 ) -> list[tuple[int, datetime | None, str | None]]:
     """Facts that the observation at ``row`` had ended, with the end they have without it,
     as (row, new end, the id of a new superseder or None). For a forget of that observation,
@@ -517,13 +517,15 @@ def reopened(
     The new end is the start of their next remaining superseder, or of the next fact of
     their agents that a chain had ended them before (Athens, then Bonn, then Cork: Cork
     ended Bonn, and with Bonn forgotten it ends Athens, as it would have without Bonn; it
-    then supersedes Athens too), or their stated end, or None: current again.
+    then supersedes Athens too), or their stated end, or None: current again. ``keeping``:
+    agents holding the observation from now on besides its remaining believers (``heir``).
     """
     gone = working.entries[row]
     key = fact_key(gone)
     if key is None:
         return []
     staying = set() if leaving is None else set(gone.agents) - {leaving}
+    staying |= set(keeping)
     out: list[tuple[int, datetime | None, str | None]] = []
     for other in working.fact_index.get(key, []):
         entry = working.entries[other]
@@ -574,6 +576,26 @@ def restored(
             if ended and working.belief_end(other, agent, leaving=row) == NO_END:
                 out[(other, agent)] = belief
     return [(other, agent, belief) for (other, agent), belief in out.items()]
+
+
+def heir(working: WorkingMemory, row: int, leaving: str) -> tuple[str, str, int, int | None] | None:
+    """Who holds the observation at ``row`` in place of ``leaving``, its last believer,
+    forgetting it: of the other agents whose belief in it a later fact of their own withdrew
+    (it held for them until that fact began), the one it holds for longest, as if it had
+    been the last believer when its later fact came (which then ended the observation); the
+    others keep their withdrawn beliefs, ending sooner. None: ``leaving`` is not the last
+    believer, or nobody else held it. Returns (agent, its withdrawn belief, where that
+    belief ends in microseconds or NO_END, the row of the fact ending it or None)."""
+    if set(working.entries[row].agents) - {leaving}:
+        return None
+    found: tuple[str, str, int, int | None] | None = None
+    for agent, belief, _, _, until in working.withdrawn.get(row, []):
+        if until is None or agent == leaving:
+            continue
+        end, ender = working.belief_ender(row, agent)
+        if found is None or end > found[2]:
+            found = (agent, belief, end, ender)
+    return found
 
 
 def _next_fact(

@@ -456,10 +456,16 @@ class WorkingMemory:
         been forgotten since (the belief then holds on to the next), and an earlier one told
         late ends it sooner. ``leaving``: a row taken as not the agent's (a forget planned).
         """
+        return self.belief_ender(row, agent, known_at, leaving)[0]
+
+    def belief_ender(
+        self, row: int, agent: str, known_at: int | None = None, leaving: int | None = None
+    ) -> tuple[int, int | None]:
+        """``belief_end``, and the row of the fact that ends the belief there (None: none)."""
         entry = self.entries[row]
         key = fact_key(entry)
         began = int(self.valid_from[row])
-        end = NO_END
+        end, ender = NO_END, None
         for other in self.fact_index.get(key, []) if key is not None else ():
             start = int(self.valid_from[other])
             if other in (row, leaving) or start >= end or start < began:
@@ -470,8 +476,8 @@ class WorkingMemory:
             if later.stated_until is not None and micros(later.stated_until) <= start:
                 continue  # never holds: ends nothing
             if self._agent_held(other, agent, known_at):
-                end = start
-        return end
+                end, ender = start, other
+        return end, ender
 
     def _agent_held(self, row: int, agent: str, known_at: int | None) -> bool:
         """Whether ``agent`` held the fact at ``row`` at record time ``known_at`` (None:

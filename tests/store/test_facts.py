@@ -496,6 +496,38 @@ def test_forgetting_a_fact_a_later_one_withdrew_takes_back_its_history_too(
         reopened.close()
 
 
+def test_the_last_believer_forgetting_leaves_the_fact_to_those_it_held_for_until_later(
+    settings: Settings, memory: Memory
+) -> None:
+    """scout and driver told Oslo from February (one observation); scout's Rome from June
+    withdrew scout's belief. driver, its last believer, forgetting Oslo leaves it scout's
+    until June (ended there by Rome), as if driver had never told it, after a restart too;
+    not retracted, which took scout's history of it too."""
+    feb = "2024-02-01T00:00:00Z"
+    oslo = said(memory, "Alice", "lives in", "Oslo", agent="scout", when=feb)
+    assert said(memory, "Alice", "lives in", "Oslo", agent="driver", when=feb) == oslo
+    rome = said(memory, "Alice", "lives in", "Rome", agent="scout", when="2024-06-01T00:00:00Z")
+    done = memory.forget(oslo, agent="driver")
+    assert (done.already, done.kept_for) == (False, ["scout"])
+    memory.close()
+    reopened = open_memory(settings)
+    try:
+
+        def held(agent: str, when: str) -> list[str]:
+            found = reopened.recall("", subject="Alice", agent=agent, as_of=when).results
+            return [r.observation_id for r in found if r.current]
+
+        assert held("scout", "2024-03-01") == [oslo]
+        assert held("scout", "2024-07-01") == [rome]
+        assert held("driver", "2024-03-01") == []
+        cited = reopened.evidence(oslo)
+        assert [b["agent"] for b in cited["believers"]] == ["scout"]
+        assert cited["superseded_by"] == [rome]
+        assert reopened.forget(oslo, agent="driver").already is True
+    finally:
+        reopened.close()
+
+
 def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memory) -> None:
     """Paris from January, Rome from May, Paris again from September (a new observation:
     the first had ended). Forgetting Rome reopens the first Paris until the second begins:
