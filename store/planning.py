@@ -525,6 +525,9 @@ def reopened(
     if key is None:
         return []
     staying = set() if leaving is None else set(gone.agents) - {leaving}
+    if leaving is not None:  # and those it holds for until later facts of theirs
+        staying |= {a for a, *_, until in working.withdrawn.get(row, []) if until is not None}
+        staying.discard(leaving)
     staying |= set(keeping)
     out: list[tuple[int, datetime | None, str | None]] = []
     for other in working.fact_index.get(key, []):

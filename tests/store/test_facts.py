@@ -528,6 +528,24 @@ def test_the_last_believer_forgetting_leaves_the_fact_to_those_it_held_for_until
         reopened.close()
 
 
+def test_a_withdrawn_belief_keeps_ending_its_agents_older_fact_when_another_forgets(
+    memory: Memory,
+) -> None:
+    """scout: Paris from January, Berlin from February (ending Paris), shared by driver
+    and pilot, then Oslo from March (scout's belief in Berlin held until then). pilot
+    forgetting Berlin leaves Paris ended for scout: Berlin still held for it in February."""
+    paris = said(memory, "Alice", "lives in", "Paris", when="2024-01-01T00:00:00Z")
+    feb = "2024-02-01T00:00:00Z"
+    berlin = said(memory, "Alice", "lives in", "Berlin", when=feb)
+    for agent in ("driver", "pilot"):
+        assert said(memory, "Alice", "lives in", "Berlin", agent=agent, when=feb) == berlin
+    said(memory, "Alice", "lives in", "Oslo", when="2024-03-01T00:00:00Z")
+    memory.forget(berlin, agent="pilot")
+    found = memory.recall("", subject="Alice", agent="scout", as_of="2024-02-15").results
+    assert [r.observation_id for r in found if r.current] == [berlin]
+    assert memory.evidence(paris)["superseded_by"] == [berlin]
+
+
 def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memory) -> None:
     """Paris from January, Rome from May, Paris again from September (a new observation:
     the first had ended). Forgetting Rome reopens the first Paris until the second begins:
