@@ -492,7 +492,16 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
         )
     bounds = []
     for op, bound in value.items():
-        kind, typed_value = typed(bound, f"{path}.{op}")
+        try:
+            kind, typed_value = typed(bound, f"{path}.{op}")
+        except InvalidInput as refused:
+            if refused.problem != _TOO_LONG:
+                raise
+            raise InvalidInput(
+                refused.field,
+                f"has more than {MAX_NUMBER} digits written out; a bound is a number of at"
+                f" most {MAX_NUMBER} digits",
+            ) from None
         key = where_key(kind, typed_value)
         if key[0] not in _ORDERED:
             raise InvalidInput(
@@ -539,7 +548,7 @@ def unmatched_where(
         for field, cls, _ in values:
             if field in classes:
                 classes[field].add(cls)
-    for field, (cls, canonical), given, _ in wanted:
+    for field, (cls, canonical), given, op in wanted:
         if field == TYPE:
             named = sorted(types, key=lambda t: (-types[t], t))
             if canonical in {t.casefold() for t in named}:
@@ -569,7 +578,14 @@ def unmatched_where(
             return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
         if cls not in classes[field]:
             kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes[field]))
-            fix = " or ".join(_CLASS_WORDS[c][1] for c in sorted(classes[field]))
+            # A bound is a number or a date: suggest only the classes a comparison orders.
+            fixes = [c for c in sorted(classes[field]) if op == "=" or c in _ORDERED]
+            if not fixes:
+                return (
+                    f"where.{given}: records hold {kinds} here, which do not compare by"
+                    f' order; give one value to equal, e.g. {{{json.dumps(given)}: "..."}}'
+                )
+            fix = " or ".join(_CLASS_WORDS[c][1] for c in fixes)
             return (
                 f"where.{given}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"

@@ -446,9 +446,11 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
                 ({"album id": 1}, "where.album id"),
                 ({"customer..country": 1}, "where.customer..country"),
                 ({"album_id": None}, "where.album_id"),
+                ({"album_id": {"<": 1e45}}, "where.album_id.<"),
             ):
                 message = await error(client, "recall", query="", where=shape)
                 assert named(message, field), message
+                assert "send it as a string" not in message  # a string bound is refused
             after = memory.stats()
     assert after["Observation"] == before["Observation"] == 0
     assert memory.graph._rows("MATCH (f:FieldValue) RETURN count(f)") == [[0]]
@@ -484,6 +486,9 @@ async def test_a_where_that_can_match_no_record_says_why_and_how_to_fix_it(
         misspelt = await note(Album_Idd=176)
         unknown = await note(composer="AC/DC")
         boolean = await note(released=True)
+        # A bound is a number or a date: strings are no fix to suggest for one.
+        ordered = await note(name={">": 5})
+        priced = await note(unit_price={">": "1983-01-01"})
         # Nothing to say when the field holds values of the kind asked, found or not.
         assert await note(album_id=177) is None
         assert await note(unit_price="0.99") is None  # one price was given as text
@@ -505,6 +510,14 @@ async def test_a_where_that_can_match_no_record_says_why_and_how_to_fix_it(
         ' as a date, "YYYY-MM-DD" or an ISO 8601 date-time'
     )
     assert gone == "where.album_id: no record has this field; no records are stored"
+    assert ordered == (
+        "where.name: records hold strings here, which do not compare by order; give one value"
+        ' to equal, e.g. {"name": "..."}'
+    )
+    assert priced == (
+        "where.unit_price: records hold numbers and strings here, not dates; give the value as"
+        " a number"
+    )
 
 
 async def test_where_names_the_record_type_as_at_type(memory_client: Client) -> None:
