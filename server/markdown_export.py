@@ -60,6 +60,10 @@ def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> s
 _MARKS = re.compile(r"([\\`*_\[\]<>|~#&])")
 #: A line's start that Markdown would read as a list item of its own ("- ", "+ ", "2. ").
 _LINE_START = re.compile(r"(?m)^(\s*)([-+]|\d+)([.)]?)(?=\s|$)")
+#: A line that underlines the one before as a heading ("---", "==="), or is a rule.
+_UNDERLINE = re.compile(r"(?m)^(\s*)([-=])(?=[-=\s]*$)")
+#: A line's indentation: four spaces would make it code (swallowing the rest of the item).
+_INDENT = re.compile(r"(?m)^[ \t]+")
 
 
 def shown(text: str) -> str:
@@ -67,6 +71,9 @@ def shown(text: str) -> str:
     "*Bob*" stayed emphasis, "[a](b)" a link), further lines indented into the list item
     they belong to (a second line began a paragraph of its own)."""
     escaped = _LINE_START.sub(_unlisted, _MARKS.sub(r"\\\1", text))
+    escaped = _UNDERLINE.sub(r"\1\\\2", escaped)
+    # Kept as no-break spaces: they show as the indent, and Markdown reads no code in them.
+    escaped = _INDENT.sub(lambda m: "\u00a0" * len(m.group().expandtabs(4)), escaped)
     return "\n  ".join(escaped.splitlines()) if escaped.strip() else escaped
 
 
@@ -94,13 +101,18 @@ def write_markdown(export: Path, target: Path) -> int:
     observations = {o["id"]: o for o in tables["Observation"]}
     believers: dict[str, list[str]] = defaultdict(list)
     belief_of = {link["from"]: link["to"] for link in tables["OF"]}
-    # A belief its agent withdrew (the others still hold the observation) is not held now.
-    withdrawn = {b["id"] for b in tables["Belief"] if b.get("retracted_at")}
+    now = datetime.now(UTC)
+    # A belief its agent withdrew (the others still hold the observation) is not held now,
+    # unless a later fact of the agent withdrew it that has not begun yet (held until then).
+    withdrawn = {
+        b["id"]
+        for b in tables["Belief"]
+        if b.get("retracted_at") and not (b.get("held_until") and moment(b["held_until"]) > now)
+    }
     for link in tables["HOLDS"]:
         if link["to"] in belief_of and link["to"] not in withdrawn:
             believers[belief_of[link["to"]]].append(link["from"])
     superseded_by = superseders(tables)
-    now = datetime.now(UTC)
     about: dict[str, set[str]] = defaultdict(set)
     for link in tables["MENTIONS"]:
         about[link["to"]].add(link["from"])

@@ -44,11 +44,16 @@ def described(method: str, error: ValidationError) -> str:
     should be a valid string, got 5"."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    where = ".".join(str(part) for part in first["loc"]) or "params"
+    where = _cut(".".join(str(part) for part in first["loc"]) or "params", 2 * _SENT)
     try:
         came = json.dumps(first.get("input"), ensure_ascii=False)
     except (TypeError, ValueError):
         came = repr(first.get("input"))
-    came = came if len(came) <= _SENT else came[: _SENT - 1] + "…"
+    came = _cut(came, _SENT)
     more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"Invalid request parameters: {method} {where}: {first['msg']}, got {came}{more}"
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` as sent, cut short: a client's names and values are echoed, not its essays."""
+    return text if len(text) <= most else text[: most - 1] + "…"

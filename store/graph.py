@@ -1033,18 +1033,19 @@ class Graph:
         supports, each with the agent's own confidence; as the graph held them at
         ``known_at`` when given (the belief and observation recorded and not retracted by
         then, nor any evidence recorded by then and not retracted then: evidence is linked
-        when it is remembered)."""
+        when it is remembered). A belief a later fact of its agent withdrew is held until
+        that fact begins: listed while its end is after now (or ``known_at``)."""
         if known_at is None:
-            held = "o.retracted_at IS NULL AND b.retracted_at IS NULL"
+            held = "o.retracted_at IS NULL AND (b.retracted_at IS NULL OR b.held_until > $k)"
             evidence = "e.retracted_at IS NULL"
         else:
             held = (
                 "o.recorded_at <= $k AND b.since <= $k"
                 " AND (o.retracted_at IS NULL OR o.retracted_at > $k)"
-                " AND (b.retracted_at IS NULL OR b.retracted_at > $k)"
+                " AND (b.retracted_at IS NULL OR b.retracted_at > $k OR b.held_until > $k)"
             )
             evidence = "e.recorded_at <= $k AND (e.retracted_at IS NULL OR e.retracted_at > $k)"
-        known = {} if known_at is None else {"k": to_naive_utc(known_at)}
+        known = {"k": to_naive_utc(known_at or utc_now())}
         return [
             {
                 "belief_id": r[0],

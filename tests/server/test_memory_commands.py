@@ -753,6 +753,28 @@ def test_the_markdown_names_only_the_agents_that_hold_an_observation_now(tmp_pat
     assert "believed by alice)" in page and "bob" not in page.split("believed by")[1]
 
 
+def test_the_markdown_names_an_agent_whose_belief_holds_until_a_fact_not_begun(
+    tmp_path: Path,
+) -> None:
+    # driver shares scout's Paris and told Berlin from 2999: Paris is driver's now, as recall
+    # says, but the page left driver out.
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    try:
+        told = [("scout", "Paris", None), ("driver", "Paris", None)]
+        for agent, city, since in [*told, ("driver", "Berlin", "2999-01-01T00:00:00Z")]:
+            fact = FactDraft("Alice", "lives in", city, valid_from=since)
+            memory.remember([MemoryDraft(text=f"Alice lives in {city}.", agent=agent, fact=fact)])
+        now = memory.recall("", subject="Alice", agent="driver").results
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    assert [r.agents for r in now if r.current] == [["scout", "driver"]]
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    page = (tmp_path / "pages" / "paris.md").read_text(encoding="utf-8")
+    assert "Alice lives in Paris. (confidence 1; believed by driver, scout)" in page
+
+
 def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path: Path) -> None:
     # "*Bob*" was emphasis, "[x](y)" a link, "C#" fine but "# x" a heading, and a text's
     # second line a paragraph outside its list item ("- milk" a list of its own).
@@ -761,13 +783,14 @@ def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path:
     try:
         memory.remember(
             [
+                MemoryDraft(text="Totals\n===\n    indented", topics=["[x](y)"]),
                 MemoryDraft(
                     text="Shopping for *Bob*:\n- milk\n2. eggs <b>fresh</b>",
                     topics=["[x](y)"],
                     source="list|fridge",
                     agent="a_b",
                     fact=FactDraft("*Bob*", "likes", "C#"),
-                )
+                ),
             ]
         )
         memory.export(str(tmp_path / "out.jsonl"))
@@ -775,7 +798,10 @@ def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path:
         memory.close()
     write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
     index = (tmp_path / "pages" / "index.md").read_text(encoding="utf-8")
-    assert "- [\\[x\\](y)](x-y.md) (1 observations)" in index
+    assert "- [\\[x\\](y)](x-y.md) (2 observations)" in index
+    topic = (tmp_path / "pages" / "x-y.md").read_text(encoding="utf-8")
+    # "===" made "Totals" a heading, and four spaces a code block swallowing the item's notes.
+    assert "Totals\n  \\===\n  \u00a0\u00a0\u00a0\u00a0indented (confidence 1;" in topic
     bob = (tmp_path / "pages" / "bob.md").read_text(encoding="utf-8")
     assert bob.startswith("# \\*Bob\\*\n\n## Facts\n\n- \\*Bob\\* likes C\\# (")
     assert (

@@ -123,6 +123,11 @@ BAD_PARAMS = [
         "params.arguments.agent: Input should be a valid string, got null (1 more)",
     ),
     ("resources/read", {"uri": 7}, "resources/read params.uri: Input should be a valid string"),
+    (  # a name is echoed cut short, as a value is
+        "prompts/get",
+        {"name": "review-conflicts", "arguments": {"a" * 500: 1}},
+        f"params.arguments.{'a' * 62}…: Input should be a valid string, got 1",
+    ),
 ]
 
 

@@ -377,6 +377,22 @@ def test_a_repeat_is_a_duplicate_while_the_belief_holds_as_its_agents_facts_now_
     assert (again.observation_id == first.observation_id) is duplicate
 
 
+def test_a_belief_held_until_a_later_fact_begins_is_listed_unsupported_till_then(
+    memory: Memory,
+) -> None:
+    """driver's Berlin from 2999 leaves the Paris it shares with scout driver's now (recall
+    says so): unsupported left it out, as if withdrawn outright."""
+    said(memory, "Alice", "lives in", "Paris", agent="scout", text="Alice lives in Paris.")
+    said(memory, "Alice", "lives in", "Paris", agent="driver", text="Alice lives in Paris.")
+    said(memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2999-01-01T00:00:00Z")
+    lisbon = said(memory, "Bob", "lives in", "Lisbon", agent="scout", text="Bob in Lisbon.")
+    said(memory, "Bob", "lives in", "Lisbon", agent="driver", text="Bob in Lisbon.")
+    said(memory, "Bob", "lives in", "Porto", agent="driver", valid_from="2024-06-01T00:00:00Z")
+    texts = [u["text"] for u in memory.unsupported("driver")]
+    assert "Alice lives in Paris." in texts and "Bob in Lisbon." not in texts
+    assert lisbon in [r.observation_id for r in memory.recall("", subject="Bob").results]
+
+
 def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None:
     """driver's belief in the Paris it shares with scout had a doorbell for evidence; Berlin
     withdrew it and was forgotten: the belief given back (a new one) was unsupported."""
