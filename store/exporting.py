@@ -583,10 +583,9 @@ def _checked(
         problem = None if value is None or check is None else check(value)
         if problem is not None:
             raise ImportRefused(f"{where}: {kind}'s {column} {problem}")
-    if kind == "Observation":
-        problem = _observation_problem(row)
-        if problem is not None:
-            raise ImportRefused(f"{where}: Observation's {problem}")
+    problem = _ROWS[kind](row) if kind in _ROWS else None
+    if problem is not None:
+        raise ImportRefused(f"{where}: {kind}'s {problem}")
     return row
 
 
@@ -608,7 +607,6 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     """What ``remember`` would refuse of an observation, or the memory misread: a blank text
     (never found), counts below zero (a negative hit rate in every score), a time ahead of
     the importing clock (unseen by every recall until then), an end before the start."""
-    now = to_naive_utc(utc_now())
     text = row["text"]
     if not text.strip():
         return "text must not be blank: write the observation's words"
@@ -621,21 +619,52 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     for column in ("seq", "hits", "impressions"):
         if (row.get(column) or 0) < 0:
             return f"{column} must be 0 or more, got {row[column]}"
-    for column in ("observed_at", "recorded_at"):
+    if (row.get("kind") == "fact") != (row.get("subject") is not None):
+        return f"kind {row.get('kind')!r} does not match its fact (subject {row.get('subject')!r})"
+    problem = _times_problem(row, ("observed_at", "recorded_at", "retracted_at"), "recorded_at")
+    if problem is not None:
+        return problem
+    start, stated, until = row.get("valid_from"), row.get("stated_until"), row.get("valid_until")
+    if start is not None and stated is not None and stated <= start:
+        return f"stated_until {iso(stated)} must be later than valid_from {iso(start)}"
+    # valid_until may equal valid_from: a plan replaced before it began never held.
+    if start is not None and until is not None and until < start:
+        return f"valid_until {iso(until)} must not be before valid_from {iso(start)}"
+    return None
+
+
+def _belief_problem(row: dict[str, Any]) -> str | None:
+    """What the memory would misread of a belief: times ahead of the clock or a withdrawal
+    before it began, an end where it was never withdrawn."""
+    if row.get("held_until") is not None and row.get("retracted_at") is None:
+        return "held_until needs retracted_at: only a withdrawn belief has an end"
+    return _times_problem(row, ("since", "retracted_at"), "since")
+
+
+def _times_problem(row: dict[str, Any], columns: tuple[str, ...], start: str) -> str | None:
+    """A record time ahead of the importing clock, or a retraction before ``start``."""
+    now = to_naive_utc(utc_now())
+    for column in columns:
         moment = row.get(column)
         if moment is not None and moment > now + FUTURE_SKEW:
             return (
                 f"{column} {iso(moment)} is ahead of this machine's clock ({iso(now)}):"
                 " a file from a machine whose clock ran fast; correct its times"
             )
-    start, end = row.get("valid_from"), row.get("stated_until")
-    if start is not None and end is not None and end <= start:
-        return f"stated_until {iso(end)} must be later than valid_from {iso(start)}"
+    began, gone = row.get(start), row.get("retracted_at")
+    if began is not None and gone is not None and gone < began:
+        return f"retracted_at {iso(gone)} is before its {start} {iso(began)}"
     return None
 
 
 #: The kinds of observation remember writes.
 _OBSERVATION_KINDS = ("fact", "observation", "record")
+
+#: Checks of a whole row, per table: what the memory would misread -> the problem.
+_ROWS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "Observation": _observation_problem,
+    "Belief": _belief_problem,
+}
 
 
 def _judgement(value: Any) -> str | None:

@@ -387,6 +387,20 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
         {"valid_from": "2024-02-01T00:00:00Z", "stated_until": "2024-01-01T00:00:00Z"},
         "stated_until 2024-01-01T00:00:00Z must be later than valid_from 2024-02-01",
     ),
+    (
+        _fact,
+        {"valid_from": "2024-02-01T00:00:00Z", "valid_until": "2024-01-01T00:00:00Z"},
+        "valid_until 2024-01-01T00:00:00Z must not be before valid_from 2024-02-01",
+    ),
+    (_fact, {"kind": "observation"}, "kind 'observation' does not match its fact"),
+    (_observation, {"retracted_at": "2099-01-01T00:00:00Z"}, "retracted_at 2099-01-01T00:00:00Z"),
+    (
+        _observation,
+        {"retracted_at": "2000-01-01T00:00:00Z"},
+        "retracted_at 2000-01-01T00:00:00Z is",
+    ),
+    (_table("Belief"), {"since": "2099-01-01T00:00:00Z"}, "Belief's since 2099-01-01T00:00:00Z"),
+    (_table("Belief"), {"held_until": "2024-01-01T00:00:00Z"}, "held_until needs retracted_at"),
 ]
 
 
