@@ -107,7 +107,10 @@ def write_markdown(export: Path, target: Path) -> int:
     withdrawn = {
         b["id"]
         for b in tables["Belief"]
-        if b.get("retracted_at") and not (b.get("held_until") and moment(b["held_until"]) > now)
+        if b.get("retracted_at")
+        and not (
+            b.get("held_until") and not b.get("forgotten_at") and moment(b["held_until"]) > now
+        )
     }
     for link in tables["HOLDS"]:
         if link["to"] in belief_of and link["to"] not in withdrawn:

@@ -638,7 +638,9 @@ def _belief_problem(row: dict[str, Any]) -> str | None:
     before it began, an end where it was never withdrawn."""
     if row.get("held_until") is not None and row.get("retracted_at") is None:
         return "held_until needs retracted_at: only a withdrawn belief has an end"
-    return _times_problem(row, ("since", "retracted_at"), "since")
+    if row.get("forgotten_at") is not None and row.get("held_until") is None:
+        return "forgotten_at needs held_until: only a belief held until a later fact is forgotten"
+    return _times_problem(row, ("since", "retracted_at", "forgotten_at"), "since")
 
 
 def _times_problem(row: dict[str, Any], columns: tuple[str, ...], start: str) -> str | None:

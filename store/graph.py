@@ -668,13 +668,24 @@ class Graph:
 
     def beliefs(
         self,
-    ) -> list[tuple[str, str, str, datetime, datetime | None, Decimal | None, datetime | None]]:
-        """(agent, belief id, observation id, since, withdrawn at, confidence, held until)
-        for every belief, in the order they were taken."""
+    ) -> list[
+        tuple[
+            str,
+            str,
+            str,
+            datetime,
+            datetime | None,
+            Decimal | None,
+            datetime | None,
+            datetime | None,
+        ]
+    ]:
+        """(agent, belief id, observation id, since, withdrawn at, confidence, held until,
+        forgotten at) for every belief, in the order they were taken."""
         return self._columns(
             "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
-            " RETURN a.name, b.id, o.id, b.since, b.retracted_at, b.confidence, b.held_until"
-            " ORDER BY b.since, b.id"
+            " RETURN a.name, b.id, o.id, b.since, b.retracted_at, b.confidence, b.held_until,"
+            " b.forgotten_at ORDER BY b.since, b.id"
         )
 
     def predicates(self) -> list[tuple[str, str]]:
@@ -901,11 +912,12 @@ class Graph:
                 "since": r[3],
                 "retracted_at": r[4],
                 "held_until": r[5],
+                "forgotten_at": r[6],
             }
             for r in self._rows(
                 "MATCH (a:Agent)-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id})"
                 " RETURN a.name, b.id, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
-                " b.since, b.retracted_at, b.held_until ORDER BY b.since, a.name",
+                " b.since, b.retracted_at, b.held_until, b.forgotten_at ORDER BY b.since, a.name",
                 {"id": observation_id},
             )
         ]
@@ -1036,13 +1048,17 @@ class Graph:
         when it is remembered). A belief a later fact of its agent withdrew is held until
         that fact begins: listed while its end is after now (or ``known_at``)."""
         if known_at is None:
-            held = "o.retracted_at IS NULL AND (b.retracted_at IS NULL OR b.held_until > $k)"
+            held = (
+                "o.retracted_at IS NULL AND (b.retracted_at IS NULL"
+                " OR (b.held_until > $k AND b.forgotten_at IS NULL))"
+            )
             evidence = "e.retracted_at IS NULL"
         else:
             held = (
                 "o.recorded_at <= $k AND b.since <= $k"
                 " AND (o.retracted_at IS NULL OR o.retracted_at > $k)"
-                " AND (b.retracted_at IS NULL OR b.retracted_at > $k OR b.held_until > $k)"
+                " AND (b.retracted_at IS NULL OR b.retracted_at > $k OR (b.held_until > $k"
+                " AND (b.forgotten_at IS NULL OR b.forgotten_at > $k)))"
             )
             evidence = "e.recorded_at <= $k AND (e.retracted_at IS NULL OR e.retracted_at > $k)"
         known = {"k": to_naive_utc(known_at or utc_now())}
@@ -1504,13 +1520,15 @@ class GraphWriter:
                 {"rows": ended, "at": _ts(at)},
             )
 
-    def withdraw_outright(self, beliefs: Sequence[str]) -> None:
+    def withdraw_outright(self, beliefs: Sequence[str], at: datetime) -> None:
         """Beliefs a later fact of their agent withdrew that no longer hold for it at any
-        valid time either (their agent forgot them): withdrawn outright, when they were."""
+        valid time either, from ``at`` (their agent forgot them): views at an earlier record
+        time still see them held until that fact began."""
         if beliefs:
             self._run(
-                "UNWIND $ids AS i WITH i AS bid MATCH (b:Belief {id: bid}) SET b.held_until = NULL",
-                {"ids": list(beliefs)},
+                "UNWIND $ids AS i WITH i AS bid MATCH (b:Belief {id: bid})"
+                " SET b.forgotten_at = $at",
+                {"ids": list(beliefs), "at": _ts(at)},
             )
 
     def learned_in(self, pairs: Sequence[tuple[str, str]]) -> None:

@@ -872,7 +872,7 @@ class Memory:
                     if earlier is None:
                         w.withdraw_beliefs([(withdrawing, None)], at)
                     else:
-                        w.withdraw_outright([withdrawing])
+                        w.withdraw_outright([withdrawing], at)
                     w.undo_supersessions(undone, at)
                     w.end_validity(ends)
                     w.supersede(links, at)
@@ -892,7 +892,7 @@ class Memory:
                     if earlier is None:
                         working.withdraw(row, withdrawing, at)
                     else:
-                        working.withdraw_outright(row, withdrawing)
+                        working.withdraw_outright(withdrawing, micros(at))
                     _restore(working, restoring, at)
                     for _, until, ender, dropped in own:
                         for newer in dropped:

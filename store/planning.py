@@ -156,7 +156,7 @@ class Batch:
             ended = {
                 agent: (belief, _moment(working.belief_end(row, agent)))
                 for agent, belief, _, _, until in working.withdrawn.get(row, ())
-                if until is not None and agent not in beliefs
+                if until is not None and agent not in beliefs and working.held_then(belief)
             }
             added.append(
                 Held(
@@ -526,7 +526,11 @@ def reopened(
         return []
     staying = set() if leaving is None else set(gone.agents) - {leaving}
     if leaving is not None:  # and those it holds for until later facts of theirs
-        staying |= {a for a, *_, until in working.withdrawn.get(row, []) if until is not None}
+        staying |= {
+            a
+            for a, b, *_, until in working.withdrawn.get(row, [])
+            if until is not None and working.held_then(b)
+        }
         staying.discard(leaving)
     staying |= set(keeping)
     out: list[tuple[int, datetime | None, str | None]] = []
@@ -569,6 +573,7 @@ def restored(
         for other, belief, _, _ in held:
             if (
                 other == row
+                or not working.held_then(belief)
                 or (other, agent) in out
                 or fact_key(working.entries[other]) != key
                 or not working.live[other]
@@ -593,7 +598,7 @@ def heir(working: WorkingMemory, row: int, leaving: str) -> tuple[str, str, int,
         return None
     found: tuple[str, str, int, int | None] | None = None
     for agent, belief, _, _, until in working.withdrawn.get(row, []):
-        if until is None or agent == leaving:
+        if until is None or agent == leaving or not working.held_then(belief):
             continue
         end, ender = working.belief_ender(row, agent)
         if found is None or end > found[2]:

@@ -74,6 +74,10 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         # Its end is set when it is withdrawn: one withdrawn after known_at had none then.
         believer["held_until"] = by_then(believer["retracted_at"]) and believer["held_until"]
     found["withdrawn"] = [b for b in beliefs if by_then(b["retracted_at"]) is not None]
+    for gone in found["withdrawn"]:
+        # Its agent forgot it since: from then it held at no time (withdrawn outright).
+        if by_then(gone["forgotten_at"]) is not None:
+            gone["held_until"] = None
     evidence = [e for e in graph.evidence_for(observation_id) if by_then(e["recorded_at"])]
     if belief_id is not None:
         evidence = [e for e in evidence if e["belief_id"] == belief_id]

@@ -286,6 +286,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Belief ADD held_until TIMESTAMP",
         ),
     ),
+    Migration(
+        19,
+        "when an agent forgot a belief a later fact had withdrawn",
+        (
+            # The belief held, for its agent, until its later fact began; the agent then
+            # forgot it, so it held at no time from then on. Views at an earlier record time
+            # still see it held until then.
+            "ALTER TABLE Belief ADD forgotten_at TIMESTAMP",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An
@@ -339,6 +349,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "confidence": DECIMAL,
         "retracted_at": "TIMESTAMP",
         "held_until": "TIMESTAMP",
+        "forgotten_at": "TIMESTAMP",
     },
     "Predicate": {"name": "STRING", "cardinality": "STRING", "since": "TIMESTAMP"},
     "Recall": {

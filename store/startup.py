@@ -202,7 +202,7 @@ def load(
         r = working.add(entry)
         working.hits[r] = row["hits"] or 0
         working.impressions[r] = row["impressions"] or 0
-    for agent, belief, obs, since, withdrawn, confidence, until in graph.beliefs():
+    for agent, belief, obs, since, withdrawn, confidence, until, forgot in graph.beliefs():
         row = working.row_of[obs]
         if withdrawn is None:
             # Most beliefs were taken with their observation: the time shared above.
@@ -213,6 +213,8 @@ def load(
             held = None if until is None else micros(_aware(until))
             gone = micros(_aware(withdrawn))
             working.withdraw_later(row, one(agent, agent), belief, began, gone, held, confidence)
+            if forgot is not None:
+                working.withdraw_outright(belief, micros(_aware(forgot)))
     del shared
     for predicate, cardinality in graph.predicates():
         working.predicates[predicate] = cardinality

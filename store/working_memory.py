@@ -200,6 +200,9 @@ class WorkingMemory:
         # belief id, since, withdrawn at), for ``agent_mask``, ``believers`` and
         # ``belief_end``.
         self.held_before: dict[str, list[tuple[int, str, int, int]]] = {}
+        # Such beliefs their agent forgot since: belief -> when (record time). From then on
+        # they hold at no valid time; views at an earlier record time still see them.
+        self.forgotten: dict[str, int] = {}
         # The confidence of withdrawn beliefs held with one of their own: belief -> it.
         self.withdrawn_confidence: dict[str, Decimal] = {}
         # Feedback learned from judged recalls: query vectors, the rows judged, +1 or -1.
@@ -490,9 +493,15 @@ class WorkingMemory:
         if any(a == agent for a, _ in self.believers(row, known_at)):
             return True
         return any(
-            r == row and (known_at is None or gone <= known_at)
-            for r, _, _, gone in self.held_before.get(agent, ())
+            r == row and (known_at is None or gone <= known_at) and self.held_then(b, known_at)
+            for r, b, _, gone in self.held_before.get(agent, ())
         )
+
+    def held_then(self, belief: str, known_at: int | None = None) -> bool:
+        """Whether a belief a later fact of its agent withdrew still held until that fact
+        at record time ``known_at`` (None: now): not forgotten by then."""
+        forgot = self.forgotten.get(belief)
+        return forgot is None or (known_at is not None and known_at < forgot)
 
     def _held_until_then(self, agent: str, known_at: int | None, at: int) -> list[tuple[int, str]]:
         """(row, belief id) of the beliefs of ``agent`` a later fact of its own withdrew
@@ -500,7 +509,9 @@ class WorkingMemory:
         return [
             (row, belief)
             for row, belief, _, gone in self.held_before.get(agent, ())
-            if (known_at is None or gone <= known_at) and at < self.belief_end(row, agent, known_at)
+            if (known_at is None or gone <= known_at)
+            and self.held_then(belief, known_at)
+            and at < self.belief_end(row, agent, known_at)
         ]
 
     def held_until_later(self, row: int, agent: str) -> str | None:
@@ -510,20 +521,15 @@ class WorkingMemory:
             (
                 b
                 for a, b, *_, until in self.withdrawn.get(row, [])
-                if a == agent and until is not None
+                if a == agent and until is not None and self.held_then(b)
             ),
             None,
         )
 
-    def withdraw_outright(self, row: int, belief: str) -> None:
-        """A belief ``held_until_later`` holds at no valid time any more: its agent forgot
-        it (withdrawn outright, when it was withdrawn)."""
-        self.withdrawn[row] = [
-            (a, b, since, at, None if b == belief else until)
-            for a, b, since, at, until in self.withdrawn.get(row, [])
-        ]
-        for agent, held in self.held_before.items():
-            self.held_before[agent] = [h for h in held if h[1] != belief]
+    def withdraw_outright(self, belief: str, at: int) -> None:
+        """A belief ``held_until_later`` holds at no valid time from record time ``at``:
+        its agent forgot it."""
+        self.forgotten[belief] = at
 
     def withdrawn_belief(self, row: int, agent: str) -> str | None:
         """The belief ``agent`` withdrew from the observation at ``row``, if any."""
@@ -616,6 +622,7 @@ class WorkingMemory:
             self.belief_confidence.pop(belief, None)
         for agent, belief, *_ in self.withdrawn.pop(row, []):
             self.withdrawn_confidence.pop(belief, None)
+            self.forgotten.pop(belief, None)
             if agent in self.held_before:
                 self.held_before[agent] = [h for h in self.held_before[agent] if h[0] != row]
         # Its neighbours in the episode are next to each other now, as after a restart.
@@ -772,6 +779,7 @@ class WorkingMemory:
                 for a, b, _, until, held_until in gone
                 if held_until is not None
                 and (known_at is None or until <= known_at)
+                and self.held_then(b, known_at)
                 and at < self.belief_end(row, a, known_at)
             ]
         return out

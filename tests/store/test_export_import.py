@@ -72,6 +72,12 @@ async def fill_everything(data_dir: Path) -> None:
         await ok(client, "remember", **rome)
         oslo = {**dora, "object": "Oslo", "valid_from": "2024-09-01T00:00:00Z"}
         await ok(client, "remember", text="Dora lives in Oslo.", fact=oslo)
+        # The same, then forgotten: the belief keeps when its agent forgot it.
+        emil = {**rome, "text": "Emil lives in Rome.", "fact": {**rome["fact"], "subject": "Emil"}}
+        await ok(client, "remember", **emil, agent="alice")
+        shared = await ok(client, "remember", **emil)
+        await ok(client, "remember", text="Emil lives in Oslo.", fact={**oslo, "subject": "Emil"})
+        await ok(client, "forget", id=shared["observation_id"])
         await ok(
             client,
             "remember",
@@ -172,8 +178,9 @@ async def test_a_round_trip_gives_back_every_object_equal(tmp_path: Path) -> Non
     bonn = next(x["id"] for x in first[1] if x.get("text") == "Carl lives in Bonn.")
     undone, again = [x for x in first[1] if x["table"] == "SUPERSEDES" and x["from"] == bonn]
     assert undone["dropped"] is not None and again["dropped"] is None
-    held = [x["held_until"] for x in first[1] if x["table"] == "Belief" and x["held_until"]]
-    assert len(held) == 1 and held[0].startswith("2024-09-01T00:00:00"), held
+    held = [x for x in first[1] if x["table"] == "Belief" and x["held_until"]]
+    assert [x["held_until"][:19] for x in held] == ["2024-09-01T00:00:00"] * 2, held
+    assert sorted(x["forgotten_at"] is None for x in held) == [False, True]
     memory = Memory.open(hash_settings(tmp_path / "b").store)
     memory.warm_up()
     try:
@@ -401,6 +408,7 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     ),
     (_table("Belief"), {"since": "2099-01-01T00:00:00Z"}, "Belief's since 2099-01-01T00:00:00Z"),
     (_table("Belief"), {"held_until": "2024-01-01T00:00:00Z"}, "held_until needs retracted_at"),
+    (_table("Belief"), {"forgotten_at": "2024-01-01T00:00:00Z"}, "forgotten_at needs held_until"),
 ]
 
 

@@ -393,6 +393,35 @@ def test_a_belief_held_until_a_later_fact_begins_is_listed_unsupported_till_then
     assert lisbon in [r.observation_id for r in memory.recall("", subject="Bob").results]
 
 
+def test_a_forget_of_a_belief_held_until_a_later_fact_keeps_the_history_known_before_it(
+    settings: Settings, memory: Memory
+) -> None:
+    """ann shared bob's Paris from January and told Rome from March, then forgot Paris: she
+    holds nothing in February now, but as known before the forget she held Paris then (the
+    forget had erased that history from every view), after a restart too."""
+    paris = said(memory, "Kim", "lives in", "Paris", agent="bob", valid_from="2024-01-01")
+    said(memory, "Kim", "lives in", "Paris", agent="ann", valid_from="2024-01-01")
+    said(memory, "Kim", "lives in", "Rome", agent="ann", valid_from="2024-03-01")
+    [gone] = memory.evidence(paris)["withdrawn"]
+    known = gone["retracted_at"] + timedelta(microseconds=1)
+    memory.forget(paris, agent="ann")
+    february = "2024-02-01T00:00:00Z"
+    for opened in (memory, None):  # None: the same memory after a restart
+        if opened is None:
+            memory.close()
+            opened = open_memory(settings)
+        try:
+            then = opened.recall("", subject="Kim", agent="ann", as_of=february, known_at=known)
+            now = opened.recall("", subject="Kim", agent="ann", as_of=february)
+            assert [r.observation_id for r in then.results] == [paris]
+            assert now.results == []
+            assert opened.evidence(paris, known)["withdrawn"][0]["held_until"] is not None
+            assert opened.evidence(paris)["withdrawn"][0]["held_until"] is None
+        finally:
+            if opened is not memory:
+                opened.close()
+
+
 def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None:
     """driver's belief in the Paris it shares with scout had a doorbell for evidence; Berlin
     withdrew it and was forgotten: the belief given back (a new one) was unsupported."""

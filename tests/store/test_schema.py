@@ -278,8 +278,15 @@ def before_17() -> dict[str, dict[str, str]]:
 
 def before_18() -> dict[str, dict[str, str]]:
     """The schema migration 17 left: beliefs withdrawn without the time they held until."""
-    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    found = before_19()
     del found["Belief"]["held_until"]
+    return found
+
+
+def before_19() -> dict[str, dict[str, str]]:
+    """The schema migration 18 left: beliefs held until a later fact, never forgotten."""
+    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del found["Belief"]["forgotten_at"]
     return found
 
 
