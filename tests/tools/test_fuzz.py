@@ -590,7 +590,7 @@ def assert_graph_holds(memory: Memory, model: Model) -> None:
     rows = {row["id"]: row for row in table}
     assert set(rows) == set(model.stored)
     agents: dict[str, list[str]] = {}
-    for agent, _, obs, _, withdrawn, _, _ in graph.beliefs():
+    for agent, _, obs, _, withdrawn, *_ in graph.beliefs():
         if withdrawn is None:
             agents.setdefault(obs, []).append(agent)
     episodes = dict(graph.episode_links())
