@@ -938,13 +938,14 @@ class Graph:
                 "retracted": r[7] is not None,
                 "retracted_at": r[7],
                 "recorded_at": r[8],
+                "belief_since": r[10],
             }
             for r in self._rows(
                 "MATCH (e:Observation)-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation {id: $id}),"
                 " (a:Agent)-[:HOLDS]->(b)"
                 " RETURN b.id, e.id, e.text, CAST(s.weight AS STRING),"
                 " CAST(e.confidence AS STRING), e.source, e.observed_at, e.retracted_at,"
-                " e.recorded_at, a.name ORDER BY s.weight DESC, e.id, b.since",
+                " e.recorded_at, a.name, b.since ORDER BY s.weight DESC, e.id, b.since",
                 {"id": observation_id},
             )
         ]
@@ -952,11 +953,18 @@ class Graph:
     def supports_given(self, observation_id: str) -> list[Row]:
         """Beliefs this observation is evidence for."""
         return [
-            {"belief_id": r[0], "agent": r[1], "observation_id": r[2], "weight": r[3]}
+            {
+                "belief_id": r[0],
+                "agent": r[1],
+                "observation_id": r[2],
+                "weight": r[3],
+                "belief_since": r[4],
+            }
             for r in self._rows(
                 "MATCH (e:Observation {id: $id})-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation),"
                 " (a:Agent)-[:HOLDS]->(b)"
-                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING) ORDER BY b.since, b.id",
+                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING), b.since"
+                " ORDER BY b.since, b.id",
                 {"id": observation_id},
             )
         ]

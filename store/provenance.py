@@ -70,15 +70,20 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     found["belief_id"] = belief_id
     beliefs = graph.believers(observation_id)
     found["believers"] = [b for b in beliefs if held(b["since"], b["retracted_at"])]
-    for believer in found["believers"]:
-        # Its end is set when it is withdrawn: one withdrawn after known_at had none then.
-        believer["held_until"] = by_then(believer["retracted_at"]) and believer["held_until"]
-    found["withdrawn"] = [b for b in beliefs if by_then(b["retracted_at"]) is not None]
-    for gone in found["withdrawn"]:
-        # Its agent forgot it since: from then it held at no time (withdrawn outright).
-        if by_then(gone["forgotten_at"]) is not None:
-            gone["held_until"] = None
-    evidence = [e for e in graph.evidence_for(observation_id) if by_then(e["recorded_at"])]
+    for belief in beliefs:
+        # Its end is set when it is withdrawn and holds until its agent forgets it (then it
+        # held at no time): each as known then.
+        if by_then(belief["retracted_at"]) is None or by_then(belief["forgotten_at"]):
+            belief["held_until"] = None
+        belief["retracted_at"] = by_then(belief["retracted_at"])
+        belief["forgotten_at"] = by_then(belief["forgotten_at"])
+    found["withdrawn"] = [b for b in beliefs if b["retracted_at"] is not None]
+    # Evidence known then, of a belief there was then (a forget may have given one back since).
+    evidence = [
+        e
+        for e in graph.evidence_for(observation_id)
+        if by_then(e["recorded_at"]) and by_then(e["belief_since"])
+    ]
     if belief_id is not None:
         evidence = [e for e in evidence if e["belief_id"] == belief_id]
     else:
@@ -87,7 +92,8 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         row["retracted"] = by_then(row["retracted_at"]) is not None
     found["evidence"] = evidence
     # A belief given back by a forget is a new belief with the old one's evidence: one claim.
-    found["supports"] = _one_per_claim(graph.supports_given(observation_id), set())
+    given = [s for s in graph.supports_given(observation_id) if by_then(s["belief_since"])]
+    found["supports"] = _one_per_claim(given, set())
     contradicting = [
         c for c in graph.contradictions_of(observation_id) if by_then(c["recorded_at"])
     ]

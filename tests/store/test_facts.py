@@ -415,7 +415,8 @@ def test_a_forget_of_a_belief_held_until_a_later_fact_keeps_the_history_known_be
             now = opened.recall("", subject="Kim", agent="ann", as_of=february)
             assert [r.observation_id for r in then.results] == [paris]
             assert now.results == []
-            assert opened.evidence(paris, known)["withdrawn"][0]["held_until"] is not None
+            [then] = opened.evidence(paris, known)["withdrawn"]
+            assert then["held_until"] is not None and then["forgotten_at"] is None
             assert opened.evidence(paris)["withdrawn"][0]["held_until"] is None
         finally:
             if opened is not memory:
@@ -447,7 +448,14 @@ def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None
     )
     before = memory.evidence(bell.observation_id)["recorded_at"]
     berlin = said(memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2024-06-01")
+    withdrawn = memory.evidence(berlin)["recorded_at"]
     memory.forget(berlin)
+    # As known before the forget, the evidence was the withdrawn belief's (the new one was not).
+    for known in (before, withdrawn):
+        [then] = memory.evidence(paris, known)["evidence"]
+        assert then["belief_id"] == shared.belief_id
+        [given] = memory.evidence(bell.observation_id, known)["supports"]
+        assert given["belief_id"] == shared.belief_id
     texts = [u["text"] for u in memory.unsupported("driver")]
     assert "Alice lives in Paris." not in texts
     assert "Alice lives in Paris." not in [u["text"] for u in memory.unsupported("driver", before)]
