@@ -7,7 +7,6 @@ middleware keeps the code and says which parameter, what it must be, and what ca
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.context import ServerMiddleware
@@ -15,11 +14,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
+from doxa.store.drafts import sent
+
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-#: The longest sent value a refusal quotes back.
-_SENT = 40
+#: The longest parameter path a refusal quotes back (a client names its own arguments).
+_PATH = 80
 
 
 class NamedParamsErrors(ServerMiddleware[Any]):
@@ -44,16 +45,8 @@ def described(method: str, error: ValidationError) -> str:
     should be a valid string, got 5"."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    where = _cut(".".join(str(part) for part in first["loc"]) or "params", 2 * _SENT)
-    try:
-        came = json.dumps(first.get("input"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        came = repr(first.get("input"))
-    came = _cut(came, _SENT)
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    where = where if len(where) <= _PATH else where[: _PATH - 1] + "…"
+    came = sent(first.get("input"))
     more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"Invalid request parameters: {method} {where}: {first['msg']}, got {came}{more}"
-
-
-def _cut(text: str, most: int) -> str:
-    """``text`` as sent, cut short: a client's names and values are echoed, not its essays."""
-    return text if len(text) <= most else text[: most - 1] + "…"

@@ -613,9 +613,7 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     if len(text) > MAX_TEXT:
         return f"text is {len(text)} characters long; remember keeps at most {MAX_TEXT}"
     if row.get("kind") not in (None, *_OBSERVATION_KINDS):
-        told = "fact" if row.get("subject") is not None else "observation or record"
-        kinds = ", ".join(_OBSERVATION_KINDS)
-        return f"kind must be one of {kinds} ({told} here), got {row['kind']!r}"
+        return f"kind must be one of {', '.join(_OBSERVATION_KINDS)}, got {row['kind']!r}"
     for column in ("seq", "hits", "impressions"):
         if (row.get(column) or 0) < 0:
             return f"{column} must be 0 or more, got {row[column]}"

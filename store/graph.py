@@ -902,8 +902,8 @@ class Graph:
 
     def believers(self, observation_id: str) -> list[Row]:
         """Every belief in the observation: agent, belief id, confidence, since, when its
-        agent withdrew it (None: held), and until when it held for its agent then (None:
-        withdrawn outright, or held)."""
+        agent withdrew it (None: held), until when it held for its agent then (None:
+        withdrawn outright, or held), and when its agent forgot that (None: never)."""
         return [
             {
                 "agent": r[0],
