@@ -42,6 +42,7 @@ from doxa.store.drafts import (
     FUTURE_SKEW,
     MAX_TEXT,
     memory_key,
+    predicate_key,
     unicode_text,
 )
 from doxa.store.errors import InvalidInput, MemoryStoreError
@@ -341,6 +342,7 @@ def parse_export(path: Path) -> Parsed:
             parsed.objects.setdefault(str(line.get("table")), []).append(row)
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
     _all_there(parsed, path)
+    _predicates_named(parsed)
     # Every record read, as the memory loads it and a client reads it back, also where
     # nothing of it is read again.
     records = _checked_records(parsed)
@@ -349,6 +351,47 @@ def parse_export(path: Path) -> Parsed:
     _without_retired(parsed)
     _read_again(parsed, written_at if isinstance(written_at, int) else None, records)
     return parsed
+
+
+def _predicates_named(parsed: Parsed) -> None:
+    """Name each predicate as ``remember`` does (``predicate_key``: files of schema 1 hold
+    "Works At" beside "works_at"), one ``Predicate`` per name: the memory looks a fact's
+    cardinality up by that name, and a predicate named otherwise lost its "many".
+
+    Raises:
+        ImportRefused: a predicate with no word, or two names of one predicate with both
+            cardinalities, naming the lines.
+    """
+    for row, where in zip(
+        parsed.objects.get("Observation", []), parsed.lines.get("Observation", []), strict=True
+    ):
+        if row.get("predicate") is not None:
+            row["predicate"] = _predicate_named(row["predicate"], where, "Observation's predicate")
+    rows, lines = parsed.objects.get("Predicate", []), parsed.lines.get("Predicate", [])
+    first: dict[str, tuple[dict[str, Any], str]] = {}
+    kept: list[tuple[dict[str, Any], str]] = []
+    for row, where in zip(rows, lines, strict=True):
+        row["name"] = _predicate_named(row["name"], where, "Predicate's name")
+        seen = first.get(row["name"])
+        if seen is None:
+            first[row["name"]] = (row, where)
+            kept.append((row, where))
+        elif seen[0]["cardinality"] != row["cardinality"]:
+            raise ImportRefused(
+                f"{where}: predicate {row['name']!r} is {row['cardinality']!r} here but"
+                f" {seen[0]['cardinality']!r} at {seen[1]}: one predicate has one cardinality;"
+                " keep the line with the one its facts mean"
+            )
+    if rows:
+        parsed.objects["Predicate"] = [row for row, _ in kept]
+        parsed.lines["Predicate"] = [where for _, where in kept]
+
+
+def _predicate_named(predicate: str, where: str, what: str) -> str:
+    named = predicate_key(predicate)
+    if not named:
+        raise ImportRefused(f"{where}: {what} {predicate!r} holds no word, as remember needs")
+    return named
 
 
 def _all_there(parsed: Parsed, path: Path) -> None:
@@ -847,7 +890,8 @@ def _check_predicates(graph: Graph, parsed: Parsed) -> None:
     Raises:
         ImportRefused: naming the line, the predicate, both cardinalities and what to do.
     """
-    held = dict(graph.predicates())
+    # Keyed as the memory reads them: an earlier import kept names such as "Works At".
+    held = {predicate_key(name): cardinality for name, cardinality in graph.predicates()}
     for row, where in zip(
         parsed.objects.get("Predicate", []), parsed.lines.get("Predicate", []), strict=True
     ):

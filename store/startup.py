@@ -32,7 +32,7 @@ import numpy.typing as npt
 from doxa.store import event_time, native_memory, planning
 from doxa.store.backup import unfinished
 from doxa.store.details import details
-from doxa.store.drafts import memory_key
+from doxa.store.drafts import memory_key, predicate_key
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
@@ -217,7 +217,8 @@ def load(
                 working.withdraw_outright(belief, micros(_aware(forgot)))
     del shared
     for predicate, cardinality in graph.predicates():
-        working.predicates[predicate] = cardinality
+        # Keyed as facts look it up: earlier versions imported names such as "Works At".
+        working.predicates[predicate_key(predicate)] = cardinality
     for newer, older, at, known, undone in graph.supersessions():
         newer_row, older_row = working.row_of[newer], working.row_of[older]
         # It ended the older fact from when it was recorded while its newer end was held,

@@ -491,6 +491,91 @@ async def test_a_predicate_of_the_other_cardinality_is_not_merged(tmp_path: Path
     assert observations(tmp_path / "new") == 2
 
 
+async def works_at_many(data_dir: Path, path: Path, named: str) -> None:
+    """Export a memory where Alice works at Acme and Globex ("many") to ``path``, its
+    predicate written ``named`` (as files of schema 1 held such names)."""
+    async with Client(create_server(hash_settings(data_dir))) as client:
+        for company in ("Acme", "Globex"):
+            fact = {"subject": "Alice", "predicate": "works at", "object": company}
+            await ok(
+                client,
+                "remember",
+                text=f"Alice works at {company}.",
+                fact=fact | {"cardinality": "many"},
+            )
+    export(data_dir, path)
+    header, rest = lines(path)
+    for line in rest:
+        if line["table"] == "Predicate":
+            line["name"] = named
+        elif line["table"] == "Observation" and line.get("predicate"):
+            line["predicate"] = named
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
+
+
+async def works_at(data_dir: Path) -> list[tuple[str, str]]:
+    """What ``about`` tells of Alice after she starts at Initech, told without a
+    cardinality: (event, fact) in order."""
+    async with Client(create_server(hash_settings(data_dir))) as client:
+        fact = {"subject": "Alice", "predicate": "works at", "object": "Initech"}
+        await ok(client, "remember", text="Alice works at Initech.", fact=fact)
+        told = await ok(client, "about", name="Alice")
+    return [(e["event"], e["fact"]) for e in told["timeline"]]
+
+
+async def test_a_predicate_named_otherwise_keeps_its_cardinality(tmp_path: Path) -> None:
+    # Imported as written, "Works At" was a predicate the memory never looked up (it looks
+    # up "works_at"): its "many" lost, the next start took Globex as ending Acme, and
+    # Initech ended both.
+    await works_at_many(tmp_path / "a", tmp_path / "a.jsonl", "Works At")
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "a.jsonl")
+    assert await works_at(tmp_path / "b") == [
+        ("started", "Alice works at Acme"),
+        ("started", "Alice works at Globex"),
+        ("started", "Alice works at Initech"),
+    ]
+
+
+async def test_a_memory_an_earlier_import_left_a_predicate_named_otherwise_keeps_it(
+    tmp_path: Path,
+) -> None:
+    await works_at_many(tmp_path / "a", tmp_path / "a.jsonl", "Works At")
+    parsed = parse_export(tmp_path / "a.jsonl")
+    for row in parsed.objects["Predicate"]:
+        row["name"] = "Works At"
+    for row in parsed.objects["Observation"]:
+        row["predicate"] = "Works At"
+    graph = Graph(tmp_path / "b" / "graph")  # as an earlier version imported it
+    try:
+        write_import(graph, parsed)
+        assert graph.predicates() == [("Works At", "many")]
+    finally:
+        graph.close()
+    assert [event for event, _ in await works_at(tmp_path / "b")] == ["started"] * 3
+
+
+async def test_two_names_of_one_predicate_with_both_cardinalities_are_refused(
+    tmp_path: Path,
+) -> None:
+    await works_at_many(tmp_path / "a", tmp_path / "a.jsonl", "Works At")
+    header, rest = lines(tmp_path / "a.jsonl")
+    at = next(i for i, line in enumerate(rest) if line["table"] == "Predicate")
+    rest.insert(at + 1, {**rest[at], "name": "works-at", "cardinality": "one"})
+    header["counts"]["Predicate"] += 1
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
+    said = (
+        rf"line {at + 3}: predicate 'works_at' is 'one' here but 'many' at \S+ line {at + 2}:"
+        " one predicate has one cardinality"
+    )
+    with pytest.raises(ImportRefused, match=said):
+        import_file(hash_settings(tmp_path / "b").store, tmp_path / "b.jsonl")
+    assert not (tmp_path / "b").exists()
+    rest[at]["name"] = "--"
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
+    with pytest.raises(ImportRefused, match=r"Predicate's name '--' holds no word"):
+        import_file(hash_settings(tmp_path / "c").store, tmp_path / "c.jsonl")
+
+
 async def test_a_file_cut_short_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")
