@@ -4,10 +4,12 @@ the graph for audit and for views at an earlier ``known_at``).
 
 The rule (``[store.prune]``, each value overridable per call):
 
-- **unused**: confidence at most ``max_confidence``, shown in at least ``min_impressions``
-  judged recalls, never accepted (no hits), recorded at least ``min_age_days`` ago;
+- **unused**: confidence (every believer's) at most ``max_confidence``, shown in at least
+  ``min_impressions`` judged recalls, never accepted (no hits), recorded at least
+  ``min_age_days`` ago;
 - **merged**: observations held by one and the same agent alone, carrying the same fact (or
-  none) and equally current, whose cosine is at least ``merge_similarity`` and whose details
+  none) and event times and equally current, found by nothing the one kept is not (episode,
+  source, topics), whose cosine is at least ``merge_similarity`` and whose details
   agree (``details``): the one with most hits, else evidence for a belief, else the oldest is
   kept; the others are merged into it. The unused take no part (retired as unused, never
   kept in a copy's place), so a second prune retires nothing the first left.
@@ -49,7 +51,7 @@ from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
 from doxa.store.settings import PruneSettings
 from doxa.store.values import decimal_text, iso, micros, scaled
-from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+from doxa.store.working_memory import BoolArray, Entry, WorkingMemory, topic_key
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +176,12 @@ def plan(
         & (working.hits[:n] == 0)
         & (working.recorded_at[:n] <= now_us - int(rule.min_age_days * _DAY_US))
     )
+    for row in np.flatnonzero(unused):
+        # Low confidence is every believer's: another agent's own surer belief keeps it.
+        held = working.belief_confidence
+        sure = [held[b] for b in working.entries[row].beliefs if b in held]
+        if any(c > rule.max_confidence for c in sure):
+            unused[row] = False
     out: list[tuple[int, Retirement]] = []
     if rule.merge:
         unmergeable = kept.copy()
@@ -233,7 +241,10 @@ def _near_duplicates(
                 int(working.valid_until[row]),
             )
         )
-        groups.setdefault((entry.agents[0], fact), []).append(int(row))
+        # What its words place in time ("yesterday", said in May or in June) is part of
+        # the claim too: merged away, June's repair would be lost for June.
+        told = tuple(sorted((e.start, e.end) for e in entry.event_times))
+        groups.setdefault((entry.agents[0], fact, told), []).append(int(row))
     merged: list[tuple[int, int, float]] = []
     for rows in groups.values():
         if len(rows) < 2:
@@ -267,11 +278,24 @@ def _near_duplicates(
                 if (
                     not taken[j]
                     and not kept[rows[j]]
+                    and _found_as(working.entries[rows[i]], working.entries[rows[j]])
                     and _same_details(working, rows[i], rows[j], read)
                 ):
                     taken[j] = True
                     merged.append((rows[j], rows[i], cosine))
     return merged
+
+
+def _found_as(keeper: Entry, twin: Entry) -> bool:
+    """Whether ``keeper`` is found by all ``twin`` is found by, and tells its source: merged
+    into one with another episode, a topic more or another source, the twin's claim was no
+    longer found by them (a recall by its episode or topic came back empty)."""
+    if twin.episode is not None and twin.episode != keeper.episode:
+        return False
+    if twin.source is not None and twin.source != keeper.source:
+        return False
+    topics = {topic_key(t) for t in keeper.topics}
+    return all(topic_key(t) in topics for t in twin.topics)
 
 
 def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Details]) -> bool:
@@ -284,7 +308,9 @@ def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Detai
             return False
         if first.record.type != second.record.type:
             return False
-        if set(first.record.keys()) != set(second.record.keys()):
+        # Lists in their order and with their repeats: ["apple", "apple", "pear"] is
+        # another bag than ["apple", "pear", "pear"].
+        if first.record.identity() != second.record.identity():
             return False
         # A text given with a record says more than its fields ("has not shipped"): two
         # texts must agree too, and a record told in words is no twin of its fields alone.

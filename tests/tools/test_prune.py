@@ -236,6 +236,75 @@ async def test_the_same_fact_over_another_time_is_never_merged(client: Client) -
     assert [r["observation_id"] for r in july["results"]] == [told[1]["observation_id"]]
 
 
+async def test_a_shared_memory_one_agent_holds_surely_is_not_unused(client: Client) -> None:
+    # scout's 0.3 was read as the observation's: driver's belief at 1 was retired with it,
+    # and the audit said "confidence <= 0.5".
+    gate = "The east gate code changed."
+    unsure = await ok(client, "remember", text=gate, agent="scout", confidence="0.3")
+    await ok(client, "remember", text=gate, agent="driver", confidence="1")
+    lone = await ok(client, "remember", text="The west gate is painted.", confidence="0.3")
+    shown = await ok(client, "recall", query="gate", limit=10)
+    await ok(client, "feedback", recall_id=shown["recall_id"])
+    done = await ok(client, "prune", dry_run=False, **RULE)
+    assert listed(done) == [(lone["observation_id"], "unused", None)]
+    driver = await ok(client, "recall", query="east gate", agent="driver")
+    assert [r["observation_id"] for r in driver["results"]] == [unsure["observation_id"]]
+
+
+async def test_the_same_words_about_another_day_are_never_merged(client: Client) -> None:
+    # "Yesterday" said in May and in June tells of two days: June's repair was merged into
+    # May's, and gone from what the memory knew of June.
+    roof = [
+        await ok(client, "remember", text=f"I fixed the roof yesterday{mark}", observed_at=at)
+        for mark, at in ((".", "2024-05-08T12:00:00Z"), ("!", "2024-06-10T12:00:00Z"))
+    ]
+    again = await ok(
+        client, "remember", text="I fixed the roof yesterday!!", observed_at="2024-05-08T15:00:00Z"
+    )
+    done = await ok(client, "prune", dry_run=False, merge_similarity=0.8)
+    merged = {r["observation_id"]: r.get("merged_into") for r in done.get("retired", [])}
+    assert merged == {again["observation_id"]: roof[0]["observation_id"]}  # the same day
+    june = await ok(client, "recall", query="roof", as_of="2024-06-12T00:00:00Z")
+    assert roof[1]["observation_id"] in [r["observation_id"] for r in june["results"]]
+
+
+async def test_records_whose_lists_differ_in_order_or_repeats_are_never_merged(
+    client: Client,
+) -> None:
+    lists = (
+        ("Playlist", "order", ["intro", "verse", "chorus"]),
+        ("Playlist", "order", ["chorus", "verse", "intro"]),
+        ("Bag", "items", ["apple", "apple", "pear"]),
+        ("Bag", "items", ["apple", "pear", "pear"]),
+    )
+    for kind, name, values in lists:
+        await ok(client, "remember", record={"type": kind, "fields": {name: values}})
+    done = await ok(client, "prune", dry_run=False, merge_similarity=0.8)
+    assert listed(done) == []
+
+
+async def test_a_copy_found_by_more_than_its_twin_is_never_merged(client: Client) -> None:
+    # Merged, the copy's episode, topics and source were gone: recall by them found nothing.
+    rack = "Server rack 4 overheats."
+    first = await ok(client, "remember", text=rack, episode="ep1", topics=["dc"])
+    told = [
+        await ok(client, "remember", text=rack[:-1] + mark, **more)
+        for mark, more in (
+            ("!", {"episode": "ep2"}),
+            ("!!", {"topics": ["dc", "cooling"]}),
+            ("!!!", {"source": "email"}),
+            ("!!!!", {"episode": "ep1", "topics": ["DC"]}),
+        )
+    ]
+    done = await ok(client, "prune", dry_run=False, merge_similarity=0.8)
+    assert listed(done) == [(told[3]["observation_id"], "merged", first["observation_id"])]
+    for found in ({"episode": "ep2"}, {"topics": ["cooling"]}):
+        answer = await ok(client, "recall", query="", **found)
+        assert [r["observation_id"] for r in answer["results"]] == [
+            told[0 if "episode" in found else 1]["observation_id"]
+        ]
+
+
 async def test_why_each_was_retired_travels_with_an_export(
     memory_client: Client, memory: Memory, tmp_path: Path
 ) -> None:
