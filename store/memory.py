@@ -991,11 +991,12 @@ class Memory:
 
         Returns the observation's fields with ``cardinality`` (of a fact's predicate),
         ``believers`` (each with its own confidence and since), ``withdrawn`` (beliefs their
-        agents withdrew), ``evidence``, ``supports``, ``contradictions``, ``superseded_by``,
-        ``supersessions`` (who superseded it, from when, recorded when), ``supersedes``,
-        ``supersession_chain``, ``retired`` (why a prune retracted it, else None),
-        ``record`` (a structured record, or None), and
-        ``belief_id`` when a belief id was given.
+        agents withdrew; ``held_until``, of one a later fact of its agent withdrew: where
+        recall ends it, as the agent's facts stood then or stand now), ``evidence``,
+        ``supports``, ``contradictions``, ``superseded_by``, ``supersessions`` (who
+        superseded it, from when, recorded when), ``supersedes``, ``supersession_chain``,
+        ``retired`` (why a prune retracted it, else None), ``record`` (a structured record,
+        or None), and ``belief_id`` when a belief id was given.
 
         Raises:
             NotFound: the id names no observation or belief.
@@ -1008,6 +1009,7 @@ class Memory:
         found = provenance.cite(self.graph, key, known)
         working = self._wm
         with self._working_lock.reading():
+            provenance.belief_ends(found, working, known)
             predicate = found.get("predicate")
             found["cardinality"] = working.cardinality(predicate) if predicate else None
             row = working.row_of.get(found["id"])

@@ -7,7 +7,7 @@ predicate and different objects) from the working memory, and ``described`` keep
 topic and adds each side's text and confidence.
 
 ``Memory`` reads the graph under no lock of its own, then takes the working memory's read
-lock for ``clashes`` and ``described``: recalls go on throughout.
+lock for ``belief_ends``, ``clashes`` and ``described``: recalls go on throughout.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.values import micros, to_naive_utc
-from doxa.store.working_memory import WorkingMemory, topic_key
+from doxa.store.values import from_micros, micros, to_naive_utc
+from doxa.store.working_memory import NO_END, WorkingMemory, topic_key
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph
@@ -32,7 +32,10 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     given or the start of a superseder held then.
 
     Superseders that are retracted (or purged) are never named in ``superseded_by`` or
-    ``supersedes``; the chain keeps them, with their ``retracted_at``.
+    ``supersedes``; the chain keeps them, with their ``retracted_at``. A withdrawn belief
+    that held until a later fact of its agent (withdrawn by then, not forgotten by then)
+    keeps the ``held_until`` stored when it was withdrawn: ``belief_ends`` sets it as the
+    agent's facts end it.
 
     Raises:
         NotFound: the id names no observation or belief.
@@ -151,6 +154,24 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         c["retracted_at"] = by_then(c["retracted_at"])
     found["supersession_chain"] = chain
     return found
+
+
+def belief_ends(found: dict[str, Any], working: WorkingMemory, known_at: datetime | None) -> None:
+    """Set each ``held_until`` of ``found["withdrawn"]`` (``cite``'s) to where recall ends
+    that belief for its agent (``WorkingMemory.belief_end``), as the memory held the agent's
+    facts at ``known_at`` (None: now): where its next fact of the same subject and predicate
+    begins, in place of the end stored at withdrawal (where the fact that withdrew it
+    began). A later fact told late ends it sooner; one forgotten since ends it no more (the
+    next does); None when none does. The caller holds the read lock."""
+    row = working.row_of.get(found["id"])
+    known = None if known_at is None else micros(known_at)
+    for belief in found["withdrawn"]:
+        if belief["held_until"] is None:
+            continue
+        end = NO_END
+        if row is not None and working.held_then(belief["belief_id"], known):
+            end = working.belief_end(row, belief["agent"], known)
+        belief["held_until"] = None if end == NO_END else to_naive_utc(from_micros(end))
 
 
 def contradictions(

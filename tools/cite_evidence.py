@@ -68,7 +68,9 @@ class Believer(BaseModel):
     belief_id: str
     confidence: str | None = Field(None, description="this agent's own, exact")
     since: str | None = None
-    until: str | None = Field(None, description="held for this agent until its later fact began")
+    until: str | None = Field(
+        None, description="held for this agent until its next later fact begins, as recall says"
+    )
 
 
 class EvidenceOut(BaseModel):

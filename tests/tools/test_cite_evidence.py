@@ -234,6 +234,60 @@ async def test_a_citation_at_known_at_shows_no_end_a_later_fact_gave_a_belief(
     assert again["believers"] == then["believers"] and "withdrawn" not in again
 
 
+def lives(agent: str, subject: str, city: str, since: str) -> dict[str, Any]:
+    fact = {"subject": subject, "predicate": "lives in", "object": city, "valid_from": since}
+    return {"text": f"{subject} lives in {city}.", "agent": agent, "fact": fact}
+
+
+async def told(client: Client, agent: str, subject: str, city: str, since: str) -> str:
+    done = await ok(client, "remember", **lives(agent, subject, city, since))
+    observation: str = done["observation_id"]
+    return observation
+
+
+async def test_a_withdrawn_beliefs_until_is_where_its_agents_facts_end_it_now(
+    client: Client,
+) -> None:
+    # driver shared scout's Paris, then told Berlin from June, which withdrew its belief,
+    # held until June, and Oslo from September. Rome from March, told late, ends it in March;
+    # with Rome and then Berlin forgotten, Oslo ends it in September. Recall said so; the
+    # citation's until said June throughout. Known before each change, it says what it did.
+    def now() -> str:
+        return datetime.now(UTC).isoformat()
+
+    async def until(**known: str) -> str | None:
+        cited = await ok(client, "cite_evidence", id=paris, **known)
+        [gone] = cited["withdrawn"]
+        assert gone["agent"] == "driver"
+        end: str | None = gone.get("until")
+        return end
+
+    async def drivers(as_of: str) -> list[str]:
+        found = await ok(client, "recall", query="", subject="Alice", agent="driver", as_of=as_of)
+        return [r["observation_id"] for r in found["results"]]
+
+    with anyio.fail_after(30):
+        paris = await told(client, "scout", "Alice", "Paris", "2024-01-01")
+        await told(client, "driver", "Alice", "Paris", "2024-01-01")
+        berlin = await told(client, "driver", "Alice", "Berlin", "2024-06-01")
+        await told(client, "driver", "Alice", "Oslo", "2024-09-01")
+        known = [now()]
+        rome = await told(client, "driver", "Alice", "Rome", "2024-03-01")
+        known.append(now())
+        in_april = await drivers("2024-04-01")
+        ends = [await until()]
+        await ok(client, "forget", id=rome)
+        known.append(now())
+        ends.append(await until())
+        await ok(client, "forget", id=berlin)
+        in_july = await drivers("2024-07-01")
+        ends.append(await until())
+        then = [await until(known_at=k) for k in known]
+    assert in_april == [rome] and in_july == [paris]
+    assert ends == ["2024-03-01T00:00:00Z", "2024-06-01T00:00:00Z", "2024-09-01T00:00:00Z"]
+    assert then == ["2024-06-01T00:00:00Z", "2024-03-01T00:00:00Z", "2024-06-01T00:00:00Z"]
+
+
 async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None:
     with anyio.fail_after(30):
         done = await ok(client, "remember", text="Unverified rumour.")
