@@ -1053,23 +1053,27 @@ class Graph:
         supports, each with the agent's own confidence; as the graph held them at
         ``known_at`` when given (the belief and observation recorded and not retracted by
         then, nor any evidence recorded by then and not retracted then: evidence is linked
-        when it is remembered). A belief a later fact of its agent withdrew is held until
-        that fact begins: listed while its end is after now (or ``known_at``)."""
+        when it is remembered). A belief a later fact of its agent withdrew (by then) and
+        that its agent had not forgotten then comes too, with ``until_later`` True: where
+        it ends is the agent's facts' to say (``provenance.unsupported``), not this one's."""
         if known_at is None:
             held = (
                 "o.retracted_at IS NULL AND (b.retracted_at IS NULL"
-                " OR (b.held_until > $k AND b.forgotten_at IS NULL))"
+                " OR (b.held_until IS NOT NULL AND b.forgotten_at IS NULL))"
             )
+            later = "b.retracted_at IS NOT NULL"
             evidence = "e.retracted_at IS NULL"
+            known = {}
         else:
             held = (
                 "o.recorded_at <= $k AND b.since <= $k"
                 " AND (o.retracted_at IS NULL OR o.retracted_at > $k)"
-                " AND (b.retracted_at IS NULL OR b.retracted_at > $k OR (b.held_until > $k"
+                " AND (b.retracted_at IS NULL OR b.retracted_at > $k OR (b.held_until IS NOT NULL"
                 " AND (b.forgotten_at IS NULL OR b.forgotten_at > $k)))"
             )
+            later = "b.retracted_at IS NOT NULL AND b.retracted_at <= $k"
             evidence = "e.recorded_at <= $k AND (e.retracted_at IS NULL OR e.retracted_at > $k)"
-        known = {"k": to_naive_utc(known_at or utc_now())}
+            known = {"k": to_naive_utc(known_at)}
         return [
             {
                 "belief_id": r[0],
@@ -1077,6 +1081,7 @@ class Graph:
                 "text": r[2],
                 "confidence": r[3],
                 "since": r[4],
+                "until_later": bool(r[5]),
             }
             for r in self._rows(
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
@@ -1084,7 +1089,7 @@ class Graph:
                 " AND NOT EXISTS { MATCH (e:Observation)-[:SUPPORTS]->(b)"
                 f" WHERE {evidence} }}"
                 " RETURN b.id, o.id, o.text, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
-                " b.since"
+                f" b.since, {later}"
                 " ORDER BY b.since, b.id",
                 {"agent": agent, **known},
             )

@@ -1019,7 +1019,12 @@ class Memory:
 
     def unsupported(self, agent: str, known_at: object = None) -> list[dict[str, Any]]:
         """The agent's beliefs that no evidence supports; with ``known_at`` (ISO 8601,
-        record time), those it held then that no evidence known then supported.
+        record time), those it held then that no evidence known then supported. A belief a
+        later fact of the agent withdrew is among them while it holds, as recall holds it:
+        until the agent's next fact begins, as its facts stand now (or stood then).
+
+        Returns ``belief_id``, ``observation_id``, ``text``, ``confidence`` (the agent's)
+        and ``since`` of each, the oldest first.
 
         Raises:
             InvalidInput: ``agent`` is no name, or ``known_at`` is not a time.
@@ -1027,7 +1032,9 @@ class Memory:
         who = name(agent, "agent")
         assert who is not None
         known = None if known_at is None else parse_time(known_at, "known_at")
-        return self.graph.unsupported_beliefs(who, known)
+        rows = self.graph.unsupported_beliefs(who, known)
+        with self._working_lock.reading():
+            return provenance.unsupported(rows, self._wm, who, known)
 
     def conflicts(
         self,

@@ -7,7 +7,8 @@ predicate and different objects) from the working memory, and ``described`` keep
 topic and adds each side's text and confidence.
 
 ``Memory`` reads the graph under no lock of its own, then takes the working memory's read
-lock for ``belief_ends``, ``clashes`` and ``described``: recalls go on throughout.
+lock for ``belief_ends``, ``unsupported``, ``clashes`` and ``described``: recalls go on
+throughout.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time
 from doxa.store.errors import InvalidInput, NotFound
-from doxa.store.values import from_micros, micros, to_naive_utc
+from doxa.store.values import from_micros, micros, to_naive_utc, utc_now
 from doxa.store.working_memory import NO_END, WorkingMemory, topic_key
 
 if TYPE_CHECKING:
@@ -172,6 +173,48 @@ def belief_ends(found: dict[str, Any], working: WorkingMemory, known_at: datetim
         if row is not None and working.held_then(belief["belief_id"], known):
             end = working.belief_end(row, belief["agent"], known)
         belief["held_until"] = None if end == NO_END else to_naive_utc(from_micros(end))
+
+
+def unsupported(
+    rows: list[dict[str, Any]], working: WorkingMemory, agent: str, known_at: datetime | None
+) -> list[dict[str, Any]]:
+    """Of ``Graph.unsupported_beliefs``'s ``rows``, those held for ``agent`` at valid time
+    ``known_at`` (None: now) as recall holds them, each without its ``until_later``: every
+    belief held then, and a belief a later fact of the agent withdrew while it holds, until
+    the agent's next fact begins (``WorkingMemory.belief_end``, as the agent's facts stood
+    at ``known_at``), when the agent held the observation by no other belief then (a
+    forget gave it back) nor by one withdrawn later (one claim, listed once). The caller
+    holds the read lock."""
+    known = None if known_at is None else micros(known_at)
+    at = micros(known_at or utc_now())
+    found = []
+    for row in rows:
+        later = row.pop("until_later")
+        if later:
+            held = working.row_of.get(row["observation_id"])
+            if held is None or _last_held(working, held, agent, known) != row["belief_id"]:
+                continue
+            if at >= working.belief_end(held, agent, known):
+                continue
+        found.append(row)
+    return found
+
+
+def _last_held(working: WorkingMemory, row: int, agent: str, known_at: int | None) -> str | None:
+    """The belief by which ``agent`` held the observation at ``row`` at record time
+    ``known_at`` (None: now) until a later fact of its own, the last taken of them; None
+    when it held the observation by a belief not withdrawn then."""
+    if any(a == agent for a, _ in working.believers(row, known_at)):
+        return None
+    held = [
+        (since, belief)
+        for a, belief, since, gone, until in working.withdrawn.get(row, [])
+        if a == agent
+        and until is not None
+        and (known_at is None or gone <= known_at)
+        and working.held_then(belief, known_at)
+    ]
+    return max(held)[1] if held else None
 
 
 def contradictions(

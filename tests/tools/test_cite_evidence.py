@@ -288,6 +288,47 @@ async def test_a_withdrawn_beliefs_until_is_where_its_agents_facts_end_it_now(
     assert then == ["2024-06-01T00:00:00Z", "2024-03-01T00:00:00Z", "2024-06-01T00:00:00Z"]
 
 
+async def test_unsupported_lists_a_withdrawn_belief_while_its_agents_facts_hold_it(
+    client: Client,
+) -> None:
+    # driver shared scout's Paris and told Berlin from 2999, then Rome from 2024-03 (told
+    # late): Paris is not driver's now, but was listed until 2999. driver shared scout's
+    # Lisbon, told Porto from 2024-06 and Faro from 2999, and forgot Porto: Lisbon is
+    # driver's until 2999, and was not listed. With Faro forgotten too, driver holds Lisbon
+    # again, and Braga from 2998 withdraws that belief too: it is listed once (twice).
+    def now() -> str:
+        return datetime.now(UTC).isoformat()
+
+    async def listed(**known: str) -> list[str]:
+        found = await ok(client, "cite_evidence", agent="driver", unsupported=True, **known)
+        return [u["observation_id"] for u in found["unsupported"] if u["observation_id"] in shared]
+
+    with anyio.fail_after(30):
+        paris = await told(client, "scout", "Alice", "Paris", "2024-01-01")
+        await told(client, "driver", "Alice", "Paris", "2024-01-01")
+        await told(client, "driver", "Alice", "Berlin", "2999-01-01")
+        known = [now()]
+        await told(client, "driver", "Alice", "Rome", "2024-03-01")
+        lisbon = await told(client, "scout", "Bob", "Lisbon", "2024-01-01")
+        await told(client, "driver", "Bob", "Lisbon", "2024-01-01")
+        porto = await told(client, "driver", "Bob", "Porto", "2024-06-01")
+        faro = await told(client, "driver", "Bob", "Faro", "2999-01-01")
+        known.append(now())
+        shared = {paris, lisbon}
+        await ok(client, "forget", id=porto)
+        held = await listed()
+        then = [await listed(known_at=k) for k in known]
+        await ok(client, "forget", id=faro)
+        again = [await listed()]
+        recalled = await ok(client, "recall", query="", subject="Bob", agent="driver")
+        await told(client, "driver", "Bob", "Braga", "2998-01-01")
+        again.append(await listed())
+    assert held == [lisbon]
+    assert then == [[paris], []]
+    assert [r["observation_id"] for r in recalled["results"]] == [lisbon]
+    assert again == [[lisbon], [lisbon]]
+
+
 async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None:
     with anyio.fail_after(30):
         done = await ok(client, "remember", text="Unverified rumour.")
