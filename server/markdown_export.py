@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from doxa.store.drafts import predicate_key
+from doxa.store.working_memory import topic_key
+
 
 def read_tables(export: Path) -> dict[str, list[dict[str, Any]]]:
     """The lines of an export file by table (the header left out)."""
@@ -41,6 +44,65 @@ def superseders(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]
         if link["from"] not in retracted:
             found[link["to"]].append(link["from"])
     return {oid: sorted(newer) for oid, newer in found.items()}
+
+
+def holders(tables: dict[str, list[dict[str, Any]]], now: datetime) -> dict[str, list[str]]:
+    """Per observation, the agents holding it at valid time ``now`` as recall names them,
+    each once, in the order of the export's ``HOLDS`` lines: by a belief not withdrawn, or
+    by one a later fact of the agent withdrew (and the agent did not forget) while it holds,
+    until the agent's next fact of the same subject and predicate begins, as its facts
+    stand (``WorkingMemory.belief_end``): not where the fact that withdrew it began (told
+    late, an earlier one ends it sooner; forgotten, the next one ends it)."""
+    observations = {o["id"]: o for o in tables["Observation"]}
+    beliefs = {b["id"]: b for b in tables["Belief"]}
+    belief_of = {link["from"]: link["to"] for link in tables["OF"]}
+    holding = [
+        (link["from"], link["to"], belief_of[link["to"]])
+        for link in tables["HOLDS"]
+        if link["to"] in belief_of and link["to"] in beliefs
+    ]
+    held: set[tuple[str, str]] = set()  # (agent, observation): held by a belief not withdrawn
+    later: set[tuple[str, str]] = set()  # held until a later fact of the agent
+    for agent, belief, obs in holding:
+        if not beliefs[belief].get("retracted_at"):
+            held.add((agent, obs))
+        elif beliefs[belief].get("held_until") and not beliefs[belief].get("forgotten_at"):
+            later.add((agent, obs))
+    facts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for o in observations.values():
+        if o.get("subject") and o.get("predicate") and not o.get("retracted_at"):
+            facts[(topic_key(o["subject"]), predicate_key(o["predicate"]))].append(o)
+
+    def start(o: dict[str, Any]) -> datetime:
+        return moment(o.get("valid_from") or o["observed_at"])
+
+    def holds_now(agent: str, obs: str) -> bool:
+        """Whether the belief of ``agent`` held until its later fact holds ``obs`` now."""
+        fact = observations.get(obs)
+        if fact is None:
+            return False
+        if not fact.get("subject") or not fact.get("predicate"):
+            return True  # no fact of the agent's can end it
+        began, told = start(fact), fact.get("seq") or 0
+        for other in facts[(topic_key(fact["subject"]), predicate_key(fact["predicate"]))]:
+            at = start(other)
+            if (
+                other["id"] == obs
+                or at > now
+                or at < began
+                or (at == began and (other.get("seq") or 0) < told)
+                or (other.get("stated_until") and moment(other["stated_until"]) <= at)
+            ):
+                continue
+            if (agent, other["id"]) in held or (agent, other["id"]) in later:
+                return False  # a fact of the agent's own that has begun ended it
+        return True
+
+    found: dict[str, dict[str, None]] = defaultdict(dict)
+    for agent, _, obs in holding:
+        if (agent, obs) in held or ((agent, obs) in later and holds_now(agent, obs)):
+            found[obs][agent] = None
+    return {obs: list(agents) for obs, agents in found.items()}
 
 
 def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> str:
@@ -99,22 +161,8 @@ def write_markdown(export: Path, target: Path) -> int:
     ``target``, and an index; returns how many files were written (the index included)."""
     tables = read_tables(export)
     observations = {o["id"]: o for o in tables["Observation"]}
-    believers: dict[str, list[str]] = defaultdict(list)
-    belief_of = {link["from"]: link["to"] for link in tables["OF"]}
     now = datetime.now(UTC)
-    # A belief its agent withdrew (the others still hold the observation) is not held now,
-    # unless a later fact of the agent withdrew it that has not begun yet (held until then).
-    withdrawn = {
-        b["id"]
-        for b in tables["Belief"]
-        if b.get("retracted_at")
-        and not (
-            b.get("held_until") and not b.get("forgotten_at") and moment(b["held_until"]) > now
-        )
-    }
-    for link in tables["HOLDS"]:
-        if link["to"] in belief_of and link["to"] not in withdrawn:
-            believers[belief_of[link["to"]]].append(link["from"])
+    believers = holders(tables, now)
     superseded_by = superseders(tables)
     about: dict[str, set[str]] = defaultdict(set)
     for link in tables["MENTIONS"]:

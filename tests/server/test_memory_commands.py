@@ -775,6 +775,59 @@ def test_the_markdown_names_an_agent_whose_belief_holds_until_a_fact_not_begun(
     assert "Alice lives in Paris. (confidence 1; believed by driver, scout)" in page
 
 
+def test_the_markdown_names_an_agent_while_its_facts_now_hold_a_withdrawn_belief(
+    tmp_path: Path,
+) -> None:
+    # driver shared scout's Paris and told Berlin from 2999, then Rome from 2024-03 (told
+    # late): Paris is not driver's now, as recall says, but the page named driver (until
+    # 2999). driver shared scout's Lisbon, told Porto from 2024-06 and Faro from 2999, and
+    # forgot Porto: Lisbon is driver's until 2999, and the page left driver out. driver
+    # shared scout's Lima, told Quito from 2024-06 and forgot it: Lima is driver's again.
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    told: dict[str, str] = {}
+    try:
+        for agent, subject, city, since in [
+            ("scout", "Alice", "Paris", "2024-01-01"),
+            ("driver", "Alice", "Paris", "2024-01-01"),
+            ("driver", "Alice", "Berlin", "2999-01-01"),
+            ("driver", "Alice", "Rome", "2024-03-01"),
+            ("scout", "Bob", "Lisbon", "2024-01-01"),
+            ("driver", "Bob", "Lisbon", "2024-01-01"),
+            ("driver", "Bob", "Porto", "2024-06-01"),
+            ("driver", "Bob", "Faro", "2999-01-01"),
+            ("scout", "Carl", "Lima", "2024-01-01"),
+            ("driver", "Carl", "Lima", "2024-01-01"),
+            ("driver", "Carl", "Quito", "2024-06-01"),
+        ]:
+            fact = FactDraft(subject, "lives in", city, valid_from=since)
+            text = f"{subject} lives in {city}."
+            [done] = memory.remember([MemoryDraft(text=text, agent=agent, fact=fact)])
+            told[city] = done.observation_id
+        memory.forget(told["Porto"], agent="driver")
+        memory.forget(told["Quito"], agent="driver")
+        now = {
+            subject: [r.agents for r in memory.recall("", subject=subject).results if r.current]
+            for subject in ("Alice", "Bob", "Carl")
+        }
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    assert now == {
+        "Alice": [["driver"], ["scout"]],
+        "Bob": [["scout", "driver"]],
+        "Carl": [["scout", "driver"]],
+    }
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    pages = {
+        city: (tmp_path / "pages" / f"{city.lower()}.md").read_text(encoding="utf-8")
+        for city in ("Paris", "Lisbon", "Lima")
+    }
+    assert "Alice lives in Paris. (confidence 1; believed by scout)" in pages["Paris"]
+    assert "Bob lives in Lisbon. (confidence 1; believed by driver, scout)" in pages["Lisbon"]
+    assert "Carl lives in Lima. (confidence 1; believed by driver, scout)" in pages["Lima"]
+
+
 def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path: Path) -> None:
     # "*Bob*" was emphasis, "[x](y)" a link, "C#" fine but "# x" a heading, and a text's
     # second line a paragraph outside its list item ("- milk" a list of its own).
