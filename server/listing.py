@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from doxa.server.markdown_export import fact_state, moment, read_tables, superseders
+from doxa.server.markdown_export import fact_state, holders, moment, read_tables, superseders
 from doxa.server.settings import Settings
 from doxa.store.event_time import loaded, most_specific, shown
 from doxa.store.exporting import records_in
@@ -52,14 +52,11 @@ class _Links:
         self.topics: dict[str, set[str]] = defaultdict(set)
         for link in tables["MENTIONS"]:
             self.topics[link["from"]].add(link["to"])
-        retracted = {b["id"] for b in tables["Belief"] if b.get("retracted_at")}
-        held_by = {link["to"]: link["from"] for link in tables["HOLDS"]}
-        self.agents: dict[str, set[str]] = defaultdict(set)
-        for link in tables["OF"]:
-            if link["from"] not in retracted and link["from"] in held_by:
-                self.agents[link["to"]].add(held_by[link["from"]])
-        self.superseded_by = superseders(tables)
         self.now = datetime.now(UTC)
+        # As recall names them now: a belief a later fact of its agent withdrew too, while
+        # that agent's facts hold it.
+        self.agents = holders(tables, self.now)
+        self.superseded_by = superseders(tables)
 
     def item(self, observation: dict[str, Any]) -> dict[str, Any]:
         """One observation as a recall's result shows it, with its topics and agents."""

@@ -680,6 +680,32 @@ def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
     assert doxa.counts()["Observation"] == 1
 
 
+def test_recall_all_names_the_agents_a_withdrawn_belief_holds_for_now(doxa: Doxa) -> None:
+    # As recall names them: driver's belief in the Paris it shares with scout, withdrawn by
+    # its Berlin from 2999, holds now (recall --all left driver out); in the Lisbon it
+    # shares, withdrawn by its Porto from 2999, its Rome from 2024-03 (told late) ended it.
+    def lives(agent: str, subject: str, city: str, since: str) -> str:
+        args = ["remember", f"{subject} lives in {city}.", "--fact", subject, "lives in", city]
+        done = doxa.json(*args, "--valid-from", since, "--agent", agent)
+        return str(done["observation_id"])
+
+    paris = lives("scout", "Alice", "Paris", "2024-01-01T00:00:00Z")
+    lives("driver", "Alice", "Paris", "2024-01-01T00:00:00Z")
+    lives("driver", "Alice", "Berlin", "2999-01-01T00:00:00Z")
+    lisbon = lives("scout", "Bob", "Lisbon", "2024-01-01T00:00:00Z")
+    lives("driver", "Bob", "Lisbon", "2024-01-01T00:00:00Z")
+    lives("driver", "Bob", "Porto", "2999-01-01T00:00:00Z")
+    lives("driver", "Bob", "Rome", "2024-03-01T00:00:00Z")
+    listed = {r["observation_id"]: r for r in doxa.json("recall", "--all")["results"]}
+    recalled = {
+        r["observation_id"]: r
+        for subject in ("Alice", "Bob")
+        for r in doxa.json("recall", "", "--subject", subject, "--explain")["results"]
+    }
+    assert [recalled[o]["agents"] for o in (paris, lisbon)] == [["scout", "driver"], ["scout"]]
+    assert [listed[o]["agents"] for o in (paris, lisbon)] == [["driver", "scout"], ["scout"]]
+
+
 def test_markdown_export_writes_one_file_per_entity_and_an_index(
     doxa: Doxa, tmp_path: Path
 ) -> None:
