@@ -692,5 +692,5 @@ def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
 def _said(memory: NewMemory) -> str:
     fact = memory.fact
     if fact is None:
-        return memory.text_key
-    return said_key(memory.text_key, fact.subject, fact.predicate, fact.object)
+        return said_key(memory.text_key, None, None, None, memory.event_times)
+    return said_key(memory.text_key, fact.subject, fact.predicate, fact.object, memory.event_times)

@@ -62,10 +62,24 @@ def fact_key(entry: Entry) -> tuple[str, str] | None:
     return topic_key(entry.subject), predicate_key(entry.predicate)
 
 
-def said_key(text_key: str, subject: str | None, predicate: str | None, obj: str | None) -> str:
-    """What makes two memories of one agent the same one: their words (``text_key``) and,
-    for a fact, its subject, predicate and object. "Moved." told with another fact is
-    another memory, not a repeat whose fact is dropped."""
+def said_key(
+    text_key: str,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    when: tuple[EventTime, ...] = (),
+) -> str:
+    """What makes two memories of one agent the same one: their words (``text_key``), when
+    those place what they tell (``when``: "Dentist tomorrow at 10." said in May and in June
+    tells of two appointments, not a repeat of one) and, for a fact, its subject, predicate
+    and object. "Moved." told with another fact is another memory, not a repeat whose fact
+    is dropped."""
+    if when:
+        # An open interval ("since May") ends where it was said: its start places it.
+        text_key += "\n@" + " ".join(
+            f"{micros(e.start)}" if e.precision == "open" else f"{micros(e.start)}-{micros(e.end)}"
+            for e in when
+        )
     if subject is None or predicate is None:
         return text_key
     return "\n".join((text_key, topic_key(subject), predicate_key(predicate), topic_key(obj or "")))
@@ -935,4 +949,4 @@ def _drop(index: dict[Any, array.array[int]], key: Any, row: int) -> None:
 
 
 def _said(entry: Entry) -> str:
-    return said_key(entry.text_key, entry.subject, entry.predicate, entry.object)
+    return said_key(entry.text_key, entry.subject, entry.predicate, entry.object, entry.event_times)

@@ -10,6 +10,8 @@ import pytest
 from calls import error, ok
 from mcp.client import Client
 
+from doxa.server.app import create_server
+from doxa.server.settings import Settings
 from doxa.store import Memory
 from doxa.store.drafts import predicate_key
 
@@ -495,6 +497,37 @@ async def test_duplicate_inside_one_batch_points_at_the_first(
     assert third["observation_id"] == first["observation_id"]
     assert "duplicate_of" not in first
     assert memory.stats()["Observation"] == 2
+
+
+async def test_the_same_words_placing_their_event_on_another_day_are_another_memory(
+    settings: Settings,
+) -> None:
+    # "Tomorrow" said in May and in June was taken as a repeat: June's appointment was lost,
+    # and a recall of June found only May's.
+    dentist = "Dentist appointment tomorrow at 10."
+
+    def said(at: str, text: str = dentist, agent: str = "me") -> dict[str, Any]:
+        return {"text": text, "observed_at": at, "agent": agent}
+
+    async with Client(create_server(settings)) as client:
+        may = await ok(client, "remember", **said("2024-05-06T09:00:00Z"))
+        june = await ok(client, "remember", **said("2024-06-10T09:00:00Z"))
+        shared = await ok(client, "remember", **said("2024-06-10T11:00:00Z", agent="other"))
+        gym = [
+            await ok(client, "remember", **said(at, "I went to the gym."))
+            for at in ("2024-05-06T09:00:00Z", "2024-05-09T09:00:00Z")
+        ]
+        answer = await ok(client, "recall", query="dentist", as_of="2024-06-10T12:00:00Z")
+    assert "duplicate_of" not in june and june["observation_id"] != may["observation_id"]
+    assert shared["shared_with"] == ["me"] and shared["observation_id"] == june["observation_id"]
+    assert gym[1]["duplicate_of"] == gym[0]["observation_id"]  # no word places it in time
+    found = {r["observation_id"]: r["happened"] for r in answer["results"] if r.get("happened")}
+    assert found == {may["observation_id"]: "2024-05-07", june["observation_id"]: "2024-06-11"}
+    async with Client(create_server(settings)) as client:  # as a restart reads them again
+        again = await ok(client, "remember", **said("2024-05-06T17:00:00Z"))
+        later = await ok(client, "remember", **said("2024-05-07T09:00:00Z"))
+    assert again["duplicate_of"] == may["observation_id"]  # the same day, said again
+    assert "duplicate_of" not in later
 
 
 async def test_texts_differing_in_case_are_not_duplicates(client: Client) -> None:
