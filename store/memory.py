@@ -1074,6 +1074,7 @@ class Memory:
         found = provenance.contradictions(self.graph, me, other, known)
         at = known or utc_now()
         with self._working_lock.reading():
+            found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, me, other, at, known)
             found = provenance.on_topic(found, working, about)
             # Only those answered are described: a thousand texts are slow to send and to
@@ -1130,6 +1131,7 @@ class Memory:
                     f"{wanted!r} named nothing in the memory at known_at (no fact or topic"
                     " recorded by then); ask with a later known_at",
                 )
+            found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, None, None, at, known)
             seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
         return seen
@@ -1150,6 +1152,7 @@ class Memory:
         # The graph under no lock of ours (as conflicts reads it).
         found = provenance.contradictions(self.graph, None, None)
         with self._working_lock.reading():
+            found = provenance.unsettled(found, working, now, None)
             found += provenance.clashes(working, None, None, now)
             shown = provenance.described(found[: pictures.MAX_CONFLICTS], working)
             taken = pictures.picture(working, micros(now), shown)

@@ -226,6 +226,28 @@ def contradictions(
     return [{"kind": "contradiction", **c} for c in graph.contradictions(me, other, known_at)]
 
 
+def unsettled(
+    found: list[dict[str, Any]], working: WorkingMemory, at: datetime, known_at: datetime | None
+) -> list[dict[str, Any]]:
+    """Of ``contradictions``' ``found``, those not settled at valid time ``at`` (as the
+    memory held them at ``known_at``; None: now): a side that is a fact a newer one has
+    superseded by then settles it (the review prompt tells an agent to settle a conflict
+    so). A fact that ended as it was told, or begins later, is still a side. The caller
+    holds the read lock."""
+    when, known = micros(at), None if known_at is None else micros(known_at)
+
+    def replaced(observation: str) -> bool:
+        row = working.row_of.get(observation)
+        return (
+            row is not None
+            and working.entries[row].subject is not None
+            and working.end_of(row, known) <= when
+            and working.ending_link(row, known) is not None
+        )
+
+    return [c for c in found if not (replaced(c["a"]) or replaced(c["b"]))]
+
+
 def clashes(
     working: WorkingMemory,
     me: str | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -169,6 +170,50 @@ async def test_retracted_side_is_no_longer_a_conflict(client: Client) -> None:
         await ok(client, "forget", id=ids["open"])
         found = await ok(client, "find_conflicts", agent="scout")
     assert found == {"conflicts": [], "count": 0}
+
+
+async def test_a_contradiction_a_newer_fact_settled_is_no_longer_a_conflict(
+    client: Client,
+) -> None:
+    # Doing as the review prompt says (a newer fact superseding the old one) left the
+    # conflict listed against a bridge no longer said to be closed.
+    def bridge(status: str, at: str, **more: Any) -> dict[str, Any]:
+        fact = {"subject": "Route 9 bridge", "predicate": "status", "object": status}
+        return {"text": f"The Route 9 bridge is {status}.", "observed_at": at, "fact": fact | more}
+
+    closed = await ok(client, "remember", **bridge("closed", "2024-05-01T08:00:00Z"))
+    crossing = {"text": "Traffic is crossing the Route 9 bridge.", "agent": "driver"}
+    await ok(client, "remember", **crossing, contradicts=[closed["observation_id"]])
+    # A fact that ended as told, or begins later, is still a side.
+    works = {"subject": "Route 9 bridge", "predicate": "works", "object": "painting"}
+    told = await ok(
+        client,
+        "remember",
+        text="The bridge was being painted in April.",
+        fact=works | {"valid_from": "2024-04-01T00:00:00Z", "valid_until": "2024-05-01T00:00:00Z"},
+    )
+    planned = await ok(
+        client,
+        "remember",
+        text="The bridge gets new lights in 2031.",
+        fact=works | {"object": "lighting", "valid_from": "2031-01-01T00:00:00Z"},
+    )
+    for said, when in ((told, "in April"), (planned, "in 2031")):
+        nobody = f"Nobody works on the bridge {when}."
+        await ok(
+            client, "remember", text=nobody, agent="driver", contradicts=[said["observation_id"]]
+        )
+    before = await ok(client, "find_conflicts")
+    moment = datetime.now(UTC).isoformat()
+    opened = await ok(client, "remember", **bridge("open", "2024-05-03T08:00:00Z"))
+    assert opened["superseded"] == [closed["observation_id"]]
+    after = await ok(client, "find_conflicts")
+    then = await ok(client, "find_conflicts", known_at=moment)
+    about = await ok(client, "about", name="Route 9 bridge")
+    sides = {c["b"]["observation_id"] for c in after["conflicts"]}
+    assert before["count"] == 3 and after["count"] == 2 == len(about["conflicts"])
+    assert sides == {told["observation_id"], planned["observation_id"]}
+    assert then["count"] == 3  # as the memory held them before the bridge opened
 
 
 async def test_other_agent_without_agent_is_an_error(client: Client) -> None:
