@@ -33,7 +33,7 @@ from doxa.store.fact_questions import question_words
 from doxa.store.learning import Learned
 from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
-from doxa.store.records import WhereField, parse_where
+from doxa.store.records import WhereField, conditions, parse_where
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
@@ -245,8 +245,8 @@ def answer(
         mask &= _member(_predicate_rows(working, asked.predicate), n)
     if asked.episode is not None:
         mask &= _member(_episode_rows(working, asked.episode), n)
-    for field in asked.where:
-        mask &= _member(working.where_rows(field), n)
+    for condition in conditions(asked.where):
+        mask &= _member(working.where_rows(condition), n)
     current = mask & valid
     if not asked.include_superseded:
         mask = current if upcoming is None else current | (mask & upcoming)

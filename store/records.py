@@ -418,6 +418,36 @@ def holds(cls: str, canonical: str, op: str, bound: str) -> bool:
     return _ordered(canonical, bound, op)  # a day, YYYY-MM-DD: in order as written
 
 
+def meets(cls: str, canonical: str, bounds: Sequence[WhereField]) -> bool:
+    """Whether one value (``cls``, ``canonical``, as ``comparable`` keys it) meets every one
+    of ``bounds``: a date-time's instant meets a date bound by its UTC day; a value of
+    another class than a bound's meets none."""
+    for bound in bounds:
+        bound_cls, value = bound.value
+        if bound_cls == cls:
+            here = canonical
+        elif bound_cls == "day" and cls == "instant":
+            here = datetime.fromisoformat(canonical).astimezone(UTC).date().isoformat()
+        else:
+            return False
+        if not holds(bound_cls, here, bound.op, value):
+            return False
+    return True
+
+
+def conditions(wanted: Sequence[WhereField]) -> list[tuple[WhereField, ...]]:
+    """A ``where`` as the conditions one value of a record must meet each: an equality
+    alone, every bound of one field together (its key: names in any case are one field).
+    A list field holds [1, 10]: 10 is over 5 and 1 is under 3, yet no value is both, and
+    ``{">": 5, "<": 3}`` must not find it."""
+    equal = [(w,) for w in wanted if w.op == "="]
+    bounds: dict[str, list[WhereField]] = {}
+    for w in wanted:
+        if w.op != "=":
+            bounds.setdefault(w.key, []).append(w)
+    return equal + [tuple(group) for group in bounds.values()]
+
+
 def _ordered(left: Any, right: Any, op: str) -> bool:
     if op == ">":
         return bool(left > right)

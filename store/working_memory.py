@@ -31,7 +31,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
-from doxa.store.records import Record, WhereField, holds, loose, type_key
+from doxa.store.records import Record, WhereField, loose, meets, type_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled
@@ -822,17 +822,25 @@ class WorkingMemory:
             held.update(keys)
         return fields, types, type_fields
 
-    def where_rows(self, wanted: WhereField) -> IntArray:
-        """Rows of the records holding a value ``wanted`` asks for: equal to it, or standing
-        to it as its comparison says (any value of a list)."""
-        cls, value = wanted.value
-        if wanted.op == "=":
-            return self.rows_of(self.record_values, (wanted.key, cls, value))
-        held = self.record_ordered.get((wanted.key, cls), {})
+    def where_rows(self, condition: Sequence[WhereField]) -> IntArray:
+        """Rows of the records holding a value that meets ``condition``
+        (``records.conditions``): equal to its one value, or standing to every one of its
+        bounds as each says (one value of a list meeting them all)."""
+        first = condition[0]
+        cls, value = first.value
+        if first.op == "=":
+            return self.rows_of(self.record_values, (first.key, cls, value))
+        classes = {w.value[0] for w in condition}
+        if "number" in classes and len(classes) > 1:
+            return np.zeros(0, dtype=np.int64)  # no value is a number and a date
+        # A date-time is held under its instant and its UTC day: with an instant bound, the
+        # instants are the values that may meet every bound (a date meets none of it).
+        cls = "instant" if "instant" in classes else cls
+        held = self.record_ordered.get((first.key, cls), {})
         found = [
-            self.rows_of(self.record_values, (wanted.key, cls, canonical))
+            self.rows_of(self.record_values, (first.key, cls, canonical))
             for canonical in held
-            if holds(cls, canonical, wanted.op, value)
+            if meets(cls, canonical, condition)
         ]
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 

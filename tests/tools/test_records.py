@@ -109,6 +109,29 @@ async def test_where_compares_numbers_and_dates_as_a_bound_asks(client: Client) 
         assert shorter["results"][0]["observation_id"] == fast
 
 
+async def test_one_value_of_a_list_meets_every_bound_of_its_field(client: Client) -> None:
+    series = {
+        "vals": [1, 10],
+        "days": ["2024-01-01", "2024-12-31"],
+        "times": ["2024-01-01T08:00:00Z", "2024-12-31T20:00:00Z"],
+    }
+    with anyio.fail_after(60):
+        done = await ok(client, "remember", record={"type": "Series", "fields": series})
+        found = {done["observation_id"]}
+        # 10 is over 5 and 1 under 3, but no one value is both.
+        assert await where(client, vals={">": 5, "<": 3}) == set()
+        assert await where(client, vals={">": 2, "<": 9}) == set()
+        assert await where(client, vals={">": 0, "<": 5}) == found  # 1 is
+        assert await where(client, vals={">=": 10, "<=": 10}) == found
+        assert await where(client, days={">": "2024-06-01", "<": "2024-02-01"}) == set()
+        assert await where(client, days={">": "2024-06-01", "<": "2025-01-01"}) == found
+        # A date bound and a date-time bound: one date-time must meet both.
+        assert await where(client, times={">=": "2024-12-31", "<": "2024-01-01T09:00:00Z"}) == set()
+        assert await where(client, times={">=": "2024-12-31", "<": "2024-12-31T21:00:00Z"}) == found
+        # Bounds of two fields are met by each field's own values.
+        assert await where(client, vals={">": 5}, days={"<": "2024-02-01"}) == found
+
+
 async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Client) -> None:
     with anyio.fail_after(60):
         ids = await remember_tracks(client)
