@@ -469,8 +469,9 @@ def parse_where(raw: object) -> list[WhereField]:
         One ``WhereField`` per field.
 
     Raises:
-        InvalidInput: naming ``where.<field>``: not an object, a bad field name, or a value
-            that is not a single string, number, boolean or ISO 8601 date.
+        InvalidInput: naming ``where.<field>``: not an object, a bad field name, a value
+            that is not a single string, number, boolean or ISO 8601 date, or comparisons
+            that are not at most one lower and one upper bound, both numbers or both dates.
     """
     if not isinstance(raw, Mapping):
         raise InvalidInput("where", 'must be an object {field: value}, e.g. {"album_id": 176}')
@@ -510,7 +511,8 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
 
     Raises:
         InvalidInput: an object that holds no comparisons (a nested field is named by its
-            path), or a bound that is no number or ISO 8601 date.
+            path), two lower or two upper bounds, a bound that is no number or ISO 8601
+            date, or a number bound beside a date bound.
     """
     if not value or not all(op in COMPARISONS for op in value):
         raise InvalidInput(
@@ -520,6 +522,15 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
             f' {{">=": 100}}; a nested field is named by its path, e.g.'
             ' {"customer.country": "Brazil"}',
         )
+    # {">": 1, ">=": 2} says one bound twice: whichever was meant, the other is a mistake.
+    for side, ops in (("lower", (">", ">=")), ("upper", ("<", "<="))):
+        given = [op for op in value if op in ops]
+        if len(given) > 1:
+            raise InvalidInput(
+                path,
+                f"has two {side} bounds ({' and '.join(given)}); give at most one lower bound"
+                ' (> or >=) and one upper bound (< or <=), e.g. {">=": 100, "<": 200}',
+            )
     bounds = []
     for op, bound in value.items():
         try:
@@ -539,6 +550,14 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
                 f"compares numbers and dates; give a number or an ISO 8601 date, got {bound!r}",
             )
         bounds.append(WhereField(field_key(field_name), key, field_name, op))
+    # One value meets both bounds (``conditions``), and none is a number and a date.
+    kinds = ["number" if b.value[0] == "number" else "date" for b in bounds]
+    if len(set(kinds)) > 1:
+        raise InvalidInput(
+            path,
+            f"bounds a {kinds[0]} and a {kinds[1]}; the bounds must be both numbers or both"
+            ' dates, e.g. {">=": "2024-01-01", "<": "2024-02-01"}',
+        )
     return bounds
 
 

@@ -470,6 +470,9 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
                 ({"customer..country": 1}, "where.customer..country"),
                 ({"album_id": None}, "where.album_id"),
                 ({"album_id": {"<": 1e45}}, "where.album_id.<"),
+                ({"milliseconds": {">": 1, "<": 2, "<=": 3}}, "where.milliseconds"),
+                ({"milliseconds": {">": 1, ">=": 2}}, "where.milliseconds"),
+                ({"released": {">=": "2024-01-01", "<": 5}}, "where.released"),
             ):
                 message = await error(client, "recall", query="", where=shape)
                 assert named(message, field), message
@@ -477,6 +480,33 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
             after = memory.stats()
     assert after["Observation"] == before["Observation"] == 0
     assert memory.graph._rows("MATCH (f:FieldValue) RETURN count(f)") == [[0]]
+
+
+async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> None:
+    with anyio.fail_after(60):
+        ids = await remember_tracks(client)
+        upper = await error(
+            client, "recall", query="", where={"milliseconds": {">": 1, "<": 2, "<=": 3}}
+        )
+        lower = await error(client, "recall", query="", where={"Milliseconds": {">": 1, ">=": 2}})
+        mixed = await error(
+            client, "recall", query="", where={"released": {">=": "1983-01-01", "<": 5}}
+        )
+        # A date and a date-time are both dates.
+        dated = await where(client, released={">=": "1983-12-05", "<": "1983-12-05T09:00:00Z"})
+    assert upper.endswith(
+        "where.milliseconds has two upper bounds (< and <=); give at most one lower bound"
+        ' (> or >=) and one upper bound (< or <=), e.g. {">=": 100, "<": 200}'
+    )
+    assert lower.endswith(
+        "where.Milliseconds has two lower bounds (> and >=); give at most one lower bound"
+        ' (> or >=) and one upper bound (< or <=), e.g. {">=": 100, "<": 200}'
+    )
+    assert mixed.endswith(
+        "where.released bounds a date and a number; the bounds must be both numbers or both"
+        ' dates, e.g. {">=": "2024-01-01", "<": "2024-02-01"}'
+    )
+    assert dated == {ids["balls"]}
 
 
 async def test_a_purged_record_takes_the_values_no_other_record_holds(
