@@ -17,7 +17,8 @@ Components (each in roughly [0, 1] before weighting):
 - ``field``        share of the record fields the query names with a value ("album_id 176")
                    that the observation's record holds with that value (numbers compared
                    as numbers, words case-insensitively): a record whose *other* field holds
-                   the number matches the words as well, and only this tells them apart;
+                   the number matches the words as well, and only this tells them apart.
+                   Rows are ordered by this share first, by the score within it;
 - ``length``       how much the observation says: min(1, its words / ``length_words``);
                    what answers a question is usually said at more length than the
                    chatter around it;
@@ -332,12 +333,14 @@ def rank(
         named_fact = _named_facts(memory, pool, question)
         if named_fact.any():
             components["fact"] = weights.fact * named_fact
+    # The share of the named fields each candidate holds with the value named (0: none).
+    field_share = np.zeros(len(pool), dtype=np.float32)
     if by_field:
-        held = np.fromiter(
+        field_share = np.fromiter(
             (by_field.get(int(r), 0.0) for r in pool), dtype=np.float32, count=len(pool)
         )
-        if held.any():
-            components["field"] = weights.field * held
+        if field_share.any():
+            components["field"] = weights.field * field_share
     if weights.length > 0:
         said = memory.words[pool].astype(np.float32) / np.float32(weights.length_words)
         components["length"] = (weights.length * np.minimum(said, 1.0)).astype(np.float32)
@@ -374,18 +377,25 @@ def rank(
             final = blended(learned.model, features, total, learned.settings.learned_share)
             components["learned"] = (final - total).astype(np.float32)
             total = final.astype(np.float32)
-    # Best score first; among equals, the newer observation (higher row) first.
-    order = np.lexsort((-pool, -total))
+    # A query that names a field and its value ("album_id 176") asks for the records holding
+    # it, whatever else its words match: those come first, the more of the named fields held
+    # the earlier, and the score orders each share. No weight could promise that: the other
+    # components add up to more than 3 (their weights are settings, the learned blend adds
+    # its own), and a record told in its own words ("Invoice paid in full.") shares no word
+    # with the query, while a record whose other field holds the number is the query's
+    # words. A query naming no field leaves every share 0, and the order to the score.
+    # Best first; among equals, the newer observation (higher row) first.
+    order = np.lexsort((-pool, -total, -field_share))
     if weights.diversity > 0 and query_vector is not None and limit > 1:
         head = _head(order, limit)
         cost = _likeness_cost(memory, pool[head], weights.diversity)
-        order, penalty = _repicked(len(pool), total, order, head, limit, cost)
+        order, penalty = _repicked(len(pool), total, order, head, limit, cost, field_share)
         components["diversity"] = penalty
         total = total + penalty
     if asks_many and weights.spread > 0 and limit > 1:
         head = _head(order, limit)
         cost = _episode_cost(memory, pool[head], weights.spread)
-        order, penalty = _repicked(len(pool), total, order, head, limit, cost)
+        order, penalty = _repicked(len(pool), total, order, head, limit, cost, field_share)
         components["spread"] = penalty
         total = total + penalty
     order = order[:limit]
@@ -416,17 +426,22 @@ def _repicked(
     head: npt.NDArray[np.int64],
     limit: int,
     cost: Cost,
+    first: npt.NDArray[np.float32],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """``order`` with its ``head`` re-picked one by one, each time the candidate whose score
-    minus ``cost(picked so far)`` (per head entry) is best; and what each pick lost, per pool
-    entry (0 for the rest)."""
+    minus ``cost(picked so far)`` (per head entry) is best among the free ones whose
+    ``first`` (per pool entry: the share of named fields held, which ``order`` is sorted by
+    before the score) is highest; and what each pick lost, per pool entry (0 for the rest)."""
     scores = total[head].astype(np.float64)
+    tiers = first[head]
     picked: list[int] = []
     free = np.ones(len(head), dtype=bool)
     penalty = np.zeros(pool_size, dtype=np.float32)
     for _ in range(min(limit, len(head))):
         lowered = cost(picked)
-        best = int(np.argmax(np.where(free, scores - lowered, -np.inf)))  # ties: the earlier
+        # A cost moves a candidate within its share, never past one that holds more.
+        open_ = free & (tiers == tiers[free].max())
+        best = int(np.argmax(np.where(open_, scores - lowered, -np.inf)))  # ties: the earlier
         picked.append(best)
         free[best] = False
         penalty[head[best]] = -float(lowered[best])

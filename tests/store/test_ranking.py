@@ -328,6 +328,28 @@ def test_diversity_keeps_both_pieces_of_a_two_piece_answer(memory: Memory) -> No
     assert varied[1].scores["diversity"] < 0 and "diversity" not in varied[0].scores
 
 
+def test_diversity_never_lifts_a_record_past_one_holding_the_field_the_query_names(
+    memory: Memory,
+) -> None:
+    """Two invoices of album 176 told in nearly the same words, and a track whose
+    milliseconds are 176 and whose words are the query's: the second invoice is a near-copy
+    of the first, and diversity lowers it below the track's score, but it holds what the
+    query names and the track does not."""
+    paid = [
+        MemoryDraft(text=text, record={"type": "Invoice", "fields": {"album_id": 176, "n": n}})
+        for n, text in enumerate(["Invoice paid in full.", "Invoice paid in full, again."])
+    ]
+    track = MemoryDraft(
+        text=None, record={"type": "Track", "fields": {"milliseconds": 176, "album_id": 3}}
+    )
+    memory.remember([*paid, track], batch=True)
+    with_weights(memory, diversity=1.5)
+    found = memory.recall("album_id 176", limit=3).results
+    assert [r.text for r in found[:2]] == ["Invoice paid in full.", "Invoice paid in full, again."]
+    assert found[1].scores["diversity"] < 0
+    assert found[1].score < found[2].score  # lowered past the track, still above it
+
+
 def speakers(memory: Memory) -> None:
     """30 turns of John, 6 of Maria, 4 of them about Rome: John is on most of them."""
     turns = [("John", f"John: line {i} about the garage and the weather") for i in range(30)]

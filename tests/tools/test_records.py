@@ -153,6 +153,33 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
     assert all("field" not in r["scores"] for r in underscored["results"])
 
 
+async def test_the_field_and_value_a_query_names_outrank_its_words(client: Client) -> None:
+    with anyio.fail_after(60):
+        # Told in its own words, which share none of the query's: only its field matches.
+        paid = await ok(
+            client,
+            "remember",
+            text="Invoice paid in full.",
+            record={"type": "Invoice", "fields": {"album_id": 176}},
+        )
+        # In words, "Track: name=Other, milliseconds=176, album_id=3": the query's words all.
+        other = await ok(
+            client,
+            "remember",
+            record={
+                "type": "Track",
+                "fields": {"name": "Other", "milliseconds": 176, "album_id": 3},
+            },
+        )
+        found = await ok(client, "recall", query="album_id 176", explain=True)
+    first, second = found["results"][:2]
+    assert first["observation_id"] == paid["observation_id"]
+    assert second["observation_id"] == other["observation_id"]
+    # Its words score it higher; its field decides.
+    assert second["score"] > first["score"]
+    assert first["scores"]["field"] == 1.0 and "field" not in second["scores"]
+
+
 @pytest.mark.parametrize(
     ("fields", "query"),
     [
