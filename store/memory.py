@@ -811,7 +811,8 @@ class Memory:
                 them. None (an admin, or a purge): the observation itself.
 
         Raises:
-            InvalidInput: unknown mode. NotFound: no such observation.
+            InvalidInput: unknown mode, or a belief's id (naming its observation's).
+            NotFound: no such observation.
         """
         if mode not in ("retract", "purge"):
             raise InvalidInput("mode", f'must be "retract" or "purge", got {mode!r}')
@@ -826,6 +827,14 @@ class Memory:
                 if row is None:
                     if mode == "purge" and obs in self._purged:
                         return Forgotten(obs, mode, self._purged[obs], True)
+                    # remember and recall return belief ids beside observation ids.
+                    belief = graph.belief_target(obs)
+                    if belief is not None:
+                        raise InvalidInput(
+                            "id",
+                            f"{obs!r} is a belief id; forget takes an observation id (obs_…)"
+                            f" as remember or recall return it: this belief's is {belief[1]!r}",
+                        )
                     raise NotFound("id", "observation", obs)
                 entry = working.entries[row]
                 beliefs = list(entry.beliefs)

@@ -54,7 +54,8 @@ async def forget(
         found = await call(ctx, lambda memory: memory.evidence(id))
         # A belief its agent withdrew still counts (a retried forget answers ``already``).
         believers = sorted({b["agent"] for b in found["believers"] + found["withdrawn"]})
-        if who.agent not in believers:
+        # A belief id names its observation here, but forget refuses it below, saying why.
+        if found["belief_id"] is None and who.agent not in believers:
             held = ", ".join(repr(b) for b in believers) or "no agent"
             raise ToolError(
                 f"id {id.strip()!r} is believed by {held}, not by {who.agent!r} (this"

@@ -389,10 +389,14 @@ async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_adm
     server = await start_server(transport, data_dir)
     with anyio.fail_after(90):
         async with _client(server, driver) as client:
-            theirs = (await _call(client, "remember", {"text": "Route 9 is open."}))[
-                "observation_id"
-            ]
+            told = await _call(client, "remember", {"text": "Route 9 is open."})
+            theirs = told["observation_id"]
         async with _client(server, scout) as client:
+            # A belief id is no observation id, whoever holds the belief.
+            refused = await _refused(client, "forget", {"id": told["belief_id"]})
+            assert (
+                f"id {told['belief_id']!r} is a belief id; forget takes an observation" in refused
+            )
             mine = (await _call(client, "remember", {"text": "Route 9 is closed."}))[
                 "observation_id"
             ]

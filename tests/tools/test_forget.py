@@ -224,6 +224,25 @@ async def test_unknown_id_is_an_error(memory_client: Client, memory: Memory) -> 
     assert memory.stats() == before
 
 
+async def test_a_belief_id_is_refused_saying_forget_takes_an_observation_id(
+    memory_client: Client, memory: Memory
+) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        before = memory.stats()
+        retract = await error(memory_client, "forget", id=ids["closed_belief"])
+        purge = await error(memory_client, "forget", id=ids["closed_belief"], mode="purge")
+        found = await ok(memory_client, "recall", query="bridge closed for repairs")
+    expected = (
+        f"id {ids['closed_belief']!r} is a belief id; forget takes an observation id (obs_…)"
+        f" as remember or recall return it: this belief's is {ids['closed']!r}"
+    )
+    assert retract.endswith(expected)
+    assert purge.endswith(expected)
+    assert memory.stats() == before
+    assert ids["closed"] in {r["observation_id"] for r in found["results"]}
+
+
 async def test_unknown_mode_is_an_error_naming_it(memory_client: Client, memory: Memory) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(memory_client)
