@@ -10,9 +10,10 @@ The rule (``[store.prune]``, each value overridable per call):
 - **merged**: observations held by one and the same agent alone, carrying the same fact (or
   none) and event times and equally current, found by nothing the one kept is not (episode,
   source, topics), whose cosine is at least ``merge_similarity`` and whose details
-  agree (``details``): the one with most hits, else evidence for a belief, else the oldest is
-  kept; the others are merged into it. The unused take no part (retired as unused, never
-  kept in a copy's place), so a second prune retires nothing the first left.
+  agree, said the same way round (``details``): the one with most hits, else evidence for a
+  belief, else the oldest is kept; the others are merged into it. The unused take no part
+  (retired as unused, never kept in a copy's place), so a second prune retires nothing the
+  first left.
 
 An embedding hardly tells "Invoice 98 total is 3.98" from "Invoice 99 total is 3.98", nor
 "broken" from "not broken" (cosines of 0.95 and more), so a cosine alone would merge away
@@ -45,7 +46,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from doxa.store.details import Details, agree, details
+from doxa.store.details import Details, agree, details, same_way_round, words_in_order
 from doxa.store.drafts import predicate_key
 from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
@@ -269,7 +270,7 @@ def _near_duplicates(
                 near = np.flatnonzero(line >= rule.merge_similarity)
                 alike.append([(int(j), float(line[j])) for j in near if j != start + i])
         taken = [False] * len(rows)
-        read: dict[int, Details] = {}  # row -> its details, read once
+        read: dict[int, tuple[Details, tuple[str, ...]]] = {}  # row -> its details, words
         for i in range(len(rows)):
             if taken[i]:
                 continue
@@ -298,10 +299,12 @@ def _found_as(keeper: Entry, twin: Entry) -> bool:
     return all(topic_key(t) in topics for t in twin.topics)
 
 
-def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Details]) -> bool:
+def _same_details(
+    working: WorkingMemory, a: int, b: int, cache: dict[int, tuple[Details, tuple[str, ...]]]
+) -> bool:
     """Whether rows ``a`` and ``b`` say the same things: records of one type holding the
     same values (and, given with texts, texts that agree), or texts each of whose details is
-    a word of the other."""
+    a word of the other, saying it the same way round (``same_way_round``)."""
     first, second = working.entries[a], working.entries[b]
     if first.record is not None or second.record is not None:
         if first.record is None or second.record is None:
@@ -321,8 +324,10 @@ def _same_details(working: WorkingMemory, a: int, b: int, cache: dict[int, Detai
             return False
     for row in (a, b):
         if row not in cache:
-            cache[row] = details(working.entries[row].text)
-    return agree(cache[a], cache[b])
+            text = working.entries[row].text
+            cache[row] = (details(text), words_in_order(text))
+    (found, first_words), (other, second_words) = cache[a], cache[b]
+    return agree(found, other) and same_way_round(first_words, second_words, found)
 
 
 def why(retirement: Retirement, rule: PruneSettings) -> str:

@@ -387,6 +387,13 @@ DIFFERENT = [
     ("Invoice 98 total is 3.98.", "Invoice 99 total is 3.98."),
     ("The printer on floor 2 is broken.", "The printer on floor 2 is not broken."),
     ("The team standup is on Monday at nine.", "The team standup is on Tuesday at nine."),
+    # The same words the other way round, or with an opposite or another tense: merged
+    # away, the one said later (a correction) was lost.
+    ("Alice owes Bob money.", "Bob owes Alice money."),
+    ("I like the red car more than the blue car.", "I like the blue car more than the red car."),
+    ("Send the report after Friday.", "Send the report before Friday."),
+    ("Store the keys downstairs.", "Store the keys upstairs."),
+    ("The door code was 4512.", "The door code is 4512."),
 ]
 #: Pairs that say the same thing.
 SAME = [
