@@ -183,13 +183,22 @@ def unsupported(
     belief held then, and a belief a later fact of the agent withdrew while it holds, until
     the agent's next fact begins (``WorkingMemory.belief_end``, as the agent's facts stood
     at ``known_at``), when the agent held the observation by no other belief then (a
-    forget gave it back) nor by one withdrawn later (one claim, listed once). The caller
-    holds the read lock."""
+    forget gave it back) nor by one withdrawn later (one claim, listed once). A fact that
+    has ended by then (a newer one superseded it, or its end passed) is history that wants
+    no evidence: left out, as a review would only find it stale. The caller holds the read
+    lock."""
     known = None if known_at is None else micros(known_at)
     at = micros(known_at or utc_now())
     found = []
     for row in rows:
         later = row.pop("until_later")
+        told = working.row_of.get(row["observation_id"])
+        if (
+            told is not None
+            and working.entries[told].subject is not None
+            and working.end_of(told, known) <= at
+        ):
+            continue
         if later:
             held = working.row_of.get(row["observation_id"])
             if held is None or _last_held(working, held, agent, known) != row["belief_id"]:

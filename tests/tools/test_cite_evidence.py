@@ -172,6 +172,38 @@ async def test_retracted_evidence_supports_nothing_and_is_cited_as_retracted(
     assert [u["confidence"] for u in bobs["unsupported"]] == ["0.4"]
 
 
+async def test_unsupported_leaves_out_a_fact_that_has_ended(client: Client) -> None:
+    # A review listed Paris, replaced by Lyon, and a trip over since, as beliefs "that still
+    # lack evidence": history wants none.
+    def alice(text: str, obj: str, **times: str) -> dict[str, Any]:
+        fact = {"subject": "Alice", "predicate": "lives in", "object": obj, **times}
+        return {"text": text, "agent": "scout", "fact": fact}
+
+    paris = await ok(client, "remember", **alice("Alice lives in Paris.", "Paris"))
+    before = datetime.now(UTC).isoformat()
+    lyon = await ok(client, "remember", **alice("Alice lives in Lyon.", "Lyon"))
+    trip = {"subject": "Alice", "predicate": "visits", "object": "Rome"}
+    await ok(
+        client,
+        "remember",
+        text="Alice visited Rome in May 2024.",
+        agent="scout",
+        fact=trip | {"valid_from": "2024-05-01T00:00:00Z", "valid_until": "2024-06-01T00:00:00Z"},
+    )
+    plan = {"subject": "Alice", "predicate": "moves to", "object": "Oslo"}
+    oslo = await ok(
+        client,
+        "remember",
+        text="Alice moves to Oslo in 2031.",
+        agent="scout",
+        fact=plan | {"valid_from": "2031-01-01T00:00:00Z"},
+    )
+    now = await ok(client, "cite_evidence", agent="scout", unsupported=True)
+    then = await ok(client, "cite_evidence", agent="scout", unsupported=True, known_at=before)
+    assert [u["belief_id"] for u in now["unsupported"]] == [lyon["belief_id"], oslo["belief_id"]]
+    assert [u["belief_id"] for u in then["unsupported"]] == [paris["belief_id"]]
+
+
 async def test_unsupported_at_a_known_at_lists_what_was_held_unsupported_then(
     client: Client,
 ) -> None:
