@@ -42,6 +42,14 @@ class InvalidInput(MemoryStoreError):
         return InvalidInput(f"{prefix}.{self.field}", self.problem)
 
 
+#: The prefix of each kind of id the memory gives.
+_PREFIXES = {"obs_": "observation", "bel_": "belief", "rec_": "recall"}
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
 class NotFound(MemoryStoreError):
     """An id given by the caller names no observation, belief or recall.
 
@@ -57,7 +65,15 @@ class NotFound(MemoryStoreError):
         self.id = id
         # Recall ids come from recall alone; the others from remember and recall.
         source = "recall" if kind == "recall" else "remember or recall"
-        super().__init__(f"{field}: no {kind} with id {id!r}; use an id returned by {source}")
+        # An id of another kind (a belief id where an observation's is wanted: remember
+        # answers both) is named as such, with the kind wanted.
+        other = next((k for p, k in _PREFIXES.items() if id.startswith(p)), None)
+        if other is not None and other not in kind:
+            wanted = " or ".join(f"{k} id ({p}…)" for p, k in _PREFIXES.items() if k in kind)
+            message = f"{id!r} is {_article(other)} {other} id, not {_article(kind)} {wanted}"
+            super().__init__(f"{field}: {message}; use one returned by {source}")
+        else:
+            super().__init__(f"{field}: no {kind} with id {id!r}; use an id returned by {source}")
 
     def __reduce__(self) -> tuple[type[NotFound], tuple[str, str, str]]:
         return (type(self), (self.field, self.kind, self.id))

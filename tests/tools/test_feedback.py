@@ -248,6 +248,12 @@ async def test_unknown_recall_id_is_an_error(client: Client) -> None:
     assert text.endswith(
         "recall_id: no recall with id 'rec_0000000000000000'; use an id returned by recall"
     )
+    with anyio.fail_after(30):
+        other = await error(client, "feedback", recall_id="obs_0000000000000000")
+    assert other.endswith(
+        "recall_id: 'obs_0000000000000000' is an observation id, not a recall id (rec_…); use"
+        " one returned by recall"
+    )
 
 
 @pytest.mark.parametrize(

@@ -220,7 +220,7 @@ async def test_unknown_id_is_an_error(memory_client: Client, memory: Memory) -> 
         belief = await error(memory_client, "forget", id="bel_0000000000000000")
     assert "id: no observation with id 'obs_0000000000000000'" in retract
     assert "id: no observation with id 'obs_0000000000000000'" in purge
-    assert "id: no observation with id 'bel_0000000000000000'" in belief
+    assert "id: 'bel_0000000000000000' is a belief id, not an observation id (obs_…)" in belief
     assert memory.stats() == before
 
 

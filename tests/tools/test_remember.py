@@ -202,6 +202,15 @@ def counts(memory: Memory) -> dict[str, int]:
             {"text": "x", "contradicts": ["obs_nope"]},
             "contradicts[0]: no observation with id 'obs_nope'",
         ),
+        # An id of the other kind (remember answers both) is named as such.
+        (
+            {"text": "x", "contradicts": ["bel_nope"]},
+            "contradicts[0]: 'bel_nope' is a belief id, not an observation id (obs_…); use one",
+        ),
+        (
+            {"text": "x", "supports": [{"belief_id": "obs_nope"}]},
+            "supports[0].belief_id: 'obs_nope' is an observation id, not a belief id (bel_…);",
+        ),
         ({}, "text: give the text to remember, a record, or memories: [...] for many"),
         (
             {"text": "x", "memories": [{"text": "y"}]},
