@@ -1493,9 +1493,17 @@ class GraphWriter:
         """Beliefs held again since ``at``: (withdrawn belief id, new belief id), the new one
         of the same agent in the same observation, with the same confidence and the
         evidence that supported the withdrawn one (copied: the claim is the same, and views
-        before the forget still see the withdrawn one supported)."""
+        before the forget still see the withdrawn one supported). A withdrawn belief that
+        held until a later fact holds no more from ``at`` (``forgotten_at``): the new one
+        holds the claim, and views from then list it alone."""
         if rows:
             pairs = {"rows": [{"old": old, "new": new} for old, new in rows]}
+            self._run(
+                "UNWIND $rows AS r WITH r.old AS oid MATCH (b:Belief {id: oid})"
+                " WHERE b.held_until IS NOT NULL AND b.forgotten_at IS NULL"
+                " SET b.forgotten_at = $at",
+                {**pairs, "at": _ts(at)},
+            )
             self._run(
                 "UNWIND $rows AS r WITH r, r.old AS oid"
                 " MATCH (a:Agent)-[:HOLDS]->(old:Belief {id: oid})-[:`OF`]->(o:Observation)"

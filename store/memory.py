@@ -1379,8 +1379,13 @@ def _inherited_end(
 def _restore(
     working: WorkingMemory, restoring: list[tuple[int, str, str, str, Decimal | None]], at: datetime
 ) -> None:
-    """Hold the restored beliefs in the working memory, as ``restore_beliefs`` did in the graph."""
-    for other, agent, _, new, confidence in restoring:
+    """Hold the restored beliefs in the working memory, as ``restore_beliefs`` did in the
+    graph: the withdrawn one held until a later fact holds no more from ``at``."""
+    for other, agent, old, new, confidence in restoring:
+        withdrawn = working.withdrawn.get(other, [])
+        until_later = any(b == old and until is not None for _, b, *_, until in withdrawn)
+        if until_later and working.held_then(old):
+            working.withdraw_outright(old, micros(at))
         working.hold(other, agent, new, at, confidence)
 
 

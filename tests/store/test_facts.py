@@ -465,6 +465,48 @@ def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None
     assert given["belief_id"] != shared.belief_id and given["agent"] == "driver"
 
 
+def test_a_belief_given_back_stands_alone_for_its_agent(settings: Settings, memory: Memory) -> None:
+    """Given back by a forget, driver's belief in Paris was listed beside the withdrawn one
+    it replaced (two belief ids, two withdrawn entries for one claim); views before the
+    forget keep the withdrawn one alone."""
+    jan = "2024-01-01T00:00:00Z"
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", when=jan)
+    [shared] = memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Paris.",
+                agent="driver",
+                observed_at=jan,
+                fact=FactDraft("Alice", "lives in", "Paris"),
+            )
+        ]
+    )
+    assert shared.observation_id == paris
+    berlin = said(memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2024-06-01")
+    before = memory.evidence(berlin)["recorded_at"]
+    memory.forget(berlin)
+    for opened in (memory, None):  # None: the same memory after a restart
+        if opened is None:
+            memory.close()
+            opened = open_memory(settings)
+        try:
+            [found] = opened.recall("", subject="Alice", agent="driver").results
+            scouts, given = found.belief_ids
+            assert given != shared.belief_id
+            cited = opened.evidence(paris)
+            assert [b["belief_id"] for b in cited["believers"]] == [scouts, given]
+            assert [w["held_until"] for w in cited["withdrawn"]] == [None]  # holds no more
+            [then] = opened.recall(
+                "", subject="Alice", agent="driver", as_of="2024-03-01", known_at=before
+            ).results
+            assert then.belief_ids == [scouts, shared.belief_id]
+            [withdrawn] = opened.evidence(paris, before)["withdrawn"]
+            assert withdrawn["belief_id"] == shared.belief_id
+        finally:
+            if opened is not memory:
+                opened.close()
+
+
 def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
     settings: Settings, memory: Memory
 ) -> None:
