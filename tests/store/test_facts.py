@@ -4,6 +4,7 @@ several agents, forgetting one agent's belief, and provenance after a retraction
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft
+from doxa.store.memory import Remembered
 from tests.conftest import hash_settings
 
 
@@ -465,23 +467,22 @@ def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None
     assert given["belief_id"] != shared.belief_id and given["agent"] == "driver"
 
 
+def shared_paris(memory: Memory, **more: Any) -> tuple[str, Remembered]:
+    """scout's Paris since January, and driver's belief in it (driver's own ``more``)."""
+    jan = "2024-01-01T00:00:00Z"
+    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", when=jan)
+    fact = FactDraft("Alice", "lives in", "Paris")
+    draft = MemoryDraft(text="Alice lives in Paris.", agent="driver", observed_at=jan, fact=fact)
+    [shared] = memory.remember([replace(draft, **more)])
+    assert shared.observation_id == paris
+    return paris, shared
+
+
 def test_a_belief_given_back_stands_alone_for_its_agent(settings: Settings, memory: Memory) -> None:
     """Given back by a forget, driver's belief in Paris was listed beside the withdrawn one
     it replaced (two belief ids, two withdrawn entries for one claim); views before the
     forget keep the withdrawn one alone."""
-    jan = "2024-01-01T00:00:00Z"
-    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", when=jan)
-    [shared] = memory.remember(
-        [
-            MemoryDraft(
-                text="Alice lives in Paris.",
-                agent="driver",
-                observed_at=jan,
-                fact=FactDraft("Alice", "lives in", "Paris"),
-            )
-        ]
-    )
-    assert shared.observation_id == paris
+    paris, shared = shared_paris(memory)
     berlin = said(memory, "Alice", "lives in", "Berlin", agent="driver", valid_from="2024-06-01")
     before = memory.evidence(berlin)["recorded_at"]
     memory.forget(berlin)
@@ -515,19 +516,7 @@ def test_forgetting_the_fact_that_withdrew_a_belief_gives_it_back(
     and Berlin lets Paris hold for driver until July; forgetting Oslo too gives the belief
     back, with driver's own confidence, after a restart too; earlier record times keep what
     they held."""
-    jan = "2024-01-01T00:00:00Z"
-    paris = said(memory, "Alice", "lives in", "Paris", agent="scout", when=jan)
-    [shared] = memory.remember(
-        [
-            MemoryDraft(
-                text="Alice lives in Paris.",
-                agent="driver",
-                observed_at=jan,
-                confidence="0.4",
-                fact=FactDraft("Alice", "lives in", "Paris"),
-            )
-        ]
-    )
+    paris, shared = shared_paris(memory, confidence="0.4")
     assert shared.observation_id == paris
     berlin = said(
         memory, "Alice", "lives in", "Berlin", agent="driver", when="2024-05-01T00:00:00Z"
