@@ -9,7 +9,7 @@ start-up (about a second per 100k memories).
 
 Text is analysed the way LanceDB's English full-text index did it: split on anything that is
 not a letter or digit, lower-cased and folded to ASCII, English stop words removed, tokens
-over 40 characters dropped, and Snowball (Porter2) stemming, so "remembered" finds
+over 64 characters dropped, and Snowball (Porter2) stemming, so "remembered" finds
 "remember".
 """
 
@@ -28,7 +28,10 @@ import numpy.typing as npt
 #: BM25 parameters (the usual ones, as Lucene and tantivy use them).
 K1 = 1.2
 B = 0.75
-MAX_TOKEN = 40
+#: Longer tokens are dropped (a base64 blob is no word to search by); 64 keeps a SHA-256 in
+#: hex, a git commit and a UUID's parts findable: at 40, a sha256 named in a query found
+#: nothing by its words, and ranked below four notes that shared none.
+MAX_TOKEN = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -39,6 +39,14 @@ def test_words_match_by_stem_case_and_accents_not_by_stop_words() -> None:
     assert index.analyzer.terms("I'm remembering the boats") == ["rememb", "boat"]
 
 
+def test_a_checksum_is_a_word_and_a_blob_is_none() -> None:
+    sha = "e2e495ec" * 8  # a SHA-256 in hex: 64 characters, one token
+    blob = "QUJD" * 17
+    index = index_of([f"Release 1.4.2 artifact sha256 is {sha}.", f"Attached: {blob}"])
+    assert rows(index.search(sha, 10, everything(2))) == [0]
+    assert index.analyzer.terms(blob) == []
+
+
 def test_bm25_prefers_more_occurrences_and_shorter_texts() -> None:
     index = index_of(TEXTS)
     found = index.search("boat", 10, everything())
