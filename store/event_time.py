@@ -29,7 +29,8 @@ year or week they leave open.
 Where an expression leaves the direction open ("in May", "on Tuesday", "3 May", "in the
 summer") the past is taken, the latest one that began on or before ``said_at``, unless the
 sentence speaks of the future ("will", "'ll", "going to", "can't wait" ...), when it is the
-next one.
+next one. Before that, a weekday said with a day chooses its year ("Tuesday 14 May": the
+nearest year, within two, in which 14 May is a Tuesday).
 """
 
 from __future__ import annotations
@@ -408,6 +409,7 @@ class _Date:
     year: int | None
     month: int | None  # None: the whole year
     day: int | None  # None: the whole month
+    weekday: int | None = None  # said with the day ("Tuesday 14 May"), 0 Monday
 
 
 def _parse_date(match: re.Match[str]) -> _Date:
@@ -420,11 +422,14 @@ def _parse_date(match: re.Match[str]) -> _Date:
     else:
         month = None
     day = int(groups["d"]) if groups.get("d") else None
-    return _Date(year, month, day)
+    weekday = _WEEKDAYS[groups["wd"].casefold()] if groups.get("wd") else None
+    return _Date(year, month, day, weekday)
 
 
 def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
-    """The span ``date`` names; a missing year is chosen by ``mode``."""
+    """The span ``date`` names. A missing year is, where the words leave the direction to
+    guess (``mode`` past, future or since), the one a weekday said with the day gives
+    (``_weekday_year``); otherwise, and for last / next / this, it is chosen by ``mode``."""
     if date.year is not None:
         if date.month is None:
             return _year(date.year)
@@ -433,6 +438,10 @@ def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
         return _days(_date(date.year, date.month, date.day))
     if date.month is None:
         return None
+    if mode in ("past", "future", "since"):
+        year = _weekday_year(date, ctx)
+        if year is not None:
+            return _date_span(_Date(year, date.month, date.day), ctx, mode)
     this = ctx.said_at.year
     if date.day is None:
         month = date.month
@@ -461,6 +470,32 @@ def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
         if mode == "since" and day < ctx.said_at:
             return _days(day)
     return None
+
+
+#: How many years either side of when it was said a weekday may move a date's year.
+_WEEKDAY_YEARS = 2
+
+
+def _weekday_year(date: _Date, ctx: _Context) -> int | None:
+    """The year, of those within ``_WEEKDAY_YEARS`` of ``said_at``, in which ``date`` (a day
+    and month) falls on the weekday said with it, the nearest to ``said_at``; None without
+    a weekday or when none fits. "Tuesday 14 May" said on 6 May 2024 is eight days ahead,
+    though the sentence does not look ahead: 14 May 2023 was a Sunday. In five years
+    running a date never falls on one weekday twice (each year moves it a day, two past a
+    29 February), so at most one year fits."""
+    if date.weekday is None or date.month is None or date.day is None:
+        return None
+    this = ctx.said_at.year
+    fitting = [
+        day
+        for year in range(this - _WEEKDAY_YEARS, this + _WEEKDAY_YEARS + 1)
+        if 1 <= year <= 9999 and date.day <= monthrange(year, date.month)[1]
+        for day in [_date(year, date.month, date.day)]
+        if day.weekday() == date.weekday
+    ]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda day: abs(day - ctx.today)).year
 
 
 def _day_needs_cue(match: re.Match[str], ctx: _Context) -> bool:

@@ -385,6 +385,51 @@ RANGES: list[Case] = [
     ),
 ]
 
+# A Monday in May 2024; 14 May 2024 is a Tuesday, 14 May 2023 a Sunday.
+MONDAY = datetime(2024, 5, 6, 9, tzinfo=UTC)
+# 3 January 2025 is a Friday, 3 January 2024 a Wednesday.
+DECEMBER = datetime(2024, 12, 20, 9, tzinfo=UTC)
+
+# A weekday said with a date without its year chooses the year: the nearest one, before or
+# after when it was said, in which that date falls on that weekday.
+WEEKDAY_YEARS: list[Case] = [
+    (
+        "My dentist appointment is on Tuesday 14 May at 10:00.",
+        MONDAY,
+        day(2024, 5, 14),
+        day(2024, 5, 15),
+        "day",
+        "on Tuesday 14 May",
+    ),
+    (
+        "We met on Sunday 14 May",
+        MONDAY,
+        day(2023, 5, 14),
+        day(2023, 5, 15),
+        "day",
+        "on Sunday 14 May",
+    ),
+    (
+        "Tuesday, May 14th works",
+        MONDAY,
+        day(2024, 5, 14),
+        day(2024, 5, 15),
+        "day",
+        "Tuesday, May 14th",
+    ),
+    ("Friday 3 May was fun", MONDAY, day(2024, 5, 3), day(2024, 5, 4), "day", "Friday 3 May"),
+    (
+        "The launch is on Friday 3 January",
+        DECEMBER,
+        day(2025, 1, 3),
+        day(2025, 1, 4),
+        "day",
+        "on Friday 3 January",
+    ),
+    # no year within two of it has 14 May on a Monday: read as without the weekday
+    ("on Monday 14 May", MONDAY, day(2023, 5, 14), day(2023, 5, 15), "day", "on Monday 14 May"),
+]
+
 # Said in words, short forms, holidays.
 SPOKEN: list[Case] = [
     # SAID is a Tuesday
@@ -601,7 +646,7 @@ SPOKEN: list[Case] = [
 
 @pytest.mark.parametrize(
     ("text", "said_at", "start", "end", "precision", "phrase"),
-    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + SPOKEN,
+    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + WEEKDAY_YEARS + SPOKEN,
 )
 def test_an_expression_resolves_to_its_exact_span(
     text: str, said_at: datetime, start: datetime, end: datetime, precision: str, phrase: str

@@ -101,3 +101,16 @@ async def test_time_words_are_read_in_the_speakers_own_calendar(client: Client) 
     assert first["observation_id"] == roof["observation_id"]
     assert first["happened"] == "2024-05-07" and first["scores"].get("time", 0) > 0
     assert first["observed_at"] == "2024-05-09T07:30:00Z"
+
+
+async def test_a_weekday_said_with_a_date_chooses_its_year(client: Client) -> None:
+    # Said on Monday 6 May 2024: 14 May 2024 is a Tuesday, 14 May 2023 was a Sunday.
+    with anyio.fail_after(30):
+        await ok(
+            client,
+            "remember",
+            text="My dentist appointment is on Tuesday 14 May at 10:00.",
+            observed_at="2024-05-06T09:00:00Z",
+        )
+        [found] = (await ok(client, "recall", query="dentist"))["results"]
+    assert found["happened"] == "2024-05-14"
