@@ -22,9 +22,11 @@ last/this/next/in/during/over, with a year, or counted back ("two summers ago", 
 before last"; "the fall of Rome" is no autumn, and "winter 2022" could be either end of a
 winter); "for three months" only when it runs up to now ("for three
 months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
-duration ("I learned it in two weeks"); an expression after "until", "by", "before", "after"
-or "every" is dropped; habitual sentences ("I usually go in May") give no date for words whose
-year or week they leave open.
+duration ("I learned it in two weeks"); days of one month ("from 3 to 10 June", "3-10 June",
+"June 3 to 10") only in order, with "and" only after "between" ("on 3 and 10 June" is no
+span); an expression after "until", "by", "before", "after" or "every" is dropped;
+habitual sentences ("I usually go in May") give no date for words whose year or week they
+leave open.
 
 Where an expression leaves the direction open ("in May", "on Tuesday", "3 May", "in the
 summer") the past is taken, the latest one that began on or before ``said_at``, unless the
@@ -40,7 +42,7 @@ import re
 from bisect import bisect_left
 from calendar import monthrange
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast, get_args
@@ -1207,6 +1209,42 @@ def _range_candidates(ctx: _Context) -> Iterator[_Candidate]:
         yield opening.start(), second.end(), span
 
 
+# Days of one month: "from 3 to 10 June", "between the 3rd and the 10th of June", "3-10 June",
+# "June 3 to 10", "June 3-10, 2024". "and" joins only after "between", and "between" only
+# with "and" ("on 3 and 10 June" is two days, not the week between).
+_DAYS_JOINED = (
+    r"(?P<d1>\d{1,2})(?P<o1>st|nd|rd|th)?"
+    r"(?:\s*(?P<dash>-|\u2013)\s*|\s+(?P<word>to|until|till|through|thru|and)\s+)(?:the\s+)?"
+)
+_DAY_RANGES = [
+    _compile(
+        rf"\b(?:(?P<kw>from|between)\s+)?(?:the\s+)?{_DAYS_JOINED}{_DAY}(?P<of>\s+of)?\s+"
+        rf"{_MONTH}\b{_MAY_VERB_AFTER}(?:\.?,?\s+{_YEAR}\b)?"
+    ),
+    _compile(
+        rf"\b(?:(?P<kw>from|between)\s+)?{_MONTH}\.?\s+(?:the\s+)?{_DAYS_JOINED}{_DAY}\b"
+        rf"(?!\s*(?:%|:\d|\.\d|,\d|[ap]\.?m\b))(?!\s+(?:{_COUNTED})\b)(?:,?\s+{_YEAR}\b)?"
+    ),
+]
+
+
+def _day_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    for pattern in _DAY_RANGES:
+        for match in pattern.finditer(ctx.text):
+            between = (match["kw"] or "").casefold() == "between"
+            if between != ((match["word"] or "").casefold() == "and"):
+                continue
+            first, last = int(match["d1"]), int(match["d"])
+            if not 1 <= first < last:
+                continue  # "from 10 to 3 June" is no stretch of June
+            told = match["kw"] or match["o1"] or match["o"] or match["y"]
+            if not told and match["m"] in ("may", "march"):
+                continue  # "ages 3-10 may apply": a verb, written small
+            date = _parse_date(match)
+            span = _safely(partial(_range_span, replace(date, day=first), date, match, ctx))
+            yield match.start(), match.end(), span
+
+
 def _candidates(ctx: _Context) -> Iterator[_Candidate]:
     for pattern, resolver in _STANDALONE:
         for match in pattern.finditer(ctx.text):
@@ -1214,6 +1252,7 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield match.start(), match.end(), span
     yield from _since_candidates(ctx)
     yield from _range_candidates(ctx)
+    yield from _day_range_candidates(ctx)
 
 
 # --- the API ----------------------------------------------------------------------------------

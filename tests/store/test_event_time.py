@@ -430,6 +430,68 @@ WEEKDAY_YEARS: list[Case] = [
     ("on Monday 14 May", MONDAY, day(2023, 5, 14), day(2023, 5, 15), "day", "on Monday 14 May"),
 ]
 
+# Days of one month: the span from the first to the end of the last.
+DAY_RANGES: list[Case] = [
+    (
+        "I'll be in Rome from 3 to 10 June.",
+        MONDAY,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "from 3 to 10 June",
+    ),
+    (
+        "I was in Rome from 3 to 10 June.",
+        MONDAY,
+        day(2023, 6, 3),
+        day(2023, 6, 11),
+        "span",
+        "from 3 to 10 June",
+    ),
+    (
+        "We'll be away 3\u201310 June",
+        MONDAY,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "3\u201310 June",
+    ),
+    ("We were away 3-10 June", MONDAY, day(2023, 6, 3), day(2023, 6, 11), "span", "3-10 June"),
+    (
+        "we'll travel between 3 and 10 June",
+        MONDAY,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "between 3 and 10 June",
+    ),
+    (
+        "I'll be there June 3 to 10.",
+        MONDAY,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "June 3 to 10",
+    ),
+    (
+        "I was there June 3-10, 2022",
+        MONDAY,
+        day(2022, 6, 3),
+        day(2022, 6, 11),
+        "span",
+        "June 3-10, 2022",
+    ),
+    (
+        "we camped from the 3rd to the 10th of April",
+        MONDAY,
+        day(2024, 4, 3),
+        day(2024, 4, 11),
+        "span",
+        "from the 3rd to the 10th of April",
+    ),
+    ("3-10 June 2021", MONDAY, day(2021, 6, 3), day(2021, 6, 11), "span", "3-10 June 2021"),
+]
+
 # Said in words, short forms, holidays.
 SPOKEN: list[Case] = [
     # SAID is a Tuesday
@@ -646,7 +708,7 @@ SPOKEN: list[Case] = [
 
 @pytest.mark.parametrize(
     ("text", "said_at", "start", "end", "precision", "phrase"),
-    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + WEEKDAY_YEARS + SPOKEN,
+    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + WEEKDAY_YEARS + DAY_RANGES + SPOKEN,
 )
 def test_an_expression_resolves_to_its_exact_span(
     text: str, said_at: datetime, start: datetime, end: datetime, precision: str, phrase: str
@@ -719,6 +781,9 @@ NEGATIVES = [
     "We shopped on Black Friday",
     "It was the last week before the exams",
     "the last day of school",
+    # not days of one month
+    "ages 3-10 may apply",
+    "June 3 to 10 people came",
 ]
 
 
@@ -871,3 +936,9 @@ def test_a_weekday_joins_a_named_week_only_in_one_breath() -> None:
     # A sentence mark between them: "last week" and a Tuesday of its own.
     phrases = [t.phrase for t in event_times("I went last week. Tuesday I rested.", SAID)]
     assert phrases == ["last week", "Tuesday"]
+
+
+def test_days_out_of_order_are_no_span() -> None:
+    # "from 10 to 3 June" is no stretch of June: only "3 June" is read, as before.
+    [found] = event_times("we scored from 10 to 3 June", MONDAY)
+    assert (found.phrase, found.precision, found.start) == ("3 June", "day", day(2023, 6, 3))

@@ -114,3 +114,17 @@ async def test_a_weekday_said_with_a_date_chooses_its_year(client: Client) -> No
         )
         [found] = (await ok(client, "recall", query="dentist"))["results"]
     assert found["happened"] == "2024-05-14"
+
+
+async def test_days_of_one_month_are_a_span(client: Client) -> None:
+    with anyio.fail_after(30):
+        await ok(
+            client,
+            "remember",
+            text="I'll be in Rome from 3 to 10 June.",
+            observed_at="2024-05-20T10:00:00Z",
+        )
+        found = await ok(client, "recall", query="Where am I on 6 June 2024?", explain=True)
+    [rome] = found["results"]
+    assert rome["happened"] == "2024-06-03/2024-06-10"
+    assert rome["scores"].get("time", 0) > 0
