@@ -226,6 +226,12 @@ def _ahead(gap: timedelta) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
+def fact_times(valid_from: datetime | None, valid_until: datetime | None) -> tuple[datetime, ...]:
+    """The times a fact states (``valid_from``, ``valid_until`` as given), for reading its
+    words' dates: they say which year "from 11 June" means (``event_times``' ``stated``)."""
+    return tuple(t for t in (valid_from, valid_until) if t is not None)
+
+
 def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     """Check a draft and give it exact types.
 
@@ -312,6 +318,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
             contradicts.append(other)
     # The record in words, given or not, is no text of its own (as for ``memory_key``).
     told = "" if record is not None and text == record.line() else text
+    stated = fact_times(fact.valid_from, fact.valid_until) if fact else ()
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),
@@ -329,6 +336,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         # A record's fields are data, not a story: a track named "Yesterday" happened on no
         # day, so only a text given with the record is read.
         # Read in the speaker's own calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May.
-        event_times=tuple(event_times(told, said or now)),
+        # A fact's own times say which year a date in its words means ("from 11 June").
+        event_times=tuple(event_times(told, said or now, stated)),
         record=record,
     )

@@ -32,7 +32,9 @@ Where an expression leaves the direction open ("in May", "on Tuesday", "3 May", 
 summer") the past is taken, the latest one that began on or before ``said_at``, unless the
 sentence speaks of the future ("will", "'ll", "going to", "can't wait" ...), when it is the
 next one. Before that, a weekday said with a day chooses its year ("Tuesday 14 May": the
-nearest year, within two, in which 14 May is a Tuesday).
+nearest year, within two, in which 14 May is a Tuesday), and so does a time the memory
+states outright (a fact's ``valid_from`` or ``valid_until``) on that day or in that month:
+"from 11 June", told of a fact valid from 11 June 2024, is that day.
 """
 
 from __future__ import annotations
@@ -359,12 +361,25 @@ class _Context:
     today: datetime
     marks: tuple[int, ...] = ()  # where the sentence marks are, in order
     tenses: dict[tuple[int, str], bool] = field(default_factory=dict)
+    stated: tuple[datetime, ...] = ()  # days the memory states outright, aware UTC
 
     @classmethod
-    def of(cls, text: str, said_at: datetime) -> _Context:
+    def of(cls, text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> _Context:
         today = said_at.replace(hour=0, minute=0, second=0, microsecond=0)
         marks = tuple(m.start() for m in _SENTENCE_BREAK.finditer(text))
-        return cls(text, said_at, today, marks)
+        days = tuple(
+            moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+            for moment in stated
+        )
+        return cls(text, said_at, today, marks, stated=days)
+
+    def stated_year(self, month: int, day: int | None) -> int | None:
+        """The year of the first stated day that falls on ``day`` of ``month`` (in
+        ``month`` when ``day`` is None), or None."""
+        for moment in self.stated:
+            if moment.month == month and (day is None or moment.day == day):
+                return moment.year
+        return None
 
     def _bounds(self, match: re.Match[str]) -> tuple[int, int]:
         before = bisect_left(self.marks, match.start())
@@ -431,7 +446,8 @@ def _parse_date(match: re.Match[str]) -> _Date:
 def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
     """The span ``date`` names. A missing year is, where the words leave the direction to
     guess (``mode`` past, future or since), the one a weekday said with the day gives
-    (``_weekday_year``); otherwise, and for last / next / this, it is chosen by ``mode``."""
+    (``_weekday_year``), else that of a day the memory states in that month or on that day
+    (``_Context.stated``); otherwise, and for last / next / this, it is chosen by ``mode``."""
     if date.year is not None:
         if date.month is None:
             return _year(date.year)
@@ -442,6 +458,8 @@ def _date_span(date: _Date, ctx: _Context, mode: Mode) -> _Span | None:
         return None
     if mode in ("past", "future", "since"):
         year = _weekday_year(date, ctx)
+        if year is None:
+            year = ctx.stated_year(date.month, date.day)
         if year is not None:
             return _date_span(_Date(year, date.month, date.day), ctx, mode)
     this = ctx.said_at.year
@@ -1166,14 +1184,22 @@ def _order(date: _Date) -> tuple[int, int]:
 
 def _range_span(first: _Date, second: _Date, match: re.Match[str], ctx: _Context) -> _Span | None:
     """From the start of ``first`` to the end of ``second``; a missing year is inferred from
-    the other end ("from May to July 2022"), or from the direction when both lack one."""
+    the other end ("from May to July 2022"), or, when both lack one, from the first (as
+    ``_date_span`` reads it: a day the memory states in it, else the direction), or from a
+    day the memory states in the second."""
     later = _order(second) >= _order(first)
     if first.year is None and second.year is None:
         mode = _direction(match, ctx)
-        start_span = _date_span(first, ctx, mode) if mode else None
-        if start_span is None:
+        if mode is None or first.month is None or second.month is None:
             return None
-        year = start_span[0].year
+        ended = ctx.stated_year(second.month, second.day)
+        if ended is not None and ctx.stated_year(first.month, first.day) is None:
+            year = ended if later else ended - 1
+        else:
+            start_span = _date_span(first, ctx, mode)
+            if start_span is None:
+                return None
+            year = start_span[0].year
         first = _Date(year, first.month, first.day)
         second = _Date(year if later else year + 1, second.month, second.day)
     elif first.year is None and second.year is not None:
@@ -1270,13 +1296,17 @@ _ANY_TIME_WORD = _lazy(
 )
 
 
-def event_times(text: str, said_at: datetime) -> list[EventTime]:
+def event_times(text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> list[EventTime]:
     """Every expression in ``text`` that places its event in time, resolved against ``said_at``.
 
     Args:
         text: the observation's text.
         said_at: when it was said (the observation's ``observed_at``), read in its own zone's
             calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May (a naive one is UTC).
+        stated: times the memory states outright (its fact's ``valid_from`` and
+            ``valid_until``; a naive one is UTC): a date in the words without its year
+            that names one's day (or month) in UTC takes its year ("from 11 June", said
+            in May 2024 of a fact valid from 11 June 2024, is that day, not 11 June 2023).
 
     Returns:
         The event times in text order; empty when the text places nothing in time. Where
@@ -1286,7 +1316,7 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
         return []
     # The speaker's wall clock, as if UTC: the days read are calendar days, not instants.
     said = said_at.replace(tzinfo=UTC)
-    ctx = _Context.of(text, said)
+    ctx = _Context.of(text, said, stated)
     # The characters a longer expression took: a shorter one overlapping them is left out.
     taken = bytearray(len(text))
     found: list[tuple[int, EventTime]] = []
@@ -1301,7 +1331,7 @@ def event_times(text: str, said_at: datetime) -> list[EventTime]:
     return [event for _, event in sorted(found, key=lambda item: item[0])]
 
 
-def event_time(text: str, said_at: datetime) -> EventTime | None:
+def event_time(text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> EventTime | None:
     """The event time to store with an observation: the most specific one its text names.
 
     The shortest span wins ("yesterday" over "since 2019"); between spans of one length, the
@@ -1310,11 +1340,12 @@ def event_time(text: str, said_at: datetime) -> EventTime | None:
     Args:
         text: the observation's text.
         said_at: when it was said (aware; naive is taken as UTC).
+        stated: times the memory states outright (see ``event_times``).
 
     Returns:
         An event time, or None when the text places nothing in time.
     """
-    return most_specific(event_times(text, said_at))
+    return most_specific(event_times(text, said_at, stated))
 
 
 def most_specific(times: Sequence[EventTime]) -> EventTime | None:

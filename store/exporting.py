@@ -41,6 +41,7 @@ from doxa.store.drafts import (
     CARDINALITIES,
     FUTURE_SKEW,
     MAX_TEXT,
+    fact_times,
     memory_key,
     predicate_key,
     unicode_text,
@@ -525,13 +526,18 @@ def _first(pair: tuple[int, RecordField]) -> int:
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:
     """An imported observation's event times read from its words, as ``remember`` reads
-    them (a record's own words, ``Record.line``, tell of no time)."""
+    them (a record's own words, ``Record.line``, tell of no time; a fact's times say which
+    year its words' dates mean)."""
     text = observation["text"] or ""
     said = from_naive_utc(observation["observed_at"] or observation["recorded_at"])
     if said is None:
         raise ImportRefused(f"{where}: Observation needs observed_at (a time, as text)")
     told = "" if record is not None and text == record.line() else text
-    return event_time.stored(event_time.event_times(told, said))
+    stated = fact_times(
+        from_naive_utc(observation.get("valid_from")),
+        from_naive_utc(observation.get("stated_until")),
+    )
+    return event_time.stored(event_time.event_times(told, said, stated))
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from doxa.store import event_time, native_memory, planning
 from doxa.store.backup import unfinished
 from doxa.store.details import details
-from doxa.store.drafts import memory_key, predicate_key
+from doxa.store.drafts import fact_times, memory_key, predicate_key
 from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
@@ -335,11 +335,13 @@ def _event_times(
 ) -> tuple[EventTime, ...]:
     """A loaded observation's event times: as stored, or read now from its words (and
     added to ``unread``) when they were read by an earlier version, or never. A record's
-    own words (``Record.line``) tell of no time, as at remember."""
+    own words (``Record.line``) tell of no time, and a fact's times say which year its
+    words' dates mean, as at remember (its start, given or not, is no other year's)."""
     if row["event_times"] is not None:
         return event_time.loaded(row["event_times"])
     told = "" if record is not None and row["text"] == record.line() else row["text"]
-    times = tuple(event_time.event_times(told, _aware(row["observed_at"])))
+    stated = fact_times(from_naive_utc(row["valid_from"]), from_naive_utc(row["stated_until"]))
+    times = tuple(event_time.event_times(told, _aware(row["observed_at"]), stated))
     unread.append((row["id"], event_time.stored(times)))
     return times
 

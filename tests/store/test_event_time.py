@@ -942,3 +942,28 @@ def test_days_out_of_order_are_no_span() -> None:
     # "from 10 to 3 June" is no stretch of June: only "3 June" is read, as before.
     [found] = event_times("we scored from 10 to 3 June", MONDAY)
     assert (found.phrase, found.precision, found.start) == ("3 June", "day", day(2023, 6, 3))
+
+
+@pytest.mark.parametrize(
+    ("text", "stated", "expected"),
+    [
+        # the fact begins on the day the words name: its year, not the past year's
+        ("Back home in Berlin from 11 June.", [day(2024, 6, 11)], "2024-06-11"),
+        ("Back home in Berlin in June.", [day(2024, 6, 1)], "2024-06"),
+        ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None),
+        ("I'm in Lisbon from 1 to 30 September.", [day(2024, 9, 1)], "2024-09-01/2024-09-30"),
+        ("I'm in Lisbon from 1 to 30 September.", [day(2025, 10, 1)], "2023-09-01/2023-09-30"),
+        # a day the fact does not state is read as before; so is "last June"
+        ("Back home in Berlin from 12 June.", [day(2024, 6, 11)], "2023-06-12"),
+        ("We were in Berlin last June.", [day(2024, 6, 11)], "2023-06"),
+    ],
+)
+def test_a_date_without_its_year_takes_the_year_of_the_day_a_fact_states(
+    text: str, stated: list[datetime], expected: str | None
+) -> None:
+    said = datetime(2024, 5, 20, 10, tzinfo=UTC)
+    found = event_time(text, said, stated=stated)
+    assert (shown(found) if found else None) == expected
+    # without what the fact states, the words alone are read in the past
+    alone = event_time(text, said)
+    assert alone is None or alone.start.year <= 2023

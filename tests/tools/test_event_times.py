@@ -128,3 +128,28 @@ async def test_days_of_one_month_are_a_span(client: Client) -> None:
     [rome] = found["results"]
     assert rome["happened"] == "2024-06-03/2024-06-10"
     assert rome["scores"].get("time", 0) > 0
+
+
+async def test_a_date_in_a_facts_words_takes_the_year_of_its_valid_from(
+    settings: Settings,
+) -> None:
+    # Said on 20 May 2024 of a fact valid from 11 June 2024: the words' 11 June is that
+    # day, not the 11 June before it was said; so after a restart too.
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            await ok(
+                client,
+                "remember",
+                text="Back home in Berlin from 11 June.",
+                fact={
+                    "subject": "user",
+                    "predicate": "located in",
+                    "object": "Berlin",
+                    "valid_from": "2024-06-11T00:00:00Z",
+                },
+                observed_at="2024-05-20T10:06:00Z",
+            )
+            [found] = (await ok(client, "recall", query="", subject="user"))["results"]
+        async with Client(create_server(settings)) as client:
+            [again] = (await ok(client, "recall", query="", subject="user"))["results"]
+    assert found["happened"] == again["happened"] == "2024-06-11"
