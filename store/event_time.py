@@ -31,10 +31,12 @@ leave open.
 Where an expression leaves the direction open ("in May", "on Tuesday", "3 May", "in the
 summer") the past is taken, the latest one that began on or before ``said_at``, unless the
 sentence speaks of the future ("will", "'ll", "going to", "can't wait" ...), when it is the
-next one. Before that, a weekday said with a day chooses its year ("Tuesday 14 May": the
-nearest year, within two, in which 14 May is a Tuesday), and so does a time the memory
-states outright (a fact's ``valid_from`` or ``valid_until``) on that day or in that month:
-"from 11 June", told of a fact valid from 11 June 2024, is that day.
+next one, or tells of a plan in the present ("my flight leaves on 3 June", "the appointment
+is on 14 May"), when a day later in the year it was said is that year's. Before either, a
+weekday said with a day chooses its year ("Tuesday 14 May": the nearest year, within two, in
+which 14 May is a Tuesday), and so does a time the memory states outright (a fact's
+``valid_from`` or ``valid_until``) on that day or in that month: "from 11 June", told of a
+fact valid from 11 June 2024, is that day.
 """
 
 from __future__ import annotations
@@ -223,6 +225,12 @@ _HABITUAL = _lazy(
     r"|tends?\s+to|most\s+years)\b",
     re.IGNORECASE,
 )
+# A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
+_PRESENT_PLAN = _lazy(
+    r"\b(?:is|are|['\u2019]s|['\u2019]re)\s+(?:on|due|scheduled|booked|set|planned)\b"
+    r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b",
+    re.IGNORECASE,
+)
 # Present perfect: the state runs up to now ("I've lived here for five years").
 _PERFECT = _lazy(
     r"(?:\b(?:have|has|haven['\u2019]?t|hasn['\u2019]?t)|['\u2019]ve|\w['\u2019]s)\s+"
@@ -401,6 +409,9 @@ class _Context:
     def past(self, match: re.Match[str]) -> bool:
         return self._says(match, "past", lambda s: bool(_PAST.search(s)))
 
+    def plans(self, match: re.Match[str]) -> bool:
+        return self._says(match, "plans", lambda s: bool(_PRESENT_PLAN.search(s)))
+
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
 
@@ -534,8 +545,24 @@ def _resolve_date(match: re.Match[str], ctx: _Context) -> _Span | None:
     date = _parse_date(match)
     if date.year is not None:
         return _date_span(date, ctx, "past")
-    mode = _direction(match, ctx)
+    mode = _day_direction(date, match, ctx)
     return _date_span(date, ctx, mode) if mode else None
+
+
+def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | None:
+    """``_direction``, but a day later this year, in a plan told in the present ("my flight
+    leaves on 3 June", said in May), is ahead."""
+    mode = _direction(match, ctx)
+    if (
+        mode == "past"
+        and date.month is not None
+        and date.day is not None
+        and ctx.plans(match)
+        and not ctx.past(match)
+        and (date.month, date.day) > (ctx.today.month, ctx.today.day)
+    ):
+        return "future"
+    return mode
 
 
 _CUE_MODES: dict[str, Mode] = {"last": "last", "next": "next", "this": "this", "back in": "past"}
@@ -1189,7 +1216,7 @@ def _range_span(first: _Date, second: _Date, match: re.Match[str], ctx: _Context
     day the memory states in the second."""
     later = _order(second) >= _order(first)
     if first.year is None and second.year is None:
-        mode = _direction(match, ctx)
+        mode = _day_direction(first, match, ctx)
         if mode is None or first.month is None or second.month is None:
             return None
         ended = ctx.stated_year(second.month, second.day)

@@ -492,6 +492,46 @@ DAY_RANGES: list[Case] = [
     ("3-10 June 2021", MONDAY, day(2021, 6, 3), day(2021, 6, 11), "span", "3-10 June 2021"),
 ]
 
+# A plan told in the present: a day later in the year it was said is ahead.
+MAY_20 = datetime(2024, 5, 20, 10, tzinfo=UTC)
+PRESENT_PLANS: list[Case] = [
+    (
+        "My flight to Rome leaves on 3 June",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 4),
+        "day",
+        "on 3 June",
+    ),
+    (
+        "My dentist appointment is on 14 June.",
+        MAY_20,
+        day(2024, 6, 14),
+        day(2024, 6, 15),
+        "day",
+        "on 14 June",
+    ),
+    (
+        "The race takes place on June 3rd",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 4),
+        "day",
+        "on June 3rd",
+    ),
+    # a day gone this year, or a sentence that tells of the past, is still read back
+    ("The party is on 2 May.", MAY_20, day(2024, 5, 2), day(2024, 5, 3), "day", "on 2 May"),
+    ("The flight left on 3 June", MAY_20, day(2023, 6, 3), day(2023, 6, 4), "day", "on 3 June"),
+    (
+        "The concert on 3 June was loud",
+        MAY_20,
+        day(2023, 6, 3),
+        day(2023, 6, 4),
+        "day",
+        "on 3 June",
+    ),
+]
+
 # Said in words, short forms, holidays.
 SPOKEN: list[Case] = [
     # SAID is a Tuesday
@@ -708,7 +748,15 @@ SPOKEN: list[Case] = [
 
 @pytest.mark.parametrize(
     ("text", "said_at", "start", "end", "precision", "phrase"),
-    PAST + FUTURE + ABSOLUTE + DURATION + RANGES + WEEKDAY_YEARS + DAY_RANGES + SPOKEN,
+    PAST
+    + FUTURE
+    + ABSOLUTE
+    + DURATION
+    + RANGES
+    + WEEKDAY_YEARS
+    + DAY_RANGES
+    + PRESENT_PLANS
+    + SPOKEN,
 )
 def test_an_expression_resolves_to_its_exact_span(
     text: str, said_at: datetime, start: datetime, end: datetime, precision: str, phrase: str

@@ -153,3 +153,16 @@ async def test_a_date_in_a_facts_words_takes_the_year_of_its_valid_from(
         async with Client(create_server(settings)) as client:
             [again] = (await ok(client, "recall", query="", subject="user"))["results"]
     assert found["happened"] == again["happened"] == "2024-06-11"
+
+
+async def test_a_plan_told_in_the_present_is_ahead(client: Client) -> None:
+    # Said on 20 May 2024: the flight is the coming 3 June, not the one of 2023.
+    with anyio.fail_after(30):
+        await ok(
+            client,
+            "remember",
+            text="My flight to Rome leaves on 3 June.",
+            observed_at="2024-05-20T10:00:00Z",
+        )
+        [found] = (await ok(client, "recall", query="flight"))["results"]
+    assert found["happened"] == "2024-06-03"
