@@ -416,7 +416,8 @@ def _all_there(parsed: Parsed, path: Path) -> None:
 def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Record]) -> None:
     """Compute what the file's version read differently, or did not keep, as the migrations
     since compute it for a memory's own observations: event times (every observation's
-    before migration 11, a record's before 12) and a record's duplicate key (before 13),
+    before migration 11, a record's before 12, a fact's or a text with a digit before 20)
+    and a record's duplicate key (before 13),
     and either when the file has none; a recall that does not say which model ranked it
     (before 10) is ranked by one not known, and teaches the ranker nothing.
 
@@ -435,6 +436,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             observation.get("event_times") is None
             or before(11)
             or (record is not None and before(12))
+            or (before(20) and _read_differently(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -522,6 +524,14 @@ def _article(word: str) -> str:
 
 def _first(pair: tuple[int, RecordField]) -> int:
     return pair[0]
+
+
+def _read_differently(observation: dict[str, Any]) -> bool:
+    """Whether migration 20 has an observation's event times read again: a fact's, or those
+    of a text that holds a digit (the days whose years and ranges it reads anew)."""
+    return observation.get("kind") == "fact" or any(
+        c in "0123456789" for c in observation["text"] or ""
+    )
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

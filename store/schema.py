@@ -296,6 +296,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Belief ADD forgotten_at TIMESTAMP",
         ),
     ),
+    Migration(
+        20,
+        "event times read again: days' years and ranges",
+        (
+            # A weekday said with a day chooses its year ("Tuesday 14 May"), days of one
+            # month are a span ("from 3 to 10 June"), a plan told in the present is ahead
+            # ("leaves on 3 June"), and a fact's own times choose the year of a date in its
+            # words ("from 11 June"): start-up reads again the words these can change,
+            # every fact's and every text that holds a digit.
+            "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
+            " SET o.event_times = NULL",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An

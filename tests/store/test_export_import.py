@@ -621,6 +621,43 @@ async def test_a_file_of_schema_11_has_its_records_event_times_read_again(
     assert happened == {song["observation_id"]: None, note["observation_id"]: "2024-05-07"}
 
 
+async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> None:
+    # Before migration 20 a fact's "from 11 June", said in May 2024 of a fact valid from
+    # 11 June 2024, was the 11 June before it was said. Imported, a fact's words and a text
+    # with a digit are read again; another text keeps the times the file holds.
+    settings = hash_settings(tmp_path / "a")
+    said = "2024-05-20T10:00:00Z"
+    async with Client(create_server(settings)) as client:
+        home = await ok(
+            client,
+            "remember",
+            text="Back home in Berlin from 11 June.",
+            fact={
+                "subject": "user",
+                "predicate": "located in",
+                "object": "Berlin",
+                "valid_from": "2024-06-11",
+            },
+            observed_at=said,
+            topics=["user"],
+        )
+        hike = await ok(
+            client, "remember", text="We hiked yesterday.", observed_at=said, topics=["user"]
+        )
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, *rest = (json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines())
+    for line in rest:
+        if line.get("id") in (home["observation_id"], hike["observation_id"]):
+            line["event_times"] = "[]"
+    old = [header | {"schema": 19}, *rest]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(x) + "\n" for x in old))
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "old.jsonl")
+    async with Client(create_server(hash_settings(tmp_path / "b"))) as client:
+        found = await ok(client, "recall", query="", topics=["user"], limit=5)
+    happened = {r["observation_id"]: r.get("happened") for r in found["results"]}
+    assert happened == {home["observation_id"]: "2024-06-11", hike["observation_id"]: None}
+
+
 @pytest.mark.parametrize("schema", [2, 12])
 async def test_an_older_file_leaves_nothing_for_the_next_start_to_fill_in(
     tmp_path: Path, schema: int

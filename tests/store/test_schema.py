@@ -20,7 +20,7 @@ from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.drafts import text_key
 from doxa.store.embedder import HashEmbedder
-from doxa.store.event_time import event_times, stored
+from doxa.store.event_time import event_times, shown, stored
 from doxa.store.graph import Graph, query_vector_text
 from doxa.store.index import SearchIndex
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
@@ -445,6 +445,46 @@ def test_a_records_fields_read_as_a_story_by_an_earlier_version_are_read_again(
     assert happened == [[], ["Yesterday"], ["Yesterday"]]
     kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
     assert [kept[i] for i in ids] == ["[]", story, story]
+
+
+def test_days_an_earlier_version_read_in_the_past_year_are_read_again(
+    settings: Settings,
+) -> None:
+    # A store at migration 19, which read "Tuesday 14 May" (said on 6 May 2024) as 14 May
+    # 2023, "from 3 to 10 June" as 10 June, and a fact's "from 11 June" as the 11 June
+    # before it was said: migration 20 has every fact's words and every text with a digit
+    # read again; the others keep what they hold.
+    said = "2024-05-20T10:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft(
+                "My dentist appointment is on Tuesday 14 May.", observed_at="2024-05-06T09:00:00Z"
+            ),
+            MemoryDraft("I'll be in Rome from 3 to 10 June.", observed_at=said),
+            MemoryDraft(
+                "Back home in Berlin from 11 June.",
+                observed_at=said,
+                fact=FactDraft("user", "located in", "Berlin", valid_from="2024-06-11"),
+            ),
+            MemoryDraft("We hiked yesterday.", observed_at=said),
+        ]
+    )
+    memory.close()
+    ids = [m.observation_id for m in done]
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 20}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    assert happened == [["2024-05-14"], ["2024-06-03/2024-06-10"], ["2024-06-11"], []]
+    kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
+    assert kept[ids[3]] == "[]" and all(kept[i] != "[]" for i in ids[:3])
 
 
 def test_records_keys_read_from_their_words_by_an_earlier_version_are_computed_again(
