@@ -59,6 +59,16 @@ _OPENERS = frozenset(_OPENER_WORDS.split())
 #: A word: letters and digits, with the marks inside one kept ("isn't", "3.11", "a/b").
 _WORD = re.compile(r"\w(?:[\w'\u2019./:-]*\w)?")
 _SENTENCE_END = re.compile(r"[.!?]\s")
+#: Marks inside a word that make it a path, a flag, a host, an identifier or a version
+#: ("src/config/loader.py", "no-cache", "api.example.com", "refresh_token"): such a word
+#: names one thing, and the model barely tells it from its neighbours.
+_MARKED = re.compile(r"[./:_-]")
+#: A text's words, with comparison marks as words of their own (``words_in_order``).
+_TOKEN = re.compile(r"\w(?:[\w'\u2019./:-]*\w)?|[<>=!~]=|[<>]")
+#: The comparison marks ``_TOKEN`` reads.
+_COMPARING = frozenset({"<", ">", "<=", ">=", "==", "!=", "~="})
+#: Prefixes that turn a word into its opposite ("safe", "unsafe").
+_NEGATING = ("un", "non", "in", "im", "ir", "il", "dis")
 #: A text's details and its words, casefolded (``details``).
 Details = tuple[frozenset[str], frozenset[str]]
 
@@ -79,6 +89,7 @@ def details(text: str) -> Details:
             words.add(folded)
             if (
                 any(c.isdigit() for c in word)
+                or _MARKED.search(word) is not None
                 or (word[0].isupper() and folded != "i" and (i > 0 or _name_first(folded)))
                 or folded in _DETAIL_WORDS
                 or folded.replace("\u2019", "'").endswith("n't")
@@ -117,18 +128,31 @@ _CONTRASTS = frozenset(_CONTRAST_WORDS.split())
 
 
 def words_in_order(text: str) -> tuple[str, ...]:
-    """A text's words, casefolded, in their order (``details``' words, repeats kept)."""
-    return tuple(sys.intern(m[0].casefold()) for m in _WORD.finditer(text))
+    """A text's words, casefolded, in their order (``details``' words, repeats kept), and
+    its comparison marks (``<``, ``>=``, ``!=``…) among them: "numpy<2" is not "numpy>=2"."""
+    return tuple(sys.intern(m[0].casefold()) for m in _TOKEN.finditer(text))
 
 
 def same_way_round(first: tuple[str, ...], second: tuple[str, ...], found: Details) -> bool:
     """Whether two texts that ``agree`` (``first`` and ``second`` their ``words_in_order``,
     ``found`` the first's ``details``) also say it the same way round: neither has a
     contrast word the other lacks ("upstairs", "was"), their names and other details come
-    in the same order ("Alice owes Bob" is not "Bob owes Alice"), and one is not the
-    other's words reordered ("the red car more than the blue car"). Strict on purpose: it
-    decides what a prune merges away, and two that say it alike but not so stay two."""
-    if (set(first) ^ set(second)) & _CONTRASTS:
+    in the same order ("Alice owes Bob" is not "Bob owes Alice"), neither negates a word of
+    the other ("unsafe", "safe"), their comparison marks are the same ("numpy<2",
+    "numpy>=2"), and one is not the other's words reordered ("the red car more than the
+    blue car"). Strict on purpose: it decides what a prune merges away, and two that say it
+    alike but not so stay two."""
+    mine, theirs = set(first), set(second)
+    if (mine ^ theirs) & _CONTRASTS:
+        return False
+    if any(
+        word.startswith(prefix) and word[len(prefix) :] in other
+        for one, other in ((mine - theirs, theirs), (theirs - mine, mine))
+        for word in one
+        for prefix in _NEGATING
+    ):
+        return False  # "unsafe" where the other says "safe"
+    if [w for w in first if w in _COMPARING] != [w for w in second if w in _COMPARING]:
         return False
     if first != second and sorted(first) == sorted(second):
         return False

@@ -43,3 +43,18 @@ def test_a_time_relative_to_now_in_two_words_is_one_detail() -> None:
     assert agree(details("lunch last week"), details("what was lunch last week?"))
     assert not agree(details("lunch last week"), details("the week's last lunch"))
     assert details("the last weekend of the month")[0] == set()  # no time relative to now
+
+
+def test_a_path_a_flag_a_host_an_identifier_is_a_detail() -> None:
+    # One word each, with no capital or digit: questions about two paths were the same
+    # question to feedback, and "--no-cache" the same flag as "--cache" to a prune.
+    found, _ = details(
+        "We use --no-cache; src/config/loader.py reads api.example.com: refresh_token"
+    )
+    assert found == {"no-cache", "src/config/loader.py", "api.example.com", "refresh_token"}
+    assert differ(
+        details("what does src/config/loader.py read?"),
+        details("what does src/legacy/loader.py read?"),
+    )
+    assert not agree(details("Use the --no-cache flag."), details("Use the --cache flag."))
+    assert agree(details("Build with --no-cache."), details("build it with --no-cache"))

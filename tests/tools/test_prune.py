@@ -383,6 +383,12 @@ async def test_prune_is_listed_as_destructive_and_a_dry_run_by_default(client: C
 
 
 #: Pairs the bundled model finds 0.95 alike or more that say different things.
+#: A traceback of 40 frames, as a long text past the model's window.
+TRACE = "Traceback (most recent call last):\n" + "".join(
+    f'  File "src/app/module_{i}.py", line {10 + i}, in handler_{i}\n'
+    f"    result = step_{i}(request)\n"
+    for i in range(40)
+)
 DIFFERENT = [
     ("Invoice 98 total is 3.98.", "Invoice 99 total is 3.98."),
     ("The printer on floor 2 is broken.", "The printer on floor 2 is not broken."),
@@ -394,6 +400,20 @@ DIFFERENT = [
     ("Send the report after Friday.", "Send the report before Friday."),
     ("Store the keys downstairs.", "Store the keys upstairs."),
     ("The door code was 4512.", "The door code is 4512."),
+    # Paths, flags, hosts and versions: one word each, and no capital or digit to tell.
+    (
+        "Use the `--no-cache` flag when building the Docker image.",
+        "Use the `--cache` flag when building the Docker image.",
+    ),
+    (
+        "The config loader lives in src/config/loader.py.",
+        "The config loader lives in src/legacy/loader.py.",
+    ),
+    ("We pinned numpy<2 because of pandas.", "We pinned numpy>=2 because of pandas."),
+    ("The API is served from api.example.com.", "The API is served from api.example.org."),
+    ("This call is safe to retry.", "This call is unsafe to retry."),
+    # Past the model's 256 word pieces the two read the same (cosine 1.0).
+    (TRACE + "KeyError: 'refresh_token'", TRACE + "KeyError: 'access_token'"),
 ]
 #: Pairs that say the same thing.
 SAME = [
