@@ -145,9 +145,11 @@ def same_way_round(first: tuple[str, ...], second: tuple[str, ...], found: Detai
     mine, theirs = set(first), set(second)
     if (mine ^ theirs) & _CONTRASTS:
         return False
+    # Against the other's own words only: "inform" beside a "form" both hold is no "form"
+    # negated.
     if any(
         word.startswith(prefix) and word[len(prefix) :] in other
-        for one, other in ((mine - theirs, theirs), (theirs - mine, mine))
+        for one, other in ((mine - theirs, theirs - mine), (theirs - mine, mine - theirs))
         for word in one
         for prefix in _NEGATING
     ):

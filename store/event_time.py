@@ -227,7 +227,9 @@ _HABITUAL = _lazy(
 )
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
 _PRESENT_PLAN = _lazy(
-    r"\b(?:is|are|['\u2019]s|['\u2019]re)\s+(?:on|due|scheduled|booked|set|planned)\b"
+    # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.
+    r"\b(?:is|are|(?:it|that|this|there|he|she|what|which)['\u2019]s|(?:they|we|you)['\u2019]re)"
+    r"\s+(?:on|due|scheduled|booked|set|planned)\b"
     r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b",
     re.IGNORECASE,
 )

@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -527,11 +528,18 @@ def _first(pair: tuple[int, RecordField]) -> int:
 
 
 def _read_differently(observation: dict[str, Any]) -> bool:
-    """Whether migration 20 has an observation's event times read again: a fact's, or those
-    of a text that holds a digit (the days whose years and ranges it reads anew)."""
-    return observation.get("kind") == "fact" or any(
-        c in "0123456789" for c in observation["text"] or ""
-    )
+    """Whether migration 20 has an observation's event times read again: those of a text
+    holding a digit and a month's name or an ordinal day (the days whose years and ranges
+    it reads anew), as its query picks them."""
+    text = observation["text"] or ""
+    return _DIGIT.search(text) is not None and _DAYS_NAMED.search(text) is not None
+
+
+_DIGIT = re.compile(r"[0-9]")
+#: Migration 20's pattern (RE2 there, the same here).
+_DAYS_NAMED = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[0-9](?:st|nd|rd|th)\b", re.IGNORECASE
+)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -52,7 +52,7 @@ from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
 from doxa.store.settings import PruneSettings
 from doxa.store.values import decimal_text, iso, micros, scaled
-from doxa.store.working_memory import BoolArray, Entry, WorkingMemory, topic_key
+from doxa.store.working_memory import BoolArray, Entry, WorkingMemory, told_when, topic_key
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ def _near_duplicates(
         )
         # What its words place in time ("yesterday", said in May or in June) is part of
         # the claim too: merged away, June's repair would be lost for June.
-        told = tuple(sorted((e.start, e.end) for e in entry.event_times))
+        told = told_when(entry.event_times)  # as a repeat's key holds it (said_key)
         groups.setdefault((entry.agents[0], fact, told), []).append(int(row))
     merged: list[tuple[int, int, float]] = []
     for rows in groups.values():

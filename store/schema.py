@@ -303,10 +303,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             # A weekday said with a day chooses its year ("Tuesday 14 May"), days of one
             # month are a span ("from 3 to 10 June"), a plan told in the present is ahead
             # ("leaves on 3 June"), and a fact's own times choose the year of a date in its
-            # words ("from 11 June"): start-up reads again the words these can change,
-            # every fact's and every text that holds a digit.
-            "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
-            " SET o.event_times = NULL",
+            # words ("from 11 June"): start-up reads again the words these can change, a
+            # text holding a digit and a month's name or an ordinal day, and no other: a
+            # reading again knows only the UTC offset ("tomorrow" said at 23:30 -08:00 is
+            # read a day later), so what no new rule changes is left as it was read.
+            "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
+            "o.text, '(?i)\\\\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+            "|[0-9](?:st|nd|rd|th)\\\\b') SET o.event_times = NULL",
         ),
     ),
 )

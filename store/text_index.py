@@ -7,10 +7,10 @@ them (under the working memory's write lock), is searched by parallel recalls (u
 lock), and answers in a fraction of a millisecond; it is rebuilt from the graph's texts at
 start-up (about a second per 100k memories).
 
-Text is analysed the way LanceDB's English full-text index did it: split on anything that is
-not a letter or digit, lower-cased and folded to ASCII, English stop words removed, tokens
-over 64 characters dropped, and Snowball (Porter2) stemming, so "remembered" finds
-"remember".
+Text is analysed the way LanceDB's English full-text index did it (split on anything that is
+not a letter or digit, lower-cased and folded to ASCII, English stop words removed, Snowball
+(Porter2) stemming, so "remembered" finds "remember"), but tokens are dropped only over 64
+characters, not 40, so a SHA-256 in hex is found.
 """
 
 from __future__ import annotations

@@ -62,6 +62,20 @@ def fact_key(entry: Entry) -> tuple[str, str] | None:
     return topic_key(entry.subject), predicate_key(entry.predicate)
 
 
+def told_when(when: tuple[EventTime, ...]) -> str:
+    """When a memory's words place what they tell, as its key holds it (``said_key``, and
+    a prune's twins): each time by its days in UTC. A time measured from when it was said
+    ("for five years", "since May") moves with that moment, so a retry a moment later, the
+    same day, reads the same; an open one ("since May") by its start alone, as it ends when
+    it was said."""
+    return " ".join(
+        e.start.date().isoformat()
+        if e.precision == "open"
+        else f"{e.start.date().isoformat()}/{e.end.date().isoformat()}"
+        for e in when
+    )
+
+
 def said_key(
     text_key: str,
     subject: str | None,
@@ -75,11 +89,7 @@ def said_key(
     and object. "Moved." told with another fact is another memory, not a repeat whose fact
     is dropped."""
     if when:
-        # An open interval ("since May") ends where it was said: its start places it.
-        text_key += "\n@" + " ".join(
-            f"{micros(e.start)}" if e.precision == "open" else f"{micros(e.start)}-{micros(e.end)}"
-            for e in when
-        )
+        text_key += "\n@" + told_when(when)
     if subject is None or predicate is None:
         return text_key
     return "\n".join((text_key, topic_key(subject), predicate_key(predicate), topic_key(obj or "")))

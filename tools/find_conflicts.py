@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from doxa.store.sharing import SharedMemory
 
 DESCRIPTION = """Find what the memory holds that cannot all be true: "contradiction"
-(observations remembered with `contradicts`) and "clash" (current facts with the same subject
-and predicate but different objects, e.g. from different agents). Filter by `agent`, by
-`agent` and `other_agent` (where the two disagree), or by `topic`. Call it before acting on a
-shared plan."""
+(linked by `contradicts`, until a newer fact supersedes a side) and "clash" (current facts,
+same subject and predicate, different objects, e.g. from different agents). Filter by
+`agent`, by `agent` and `other_agent` (where the two disagree), or by `topic`. Call it before
+acting on a shared plan."""
 
 
 class Side(BaseModel):

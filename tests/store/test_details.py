@@ -3,7 +3,7 @@ differ by them."""
 
 from __future__ import annotations
 
-from doxa.store.details import agree, details, differ
+from doxa.store.details import agree, details, differ, same_way_round, words_in_order
 
 
 def test_details_are_the_words_that_make_a_text_say_what_it_says() -> None:
@@ -58,3 +58,12 @@ def test_a_path_a_flag_a_host_an_identifier_is_a_detail() -> None:
     )
     assert not agree(details("Use the --no-cache flag."), details("Use the --cache flag."))
     assert agree(details("Build with --no-cache."), details("build it with --no-cache"))
+
+
+def test_twins_are_said_the_same_way_round_but_a_shared_word_is_no_negation() -> None:
+    def round_(a: str, b: str) -> bool:
+        return same_way_round(words_in_order(a), words_in_order(b), details(a))
+
+    assert not round_("This call is safe to retry.", "This call is unsafe to retry.")
+    assert not round_("We pinned numpy<2.", "We pinned numpy>=2.")
+    assert round_("Please inform Bob about the form.", "Please tell Bob about the form.")

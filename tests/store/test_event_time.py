@@ -530,6 +530,16 @@ PRESENT_PLANS: list[Case] = [
         "day",
         "on 3 June",
     ),
+    # "'s" after a name is no "is": the report of a past day
+    (
+        "Bob's due diligence report of 3 June",
+        MAY_20,
+        day(2023, 6, 3),
+        day(2023, 6, 4),
+        "day",
+        "3 June",
+    ),
+    ("It's due on 3 June", MAY_20, day(2024, 6, 3), day(2024, 6, 4), "day", "on 3 June"),
 ]
 
 # Said in words, short forms, holidays.

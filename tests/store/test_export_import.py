@@ -623,8 +623,9 @@ async def test_a_file_of_schema_11_has_its_records_event_times_read_again(
 
 async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> None:
     # Before migration 20 a fact's "from 11 June", said in May 2024 of a fact valid from
-    # 11 June 2024, was the 11 June before it was said. Imported, a fact's words and a text
-    # with a digit are read again; another text keeps the times the file holds.
+    # 11 June 2024, was the 11 June before it was said. Imported, words naming a month or
+    # an ordinal day beside a digit are read again; another text keeps the times the file
+    # holds.
     settings = hash_settings(tmp_path / "a")
     said = "2024-05-20T10:00:00Z"
     async with Client(create_server(settings)) as client:

@@ -452,8 +452,9 @@ def test_days_an_earlier_version_read_in_the_past_year_are_read_again(
 ) -> None:
     # A store at migration 19, which read "Tuesday 14 May" (said on 6 May 2024) as 14 May
     # 2023, "from 3 to 10 June" as 10 June, and a fact's "from 11 June" as the 11 June
-    # before it was said: migration 20 has every fact's words and every text with a digit
-    # read again; the others keep what they hold.
+    # before it was said: migration 20 has the words that name a month or an ordinal day
+    # beside a digit read again; the others keep what they hold (read again, a time said
+    # west of UTC would move a day: only the UTC offset is kept).
     said = "2024-05-20T10:00:00Z"
     memory = open_memory(settings)
     done = memory.remember(
@@ -468,6 +469,7 @@ def test_days_an_earlier_version_read_in_the_past_year_are_read_again(
                 fact=FactDraft("user", "located in", "Berlin", valid_from="2024-06-11"),
             ),
             MemoryDraft("We hiked yesterday.", observed_at=said),
+            MemoryDraft("Build 42 failed yesterday.", observed_at="2024-05-20T23:30:00-08:00"),
         ]
     )
     memory.close()
@@ -482,9 +484,9 @@ def test_days_an_earlier_version_read_in_the_past_year_are_read_again(
         happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
     finally:
         memory.close()
-    assert happened == [["2024-05-14"], ["2024-06-03/2024-06-10"], ["2024-06-11"], []]
+    assert happened == [["2024-05-14"], ["2024-06-03/2024-06-10"], ["2024-06-11"], [], []]
     kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
-    assert kept[ids[3]] == "[]" and all(kept[i] != "[]" for i in ids[:3])
+    assert kept[ids[3]] == kept[ids[4]] == "[]" and all(kept[i] != "[]" for i in ids[:3])
 
 
 def test_records_keys_read_from_their_words_by_an_earlier_version_are_computed_again(

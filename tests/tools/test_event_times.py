@@ -134,7 +134,8 @@ async def test_a_date_in_a_facts_words_takes_the_year_of_its_valid_from(
     settings: Settings,
 ) -> None:
     # Said on 20 May 2024 of a fact valid from 11 June 2024: the words' 11 June is that
-    # day, not the 11 June before it was said; so after a restart too.
+    # day, not the 11 June before it was said; so after a restart too (which loads what
+    # remember read: a start reading it again is the migration's test, in test_schema).
     with anyio.fail_after(60):
         async with Client(create_server(settings)) as client:
             await ok(

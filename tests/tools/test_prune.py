@@ -261,9 +261,17 @@ async def test_the_same_words_about_another_day_are_never_merged(client: Client)
     again = await ok(
         client, "remember", text="I fixed the roof yesterday!!", observed_at="2024-05-08T15:00:00Z"
     )
+    # "Since 2019" places the same time whenever it is said: twins, as a repeat would be.
+    lyon = [
+        await ok(client, "remember", text=f"I have lived in Lyon since 2019{mark}", observed_at=at)
+        for mark, at in ((".", "2024-05-08T12:00:00Z"), ("!", "2024-06-10T12:00:00Z"))
+    ]
     done = await ok(client, "prune", dry_run=False, merge_similarity=0.8)
     merged = {r["observation_id"]: r.get("merged_into") for r in done.get("retired", [])}
-    assert merged == {again["observation_id"]: roof[0]["observation_id"]}  # the same day
+    assert merged == {
+        again["observation_id"]: roof[0]["observation_id"],  # the same day
+        lyon[1]["observation_id"]: lyon[0]["observation_id"],
+    }
     june = await ok(client, "recall", query="roof", as_of="2024-06-12T00:00:00Z")
     assert roof[1]["observation_id"] in [r["observation_id"] for r in june["results"]]
 

@@ -537,6 +537,14 @@ async def test_the_same_words_placing_their_event_on_another_day_are_another_mem
         later = await ok(client, "remember", **said("2024-05-07T09:00:00Z"))
     assert again["duplicate_of"] == may["observation_id"]  # the same day, said again
     assert "duplicate_of" not in later
+    # A time measured from the moment it is said moves with it: a retry is still a repeat.
+    async with Client(create_server(settings)) as client:
+        vegan = [
+            await ok(client, "remember", text="I have been vegan for five years.", agent=who)
+            for who in ("me", "me", "other")
+        ]
+    assert vegan[1]["duplicate_of"] == vegan[0]["observation_id"]
+    assert vegan[2]["observation_id"] == vegan[0]["observation_id"]
 
 
 async def test_texts_differing_in_case_are_not_duplicates(client: Client) -> None:
