@@ -385,10 +385,17 @@ class _Context:
 
     def stated_year(self, month: int, day: int | None) -> int | None:
         """The year of the first stated day that falls on ``day`` of ``month`` (in
-        ``month`` when ``day`` is None), or None."""
-        for moment in self.stated:
-            if moment.month == month and (day is None or moment.day == day):
-                return moment.year
+        ``month`` when ``day`` is None), or None. A stated time is kept in UTC: midnight of
+        11 June at +02:00 is 10 June 22:00Z, so a time that is no UTC midnight also counts
+        on the day it is 14 hours later (east of UTC, the local day begins before the UTC
+        one; west of it, its midnight is on the UTC day already)."""
+        for shift in (0, 14):
+            for stated in self.stated:
+                if shift and stated == stated.replace(hour=0, minute=0, second=0, microsecond=0):
+                    continue
+                moment = stated + timedelta(hours=shift)
+                if moment.month == month and (day is None or moment.day == day):
+                    return moment.year
         return None
 
     def _bounds(self, match: re.Match[str]) -> tuple[int, int]:

@@ -1007,6 +1007,12 @@ def test_days_out_of_order_are_no_span() -> None:
     [
         # the fact begins on the day the words name: its year, not the past year's
         ("Back home in Berlin from 11 June.", [day(2024, 6, 11)], "2024-06-11"),
+        # midnight of 11 June at +02:00, kept as 10 June 22:00Z
+        (
+            "Back home in Berlin from 11 June.",
+            [datetime(2024, 6, 10, 22, tzinfo=UTC)],
+            "2024-06-11",
+        ),
         ("Back home in Berlin in June.", [day(2024, 6, 1)], "2024-06"),
         ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None),
         ("I'm in Lisbon from 1 to 30 September.", [day(2024, 9, 1)], "2024-09-01/2024-09-30"),
