@@ -536,10 +536,7 @@ def _read_differently(observation: dict[str, Any]) -> bool:
 
 
 _DIGIT = re.compile(r"[0-9]")
-#: Migration 20's pattern (RE2 there, the same here).
-_DAYS_NAMED = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[0-9](?:st|nd|rd|th)\b", re.IGNORECASE
-)
+_DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -43,6 +43,10 @@ HISTORY_DDL = (
     " applied_at TIMESTAMP, PRIMARY KEY(version))"
 )
 
+#: A month's name or an ordinal day, the words migration 20 reads again beside a digit (a
+#: regular expression RE2 and ``re`` read alike; imports of older files use it too).
+DAYS_NAMED = r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[0-9](?:st|nd|rd|th)\b"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -306,10 +310,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             # words ("from 11 June"): start-up reads again the words these can change, a
             # text holding a digit and a month's name or an ordinal day, and no other: a
             # reading again knows only the UTC offset ("tomorrow" said at 23:30 -08:00 is
-            # read a day later), so what no new rule changes is left as it was read.
+            # read a day later), so what no new rule changes is left as it was read. (The
+            # pattern's backslashes doubled: a Cypher string literal reads them as escapes.)
             "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
-            "o.text, '(?i)\\\\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-            "|[0-9](?:st|nd|rd|th)\\\\b') SET o.event_times = NULL",
+            f"o.text, '(?i){DAYS_NAMED}') SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
 )

@@ -630,6 +630,12 @@ def test_a_withdrawn_belief_keeps_ending_its_agents_older_fact_when_another_forg
     assert memory.evidence(paris)["superseded_by"] == [berlin]
 
 
+def alices(memory: Memory, when: str) -> list[str]:
+    """The ids of scout's facts about Alice current at ``when``."""
+    found = memory.recall("", subject="Alice", agent="scout", as_of=when).results
+    return [r.observation_id for r in found if r.current]
+
+
 def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memory) -> None:
     """Paris from January, Rome from May, Paris again from September (a new observation:
     the first had ended). Forgetting Rome reopens the first Paris until the second begins:
@@ -640,15 +646,11 @@ def test_a_fact_a_forget_reopens_ends_where_its_agent_told_it_again(memory: Memo
     again = said(memory, "Alice", "lives in", "Paris", when="2024-09-01T00:00:00Z")
     assert again != paris
 
-    def held(when: str) -> list[str]:
-        found = memory.recall("", subject="Alice", agent="scout", as_of=when).results
-        return [r.observation_id for r in found if r.current]
-
     memory.forget(rome)
-    assert held("2024-06-01") == [paris]
-    assert held("2024-10-01") == [again]
+    assert alices(memory, "2024-06-01") == [paris]
+    assert alices(memory, "2024-10-01") == [again]
     memory.forget(again)
-    assert held("2024-10-01") == [paris]
+    assert alices(memory, "2024-10-01") == [paris]
 
 
 def test_a_value_told_late_before_the_same_value_holds_until_that_one_begins(
@@ -661,14 +663,10 @@ def test_a_value_told_late_before_the_same_value_holds_until_that_one_begins(
     january = said(memory, "Alice", "lives in", "Paris", when="2024-01-01T00:00:00Z")
     assert january != september
 
-    def held(when: str) -> list[str]:
-        found = memory.recall("", subject="Alice", agent="scout", as_of=when).results
-        return [r.observation_id for r in found if r.current]
-
-    assert held("2024-03-01") == [january]
-    assert held("2024-10-01") == [september]
+    assert alices(memory, "2024-03-01") == [january]
+    assert alices(memory, "2024-10-01") == [september]
     memory.forget(september)
-    assert held("2024-10-01") == [january]
+    assert alices(memory, "2024-10-01") == [january]
 
 
 def test_an_agents_own_confidence_is_the_one_it_held_at_known_at(memory: Memory) -> None:
