@@ -550,7 +550,8 @@ class Memory:
             topics: only observations mentioning any of these topics.
             min_confidence: only confidence >= this exact decimal.
             as_of: answer with what was valid then (ISO 8601); default now.
-            include_superseded: also return facts no longer valid (ranked after current ones).
+            include_superseded: also return facts no longer valid, ranked as current ones
+                are, each replaced fact right after the fact that replaced it.
             limit: at most this many results (1..100).
             order_by: "relevance" (default), or present the results by "confidence",
                 "newest" or "oldest" first.

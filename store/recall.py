@@ -200,7 +200,8 @@ def answer(
 ) -> tuple[list[Ranked], BoolArray]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
-    longer valid come last). The caller holds the working memory's read lock.
+    longer valid come last, unless replaced ones were asked for: ``_timeline``). The caller
+    holds the working memory's read lock.
 
     Args:
         working: the working memory.
@@ -288,6 +289,8 @@ def answer(
     )
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
+    if asked.include_superseded:
+        return _timeline(ranked, working, asked.order_by, own, known_us)[:limit], current
     return _order(ranked, working, asked.order_by, own, current)[:limit], current
 
 
@@ -350,10 +353,10 @@ def _order(
     working: WorkingMemory,
     order_by: OrderBy,
     own: dict[int, Decimal],
-    current: BoolArray,
+    current: BoolArray | None,
 ) -> list[Ranked]:
     """Present results in the requested order (by confidence: ``own`` where the asked agent
-    holds one of its own); facts no longer valid always come last."""
+    holds one of its own); facts no longer valid (not ``current``) come last."""
     entries = working.entries
     if order_by == "confidence":
         ranked = sorted(
@@ -364,4 +367,52 @@ def _order(
         ranked = sorted(ranked, key=lambda r: (-micros(entries[r.row].observed_at), -r.score))
     elif order_by == "oldest":
         ranked = sorted(ranked, key=lambda r: (micros(entries[r.row].observed_at), -r.score))
+    if current is None:
+        return ranked
     return sorted(ranked, key=lambda r: not current[r.row])
+
+
+def _timeline(
+    ranked: list[Ranked],
+    working: WorkingMemory,
+    order_by: OrderBy,
+    own: dict[int, Decimal],
+    known_at: int | None,
+) -> list[Ranked]:
+    """Present a recall that asked for replaced facts too: a history question ranks them
+    as it ranks current ones (after every current one, a small ``limit`` saw none), except
+    that a replaced fact comes right after the fact that replaced it when both are found, so
+    what holds now is never read below what it replaced. ``order_by`` other than relevance
+    orders as asked (``newest`` and ``oldest`` read as a timeline)."""
+    if order_by != "relevance":
+        return _order(ranked, working, order_by, own, None)
+    place = {r.row: i for i, r in enumerate(ranked)}
+    # Each found replaced fact waits for the first found of its heirs.
+    waiting: dict[int, list[Ranked]] = {}
+    for r in ranked:
+        heirs = [
+            place[row]
+            for i in working.superseders(r.row, known_at)
+            if (row := working.row_of.get(i, -1)) in place and row != r.row
+        ]
+        if heirs:
+            waiting.setdefault(ranked[min(heirs)].row, []).append(r)
+    waits = {r.row for held in waiting.values() for r in held}
+    ordered: list[Ranked] = []
+    shown: set[int] = set()
+
+    def present(r: Ranked) -> None:
+        if r.row in shown:
+            return
+        shown.add(r.row)
+        ordered.append(r)
+        for older in waiting.pop(r.row, []):
+            present(older)
+
+    for r in ranked:
+        if r.row not in waits:
+            present(r)
+    # Heirs that wait on each other (each told to replace the other) wait for nobody.
+    for r in ranked:
+        present(r)
+    return ordered

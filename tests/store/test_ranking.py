@@ -115,7 +115,7 @@ def test_a_topic_named_in_the_query_lifts_what_mentions_it(memory: Memory) -> No
     assert "topic" not in second.scores
 
 
-def test_a_replaced_fact_never_outranks_a_current_one(memory: Memory) -> None:
+def test_a_replaced_fact_never_outranks_what_replaced_it(memory: Memory) -> None:
     memory.remember(
         [
             MemoryDraft(
@@ -131,7 +131,7 @@ def test_a_replaced_fact_never_outranks_a_current_one(memory: Memory) -> None:
         ],
         batch=True,
     )
-    # The replaced fact matches the query far better, and still comes last.
+    # The replaced fact matches the query far better, and still comes after its heir.
     results = memory.recall(
         "Dana lead engineer Acme rocket project", include_superseded=True
     ).results
@@ -140,6 +140,54 @@ def test_a_replaced_fact_never_outranks_a_current_one(memory: Memory) -> None:
         "Dana works at Acme as the lead engineer for the Acme rocket project",
     ]
     assert [r.current for r in results] == [True, False]
+
+
+def _alice_moves(to: str) -> list[MemoryDraft]:
+    """Alice lived in Paris (2023), then in Berlin (2024), told in ``Alice lives in {to}``."""
+    return [
+        MemoryDraft(
+            text="Alice lives in Paris",
+            fact=FactDraft("Alice", "lives in", "Paris"),
+            observed_at="2023-01-01",
+        ),
+        MemoryDraft(
+            text=f"Alice lives in {to}",
+            fact=FactDraft("Alice", "lives in", "Berlin"),
+            observed_at="2024-01-01",
+        ),
+    ]
+
+
+def test_a_history_question_sees_replaced_facts_within_its_limit(memory: Memory) -> None:
+    memory.remember(
+        [
+            *_alice_moves("Berlin now"),
+            MemoryDraft(text="Alice lives near a big park", observed_at="2024-02-01"),
+            MemoryDraft(text="Alice lives with two cats", observed_at="2024-02-02"),
+            MemoryDraft(text="Alice lives on coffee", observed_at="2024-02-03"),
+            MemoryDraft(text="Oslo: Bob lives in Oslo", fact=FactDraft("Bob", "lives in", "Oslo")),
+        ],
+        batch=True,
+    )
+    found = memory.recall("where has Alice lived, Paris", include_superseded=True, limit=3)
+    texts = [r.text for r in found.results]
+    # Paris, replaced, is found by its words, and comes right after what replaced it.
+    assert texts.index("Alice lives in Paris") == texts.index("Alice lives in Berlin now") + 1
+    assert [r.current for r in found.results if r.text == "Alice lives in Paris"] == [False]
+    # Without the flag, only what holds now.
+    now = memory.recall("where has Alice lived, Paris", limit=3).results
+    assert "Alice lives in Paris" not in [r.text for r in now]
+
+
+def test_history_in_time_order_is_a_timeline(memory: Memory) -> None:
+    memory.remember(
+        [
+            *_alice_moves("Berlin"),
+        ],
+        batch=True,
+    )
+    found = memory.recall("Alice lives", include_superseded=True, order_by="oldest").results
+    assert [r.text for r in found] == ["Alice lives in Paris", "Alice lives in Berlin"]
 
 
 def test_confidence_filters_compare_exact_decimals(memory: Memory) -> None:
