@@ -469,17 +469,28 @@ def parse_where(raw: object) -> list[WhereField]:
         One ``WhereField`` per field.
 
     Raises:
-        InvalidInput: naming ``where.<field>``: not an object, a bad field name, a value
-            that is not a single string, number, boolean or ISO 8601 date, or comparisons
-            that are not at most one lower and one upper bound, both numbers or both dates.
+        InvalidInput: naming ``where.<field>``: not an object, a bad field name or one
+            named twice (in two cases), a value that is not a single string, number,
+            boolean or ISO 8601 date, or comparisons that are not at most one lower and one
+            upper bound, both numbers or both dates.
     """
     if not isinstance(raw, Mapping):
         raise InvalidInput("where", 'must be an object {field: value}, e.g. {"album_id": 176}')
     if len(raw) > MAX_FIELDS:
         raise InvalidInput("where", f"has {len(raw)} fields; the limit is {MAX_FIELDS}")
     wanted: list[WhereField] = []
+    named: dict[str, str] = {}  # field key -> the name it was first given
     for raw_name, value in raw.items():
         path = f"where.{raw_name}"
+        # Names in any case are one field: {"Price": 5, "price": 6} asks for it twice.
+        if isinstance(raw_name, str):
+            if (key := field_key(raw_name)) in named:
+                raise InvalidInput(
+                    path,
+                    f"is the field where.{named[key]} names (names match in any case); give"
+                    ' each field once, its bounds together, e.g. {"price": {">=": 5, "<": 9}}',
+                )
+            named[key] = raw_name
         if isinstance(raw_name, str) and raw_name.casefold() == TYPE:
             if not isinstance(value, str) or not value.strip():
                 raise InvalidInput(path, 'must be a record type as text, e.g. "Track"')

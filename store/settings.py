@@ -24,40 +24,40 @@ class RankingWeights(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    vector: float = 1.0
-    text: float = 0.5
-    neighbourhood: float = 0.9
+    vector: float = Field(1.0, ge=0)
+    text: float = Field(0.5, ge=0)
+    neighbourhood: float = Field(0.9, ge=0)
     neighbour_window: int = Field(6, ge=0, le=20)
     neighbour_decay: float = Field(0.8, ge=0, le=1)
     neighbour_following: float = Field(1.0, ge=0, le=1)
-    topic: float = 0.36
+    topic: float = Field(0.36, ge=0)
     topic_hops: int = Field(2, ge=0, le=3)
     topic_hop_decay: float = Field(0.5, ge=0, le=1)
     #: A topic this share of the observations mention (a conversation's speaker) is left out
     #: of the query's vector; the ``topic`` component matches it (0: never).
     broad_topic_share: float = Field(0.2, ge=0, le=1)
-    time: float = 0.6
-    dated: float = 0.5
-    fact: float = 0.5
-    field: float = 1.0
-    confidence: float = 0.05
+    time: float = Field(0.6, ge=0)
+    dated: float = Field(0.5, ge=0)
+    fact: float = Field(0.5, ge=0)
+    field: float = Field(1.0, ge=0)
+    confidence: float = Field(0.05, ge=0)
     #: How much an observation says: min(1, its words / length_words). Turns that answer
     #: questions say more than the chatter around them.
-    length: float = 0.3
+    length: float = Field(0.3, ge=0)
     length_words: int = Field(60, ge=1, le=10_000)
     diversity: float = Field(0.0, ge=0, le=2)
     #: A question asking for several things: each result loses this much per result of its
     #: episode ranked above it (``question_shape``).
     spread: float = Field(0.3, ge=0, le=2)
-    feedback: float = 0.6
+    feedback: float = Field(0.6, ge=0)
     feedback_similarity: float = Field(0.85, ge=-1, le=1)
     #: A rejection counts only for queries at least this similar (and feedback_similarity):
     #: a result wrong for one question is often right for a neighbouring one, however alike
     #: their words (0.99: the same question in nearly the same words).
     rejection_similarity: float = Field(0.99, ge=-1, le=1)
-    co_activation: float = 0.15
+    co_activation: float = Field(0.15, ge=0)
     #: Share of a result's judged recalls that accepted it (hits / (impressions + 1)).
-    hit_rate: float = 0.05
+    hit_rate: float = Field(0.05, ge=0)
     pool: int = Field(60, ge=1, le=10_000)
     text_pool: int = Field(40, ge=0, le=10_000)
 

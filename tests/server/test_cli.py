@@ -294,6 +294,19 @@ def test_an_unknown_key_in_a_config_file_is_rejected_by_name(tmp_path: Path) -> 
         load_settings(config, {})
 
 
+def test_a_negative_ranking_weight_is_refused_by_name(tmp_path: Path) -> None:
+    # A negative `field` still put the records holding a named field first (only 0 turned
+    # that off); no component means anything below 0.
+    config = tmp_path / "doxa.toml"
+    config.write_text("[store.ranking]\nfield = -1.0\n", encoding="utf-8")
+
+    with pytest.raises(SettingsError) as raised:
+        load_settings(config, {})
+    said = str(raised.value)
+    assert f"store.ranking.field = -1.0 (from config file {config}): Input should be" in said
+    assert "greater than or equal to 0" in said
+
+
 def test_an_unknown_section_in_a_config_file_is_said_to_come_from_it(tmp_path: Path) -> None:
     config = tmp_path / "doxa.toml"
     config.write_text("[store.prun]\nmin_age_days = 0\n", encoding="utf-8")

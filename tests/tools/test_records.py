@@ -500,6 +500,7 @@ async def test_bad_records_are_refused_naming_the_field_and_nothing_is_written(
                 ({"milliseconds": {">": 1, "<": 2, "<=": 3}}, "where.milliseconds"),
                 ({"milliseconds": {">": 1, ">=": 2}}, "where.milliseconds"),
                 ({"released": {">=": "2024-01-01", "<": 5}}, "where.released"),
+                ({"Milliseconds": {">": 1}, "milliseconds": {">": 2}}, "where.milliseconds"),
             ):
                 message = await error(client, "recall", query="", where=shape)
                 assert named(message, field), message
@@ -519,6 +520,9 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
         mixed = await error(
             client, "recall", query="", where={"released": {">=": "1983-01-01", "<": 5}}
         )
+        twice = await error(
+            client, "recall", query="", where={"Milliseconds": {">": 1}, "milliseconds": 2}
+        )
         # A date and a date-time are both dates.
         dated = await where(client, released={">=": "1983-12-05", "<": "1983-12-05T09:00:00Z"})
     assert upper.endswith(
@@ -532,6 +536,10 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
     assert mixed.endswith(
         "where.released bounds a date and a number; the bounds must be both numbers or both"
         ' dates, e.g. {">=": "2024-01-01", "<": "2024-02-01"}'
+    )
+    assert twice.endswith(
+        "where.milliseconds is the field where.Milliseconds names (names match in any case);"
+        ' give each field once, its bounds together, e.g. {"price": {">=": 5, "<": 9}}'
     )
     assert dated == {ids["balls"]}
 
