@@ -230,7 +230,10 @@ _PRESENT_PLAN = _lazy(
     # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.
     r"\b(?:is|are|(?:it|that|this|there|he|she|what|which)['\u2019]s|(?:they|we|you)['\u2019]re)"
     r"\s+(?:on|due|scheduled|booked|set|planned)\b"
-    r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b",
+    r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b"
+    # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June".
+    r"|\b(?:i['\u2019]m|i\s+am|(?:we|they|you)(?:['\u2019]re|\s+are)|(?:he|she)(?:['\u2019]s|\s+is))"
+    r"\s+(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting)\b",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").

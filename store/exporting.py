@@ -417,7 +417,8 @@ def _all_there(parsed: Parsed, path: Path) -> None:
 def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Record]) -> None:
     """Compute what the file's version read differently, or did not keep, as the migrations
     since compute it for a memory's own observations: event times (every observation's
-    before migration 11, a record's before 12, a fact's or a text with a digit before 20)
+    before migration 11, a record's before 12, a fact's or a text with a digit before 20,
+    one that tells of being somewhere before 21)
     and a record's duplicate key (before 13),
     and either when the file has none; a recall that does not say which model ranked it
     (before 10) is ranked by one not known, and teaches the ranker nothing.
@@ -438,6 +439,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or before(11)
             or (record is not None and before(12))
             or (before(20) and _read_differently(observation))
+            or (before(21) and _read_differently(observation, _BEING_SOMEWHERE))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -527,16 +529,17 @@ def _first(pair: tuple[int, RecordField]) -> int:
     return pair[0]
 
 
-def _read_differently(observation: dict[str, Any]) -> bool:
-    """Whether migration 20 has an observation's event times read again: those of a text
-    holding a digit and a month's name or an ordinal day (the days whose years and ranges
-    it reads anew), as its query picks them."""
+def _read_differently(observation: dict[str, Any], *also: re.Pattern[str]) -> bool:
+    """Whether migration 20 (or, with ``also`` its words, 21) has an observation's event
+    times read again: those of a text holding a digit and a month's name or an ordinal day
+    (the days whose years and ranges it reads anew), as its query picks them."""
     text = observation["text"] or ""
-    return _DIGIT.search(text) is not None and _DAYS_NAMED.search(text) is not None
+    return all(p.search(text) is not None for p in (_DIGIT, _DAYS_NAMED, *also))
 
 
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
+_BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -46,6 +46,12 @@ HISTORY_DDL = (
 #: A month's name or an ordinal day, the words migration 20 reads again beside a digit (a
 #: regular expression RE2 and ``re`` read alike; imports of older files use it too).
 DAYS_NAMED = r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[0-9](?:st|nd|rd|th)\b"
+#: Being somewhere, told in the present ("I'm in Rome", "we are away"): beside ``DAYS_NAMED``,
+#: the words migration 21 reads again (a plan: its day is ahead).
+BEING_SOMEWHERE = (
+    r"\b(?:am|are|is|m|re|s)\s+"
+    r"(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting)\b"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -314,6 +320,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             # pattern's backslashes doubled: a Cypher string literal reads them as escapes.)
             "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
             f"o.text, '(?i){DAYS_NAMED}') SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ),
+    Migration(
+        21,
+        "event times read again: being somewhere, told in the present",
+        (
+            # "I'm in Rome from 3 to 10 June", said in May, is a plan: its days are ahead,
+            # not in the past year. Read again as migration 20 reads, only where these words
+            # stand beside a day named.
+            "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
+            f"o.text, '(?i){DAYS_NAMED}') AND regexp_matches(o.text, '(?i){BEING_SOMEWHERE}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
 )

@@ -540,6 +540,33 @@ PRESENT_PLANS: list[Case] = [
         "3 June",
     ),
     ("It's due on 3 June", MAY_20, day(2024, 6, 3), day(2024, 6, 4), "day", "on 3 June"),
+    # being somewhere, told in the present, is a plan too (read the year before)
+    (
+        "I'm in Rome from 3 to 10 June",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "from 3 to 10 June",
+    ),
+    ("We are away on 14 June.", MAY_20, day(2024, 6, 14), day(2024, 6, 15), "day", "on 14 June"),
+    (
+        "She's visiting her parents on June 3rd",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 4),
+        "day",
+        "on June 3rd",
+    ),
+    # but not a photo of a past day
+    (
+        "I'm in the photo we took on 3 June",
+        MAY_20,
+        day(2023, 6, 3),
+        day(2023, 6, 4),
+        "day",
+        "on 3 June",
+    ),
 ]
 
 # Said in words, short forms, holidays.
@@ -1015,8 +1042,8 @@ def test_days_out_of_order_are_no_span() -> None:
         ),
         ("Back home in Berlin in June.", [day(2024, 6, 1)], "2024-06"),
         ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None),
-        ("I'm in Lisbon from 1 to 30 September.", [day(2024, 9, 1)], "2024-09-01/2024-09-30"),
-        ("I'm in Lisbon from 1 to 30 September.", [day(2025, 10, 1)], "2023-09-01/2023-09-30"),
+        ("A flat in Lisbon from 1 to 30 September.", [day(2024, 9, 1)], "2024-09-01/2024-09-30"),
+        ("A flat in Lisbon from 1 to 30 September.", [day(2025, 10, 1)], "2023-09-01/2023-09-30"),
         # a day the fact does not state is read as before; so is "last June"
         ("Back home in Berlin from 12 June.", [day(2024, 6, 11)], "2023-06-12"),
         ("We were in Berlin last June.", [day(2024, 6, 11)], "2023-06"),

@@ -474,19 +474,43 @@ def test_days_an_earlier_version_read_in_the_past_year_are_read_again(
     )
     memory.close()
     ids = [m.observation_id for m in done]
-    tamper(
-        settings,
-        "MATCH (o:Observation) SET o.event_times = '[]'",
-        f"MATCH (m:{MIGRATION_TABLE} {{version: 20}}) DELETE m",
-    )
-    memory = open_memory(settings)
-    try:
-        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
-    finally:
-        memory.close()
+    happened = _event_times_read_again(settings, 20, ids)
     assert happened == [["2024-05-14"], ["2024-06-03/2024-06-10"], ["2024-06-11"], [], []]
     kept = dict(graph_rows(settings, "MATCH (o:Observation) RETURN o.id, o.event_times"))
     assert kept[ids[3]] == kept[ids[4]] == "[]" and all(kept[i] != "[]" for i in ids[:3])
+
+
+def test_being_somewhere_told_in_the_present_is_read_again_as_a_plan(
+    settings: Settings,
+) -> None:
+    # A store at migration 20 read "I'm in Rome from 3 to 10 June", said in May, in the past
+    # year; migration 21 reads such words beside a day named again, and no others.
+    said = "2024-05-20T10:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft("I'm in Rome from 3 to 10 June.", observed_at=said),
+            MemoryDraft("We hiked on 3 June.", observed_at=said),
+        ]
+    )
+    memory.close()
+    happened = _event_times_read_again(settings, 21, [m.observation_id for m in done])
+    assert happened == [["2024-06-03/2024-06-10"], []]
+
+
+def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
+    """The event times of ``ids`` once a store that has none and lacks migration ``version``
+    opens (the migration's own choice of texts reads theirs again)."""
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: {version}}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        return [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
 
 
 def test_records_keys_read_from_their_words_by_an_earlier_version_are_computed_again(
