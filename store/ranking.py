@@ -143,7 +143,8 @@ def named_fields(memory: WorkingMemory, query: str) -> dict[int, float]:
         return {}
     held: dict[int, int] = {}
     named = 0
-    for field, exact, words in query_pairs(query, memory.record_fields):
+    types = {t.casefold() for t in memory.record_types}
+    for field, exact, words in query_pairs(query, memory.record_fields, types):
         rows: set[int] = set()
         for cls, canonical in exact:
             rows.update(memory.record_values.get((field, cls, canonical), ()))

@@ -27,7 +27,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation
@@ -690,11 +690,13 @@ _PHRASE_WORDS = 6
 
 
 def query_pairs(
-    query: str, known_fields: Mapping[str, object]
+    query: str, known_fields: Mapping[str, object], types: Collection[str] = ()
 ) -> list[tuple[str, list[Key], list[str]]]:
     """The (field key, exact values, loose string values) a query names: each known field
-    name in its words ("album_id", or "album id" for it), with the words after it read as
-    values: numbers, booleans and dates up to the next field name, phrases of words past it.
+    name in its words ("album_id", or "album id" for it; "order" for an ``order_id`` when no
+    field is named "order": ``_ID_ENDINGS``), with the words after it read as values:
+    numbers, booleans and dates up to the next field name or a record type's name
+    (``types``, casefolded: "price of item 30" asks no price of 30), phrases of words past it.
 
     Exact values are (class, canonical) keys; loose ones are phrases of words (``loose``) for
     string fields, matched case- and punctuation-insensitively (ranking is forgiving where
@@ -705,6 +707,8 @@ def query_pairs(
     found: list[tuple[str, list[Key], list[str]]] = []
     for n, (key, _, after) in enumerate(spans):
         end = spans[n + 1][1] if n + 1 < len(spans) else len(words)
+        typed_at = (i for i in range(after, end) if _names_a_type(words[i], types))
+        end = next(typed_at, end)
         exact: list[Key] = []
         loose: list[str] = []
         # A string value may start with, or hold, another field's name: "title Year of the
@@ -737,11 +741,30 @@ def loose(value: str) -> str:
     return " ".join(_words(value)).casefold()
 
 
+#: The endings of a field that names its record by a value ("order_id", "invoice_no"): the
+#: words before them name the field in a query ("order 5042"), if no field is named so.
+_ID_ENDINGS = ("_id", "_no", "_num", "_number", "_code", "_ref", ".id")
+
+
+def _names_a_type(word: str, types: Collection[str]) -> bool:
+    """Whether a query's word names a record type (``types``, casefolded), also in the
+    plural ("orders" for Order)."""
+    word = word.casefold()
+    return word in types or (word.endswith("s") and word[:-1] in types)
+
+
 def _field_spans(
     words: list[str], known_fields: Mapping[str, object]
 ) -> list[tuple[str, int, int]]:
     """(field key, first word, the word after it) of every known field name in ``words``,
-    in order; a name may be written as words ("unit price" for unit_price), longest first."""
+    in order; a name may be written as words ("unit price" for unit_price), longest first,
+    and an identifying field by the words before its ending (``_ID_ENDINGS``)."""
+    stems: dict[str, str] = {}
+    for known in sorted(known_fields):
+        for ending in _ID_ENDINGS:
+            stem = known.removesuffix(ending)
+            if stem != known and stem and stem not in known_fields:
+                stems.setdefault(stem, known)
     spans: list[tuple[str, int, int]] = []
     i = 0
     while i < len(words):
@@ -751,6 +774,8 @@ def _field_spans(
             # "unit price" for unit_price; "customer country" for customer.country
             keys = {field_key(joint.join(words[i : i + size])) for joint in ("_", ".")}
             key = next((k for k in sorted(keys) if k in known_fields), None)
+            if key is None:
+                key = next((stems[k] for k in sorted(keys) if k in stems), None)
             if key is not None:
                 spans.append((key, i, i + size))
                 i += size

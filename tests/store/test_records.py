@@ -142,6 +142,22 @@ def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
     assert query_pairs("the number 176", known) == []
 
 
+def test_a_query_names_an_identifying_field_by_its_stem_and_stops_at_a_type() -> None:
+    known = {"order_id": 1, "total": 1, "price": 1, "sku": 1}
+    # "order" names order_id, so 5042 is no total: it was, read three words past "total".
+    assert query_pairs("what is the total for order 5042", known, {"order"})[1:] == [
+        ("order_id", [("number", "5042")], ["5042"])
+    ]
+    assert query_pairs("what is the total for order 5042", known)[0][:2] == ("total", [])
+    # A record type's name ends a field's value: item 30 is no price of 30.
+    [(field, exact, _)] = query_pairs("price of item 30", known, {"item", "order"})
+    assert (field, exact) == ("price", [])
+    assert query_pairs("price of items 30", known, {"item"})[0][1] == []
+    assert query_pairs("price of 30", known, {"item"})[0][1] == [("number", "30")]
+    # A field named "order" is that field, not order_id's stem.
+    assert query_pairs("order 7", known | {"order": 1})[0][0] == "order"
+
+
 def test_nested_objects_and_lists_are_fields_kept_as_given() -> None:
     fields = {"id": 1, "customer": {"Country": "BR", "age": 30}, "tags": ["a", "b"], "one": [2]}
     record = validate({"type": "Invoice", "fields": fields})

@@ -180,6 +180,35 @@ async def test_the_field_and_value_a_query_names_outrank_its_words(client: Clien
     assert first["scores"]["field"] == 1.0 and "field" not in second["scores"]
 
 
+async def test_a_question_about_one_record_ranks_it_not_the_one_holding_its_number(
+    client: Client,
+) -> None:
+    with anyio.fail_after(60):
+        asked = await ok(
+            client,
+            "remember",
+            record={"type": "Order", "fields": {"order_id": 5042, "total": 12.5}},
+        )
+        other = await ok(
+            client, "remember", record={"type": "Order", "fields": {"order_id": 7, "total": 5042}}
+        )
+        await ok(client, "remember", record={"type": "Item", "fields": {"sku": 30, "price": 9.99}})
+        priced = await ok(
+            client, "remember", record={"type": "Item", "fields": {"sku": 31, "price": 30}}
+        )
+        total = await ok(client, "recall", query="what is the total for order 5042", explain=True)
+        price = await ok(client, "recall", query="price of item 30", explain=True)
+    # Order 7's total is 5042; the question is about order 5042.
+    assert total["results"][0]["observation_id"] == asked["observation_id"]
+    assert total["results"][0]["scores"]["field"] == 1.0
+    assert "field" not in next(
+        r["scores"] for r in total["results"] if r["observation_id"] == other["observation_id"]
+    )
+    # "item 30" names no price: the item priced 30 is not put first for it.
+    assert all("field" not in r["scores"] for r in price["results"])
+    assert priced["observation_id"] in {r["observation_id"] for r in price["results"]}
+
+
 @pytest.mark.parametrize(
     ("fields", "query"),
     [
