@@ -636,7 +636,9 @@ def unmatched_where(
             if not known:
                 return f"where.{given}: no record has this field; no records are stored"
             return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
-        if cls not in classes[field]:
+        # A date meets a date-time bound as the instant its day begins (``where_rows``).
+        bounds_dates = cls == "instant" and op != "=" and "day" in classes[field]
+        if cls not in classes[field] and not bounds_dates:
             kinds = " and ".join(_CLASS_WORDS[c][0] for c in sorted(classes[field]))
             # A bound is a number or a date: suggest only the classes a comparison orders.
             fixes = [c for c in sorted(classes[field]) if op == "=" or c in _ORDERED]

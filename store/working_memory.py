@@ -844,7 +844,9 @@ class WorkingMemory:
         if "number" in classes and len(classes) > 1:
             return np.zeros(0, dtype=np.int64)  # no value is a number and a date
         # A date-time is held under its instant and its UTC day: with an instant bound, the
-        # instants are the values that may meet every bound (a date meets none of it).
+        # instants are the values that may meet every bound, and a date is the instant its
+        # UTC day begins (5 March is >= 1 March 00:00Z: a field holding dates and date-times
+        # lost its dates to a date-time bound).
         cls = "instant" if "instant" in classes else cls
         held = self.record_ordered.get((first.key, cls), {})
         found = [
@@ -852,7 +854,24 @@ class WorkingMemory:
             for canonical in held
             if meets(cls, canonical, condition)
         ]
+        if cls == "instant":
+            for day in self.record_ordered.get((first.key, "day"), {}):
+                if meets(cls, f"{day}T00:00:00+00:00", condition):
+                    rows = self.rows_of(self.record_values, (first.key, "day", day))
+                    found.append(
+                        np.array(
+                            [r for r in rows if self._holds_date(r, first.key, day)], dtype=np.int64
+                        )
+                    )
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+    def _holds_date(self, row: int, key: str, day: str) -> bool:
+        """Whether the record at ``row`` holds the date ``day`` (not a date-time on it) in
+        its field ``key``."""
+        record = self.entries[row].record
+        return record is not None and any(
+            f.key == key and f.kind == "date" and f.text() == day for f in record.fields
+        )
 
     def agent_confidence(
         self, agent: str, known_at: int | None = None, at: int | None = None

@@ -100,13 +100,48 @@ async def test_where_compares_numbers_and_dates_as_a_bound_asks(client: Client) 
         assert await where(client, milliseconds={"<=": 176}) == {rock}
         assert await where(client, album_id={">": 175.5}) == {balls, fast}
         assert await where(client, unit_price={"<": 1}) == {rock, balls}  # "1.99" is text
-        # A date bounds dates and date-times by their UTC day, a date-time by its instant.
+        # A date bounds dates and date-times by their UTC day, a date-time by its instant;
+        # against a date-time, a date is the instant its UTC day begins (1981-11-23 is before
+        # 1983-12-05T09:00Z: it met no date-time bound).
         assert await where(client, released={">=": "1983-01-01"}) == {balls, fast}
-        assert await where(client, released={"<": "1983-12-05T09:00:00Z"}) == {balls}
+        assert await where(client, released={"<": "1983-12-05T09:00:00Z"}) == {rock, balls, fast}
+        assert await where(client, released={">=": "1983-12-05T00:00:00Z"}) == {balls, fast}
+        assert await where(client, released={">": "1983-12-05T00:00:00Z"}) == {balls}
+        between = {">=": "1981-01-01T00:00:00Z", "<": "1982-01-01T00:00:00+01:00"}
+        assert await where(client, released=between) == {rock}
         assert await where(client, released={">": "1983-12-05"}) == set()
         assert await where(client, milliseconds={">": 200000}, explicit=False) == {fast}
         shorter = await ok(client, "recall", query="Shark", where={"milliseconds": {"<": 300000}})
         assert shorter["results"][0]["observation_id"] == fast
+
+
+async def test_a_date_time_bound_finds_dates_and_an_equal_date_time_is_noted(
+    client: Client,
+) -> None:
+    with anyio.fail_after(60):
+        fields = [
+            {"order_id": 1, "ordered_at": "2024-03-05"},
+            {"order_id": 2, "ordered_at": "2024-02-01"},
+        ]
+        done = await ok(
+            client,
+            "remember",
+            memories=[{"record": {"type": "Order", "fields": f}} for f in fields],
+        )
+        march = await ok(
+            client, "recall", query="", where={"ordered_at": {">=": "2024-03-01T00:00:00Z"}}
+        )
+        equal = await ok(client, "recall", query="", where={"ordered_at": "2024-03-05T00:00:00Z"})
+    assert [r["observation_id"] for r in march["results"]] == [
+        done["remembered"][0]["observation_id"]
+    ]
+    assert "note" not in march
+    # Equal to an instant, a date is not: the note says what the field holds.
+    assert equal["results"] == []
+    assert equal["note"] == (
+        "where.ordered_at: records hold dates here, not date-times; give the value as a date,"
+        ' "YYYY-MM-DD"'
+    )
 
 
 async def test_one_value_of_a_list_meets_every_bound_of_its_field(client: Client) -> None:
@@ -570,7 +605,7 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
         "where.milliseconds is the field where.Milliseconds names (names match in any case);"
         ' give each field once, its bounds together, e.g. {"price": {">=": 5, "<": 9}}'
     )
-    assert dated == {ids["balls"]}
+    assert dated == {ids["balls"], ids["fast"]}  # 5 December's date begins before 09:00Z
 
 
 async def test_a_purged_record_takes_the_values_no_other_record_holds(
