@@ -555,6 +555,13 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
                 f" most {MAX_NUMBER} digits",
             ) from None
         key = where_key(kind, typed_value)
+        if key[0] == "string" and isinstance(bound, str) and _NUMBER.fullmatch(bound.strip()):
+            # Over JSON, a number a float cannot carry arrives as its text (server/exact.py).
+            raise InvalidInput(
+                f"{path}.{op}",
+                f"is {bound!r}, a number as text; send a JSON number (over JSON one of more"
+                " than 15 significant digits may arrive as text: give fewer)",
+            )
         if key[0] not in _ORDERED:
             raise InvalidInput(
                 f"{path}.{op}",
@@ -630,9 +637,9 @@ def unmatched_where(
                     f"where.{given}: records hold an object here; name one of its fields: "
                     + ", ".join(inside[:10])
                 )
-            close = difflib.get_close_matches(field, known, n=1)
+            close = _field_like(field, known)
             if close:
-                return f'where.{given}: no record has this field; did you mean "{close[0]}"?'
+                return f'where.{given}: no record has this field; did you mean "{close}"?'
             if not known:
                 return f"where.{given}: no record has this field; no records are stored"
             return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
@@ -663,6 +670,22 @@ def unmatched_where(
                     + ", ".join(sorted(held)[:10])
                 )
     return None
+
+
+def _field_like(field: str, known: Sequence[str]) -> str | None:
+    """The known field (most held first) a ``where`` most likely meant by an unknown name: a
+    nested field it names the end of ("zip" for address.zip), else one spelled nearly so
+    ("album_idd" for album_id; "zip" is not "vip")."""
+    ends = [f for f in known if f.rsplit(".", 1)[-1] == field]
+    if ends:
+        return ends[0]
+    close = difflib.get_close_matches(field, known, n=1, cutoff=_CLOSE)
+    return close[0] if close else None
+
+
+#: How alike (``difflib``'s ratio) an unknown field's name must be to a known one to be
+#: offered for it: "zip" and "vip" (0.67), "discount" and "address.country" (0.61) are not.
+_CLOSE = 0.75
 
 
 def shown(value: Value) -> int | float | str | bool:

@@ -452,6 +452,10 @@ async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settin
             ranked = await ok(client, "recall", query="customer country Brazil", explain=True)
             note = await ok(client, "recall", query="", where={"customer.county": "Brazil"})
             whole = await ok(client, "recall", query="", where={"Customer": "Brazil"})
+            city = await ok(client, "recall", query="", where={"city": "Rio"})
+            # "tag" is like "tags" (0.86); "zip" is like no field
+            tag = await ok(client, "recall", query="", where={"tag": "rock"})
+            far = await ok(client, "recall", query="", where={"zip": "1"})
             listed = await error(client, "recall", query="", where={"tags": ["metal", "rock"]})
     invoice = done["observation_id"]
     [item] = shown["results"]
@@ -466,6 +470,10 @@ async def test_nested_fields_and_lists_are_fields_found_by_path(settings: Settin
     assert note["note"] == (
         'where.customer.county: no record has this field; did you mean "customer.country"?'
     )
+    # A nested field is offered by the end of its path; a name alike in two letters is not.
+    assert city["note"].endswith('did you mean "customer.address.city"?')
+    assert tag["note"].endswith('did you mean "tags"?')
+    assert far["note"].startswith("where.zip: no record has this field; fields: ")
     # An object's name is no field: the note names the fields inside it.
     assert not whole["results"]
     assert whole["note"] == (
@@ -587,6 +595,10 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
         twice = await error(
             client, "recall", query="", where={"Milliseconds": {">": 1}, "milliseconds": 2}
         )
+        # How a JSON number a float cannot carry arrives (server/exact.py).
+        precise = await error(
+            client, "recall", query="", where={"unit_price": {">": "0.12345678901234567891"}}
+        )
         # A date and a date-time are both dates.
         dated = await where(client, released={">=": "1983-12-05", "<": "1983-12-05T09:00:00Z"})
     assert upper.endswith(
@@ -604,6 +616,10 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
     assert twice.endswith(
         "where.milliseconds is the field where.Milliseconds names (names match in any case);"
         ' give each field once, its bounds together, e.g. {"price": {">=": 5, "<": 9}}'
+    )
+    assert precise.endswith(
+        "where.unit_price.> is '0.12345678901234567891', a number as text; send a JSON number"
+        " (over JSON one of more than 15 significant digits may arrive as text: give fewer)"
     )
     assert dated == {ids["balls"], ids["fast"]}  # 5 December's date begins before 09:00Z
 
