@@ -637,9 +637,9 @@ def unmatched_where(
                     f"where.{given}: records hold an object here; name one of its fields: "
                     + ", ".join(inside[:10])
                 )
-            close = _field_like(field, known)
-            if close:
-                return f'where.{given}: no record has this field; did you mean "{close}"?'
+            meant = _field_like(field, known)
+            if meant:
+                return f'where.{given}: no record has this field; did you mean "{meant}"?'
             if not known:
                 return f"where.{given}: no record has this field; no records are stored"
             return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
