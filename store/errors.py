@@ -57,14 +57,21 @@ class NotFound(MemoryStoreError):
         field: the parameter that held the id.
         kind: what was looked for (``"observation"``, ``"belief"``, ``"recall"``).
         id: the id that was not found.
+        retracted: it names one that was retracted (a belief: in a retracted observation),
+            which nothing new may refer to.
     """
 
-    def __init__(self, field: str, kind: str, id: str) -> None:
+    def __init__(self, field: str, kind: str, id: str, retracted: bool = False) -> None:
         self.field = field
         self.kind = kind
         self.id = id
+        self.retracted = retracted
         # Recall ids come from recall alone; the others from remember and recall.
         source = "recall" if kind == "recall" else "remember or recall"
+        if retracted:
+            where = "is in a retracted observation" if kind == "belief" else "was retracted"
+            super().__init__(f"{field}: the {kind} {id!r} {where}; name one still held")
+            return
         # An id of another kind (a belief id where an observation's is wanted: remember
         # answers both) is named as such, with the kind wanted.
         other = next((k for p, k in _PREFIXES.items() if id.startswith(p)), None)
@@ -75,8 +82,8 @@ class NotFound(MemoryStoreError):
         else:
             super().__init__(f"{field}: no {kind} with id {id!r}; use an id returned by {source}")
 
-    def __reduce__(self) -> tuple[type[NotFound], tuple[str, str, str]]:
-        return (type(self), (self.field, self.kind, self.id))
+    def __reduce__(self) -> tuple[type[NotFound], tuple[str, str, str, bool]]:
+        return (type(self), (self.field, self.kind, self.id, self.retracted))
 
 
 class SchemaMismatch(MemoryStoreError):

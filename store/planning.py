@@ -200,9 +200,11 @@ def plan(
 
     Raises:
         NotFound: a memory supports a belief or contradicts an observation that does not
-            exist (or is retracted); nothing is to be written (``earlier`` may have been
-            changed: plan the write again without these memories).
-        InvalidInput: a fact gives its predicate another cardinality than the one it has.
+            exist, or is retracted (unless the memory repeats one held); nothing is to be
+            written (``earlier`` may have been changed: plan the write again without these
+            memories).
+        InvalidInput: a fact gives its predicate another cardinality than the one it has,
+            or a memory names one belief twice in ``supports``.
     """
     planned: list[Plan | Duplicate | Shared] = []
     state = earlier if earlier is not None else Batch()
@@ -214,9 +216,16 @@ def plan(
         cardinality = None
         if memory.fact is not None:
             cardinality = _cardinality(memory.fact, working, state, where(i, "fact.cardinality"))
+        named: set[str] = set()
         for j, (belief, _) in enumerate(memory.supports):
             if belief not in working.belief_row:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
+            if belief in named:  # two weights for one belief: which one was meant?
+                raise InvalidInput(
+                    where(i, f"supports[{j}].belief_id"),
+                    f"names {belief!r} again; give each belief once, with one weight",
+                )
+            named.add(belief)
         for j, other in enumerate(memory.contradicts):
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
@@ -228,10 +237,14 @@ def plan(
         if found is not None:
             planned.append(found)
             continue
+        # A repeat (a retried call) is one still, whatever was retracted since; new
+        # evidence for, or a contradiction of, what was retracted is refused.
+        for j, (belief, _) in enumerate(memory.supports):
+            if working.entries[working.belief_row[belief]].retracted:
+                raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief, True)
         for j, other in enumerate(memory.contradicts):
-            # A repeat (a retried call) is one still, whatever was retracted since.
             if working.entries[working.row_of[other]].retracted:
-                raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
+                raise NotFound(where(i, f"contradicts[{j}]"), "observation", other, True)
         observed_at = memory.observed_at or now
         fact = memory.fact
         new = Plan(

@@ -143,7 +143,30 @@ async def test_a_retracted_observation_cannot_be_contradicted(client: Client) ->
         text = await error(
             client, "remember", text="It is open.", agent="driver", contradicts=[ids["closed"]]
         )
-    assert f"contradicts[0]: no observation with id {ids['closed']!r}" in text
+    assert f"contradicts[0]: the observation {ids['closed']!r} was retracted; name one" in text
+
+
+async def test_a_retracted_observation_takes_no_new_evidence(
+    memory_client: Client, memory: Memory
+) -> None:
+    # Evidence told after the retraction was attached to it, and cited under it unmarked.
+    with anyio.fail_after(30):
+        ids = await seed_bridge(memory_client)
+        await ok(memory_client, "forget", id=ids["closed"])
+        before = memory.stats()
+        text = await error(
+            memory_client,
+            "remember",
+            text="A second sign says closed.",
+            agent="driver",
+            supports=[{"belief_id": ids["closed_belief"], "weight": "0.9"}],
+        )
+        after = memory.stats()
+    assert text.endswith(
+        f"supports[0].belief_id: the belief {ids['closed_belief']!r} is in a retracted"
+        " observation; name one still held"
+    )
+    assert after == before
 
 
 # ---- purge ------------------------------------------------------------------------------------

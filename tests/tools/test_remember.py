@@ -448,6 +448,26 @@ async def test_a_repeat_naming_a_belief_that_does_not_exist_is_refused(
     assert (memory.stats()["Observation"], memory.stats()["Belief"]) == (1, 1)
 
 
+async def test_one_belief_supported_twice_in_one_memory_is_refused(
+    memory_client: Client, memory: Memory
+) -> None:
+    # Both links were stored; a citation showed one weight, the other stayed unseen.
+    with anyio.fail_after(30):
+        claim = await ok(memory_client, "remember", text="The ferry leaves at noon.")
+        before = memory.stats()
+        twice = [
+            {"belief_id": claim["belief_id"], "weight": "0.9"},
+            {"belief_id": claim["belief_id"], "weight": "0.1"},
+        ]
+        message = await error(memory_client, "remember", text="A timetable.", supports=twice)
+        after = memory.stats()
+    assert message.endswith(
+        f"supports[1].belief_id names {claim['belief_id']!r} again; give each belief once,"
+        " with one weight"
+    )
+    assert after == before
+
+
 async def test_a_repeat_whose_contradiction_was_retracted_since_is_still_a_repeat(
     memory_client: Client, memory: Memory
 ) -> None:
