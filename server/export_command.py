@@ -69,6 +69,17 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         require_memory(settings)
         if args.command == "backup":
             return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
+        data_dir = Path(settings.store.data_dir).resolve()
+        for path, what in (
+            (args.file, "FILE"),
+            (args.judgements, "--judgements"),
+            (args.markdown, "--markdown"),
+        ):
+            # Written over the memory's own files, the export destroyed what it read.
+            if path is not None and data_dir in (path.resolve(), *path.resolve().parents):
+                raise CommandError(
+                    f"{what}: {path} lies inside the data directory {data_dir}; choose another"
+                )
         for path, what in ((args.file, "FILE"), (args.judgements, "--judgements")):
             if path is not None and path.is_dir():
                 raise CommandError(f"{what}: {path} is a directory; name a file to write")

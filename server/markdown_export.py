@@ -146,6 +146,29 @@ def _unlisted(start: re.Match[str]) -> str:
     return f"{indent}{marker}\\{dot}"
 
 
+#: The first line of the index a Markdown export writes: what marks a folder as one.
+_INDEX_TITLE = "# doxa memory"
+#: A page the index links to: ``- [Alice](alice.md) (3 observations)``.
+_LINKED = re.compile(r"^- \[.*\]\(([\w.-]+\.md)\) \(\d+ observations?\)$")
+
+
+def _clear_previous(target: Path) -> None:
+    """Take away the pages an earlier export into ``target`` wrote (those its index lists),
+    so none outlives what it tells of: a purged memory's page stayed, its text with it.
+    Other files in the folder are left alone."""
+    index = target / "index.md"
+    try:
+        lines = index.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    if not lines or lines[0] != _INDEX_TITLE:
+        return  # not an index this export wrote
+    for line in lines[1:]:
+        if (linked := _LINKED.match(line)) is not None:
+            (target / linked[1]).unlink(missing_ok=True)
+    index.unlink()
+
+
 def _file_name(name: str, taken: set[str]) -> str:
     stem = re.sub(r"[^\w.-]+", "-", name.strip().lower()).strip("-.") or "untitled"
     candidate, n = stem, 1
@@ -164,21 +187,33 @@ def write_markdown(export: Path, target: Path) -> int:
     now = datetime.now(UTC)
     believers = holders(tables, now)
     superseded_by = superseders(tables)
+    # One page per entity as ``about`` knows them: named case- and space-insensitively
+    # (Alice, ALICE and alice had a page each), titled by the name most used for it.
     about: dict[str, set[str]] = defaultdict(set)
+    names: dict[str, dict[str, int]] = defaultdict(dict)
+
+    def mention(name: str, observation: str) -> None:
+        key = topic_key(name)
+        about[key].add(observation)
+        names[key][name] = names[key].get(name, 0) + 1
+
     for link in tables["MENTIONS"]:
-        about[link["to"]].add(link["from"])
+        mention(link["to"], link["from"])
     for o in observations.values():
         for end in ("subject", "object"):  # both ends of a fact are entities
             if o.get(end):
-                about[o[end]].add(o["id"])
+                mention(o[end], o["id"])
     target.mkdir(parents=True, exist_ok=True)
+    _clear_previous(target)
     taken: set[str] = {"index"}
-    index = ["# doxa memory", ""]
-    for name in sorted(about, key=str.lower):
-        held = sorted((observations[i] for i in about[name]), key=lambda o: o["observed_at"])
+    index = [_INDEX_TITLE, ""]
+    for key in sorted(about):
+        name = max(sorted(names[key]), key=names[key].__getitem__)
+        held = sorted((observations[i] for i in about[key]), key=lambda o: o["observed_at"])
         file = _file_name(name, taken)
         title = shown(" ".join(name.split()))  # a heading and a link are one line
-        index.append(f"- [{title}]({file}) ({len(held)} observations)")
+        counted = f"{len(held)} observation{'' if len(held) == 1 else 's'}"
+        index.append(f"- [{title}]({file}) ({counted})")
         page = [f"# {title}", ""]
         facts = [o for o in held if o.get("subject")]
         if facts:

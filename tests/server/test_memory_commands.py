@@ -726,6 +726,53 @@ def test_markdown_export_writes_one_file_per_entity_and_an_index(
     assert "- [bridge](bridge.md) (3 observations)" in index
 
 
+def test_markdown_pages_are_one_per_entity_in_any_case_and_none_outlives_a_purge(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    assert doxa("remember", "Alice joined.", "--topic", "Alice")[0] == 0
+    assert doxa("remember", "alice lives in Oslo.", "--fact", "alice", "lives in", "Oslo")[0] == 0
+    hint = doxa.json("remember", "Eve's password hint is blue.", "--topic", "Eve")
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "notes.md").write_text("mine\n", encoding="utf-8")  # not the export's
+    assert doxa("export", "--markdown", str(pages))[0] == 0
+    # Alice and alice were a page each (alice-2.md), as about counts them together.
+    assert sorted(p.name for p in pages.iterdir()) == [
+        "alice.md", "eve.md", "index.md", "notes.md", "oslo.md"
+    ]  # fmt: skip
+    assert "- [Alice](alice.md) (2 observations)" in (pages / "index.md").read_text()
+    assert "- [Eve](eve.md) (1 observation)" in (pages / "index.md").read_text()
+    assert doxa("forget", hint["observation_id"], "--mode", "purge")[0] == 0
+    assert doxa("export", "--markdown", str(pages))[0] == 0
+    # The purged text's page was left behind by the second export.
+    assert sorted(p.name for p in pages.iterdir()) == [
+        "alice.md",
+        "index.md",
+        "notes.md",
+        "oslo.md",
+    ]
+    assert "password" not in "".join(p.read_text() for p in pages.iterdir())
+
+
+def test_an_export_never_writes_into_the_data_directory(doxa: Doxa) -> None:
+    # Exported over its own graph file, the memory was gone, and the command said it worked.
+    assert doxa("remember", "Alice joined.")[0] == 0
+    graph = doxa.data_dir / "graph"
+    before = graph.stat().st_size
+    for args in (
+        [str(graph)],
+        ["--judgements", str(graph)],
+        ["--markdown", str(doxa.data_dir / "index")],
+        [str(doxa.data_dir / "memory.jsonl")],
+    ):
+        code, _, err = doxa("export", *args)
+        assert code == 1, args
+        assert "lies inside the data directory" in err and "choose another" in err, err
+    assert graph.stat().st_size == before
+    assert not (doxa.data_dir / "memory.jsonl").exists()
+    assert doxa.counts()["Observation"] == 1
+
+
 def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     doxa: Doxa, tmp_path: Path
 ) -> None:
