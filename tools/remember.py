@@ -201,6 +201,23 @@ async def remember(
         agent = who.agent
     if memories is not None and (text is not None or record is not None):
         raise ToolError("text: give either text or record (one memory) or memories (many)")
+    if memories is not None:
+        # Only agent applies to a whole batch; the others were dropped without a word.
+        one_only = {
+            "topics": topics != [],
+            "confidence": str(confidence) != "1",
+            "observed_at": observed_at is not None,
+            "source": source is not None,
+            "episode": episode is not None,
+            "fact": fact is not None,
+            "supports": supports != [],
+            "contradicts": contradicts != [],
+        }
+        for name in (n for n, given in one_only.items() if given):
+            raise ToolError(
+                f"{name}: with memories, give it in each memory (memories[i].{name});"
+                " only agent applies to them all"
+            )
     if memories is None:
         if text is None and record is None:
             raise ToolError(

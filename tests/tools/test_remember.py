@@ -217,6 +217,23 @@ def counts(memory: Memory) -> dict[str, int]:
             "text: give either text or record (one memory) or memories (many)",
         ),
         ({"memories": []}, "memories: give at least one memory"),
+        # Given beside memories, these were dropped without a word.
+        (
+            {"memories": [{"text": "y"}], "topics": ["important"]},
+            "topics: with memories, give it in each memory (memories[i].topics); only agent"
+            " applies to them all",
+        ),
+        ({"memories": [{"text": "y"}], "confidence": "0.2"}, "confidence: with memories"),
+        ({"memories": [{"text": "y"}], "source": "meeting"}, "source: with memories"),
+        ({"memories": [{"text": "y"}], "episode": "ep7"}, "episode: with memories"),
+        (
+            {
+                "memories": [{"text": "y"}],
+                "fact": {"subject": "A", "predicate": "likes", "object": "B"},
+            },
+            "fact: with memories",
+        ),
+        ({"memories": [{"text": "y"}], "contradicts": ["obs_x"]}, "contradicts: with memories"),
     ],
 )
 async def test_bad_input_is_an_error_naming_the_field_and_writes_nothing(
