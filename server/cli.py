@@ -276,6 +276,22 @@ def main(argv: list[str] | None = None) -> int:
     limit_malloc_arenas()
     args = _parsed(argv)
     try:
+        return _run(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: a traceback said nothing a user needs. What a write committed before it
+        # stays, as after any stop (writes are atomic; `doxa check` tells).
+        print(f"doxa {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`doxa config claude-code | head -1`): the rest was not
+        # wanted. Later writes (the interpreter's own flush at exit) go nowhere instead.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` name."""
+    try:
         settings = _settings(args)
     except SettingsError as error:
         print(f"doxa: {error}", file=sys.stderr)
@@ -289,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         data_dir = Path(settings.store.data_dir).expanduser().resolve()
         print(client_config(args.client, data_dir, args.agent))
+        sys.stdout.flush()  # inside the try: a pipe closed early fails here, not at exit
         return 0
     if args.command in ("check", "repair"):
         from doxa.server.maintenance import check_command, repair_command
@@ -313,14 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         from doxa.server.tool_commands import tool_command
 
         command = export_command if args.command in COMMANDS else tool_command
-        try:
-            done = command(settings, args)
-            sys.stdout.flush()  # inside the try: a pipe closed early fails here, not at exit
-        except BrokenPipeError:
-            # The reader went away (`doxa recall --all | head`): the rest was not wanted.
-            # Later writes (the interpreter's own flush at exit) go nowhere instead of failing.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 0
+        done = command(settings, args)
+        sys.stdout.flush()  # inside main's try: a pipe closed early fails here, not at exit
         return done
     # A crash inside a native library (Kùzu, LanceDB, ONNX Runtime) kills the process with
     # no Python traceback; this writes every thread's stack to stderr first (the client's

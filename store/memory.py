@@ -275,6 +275,8 @@ class Memory:
                 log.exception("memory warm-up failed")
             self._failure = error
             self._ready.set()
+            if isinstance(error, KeyboardInterrupt):  # Ctrl-C on the thread warming up
+                raise
 
     def _load_everything(self) -> None:
         """Open the stores and load the working memory (``startup``), then load the model
@@ -326,7 +328,8 @@ class Memory:
         if isinstance(self._failure, MemoryStoreError):
             raise self._failure
         if self._failure is not None:
-            raise MemoryStoreError(f"the memory failed to load: {self._failure}")
+            failure = str(self._failure) or type(self._failure).__name__
+            raise MemoryStoreError(f"the memory failed to load: {failure}")
 
     @property
     def ready(self) -> bool:

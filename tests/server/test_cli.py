@@ -476,3 +476,53 @@ def test_a_model_name_nothing_holds_exits_2_naming_the_setting(
     assert code == 2
     assert "store.embedding.model" in err and "nor a model of that name" in err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_in_a_command_says_interrupted_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import doxa.server.tool_commands as tool_commands
+
+    def interrupted(*_: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tool_commands, "tool_command", interrupted)
+    code = main(["recall", "x", "--embedder", "hash", "--data-dir", str(tmp_path / "m")])
+    assert code == 130
+    assert capsys.readouterr().err == "doxa recall: interrupted\n"
+
+
+def test_a_reader_gone_before_config_is_printed_is_no_traceback(tmp_path: Path) -> None:
+    # `doxa config claude-code | head -1` ended in a BrokenPipeError traceback now and then.
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before a byte is written
+    try:
+        done = subprocess.run(
+            [str(INSTALLED_DOXA), "config", "claude-code", "--data-dir", str(tmp_path)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_ctrl_c_while_the_memory_loads_on_its_own_thread_is_ctrl_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It became "the memory failed to load: " (no reason) and a traceback.
+    from doxa.store.memory import Memory
+
+    def interrupted(self: Memory) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "_load_everything", interrupted)
+    store = load_settings(environ={"DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": str(tmp_path)})
+    memory = Memory.open(store.store)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            memory.warm_up()
+    finally:
+        memory.close()
