@@ -186,6 +186,10 @@ class SharedMemory:
         from doxa.store.memory import Memory
         from doxa.store.relay import RelayClient, RelayServer, socket_path
 
+        if self._data_dir.exists() and not self._data_dir.is_dir():
+            raise MemoryStoreError(
+                f"the data directory {self._data_dir} is a file; name a directory"
+            )
         self._data_dir.mkdir(parents=True, exist_ok=True)
         path = socket_path(self._data_dir)
         deadline = time.monotonic() + CONNECT_WAIT_S

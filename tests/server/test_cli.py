@@ -526,3 +526,21 @@ def test_ctrl_c_while_the_memory_loads_on_its_own_thread_is_ctrl_c(
             memory.warm_up()
     finally:
         memory.close()
+
+
+def test_a_data_dir_that_is_a_file_is_named_without_a_traceback(tmp_path: Path) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("mine\n", encoding="utf-8")
+    done = subprocess.run(
+        [str(INSTALLED_DOXA), "remember", "x", "--embedder", "hash", "--data-dir", str(file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.endswith(
+        f"doxa remember: the data directory {file} is a file; name a directory\n"
+    )
+    assert "Traceback" not in done.stderr
+    assert file.read_text(encoding="utf-8") == "mine\n"
