@@ -40,7 +40,8 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
 
     Raises:
         NotFound: the id names no observation or belief.
-        InvalidInput: the observation was recorded after ``known_at``.
+        InvalidInput: the observation (or the belief ``key`` names) was recorded after
+            ``known_at``.
     """
     belief_id = None
     target = graph.belief_target(key)
@@ -63,16 +64,23 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         """A recorded time, if it had happened by the record time asked for."""
         return moment if k is None or (moment is not None and moment <= k) else None
 
-    if k is not None and found["recorded_at"] > k:
-        raise InvalidInput(
-            "known_at",
-            f"{key!r} was recorded at {found['recorded_at']:%Y-%m-%dT%H:%M:%S.%fZ}, after"
-            " known_at: the memory did not hold it then",
-        )
+    beliefs = graph.believers(observation_id)
+    # The id must name what the memory held then: the observation, and a belief in it taken
+    # by then (one taken later was cited with the believers of then, itself not among them).
+    began = next((b["since"] for b in beliefs if b["belief_id"] == belief_id), None)
+    for kind, named, at in (
+        ("observation", observation_id, found["recorded_at"]),
+        ("belief", belief_id, began),
+    ):
+        if k is not None and at is not None and at > k:
+            raise InvalidInput(
+                "known_at",
+                f"is before the {kind} {named!r} was recorded ({at:%Y-%m-%dT%H:%M:%S.%fZ}):"
+                " the memory did not hold it then",
+            )
     found["retracted_at"] = by_then(found["retracted_at"])
     found["event_times"] = event_time.loaded(found["event_times"])
     found["belief_id"] = belief_id
-    beliefs = graph.believers(observation_id)
     found["believers"] = [b for b in beliefs if held(b["since"], b["retracted_at"])]
     for belief in beliefs:
         # Its end is set when it is withdrawn and holds until its agent forgets it (then it

@@ -189,16 +189,22 @@ async def cite_evidence(
     ] = None,
 ) -> Annotated[CallToolResult, EvidenceResult]:
     """Cite an observation or belief, or list unsupported beliefs."""
+    given = agent is not None and agent.strip() != ""  # empty once stripped: not given
     if unsupported:
         if id is not None:
             raise ToolError("id: give either id, or agent with unsupported=true, not both")
-        who = agent or context_of(ctx).settings.agent
+        who = agent if given and agent is not None else context_of(ctx).settings.agent
         return await call(
             ctx, lambda memory: answer(_unsupported(who, memory.unsupported(who, known_at)))
         )
     if id is None:
         raise ToolError(
             "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
+        )
+    if given:  # a citation names every believer: agent filtered nothing, silently
+        raise ToolError(
+            "agent: names whose unsupported beliefs to list (with unsupported=true); a"
+            " citation of an id names every believer: leave agent out"
         )
     cited = id
     return await call(ctx, lambda memory: answer(_cited(memory.evidence(cited, known_at))))

@@ -365,8 +365,11 @@ async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None
     with anyio.fail_after(30):
         done = await ok(client, "remember", text="Unverified rumour.")
         found = await ok(client, "cite_evidence", unsupported=True)
+        # Empty once stripped is not given, as elsewhere ("   " was refused, "" was not).
+        blank = [await ok(client, "cite_evidence", agent=a, unsupported=True) for a in ("", "  ")]
     assert found["agent"] == "default"
     assert [u["observation_id"] for u in found["unsupported"]] == [done["observation_id"]]
+    assert blank == [found, found]
 
 
 async def test_supersession_is_cited_both_ways(client: Client) -> None:
@@ -428,12 +431,43 @@ async def test_bad_requests_are_errors_naming_the_field(client: Client) -> None:
         neither = await error(client, "cite_evidence")
         unknown = await error(client, "cite_evidence", id="obs_0000000000000000")
         empty = await error(client, "cite_evidence", id=" ")
+        # Given with an id, agent filtered nothing: the answer was the same for any agent.
+        agent = await error(client, "cite_evidence", id="obs_x", agent="editor")
     assert "id: give either id, or agent with unsupported=true, not both" in both
     assert "id: give an observation_id or belief_id to cite, or agent with unsupported=true" in (
         neither
     )
     assert "id: no observation or belief with id 'obs_0000000000000000'" in unknown
     assert "id must not be empty" in empty
+    assert agent.endswith(
+        "agent: names whose unsupported beliefs to list (with unsupported=true); a citation of"
+        " an id names every believer: leave agent out"
+    )
+
+
+async def test_a_citation_before_its_belief_was_taken_is_refused_naming_it(
+    client: Client,
+) -> None:
+    with anyio.fail_after(30):
+        first = await ok(client, "remember", text="The ferry is late.", agent="reader")
+        between = datetime.now(UTC).isoformat()
+        await anyio.sleep(0.01)
+        shared = await ok(client, "remember", text="The ferry is late.", agent="editor")
+        # editor's belief did not exist then: it was cited, itself not among the believers.
+        late = await error(client, "cite_evidence", id=shared["belief_id"], known_at=between)
+        held = await ok(client, "cite_evidence", id=first["belief_id"], known_at=between)
+        early = await error(
+            client, "cite_evidence", id=first["observation_id"], known_at="2000-01-01T00:00:00Z"
+        )
+    assert re.search(
+        rf"known_at is before the belief '{shared['belief_id']}' was recorded \(\S+Z\): the"
+        " memory did not hold it then$",
+        late,
+    ), late
+    assert [b["agent"] for b in held["believers"]] == ["reader"]
+    assert re.search(
+        rf"known_at is before the observation '{first['observation_id']}' was recorded", early
+    ), early
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
