@@ -951,7 +951,8 @@ class Graph:
         ]
 
     def supports_given(self, observation_id: str) -> list[Row]:
-        """Beliefs this observation is evidence for."""
+        """Beliefs this observation is evidence for (with when their observation was
+        retracted)."""
         return [
             {
                 "belief_id": r[0],
@@ -959,11 +960,12 @@ class Graph:
                 "observation_id": r[2],
                 "weight": r[3],
                 "belief_since": r[4],
+                "retracted_at": r[5],
             }
             for r in self._rows(
                 "MATCH (e:Observation {id: $id})-[s:SUPPORTS]->(b:Belief)-[:`OF`]->(o:Observation),"
                 " (a:Agent)-[:HOLDS]->(b)"
-                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING), b.since"
+                " RETURN b.id, a.name, o.id, CAST(s.weight AS STRING), b.since, o.retracted_at"
                 " ORDER BY b.since, b.id",
                 {"id": observation_id},
             )

@@ -106,6 +106,8 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     # A belief given back by a forget is a new belief with the old one's evidence: one claim.
     given = [s for s in graph.supports_given(observation_id) if by_then(s["belief_since"])]
     found["supports"] = _one_per_claim(given, set())
+    for row in found["supports"]:
+        row["retracted"] = by_then(row["retracted_at"]) is not None
     contradicting = [
         c for c in graph.contradictions_of(observation_id) if by_then(c["recorded_at"])
     ]

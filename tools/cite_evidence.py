@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -140,9 +141,12 @@ class EvidenceResult(BaseModel):
     count: int | None = Field(None, description="all unsupported (at most 100 listed)")
 
 
-def _citation(result: EvidenceResult, linked: dict[str, str | None]) -> str:
+def _citation(
+    result: EvidenceResult, linked: dict[str, str | None], retracted: Collection[str] = ()
+) -> str:
     """The citation in words; ``linked``: when each supersession of it was recorded (by
-    the newer fact's id), which may be later than that fact (a share, a forget)."""
+    the newer fact's id), which may be later than that fact (a share, a forget);
+    ``retracted``: the beliefs it supports whose observations were retracted."""
     o = result.observation
     assert o is not None
     lines = [f'"{o.text}" (confidence {o.confidence}; observed {o.observed_at}']
@@ -165,6 +169,14 @@ def _citation(result: EvidenceResult, linked: dict[str, str | None]) -> str:
     more = len(result.evidence) - CITED_LINES + result.unlisted.get("evidence", 0)
     if more > 0:
         lines.append(f"- and {more} more evidence")
+    for g in result.supports[:CITED_LINES]:
+        mark = " (RETRACTED)" if g.belief_id in retracted else ""
+        lines.append(
+            f"- evidence for {g.agent}'s belief in {g.observation_id} (weight {g.weight}){mark}"
+        )
+    more = len(result.supports) - CITED_LINES + result.unlisted.get("supports", 0)
+    if more > 0:
+        lines.append(f"- and {more} more supported")
     for c in result.contradictions[:CITED_LINES]:
         gone = " (RETRACTED)" if c.retracted else ""
         lines.append(f'- contradicted by: "{c.text}"{gone}')
@@ -315,6 +327,8 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
         },
     )
     result.citation = _citation(
-        result, {x["observation_id"]: iso(x["recorded_at"]) for x in found["supersessions"]}
+        result,
+        {x["observation_id"]: iso(x["recorded_at"]) for x in found["supersessions"]},
+        {s["belief_id"] for s in found["supports"] if s["retracted"]},
     )
     return result

@@ -110,6 +110,8 @@ async def test_citing_evidence_shows_the_belief_it_supports(client: Client) -> N
     with anyio.fail_after(30):
         ids = await seed_bridge(client)
         cited = await ok(client, "cite_evidence", id=ids["sign"])
+        await ok(client, "forget", id=ids["closed"])
+        after = await ok(client, "cite_evidence", id=ids["sign"])
     assert cited["supports"] == [
         {
             "belief_id": ids["closed_belief"],
@@ -118,6 +120,11 @@ async def test_citing_evidence_shows_the_belief_it_supports(client: Client) -> N
             "weight": "0.6",
         }
     ]
+    # Its words name it too (they named evidence and contradictions only), and say when
+    # what it supports was retracted.
+    line = f"- evidence for scout's belief in {ids['closed']} (weight 0.6)"
+    assert line in cited["citation"].splitlines()
+    assert f"{line} (RETRACTED)" in after["citation"].splitlines()
 
 
 async def test_unsupported_lists_the_agents_beliefs_without_evidence(client: Client) -> None:
