@@ -18,6 +18,7 @@ from __future__ import annotations
 import array
 import functools
 import heapq
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,9 +50,10 @@ FloatArray = npt.NDArray[np.float32]
 
 @functools.lru_cache(maxsize=65536)
 def topic_key(name: str) -> str:
-    """Topics and fact keys match case- and space-insensitively (cached: ranking asks for
-    the keys of every candidate's topics)."""
-    return " ".join(name.casefold().split())
+    """Topics and fact keys match case- and space-insensitively, and in either Unicode form
+    of a letter (NFC: "Café" typed, or pasted with a combining accent); cached: ranking asks
+    for the keys of every candidate's topics."""
+    return " ".join(unicodedata.normalize("NFC", name).casefold().split())
 
 
 def fact_key(entry: Entry) -> tuple[str, str] | None:

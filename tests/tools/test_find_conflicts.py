@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -251,3 +252,23 @@ async def test_limit_caps_the_conflicts_described_and_count_tells_them_all(
     assert first["count"] == 3
     assert first["conflicts"] == everything["conflicts"][:1]
     assert "limit" in refused and "1 to 1000" in refused
+
+
+async def test_a_name_in_either_unicode_form_is_one_entity(client: Client) -> None:
+    # "Café Müller" typed (NFC) and pasted with combining accents (NFD) look the same and
+    # were two entities: their facts did not clash, and about found half of them.
+    typed, pasted = (unicodedata.normalize(form, "Café Müller") for form in ("NFC", "NFD"))
+    assert typed != pasted
+    with anyio.fail_after(30):
+        for who, name, status in (("reader", typed, "closed"), ("checker", pasted, "open")):
+            await ok(
+                client,
+                "remember",
+                text=f"{name} is {status}.",
+                agent=who,
+                fact={"subject": name, "predicate": "status", "object": status},
+            )
+        found = await ok(client, "find_conflicts")
+        seen = await ok(client, "about", name=pasted)
+    assert [c["kind"] for c in found["conflicts"]] == ["clash"]
+    assert sorted(f["object"] for f in seen["facts"]["status"]) == ["closed", "open"]
