@@ -1084,9 +1084,10 @@ class Memory:
         working = self._wm
         # The graph is read under no lock; the clashes, texts and topics come from the
         # working memory, under its read lock (beside recalls).
-        found = provenance.contradictions(self.graph, me, other, known)
+        found = provenance.contradictions(self.graph, None, None, known)
         at = known or utc_now()
         with self._working_lock.reading():
+            found = provenance.held_by(found, working, me, other, at, known)
             found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, me, other, at, known)
             found = provenance.on_topic(found, working, about)
@@ -1144,6 +1145,7 @@ class Memory:
                     f"{wanted!r} named nothing in the memory at known_at (no fact or topic"
                     " recorded by then); ask with a later known_at",
                 )
+            found = provenance.held_by(found, working, None, None, at, known)
             found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, None, None, at, known)
             seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
@@ -1165,6 +1167,7 @@ class Memory:
         # The graph under no lock of ours (as conflicts reads it).
         found = provenance.contradictions(self.graph, None, None)
         with self._working_lock.reading():
+            found = provenance.held_by(found, working, None, None, now, None)
             found = provenance.unsettled(found, working, now, None)
             found += provenance.clashes(working, None, None, now)
             shown = provenance.described(found[: pictures.MAX_CONFLICTS], working)

@@ -245,6 +245,42 @@ def contradictions(
     return [{"kind": "contradiction", **c} for c in graph.contradictions(me, other, known_at)]
 
 
+def holding(working: WorkingMemory, row: int, at: int, known_at: int | None) -> set[str]:
+    """The agents holding the observation at ``row`` at valid time ``at`` (as the memory
+    held it at ``known_at``; None: now), as recall shows them: also one whose belief a later
+    fact of its own withdrew, until that fact begins."""
+    return {a for a, _ in working.believers(row, known_at, at)}
+
+
+def held_by(
+    found: list[dict[str, Any]],
+    working: WorkingMemory,
+    me: str | None,
+    other: str | None,
+    at: datetime,
+    known_at: datetime | None,
+) -> list[dict[str, Any]]:
+    """Of ``contradictions``' ``found`` (read for every agent), those involving ``me`` (or
+    between ``me`` and ``other``), each side's agents those holding it at valid time ``at``
+    (``holding``: the graph's current believers left out an agent whose later fact had not
+    begun, which recall and ``about`` showed holding it). The caller holds the read lock."""
+    when, known = micros(at), None if known_at is None else micros(known_at)
+    kept = []
+    for c in found:
+        rows = working.row_of.get(c["a"]), working.row_of.get(c["b"])
+        if rows[0] is not None and rows[1] is not None:
+            c["a_agents"] = sorted(holding(working, rows[0], when, known))
+            c["b_agents"] = sorted(holding(working, rows[1], when, known))
+        xa, ya = set(c["a_agents"]), set(c["b_agents"])
+        if me is not None and other is not None:
+            if not ((me in xa and other in ya) or (other in xa and me in ya)):
+                continue
+        elif me is not None and me not in xa | ya:
+            continue
+        kept.append(c)
+    return kept
+
+
 def unsettled(
     found: list[dict[str, Any]], working: WorkingMemory, at: datetime, known_at: datetime | None
 ) -> list[dict[str, Any]]:
@@ -298,12 +334,7 @@ def clashes(
         if len(current) < 2:
             continue
         # Each row's believers once (a row is in a pair with every other of its key).
-        held = {
-            r: set(working.entries[r].agents)
-            if known is None
-            else {a for a, _ in working.believers(r, known)}
-            for r in current
-        }
+        held = {r: holding(working, r, micros(at), known) for r in current}
         for i, rx in enumerate(current):
             for ry in current[i + 1 :]:
                 x, y = working.entries[rx], working.entries[ry]

@@ -272,3 +272,48 @@ async def test_a_name_in_either_unicode_form_is_one_entity(client: Client) -> No
         seen = await ok(client, "about", name=pasted)
     assert [c["kind"] for c in found["conflicts"]] == ["clash"]
     assert sorted(f["object"] for f in seen["facts"]["status"]) == ["closed", "open"]
+
+
+async def test_a_side_lists_an_agent_that_holds_it_until_its_next_fact_begins(
+    client: Client,
+) -> None:
+    # reader shares Paris with editor and tells Berlin from 2030: recall and about show reader
+    # holding Paris until then; find_conflicts left reader out of the side, and its filter
+    # by reader found nothing.
+    def paris(agent: str) -> dict[str, Any]:
+        return {
+            "text": "Alice lives in Paris.",
+            "agent": agent,
+            "fact": {"subject": "Alice", "predicate": "lives in", "object": "Paris",
+                     "valid_from": "2024-01-01T00:00:00Z"},
+        }  # fmt: skip
+
+    with anyio.fail_after(30):
+        held = await ok(client, "remember", **paris("reader"))
+        await ok(client, "remember", **paris("editor"))
+        await ok(
+            client,
+            "remember",
+            text="Alice will move to Berlin in 2030.",
+            agent="reader",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Berlin",
+                  "valid_from": "2030-01-01T00:00:00Z"},
+        )  # fmt: skip
+        await ok(
+            client,
+            "remember",
+            text="Alice never lived in Paris.",
+            agent="checker",
+            contradicts=[held["observation_id"]],
+        )
+        recalled = await ok(
+            client, "recall", query="", subject="Alice", agent="reader", explain=True
+        )
+        mine = await ok(client, "find_conflicts", agent="reader")
+        seen = await ok(client, "about", name="Alice")
+    assert recalled["results"][0]["observation_id"] == held["observation_id"]
+    assert recalled["results"][0]["agents"] == ["editor", "reader"]
+    [side] = [c["b"] if c["a"]["agents"] == ["checker"] else c["a"] for c in mine["conflicts"]]
+    assert side["agents"] == ["editor", "reader"]
+    [about] = seen["conflicts"]
+    assert ["editor", "reader"] in (about["a"]["agents"], about["b"]["agents"])
