@@ -218,7 +218,7 @@ def plan(
             cardinality = _cardinality(memory.fact, working, state, where(i, "fact.cardinality"))
         named: set[str] = set()
         for j, (belief, _) in enumerate(memory.supports):
-            if belief not in working.belief_row:
+            if working.supportable_row(belief) is None:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
             if belief in named:  # two weights for one belief: which one was meant?
                 raise InvalidInput(
@@ -240,7 +240,8 @@ def plan(
         # A repeat (a retried call) is one still, whatever was retracted since; new
         # evidence for, or a contradiction of, what was retracted is refused.
         for j, (belief, _) in enumerate(memory.supports):
-            if working.entries[working.belief_row[belief]].retracted:
+            supported = working.supportable_row(belief)
+            if supported is not None and working.entries[supported].retracted:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief, True)
         for j, other in enumerate(memory.contradicts):
             if working.entries[working.row_of[other]].retracted:

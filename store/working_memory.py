@@ -475,6 +475,16 @@ class WorkingMemory:
         if until is not None:
             self.held_before.setdefault(agent, []).append((row, belief, since, at))
 
+    def supportable_row(self, belief: str) -> int | None:
+        """The row of the observation ``belief`` holds, if evidence may support it: a belief
+        held now, or one a later fact of its agent withdrew, which holds until that fact
+        begins (recall shows it, ``unsupported`` lists it) unless its agent forgot it."""
+        row = self.belief_row.get(belief)
+        if row is not None or belief in self.forgotten:
+            return row
+        held = (r for before in self.held_before.values() for r, b, _, _ in before if b == belief)
+        return next(held, None)
+
     def belief_end(
         self, row: int, agent: str, known_at: int | None = None, leaving: int | None = None
     ) -> int:

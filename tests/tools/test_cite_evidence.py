@@ -518,3 +518,39 @@ async def test_long_lists_are_cut_and_counted(client: Client) -> None:
     assert len(cited["evidence"]) == 50 and cited["unlisted"] == {"evidence": 5}
     assert cited["citation"].count("- evidence (weight 0.5)") == 10
     assert cited["citation"].endswith("- and 45 more evidence")
+
+
+async def test_a_belief_held_until_its_agents_next_fact_takes_evidence(client: Client) -> None:
+    # unsupported listed reader's Paris as a belief to check, and evidence for it was refused
+    # ("no belief with id"): reader's Berlin from 2030 had withdrawn it, held until then.
+    paris = {
+        "text": "Alice lives in Paris.",
+        "fact": {"subject": "Alice", "predicate": "lives in", "object": "Paris",
+                 "valid_from": "2024-01-01T00:00:00Z"},
+    }  # fmt: skip
+    with anyio.fail_after(30):
+        held = await ok(client, "remember", agent="reader", **paris)
+        await ok(client, "remember", agent="editor", **paris)
+        await ok(
+            client,
+            "remember",
+            text="Alice will move to Berlin in 2030.",
+            agent="reader",
+            fact={"subject": "Alice", "predicate": "lives in", "object": "Berlin",
+                  "valid_from": "2030-01-01T00:00:00Z"},
+        )  # fmt: skip
+        listed = await ok(client, "cite_evidence", agent="reader", unsupported=True)
+        bill = await ok(
+            client,
+            "remember",
+            text="A Paris utility bill in Alice's name.",
+            agent="checker",
+            supports=[{"belief_id": held["belief_id"], "weight": "0.7"}],
+        )
+        after = await ok(client, "cite_evidence", agent="reader", unsupported=True)
+        cited = await ok(client, "cite_evidence", id=held["belief_id"])
+    assert held["belief_id"] in [u["belief_id"] for u in listed["unsupported"]]
+    assert held["belief_id"] not in [u["belief_id"] for u in after["unsupported"]]
+    assert [(e["observation_id"], e["weight"]) for e in cited["evidence"]] == [
+        (bill["observation_id"], "0.7")
+    ]
