@@ -72,8 +72,9 @@ class Health:
 def _held(data_dir: Path, command: str) -> MemoryInUse:
     """The refusal of a maintenance command on a directory a running server holds."""
     return MemoryInUse(
-        f"the memory in {data_dir} is in use by another process, a running doxa server:"
-        f" {command} opens the graph itself, so stop that server and run doxa {command} again"
+        f"the memory in {data_dir} is in use by another doxa process (a server, or a command"
+        f" such as an import): {command} opens the graph itself, so let it finish or stop it,"
+        f" and run doxa {command} again"
     )
 
 

@@ -180,6 +180,7 @@ async def test_check_on_a_directory_a_server_holds_exits_3(
     assert main(["check", "--embedder", "hash", "--data-dir", str(data_dir)]) == 3
     said = capsys.readouterr().err
     assert said == (
-        f"doxa check: the memory in {data_dir} is in use by another process, a running doxa"
-        " server: check opens the graph itself, so stop that server and run doxa check again\n"
+        f"doxa check: the memory in {data_dir} is in use by another doxa process (a server, or"
+        " a command such as an import): check opens the graph itself, so let it finish or stop"
+        " it, and run doxa check again\n"
     )
