@@ -99,6 +99,12 @@ def check(settings: StoreSettings) -> Health:
     Raises:
         MemoryStoreError: another process holds the directory (stop it, or ask it).
     """
+    return _check(settings, owned_here=False)
+
+
+def _check(settings: StoreSettings, owned_here: bool) -> Health:
+    """``check``; ``owned_here``: this process holds the directory's ``owner.lock`` (a
+    repair), so it is no other's."""
     from doxa.store.graph import Graph
 
     data_dir = Path(settings.data_dir).expanduser()
@@ -110,7 +116,7 @@ def check(settings: StoreSettings) -> Health:
     if not graph_file.exists():
         health.problems.append("no graph: this directory holds no memory yet")
     else:
-        if _owned_elsewhere(data_dir):
+        if not owned_here and _owned_elsewhere(data_dir):
             raise _held(data_dir, "check")
         try:
             graph = Graph(graph_file, read_only=True)
@@ -271,13 +277,26 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
             ``force`` is False); nothing was changed.
         MemoryStoreError: another process holds the directory.
     """
+    from doxa.store.sharing import Ownership
+
+    data_dir = Path(settings.data_dir).expanduser()
+    # Held for the whole repair: a server started meanwhile took the lock once repair had
+    # looked, failed to open the graph repair held, and stayed broken.
+    claim = Ownership(data_dir)
+    if not claim.try_acquire():
+        raise _held(data_dir, "repair")
+    try:
+        return _repair(settings, data_dir, force)
+    finally:
+        claim.release()
+
+
+def _repair(settings: StoreSettings, data_dir: Path, force: bool) -> Health:
+    """``repair``, the directory's ``owner.lock`` held."""
     from doxa.store.graph import Graph
     from doxa.store.index import SearchIndex
     from doxa.store.memory import Memory
 
-    data_dir = Path(settings.data_dir).expanduser()
-    if _owned_elsewhere(data_dir):
-        raise _held(data_dir, "repair")
     embedder = make_embedder(settings.embedding)
     try:
         graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
@@ -304,4 +323,4 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
             raise MemoryStoreError("the rebuilt search index could not be written")
     finally:
         memory.close()
-    return check(settings)
+    return _check(settings, owned_here=True)

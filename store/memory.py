@@ -64,7 +64,7 @@ from doxa.store.details import details
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
 from doxa.store.embedder import Embedder, Vectors, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
-from doxa.store.errors import InvalidInput, MemoryStoreError, NotFound
+from doxa.store.errors import InvalidInput, MemoryInUse, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
 from doxa.store.judged_queries import JudgedRecall
 from doxa.store.learning import Example, Learned, RankerModel, features_of
@@ -325,6 +325,17 @@ class Memory:
         self.start()
         if not self._ready.wait(timeout):
             raise MemoryStoreError("the memory is still loading; try again in a moment")
+        # Another process had the graph open (a repair, an import): it may be done now, and
+        # the failure was kept for good (every call refused until a restart).
+        with self._warm_lock:
+            again = isinstance(self._failure, MemoryInUse) and self._graph is None
+            if again:
+                self._failure, self._warm_started = None, False
+                self._ready.clear()
+        if again:
+            self.start()
+            if not self._ready.wait(timeout):
+                raise MemoryStoreError("the memory is still loading; try again in a moment")
         if isinstance(self._failure, MemoryStoreError):
             raise self._failure
         if self._failure is not None:

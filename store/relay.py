@@ -76,6 +76,7 @@ _ALLOWED = {
     ("doxa.store.errors", "DamagedStore"),
     ("doxa.store.errors", "OwnerLost"),
     ("doxa.store.errors", "OwnerStopped"),
+    ("doxa.store.errors", "MemoryInUse"),
     ("copyreg", "_reconstructor"),
     ("builtins", "object"),
     ("builtins", "set"),
@@ -143,8 +144,20 @@ def socket_path(data_dir: Path) -> Path:
     return private / f"{digest}.sock"
 
 
+class MessageTooLarge(MemoryStoreError):
+    """A call too large to relay (``_MAX_MESSAGE``): the owner would refuse it unread."""
+
+
 def _send(connection: socket.socket, message: object) -> None:
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(payload) > _MAX_MESSAGE:
+        # Sent, the owner hung up on it, and the call was sent again until it "kept exiting".
+        operation = message[0] if isinstance(message, tuple) and message else "call"
+        raise MessageTooLarge(
+            f"{operation}: the call is {len(payload) // 2**20} MiB, more than a process"
+            f" relaying to the memory's owner may send ({_MAX_MESSAGE // 2**20} MiB); send it"
+            " in parts"
+        )
     connection.sendall(_HEADER.pack(len(payload)) + payload)
 
 

@@ -278,7 +278,7 @@ class SharedMemory:
         # Each lost owner is settled again; a dying owner can take a joining process's
         # connections and drop them several times over, so a call keeps trying for a while
         # rather than a fixed number of times (a write sent to a lost owner is OwnerLost).
-        began, attempts = time.monotonic(), 0
+        began, attempts, settled_again = time.monotonic(), 0, False
         while attempts < 3 or time.monotonic() - began < RETRY_FOR_S:
             attempts += 1
             with self._role:
@@ -293,10 +293,24 @@ class SharedMemory:
                         f" holding it (pid {_holder(self._data_dir)}) does not answer (stopped?);"
                         " try again, or stop that process"
                     )
-                if self._failure is not None:
-                    if isinstance(self._failure, MemoryStoreError):
-                        raise self._failure
-                    raise MemoryStoreError(f"the memory could not be opened: {self._failure}")
+                failure = self._failure
+                if failure is not None and not settled_again and self._local is None:
+                    # Taking or joining the memory failed (its holder did not answer: an
+                    # import, a repair, an owner slow to close); it may be free now. Each
+                    # call tries once more: the failure was kept for good, every call
+                    # refused until this process was restarted.
+                    settled_again = True
+                    self._settled, self._failure = False, None
+                    if not self._settling and not self._closed:
+                        self._settling = True
+                        threading.Thread(
+                            target=self._settle_claimed, name="doxa-share", daemon=True
+                        ).start()
+                    continue
+                if failure is not None:
+                    if isinstance(failure, MemoryStoreError):
+                        raise failure
+                    raise MemoryStoreError(f"the memory could not be opened: {failure}")
                 own, client = self._local, self._client
             if own is not None:
                 return getattr(own, method)(*args, **kwargs, **(local or {}))
