@@ -592,7 +592,7 @@ def test_check_and_repair_refuse_beside_a_server_even_after_its_backup(
     doxa.json("remember", "Harbour note.")
     assert doxa("backup", str(tmp_path / "copy"))[0] == 0
     code, _, err = doxa(command)
-    assert code == 3 and "in use by another process" in err, err
+    assert code == 3 and "in use by another doxa process" in err, err
 
 
 def test_a_backup_cut_off_midway_is_no_memory_and_the_next_backup_replaces_it(
