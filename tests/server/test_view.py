@@ -1,10 +1,13 @@
 """``doxa view`` and ``/view`` as a user meets them: the page written from a memory with a few
 entities, facts and a conflict, loaded in headless Chromium (its DOM after the scripts ran,
-and a screenshot); and the same page over HTTP behind the bearer token, from the server that
-owns the data directory."""
+and a screenshot); the page of very long names measured in a wide and a narrow window; and
+the same page over HTTP behind the bearer token, from the server that owns the data
+directory."""
 
 from __future__ import annotations
 
+import html as html_module
+import json
 import re
 import shutil
 import struct
@@ -243,6 +246,140 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
     colours = set(pixels)
     assert len(colours) > 50, "the screenshot is nearly blank"
     assert bytes(CONFLICT_RED) in colours, "no conflict drawn in red"
+
+
+#: An organisation's name of 120 characters, one unbroken token of 60, and names that crowd
+#: the graph: all tied to the first, the most mentioned (the entity shown when the page opens).
+LONG_NAME = (
+    "The International Consortium for the Advancement of Extremely Long Entity Names"
+    " in Knowledge Graphs and Memory Servers Limited"
+)[:120]
+TOKEN = "Supercalifragilistic" * 3
+CROWD = [
+    "Zoë Ångström-Müller of the Northern Research Institute",
+    "Αθηνά Παπαδοπούλου of the Athens Observatory of Long Names",
+    "A second quite long entity name that should also be cut in the graph",
+    "Another long-ish entity name for overlapping labels",
+    "Yet another entity whose name runs on and on and on",
+    "Alice",
+    "Bob",
+    *(f"Member {n} of the Working Group on Overlapping Labels" for n in range(1, 9)),
+]
+#: Run in the page after its own script: where the timeline, the list's counts and the graph's
+#: labels ended up, written into the DOM for ``--dump-dom``.
+MEASURE = """<script>
+(function () {
+  var vw = document.documentElement.clientWidth, out = {vw: vw, wide: [], hidden: [], labels: [],
+    overlaps: [], outside: []};
+  document.querySelectorAll("#side table, #side table *").forEach(function (x) {
+    var r = x.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > vw + 0.5)
+      out.wide.push(x.tagName + " " + x.textContent.slice(0, 30));
+  });
+  var side = document.getElementById("side"), list = document.getElementById("list");
+  out.sideOverflow = side.scrollWidth - side.clientWidth;
+  out.pageOverflow = document.documentElement.scrollWidth - vw;
+  var box = list.getBoundingClientRect(), right = box.left + list.clientLeft + list.clientWidth;
+  document.querySelectorAll("#list li[data-i]").forEach(function (li) {
+    var n = li.querySelector("span").getBoundingClientRect();
+    var b = li.querySelector("b").getBoundingClientRect();
+    if (n.width < 1 || n.left < b.right - 0.5 || n.right > right + 0.5)
+      out.hidden.push(li.title || li.textContent);
+  });
+  var svg = document.getElementById("svg").getBoundingClientRect();
+  out.graph = svg.width;
+  var shown = Array.prototype.filter.call(document.querySelectorAll("#svg text"), function (t) {
+    return getComputedStyle(t).display !== "none";
+  }).map(function (t) { return [t.textContent, t.getBoundingClientRect()]; });
+  shown.forEach(function (a, n) {
+    out.labels.push(a[0]);
+    var r = a[1];
+    if (r.left < svg.left - 0.5 || r.right > svg.right + 0.5 ||
+        r.top < svg.top - 0.5 || r.bottom > svg.bottom + 0.5) out.outside.push(a[0]);
+    shown.slice(n + 1).forEach(function (b) {
+      var s = b[1], w = Math.min(r.right, s.right) - Math.max(r.left, s.left);
+      var h = Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top);
+      if (w > 0.5 && h > 0.5) out.overlaps.push([a[0], b[0]]);
+    });
+  });
+  document.body.setAttribute("data-measured", JSON.stringify(out));
+})();
+</script></body>"""
+
+
+def fill_long_names(data_dir: Path) -> None:
+    """Facts tying ``LONG_NAME`` to ``TOKEN`` and to each of ``CROWD``."""
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        drafts = [
+            MemoryDraft(
+                text=f"{LONG_NAME} partners with {TOKEN}.",
+                agent="scout",
+                fact=FactDraft(LONG_NAME, "partner of", TOKEN),
+            ),
+            MemoryDraft(
+                text=f"{TOKEN} met {LONG_NAME} again.",
+                agent="scout",
+                topics=[TOKEN, LONG_NAME],
+            ),
+        ]
+        drafts += [
+            MemoryDraft(
+                text=f"{name} works with {LONG_NAME}.",
+                agent="scout",
+                fact=FactDraft(name, "works with", LONG_NAME),
+            )
+            for name in CROWD
+        ]
+        drafts += [
+            MemoryDraft(text=f"{a} knows {b}.", agent="critic", fact=FactDraft(a, "knows", b))
+            for a, b in zip(CROWD, [*CROWD[1:], TOKEN], strict=True)
+        ]
+        memory.remember(drafts, batch=True)
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 700])
+def test_long_names_and_a_narrow_window_keep_the_page_on_screen(tmp_path: Path, width: int) -> None:
+    """At 1280 and 700 px, measured in the page: the entity's tables fit the window, the list
+    shows every count, the graph keeps its width and no two of its labels overlap."""
+    data_dir, page = tmp_path / "m", tmp_path / "memory.html"
+    fill_long_names(data_dir)
+    assert (
+        main(["view", "--embedder", "hash", "--data-dir", str(data_dir), "--out", str(page)]) == 0
+    )
+    html = page.read_text(encoding="utf-8")
+    measuring = tmp_path / "measuring.html"
+    measuring.write_text(html.replace("</body>", MEASURE), encoding="utf-8")
+    dom = chromium(
+        f"--window-size={width},900", "--dump-dom", measuring.as_uri(), profile=tmp_path / "p"
+    ).stdout
+    found = re.search(r'data-measured="([^"]*)"', dom)
+    assert found, "the page's script or the measuring one did not finish"
+    seen = json.loads(
+        html_module.unescape(found.group(1)).replace("\u2068", "").replace("\u2069", "")
+    )
+    assert width - 20 <= seen["vw"] <= width  # less a scrollbar
+    assert isolates_dropped(dom).count(f"<h2>{LONG_NAME}</h2>") == 1  # the long name shown first
+    # The timeline's record times stay in the window: the table fits it, nothing scrolls sideways.
+    assert "Timeline (valid time; recorded)" in dom and f"partner of {TOKEN}" in isolates_dropped(
+        dom
+    )
+    assert seen["wide"] == [] and seen["sideOverflow"] <= 0 and seen["pageOverflow"] <= 0, seen
+    # Every entity's count is shown, beside its name cut to fit (the whole name is its title).
+    assert seen["hidden"] == [], seen["hidden"]
+    assert re.search(f'title="\u2068{TOKEN}\u2069: \\d+ observations?"', dom)
+    # The graph keeps its room (a narrow window puts it under the list, not beside it) and its
+    # labels cover one another nowhere: long ones are cut, crowded ones moved or hidden.
+    assert seen["graph"] >= min(600, seen["vw"] - 80), seen["graph"]
+    assert len(seen["labels"]) >= 6, seen["labels"]
+    assert seen["overlaps"] == [], seen["overlaps"]
+    assert seen["outside"] == [], seen["outside"]
+    assert any(label.endswith("…") for label in seen["labels"]), seen["labels"]
 
 
 @pytest.mark.anyio
