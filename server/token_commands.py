@@ -60,6 +60,13 @@ def _create(store: TokenStore, args: argparse.Namespace) -> int:
         f" Revoke it with `doxa token revoke {record.id}`.",
         file=sys.stderr,
     )
+    if not (store.path.parent / "graph").exists():
+        # Tokens come before a first start, but a mistyped --data-dir is as likely.
+        print(
+            f"doxa: note: {store.path.parent} holds no memory yet; the token is for a server"
+            " started with this --data-dir",
+            file=sys.stderr,
+        )
     return 0
 
 

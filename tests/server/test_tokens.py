@@ -49,6 +49,8 @@ def test_create_prints_the_token_once_and_stores_only_its_hash_in_a_0600_file(
 
     assert secret.startswith("doxa_") and len(secret) >= 40 and "\n" not in secret
     assert "scout" in explanation and "shown only now" in explanation
+    # Made before a first start, or for a mistyped --data-dir: it says there is no memory yet.
+    assert f"note: {data_dir} holds no memory yet; the token is for a server" in explanation
     path = data_dir / "tokens.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text(encoding="utf-8")
