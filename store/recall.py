@@ -290,7 +290,8 @@ def answer(
     if vector is None:
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
     if asked.include_superseded:
-        return _timeline(ranked, working, asked.order_by, own, known_us)[:limit], current
+        shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
+        return shown[:limit], current
     return _order(ranked, working, asked.order_by, own, current)[:limit], current
 
 
@@ -378,11 +379,13 @@ def _timeline(
     order_by: OrderBy,
     own: dict[int, Decimal],
     known_at: int | None,
+    current: BoolArray,
 ) -> list[Ranked]:
     """Present a recall that asked for replaced facts too: a history question ranks them
     as it ranks current ones (after every current one, a small ``limit`` saw none), except
-    that a replaced fact comes right after the fact that replaced it when both are found, so
-    what holds now is never read below what it replaced. ``order_by`` other than relevance
+    that a fact no longer valid (not ``current``) comes right after the fact that replaced
+    it when both are found, so what replaced it is never read below it; a current fact
+    never waits (for a plan that will replace it, say). ``order_by`` other than relevance
     orders as asked (``newest`` and ``oldest`` read as a timeline)."""
     if order_by != "relevance":
         return _order(ranked, working, order_by, own, None)
@@ -390,6 +393,8 @@ def _timeline(
     # Each found replaced fact waits for the first found of its heirs.
     waiting: dict[int, list[Ranked]] = {}
     for r in ranked:
+        if current[r.row]:
+            continue
         heirs = [
             place[row]
             for i in working.superseders(r.row, known_at)
@@ -400,19 +405,16 @@ def _timeline(
     waits = {r.row for held in waiting.values() for r in held}
     ordered: list[Ranked] = []
     shown: set[int] = set()
-
-    def present(r: Ranked) -> None:
-        if r.row in shown:
-            return
-        shown.add(r.row)
-        ordered.append(r)
-        for older in waiting.pop(r.row, []):
-            present(older)
-
-    for r in ranked:
-        if r.row not in waits:
-            present(r)
-    # Heirs that wait on each other (each told to replace the other) wait for nobody.
-    for r in ranked:
-        present(r)
+    # Heirs that wait on each other (each told to replace the other) wait for nobody: all
+    # are presented in rank order at the end. A stack, not recursion: a fact replaced a
+    # thousand times is a chain that long.
+    for r in [*(r for r in ranked if r.row not in waits), *ranked]:
+        stack = [r]
+        while stack:
+            top = stack.pop()
+            if top.row in shown:
+                continue
+            shown.add(top.row)
+            ordered.append(top)
+            stack.extend(reversed(waiting.pop(top.row, [])))
     return ordered

@@ -179,6 +179,49 @@ def test_a_history_question_sees_replaced_facts_within_its_limit(memory: Memory)
     assert "Alice lives in Paris" not in [r.text for r in now]
 
 
+def test_a_history_question_never_holds_back_what_holds_now(memory: Memory) -> None:
+    # Paris holds now and a plan replaces it in 2030: with include_superseded, Paris waited
+    # for that plan, and fell out of the limit behind notes that merely say "Paris".
+    memory.remember(
+        [
+            MemoryDraft(
+                text="Alice lives in Paris",
+                fact=FactDraft("Alice", "lives in", "Paris"),
+                observed_at="2023-01-01",
+            ),
+            MemoryDraft(
+                text="Relocation planned for later",
+                fact=FactDraft("Alice", "lives in", "Berlin", valid_from="2030-01-01"),
+                observed_at="2024-01-01",
+            ),
+            *(MemoryDraft(text=f"Paris museum note {i}") for i in range(6)),
+        ],
+        batch=True,
+    )
+    plain = [r.text for r in memory.recall("Alice Paris", limit=3).results]
+    history = [
+        r.text for r in memory.recall("Alice Paris", include_superseded=True, limit=3).results
+    ]
+    assert "Alice lives in Paris" in plain and "Alice lives in Paris" in history
+
+
+def test_a_fact_replaced_a_thousand_times_is_a_history_recall_can_tell(memory: Memory) -> None:
+    # Presented by recursion, a chain this long raised RecursionError.
+    memory.remember(
+        [
+            MemoryDraft(
+                text=f"The counter reads {i}",
+                fact=FactDraft("counter", "reads", str(i)),
+                observed_at=f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            )
+            for i in range(1200)
+        ],
+        batch=True,
+    )
+    found = memory.recall("counter reads", include_superseded=True, limit=5).results
+    assert len(found) == 5 and found[0].text == "The counter reads 1199"
+
+
 def test_history_in_time_order_is_a_timeline(memory: Memory) -> None:
     memory.remember(
         [
