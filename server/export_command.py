@@ -69,7 +69,7 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         require_memory(settings)
         if args.command == "backup":
             return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
-        data_dir = Path(settings.store.data_dir).resolve()
+        data_dir = Path(settings.store.data_dir).expanduser().resolve()
         for path, what in (
             (args.file, "FILE"),
             (args.judgements, "--judgements"),

@@ -183,3 +183,8 @@ class OwnerStopped(MemoryStoreError):
 
     def __reduce__(self) -> tuple[type[OwnerStopped], tuple[str, str]]:
         return (type(self), (self.operation, self.pid))
+
+
+class MessageTooLarge(MemoryStoreError):
+    """A call, or its answer, too large to relay between the memory's owner and a process
+    relaying to it (``relay._MAX_MESSAGE``): the other end would hang up on it unread."""

@@ -322,20 +322,24 @@ class Memory:
         Raises:
             MemoryStoreError: warm-up failed or did not finish within ``timeout``.
         """
-        self.start()
-        if not self._ready.wait(timeout):
-            raise MemoryStoreError("the memory is still loading; try again in a moment")
-        # Another process had the graph open (a repair, an import): it may be done now, and
-        # the failure was kept for good (every call refused until a restart).
-        with self._warm_lock:
-            again = isinstance(self._failure, MemoryInUse) and self._graph is None
-            if again:
-                self._failure, self._warm_started = None, False
-                self._ready.clear()
-        if again:
+        retried = False
+        while True:
             self.start()
             if not self._ready.wait(timeout):
                 raise MemoryStoreError("the memory is still loading; try again in a moment")
+            # Another process had the graph open (a repair, an import): it may be done now,
+            # and the failure was kept for good (every call refused until a restart). Each
+            # caller waits again for the warm-up it or another caller started anew.
+            with self._warm_lock:
+                if not self._ready.is_set():
+                    continue  # another caller started warming up again meanwhile
+                again = not retried and isinstance(self._failure, MemoryInUse)
+                if again and self._graph is None:
+                    self._failure, self._warm_started = None, False
+                    self._ready.clear()
+                    retried = True
+                    continue
+            break
         if isinstance(self._failure, MemoryStoreError):
             raise self._failure
         if self._failure is not None:

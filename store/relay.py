@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from doxa.store.errors import MemoryStoreError
+from doxa.store.errors import MemoryStoreError, MessageTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,7 @@ _ALLOWED = {
     ("doxa.store.errors", "OwnerLost"),
     ("doxa.store.errors", "OwnerStopped"),
     ("doxa.store.errors", "MemoryInUse"),
+    ("doxa.store.errors", "MessageTooLarge"),
     ("copyreg", "_reconstructor"),
     ("builtins", "object"),
     ("builtins", "set"),
@@ -144,19 +145,23 @@ def socket_path(data_dir: Path) -> Path:
     return private / f"{digest}.sock"
 
 
-class MessageTooLarge(MemoryStoreError):
-    """A call too large to relay (``_MAX_MESSAGE``): the owner would refuse it unread."""
-
-
-def _send(connection: socket.socket, message: object) -> None:
+def _send(connection: socket.socket, message: object, answering: str | None = None) -> None:
+    """Send ``message``: a call (its method first), or with ``answering``, the answer to
+    that method's call."""
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     if len(payload) > _MAX_MESSAGE:
-        # Sent, the owner hung up on it, and the call was sent again until it "kept exiting".
+        # Sent, the other end hung up on it, and the call was sent again until the owner
+        # "kept exiting".
+        size, most = f"{len(payload) / 2**20:.1f} MiB", f"{_MAX_MESSAGE / 2**20:.1f} MiB"
+        if answering is not None:
+            raise MessageTooLarge(
+                f"{answering}: the answer is {size}, more than the memory's owner may send"
+                f" to a process relaying to it ({most}); ask for less (a smaller limit)"
+            )
         operation = message[0] if isinstance(message, tuple) and message else "call"
         raise MessageTooLarge(
-            f"{operation}: the call is {len(payload) // 2**20} MiB, more than a process"
-            f" relaying to the memory's owner may send ({_MAX_MESSAGE // 2**20} MiB); send it"
-            " in parts"
+            f"{operation}: the call is {size}, more than a process relaying to the memory's"
+            f" owner may send ({most}); send it in parts"
         )
     connection.sendall(_HEADER.pack(len(payload)) + payload)
 
@@ -255,7 +260,9 @@ class RelayServer:
                         self._busy -= 1
                         self._lock.notify_all()
                 try:
-                    _send(connection, reply)
+                    _send(connection, reply, method)
+                except MessageTooLarge as error:  # the answer: say so, as for a call
+                    _send(connection, ("error", error))
                 except OSError:
                     return
         finally:

@@ -294,14 +294,19 @@ class SharedMemory:
                         " try again, or stop that process"
                     )
                 failure = self._failure
-                if failure is not None and not settled_again and self._local is None:
+                if (
+                    failure is not None
+                    and not settled_again
+                    and self._local is None
+                    and not self._closed
+                ):
                     # Taking or joining the memory failed (its holder did not answer: an
                     # import, a repair, an owner slow to close); it may be free now. Each
                     # call tries once more: the failure was kept for good, every call
                     # refused until this process was restarted.
                     settled_again = True
                     self._settled, self._failure = False, None
-                    if not self._settling and not self._closed:
+                    if not self._settling:
                         self._settling = True
                         threading.Thread(
                             target=self._settle_claimed, name="doxa-share", daemon=True

@@ -35,7 +35,7 @@ from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.records import Record, WhereField, loose, meets, type_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
-from doxa.store.values import micros, scaled
+from doxa.store.values import micros, scaled, utc_now
 from doxa.store.vector_matrix import VectorMatrix
 
 NO_END = np.iinfo(np.int64).max
@@ -482,7 +482,13 @@ class WorkingMemory:
         row = self.belief_row.get(belief)
         if row is not None or belief in self.forgotten:
             return row
-        held = (r for before in self.held_before.values() for r, b, _, _ in before if b == belief)
+        now = micros(utc_now())
+        held = (
+            r
+            for agent, before in self.held_before.items()
+            for r, b, _, _ in before
+            if b == belief and now < self.belief_end(r, agent)
+        )
         return next(held, None)
 
     def belief_end(

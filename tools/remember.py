@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -169,6 +170,14 @@ def _item(done: Remembered) -> RememberedItem:
     )
 
 
+def _not_one(confidence: object) -> bool:
+    """Whether ``confidence`` is given as other than its default, 1 ("1.0" is 1)."""
+    try:
+        return Decimal(str(confidence)) != 1
+    except ArithmeticError:
+        return True
+
+
 async def remember(
     ctx: Context[Any],
     text: Annotated[str | None, Field(description="one or two sentences")] = None,
@@ -205,7 +214,7 @@ async def remember(
         # Only agent applies to a whole batch; the others were dropped without a word.
         one_only = {
             "topics": topics != [],
-            "confidence": str(confidence) != "1",
+            "confidence": _not_one(confidence),
             "observed_at": observed_at is not None,
             "source": source is not None,
             "episode": episode is not None,

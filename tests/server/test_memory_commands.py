@@ -754,6 +754,20 @@ def test_markdown_pages_are_one_per_entity_in_any_case_and_none_outlives_a_purge
     assert "password" not in "".join(p.read_text() for p in pages.iterdir())
 
 
+def test_an_export_never_writes_into_a_data_directory_named_with_a_tilde(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DOXA_DATA_DIR="~/mem": the check compared the unexpanded path and let it through.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    doxa = Doxa(Path("~/mem"), capsys)
+    assert doxa("remember", "Alice joined.")[0] == 0
+    graph = tmp_path / "mem" / "graph"
+    before = graph.stat().st_size
+    code, _, err = doxa("export", str(graph))
+    assert code == 1 and "lies inside the data directory" in err, err
+    assert graph.stat().st_size == before
+
+
 def test_an_export_never_writes_into_the_data_directory(doxa: Doxa) -> None:
     # Exported over its own graph file, the memory was gone, and the command said it worked.
     assert doxa("remember", "Alice joined.")[0] == 0

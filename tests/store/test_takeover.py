@@ -16,7 +16,7 @@ import pytest
 from conftest import hash_settings
 
 from doxa.store import sharing
-from doxa.store.errors import MemoryInUse, MemoryStoreError
+from doxa.store.errors import MemoryInUse, MemoryStoreError, MessageTooLarge
 from doxa.store.memory import Memory
 from doxa.store.relay import socket_path
 from doxa.store.sharing import SharedMemory
@@ -197,11 +197,35 @@ def test_a_call_too_large_to_relay_is_refused_saying_so(
         joined.start()
         assert joined.wait_settled() and not joined.owner
         big = [MemoryDraft(f"note {i} " + "x" * 1000) for i in range(100)]
-        with pytest.raises(relay.MessageTooLarge, match=r"^remember: the call is 0 MiB, more"):
+        with pytest.raises(MessageTooLarge, match=r"^remember: the call is 0.1 MiB, more"):
             joined.remember(big, batch=True)
         assert joined.stats()["Observation"] == 0
         joined.remember(big[:10], batch=True)  # in parts
         assert owner.stats()["Observation"] == 10
+    finally:
+        joined.close()
+        owner.close()
+
+
+def test_an_answer_too_large_to_relay_is_refused_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The owner's connection thread died on it, and the caller resent until "kept exiting".
+    from doxa.store import relay
+    from doxa.store.drafts import MemoryDraft
+
+    settings = hash_settings(tmp_path / "m").store
+    owner, joined = SharedMemory(settings), SharedMemory(settings)
+    try:
+        owner.start()
+        assert owner.wait_settled() and owner.owner
+        owner.remember([MemoryDraft(f"note {i} " + "x" * 1500) for i in range(60)], batch=True)
+        joined.start()
+        assert joined.wait_settled() and not joined.owner
+        monkeypatch.setattr(relay, "_MAX_MESSAGE", 64 * 1024)
+        with pytest.raises(MessageTooLarge, match=r"^recall: the answer is [\d.]+ MiB, more"):
+            joined.recall("note", limit=60)
+        assert len(joined.recall("note", limit=5).results) == 5  # a smaller limit
     finally:
         joined.close()
         owner.close()

@@ -554,3 +554,29 @@ async def test_a_belief_held_until_its_agents_next_fact_takes_evidence(client: C
     assert [(e["observation_id"], e["weight"]) for e in cited["evidence"]] == [
         (bill["observation_id"], "0.7")
     ]
+
+
+async def test_a_belief_its_agents_next_fact_has_ended_takes_no_evidence(client: Client) -> None:
+    # Paris held for reader until Berlin began in 2022: unsupported does not list it now,
+    # and evidence for it was taken.
+    def lives(city: str, since: str) -> dict[str, Any]:
+        return {
+            "text": f"Alice lives in {city}.",
+            "fact": {"subject": "Alice", "predicate": "lives in", "object": city,
+                     "valid_from": since},
+        }  # fmt: skip
+
+    with anyio.fail_after(30):
+        paris = await ok(client, "remember", agent="reader", **lives("Paris", "2020-01-01"))
+        await ok(client, "remember", agent="editor", **lives("Paris", "2020-01-01"))
+        await ok(client, "remember", agent="reader", **lives("Berlin", "2022-01-01"))
+        listed = await ok(client, "cite_evidence", agent="reader", unsupported=True)
+        refused = await error(
+            client,
+            "remember",
+            text="An old Paris bill.",
+            agent="checker",
+            supports=[{"belief_id": paris["belief_id"], "weight": "0.5"}],
+        )
+    assert paris["belief_id"] not in [u["belief_id"] for u in listed["unsupported"]]
+    assert f"supports[0].belief_id: no belief with id {paris['belief_id']!r}" in refused

@@ -224,6 +224,7 @@ def counts(memory: Memory) -> dict[str, int]:
             " applies to them all",
         ),
         ({"memories": [{"text": "y"}], "confidence": "0.2"}, "confidence: with memories"),
+        ({"memories": [{"text": "y"}], "confidence": 0.9}, "confidence: with memories"),
         ({"memories": [{"text": "y"}], "source": "meeting"}, "source: with memories"),
         ({"memories": [{"text": "y"}], "episode": "ep7"}, "episode: with memories"),
         (
@@ -463,6 +464,18 @@ async def test_a_repeat_naming_a_belief_that_does_not_exist_is_refused(
         )
     assert "supports[0].belief_id" in message and "bel_nope" in message
     assert (memory.stats()["Observation"], memory.stats()["Belief"]) == (1, 1)
+
+
+async def test_a_default_confidence_beside_memories_in_any_form_is_no_refusal(
+    memory_client: Client,
+) -> None:
+    # A client filling in defaults sends 1.0: the same value as the default 1.
+    with anyio.fail_after(30):
+        for one in (1, 1.0, "1", "1.0", "1.000"):
+            done = await ok(
+                memory_client, "remember", memories=[{"text": f"y {one}"}], confidence=one
+            )
+            assert len(done["remembered"]) == 1
 
 
 async def test_one_belief_supported_twice_in_one_memory_is_refused(
