@@ -1097,9 +1097,7 @@ class Graph:
             )
         ]
 
-    def contradictions(
-        self, agent: str | None, other_agent: str | None, known_at: datetime | None = None
-    ) -> list[Row]:
+    def contradictions(self, known_at: datetime | None = None) -> list[Row]:
         """Explicit CONTRADICTS pairs between unretracted observations with their holders;
         as the graph held them at ``known_at`` when given (both sides recorded and not
         retracted by then, beliefs held then)."""
@@ -1128,21 +1126,10 @@ class Graph:
                 " ORDER BY c.at, x.id, y.id",
                 {"k": to_naive_utc(known_at)},
             )
-        found: list[Row] = []
-        for x, y, x_agents, y_agents, at in rows:
-            x_set, y_set = set(x_agents), set(y_agents)
-            if agent is not None and other_agent is not None:
-                if not (
-                    (agent in x_set and other_agent in y_set)
-                    or (other_agent in x_set and agent in y_set)
-                ):
-                    continue
-            elif agent is not None and agent not in x_set | y_set:
-                continue
-            found.append(
-                {"a": x, "b": y, "a_agents": sorted(x_set), "b_agents": sorted(y_set), "at": at}
-            )
-        return found
+        return [
+            {"a": x, "b": y, "a_agents": sorted(set(xa)), "b_agents": sorted(set(ya)), "at": at}
+            for x, y, xa, ya, at in rows
+        ]
 
     def current_facts(self, at: datetime) -> list[Row]:
         """Unretracted facts valid at ``at``, with their holders (for clash detection)."""

@@ -1099,11 +1099,10 @@ class Memory:
         working = self._wm
         # The graph is read under no lock; the clashes, texts and topics come from the
         # working memory, under its read lock (beside recalls).
-        found = provenance.contradictions(self.graph, None, None, known)
+        found = provenance.contradictions(self.graph, known)
         at = known or utc_now()
         with self._working_lock.reading():
-            found = provenance.held_by(found, working, me, other, at, known)
-            found = provenance.unsettled(found, working, at, known)
+            found = provenance.unsettled(found, working, at, known, me, other)
             found += provenance.clashes(working, me, other, at, known)
             found = provenance.on_topic(found, working, about)
             # Only those answered are described: a thousand texts are slow to send and to
@@ -1145,7 +1144,7 @@ class Memory:
                     " to search for it in words",
                 )
         # The graph under no lock of ours (as conflicts reads it).
-        found = provenance.contradictions(graph, None, None, known)
+        found = provenance.contradictions(graph, known)
         clock = entity_views.Clock(
             micros(at),
             None if known is None else micros(known),
@@ -1160,7 +1159,6 @@ class Memory:
                     f"{wanted!r} named nothing in the memory at known_at (no fact or topic"
                     " recorded by then); ask with a later known_at",
                 )
-            found = provenance.held_by(found, working, None, None, at, known)
             found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, None, None, at, known)
             seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
@@ -1180,9 +1178,8 @@ class Memory:
         working = self._wm
         now = utc_now()
         # The graph under no lock of ours (as conflicts reads it).
-        found = provenance.contradictions(self.graph, None, None)
+        found = provenance.contradictions(self.graph)
         with self._working_lock.reading():
-            found = provenance.held_by(found, working, None, None, now, None)
             found = provenance.unsettled(found, working, now, None)
             found += provenance.clashes(working, None, None, now)
             shown = provenance.described(found[: pictures.MAX_CONFLICTS], working)

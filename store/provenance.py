@@ -1,14 +1,15 @@
 """Provenance: where a belief came from and what disagrees with it.
 
 ``cite`` gathers an observation's (or belief's) sources, believers, evidence, contradictions
-and supersession chain. Conflicts, for one agent or between two: ``contradictions`` (linked
-with CONTRADICTS) come from the graph, ``clashes`` (current facts with the same subject and
-predicate and different objects) from the working memory, and ``described`` keeps those on a
-topic and adds each side's text and confidence.
+and supersession chain. Conflicts: ``contradictions`` (linked with CONTRADICTS) come from
+the graph, and ``unsettled`` keeps those still standing for one agent or between two, with
+who holds each side; ``clashes`` (current facts with the same subject and predicate and
+different objects) come from the working memory; ``described`` keeps those on a topic and
+adds each side's text and confidence.
 
 ``Memory`` reads the graph under no lock of its own, then takes the working memory's read
-lock for ``belief_ends``, ``unsupported``, ``clashes`` and ``described``: recalls go on
-throughout.
+lock for ``belief_ends``, ``unsupported``, ``unsettled``, ``clashes`` and ``described``:
+recalls go on throughout.
 """
 
 from __future__ import annotations
@@ -210,10 +211,9 @@ def unsupported(
         ):
             continue
         if later:
-            held = working.row_of.get(row["observation_id"])
-            if held is None or _last_held(working, held, agent, known) != row["belief_id"]:
+            if told is None or _last_held(working, told, agent, known) != row["belief_id"]:
                 continue
-            if at >= working.belief_end(held, agent, known):
+            if at >= working.belief_end(told, agent, known):
                 continue
         found.append(row)
     return found
@@ -236,13 +236,11 @@ def _last_held(working: WorkingMemory, row: int, agent: str, known_at: int | Non
     return max(held)[1] if held else None
 
 
-def contradictions(
-    graph: Graph, me: str | None, other: str | None, known_at: datetime | None = None
-) -> list[dict[str, Any]]:
+def contradictions(graph: Graph, known_at: datetime | None = None) -> list[dict[str, Any]]:
     """Explicit contradictions between unretracted observations, as the graph holds them
-    (held at ``known_at``, when given), for ``me`` (or between ``me`` and ``other``): ids
-    and agents (``described`` adds the rest)."""
-    return [{"kind": "contradiction", **c} for c in graph.contradictions(me, other, known_at)]
+    (held at ``known_at``, when given): ids and agents (``unsettled`` keeps those standing
+    and names who holds each side, ``described`` adds the rest)."""
+    return [{"kind": "contradiction", **c} for c in graph.contradictions(known_at)]
 
 
 def holding(working: WorkingMemory, row: int, at: int, known_at: int | None) -> set[str]:
@@ -252,47 +250,34 @@ def holding(working: WorkingMemory, row: int, at: int, known_at: int | None) -> 
     return {a for a, _ in working.believers(row, known_at, at)}
 
 
-def held_by(
-    found: list[dict[str, Any]],
-    working: WorkingMemory,
-    me: str | None,
-    other: str | None,
-    at: datetime,
-    known_at: datetime | None,
-) -> list[dict[str, Any]]:
-    """Of ``contradictions``' ``found`` (read for every agent), those involving ``me`` (or
-    between ``me`` and ``other``), each side's agents those holding it at valid time ``at``
-    (``holding``: the graph's current believers left out an agent whose later fact had not
-    begun, which recall and ``about`` showed holding it). The caller holds the read lock."""
-    when, known = micros(at), None if known_at is None else micros(known_at)
-    kept = []
-    for c in found:
-        rows = working.row_of.get(c["a"]), working.row_of.get(c["b"])
-        if rows[0] is not None and rows[1] is not None:
-            c["a_agents"] = sorted(holding(working, rows[0], when, known))
-            c["b_agents"] = sorted(holding(working, rows[1], when, known))
-        xa, ya = set(c["a_agents"]), set(c["b_agents"])
-        if me is not None and other is not None:
-            if not ((me in xa and other in ya) or (other in xa and me in ya)):
-                continue
-        elif me is not None and me not in xa | ya:
-            continue
-        kept.append(c)
-    return kept
+def _involves(me: str | None, other: str | None, a: set[str], b: set[str]) -> bool:
+    """Whether a conflict whose sides ``a`` and ``b`` hold involves ``me`` (between ``me``
+    and ``other``, when given; any conflict when ``me`` is None)."""
+    if me is None:
+        return True
+    if other is None:
+        return me in a | b
+    return (me in a and other in b) or (other in a and me in b)
 
 
 def unsettled(
-    found: list[dict[str, Any]], working: WorkingMemory, at: datetime, known_at: datetime | None
+    found: list[dict[str, Any]],
+    working: WorkingMemory,
+    at: datetime,
+    known_at: datetime | None,
+    me: str | None = None,
+    other: str | None = None,
 ) -> list[dict[str, Any]]:
     """Of ``contradictions``' ``found``, those not settled at valid time ``at`` (as the
-    memory held them at ``known_at``; None: now): a side that is a fact a newer one has
-    superseded by then settles it (the review prompt tells an agent to settle a conflict
-    so). A fact that ended as it was told, or begins later, is still a side. The caller
-    holds the read lock."""
+    memory held them at ``known_at``; None: now) that involve ``me`` (or ``me`` and
+    ``other``), each side's agents those holding it then as recall shows them
+    (``holding``: the graph's believers left out one whose own later fact had not begun).
+    A side that is a fact a newer one has superseded by then settles it (the review prompt
+    tells an agent to settle a conflict so); a fact that ended as it was told, or begins
+    later, is still a side. The caller holds the read lock."""
     when, known = micros(at), None if known_at is None else micros(known_at)
 
-    def replaced(observation: str) -> bool:
-        row = working.row_of.get(observation)
+    def replaced(row: int | None) -> bool:
         return (
             row is not None
             and working.entries[row].subject is not None
@@ -300,7 +285,17 @@ def unsettled(
             and working.ending_link(row, known) is not None
         )
 
-    return [c for c in found if not (replaced(c["a"]) or replaced(c["b"]))]
+    kept = []
+    for c in found:
+        rows = working.row_of.get(c["a"]), working.row_of.get(c["b"])
+        if replaced(rows[0]) or replaced(rows[1]):
+            continue
+        if rows[0] is not None and rows[1] is not None:
+            c["a_agents"] = sorted(holding(working, rows[0], when, known))
+            c["b_agents"] = sorted(holding(working, rows[1], when, known))
+        if _involves(me, other, set(c["a_agents"]), set(c["b_agents"])):
+            kept.append(c)
+    return kept
 
 
 def clashes(
@@ -321,8 +316,8 @@ def clashes(
     looking at every key 0.1-0.4 s, holding the GIL all along, so every recall in the
     process slowed meanwhile. The caller holds the read lock.
     """
-    known = None if known_at is None else micros(known_at)
-    _, valid = working.view(len(working), micros(at), known)
+    when, known = micros(at), None if known_at is None else micros(known_at)
+    _, valid = working.view(len(working), when, known)
     found: list[dict[str, Any]] = []
     index = working.fact_index
     # In the order the keys were first used (as the index holds them), not the set's.
@@ -334,17 +329,14 @@ def clashes(
         if len(current) < 2:
             continue
         # Each row's believers once (a row is in a pair with every other of its key).
-        held = {r: holding(working, r, micros(at), known) for r in current}
+        held = {r: holding(working, r, when, known) for r in current}
         for i, rx in enumerate(current):
             for ry in current[i + 1 :]:
                 x, y = working.entries[rx], working.entries[ry]
                 if topic_key(x.object or "") == topic_key(y.object or ""):
                     continue
                 xa, ya = held[rx], held[ry]
-                if me is not None and other is not None:
-                    if not ((me in xa and other in ya) or (other in xa and me in ya)):
-                        continue
-                elif me is not None and me not in xa | ya:
+                if not _involves(me, other, xa, ya):
                     continue
                 found.append(
                     {
