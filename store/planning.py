@@ -216,16 +216,17 @@ def plan(
         cardinality = None
         if memory.fact is not None:
             cardinality = _cardinality(memory.fact, working, state, where(i, "fact.cardinality"))
-        named: set[str] = set()
+        supported: dict[str, int] = {}  # belief -> the row of its observation
         for j, (belief, _) in enumerate(memory.supports):
-            if working.supportable_row(belief) is None:
+            row = working.supportable_row(belief)
+            if row is None:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief)
-            if belief in named:  # two weights for one belief: which one was meant?
+            if belief in supported:  # two weights for one belief: which one was meant?
                 raise InvalidInput(
                     where(i, f"supports[{j}].belief_id"),
                     f"names {belief!r} again; give each belief once, with one weight",
                 )
-            named.add(belief)
+            supported[belief] = row
         for j, other in enumerate(memory.contradicts):
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
@@ -240,8 +241,7 @@ def plan(
         # A repeat (a retried call) is one still, whatever was retracted since; new
         # evidence for, or a contradiction of, what was retracted is refused.
         for j, (belief, _) in enumerate(memory.supports):
-            supported = working.supportable_row(belief)
-            if supported is not None and working.entries[supported].retracted:
+            if working.entries[supported[belief]].retracted:
                 raise NotFound(where(i, f"supports[{j}].belief_id"), "belief", belief, True)
         for j, other in enumerate(memory.contradicts):
             if working.entries[working.row_of[other]].retracted:
