@@ -177,9 +177,9 @@ def plan(
         & (working.hits[:n] == 0)
         & (working.recorded_at[:n] <= now_us - int(rule.min_age_days * _DAY_US))
     )
+    # Low confidence is every believer's: another agent's own surer belief keeps it.
+    held = working.belief_confidence
     for row in np.flatnonzero(unused):
-        # Low confidence is every believer's: another agent's own surer belief keeps it.
-        held = working.belief_confidence
         sure = [held[b] for b in working.entries[row].beliefs if b in held]
         if any(c > rule.max_confidence for c in sure):
             unused[row] = False
