@@ -159,10 +159,10 @@ def test_find_conflicts_reads_the_graph_without_the_working_memory_lock(
     reading, release = threading.Event(), threading.Event()
     contradictions = Graph.contradictions
 
-    def slow_read(self: Graph, agent: Any, other_agent: Any, known_at: Any = None) -> Any:
+    def slow_read(self: Graph, known_at: Any = None) -> Any:
         reading.set()
         assert release.wait(LIMIT_S)
-        return contradictions(self, agent, other_agent, known_at)
+        return contradictions(self, known_at)
 
     monkeypatch.setattr(Graph, "contradictions", slow_read)
     finder = Worker("find_conflicts", lambda: memory.conflicts(agent="scout")["conflicts"])
