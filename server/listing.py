@@ -16,7 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from doxa.server.markdown_export import fact_state, holders, moment, read_tables, superseders
+from doxa.server.markdown_export import (
+    fact_state,
+    holders,
+    moment,
+    read_tables,
+    shown_confidence,
+    superseders,
+)
 from doxa.server.settings import Settings
 from doxa.store.event_time import loaded, most_specific, shown
 from doxa.store.exporting import records_in
@@ -66,7 +73,11 @@ class _Links:
         # The record says it once, as a recall shows it: its line in words would say it twice.
         if record is None or observation["text"] != record.line():
             item["text"] = observation["text"]
-        item |= {"confidence": observation["confidence"], "observed_at": observation["observed_at"]}
+        held = self.agents.get(oid, {})
+        item |= {
+            "confidence": shown_confidence(observation, held),
+            "observed_at": observation["observed_at"],
+        }
         if record is not None:
             item["record"] = {"type": record.type, "fields": record.shown_fields()}
         happened = most_specific(loaded(observation.get("event_times")))
@@ -82,5 +93,5 @@ class _Links:
         if replaced:
             item["superseded_by"] = replaced
         item["topics"] = sorted(self.topics.get(oid, ()))
-        item["agents"] = sorted(self.agents.get(oid, ()))
+        item["agents"] = sorted(held)
         return item

@@ -46,9 +46,12 @@ def superseders(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]
     return {oid: sorted(newer) for oid, newer in found.items()}
 
 
-def holders(tables: dict[str, list[dict[str, Any]]], now: datetime) -> dict[str, list[str]]:
+def holders(
+    tables: dict[str, list[dict[str, Any]]], now: datetime
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Per observation, the agents holding it at valid time ``now`` as recall names them,
-    each once, in the order of the export's ``HOLDS`` lines: by a belief not withdrawn, or
+    each once with the belief it holds it by, in the order of the export's ``HOLDS`` lines:
+    by a belief not withdrawn, or
     by one a later fact of the agent withdrew (and the agent did not forget) while it holds,
     until the agent's next fact of the same subject and predicate begins, as its facts
     stand (``WorkingMemory.belief_end``): not where the fact that withdrew it began (told
@@ -98,11 +101,26 @@ def holders(tables: dict[str, list[dict[str, Any]]], now: datetime) -> dict[str,
                 return False  # a fact of the agent's own that has begun ended it
         return True
 
-    found: dict[str, dict[str, None]] = defaultdict(dict)
-    for agent, _, obs in holding:
-        if (agent, obs) in held or ((agent, obs) in later and holds_now(agent, obs)):
-            found[obs][agent] = None
-    return {obs: list(agents) for obs, agents in found.items()}
+    found: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for agent, belief, obs in holding:
+        taken = beliefs[belief]
+        if (agent, obs) in held:
+            if not taken.get("retracted_at"):  # the belief not withdrawn, where there are two
+                found[obs][agent] = taken
+        elif (agent, obs) in later and holds_now(agent, obs):
+            found[obs].setdefault(agent, taken)
+    return dict(found)
+
+
+def shown_confidence(observation: dict[str, Any], held: dict[str, dict[str, Any]]) -> str:
+    """The confidence recall shows for ``observation`` with no agent asked: that of the
+    first belief (by ``since``) among those holding it (``holders``); the observation's own
+    when none does."""
+    recorded = observation.get("recorded_at") or observation["observed_at"]
+    first = min(held.values(), key=lambda b: moment(b.get("since") or recorded), default=None)
+    if first is None or first.get("confidence") is None:
+        return str(observation["confidence"])
+    return str(first["confidence"])
 
 
 def fact_state(fact: dict[str, Any], replaced_by: list[str], now: datetime) -> str:
@@ -229,8 +247,9 @@ def write_markdown(export: Path, target: Path) -> int:
             page.append("")
         page += ["## Timeline", ""]
         for o in held:
-            who = shown(", ".join(believers.get(o["id"], []))) or "nobody"
-            notes = [f"confidence {o['confidence']}", f"believed by {who}"]
+            holding = believers.get(o["id"], {})
+            who = shown(", ".join(holding)) or "nobody"
+            notes = [f"confidence {shown_confidence(o, holding)}", f"believed by {who}"]
             if o.get("source"):
                 notes.append(f"source {shown(o['source'])}")
             if o.get("retracted_at"):

@@ -148,12 +148,13 @@ class _Value:
 
     name: str
     best: Entry
+    confidence: Decimal  # the best's, as recall shows it (``WorkingMemory.shown_confidence``)
     since: datetime
     agents: set[str] = field(default_factory=set)
 
     def rank(self) -> tuple[Decimal, int, int]:
         """Best supported first: confidence, then believers, then the most recent."""
-        return (-self.best.confidence, -len(self.agents), -micros(self.since))
+        return (-self.confidence, -len(self.agents), -micros(self.since))
 
 
 def _grouped(
@@ -175,10 +176,11 @@ def _grouped(
         value = values.get(okey)
         start = _start(e)
         agents = _agents(working, f.row, clock)
+        shown = working.shown_confidence(f.row, clock.known, clock.at)
         if value is None:
-            value = values[okey] = _Value(other, e, start)
-        elif (-e.confidence, -len(agents)) < (-value.best.confidence, -len(value.agents)):
-            value.best = e
+            value = values[okey] = _Value(other, e, shown, start)
+        elif (-shown, -len(agents)) < (-value.confidence, -len(value.agents)):
+            value.best, value.confidence = e, shown
         value.since = min(value.since, start)
         value.agents.update(agents)
     ordered = {p: sorted(v.values(), key=_Value.rank) for p, v in by_predicate.items()}
@@ -189,7 +191,7 @@ def _value_out(value: _Value, side: str) -> dict[str, Any]:
     return {
         side: value.name,
         "id": value.best.id,
-        "confidence": value.best.confidence,
+        "confidence": value.confidence,
         "agents": sorted(value.agents),
         "since": value.since,
     }

@@ -630,10 +630,13 @@ class Memory:
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             at = micros(asked.at)
-            # With an agent asked, each result shows that agent's own confidence in it.
-            own = {}
-            if asked.agent is not None:
-                own = working.agent_confidence(asked.agent, known, at)
+            # With an agent asked, each result shows that agent's own confidence in it; with
+            # none, its first believer's that holds it.
+            own = (
+                working.agent_confidence(asked.agent, known, at)
+                if asked.agent is not None
+                else working.shown_confidences(known, at)
+            )
             results = [
                 _recollection(r, working, bool(current[r.row]), known, own.get(r.row), at)
                 for r in ranked
@@ -1108,7 +1111,10 @@ class Memory:
             # Only those answered are described: a thousand texts are slow to send and to
             # read, and no model wants them at once.
             shown = found if limit is None else found[:limit]
-            return {"count": len(found), "conflicts": provenance.described(shown, working)}
+            return {
+                "count": len(found),
+                "conflicts": provenance.described(shown, working, at, known),
+            }
 
     # ---- entities ---------------------------------------------------------------------------
 
@@ -1161,7 +1167,8 @@ class Memory:
                 )
             found = provenance.unsettled(found, working, at, known)
             found += provenance.clashes(working, None, None, at, known)
-            seen["conflicts"] = provenance.described(entity_views.touching(found, ids), working)
+            touching = entity_views.touching(found, ids)
+            seen["conflicts"] = provenance.described(touching, working, at, known)
         return seen
 
     def entities(self, limit: int = entity_views.MAX_ENTITIES) -> list[dict[str, Any]]:
@@ -1182,7 +1189,7 @@ class Memory:
         with self._working_lock.reading():
             found = provenance.unsettled(found, working, now, None)
             found += provenance.clashes(working, None, None, now)
-            shown = provenance.described(found[: pictures.MAX_CONFLICTS], working)
+            shown = provenance.described(found[: pictures.MAX_CONFLICTS], working, now, None)
             taken = pictures.picture(working, micros(now), shown)
         if len(found) > len(shown):
             taken.left_out["conflicts"] = len(found) - len(shown)

@@ -181,7 +181,7 @@ def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFa
         predicate=entry.predicate or "",
         object=entry.object or "",
         object_key=topic_key(entry.object or ""),
-        confidence=decimal_text(entry.confidence),
+        confidence=decimal_text(working.shown_confidence(row, None, at)),
         agents=entry.agents,
         start=start,
         end=None if end == NO_END else from_micros(end),

@@ -371,15 +371,22 @@ def on_topic(
     return [c for c in found if names(c["a"]) or names(c["b"])]
 
 
-def described(found: list[dict[str, Any]], working: WorkingMemory) -> list[dict[str, Any]]:
+def described(
+    found: list[dict[str, Any]], working: WorkingMemory, at: datetime, known_at: datetime | None
+) -> list[dict[str, Any]]:
     """Conflicts from ``contradictions`` and ``clashes``, each side with its text and
-    confidence. The caller holds the read lock."""
+    confidence (as recall shows it with no agent asked, at valid time ``at`` as known at
+    ``known_at``). The caller holds the read lock."""
+    at_us = micros(at)
+    known = None if known_at is None else micros(known_at)
     for conflict in found:
         for side in ("a", "b"):
             row = working.row_of.get(conflict[side])
             entry = working.entries[row] if row is not None else None
             conflict[f"{side}_text"] = entry.text if entry else ""
-            conflict[f"{side}_confidence"] = entry.confidence if entry else Decimal(0)
+            conflict[f"{side}_confidence"] = (
+                working.shown_confidence(row, known, at_us) if row is not None else Decimal(0)
+            )
     return found
 
 

@@ -229,11 +229,16 @@ def answer(
         for topic in asked.topics:
             any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
         mask &= any_topic
-    # The asked agent's own confidence in what it holds with another than the observation's.
-    own = working.agent_confidence(asked.agent, known_us, at_us) if asked.agent is not None else {}
+    # The confidence results show where it is not the observation's: the asked agent's own,
+    # or with none asked, the first believer's still holding it.
+    own = (
+        working.agent_confidence(asked.agent, known_us, at_us)
+        if asked.agent is not None
+        else working.shown_confidences(known_us, at_us)
+    )
     if asked.minimum is not None:
         confidence = working.confidence[:n]
-        if own:  # the agent's own belief in another agent's observation
+        if own:  # a belief of its own, or a first believer gone
             confidence = confidence.copy()
             for row, held in own.items():
                 if row < n:
@@ -356,8 +361,8 @@ def _order(
     own: dict[int, Decimal],
     current: BoolArray | None,
 ) -> list[Ranked]:
-    """Present results in the requested order (by confidence: ``own`` where the asked agent
-    holds one of its own); facts no longer valid (not ``current``) come last."""
+    """Present results in the requested order (by confidence: ``own`` where a result shows
+    another than its observation's); facts no longer valid (not ``current``) come last."""
     entries = working.entries
     if order_by == "confidence":
         ranked = sorted(

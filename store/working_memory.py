@@ -926,6 +926,47 @@ class WorkingMemory:
                 found[row] = own
         return found
 
+    def shown_confidence(
+        self, row: int, known_at: int | None = None, at: int | None = None
+    ) -> Decimal:
+        """The confidence the observation at ``row`` shows when no agent is asked: that of
+        the first belief holding it at record time ``known_at`` (None: now) and valid time
+        ``at`` (``believers``); the observation's own (its first believer's) while that one
+        holds it, or when none does. An agent's withdrawn belief no longer speaks for it."""
+        entry = self.entries[row]
+        gone = self.withdrawn.get(row)
+        if not gone:
+            return entry.confidence
+        held = self.believers(row, known_at, at)
+        if not held:
+            return entry.confidence
+        since = {b: s for _, b, s, *_ in gone}
+
+        def began(held_by: tuple[str, str]) -> int:
+            belief = held_by[1]
+            if belief in since:
+                return since[belief]
+            late = self.late_beliefs.get(belief)
+            return late[2] if late is not None else micros(entry.recorded_at)
+
+        first = min(held, key=began)[1]
+        for mine in (self.belief_confidence, self.withdrawn_confidence):
+            if (own := mine.get(first)) is not None:
+                return own
+        return entry.confidence
+
+    def shown_confidences(
+        self, known_at: int | None = None, at: int | None = None
+    ) -> dict[int, Decimal]:
+        """``shown_confidence`` of every row where it is not the observation's own: rows
+        whose first believer withdrew while others kept them (few: only those can differ)."""
+        found: dict[int, Decimal] = {}
+        for row in self.withdrawn:
+            shown = self.shown_confidence(row, known_at, at)
+            if shown != self.entries[row].confidence:
+                found[row] = shown
+        return found
+
     def agent_mask(
         self, agent: str, n: int, known_at: int | None = None, at: int | None = None
     ) -> BoolArray:

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -838,6 +839,31 @@ def test_the_markdown_names_only_the_agents_that_hold_an_observation_now(tmp_pat
     write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
     page = (tmp_path / "pages" / "pier.md").read_text(encoding="utf-8")
     assert "believed by alice)" in page and "bob" not in page.split("believed by")[1]
+
+
+def test_pages_and_the_listing_show_the_confidence_of_the_first_believer_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # bob told it at 0.3, alice shared it at 0.9, bob forgot it: the page and `recall --all`
+    # showed bob's 0.3, as recall no longer does.
+    data_dir = tmp_path / "m"
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        gulls = {"text": "Gulls nest on the pier.", "topics": ["pier"]}
+        [told] = memory.remember([MemoryDraft(**gulls, agent="bob", confidence="0.3")])
+        memory.remember([MemoryDraft(**gulls, agent="alice", confidence="0.9")])
+        memory.forget(told.observation_id, agent="bob")
+        [found] = memory.recall("gulls").results
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    assert found.confidence == Decimal("0.9")
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    page = (tmp_path / "pages" / "pier.md").read_text(encoding="utf-8")
+    assert "(confidence 0.9; believed by alice)" in page
+    [listed] = Doxa(data_dir, capsys).json("recall", "--all")["results"]
+    assert (listed["confidence"], listed["agents"]) == ("0.9", ["alice"])
 
 
 def test_the_markdown_names_an_agent_whose_belief_holds_until_a_fact_not_begun(

@@ -682,6 +682,69 @@ def test_an_agents_own_confidence_is_the_one_it_held_at_known_at(memory: Memory)
     ]
 
 
+def test_without_an_agent_a_shared_fact_shows_the_confidence_of_its_first_believer_left(
+    memory: Memory,
+) -> None:
+    # driver told Paris at 0.3, scout shared it at 0.9, then driver forgot it: recall showed
+    # (and min_confidence filtered by) driver's 0.3 though only scout's 0.9 held it.
+    def told(city: str, agent: str, confidence: str) -> str:
+        fact = FactDraft("Alice", "lives in", city)
+        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
+        [done] = memory.remember([replace(draft, fact=fact)])
+        return done.observation_id
+
+    paris = told("Paris", "driver", "0.3")
+    told("Paris", "scout", "0.9")
+    told("Rome", "carol", "0.5")
+    then = memory.evidence(paris)["believers"][-1]["since"]
+    memory.forget(paris, agent="driver")
+
+    def shown(**asked: Any) -> dict[str, Decimal]:
+        found = memory.recall("", subject="Alice", **asked).results
+        return {r.observation_id: r.confidence for r in found}
+
+    assert shown()[paris] == Decimal("0.9")
+    assert list(shown(min_confidence="0.8")) == [paris]
+    assert next(iter(shown(order_by="confidence"))) == paris
+    # As the memory held it before the forget: driver's, first, and not above 0.8.
+    assert shown(known_at=then)[paris] == Decimal("0.3")
+    assert paris not in shown(known_at=then, min_confidence="0.8")
+    # The better supported value first: scout's 0.9 over carol's Rome at 0.5.
+    lives = memory.about("Alice")["facts"]["lives_in"]
+    assert [(v["object"], v["confidence"]) for v in lives] == [
+        ("Paris", Decimal("0.9")),
+        ("Rome", Decimal("0.5")),
+    ]
+    [clash] = clashes(memory)
+    side = "a" if clash["a"] == paris else "b"
+    assert clash[f"{side}_confidence"] == Decimal("0.9")
+    [fact] = [f for f in memory.picture().facts if f.id == paris]
+    assert fact.confidence == "0.9"
+
+
+def test_a_shared_fact_its_first_believer_moved_on_from_shows_the_others_confidence(
+    memory: Memory,
+) -> None:
+    # scout told Paris at 0.4, driver shared it at 0.8, scout told Berlin from June: from
+    # June the fact is driver's alone, before then scout's too (the first believer).
+    def told(city: str, agent: str, confidence: str, since: str | None = None) -> str:
+        fact = FactDraft("Alice", "lives in", city, valid_from=since)
+        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
+        [done] = memory.remember([replace(draft, fact=fact)])
+        return done.observation_id
+
+    paris = told("Paris", "scout", "0.4", "2024-01-01T00:00:00Z")
+    told("Paris", "driver", "0.8")
+    told("Berlin", "scout", "0.6", "2024-06-01T00:00:00Z")
+
+    def paris_shows(as_of: str | None = None) -> Decimal:
+        found = memory.recall("", subject="Alice", as_of=as_of).results
+        return next(r.confidence for r in found if r.observation_id == paris)
+
+    assert paris_shows() == Decimal("0.8")
+    assert paris_shows("2024-03-01T00:00:00Z") == Decimal("0.4")
+
+
 def test_forgetting_by_one_of_two_believers_withdraws_only_its_belief(
     settings: Settings, memory: Memory
 ) -> None:

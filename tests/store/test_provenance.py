@@ -97,7 +97,8 @@ def test_described_conflicts_carry_texts_and_keep_those_on_the_topic() -> None:
     )
     found = provenance.clashes(working, None, None, NOW)
     assert len(found) == 2
-    [on_route] = provenance.described(provenance.on_topic(found, working, "Route-9"), working)
+    on_topic = provenance.on_topic(found, working, "Route-9")
+    [on_route] = provenance.described(on_topic, working, NOW, None)
     assert {on_route["a_text"], on_route["b_text"]} == {
         "scout: bridge is closed (day 1).",
         "driver: bridge is open (day 1).",
