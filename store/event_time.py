@@ -1310,6 +1310,75 @@ def _day_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield match.start(), match.end(), span
 
 
+# Two days with their months and no "from" before them: "28 May to 3 June", "May 28 - June 3",
+# "2024-05-01 to 2024-05-03".
+_BARE_RANGE_STARTS = [_compile(_ISO), _compile(_DMY), _compile(_MDY)]
+
+
+def _bare_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    """Ranges of two dates, each with its day and month, that no "from" or "between" opens
+    (``_range_candidates`` reads those): only a range read whole is a candidate, so a
+    date that starts none is read alone as before."""
+    text = ctx.text
+    for pattern in _BARE_RANGE_STARTS:
+        for first in pattern.finditer(text):
+            link = _RANGE_TO.match(text, first.end())
+            if link is None:
+                continue
+            second = _longest_date(text, link.end())
+            if second is None:
+                continue
+            a, b = _parse_date(first), _parse_date(second)
+            if a.day is None or b.day is None or a.month is None or b.month is None:
+                continue
+            span = _safely(partial(_range_span, a, b, first, ctx))
+            if span is not None:
+                yield first.start(), second.end(), span
+
+
+# A stretch of weekdays: "from Monday to Wednesday", "Tuesday through Thursday next week",
+# "between Monday and Friday of last week". "and" only after "between", as days of a month.
+_WEEKDAY_RANGE = _compile(
+    rf"\b(?:(?P<kw>from|between)\s+)?(?P<w1>{'|'.join(_WEEKDAYS)})"
+    r"(?:\s*(?:-|\u2013)\s*|\s+(?P<word>to|until|till|through|thru|and)\s+)"
+    rf"(?P<w2>{'|'.join(_WEEKDAYS)})\b(?:\s+(?:of\s+)?(?P<which>last|next|this)\s+week\b)?"
+)
+
+
+def _resolve_weekday_range(match: re.Match[str], ctx: _Context) -> _Span | None:
+    """The days from one weekday to the next given one: of the week named, else the
+    stretch just gone (its last day today at the latest) when the sentence looks back, or
+    the one ahead (its first day after today) when it looks ahead; a habit ("works Monday
+    to Friday") or a sentence with no direction gives none."""
+    first, last = _WEEKDAYS[match["w1"].casefold()], _WEEKDAYS[match["w2"].casefold()]
+    length = (last - first) % 7
+    if length == 0:
+        return None
+    today = ctx.today
+    if match["which"]:
+        shift = {"last": -7, "this": 0, "next": 7}[match["which"].casefold()]
+        start = today - timedelta(days=today.weekday() - shift) + timedelta(days=first)
+    elif ctx.habitual(match):
+        return None
+    elif ctx.future(match):
+        start = _weekday_after(today, first, or_today=False)
+    elif ctx.past(match):
+        start = _weekday_before(today, last, or_today=True) - timedelta(days=length)
+    else:
+        return None
+    return start, start + timedelta(days=length + 1), "span"
+
+
+def _weekday_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    for match in _WEEKDAY_RANGE.finditer(ctx.text):
+        between = (match["kw"] or "").casefold() == "between"
+        if between != ((match["word"] or "").casefold() == "and"):
+            continue
+        span = _safely(partial(_resolve_weekday_range, match, ctx))
+        if span is not None:
+            yield match.start(), match.end(), span
+
+
 def _candidates(ctx: _Context) -> Iterator[_Candidate]:
     for pattern, resolver in _STANDALONE:
         for match in pattern.finditer(ctx.text):
@@ -1318,6 +1387,8 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
     yield from _since_candidates(ctx)
     yield from _range_candidates(ctx)
     yield from _day_range_candidates(ctx)
+    yield from _bare_range_candidates(ctx)
+    yield from _weekday_range_candidates(ctx)
 
 
 # --- the API ----------------------------------------------------------------------------------

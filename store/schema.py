@@ -52,6 +52,16 @@ BEING_SOMEWHERE = (
     r"\b(?:am|are|is|m|re|s)\s+"
     r"(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting)\b"
 )
+#: Words that join the two ends of a range ("28 May to 3 June", "May 28 - June 3"), and a
+#: day written ISO 8601: beside a digit and ``DAYS_NAMED`` or such a day, migration 22 reads
+#: the text again (a range of two months' days, no "from" before it, is a span).
+RANGE_JOINED = r"\b(?:to|until|till|through|thru)\b|-|" + "\u2013"
+ISO_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+#: Two weekdays' names: migration 22 reads such a text again ("from Monday to Wednesday").
+TWO_WEEKDAYS = (
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b[\s\S]*"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -331,6 +341,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             # stand beside a day named.
             "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
             f"o.text, '(?i){DAYS_NAMED}') AND regexp_matches(o.text, '(?i){BEING_SOMEWHERE}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ),
+    Migration(
+        22,
+        "event times read again: ranges with no from, and of weekdays",
+        (
+            # "28 May to 3 June" (no "from" before it) and "from Monday to Wednesday" are
+            # spans: read again, as migration 20 reads, the texts that join a day named (or
+            # an ISO 8601 day) to another, and those naming two weekdays.
+            "MATCH (o:Observation) WHERE (regexp_matches(o.text, '[0-9]')"
+            f" AND regexp_matches(o.text, '(?i){RANGE_JOINED}')"
+            f" AND (regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" OR regexp_matches(o.text, '{ISO_DAY}')))"
+            f" OR regexp_matches(o.text, '(?i){TWO_WEEKDAYS}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

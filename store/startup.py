@@ -156,8 +156,8 @@ def load(
     Returns:
         What was computed again for observations a migration cleared it of, for the graph
         to keep (``refill``): per column, (id, value): ``event_times`` (migrations 3, 11,
-        12, 20, 21) and records' ``text_key`` (13); and the judged recalls by id, learned once the
-        embedder is known to fit them (``learn_judged``).
+        12, 20, 21, 22) and records' ``text_key`` (13); and the judged recalls by id, learned
+        once the embedder is known to fit them (``learn_judged``).
     """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the

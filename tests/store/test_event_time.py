@@ -494,6 +494,75 @@ DAY_RANGES: list[Case] = [
 
 # A plan told in the present: a day later in the year it was said is ahead.
 MAY_20 = datetime(2024, 5, 20, 10, tzinfo=UTC)
+# Said on Tuesday 9 May 2023 (SAID): ranges no "from" opens, and stretches of weekdays.
+BARE_RANGES: list[Case] = [
+    (
+        "We stayed in Lisbon 28 May to 3 June.",
+        SAID,
+        day(2022, 5, 28),
+        day(2022, 6, 4),
+        "span",
+        "28 May to 3 June",
+    ),
+    (
+        "I'll be away May 28 - June 3.",
+        SAID,
+        day(2023, 5, 28),
+        day(2023, 6, 4),
+        "span",
+        "May 28 - June 3",
+    ),
+    (
+        "we were off 2023-05-01 to 2023-05-03",
+        SAID,
+        day(2023, 5, 1),
+        day(2023, 5, 4),
+        "span",
+        "2023-05-01 to 2023-05-03",
+    ),
+    # The stretch just gone ends today at the latest; the one ahead begins after today.
+    (
+        "I was in Rome from Monday to Wednesday.",
+        SAID,
+        day(2023, 5, 1),
+        day(2023, 5, 4),
+        "span",
+        "from Monday to Wednesday",
+    ),
+    (
+        "from Friday to Monday we camped",
+        SAID,
+        day(2023, 5, 5),
+        day(2023, 5, 9),
+        "span",
+        "from Friday to Monday",
+    ),
+    (
+        "I'll be in Rome from Monday to Wednesday.",
+        SAID,
+        day(2023, 5, 15),
+        day(2023, 5, 18),
+        "span",
+        "from Monday to Wednesday",
+    ),
+    (
+        "Tuesday through Thursday next week I'm in Paris.",
+        SAID,
+        day(2023, 5, 16),
+        day(2023, 5, 19),
+        "span",
+        "Tuesday through Thursday next week",
+    ),
+    (
+        "Between Monday and Friday of last week I worked late.",
+        SAID,
+        day(2023, 5, 1),
+        day(2023, 5, 6),
+        "span",
+        "Between Monday and Friday of last week",
+    ),
+]
+
 PRESENT_PLANS: list[Case] = [
     (
         "My flight to Rome leaves on 3 June",
@@ -793,6 +862,7 @@ SPOKEN: list[Case] = [
     + WEEKDAY_YEARS
     + DAY_RANGES
     + PRESENT_PLANS
+    + BARE_RANGES
     + SPOKEN,
 )
 def test_an_expression_resolves_to_its_exact_span(
@@ -869,6 +939,9 @@ NEGATIVES = [
     # not days of one month
     "ages 3-10 may apply",
     "June 3 to 10 people came",
+    # a habit, and a stretch said with no tense
+    "I work Monday to Friday",
+    "Monday to Friday is the busy stretch",
 ]
 
 
