@@ -1263,15 +1263,18 @@ def _range_candidates(ctx: _Context) -> Iterator[_Candidate]:
         if first is None:
             continue
         joiner = _RANGE_AND if opening["kw"].casefold() == "between" else _RANGE_TO
-        link = joiner.match(text, first.end())
-        if link is None:
-            continue
-        second = _longest_date(text, link.end())
+        second = _joined(text, first, joiner)
         if second is None:
             continue
         a, b = _parse_date(first), _parse_date(second)
         span = _safely(partial(_range_span, a, b, opening, ctx))
         yield opening.start(), second.end(), span
+
+
+def _joined(text: str, first: re.Match[str], joiner: re.Pattern[str]) -> re.Match[str] | None:
+    """The date ``joiner`` links to the date ``first`` ends before, if any."""
+    link = joiner.match(text, first.end())
+    return None if link is None else _longest_date(text, link.end())
 
 
 # Days of one month: "from 3 to 10 June", "between the 3rd and the 10th of June", "3-10 June",
@@ -1322,10 +1325,7 @@ def _bare_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
     text = ctx.text
     for pattern in _BARE_RANGE_STARTS:
         for first in pattern.finditer(text):
-            link = _RANGE_TO.match(text, first.end())
-            if link is None:
-                continue
-            second = _longest_date(text, link.end())
+            second = _joined(text, first, _RANGE_TO)
             if second is None:
                 continue
             a, b = _parse_date(first), _parse_date(second)
