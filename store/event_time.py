@@ -985,9 +985,9 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 _ISO = r"(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
-_WEEKDAY_PREFIX = (
-    r"(?:(?P<on>on)\s+)?(?:(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+)?"
-)
+# A weekday said before a day ("Tuesday 14 May"), which chooses its year.
+_WEEKDAY_LEAD = r"(?:(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+)?"
+_WEEKDAY_PREFIX = rf"(?:(?P<on>on)\s+)?{_WEEKDAY_LEAD}"
 _DMY = (
     rf"(?:the\s+)?{_DAY}(?P<of>\s+of)?\s+{_MONTH}\b{_MAY_VERB_AFTER}"
     rf"(?:\.?,?\s+{_YEAR}\b)?"
@@ -1136,8 +1136,8 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
 # What "since" and "from ... to ..." are followed by: dates whose cue is that word.
 _BARE_DATES: list[re.Pattern[str]] = [
     _compile(_ISO),
-    _compile(_DMY),
-    _compile(_MDY),
+    _compile(_WEEKDAY_LEAD + _DMY),
+    _compile(_WEEKDAY_LEAD + _MDY),
     _compile(_MY),
     _compile(_BARE_MONTH),
     _compile(_LONE_YEAR),
@@ -1315,7 +1315,7 @@ def _day_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
 
 # Two days with their months and no "from" before them: "28 May to 3 June", "May 28 - June 3",
 # "2024-05-01 to 2024-05-03".
-_BARE_RANGE_STARTS = [_compile(_ISO), _compile(_DMY), _compile(_MDY)]
+_BARE_RANGE_STARTS = [_compile(_ISO), *(_compile(rf"\b{_WEEKDAY_LEAD}{d}") for d in (_DMY, _MDY))]
 
 
 def _bare_range_candidates(ctx: _Context) -> Iterator[_Candidate]:

@@ -520,6 +520,31 @@ BARE_RANGES: list[Case] = [
         "span",
         "2023-05-01 to 2023-05-03",
     ),
+    # A weekday said with either end, as with one day ("Tuesday 14 May").
+    (
+        "I'm away from Tuesday 16 May to Friday 19 May.",
+        SAID,
+        day(2023, 5, 16),
+        day(2023, 5, 20),
+        "span",
+        "from Tuesday 16 May to Friday 19 May",
+    ),
+    (
+        "We were in Oslo Tuesday 2 May to Friday 5 May.",
+        SAID,
+        day(2023, 5, 2),
+        day(2023, 5, 6),
+        "span",
+        "Tuesday 2 May to Friday 5 May",
+    ),
+    (
+        "We hiked from Friday 10 May to Sunday 12 May.",
+        SAID,
+        day(2024, 5, 10),
+        day(2024, 5, 13),
+        "span",
+        "from Friday 10 May to Sunday 12 May",
+    ),
     # The stretch just gone ends today at the latest; the one ahead begins after today.
     (
         "I was in Rome from Monday to Wednesday.",
