@@ -1406,6 +1406,10 @@ _ANY_TIME_WORD = _lazy(
 )
 
 
+#: Code in Markdown: a fenced block (to its closing fence, or the end) or an inline span.
+_CODE = re.compile(r"```[\s\S]*?(?:```|$)|`[^`\n]+`")
+
+
 def event_times(text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> list[EventTime]:
     """Every expression in ``text`` that places its event in time, resolved against ``said_at``.
 
@@ -1428,7 +1432,10 @@ def event_times(text: str, said_at: datetime, stated: Sequence[datetime] = ()) -
     said = said_at.replace(tzinfo=UTC)
     ctx = _Context.of(text, said, stated)
     # The characters a longer expression took: a shorter one overlapping them is left out.
+    # Code tells no time of the event ("`git log --since yesterday`"): taken from the start.
     taken = bytearray(len(text))
+    for code in _CODE.finditer(text):
+        taken[code.start() : code.end()] = b"\x01" * (code.end() - code.start())
     found: list[tuple[int, EventTime]] = []
     for start, end, span in sorted(_candidates(ctx), key=lambda c: (c[0] - c[1], c[0])):
         if any(taken[start:end]):

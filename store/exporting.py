@@ -418,7 +418,8 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
     """Compute what the file's version read differently, or did not keep, as the migrations
     since compute it for a memory's own observations: event times (every observation's
     before migration 11, a record's before 12, a fact's or a text with a digit before 20,
-    one that tells of being somewhere before 21, one that joins two days before 22)
+    one that tells of being somewhere before 21, one that joins two days or holds code
+    before 22)
     and a record's duplicate key (before 13),
     and either when the file has none; a recall that does not say which model ranked it
     (before 10) is ranked by one not known, and teaches the ranker nothing.
@@ -440,7 +441,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (record is not None and before(12))
             or (before(20) and _read_differently(observation))
             or (before(21) and _read_differently(observation, _BEING_SOMEWHERE))
-            or (before(22) and _joins_days(observation))
+            or (before(22) and _read_by_22(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -538,12 +539,12 @@ def _read_differently(observation: dict[str, Any], *also: re.Pattern[str]) -> bo
     return all(p.search(text) is not None for p in (_DIGIT, _DAYS_NAMED, *also))
 
 
-def _joins_days(observation: dict[str, Any]) -> bool:
+def _read_by_22(observation: dict[str, Any]) -> bool:
     """Whether migration 22 has an observation's event times read again: a text joining a
-    day named (or an ISO 8601 day) to another, or naming two weekdays, as its query picks
-    them."""
+    day named (or an ISO 8601 day) to another, naming two weekdays, or holding a backtick
+    (code), as its query picks them."""
     text = observation["text"] or ""
-    if _TWO_WEEKDAYS.search(text):
+    if "`" in text or _TWO_WEEKDAYS.search(text):
         return True
     days = _DAYS_NAMED.search(text) or _ISO_DAY.search(text)
     return bool(_DIGIT.search(text) and _RANGE_JOINED.search(text) and days)

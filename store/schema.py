@@ -346,16 +346,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         22,
-        "event times read again: ranges with no from, and of weekdays",
+        "event times read again: ranges with no from, of weekdays, and code",
         (
             # "28 May to 3 June" (no "from" before it) and "from Monday to Wednesday" are
-            # spans: read again, as migration 20 reads, the texts that join a day named (or
-            # an ISO 8601 day) to another, and those naming two weekdays.
+            # spans, and code tells no time: read again, as migration 20 reads, the texts
+            # that join a day named (or an ISO 8601 day) to another, those naming two
+            # weekdays, and those holding a backtick.
             "MATCH (o:Observation) WHERE (regexp_matches(o.text, '[0-9]')"
             f" AND regexp_matches(o.text, '(?i){RANGE_JOINED}')"
             f" AND (regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '{ISO_DAY}')))"
-            f" OR regexp_matches(o.text, '(?i){TWO_WEEKDAYS}')"
+            f" OR regexp_matches(o.text, '(?i){TWO_WEEKDAYS}') OR o.text CONTAINS '`'"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -964,6 +964,9 @@ NEGATIVES = [
     # not days of one month
     "ages 3-10 may apply",
     "June 3 to 10 people came",
+    # code
+    "run `git log --since yesterday` to see it",
+    "```\nnightly: every Monday\nsince: 2019-01-01\n```",
     # a habit, and a stretch said with no tense
     "I work Monday to Friday",
     "Monday to Friday is the busy stretch",
@@ -1156,3 +1159,8 @@ def test_a_date_without_its_year_takes_the_year_of_the_day_a_fact_states(
     # without what the fact states, the words alone are read in the past
     alone = event_time(text, said)
     assert alone is None or alone.start.year <= 2023
+
+
+def test_code_beside_words_of_time_leaves_only_the_words() -> None:
+    times = event_times("Yesterday I ran `git log --since 2020` again.", SAID)
+    assert [(t.phrase, t.start) for t in times] == [("Yesterday", day(2023, 5, 8))]

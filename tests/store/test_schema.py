@@ -501,20 +501,22 @@ def test_being_somewhere_told_in_the_present_is_read_again_as_a_plan(
 def test_ranges_with_no_from_and_of_weekdays_are_read_again_as_spans(
     settings: Settings,
 ) -> None:
-    # A store at migration 21 read "28 May to 3 June" as 3 June alone, and "from Monday to
-    # Wednesday" as Wednesday; migration 22 reads texts joining such days again, no others.
+    # A store at migration 21 read "28 May to 3 June" as 3 June alone, "from Monday to
+    # Wednesday" as Wednesday, and code as words; migration 22 reads texts joining such days
+    # again, and those holding code, no others.
     said = "2024-05-15T10:00:00Z"  # a Wednesday
     memory = open_memory(settings)
     done = memory.remember(
         [
             MemoryDraft("We stayed in Lisbon 28 May to 3 June.", observed_at=said),
             MemoryDraft("I was in Rome from Monday to Wednesday.", observed_at=said),
+            MemoryDraft("Ran `make` yesterday.", observed_at=said),
             MemoryDraft("We hiked yesterday.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 22, [m.observation_id for m in done])
-    assert happened == [["2023-05-28/2023-06-03"], ["2024-05-13/2024-05-15"], []]
+    assert happened == [["2023-05-28/2023-06-03"], ["2024-05-13/2024-05-15"], ["2024-05-14"], []]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
