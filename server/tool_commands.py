@@ -107,6 +107,12 @@ def add_parsers(commands: Any) -> None:
     feedback.add_argument("recall_id")
     feedback.add_argument("--accepted", action="append", metavar="ID", help="repeatable")
     feedback.add_argument("--rejected", action="append", metavar="ID", help="repeatable")
+    feedback.add_argument(
+        "--none",
+        action="store_true",
+        default=None,
+        help="none of its results helped (each counts an impression, none a hit)",
+    )
     forget = commands.add_parser("forget", help="retract or purge (the forget tool)")
     forget.add_argument("id", help="observation id")
     forget.add_argument("--mode", choices=["retract", "purge"])
@@ -149,6 +155,17 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
             given["memories"] = _json(_text_of(given["memories"], "--memories"), "--memories")
         if "record" in given:
             given["record"] = _json(given["record"], "--record")
+    if args.command == "feedback":
+        # A recall is judged once: a bare `doxa feedback rec_…` would judge it empty.
+        nothing = given.pop("none", None)
+        judged = "accepted" in given or "rejected" in given
+        if nothing and judged:
+            raise CommandError("--none judges that nothing helped: give it without ids")
+        if not nothing and not judged:
+            raise CommandError(
+                "give --accepted or --rejected ids, or --none if nothing in the recall helped"
+                " (a recall is judged once)"
+            )
     if "where" in given:
         given["where"] = _json(given["where"], "--where")
     return given

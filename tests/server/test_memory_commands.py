@@ -228,6 +228,20 @@ def test_feedback_and_forget_change_what_recall_returns(doxa: Doxa) -> None:
     assert doxa.counts()["retracted"] == 1
 
 
+def test_feedback_with_no_judgement_is_refused_and_none_judges_that_nothing_helped(
+    doxa: Doxa,
+) -> None:
+    # A bare `doxa feedback rec_…` judged the recall empty, and a recall is judged once.
+    ids = fill(doxa.data_dir)
+    found = doxa.json("recall", "bridge")
+    code, _, err = doxa("feedback", found["recall_id"])
+    assert code == 1 and "give --accepted or --rejected ids, or --none" in err
+    code, _, err = doxa("feedback", found["recall_id"], "--none", "--accepted", ids["open"])
+    assert code == 1 and "--none judges that nothing helped" in err
+    judged = doxa.json("feedback", found["recall_id"], "--none")
+    assert judged == {"recall_id": found["recall_id"], "impressions": len(found["results"])}
+
+
 def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None:
     fill(doxa.data_dir)
     found = doxa.json("stats")
