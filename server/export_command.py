@@ -13,6 +13,7 @@ Exit codes: 0 done, 1 refused or failed (the message says why).
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -50,7 +51,9 @@ def add_parsers(commands: Any) -> None:
         help="the judged results, for rankers (besides the memory's FILE, when given)",
     )
     importing = commands.add_parser("import", help="read an export file into the memory")
-    importing.add_argument("file", type=_path, help="a file written by doxa export")
+    importing.add_argument(
+        "file", type=_path, help="a file written by doxa export (-: standard input)"
+    )
     backup = commands.add_parser("backup", help="copy the data directory, consistently")
     backup.add_argument("target", type=_path, help="a new or empty directory")
     for parser in (export, importing, backup):
@@ -152,7 +155,20 @@ def _import(settings: Settings, file: Path, as_json: bool) -> int:
     from doxa.store.importing import import_file
 
     began = time.perf_counter()
-    done = import_file(settings.store, file, lambda line: print(line, file=sys.stderr))
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    if str(file) == "-":
+        # Standard input, read whole first: the file is checked whole before anything is
+        # written, and read again to write it.
+        with tempfile.TemporaryDirectory(prefix="doxa-import-") as folder:
+            copy = Path(folder) / "stdin.jsonl"
+            with copy.open("wb") as out:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            done = import_file(settings.store, copy, say, name="stdin")
+    else:
+        done = import_file(settings.store, file, say)
     seconds = round(time.perf_counter() - began, 2)
     if as_json:
         import json

@@ -64,7 +64,9 @@ def add_parsers(commands: Any) -> None:
     )
     remember.add_argument("--contradicts", action="append", metavar="ID", help="repeatable")
     remember.add_argument("--record", help='JSON: {"type": "Track", "fields": {...}}')
-    remember.add_argument("--memories", type=Path, help="a JSON file of many memories")
+    remember.add_argument(
+        "--memories", type=Path, help="a JSON file of many memories (-: standard input)"
+    )
     recall = commands.add_parser("recall", help="search the memory (the recall tool)")
     recall.add_argument("query", nargs="?", default="", help="may be empty with a filter")
     recall.add_argument("--agent", help="only what this agent believes")
@@ -197,12 +199,15 @@ def _support(text: str) -> dict[str, str]:
 
 
 def _text_of(path: Path, flag: str) -> str:
+    """The text of the file ``path`` (``-``: standard input)."""
     try:
-        return path.read_bytes().decode("utf-8")
+        held = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        return held.decode("utf-8")
     except OSError as error:
         raise CommandError(f"{flag}: cannot read {path} ({error.strerror})") from None
     except UnicodeDecodeError as error:
-        raise CommandError(f"{flag}: {path} is not UTF-8 text (byte {error.start + 1})") from None
+        where = "standard input" if str(path) == "-" else path
+        raise CommandError(f"{flag}: {where} is not UTF-8 text (byte {error.start + 1})") from None
 
 
 def _json(text: str, flag: str) -> Any:

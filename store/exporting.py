@@ -279,17 +279,18 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
         raise ImportRefused(f"{where}: {name} {value!r} is not a {kind} ({error})") from None
 
 
-def parse_export(path: Path) -> Parsed:
-    """Read and check a whole export file.
+def parse_export(path: Path, name: str | None = None) -> Parsed:
+    """Read and check a whole export file (named ``name`` in messages; default: its path).
 
     Raises:
         ImportRefused: the file is not a doxa export, is of a newer format, or has a bad
             line (named with its number and field).
     """
+    shown = str(path) if name is None else name
     try:
         handle = path.open("rb")  # each line decoded on its own, so a bad one is named
     except OSError as error:
-        raise ImportRefused(f"{path}: cannot be read ({error.strerror})") from None
+        raise ImportRefused(f"{shown}: cannot be read ({error.strerror})") from None
     with handle:
         first = handle.readline()
         try:
@@ -297,17 +298,17 @@ def parse_export(path: Path) -> Parsed:
         except ValueError:
             header = None
         if not isinstance(header, dict) or header.get("doxa") != "export":
-            raise ImportRefused(f"{path}: line 1 is not a doxa export header")
+            raise ImportRefused(f"{shown}: line 1 is not a doxa export header")
         version = header.get("format")
         if not isinstance(version, int) or isinstance(version, bool):
             raise ImportRefused(
-                f"{path}: line 1's format {version!r} is not a number: a doxa export header"
+                f"{shown}: line 1's format {version!r} is not a number: a doxa export header"
                 f' holds "format": {FORMAT} (or older, as a number); write it so or export'
                 " the memory again"
             )
         if version > FORMAT:
             raise ImportRefused(
-                f"{path}: export format {version!r} was written by a newer doxa; this one"
+                f"{shown}: export format {version!r} was written by a newer doxa; this one"
                 f" reads format {FORMAT} and older: upgrade doxa to import it"
             )
         parsed = Parsed(header)
@@ -321,7 +322,7 @@ def parse_export(path: Path) -> Parsed:
         for number, raw in enumerate(handle, start=2):
             if not raw.strip():
                 continue
-            where = f"{path} line {number}"
+            where = f"{shown} line {number}"
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -343,7 +344,7 @@ def parse_export(path: Path) -> Parsed:
             row = _checked(line, where, legacy)
             parsed.objects.setdefault(str(line.get("table")), []).append(row)
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
-    _all_there(parsed, path)
+    _all_there(parsed, shown)
     _predicates_named(parsed)
     # Every record read, as the memory loads it and a client reads it back, also where
     # nothing of it is read again.
@@ -396,7 +397,7 @@ def _predicate_named(predicate: str, where: str, what: str) -> str:
     return named
 
 
-def _all_there(parsed: Parsed, path: Path) -> None:
+def _all_there(parsed: Parsed, shown: str) -> None:
     """Refuse a file that holds fewer or more lines than its header counts: cut short (a
     copy that stopped, a ``head``) or edited, it would import as a memory missing parts."""
     counts = parsed.header.get("counts")
@@ -409,7 +410,7 @@ def _all_there(parsed: Parsed, path: Path) -> None:
     expected, held = sum(counts.values()), parsed.total + len(parsed.pruned)
     if held != expected:
         raise ImportRefused(
-            f"{path}: its header counts {expected} objects but the file holds {held}: it was"
+            f"{shown}: its header counts {expected} objects but the file holds {held}: it was"
             " cut short or edited; export the memory again"
         )
 

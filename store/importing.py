@@ -40,17 +40,20 @@ def page_cache_bytes(buffer_pool_mb: int, objects: int) -> int:
     return max(buffer_pool_mb << 20, objects * POOL_BYTES_PER_OBJECT)
 
 
-def import_file(settings: StoreSettings, path: Path, progress: Progress | None = None) -> Imported:
-    """Read ``path`` into the memory of ``settings.data_dir`` (created if absent; removed
-    again, with any parent the import created, if the import fails).
+def import_file(
+    settings: StoreSettings, path: Path, progress: Progress | None = None, name: str | None = None
+) -> Imported:
+    """Read ``path`` (named ``name`` in messages; default: its path) into the memory of
+    ``settings.data_dir`` (created if absent; removed again, with any parent the import
+    created, if the import fails).
 
     Raises:
         ImportRefused: the file is bad (nothing was written).
         MemoryStoreError: a server owns the directory, or the memory failed.
     """
     say = progress or (lambda _: None)
-    parsed = parse_export(path)
-    say(f"read {parsed.total} objects from {path}")
+    parsed = parse_export(path, name)
+    say(f"read {parsed.total} objects from {path if name is None else name}")
     data_dir = Path(settings.data_dir).expanduser()
     created = _first_missing(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ another process owns (an in-process owner here, a real ``doxa serve`` in the slo
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -668,6 +669,31 @@ def test_import_into_an_existing_memory_skips_what_it_holds(doxa: Doxa, tmp_path
     listed = doxa.json("recall", "--all", data_dir=other)
     assert listed["total"] == 6
     assert own["observation_id"] in {r["observation_id"] for r in listed["results"]}
+
+
+def test_import_and_remember_read_standard_input_from_a_dash(
+    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def typed(data: bytes) -> None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+    fill(doxa.data_dir)
+    file = tmp_path / "a.jsonl"
+    assert doxa("export", str(file))[0] == 0
+    typed(file.read_bytes())
+    copy = tmp_path / "copy"
+    assert doxa.json("import", "-", data_dir=copy)["created"]["Observation"] == 5
+    assert doxa.counts(data_dir=copy) == doxa.counts()
+    typed(b'{"doxa": "export", "format": 2}\n{"table": "Nope"}\n')
+    code, _, err = doxa("import", "-", data_dir=tmp_path / "none")
+    assert code == 1 and "doxa import: stdin line 2: unknown table 'Nope'" in err
+    assert not (tmp_path / "none").exists()
+    typed(json.dumps([{"text": "Told on stdin."}, {"text": "So was this."}]).encode())
+    told = doxa.json("remember", "--memories", "-", data_dir=copy)
+    assert len(told["remembered"]) == 2
+    typed(b"\xff[]")
+    code, _, err = doxa("remember", "--memories", "-", data_dir=copy)
+    assert code == 1 and "--memories: standard input is not UTF-8 text (byte 1)" in err
 
 
 def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
