@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -44,8 +45,10 @@ _PREDICATE_SEPARATORS = re.compile(r"[\s_\-]+")
 
 def predicate_key(predicate: str) -> str:
     """The one name of a predicate: "lives in", "lives_in", "Lives-In" and " LIVES   in " are
-    all ``lives_in`` (case-folded, words split on whitespace, ``_`` and ``-``, joined by ``_``)."""
-    return "_".join(w for w in _PREDICATE_SEPARATORS.split(predicate.casefold()) if w)
+    all ``lives_in`` (case-folded, words split on whitespace, ``_`` and ``-``, joined by ``_``),
+    in either Unicode form of a letter ("é" typed, or "e" with a combining accent: NFC)."""
+    folded = unicodedata.normalize("NFC", predicate).casefold()
+    return "_".join(w for w in _PREDICATE_SEPARATORS.split(folded) if w)
 
 
 @dataclass

@@ -103,6 +103,10 @@ def test_predicates_are_normalised_and_stored_normalised(memory: Memory) -> None
     cited = memory.evidence(last)
     assert cited["predicate"] == "lives_in"
     assert [s["object"] for s in cited["supersession_chain"]] == ["Paris", "Rome", "Oslo"]
+    # Either Unicode form of a letter: "é" typed, or pasted as "e" and a combining accent.
+    said(memory, "Bob", "est n\u00e9 \u00e0", "Lyon", when="2024-05-01T08:00:00Z")
+    pasted = said(memory, "Bob", "est ne\u0301 a\u0300", "Nice", when="2024-05-02T08:00:00Z")
+    assert [s["object"] for s in memory.evidence(pasted)["supersession_chain"]] == ["Lyon"]
     assert memory.evidence(first)["valid_until"] is not None
     with pytest.raises(InvalidInput) as caught:
         said(memory, "Alice", " _-_ ", "nowhere")
