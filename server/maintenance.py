@@ -97,6 +97,11 @@ def _describe(health: object, learning: LearningSettings) -> None:
     elif health.ranker:
         ranker = health.ranker
         use = "used" if ranker["active"] and not ranker["other_model"] else "unused"
+        if ranker.get("below_settings"):
+            use += (
+                ": its held-out check does not pass the learning settings now (significance,"
+                " min_ordering); the next start trains it again"
+            )
         if ranker["other_model"]:
             use += (
                 ": it learned from another embedding model's recalls (used again under that"

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError
-from doxa.store.learning import MODEL_FILE, keeps_signs, load_model
+from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
 
@@ -47,7 +47,9 @@ class Health:
             ``observations_unindexed`` (current observations without a row).
         ranker: the kept ranker's ``version``, ``active`` (1 when recall uses it),
             ``examples`` and ``other_model`` (1 when it learned from another embedding
-            model's recalls: the next start sets it aside); and, when it was checked on
+            model's recalls: the next start sets it aside), ``below_settings`` (1 when its
+            held-out check does not pass the learning settings now: the next start trains it
+            again); and, when it was checked on
             held-out judged recalls, why it is used or not: ``held_out_recalls``, how many of
             them it ordered ``better`` and ``worse`` than the base ranking, and the share of
             their (accepted, rejected) pairs it and the base order right (``pairs_right``,
@@ -187,6 +189,10 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                 f"the ranker v{model.version} in {MODEL_FILE} has weights of the wrong sign:"
                 " recall uses the base ranking, and the next start trains it again"
             )
+        elif model.active and not passes(model, settings.learning):
+            # As a start decides: trained under looser learning settings, it is not used
+            # now, and the next start trains it again under these.
+            health.ranker |= {"active": 0, "below_settings": 1}
         held_out = model.held_out
         # A model kept by an earlier version may lack some of these figures.
         if {"recalls", "better", "worse", "blend", "base"} <= held_out.keys():

@@ -445,11 +445,31 @@ def better_than_base(
         before, after = _ordered_right(good_b, bad_b), _ordered_right(good_l, bad_l)
         wins += after > before
         losses += after < before
+    return significantly_more(wins, losses, p_value), wins, losses
+
+
+def significantly_more(wins: int, losses: int, p_value: float) -> bool:
+    """Whether ``wins`` over ``losses`` is more than a coin toss would give at ``p_value``
+    (a one-sided sign test)."""
     n = wins + losses
     if wins <= losses:
-        return False, wins, losses
-    tail = sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
-    return tail <= p_value, wins, losses
+        return False
+    tail: float = sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
+    return tail <= p_value
+
+
+def passes(model: RankerModel, settings: LearningSettings) -> bool:
+    """Whether ``model``'s held-out check passes ``settings`` (their significance and
+    minimum ordering may have changed since it was trained); a model kept without its
+    figures (by an earlier version) is taken as it was kept."""
+    held_out = model.held_out
+    if not {"better", "worse", "blend"} <= held_out.keys():
+        return True
+    wins, losses = int(held_out["better"]), int(held_out["worse"])
+    return (
+        significantly_more(wins, losses, settings.significance)
+        and held_out["blend"] >= settings.min_ordering
+    )
 
 
 def held_out_recall(recall_id: str, share: float) -> bool:

@@ -25,6 +25,7 @@ from doxa.store.learning import (
     RankerModel,
     keeps_signs,
     load_model,
+    passes,
     save_model,
     train,
 )
@@ -86,6 +87,20 @@ class Trainer:
                 data_dir,
             )
             self._model = replace(self._model, active=False)
+            self._requested = 1
+        kept = self._model
+        if kept is not None and kept.active and not passes(kept, settings):
+            # Trained under looser settings (significance, min_ordering): its held-out check
+            # does not pass these. Unused, and retrained at start under them.
+            log.warning(
+                "ranker v%d in %s does not pass the learning settings now (held out: %d"
+                " recalls better, %d worse): unused until retrained",
+                kept.version,
+                data_dir,
+                int(kept.held_out.get("better", 0)),
+                int(kept.held_out.get("worse", 0)),
+            )
+            self._model = replace(kept, active=False)
             self._requested = 1
         self._done = 0  # retrains finished
         self._stopping = False

@@ -151,6 +151,27 @@ def test_check_calls_a_ranker_of_wrong_signs_unused_as_a_start_does(
     assert any("has weights of the wrong sign" in p for p in found["problems"])
 
 
+def test_check_calls_a_ranker_its_settings_no_longer_pass_unused_as_a_start_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from doxa.store.learning import FEATURES, WEIGHT_SIGNS, RankerModel, save_model
+
+    data_dir = tmp_path / "m"
+    fill(data_dir)
+    n = len(FEATURES)
+    # 8 held-out recalls better, 4 worse: no sign at the default significance (0.01).
+    held_out = {"better": 8.0, "worse": 4.0, "blend": 0.7, "base": 0.6, "recalls": 12.0}
+    kept = RankerModel(
+        1, FEATURES, (0.0,) * n, (1.0,) * n, WEIGHT_SIGNS, 0.0, True, 353, "", held_out
+    )
+    save_model(data_dir, kept)
+    flags = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["check", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "ranker: v1 trained on 353 judged results, unused: its held-out check does not" in out
+    assert "ordered 8 better than the base ranking and 4 worse" in out
+
+
 def test_check_names_a_damaged_ranker_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,7 +14,11 @@ from doxa.store.trainer import Trainer
 
 
 def kept_model(
-    data_dir: Path, examples: int, coef: tuple[float, ...] | None = None, active: bool = False
+    data_dir: Path,
+    examples: int,
+    coef: tuple[float, ...] | None = None,
+    active: bool = False,
+    held_out: dict[str, float] | None = None,
 ) -> None:
     save_model(
         data_dir,
@@ -28,6 +32,7 @@ def kept_model(
             active=active,
             examples=examples,
             trained_at="2026-12-01T00:00:00Z",
+            held_out=held_out or {},
         ),
     )
 
@@ -72,6 +77,24 @@ def test_a_kept_model_that_prefers_the_least_relevant_is_not_used_and_is_retrain
     assert trainer.model is None and trainer.latest is not None
     assert "wrong sign" in caplog.text
     assert trainer.request() == 2  # a retrain was already asked for at start
+
+
+def test_a_kept_model_whose_check_fails_the_settings_now_is_not_used_and_is_retrained(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Trained with significance 1 (any majority passes): 8 recalls better and 4 worse is no
+    # sign at the default 0.01 (p = 0.19), but it stayed in use after a restart.
+    held_out = {"better": 8.0, "worse": 4.0, "blend": 0.7, "base": 0.6, "recalls": 12.0}
+    kept_model(tmp_path, examples=300, coef=signed(), active=True, held_out=held_out)
+    loose = LearningSettings(retrain_every=0, significance=1.0)
+    assert Trainer(tmp_path, loose, list, embedder="hash-v1:4").model is not None
+    with caplog.at_level(logging.WARNING, logger="doxa.store.trainer"):
+        trainer = Trainer(tmp_path, LearningSettings(retrain_every=0), list, embedder="hash-v1:4")
+    assert trainer.model is None and trainer.latest is not None
+    assert "does not pass the learning settings now (held out: 8 recalls better" in caplog.text
+    assert trainer.request() == 2  # a retrain was already asked for at start
+    strict = LearningSettings(retrain_every=0, significance=1.0, min_ordering=0.8)
+    assert Trainer(tmp_path, strict, list, embedder="hash-v1:4").model is None
 
 
 @pytest.mark.parametrize("foreign_index", [False, True])
