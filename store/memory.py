@@ -700,12 +700,23 @@ class Memory:
                     # A recall read back from the graph lost the links to what was purged
                     # since (one still in this process's hands leaves such a result out).
                     purged = stored and obs not in working.row_of
-                    raise InvalidInput(
-                        f"{field_name}[{i}]",
-                        f"{obs!r} was not returned by recall {recall}"
-                        + (", or was purged since" if purged else "")
-                        + "; judge only its results",
-                    )
+                    with self._working_lock.reading():
+                        held = working.belief_row.get(obs)
+                        of = None if held is None else working.entries[held].id
+                    if of is not None:  # recall shows belief ids beside observation ids
+                        problem = (
+                            f"{obs!r} is a belief id; judge a result by its observation id"
+                            f" (obs_…): this belief's is {of!r}"
+                        )
+                    elif obs.startswith("rec_"):
+                        problem = f"{obs!r} is a recall id; judge its results by their ids"
+                    else:
+                        problem = (
+                            f"{obs!r} was not returned by recall {recall}"
+                            + (", or was purged since" if purged else "")
+                            + "; judge only its results"
+                        )
+                    raise InvalidInput(f"{field_name}[{i}]", problem)
         # Under no lock: the model takes milliseconds.
         vector = recent.vector
         if vector is None:
@@ -757,7 +768,9 @@ class Memory:
         rejected_ids = [obs for obs in rejected_ids if obs in present]
         # Counted after the graph has them: a retrain they start reads them there.
         self._ranker.judged(len(accepted_ids) + len(rejected_ids))
-        return Judged(recall, accepted_ids, rejected_ids, len(shown))
+        # Impressions as recorded: a result retracted since counts none.
+        counted = sum(1 for row in shown if not working.entries[row].retracted)
+        return Judged(recall, accepted_ids, rejected_ids, counted)
 
     # ---- learning ---------------------------------------------------------------------------
 

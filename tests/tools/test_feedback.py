@@ -73,6 +73,44 @@ async def test_a_result_purged_since_the_recall_is_not_reported_as_judged(
     assert judged == {"recall_id": found["recall_id"], "accepted": [ids[1]], "impressions": 2}
 
 
+async def test_a_result_retracted_since_the_recall_is_not_counted_as_an_impression(
+    client: Client,
+) -> None:
+    # The answer said 3 impressions; the memory recorded 2 (a retracted result counts none).
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY)
+        await ok(client, "forget", id=ids[1])
+        judged = await ok(client, "feedback", recall_id=found["recall_id"])
+        cited = [await ok(client, "cite_evidence", id=i) for i in ids]
+    assert judged == {"recall_id": found["recall_id"], "impressions": 2}
+    assert [c["observation"].get("impressions") for c in cited] == [1, None, 1]
+
+
+async def test_a_belief_or_recall_id_judged_is_named_as_such(client: Client) -> None:
+    with anyio.fail_after(30):
+        ids = await seed_ferries(client)
+        found = await ok(client, "recall", query=QUERY, explain=True)  # shows belief ids
+        first = found["results"][0]
+        refused = await error(
+            client, "feedback", recall_id=found["recall_id"], accepted=[first["belief_ids"][0]]
+        )
+        assert refused == (
+            "Error executing tool feedback:"
+            f" accepted[0] {first['belief_ids'][0]!r} is a belief id; judge a result by its"
+            f" observation id (obs_…): this belief's is {first['observation_id']!r}"
+        )
+        refused = await error(
+            client, "feedback", recall_id=found["recall_id"], rejected=[ids[0], found["recall_id"]]
+        )
+        assert refused == (
+            "Error executing tool feedback:"
+            f" rejected[1] {found['recall_id']!r} is a recall id; judge its results by their ids"
+        )
+        # Nothing was judged: the recall still takes its judgement.
+        await ok(client, "feedback", recall_id=found["recall_id"], accepted=[ids[0]])
+
+
 async def test_feedback_counts_hits_and_impressions(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_ferries(client)
