@@ -4,6 +4,7 @@ loop with store errors turned into tool errors the model can read and act on."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable
 from decimal import Decimal
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import StrictFloat, StrictInt, StrictStr, WithJsonSchema
+from pydantic import BeforeValidator, StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
 from doxa.store.errors import MemoryStoreError
 from doxa.store.settings import StoreSettings
@@ -31,6 +32,35 @@ log = logging.getLogger(__name__)
 #: type list instead of three branches (a JSON integer is a number).
 DecimalInput = Annotated[
     StrictStr | StrictInt | StrictFloat, WithJsonSchema({"type": ["string", "number"]})
+]
+
+
+def _whole(value: object) -> object:
+    """5.0 is the whole number 5 (a JSON Schema ``integer``: clients that hold numbers as
+    floats send it so); another value is left for the strict check to judge."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _number(value: object) -> object:
+    """A JSON number too precise for a float reaches a tool as its text (``server.exact``,
+    for the exact decimals): where a float is all a parameter needs, it is that float."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if math.isfinite(number) and any(c.isdigit() for c in value):
+            return number
+    return value
+
+
+#: A count: a JSON integer (or a float without a fraction), never a boolean.
+WholeNumber = Annotated[StrictInt, BeforeValidator(_whole)]
+#: A JSON number, never a boolean; one type in the schema (a JSON integer is a number).
+Number = Annotated[
+    StrictInt | StrictFloat, BeforeValidator(_number), WithJsonSchema({"type": "number"})
 ]
 
 

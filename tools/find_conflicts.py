@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field
 
 from doxa.store.values import iso
 from doxa.tools.answer import answer
-from doxa.tools.context import call, exact
+from doxa.tools.context import WholeNumber, call, exact
 
 if TYPE_CHECKING:
     from doxa.store.sharing import SharedMemory
@@ -80,7 +80,7 @@ async def find_conflicts(
     known_at: Annotated[
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,
-    limit: Annotated[StrictInt, Field(description="1..1000; count tells all")] = 50,
+    limit: Annotated[WholeNumber, Field(description="1..1000; count tells all")] = 50,
 ) -> Annotated[CallToolResult, ConflictsResult]:
     """List contradictions and clashing facts."""
 

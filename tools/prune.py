@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field, StrictBool, StrictFloat, StrictInt, WithJsonSchema
+from pydantic import BaseModel, Field, StrictBool
 
 from doxa.tools.answer import answer
-from doxa.tools.context import DecimalInput, call
+from doxa.tools.context import DecimalInput, Number, WholeNumber, call
 from doxa.tools.identity import writer
 
 if TYPE_CHECKING:
@@ -22,9 +22,6 @@ DESCRIPTION = """Retire unused memories (confidence <= max_confidence, shown >=
 min_impressions times, never accepted, min_age_days old) and merge an agent's near-duplicates
 (cosine >= merge_similarity, same numbers and names); audited as by forget. dry_run (the
 default) only lists; values left out: the server's."""
-
-#: A JSON number, never a boolean; one type in the schema (a JSON integer is a number).
-Number = Annotated[StrictInt | StrictFloat, WithJsonSchema({"type": "number"})]
 
 #: Retirements listed in an answer (the counts count them all): a model needs a sample to
 #: judge the rule by, not thousands of texts.
@@ -76,7 +73,7 @@ async def prune(
     # Named in the description, which says what each does: no descriptions of their own.
     dry_run: StrictBool = True,
     max_confidence: DecimalInput | None = None,
-    min_impressions: StrictInt | None = None,
+    min_impressions: WholeNumber | None = None,
     min_age_days: Number | None = None,
     merge_similarity: Number | None = None,
     merge: StrictBool | None = None,

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field, StrictBool, StrictInt, WithJsonSchema
+from pydantic import BaseModel, Field, StrictBool, WithJsonSchema
 
 from doxa.store.event_time import shown as shown_time
 from doxa.store.values import iso
 from doxa.tools.answer import answer
-from doxa.tools.context import DecimalInput, call, exact
+from doxa.tools.context import DecimalInput, WholeNumber, call, exact
 
 if TYPE_CHECKING:
     from doxa.store.memory import Recollection
@@ -146,7 +146,7 @@ async def recall(
         str | None, Field(description="ISO 8601: answer with what the memory held then")
     ] = None,
     include_superseded: Annotated[StrictBool, Field(description="also replaced facts")] = False,
-    limit: Annotated[StrictInt, Field(description="1..100")] = 10,
+    limit: Annotated[WholeNumber, Field(description="1..100")] = 10,
     order_by: Annotated[
         Literal["relevance", "confidence", "newest", "oldest"], Field(description="order")
     ] = "relevance",

@@ -95,6 +95,33 @@ async def test_a_value_of_the_wrong_shape_is_told_by_its_path_and_what_it_must_b
     assert after == before
 
 
+async def test_a_whole_float_is_a_count_and_a_number_too_precise_for_a_float_is_one(
+    memory_client: Client,
+) -> None:
+    # JSON Schema's integer takes 5.0 (clients holding numbers as floats send it), and a
+    # number a float cannot carry reaches the tools as its text (server.exact): a count and
+    # a cosine took neither ("limit must be a whole number, got 5.0").
+    with anyio.fail_after(30):
+        await memory_client.call_tool(
+            "remember", {"memories": [{"text": f"Note {i} on ferries."} for i in range(4)]}
+        )
+        found = await memory_client.call_tool("recall", {"query": "ferries", "limit": 2.0})
+        assert not found.is_error and len(found.structured_content["results"]) == 2
+        conflicts = await memory_client.call_tool("find_conflicts", {"limit": 3.0})
+        assert not conflicts.is_error
+        pruned = await memory_client.call_tool(
+            "prune",
+            {"min_impressions": 3.0, "merge_similarity": "0.95000000000000000001"},
+        )
+        assert not pruned.is_error
+        assert await error(memory_client, "recall", query="x", limit="1e400") == (
+            PREFIX + 'recall: limit must be a whole number, got "1e400"'
+        )
+        assert await error(memory_client, "prune", merge_similarity="1e400") == (
+            PREFIX + 'prune: merge_similarity must be a number, got "1e400"'
+        )
+
+
 def test_an_unpaired_surrogate_sent_is_told_as_an_escape() -> None:
     # The server refuses such strings by name before validating (test_verbatim_inputs); a
     # wrong-typed value holding one is still quoted back sendable.
