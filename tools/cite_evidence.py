@@ -202,6 +202,8 @@ async def cite_evidence(
 ) -> Annotated[CallToolResult, EvidenceResult]:
     """Cite an observation or belief, or list unsupported beliefs."""
     given = agent is not None and agent.strip() != ""  # empty once stripped: not given
+    if id is not None and not id.strip():
+        id = None
     if unsupported:
         if id is not None:
             raise ToolError("id: give either id, or agent with unsupported=true, not both")

@@ -374,9 +374,15 @@ async def test_unsupported_defaults_to_the_servers_agent(client: Client) -> None
         found = await ok(client, "cite_evidence", unsupported=True)
         # Empty once stripped is not given, as elsewhere ("   " was refused, "" was not).
         blank = [await ok(client, "cite_evidence", agent=a, unsupported=True) for a in ("", "  ")]
+        # A blank id too: it was refused as given ("give either id ... not both").
+        no_id = [await ok(client, "cite_evidence", id=i, unsupported=True) for i in ("", "  ")]
+        refused = await error(client, "cite_evidence", id="  ")
     assert found["agent"] == "default"
     assert [u["observation_id"] for u in found["unsupported"]] == [done["observation_id"]]
-    assert blank == [found, found]
+    assert blank == no_id == [found, found]
+    assert refused.endswith(
+        "id: give an observation_id or belief_id to cite, or agent with unsupported=true"
+    )
 
 
 async def test_supersession_is_cited_both_ways(client: Client) -> None:
