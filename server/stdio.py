@@ -10,7 +10,8 @@ the server's read and write streams), with three differences:
   for an answer that never comes. So does a request whose ``id`` is null or no string or
   integer (the SDK reads it as a notification, which is never answered): -32600 "Invalid
   Request", id null.
-- Numbers arrive exactly (``doxa.server.exact``).
+- Numbers arrive exactly (``doxa.server.exact``); an id is judged before, as read, so a
+  float id (``1e400`` included) is refused as over HTTP, never turned into a string id.
 - It stops when asked (``stop``, set by ``serve_stdio`` on SIGINT, SIGTERM and SIGHUP): it
   reads no further line, lets the requests already read finish (up to ``DRAIN_SECONDS``),
   then ends the input like an end of file, so the server shuts down through its lifespan,
@@ -236,14 +237,18 @@ async def _dispatch(
     if not line.strip():
         return  # an empty line carries no message
     try:
-        raw = pydantic_core.from_json(exact_json(line))
+        raw = pydantic_core.from_json(line)
     except ValueError as error:
         await answers.send(_error(PARSE_ERROR, f"Parse error: {error}"))
         return
+    # The id is judged as read, before exact numbers: 1e400 is no id, not the id "1e400".
     why = id_refusal(raw)
     if why is not None:
         await answers.send(SessionMessage(refused(why)))
         return
+    exact = exact_json(line)
+    if exact is not line:
+        raw = pydantic_core.from_json(exact)
     try:
         message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as error:

@@ -90,6 +90,9 @@ async def test_json_that_is_not_json_rpc_is_refused_with_id_null_and_serving_goe
 BAD_IDS = {
     "null": b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
     "a float": b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+    # Floats a float cannot carry: never an id, not even as their text.
+    "a float out of range": b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    "a float with too many digits": b'{"jsonrpc":"2.0","id":0.1234567890123456789,"method":"ping"}',
     "true": b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
     "an array": b'{"jsonrpc":"2.0","id":[1],"method":"tools/list"}',
     "an object": b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
@@ -153,7 +156,7 @@ async def test_stdio_answers_a_bad_message_exactly_as_http_does(
             raw_stdio(tmp_path / "memory") as server,
             httpx2.AsyncClient(timeout=30) as client,
         ):
-            for what, line in {**NOT_JSON, **NOT_JSON_RPC}.items():
+            for what, line in {**NOT_JSON, **NOT_JSON_RPC, **BAD_IDS}.items():
                 await server.send(line)
                 over_stdio = await server.receive()
                 response = await client.post(http.url, content=line, headers=HTTP_HEADERS)
