@@ -160,13 +160,28 @@ def _listed(value: str | None) -> list[str] | None:
 
 def serve(settings: Settings) -> int:
     """Run the server on the configured transport until the client, Ctrl-C, SIGTERM or SIGHUP
-    stops it; every way out closes the memory. Returns the exit status."""
+    stops it; every way out closes the memory. Returns the exit status.
+
+    Raises:
+        SettingsError: the server must not start: ``workers`` asks for more than one process
+            on stdio or SSE, or ``doxa.server.access`` refuses.
+    """
     import anyio
 
     from doxa.server.app import create_server
     from doxa.server.stdio import serve_stdio
 
     transport = settings.server.transport
+    workers = settings.server.workers
+    if workers > 1 and transport != "http":
+        # Refused before anything opens, as any bad setting is.
+        name, why = {
+            "stdio": ("stdio", "its one client is the process that started the server"),
+            "sse": ("SSE", "SSE keeps each session in the process that opened it"),
+        }[transport]
+        raise SettingsError(
+            f"server.workers = {workers} needs --transport http: {why}; set workers = 1 for {name}"
+        )
     log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
         anyio.run(serve_stdio, create_server(settings))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from doxa.server.settings import Settings, SettingsError
+from doxa.server.settings import Settings
 
 if TYPE_CHECKING:
     import uvicorn
@@ -50,8 +50,7 @@ def serve_http(settings: Settings) -> int:
     at start (``doxa.server.workers``).
 
     Raises:
-        SettingsError: the server must not start (``doxa.server.access``), or ``workers``
-            asks for more than one process on SSE.
+        SettingsError: the server must not start (``doxa.server.access``).
     """
     import anyio
 
@@ -60,12 +59,7 @@ def serve_http(settings: Settings) -> int:
     from doxa.server.workers import Workers
     from doxa.tools.context import MemoryContext
 
-    workers = settings.server.workers
-    if workers > 1 and settings.server.transport != "http":
-        raise SettingsError(
-            f"server.workers = {workers} needs --transport http: SSE keeps each session in"
-            " the process that opened it; set workers = 1 for SSE"
-        )
+    workers = settings.server.workers  # more than one only for HTTP (``doxa.server.cli.serve``)
     # Checked before the memory opens: a server that must not start leaves nothing behind.
     access = Access(settings)
     access.check()

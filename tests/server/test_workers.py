@@ -162,12 +162,15 @@ async def test_a_worker_stops_when_its_serving_process_is_killed(
     await remember(again, token, "The harbour opens at six.")
 
 
-def test_workers_need_streamable_http(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["sse", "stdio"])
+def test_workers_need_streamable_http(tmp_path: Path, transport: str) -> None:
+    # stdio was served with the setting silently ignored (and exited 0 at the end of input).
     done = subprocess.run(
-        [sys.executable, "-m", "doxa.server", "serve", "--transport", "sse", "--workers", "2"],
+        [sys.executable, "-m", "doxa.server", "serve", "--transport", transport, "--workers", "2"],
         capture_output=True,
         text=True,
         timeout=60,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": str(tmp_path / "m")},
     )
     assert done.returncode == 2
