@@ -5,17 +5,24 @@ an id of null (or one it cannot read as an id) as a notification, which is never
 over stdio the client waited forever, over HTTP it got ``202 Accepted`` and no answer. doxa
 answers it instead, with -32600 "Invalid Request" and id null (over HTTP with status 400,
 as the SDK answers a body it cannot parse).
+
+A request holding a string with an unpaired surrogate escape (``"a\\ud800b"``) is no JSON the
+SDK's parser reads: it answered -32700 with id null, and the client could not tell which of
+its requests failed. Python's parser reads it, so doxa answers it with its own id: -32602,
+naming the field that holds it (``unpaired_refusal``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 
+from doxa.server.argument_errors import printable
 from doxa.server.request_body import Body, BodyCheck
 
 if TYPE_CHECKING:
@@ -34,25 +41,98 @@ def id_refusal(raw: Any) -> str | None:
     return f"Invalid Request: id must be a string or an integer, got {shown}"
 
 
+#: A surrogate written as an escape, paired or not: only a body holding one is searched.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+#: The longest field path a refusal quotes back (a client names its own arguments).
+_PATH = 80
+
+
+def unpaired_refusal(body: bytes) -> JSONRPCError | None:
+    """The answer to the request ``body`` when a string in it holds an unpaired surrogate, or
+    None: no such string, not a request, or no id to answer with (the SDK's parse error then
+    stands, with id null).
+
+    Such a string has no UTF-8 form; the SDK's parser refuses the whole body for it, Python's
+    reads it, which finds the request's id and the field.
+    """
+    if _SURROGATE_ESCAPE.search(body) is None:
+        return None
+    try:
+        raw = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError):  # not JSON, or a surrogate written raw (no UTF-8)
+        return None
+    if id_refusal(raw) is not None or not isinstance(raw, dict) or "id" not in raw:
+        return None
+    ident = raw["id"]
+    if isinstance(ident, str) and _first_unpaired(ident) is not None:
+        return None  # an id that cannot be sent back
+    found: list[tuple[str, str, int]] = []
+    _unpaired(raw, "", found)
+    if not found:
+        return None
+    where, text, at = found[0]
+    method = raw.get("method")
+    method = f"{method} " if isinstance(method, str) and _first_unpaired(method) is None else ""
+    where = where if len(where) <= _PATH else where[: _PATH - 1] + "…"
+    more = f" ({len(found) - 1} more)" if len(found) > 1 else ""
+    message = (
+        f"Invalid request parameters: {method}{where} holds an unpaired surrogate"
+        f" (U+{ord(text[at]):04X}) at character {at}: send valid Unicode text{more}"
+    )
+    return JSONRPCError(
+        jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_PARAMS, message=message)
+    )
+
+
+def _first_unpaired(text: str) -> int | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def _unpaired(value: Any, where: str, found: list[tuple[str, str, int]]) -> None:
+    """Add (field path, text, index) for every string or key in ``value`` that has no UTF-8
+    form."""
+    if isinstance(value, str):
+        at = _first_unpaired(value)
+        if at is not None:
+            found.append((where or "message", value, at))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _unpaired(item, f"{where}[{i}]", found)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{printable(key)}" if where else printable(key)
+            _unpaired(key, path, found)
+            _unpaired(item, path, found)
+
+
 def refused(text: str) -> JSONRPCError:
     """The answer to a request refused for its id."""
     return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=text))
 
 
 class RequestIds(BodyCheck):
-    """ASGI wrapper answering a POSTed request whose id is none a request may have (HTTP and
-    SSE); every other request reaches the app as it came."""
+    """ASGI wrapper answering a POSTed request whose id is none a request may have, or that
+    holds an unpaired surrogate (HTTP and SSE, with status 400, as the SDK answers a body it
+    cannot parse); every other request reaches the app as it came."""
 
     async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
-        """Answer a request refused for its id; hand any other to the app."""
-        why = None
+        """Answer a request refused for its id or an unpaired surrogate; hand any other to
+        the app."""
+        refusal = None
         if body.complete:
             with contextlib.suppress(ValueError, RecursionError):  # not JSON: the SDK answers
                 why = id_refusal(json.loads(body.data))
-        if why is None:
+                refusal = None if why is None else refused(why)
+            refusal = refusal or unpaired_refusal(body.data)
+        if refusal is None:
             await self.app(scope, body.replay(receive), send)
             return
-        answer = refused(why).model_dump_json(by_alias=True, exclude_unset=True).encode()
+        answer = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
         await send(
             {
                 "type": "http.response.start",

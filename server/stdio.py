@@ -9,7 +9,8 @@ the server's read and write streams), with three differences:
   not a JSON-RPC message. The SDK's stdio transport drops such a line and the client waits
   for an answer that never comes. So does a request whose ``id`` is null or no string or
   integer (the SDK reads it as a notification, which is never answered): -32600 "Invalid
-  Request", id null.
+  Request", id null. A request holding an unpaired surrogate gets -32602 with its own id,
+  naming the field (``doxa.server.request_ids``), as over HTTP.
 - Numbers arrive exactly (``doxa.server.exact``); an id is judged before, as read, so a
   float id (``1e400`` included) is refused as over HTTP, never turned into a string id.
 - It stops when asked (``stop``, set by ``serve_stdio`` on SIGINT, SIGTERM and SIGHUP): it
@@ -50,7 +51,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from doxa.server.exact import exact_json
-from doxa.server.request_ids import id_refusal, refused
+from doxa.server.request_ids import id_refusal, refused, unpaired_refusal
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -239,7 +240,9 @@ async def _dispatch(
     try:
         raw = pydantic_core.from_json(line)
     except ValueError as error:
-        await answers.send(_error(PARSE_ERROR, f"Parse error: {error}"))
+        unpaired = unpaired_refusal(line)
+        answer = _error(PARSE_ERROR, f"Parse error: {error}")
+        await answers.send(answer if unpaired is None else SessionMessage(unpaired))
         return
     # The id is judged as read, before exact numbers: 1e400 is no id, not the id "1e400".
     why = id_refusal(raw)

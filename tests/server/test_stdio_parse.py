@@ -28,7 +28,7 @@ Start = Callable[..., Awaitable[Any]]
 
 #: Lines that are not JSON: the SDK's JSON parser refuses each of them (-32700).
 NOT_JSON = {
-    "a lone surrogate escape": b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"\\udc80"}',
+    "a notification with a lone surrogate": b'{"jsonrpc":"2.0","method":"x","params":"\\udc80"}',
     # U+DC80 encoded as UTF-8 would encode it, which UTF-8 forbids
     "a surrogate written raw": b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"\xed\xb2\x80"}',
     "JSON nested 1,000 deep": b"[" * 1000 + b"]" * 1000,
@@ -162,6 +162,48 @@ async def test_stdio_answers_a_bad_message_exactly_as_http_does(
                 response = await client.post(http.url, content=line, headers=HTTP_HEADERS)
                 assert response.status_code == 400, what
                 assert over_stdio == response.json(), what
+
+
+#: Requests holding an unpaired surrogate: (line, what the refusal says). The SDK's parser
+#: refused each whole, with id null: the client could not tell which request failed.
+UNPAIRED = {
+    b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"remember",'
+    b'"arguments":{"text":"a\\ud800b"}}}': "tools/call params.arguments.text holds an unpaired"
+    " surrogate (U+D800) at character 1: send valid Unicode text",
+    b'{"jsonrpc":"2.0","id":"p","method":"ping","params":{"x":["\\udc80","\\ud800"]}}': "ping"
+    " params.x[0] holds an unpaired surrogate (U+DC80) at character 0: send valid Unicode text"
+    " (1 more)",
+    # a key, and an emoji written as its (paired) escapes, which is valid
+    b'{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"recall","arguments":'
+    b'{"query":"\\ud83d\\ude00","\\udfff":1}}}': "tools/call params.arguments.\\udfff holds an"
+    " unpaired surrogate (U+DFFF) at character 0: send valid Unicode text",
+}
+
+
+@pytest.mark.slow
+async def test_a_request_holding_an_unpaired_surrogate_is_refused_with_its_own_id(
+    tmp_path: Path, raw_stdio: Raw, start_server: Start
+) -> None:
+    http = await start_server("http", tmp_path / "http-memory")
+    with anyio.fail_after(60):
+        async with (
+            raw_stdio(tmp_path / "memory") as server,
+            _http_session(http.url) as session,
+        ):
+            for line, message in UNPAIRED.items():
+                ident = json.loads(line)["id"]
+                await server.send(line)
+                over_stdio = await server.receive()
+                over_http = await session.post(line)
+                expected = {
+                    "jsonrpc": "2.0",
+                    "id": ident,
+                    "error": {"code": -32602, "message": f"Invalid request parameters: {message}"},
+                }
+                assert over_stdio == expected
+                assert over_http == expected
+            await _still_serving(server)
+            assert (await session.call("recall", '{"query":"anything"}'))["isError"] is False
 
 
 class _HttpSession:
