@@ -15,9 +15,10 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import FunctionResource
-from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, SetLevelRequestParams, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, SetLevelRequestParams, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -120,7 +121,10 @@ def create_server(
         version=_version(),
         lifespan=lifespan,
         log_level=settings.server.log_level,
-        tools=[_tool(*entry) for entry in _TOOLS],
+    )
+    # An unknown tool is a protocol error (-32602) naming the tools, as an unknown prompt is.
+    server._tool_manager = CheckedTools(
+        server.settings.warn_on_duplicate_tools, tools=[_tool(*entry) for entry in _TOOLS]
     )
     _add_prompts(server)
     _add_resources(server, shared)
@@ -155,6 +159,34 @@ def _default_server() -> MCPServer[MemoryContext]:
     import os
 
     return create_server(load_settings(environ=os.environ))
+
+
+class CheckedTools(ToolManager):
+    """The server's tools; calling one it lacks is refused as a protocol error, naming those
+    it has.
+
+    The SDK answers an unknown tool with a tool result (``isError``, "Unknown tool: x"),
+    which the protocol reserves for a tool that ran and failed; it lists an unknown tool
+    among the invalid params (-32602).
+    """
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Any,
+        convert_result: bool = False,
+    ) -> Any:
+        """Call the tool ``name`` as the SDK does.
+
+        Raises:
+            MCPError: -32602, when there is no such tool, with the names there are.
+        """
+        if self.get_tool(name) is None:
+            known = ", ".join(tool.name for tool in self.list_tools())
+            shown = name if len(name) <= 80 else name[:79] + "…"
+            raise MCPError(INVALID_PARAMS, f"unknown tool {shown!r}; the tools are: {known}")
+        return await super().call_tool(name, arguments, context, convert_result=convert_result)
 
 
 class ToldTool(Tool):

@@ -13,6 +13,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -209,3 +211,35 @@ async def test_an_http_server_writes_its_logs_to_stderr_only(
     stdout, stderr = server.output()
     assert "doxa serving on http" in stderr
     assert stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("transport", "mode", "version"),
+    [
+        ("http", "legacy", "2025-11-25"),
+        ("http", "auto", "2026-07-28"),
+        ("stdio", "auto", "2026-07-28"),
+    ],
+)
+async def test_an_unknown_tool_is_a_protocol_error_naming_the_tools(
+    tmp_path: Path, start_server: Start, stdio_params: Any, transport: str, mode: str, version: str
+) -> None:
+    # It came back as a tool result (isError, "Unknown tool: nosuch"), which the protocol
+    # keeps for a tool that ran and failed; an unknown prompt was already -32602.
+    with anyio.fail_after(60):
+        if transport == "http":
+            server = await start_server("http", tmp_path / "memory")
+            connected = Client(server.url, mode=mode)
+        else:
+            connected = Client(stdio_client(stdio_params(tmp_path / "memory")), mode=mode)
+        async with connected as client:
+            assert client.protocol_version == version
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("nosuch", {"text": "x"})
+            still = await client.call_tool("recall", {"query": "anything"})
+    assert caught.value.code == -32602
+    assert caught.value.message == (
+        "unknown tool 'nosuch'; the tools are: remember, recall, about, find_conflicts,"
+        " cite_evidence, feedback, forget, prune"
+    )
+    assert not still.is_error
