@@ -121,6 +121,11 @@ def create_server(
         version=_version(),
         lifespan=lifespan,
         log_level=settings.server.log_level,
+        # doxa sends no change notifications: its tools, prompts and resources never change
+        # while it runs, and no resource's updates are followed. Without this the 2026-07-28
+        # discover answer claimed listChanged and subscribe, and acknowledged
+        # subscriptions/listen streams on which nothing would ever come.
+        subscriptions=False,
     )
     # An unknown tool is a protocol error (-32602) naming the tools, as an unknown prompt is.
     server._tool_manager = CheckedTools(

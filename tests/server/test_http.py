@@ -243,3 +243,38 @@ async def test_an_unknown_tool_is_a_protocol_error_naming_the_tools(
         " cite_evidence, feedback, forget, prune"
     )
     assert not still.is_error
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_both_protocol_versions_are_told_the_same_capabilities(
+    tmp_path: Path, start_server: Start, stdio_params: Any, transport: str
+) -> None:
+    # 2026-07-28 clients were told listChanged and resources.subscribe, which nothing backs
+    # (the 2025 answer said false), and a subscriptions/listen was acknowledged, then silent.
+    told: dict[str, dict[str, Any]] = {}
+    with anyio.fail_after(60):
+        if transport == "http":
+            server = await start_server("http", tmp_path / "memory")
+        for mode in ("legacy", "auto"):
+            if transport == "http":
+                connected = Client(server.url, mode=mode)
+            else:
+                connected = Client(stdio_client(stdio_params(tmp_path / mode)), mode=mode)
+            async with connected as client:
+                capabilities = client.server_capabilities.model_dump(
+                    by_alias=True, exclude_none=True, include={"tools", "prompts", "resources"}
+                )
+                told[client.protocol_version] = capabilities
+                if mode == "auto":
+                    with pytest.raises(MCPError) as caught:
+                        async with client.listen(tools_list_changed=True):
+                            pass
+                    assert caught.value.code == -32601
+    assert set(told) == {"2025-11-25", "2026-07-28"}
+    expected = {
+        "tools": {"listChanged": False},
+        "prompts": {"listChanged": False},
+        "resources": {"subscribe": False, "listChanged": False},
+    }
+    assert told["2025-11-25"] == expected
+    assert told["2026-07-28"] == expected
