@@ -143,6 +143,8 @@ def create_server(
     server._lowlevel_server.add_request_handler(
         "logging/setLevel", SetLevelRequestParams, client_log.set_level
     )
+    # A 2026-07-28 request asks for the log in its _meta instead (and only for itself).
+    server._lowlevel_server.middleware.append(client_log.middleware())
     server._lowlevel_server.middleware.append(NamedParamsErrors())
     return server
 

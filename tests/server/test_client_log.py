@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 from mcp.types import LoggingMessageNotificationParams
 
 from doxa.server.app import create_server
@@ -96,3 +99,40 @@ def test_python_levels_map_to_the_most_severe_mcp_level_they_reach() -> None:
     assert mcp_level(logging.WARNING) == "warning"
     assert mcp_level(logging.ERROR + 1) == "error"
     assert mcp_level(logging.CRITICAL) == "critical"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_2026_request_that_asks_for_the_log_gets_the_records_made_while_it_is_served(
+    tmp_path: Path, start_server: Any, stdio_params: Any, transport: str
+) -> None:
+    # 2026-07-28 has no logging/setLevel: the level rides each request's _meta. doxa
+    # advertised logging to such clients and sent them nothing; the record went to stderr.
+    data_dir = tmp_path / "memory"
+    data_dir.mkdir()
+    (data_dir / "pruned.jsonl").mkdir()  # the prune audit cannot be read: a warning
+    heard = Heard()
+    with anyio.fail_after(60):
+        if transport == "http":
+            server = await start_server("http", data_dir)
+            connected = Client(server.url, mode="auto", log_level="warning", logging_callback=heard)
+        else:
+            params = stdio_params(data_dir)
+            connected = Client(
+                stdio_client(params), mode="auto", log_level="warning", logging_callback=heard
+            )
+        async with connected as client:
+            assert client.protocol_version == "2026-07-28"
+            assert client.server_capabilities.logging is not None
+            stored = await client.call_tool("remember", {"text": "The ferry runs at noon."})
+            assert stored.structured_content is not None
+            observation = stored.structured_content["observation_id"]
+            forgot = await client.call_tool("forget", {"id": observation})
+            assert not forgot.is_error
+            assert len(heard.messages) == 0  # nothing logged while those were served
+            cited = await client.call_tool("cite_evidence", {"id": observation})
+            assert not cited.is_error
+            # Sent on the call's own stream, before its answer.
+            warned = [m for m in heard.messages if "prune audit" in str(m.data)]
+    assert [(m.level, m.logger) for m in warned] == [("warning", "doxa.store.pruning")]
+    assert "unreadable" in str(warned[0].data)
