@@ -18,7 +18,14 @@ from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, SetLevelRequestParams, ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SetLevelRequestParams,
+    ToolAnnotations,
+)
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -137,7 +144,8 @@ def create_server(
     server.custom_route("/view", methods=["GET"], name="view")(
         view_endpoint(shared, settings.server)
     )
-    server.completion()(NameCompletions(shared))  # type: ignore[no-untyped-call]  # SDK untyped
+    completing = NameCompletions(shared, lambda ref: _arguments_of(server, ref))
+    server.completion()(completing)  # type: ignore[no-untyped-call]  # SDK untyped
     # The SDK's MCPServer has no decorator for logging/setLevel (deprecated by the
     # 2026-07-28 revision, still what 2025 clients send): registered on its low-level server.
     server._lowlevel_server.add_request_handler(
@@ -418,6 +426,27 @@ def _add_resources(server: MCPServer[MemoryContext], state: MemoryContext) -> No
             mime_type="application/json",
             fn=about.stats_reader(state),
         )
+    )
+
+
+def _arguments_of(
+    server: MCPServer[MemoryContext], ref: PromptReference | ResourceTemplateReference
+) -> list[str]:
+    """The argument names of the prompt or resource template ``ref`` names.
+
+    Raises:
+        MCPError: -32602, when the server has no such one, naming those it has.
+    """
+    if isinstance(ref, PromptReference):
+        prompt = server._prompt_manager.get_prompt(ref.name)  # CheckedPrompts: or refused
+        return [a.name for a in prompt.arguments or []] if prompt is not None else []
+    templates = server._resource_manager.list_templates()
+    for template in templates:
+        if template.uri_template == ref.uri:
+            return list(template.parameters.get("properties", {}))
+    known = ", ".join(t.uri_template for t in templates)
+    raise MCPError(
+        INVALID_PARAMS, f"unknown resource template {ref.uri!r}; the templates are: {known}"
     )
 
 

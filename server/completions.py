@@ -4,10 +4,18 @@ prompt and resource arguments that take one, as the user types them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
-from mcp.types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    Completion,
+    CompletionArgument,
+    PromptReference,
+    ResourceTemplateReference,
+)
 
 from doxa.store.errors import MemoryStoreError
 from doxa.tools.about import ENTITY_URI
@@ -37,11 +45,19 @@ def kind_of(ref: PromptReference | ResourceTemplateReference, argument: str) -> 
 
 class NameCompletions:
     """The completion handler: names of the argument's kind starting with what is typed,
-    sorted, at most 100 with the total (``doxa.store.names``). Any other argument, or a
-    memory still opening, completes to nothing rather than failing the client's typing."""
+    sorted, at most 100 with the total (``doxa.store.names``). A free-text argument, or a
+    memory still opening, completes to nothing rather than failing the client's typing; a
+    prompt, template or argument the server does not have is refused (-32602)."""
 
-    def __init__(self, state: MemoryContext) -> None:
+    def __init__(
+        self,
+        state: MemoryContext,
+        arguments: Callable[[PromptReference | ResourceTemplateReference], list[str]],
+    ) -> None:
+        """``arguments`` gives the argument names of a prompt or resource template, and
+        refuses (-32602) one the server does not have."""
         self._state = state
+        self._arguments = arguments
 
     async def __call__(
         self,
@@ -49,7 +65,21 @@ class NameCompletions:
         argument: CompletionArgument,
         context: object,
     ) -> Completion | None:
-        """Answer one ``completion/complete`` request."""
+        """Answer one ``completion/complete`` request.
+
+        Raises:
+            MCPError: -32602, for a prompt, template or argument there is not.
+        """
+        known = self._arguments(ref)
+        if isinstance(ref, PromptReference):
+            what = f"prompt {ref.name!r}"
+        else:
+            what = f"resource template {ref.uri!r}"
+        if argument.name not in known:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"the {what} has no argument {argument.name!r}; its arguments: {', '.join(known)}",
+            )
         kind = kind_of(ref, argument.name)
         if kind is None:
             return None

@@ -7,7 +7,8 @@ import anyio
 import pytest
 from calls import ok, seed_bridge
 from mcp.client import Client
-from mcp.types import PromptReference, ResourceTemplateReference
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference
 
 pytestmark = pytest.mark.anyio
 
@@ -67,14 +68,46 @@ async def test_completions_stop_at_100_names_and_say_how_many_there_are(
     assert topics.completion.total == 130 and topics.completion.has_more is True
 
 
-async def test_free_text_arguments_and_unknown_prompts_complete_to_nothing(
-    client: Client,
-) -> None:
+async def test_free_text_arguments_complete_to_nothing(client: Client) -> None:
     with anyio.fail_after(30):
         await seed_bridge(client)
         question = await client.complete(
             PromptReference(name="recall-before-answering"), {"name": "question", "value": "b"}
         )
-        unknown = await client.complete(PromptReference(name="nope"), {"name": "x", "value": ""})
     assert question.completion.values == []
-    assert unknown.completion.values == []
+
+
+@pytest.mark.parametrize(
+    ("ref", "argument", "told"),
+    [
+        (
+            PromptReference(name="nope"),
+            "x",
+            "unknown prompt 'nope'; the prompts are: recall-before-answering,"
+            " remember-after-conversation, review-conflicts",
+        ),
+        (
+            REVIEW,
+            "agnet",
+            "the prompt 'review-conflicts' has no argument 'agnet'; its arguments: agent, topic",
+        ),
+        (
+            ResourceTemplateReference(uri="doxa://nope/{x}"),
+            "x",
+            "unknown resource template 'doxa://nope/{x}'; the templates are: doxa://entity/{name}",
+        ),
+        (
+            ENTITY,
+            "id",
+            "the resource template 'doxa://entity/{name}' has no argument 'id'; its arguments:"
+            " name",
+        ),
+    ],
+)
+async def test_an_unknown_prompt_template_or_argument_is_refused_naming_it(
+    client: Client, ref: PromptReference | ResourceTemplateReference, argument: str, told: str
+) -> None:
+    # They completed to nothing, as a free-text argument does: a typo went unnoticed.
+    with anyio.fail_after(30), pytest.raises(MCPError) as caught:
+        await client.complete(ref, {"name": argument, "value": ""})
+    assert (caught.value.error.code, caught.value.error.message) == (INVALID_PARAMS, told)
