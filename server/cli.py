@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     repair.add_argument(
         "--force", action="store_true", help="rebuild even if the graph is empty and the index not"
     )
+    repair.add_argument(
+        "--set-aside-log",
+        action="store_true",
+        help="move a write-ahead log Kùzu cannot replay aside first (its writes are lost)",
+    )
     for maintenance in (check, repair):
         maintenance.add_argument("--data-dir", help="memory directory (default: the user data dir)")
         maintenance.add_argument("--embedder", choices=["sentence-transformers", "hash"])
@@ -327,7 +332,7 @@ def _run(args: argparse.Namespace) -> int:
 
         if args.command == "check":
             return check_command(settings, args.json)
-        return repair_command(settings, args.force, args.json)
+        return repair_command(settings, args.force, args.json, args.set_aside_log)
     if args.command == "prune":
         from doxa.server.prune_command import prune_command
 

@@ -33,15 +33,18 @@ def check_command(settings: Settings, as_json: bool) -> int:
     return 0 if health.healthy else 1
 
 
-def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
-    """Rebuild the search index from the graph and print the health afterwards."""
+def repair_command(
+    settings: Settings, force: bool, as_json: bool, set_aside_log: bool = False
+) -> int:
+    """Rebuild the search index from the graph (the write-ahead log set aside first, if
+    asked) and print the health afterwards."""
     from doxa.server.tool_commands import no_memory
     from doxa.store.health import repair
 
     if no_memory(settings, "repair"):
         return 1
     try:
-        health = repair(settings.store, force=force)
+        health = repair(settings.store, force=force, set_aside_log=set_aside_log)
     except DamagedStore as error:
         print(f"doxa repair: {error}", file=sys.stderr)
         return 1
@@ -51,6 +54,13 @@ def repair_command(settings: Settings, force: bool, as_json: bool) -> int:
     if as_json:
         print(json.dumps({**asdict(health), "healthy": health.healthy}, indent=2))
     else:
+        if health.set_aside:
+            print(
+                f"the graph's write-ahead log was moved to {health.set_aside['folder']}; the"
+                f" graph opened as of its last checkpoint, and the texts of the"
+                f" {health.set_aside['lost']} observations lost with the log are in lost.jsonl"
+                " there"
+            )
         print("search index rebuilt from the graph")
         _describe(health, settings.store.learning)
     return 0 if health.healthy else 1

@@ -34,6 +34,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -74,6 +76,40 @@ _DEC = "DECIMAL(19, 18)"
 def wal_file(database: Path) -> Path:
     """Kùzu's write-ahead log of the database file ``database`` (absent after a clean close)."""
     return database.with_name(database.name + ".wal")
+
+
+#: How an operating system refuses a file this user may not write.
+_DENIED = ("Permission denied", "Operation not permitted", "Read-only file system")
+
+#: What to do when the graph's write-ahead log cannot be replayed.
+SET_ASIDE_REMEDY = (
+    "Restore the data directory from a backup, or run `doxa repair --set-aside-log`: it moves"
+    " the log aside and opens the graph as of its last checkpoint; the writes the log held are"
+    " lost, and the texts of the observations among them are saved beside it"
+)
+
+#: Opens a graph read-only in a child process (``log_crashes``): argv[1] the database file,
+#: argv[2] the page cache in bytes.
+_PROBE = (
+    "import sys, kuzu\n"
+    "kuzu.Database(sys.argv[1], buffer_pool_size=int(sys.argv[2]), read_only=True)\n"
+)
+
+
+def log_crashes(database: Path, buffer_pool_bytes: int, always: bool = False) -> int | None:
+    """The signal that killed a child process opening ``database`` read-only (replaying its
+    write-ahead log), or None when it did not crash: a log or a file Kùzu 0.11.3 cannot read
+    can kill the process that opens it, which no exception reports. Tried only when a
+    non-empty log is there (a process was stopped before a checkpoint), or ``always``."""
+    log_path = wal_file(database)
+    if not always and (not log_path.exists() or log_path.stat().st_size == 0):
+        return None
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(database), str(buffer_pool_bytes)],
+        capture_output=True,
+        check=False,
+    )
+    return -done.returncode if done.returncode < 0 else None
 
 
 def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
@@ -211,6 +247,17 @@ class Graph:
                     f"the memory in {path.parent} is already open in this process;"
                     " share the open Memory instead of opening it again"
                 )
+            # A log left by a process killed during a checkpoint can crash Kùzu 0.11.3 as it
+            # replays it (a segmentation fault, no exception): tried in a child first.
+            crashed = log_crashes(self._path, self._buffer_pool_bytes)
+            if crashed is not None:
+                raise DamagedStore(
+                    str(path.parent),
+                    f"Kùzu crashes (signal {crashed}) replaying its graph's write-ahead log"
+                    f" ({wal_file(self._path).name}, {wal_file(self._path).stat().st_size}"
+                    " bytes: a process stopped during a checkpoint left it)",
+                    SET_ASIDE_REMEDY,
+                )
             try:
                 self._db = self._open_database(read_only)
             except RuntimeError as error:
@@ -222,10 +269,22 @@ class Graph:
                         " one); connect this client to that server (doxa serve --transport http)"
                         " or use another --data-dir"
                     ) from None
+                if any(denied in str(error) for denied in _DENIED):
+                    # Sound, but not ours to write: restoring a backup over it would lose
+                    # what it holds.
+                    raise MemoryStoreError(
+                        f"the memory in {path.parent} was not opened: its graph database"
+                        f" ({path.name}) cannot be opened for writing ({error}); let this user"
+                        " write the file and its directory (its permissions, attributes or a"
+                        " read-only mount), or export it elsewhere from a writable copy"
+                    ) from None
+                replaying = wal_file(self._path).exists()
                 raise DamagedStore(
                     str(path.parent),
-                    f"its graph database ({path.name}) cannot be read: {error}",
-                    "Restore that file from a backup; the search index beside it was not"
+                    f"its graph database ({path.name}) cannot be read: {str(error).rstrip('. ')}",
+                    SET_ASIDE_REMEDY
+                    if replaying
+                    else "Restore that file from a backup; the search index beside it was not"
                     " touched and still holds the memories' texts",
                 ) from None
             Graph._open_paths.add(self._path)

@@ -10,6 +10,7 @@ hold the only copy of the texts.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +56,10 @@ class Health:
             their (accepted, rejected) pairs it and the base order right (``pairs_right``,
             ``base_pairs_right``). Empty when none is kept; ``damaged`` (1) alone when its
             file cannot be read as a model (a problem then says so).
+        set_aside: after ``repair`` with ``set_aside_log``: ``folder`` (where the graph's
+            write-ahead log was moved) and ``lost`` (observations the search index held that
+            the graph as of its last checkpoint does not: their texts are in the folder's
+            ``lost.jsonl``); empty otherwise.
         problems: one line each, with what to do; empty when healthy.
     """
 
@@ -63,6 +68,7 @@ class Health:
     index: dict[str, int] = field(default_factory=dict)
     orphans: dict[str, int] = field(default_factory=dict)
     ranker: dict[str, int | float] = field(default_factory=dict)
+    set_aside: dict[str, str | int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -80,6 +86,27 @@ def _held(data_dir: Path, command: str) -> MemoryInUse:
     )
 
 
+def _unwritable(data_dir: Path, graph_file: Path) -> str | None:
+    """Why a server could not write the memory (the graph file, the directory, or its
+    ``owner.lock``), or None. Nothing is changed: the graph is opened for writing and
+    closed, and nothing is created."""
+    lock = data_dir / "owner.lock"
+    if lock.exists() and not lock.is_file():
+        return f"{lock} is not a file: no process can own the memory; remove it"
+    try:
+        with graph_file.open("r+b"):
+            pass
+    except OSError as error:
+        return (
+            f"the graph database ({graph_file.name}) cannot be opened for writing"
+            f" ({error.strerror}): no server can serve it; let this user write it and"
+            " its directory"
+        )
+    if not os.access(data_dir, os.W_OK):
+        return f"{data_dir} cannot be written by this user: no server can serve it"
+    return None
+
+
 def _owned_elsewhere(data_dir: Path) -> bool:
     """Whether a running doxa owns the directory (``owner.lock``). Kùzu's own lock on the
     graph is no proof: a process drops it when it closes any descriptor of the file (a
@@ -89,8 +116,11 @@ def _owned_elsewhere(data_dir: Path) -> bool:
     if not (data_dir / "owner.lock").exists():
         return False
     probe = Ownership(data_dir)
-    if not probe.try_acquire():
-        return True
+    try:
+        if not probe.try_acquire():
+            return True
+    except OSError:  # a read-only directory (no process can own it), or a lock not a file
+        return False
     probe.release()
     return False
 
@@ -107,7 +137,7 @@ def check(settings: StoreSettings) -> Health:
 def _check(settings: StoreSettings, owned_here: bool) -> Health:
     """``check``; ``owned_here``: this process holds the directory's ``owner.lock`` (a
     repair), so it is no other's."""
-    from doxa.store.graph import Graph
+    from doxa.store.graph import Graph, log_crashes, wal_file
 
     data_dir = Path(settings.data_dir).expanduser()
     health = Health(str(data_dir))
@@ -120,7 +150,19 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
     else:
         if not owned_here and _owned_elsewhere(data_dir):
             raise _held(data_dir, "check")
+        writable = _unwritable(data_dir, graph_file)
+        if writable is not None:
+            health.problems.append(writable)
+        # A file Kùzu cannot read may crash the process opening it: tried in a child first.
+        crashed = log_crashes(graph_file, settings.buffer_pool_mb << 20, always=True)
         try:
+            if crashed is not None and not wal_file(graph_file).exists():
+                raise DamagedStore(
+                    str(data_dir),
+                    f"Kùzu crashes (signal {crashed}) opening its graph database (graph)",
+                    "Restore that file from a backup; the search index beside it was not"
+                    " touched and still holds the memories' texts",
+                )
             graph = Graph(graph_file, read_only=True)
         except MemoryInUse:
             raise _held(data_dir, "check") from None
@@ -268,12 +310,17 @@ def _inspect_index(index: SearchIndex, live: set[str] | None, health: Health) ->
         )
 
 
-def repair(settings: StoreSettings, force: bool = False) -> Health:
+def repair(settings: StoreSettings, force: bool = False, set_aside_log: bool = False) -> Health:
     """Rebuild the search index from the graph: every current observation embedded again.
 
     Args:
         settings: the store's settings (the embedder is the configured one).
         force: rebuild even when the graph is empty but the index is not.
+        set_aside_log: first move the graph's write-ahead log (and its shadow file) into
+            ``set-aside/<time>/`` of the data directory, so the graph opens as of its last
+            checkpoint: for a log Kùzu cannot replay (a process stopped during a checkpoint).
+            The writes it held are lost; the texts of the observations among them, which
+            the search index still holds, are saved there as ``lost.jsonl``.
 
     Returns:
         The health of the directory afterwards.
@@ -292,27 +339,32 @@ def repair(settings: StoreSettings, force: bool = False) -> Health:
     if not claim.try_acquire():
         raise _held(data_dir, "repair")
     try:
-        return _repair(settings, data_dir, force)
+        return _repair(settings, data_dir, force, set_aside_log)
     finally:
         claim.release()
 
 
-def _repair(settings: StoreSettings, data_dir: Path, force: bool) -> Health:
+def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log: bool) -> Health:
     """``repair``, the directory's ``owner.lock`` held."""
     from doxa.store.graph import Graph
     from doxa.store.index import SearchIndex
     from doxa.store.memory import Memory
 
     embedder = make_embedder(settings.embedding)
+    folder = _set_aside(data_dir) if set_aside_log else None
     try:
         graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
     except MemoryInUse:
         raise _held(data_dir, "repair") from None
     try:
         held = graph.observation_count()
+        live = graph.live_observation_ids()
     finally:
         graph.close()
     index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint)
+    lost = 0
+    if folder is not None:
+        lost = _save_lost(index, live, folder)
     if not held and not force and (index.problem is not None or index.count()):
         raise DamagedStore(
             str(data_dir),
@@ -329,4 +381,41 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool) -> Health:
             raise MemoryStoreError("the rebuilt search index could not be written")
     finally:
         memory.close()
-    return _check(settings, owned_here=True)
+    health = _check(settings, owned_here=True)
+    if folder is not None:
+        health.set_aside = {"folder": str(folder), "lost": lost}
+    return health
+
+
+def _set_aside(data_dir: Path) -> Path | None:
+    """Move the graph's write-ahead log and shadow file into a new ``set-aside/<time>/``
+    folder of ``data_dir``; None (nothing moved) when there is no log."""
+    from doxa.store.graph import wal_file
+    from doxa.store.values import utc_now
+
+    graph_file = data_dir / "graph"
+    moved = [p for p in (wal_file(graph_file), graph_file.with_name("graph.shadow")) if p.exists()]
+    if not any(p.name.endswith(".wal") for p in moved):
+        return None
+    folder = data_dir / "set-aside" / utc_now().strftime("%Y%m%dT%H%M%S.%fZ")
+    folder.mkdir(parents=True)
+    for path in moved:
+        path.rename(folder / path.name)
+    log.warning("repair: moved the graph's write-ahead log aside into %s", folder)
+    return folder
+
+
+def _save_lost(index: SearchIndex, live: set[str], folder: Path) -> int:
+    """Write the id and text of every observation the search index holds and the graph does
+    not (``live``: its current observations) to ``folder/lost.jsonl``; how many."""
+    import json
+
+    if index.problem is not None:
+        return 0
+    missing = sorted(set(index.ids()) - live)
+    texts = index.texts(missing)
+    with (folder / "lost.jsonl").open("w", encoding="utf-8") as out:
+        for oid in missing:
+            if oid in texts:
+                out.write(json.dumps({"observation_id": oid, "text": texts[oid]}) + "\n")
+    return len(texts)

@@ -164,6 +164,23 @@ class SearchIndex:
         table = self._table.search().select(["id"]).limit(max(self._rows, 1)).to_arrow()
         return [str(v) for v in table.column("id").to_pylist()]
 
+    def texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The texts of the rows of ``ids`` that the index holds."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            where = "id IN (" + ", ".join(_quote(i) for i in chunk) + ")"
+            rows = self._table.search().where(where).select(["id", "text"]).limit(len(chunk))
+            table = rows.to_arrow()
+            found |= dict(
+                zip(
+                    (str(v) for v in table.column("id").to_pylist()),
+                    (str(v) for v in table.column("text").to_pylist()),
+                    strict=True,
+                )
+            )
+        return found
+
     def vectors(self, batch_rows: int = 2048) -> Iterator[tuple[list[str], Vectors]]:
         """Every row's id and vector, a range of rows at a time (to load the working memory).
 

@@ -757,3 +757,117 @@ def test_a_purge_replayed_after_a_kill_leaves_every_other_memory_whole(tmp_path:
     finally:
         memory.close()
     assert {o for o, _ in kept} < {r.observation_id for r in mine}
+
+
+_TELL_THEN_DIE = """
+import os, sys
+from doxa.server.settings import load_settings
+from doxa.store import Memory, MemoryDraft
+from doxa.store.graph import Graph
+
+Graph.checkpoint_if_due = lambda self, idle_s=1.0: False  # the log keeps what follows
+settings = load_settings(environ={}, overrides={
+    ("store", "data_dir"): sys.argv[1], ("store", "embedding", "kind"): "hash"})
+memory = Memory.open(settings.store)
+memory.warm_up()
+[told] = memory.remember([MemoryDraft(text="Herons nest by the weir.")])
+memory.settle(timeout=30)  # in the search index too
+print(told.observation_id, flush=True)
+os._exit(0)  # killed before a checkpoint: the write is in the write-ahead log only
+"""
+
+
+def test_a_log_kuzu_crashes_replaying_is_refused_and_repair_sets_it_aside(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kùzu 0.11.3 can crash (SIGSEGV) replaying a log left by a kill during a checkpoint:
+    # every command died with it, check and repair too. Such a crash stands in here for it.
+    from doxa.store import graph
+
+    kept = filled(settings, 3)
+    done = subprocess.run(
+        [sys.executable, "-c", _TELL_THEN_DIE, str(settings.store.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lost = done.stdout.strip()
+    log = settings.store.data_dir / "graph.wal"
+    assert log.stat().st_size > 0
+    # Crashes while the log is there.
+    crash = "import os, sys\nif os.path.exists(sys.argv[1] + '.wal'): os.kill(os.getpid(), 11)\n"
+    monkeypatch.setattr(graph, "_PROBE", crash)
+    memory = Memory.open(settings.store)
+    try:
+        with pytest.raises(DamagedStore, match=r"Kùzu crashes \(signal 11\) replaying") as caught:
+            memory.warm_up()
+    finally:
+        memory.close()
+    assert "`doxa repair --set-aside-log`" in caught.value.remedy
+    assert any("replaying its graph's write-ahead log" in p for p in check(settings.store).problems)
+    with pytest.raises(DamagedStore):
+        repair(settings.store)
+    assert log.exists()  # nothing was changed
+    health = repair(settings.store, set_aside_log=True)
+    assert health.healthy, health.problems
+    folder = Path(str(health.set_aside["folder"]))
+    assert health.set_aside["lost"] == 1 and not log.exists()
+    assert (folder / "graph.wal").exists()
+    saved = (folder / "lost.jsonl").read_text(encoding="utf-8")
+    assert saved == f'{{"observation_id": "{lost}", "text": "Herons nest by the weir."}}\n'
+    memory = opened(settings)
+    try:
+        found = {r.observation_id for r in memory.recall("", agent="default", limit=10).results}
+    finally:
+        memory.close()
+    assert found == set(kept)
+
+
+def test_a_graph_file_kuzu_crashes_opening_is_a_problem_check_names(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A damaged graph file (no log) crashed doxa check with the process.
+    from doxa.store import graph
+
+    filled(settings, 3)
+    monkeypatch.setattr(graph, "_PROBE", "import os, signal\nos.kill(os.getpid(), 11)\n")
+    [problem] = check(settings.store).problems
+    assert problem.startswith("Kùzu crashes (signal 11) opening its graph database (graph)")
+
+
+def test_a_graph_this_user_cannot_write_is_no_damage_to_restore_over(settings: Settings) -> None:
+    # Made immutable, the graph was called unreadable and a backup put over it, and check
+    # called the directory healthy.
+    filled(settings, 3)
+    graph_file = settings.store.data_dir / "graph"
+    if subprocess.run(["chattr", "+i", str(graph_file)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not allowed here")
+    try:
+        memory = Memory.open(settings.store)
+        try:
+            with pytest.raises(MemoryStoreError) as caught:
+                memory.warm_up()
+        finally:
+            memory.close()
+        problems = check(settings.store).problems
+    finally:
+        subprocess.run(["chattr", "-i", str(graph_file)], check=True)
+    assert not isinstance(caught.value, DamagedStore)
+    assert "cannot be opened for writing" in str(caught.value)
+    assert "backup" not in str(caught.value)
+    assert problems == [
+        "the graph database (graph) cannot be opened for writing (Operation not permitted): no"
+        " server can serve it; let this user write it and its directory"
+    ]
+
+
+def test_check_names_an_owner_lock_that_is_no_file(settings: Settings) -> None:
+    # It printed a traceback.
+    filled(settings, 3)
+    lock = settings.store.data_dir / "owner.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    assert check(settings.store).problems == [
+        f"{lock} is not a file: no process can own the memory; remove it"
+    ]
