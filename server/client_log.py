@@ -4,8 +4,9 @@ A client of the 2025 revisions asks with ``logging/setLevel``: it receives doxa'
 at or above that level as ``notifications/message``, on its own connection, for as long as it
 stays connected. A client of the 2026-07-28 revision asks per request, with the level in the
 request's ``_meta`` (``io.modelcontextprotocol/logLevel``): it receives the records made while
-that request is served (in its task, or on the worker threads it runs, which inherit its
-context), on that request's own stream, before the answer. The log on stderr goes on as
+that request is served (in its task, or on the worker threads anyio runs its tool call on,
+which inherit its context; not on threads of the memory's own, such as the recall's second
+core or the trainer), on that request's own stream, before the answer. The log on stderr goes on as
 configured. Records come from any thread (tool calls run the store on worker threads), so each
 is handed to the event loop that serves the client.
 """
@@ -77,16 +78,22 @@ class _Request:
     guard: threading.Lock = field(default_factory=threading.Lock)
 
     async def sent(self) -> None:
-        """Wait for every record handed on so far to be sent (or to fail)."""
+        """Wait for every record handed on so far to be sent (or to fail), at most
+        ``_SENDING_S`` in all: a client that stopped reading holds no answer up."""
         with self.guard:
             sending, self.sending = self.sending, []
-        for future in sending:
-            waited = future if isinstance(future, asyncio.Future) else asyncio.wrap_future(future)
-            try:
-                await waited
-            except Exception:  # the client is gone: the answer will not reach it either
-                continue
+        waited = [f if isinstance(f, asyncio.Future) else asyncio.wrap_future(f) for f in sending]
+        if waited:
+            done, _ = await asyncio.wait(waited, timeout=_SENDING_S)
+            for future in done:
+                # A failure (the client is gone: the answer will not reach it either) is
+                # taken here, so it is not reported as never retrieved.
+                if not future.cancelled():
+                    future.exception()
 
+
+#: How long an answer waits for the log records sent before it.
+_SENDING_S = 5.0
 
 #: The 2026-07-28 request being served, where it asked for the log.
 _REQUEST: ContextVar[_Request | None] = ContextVar("doxa_log_request", default=None)

@@ -23,6 +23,7 @@ from doxa.server.markdown_export import (
     read_tables,
     shown_confidence,
     superseders,
+    withdrawn_from,
 )
 from doxa.server.settings import Settings
 from doxa.store.event_time import loaded, most_specific, shown
@@ -63,6 +64,7 @@ class _Links:
         # As recall names them now: a belief a later fact of its agent withdrew too, while
         # that agent's facts hold it.
         self.agents = holders(tables, self.now)
+        self.withdrawn = withdrawn_from(tables)
         self.superseded_by = superseders(tables)
 
     def item(self, observation: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +77,7 @@ class _Links:
             item["text"] = observation["text"]
         held = self.agents.get(oid, {})
         item |= {
-            "confidence": shown_confidence(observation, held),
+            "confidence": shown_confidence(observation, held, self.withdrawn),
             "observed_at": observation["observed_at"],
         }
         if record is not None:

@@ -112,14 +112,32 @@ def holders(
     return dict(found)
 
 
-def shown_confidence(observation: dict[str, Any], held: dict[str, dict[str, Any]]) -> str:
-    """The confidence recall shows for ``observation`` with no agent asked: that of the
-    first belief (by ``since``) among those holding it (``holders``); the observation's own
-    when none does."""
+def withdrawn_from(tables: dict[str, list[dict[str, Any]]]) -> set[str]:
+    """The observations some belief in which was withdrawn (by a forget, or a later fact of
+    its agent): only theirs may show another confidence than their own."""
+    withdrawn = {b["id"] for b in tables["Belief"] if b.get("retracted_at")}
+    return {link["to"] for link in tables["OF"] if link["from"] in withdrawn}
+
+
+def shown_confidence(
+    observation: dict[str, Any], held: dict[str, dict[str, Any]], withdrawn: set[str]
+) -> str:
+    """The confidence recall shows for ``observation`` with no agent asked: its own, unless
+    a belief in it was withdrawn (``withdrawn_from``); then that of the first belief (by
+    ``since``; of beliefs taken together, one holding the observation's own confidence)
+    among those holding it (``holders``), or its own when none does."""
+    own = str(observation["confidence"])
+    if observation["id"] not in withdrawn:
+        return own
     recorded = observation.get("recorded_at") or observation["observed_at"]
-    first = min(held.values(), key=lambda b: moment(b.get("since") or recorded), default=None)
+
+    def began(belief: dict[str, Any]) -> tuple[datetime, bool]:
+        mine = belief.get("confidence")
+        return moment(belief.get("since") or recorded), mine is not None and str(mine) != own
+
+    first = min(held.values(), key=began, default=None)
     if first is None or first.get("confidence") is None:
-        return str(observation["confidence"])
+        return own
     return str(first["confidence"])
 
 
@@ -204,6 +222,7 @@ def write_markdown(export: Path, target: Path) -> int:
     observations = {o["id"]: o for o in tables["Observation"]}
     now = datetime.now(UTC)
     believers = holders(tables, now)
+    withdrawn = withdrawn_from(tables)
     superseded_by = superseders(tables)
     # One page per entity as ``about`` knows them: named case- and space-insensitively
     # (Alice, ALICE and alice had a page each), titled by the name most used for it.
@@ -249,7 +268,8 @@ def write_markdown(export: Path, target: Path) -> int:
         for o in held:
             holding = believers.get(o["id"], {})
             who = shown(", ".join(holding)) or "nobody"
-            notes = [f"confidence {shown_confidence(o, holding)}", f"believed by {who}"]
+            shown_at = shown_confidence(o, holding, withdrawn)
+            notes = [f"confidence {shown_at}", f"believed by {who}"]
             if o.get("source"):
                 notes.append(f"source {shown(o['source'])}")
             if o.get("retracted_at"):

@@ -1331,6 +1331,9 @@ def _bare_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
             a, b = _parse_date(first), _parse_date(second)
             if a.day is None or b.day is None or a.month is None or b.month is None:
                 continue
+            backwards = a.year is None and b.year is None and _order(b) < _order(a)
+            if backwards and not (a.month == 12 and b.month == 1):
+                continue  # "moved 10 May to 3 May": no year-long stretch ("28 Dec to 3 Jan" is)
             span = _safely(partial(_range_span, a, b, first, ctx))
             if span is not None:
                 yield first.start(), second.end(), span
@@ -1356,7 +1359,10 @@ def _resolve_weekday_range(match: re.Match[str], ctx: _Context) -> _Span | None:
         return None
     today = ctx.today
     if match["which"]:
+        # Of the Monday-to-Sunday week named; one that wraps ("Sunday to Tuesday last
+        # week") begins in the week before it, so it ends in the week named.
         shift = {"last": -7, "this": 0, "next": 7}[match["which"].casefold()]
+        shift -= 7 if first > last else 0
         start = today - timedelta(days=today.weekday() - shift) + timedelta(days=first)
     elif ctx.habitual(match):
         return None
@@ -1406,8 +1412,9 @@ _ANY_TIME_WORD = _lazy(
 )
 
 
-#: Code in Markdown: a fenced block (to its closing fence, or the end) or an inline span.
-_CODE = re.compile(r"```[\s\S]*?(?:```|$)|`[^`\n]+`")
+#: Code in Markdown: a fenced block (from a fence ending its line to the closing fence, or
+#: the end) or an inline span of more than one word (a command; "`2024-05-01`" is a date).
+_CODE = re.compile(r"```[^\n`]*\n[\s\S]*?(?:```|$)|`[^`\n]*?\s[^`\n]*?`")
 
 
 def event_times(text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> list[EventTime]:

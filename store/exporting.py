@@ -542,21 +542,22 @@ def _read_differently(observation: dict[str, Any], *also: re.Pattern[str]) -> bo
 
 def _read_by_22(observation: dict[str, Any]) -> bool:
     """Whether migration 22 has an observation's event times read again: a text joining a
-    day named (or an ISO 8601 day) to another, naming two weekdays, or holding a backtick
-    (code), as its query picks them."""
+    day or month to another beside a day named (or an ISO 8601 day), joining two weekdays,
+    or holding a backtick and a word of time (code), as its query picks them."""
     text = observation["text"] or ""
-    if "`" in text or _TWO_WEEKDAYS.search(text):
+    if _WEEKDAYS_JOINED.search(text) or ("`" in text and _TIME_WORDS.search(text)):
         return True
     days = _DAYS_NAMED.search(text) or _ISO_DAY.search(text)
-    return bool(_DIGIT.search(text) and _RANGE_JOINED.search(text) and days)
+    return bool(days and _DAYS_JOINED.search(text))
 
 
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
-_RANGE_JOINED = re.compile(schema.RANGE_JOINED, re.IGNORECASE)
+_DAYS_JOINED = re.compile(schema.DAYS_JOINED, re.IGNORECASE)
 _ISO_DAY = re.compile(schema.ISO_DAY)
-_TWO_WEEKDAYS = re.compile(schema.TWO_WEEKDAYS, re.IGNORECASE)
+_WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
+_TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -635,7 +635,7 @@ class Memory:
             own = (
                 working.agent_confidence(asked.agent, known, at)
                 if asked.agent is not None
-                else working.shown_confidences(known, at)
+                else {r.row: working.shown_confidence(r.row, known, at) for r in ranked}
             )
             results = [
                 _recollection(r, working, bool(current[r.row]), known, own.get(r.row), at)
@@ -743,12 +743,14 @@ class Memory:
                 learned: dict[int, float] = {}
                 shown: list[int] = []
                 present: set[str] = set()
+                counted = 0  # impressions recorded: a result retracted since counts none
                 for obs, judgement in judgements.items():
                     row = working.row_of.get(obs)
                     if row is None:  # purged since the recall
                         continue
                     if not working.entries[row].retracted:  # out of use: counts kept (judge)
                         working.shown(row, judgement == "accepted")
+                        counted += 1
                     shown.append(row)
                     present.add(obs)
                     if judgement == "accepted":
@@ -768,8 +770,6 @@ class Memory:
         rejected_ids = [obs for obs in rejected_ids if obs in present]
         # Counted after the graph has them: a retrain they start reads them there.
         self._ranker.judged(len(accepted_ids) + len(rejected_ids))
-        # Impressions as recorded: a result retracted since counts none.
-        counted = sum(1 for row in shown if not working.entries[row].retracted)
         return Judged(recall, accepted_ids, rejected_ids, counted)
 
     # ---- learning ---------------------------------------------------------------------------

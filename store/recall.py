@@ -230,12 +230,13 @@ def answer(
             any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
         mask &= any_topic
     # The confidence results show where it is not the observation's: the asked agent's own,
-    # or with none asked, the first believer's still holding it.
-    own = (
-        working.agent_confidence(asked.agent, known_us, at_us)
-        if asked.agent is not None
-        else working.shown_confidences(known_us, at_us)
-    )
+    # or with none asked, the first believer's still holding it (needed here only to filter
+    # or order by it; results show it per row).
+    own = {}
+    if asked.agent is not None:
+        own = working.agent_confidence(asked.agent, known_us, at_us)
+    elif asked.minimum is not None or asked.order_by == "confidence":
+        own = working.shown_confidences(known_us, at_us)
     if asked.minimum is not None:
         confidence = working.confidence[:n]
         if own:  # a belief of its own, or a first believer gone

@@ -52,15 +52,27 @@ BEING_SOMEWHERE = (
     r"\b(?:am|are|is|m|re|s)\s+"
     r"(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting)\b"
 )
-#: Words that join the two ends of a range ("28 May to 3 June", "May 28 - June 3"), and a
-#: day written ISO 8601: beside a digit and ``DAYS_NAMED`` or such a day, migration 22 reads
-#: the text again (a range of two months' days, no "from" before it, is a span).
-RANGE_JOINED = r"\b(?:to|until|till|through|thru)\b|-|" + "\u2013"
+#: A joiner of a range's two ends ("to", "until", "through", a dash).
+_JOINER = r"\s*(?:-|" + "\u2013" + r"|\bto\b|\buntil\b|\btill\b|\bthrough\b|\bthru\b)\s*"
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+_WEEKDAY = r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+#: A day or month (a number, a month's name, an ISO 8601 day) joined to another by a range's
+#: joiner, a weekday and "the" allowed before the second ("28 May to 3 June", "May 28 -
+#: June 3", "2024-05-01 to 2024-05-03", "21 May to Friday 24 May"): beside ``DAYS_NAMED`` or
+#: an ISO 8601 day, the texts migration 22 reads again.
+DAYS_JOINED = (
+    rf"(?:\b(?:{_MONTHS})[a-z]*\.?|\b[0-9]{{1,2}}(?:st|nd|rd|th)?|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})"
+    rf"{_JOINER}(?:{_WEEKDAY},?\s+)?(?:the\s+)?(?:[0-9]|\b(?:{_MONTHS}))"
+)
 ISO_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-#: Two weekdays' names: migration 22 reads such a text again ("from Monday to Wednesday").
-TWO_WEEKDAYS = (
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b[\s\S]*"
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+#: Two weekdays joined as a range ("from Monday to Wednesday", "between Monday and Friday"):
+#: migration 22 reads such a text again.
+WEEKDAYS_JOINED = rf"{_WEEKDAY}(?:{_JOINER}|\s+and\s+){_WEEKDAY}\b"
+#: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
+#: no time of the event).
+TIME_WORDS = (
+    r"[0-9]|\b(?:yesterday|today|tonight|tomorrow|ago|since|last|next|week|weekend|month"
+    rf"|year|morning|evening|night|{_MONTHS})|{_WEEKDAY}"
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -350,13 +362,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         (
             # "28 May to 3 June" (no "from" before it) and "from Monday to Wednesday" are
             # spans, and code tells no time: read again, as migration 20 reads, the texts
-            # that join a day named (or an ISO 8601 day) to another, those naming two
-            # weekdays, and those holding a backtick.
-            "MATCH (o:Observation) WHERE (regexp_matches(o.text, '[0-9]')"
-            f" AND regexp_matches(o.text, '(?i){RANGE_JOINED}')"
+            # that join a day or month to another beside a day named (or an ISO 8601 day),
+            # those joining two weekdays, and those holding a backtick and a word of time;
+            # only those, as a reading again knows only the UTC offset.
+            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){DAYS_JOINED}')"
             f" AND (regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '{ISO_DAY}')))"
-            f" OR regexp_matches(o.text, '(?i){TWO_WEEKDAYS}') OR o.text CONTAINS '`'"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAYS_JOINED}')"
+            f" OR (o.text CONTAINS '`' AND regexp_matches(o.text, '(?i){TIME_WORDS}'))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -942,12 +942,15 @@ class WorkingMemory:
             return entry.confidence
         since = {b: s for _, b, s, *_ in gone}
 
-        def began(held_by: tuple[str, str]) -> int:
+        def began(held_by: tuple[str, str]) -> tuple[int, bool]:
+            # Beliefs taken in one write begin together: the observation's own (whose
+            # confidence is the observation's) comes first among them.
             belief = held_by[1]
+            own = belief in self.belief_confidence or belief in self.withdrawn_confidence
             if belief in since:
-                return since[belief]
+                return since[belief], own
             late = self.late_beliefs.get(belief)
-            return late[2] if late is not None else micros(entry.recorded_at)
+            return (late[2] if late is not None else micros(entry.recorded_at)), own
 
         first = min(held, key=began)[1]
         for mine in (self.belief_confidence, self.withdrawn_confidence):
@@ -959,9 +962,14 @@ class WorkingMemory:
         self, known_at: int | None = None, at: int | None = None
     ) -> dict[int, Decimal]:
         """``shown_confidence`` of every row where it is not the observation's own: rows
-        whose first believer withdrew while others kept them (few: only those can differ)."""
+        whose first believer withdrew while others kept them, and some belief holds a
+        confidence of its own (few: only those can differ)."""
         found: dict[int, Decimal] = {}
-        for row in self.withdrawn:
+        for row, gone in self.withdrawn.items():
+            if not any(b in self.belief_confidence for b in self.entries[row].beliefs) and not any(
+                b in self.withdrawn_confidence for _, b, *_ in gone
+            ):
+                continue
             shown = self.shown_confidence(row, known_at, at)
             if shown != self.entries[row].confidence:
                 found[row] = shown

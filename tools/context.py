@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 from collections.abc import Callable
 from decimal import Decimal
@@ -43,15 +44,17 @@ def _whole(value: object) -> object:
     return value
 
 
+#: A JSON number literal, as ``server.exact`` passes one a float cannot carry.
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
 def _number(value: object) -> object:
     """A JSON number too precise for a float reaches a tool as its text (``server.exact``,
-    for the exact decimals): where a float is all a parameter needs, it is that float."""
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            return value
-        if math.isfinite(number) and any(c.isdigit() for c in value):
+    for the exact decimals): where a float is all a parameter needs, it is that float. Other
+    text ("30", "1_000") stays text, which the schema refuses."""
+    if isinstance(value, str) and _JSON_NUMBER.fullmatch(value):
+        number = float(value)
+        if math.isfinite(number) and Decimal(value) != Decimal(repr(number)):
             return number
     return value
 

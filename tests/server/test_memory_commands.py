@@ -906,6 +906,32 @@ def test_pages_and_the_listing_show_the_confidence_of_the_first_believer_left(
     assert (listed["confidence"], listed["agents"]) == ("0.9", ["alice"])
 
 
+def test_pages_show_an_observations_own_confidence_while_no_believer_withdrew(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # scout (0.4) and driver (0.8) told it in one batch: recall shows 0.4, the page showed
+    # driver's 0.8 (the export lists driver's belief first).
+    data_dir = tmp_path / "m"
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        told = [
+            MemoryDraft("Gulls nest on the pier.", topics=["pier"], agent=a, confidence=c)
+            for a, c in (("scout", "0.4"), ("driver", "0.8"))
+        ]
+        memory.remember(told, batch=True)
+        [found] = memory.recall("gulls").results
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    assert found.confidence == Decimal("0.4")
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    page = (tmp_path / "pages" / "pier.md").read_text(encoding="utf-8")
+    assert "(confidence 0.4; believed by " in page
+    [listed] = Doxa(data_dir, capsys).json("recall", "--all")["results"]
+    assert listed["confidence"] == "0.4"
+
+
 def test_the_markdown_names_an_agent_whose_belief_holds_until_a_fact_not_begun(
     tmp_path: Path,
 ) -> None:

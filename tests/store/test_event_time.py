@@ -520,6 +520,22 @@ BARE_RANGES: list[Case] = [
         "span",
         "2023-05-01 to 2023-05-03",
     ),
+    (
+        "We were away 28 Dec to 3 Jan.",
+        SAID,
+        day(2022, 12, 28),
+        day(2023, 1, 4),
+        "span",
+        "28 Dec to 3 Jan",
+    ),
+    (
+        "from Sunday to Tuesday last week we hiked",
+        SAID,
+        day(2023, 4, 30),
+        day(2023, 5, 3),
+        "span",
+        "from Sunday to Tuesday last week",
+    ),
     # A weekday said with either end, as with one day ("Tuesday 14 May").
     (
         "I'm away from Tuesday 16 May to Friday 19 May.",
@@ -1164,3 +1180,17 @@ def test_a_date_without_its_year_takes_the_year_of_the_day_a_fact_states(
 def test_code_beside_words_of_time_leaves_only_the_words() -> None:
     times = event_times("Yesterday I ran `git log --since 2020` again.", SAID)
     assert [(t.phrase, t.start) for t in times] == [("Yesterday", day(2023, 5, 8))]
+
+
+def test_a_range_back_in_the_year_is_no_year_long_stretch() -> None:
+    # "10 May to 3 May" read as 10 May to 3 May of the next year.
+    [moved] = event_times("I moved the meeting 10 May to 3 May.", SAID)
+    assert (moved.start, moved.end, moved.phrase) == (day(2023, 5, 3), day(2023, 5, 4), "3 May")
+
+
+def test_code_of_one_word_and_an_unclosed_fence_on_a_line_are_words() -> None:
+    # "`2024-05-01`" is a date set as code, and "``` but today" opens no block.
+    [deadline] = event_times("Deadline `2024-05-01`, as agreed.", SAID)
+    assert deadline.start == day(2024, 5, 1)
+    [today] = event_times("``` but today it worked", SAID)
+    assert today.phrase == "today"

@@ -749,6 +749,31 @@ def test_a_shared_fact_its_first_believer_moved_on_from_shows_the_others_confide
     assert paris_shows("2024-03-01T00:00:00Z") == Decimal("0.4")
 
 
+def test_beliefs_taken_in_one_write_show_the_observations_own_confidence_first(
+    memory: Memory,
+) -> None:
+    # scout (0.4) and driver (0.8) told Paris in one batch; scout moved to Berlin from June.
+    # Before June, and as the memory held it then, the fact showed driver's 0.8 (the two
+    # beliefs began together and the later one won), though recall then showed 0.4.
+    fact = FactDraft("Alice", "lives in", "Paris", valid_from="2024-01-01T00:00:00Z")
+    told = [
+        MemoryDraft("Alice lives in Paris.", agent=a, confidence=c, fact=fact)
+        for a, c in (("scout", "0.4"), ("driver", "0.8"))
+    ]
+    [paris, _] = memory.remember(told, batch=True)
+    then = memory.evidence(paris.observation_id)["believers"][0]["since"]
+    berlin = FactDraft("Alice", "lives in", "Berlin", valid_from="2024-06-01T00:00:00Z")
+    memory.remember([MemoryDraft("Alice moved to Berlin.", agent="scout", fact=berlin)])
+
+    def shown(**asked: Any) -> Decimal:
+        found = memory.recall("", subject="Alice", include_superseded=True, **asked).results
+        return next(r.confidence for r in found if r.observation_id == paris.observation_id)
+
+    assert shown(as_of="2024-03-01T00:00:00Z") == Decimal("0.4")
+    assert shown(known_at=then) == Decimal("0.4")
+    assert shown() == Decimal("0.8")
+
+
 def test_forgetting_by_one_of_two_believers_withdraws_only_its_belief(
     settings: Settings, memory: Memory
 ) -> None:

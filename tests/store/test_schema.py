@@ -512,11 +512,19 @@ def test_ranges_with_no_from_and_of_weekdays_are_read_again_as_spans(
             MemoryDraft("I was in Rome from Monday to Wednesday.", observed_at=said),
             MemoryDraft("Ran `make` yesterday.", observed_at=said),
             MemoryDraft("We hiked yesterday.", observed_at=said),
+            # A dash, "to" and "dec" in a word: no range, so left as read.
+            MemoryDraft("Decided on gpt-4 yesterday, to be sure.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 22, [m.observation_id for m in done])
-    assert happened == [["2023-05-28/2023-06-03"], ["2024-05-13/2024-05-15"], ["2024-05-14"], []]
+    assert happened == [
+        ["2023-05-28/2023-06-03"],
+        ["2024-05-13/2024-05-15"],
+        ["2024-05-14"],
+        [],
+        [],
+    ]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:

@@ -120,6 +120,10 @@ async def test_a_whole_float_is_a_count_and_a_number_too_precise_for_a_float_is_
         assert await error(memory_client, "prune", merge_similarity="1e400") == (
             PREFIX + 'prune: merge_similarity must be a number, got "1e400"'
         )
+        # Text a client sent stays text: only a literal a float cannot carry is a number.
+        for sent in ("30", "1_000", " 7 ", "\u0663"):
+            told = await error(memory_client, "prune", min_age_days=sent)
+            assert told.startswith(PREFIX + "prune: min_age_days must be a number, got ")
 
 
 def test_an_unpaired_surrogate_sent_is_told_as_an_escape() -> None:
