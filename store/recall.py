@@ -390,9 +390,11 @@ def _timeline(
     """Present a recall that asked for replaced facts too: a history question ranks them
     as it ranks current ones (after every current one, a small ``limit`` saw none), except
     that a fact no longer valid (not ``current``) comes right after the fact that replaced
-    it when both are found, so what replaced it is never read below it; a current fact
-    never waits (for a plan that will replace it, say). ``order_by`` other than relevance
-    orders as asked (``newest`` and ``oldest`` read as a timeline)."""
+    it when both are found, so what replaced it is never read below it: the two stand
+    where the better ranked of them would ("Paris" asked, the replaced Paris brings Berlin
+    up with it rather than waiting below every other match for it); a current fact never
+    waits (for a plan that will replace it, say). ``order_by`` other than relevance orders
+    as asked (``newest`` and ``oldest`` read as a timeline)."""
     if order_by != "relevance":
         return _order(ranked, working, order_by, own, None)
     place = {r.row: i for i, r in enumerate(ranked)}
@@ -409,12 +411,26 @@ def _timeline(
         if heirs:
             waiting.setdefault(ranked[min(heirs)].row, []).append(r)
     waits = {r.row for held in waiting.values() for r in held}
+    # Each fact no other waits on stands at the best place of the facts that wait on it,
+    # through their chains (a walk up each chain; a loop of heirs ends it).
+    heir_of = {r.row: heir for heir, held in waiting.items() for r in held}
+    root_of: dict[int, int] = {}  # each walk's end, kept: a long chain is walked once
+    best: dict[int, int] = {}
+    for r in ranked:
+        row, walked = r.row, []
+        while row in heir_of and row not in root_of and row not in walked:
+            walked.append(row)
+            row = heir_of[row]
+        root = root_of.get(row, row)
+        root_of.update(dict.fromkeys(walked, root))
+        best[root] = min(best.get(root, place[root]), place[r.row])
+    roots = sorted((r for r in ranked if r.row not in waits), key=lambda r: best[r.row])
     ordered: list[Ranked] = []
     shown: set[int] = set()
     # Heirs that wait on each other (each told to replace the other) wait for nobody: all
     # are presented in rank order at the end. A stack, not recursion: a fact replaced a
     # thousand times is a chain that long.
-    for r in [*(r for r in ranked if r.row not in waits), *ranked]:
+    for r in [*roots, *ranked]:
         stack = [r]
         while stack:
             top = stack.pop()

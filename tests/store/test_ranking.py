@@ -179,6 +179,23 @@ def test_a_history_question_sees_replaced_facts_within_its_limit(memory: Memory)
     assert "Alice lives in Paris" not in [r.text for r in now]
 
 
+def test_a_replaced_fact_the_question_names_brings_its_heir_up_with_it(memory: Memory) -> None:
+    # "Paris" asked with include_superseded: the replaced Paris matched best but waited for
+    # Berlin, which the question does not name, and so came after every note about roses.
+    memory.remember(
+        [
+            *_alice_moves("Berlin"),
+            *(MemoryDraft(text=f"Note {i} about gardening and roses.") for i in range(8)),
+        ],
+        batch=True,
+    )
+    found = memory.recall("Paris", include_superseded=True, limit=3).results
+    assert [(r.text, r.current) for r in found[:2]] == [
+        ("Alice lives in Berlin", True),
+        ("Alice lives in Paris", False),
+    ]
+
+
 def test_a_history_question_never_holds_back_what_holds_now(memory: Memory) -> None:
     # Paris holds now and a plan replaces it in 2030: with include_superseded, Paris waited
     # for that plan, and fell out of the limit behind notes that merely say "Paris".
