@@ -98,7 +98,9 @@ class SchemaMismatch(MemoryStoreError):
         super().__init__(
             "the memory store's schema does not match this version of doxa: "
             + "; ".join(issues)
-            + ". Use the doxa version that wrote it, or point --data-dir at a new directory."
+            + ". Export it with the doxa version that wrote it (doxa export FILE) and import"
+            " the file with this one into a new directory (doxa import FILE --data-dir NEW), or"
+            " point --data-dir at a new directory."
         )
 
     def __reduce__(self) -> tuple[type[SchemaMismatch], tuple[list[str]]]:

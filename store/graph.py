@@ -488,6 +488,7 @@ class Graph:
         }
         known = {m.version: m for m in schema.MIGRATIONS}
         issues: list[str] = []
+        again: set[int] = set()
         for version, (name, checksum) in sorted(applied.items()):
             migration = known.get(version)
             if migration is None:
@@ -495,26 +496,45 @@ class Graph:
                     f"migration {version} ({name!r}) was applied by a newer doxa"
                     f" (this one knows up to {schema.latest_version()})"
                 )
+            elif checksum in migration.earlier:
+                again.add(version)  # an earlier doxa's statements: run this one's again
             elif migration.checksum != checksum:
                 issues.append(f"migration {version} ({name!r}) was altered after it was applied")
         if issues:
             raise SchemaMismatch(issues)
         for migration in schema.MIGRATIONS:
-            if migration.version in applied:
+            if migration.version in applied and migration.version not in again:
                 continue
-            log.info("applying schema migration %d: %s", migration.version, migration.name)
-            record = (
-                f"CREATE (:{schema.MIGRATION_TABLE} {{version: $v, name: $n,"
-                " checksum: $c, applied_at: $t})",
-                {
-                    "v": migration.version,
-                    "n": migration.name,
-                    "c": migration.checksum,
-                    "t": to_naive_utc(utc_now()),
-                },
+            log.info(
+                "applying schema migration %d%s: %s",
+                migration.version,
+                " again (an earlier doxa applied other statements)"
+                if migration.version in again
+                else "",
+                migration.name,
             )
-            self._run_in_transaction(list(migration.statements), [record])
-        if len(applied) < len(schema.MIGRATIONS):
+            records: list[tuple[str, Row]] = []
+            if migration.version in again:  # its record is made anew, with this checksum
+                records.append(
+                    (
+                        f"MATCH (m:{schema.MIGRATION_TABLE} {{version: $v}}) DELETE m",
+                        {"v": migration.version},
+                    )
+                )
+            records.append(
+                (
+                    f"CREATE (:{schema.MIGRATION_TABLE} {{version: $v, name: $n,"
+                    " checksum: $c, applied_at: $t})",
+                    {
+                        "v": migration.version,
+                        "n": migration.name,
+                        "c": migration.checksum,
+                        "t": to_naive_utc(utc_now()),
+                    },
+                )
+            )
+            self._run_in_transaction(list(migration.statements), records)
+        if again or len(applied) < len(schema.MIGRATIONS):
             # DDL and backfills hold pool pages until a checkpoint; with a small pool the
             # first load's reads would otherwise find it full.
             self.checkpoint()

@@ -3,9 +3,10 @@
 Each migration is literal Cypher: DDL, and the statements that fill new columns from the old
 ones (backfills, no parameters). Applying one runs its statements and records
 ``(version, name, checksum)`` in the ``SchemaMigration`` table, in one transaction. At start-up
-every recorded migration must match the code's (same version, same checksum), pending ones are
-applied in order, and the live tables are compared with ``EXPECTED``; any difference stops the
-start with ``SchemaMismatch`` instead of letting the first recall fail an hour later.
+every recorded migration must match the code's (same version, same checksum, or a checksum the
+migration lists as ``earlier``: it then runs again), pending ones are applied in order, and the
+live tables are compared with ``EXPECTED``; any difference stops the start with
+``SchemaMismatch`` instead of letting the first recall fail an hour later.
 """
 
 from __future__ import annotations
@@ -19,11 +20,20 @@ DECIMAL = "DECIMAL(19, 18)"
 
 @dataclass(frozen=True)
 class Migration:
-    """One schema step: a version, a human name and the DDL statements it runs."""
+    """One schema step: a version, a human name and the DDL statements it runs.
+
+    ``earlier`` holds the checksums of statements this migration had in an earlier doxa,
+    which a store may have recorded, and which this version accepts: each is named with why
+    the store it left is one this code reads. Start-up runs the migration's statements again
+    on such a store, in one transaction with its record made anew (this checksum), so it ends
+    as this version's migration leaves it: statements that may be run twice, as those that
+    clear what start-up computes again.
+    """
 
     version: int
     name: str
     statements: tuple[str, ...]
+    earlier: tuple[str, ...] = ()
 
     @property
     def checksum(self) -> str:
@@ -343,6 +353,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "MATCH (o:Observation) WHERE regexp_matches(o.text, '[0-9]') AND regexp_matches("
             f"o.text, '(?i){DAYS_NAMED}') SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
+        # 400cd2b's statement cleared the event times of every fact and of every text holding
+        # a digit ("... WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]') SET
+        # o.event_times = NULL"): more texts than this one, which start-up read again (a
+        # NULL is always read from the words); run again, this one reads its own with this
+        # version's reading.
+        earlier=("4a9a6ba2955097ac49db2dad4989d08795ecd961b4460a3161b4d14cb3bf4308",),
     ),
     Migration(
         21,
@@ -372,6 +388,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" OR (o.text CONTAINS '`' AND regexp_matches(o.text, '(?i){TIME_WORDS}'))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
+        # cff7cd8's statement lacked "OR o.text CONTAINS '`'": the texts it cleared start-up
+        # read again, but not those holding code; run again, this one reads those too.
+        earlier=("f67326b7c16e60df14234c577fd0287750432a9756d9159fba1a80366ec5ab3e",),
     ),
 )
 
