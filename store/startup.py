@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -84,6 +84,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
             f"{data_dir} is a backup that stopped midway (its copy was cut off): it is no"
             " memory; make the backup again"
         )
+    if not (data_dir / "graph").exists():
+        # Refused before the graph is made: a refusal leaves the directory as it was.
+        refuse_if_graph_missing(data_dir, embedder)
     pool = settings.buffer_pool_mb * 1024 * 1024
     every = settings.checkpoint_every
     # A write-ahead log left by a crash is replayed into the pool when the database
@@ -462,10 +465,38 @@ def refuse_if_graph_lost(data_dir: Path, working: WorkingMemory, index: SearchIn
         held = f"its search index holds {index.count()} memories"
     else:
         return
+    _refuse_lost_graph(data_dir, f"its graph holds no memories but {held}")
+
+
+def refuse_if_graph_missing(data_dir: Path, embedder: Embedder) -> None:
+    """Refuse to open a memory that has a search index but no graph file, as
+    ``refuse_if_graph_lost`` refuses an empty graph, before anything is written: opening
+    would make an empty graph file (and an index built by another model would be dropped).
+    The index is only read.
+
+    Raises:
+        DamagedStore: so; nothing was changed.
+    """
+    from doxa.store.index import SearchIndex
+
+    if not (data_dir / "index").is_dir():
+        return
+    index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
+    if index.problem == "it has no table yet":
+        return
+    if index.problem is not None:
+        held = f"its search index cannot be read ({index.problem})"
+    elif index.count():
+        held = f"its search index holds {index.count()} memories"
+    else:
+        return
+    _refuse_lost_graph(data_dir, f"its graph holds no memories (it has no graph file) but {held}")
+
+
+def _refuse_lost_graph(data_dir: Path, found: str) -> NoReturn:
     raise DamagedStore(
         str(data_dir),
-        f"its graph holds no memories but {held}; the graph file may have been emptied,"
-        " replaced or lost",
+        f"{found}; the graph file may have been emptied, replaced or lost",
         "Nothing was changed. Put the graph file back from a backup. If the memory really is"
         " empty (everything was purged), `doxa repair --force` rebuilds the search index from"
         " the graph, dropping its rows",

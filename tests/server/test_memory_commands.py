@@ -309,6 +309,34 @@ def test_a_refused_remember_leaves_no_memory_where_there_was_none(
     assert not (tmp_path / "typo").exists()
 
 
+def snapshot(data_dir: Path) -> dict[str, bytes]:
+    """Every file under ``data_dir`` (its path inside it) with its bytes; the owner lock
+    (which names the last process that held the directory) by its name only."""
+    return {
+        str(path.relative_to(data_dir)): b"" if path.name == "owner.lock" else path.read_bytes()
+        for path in sorted(data_dir.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_a_remember_refused_for_a_missing_graph_leaves_the_directory_as_it_was(
+    doxa: Doxa,
+) -> None:
+    # The search index holds a memory, the graph file is gone: the remember is refused, and
+    # it made no empty graph file (which `doxa check` then read as an empty graph).
+    doxa.json("remember", "The harbour opens at six.")
+    (doxa.data_dir / "graph").unlink()
+    (doxa.data_dir / "graph.wal").unlink(missing_ok=True)
+    before = snapshot(doxa.data_dir)
+    checked = doxa("check")
+    code, out, err = doxa("remember", "x")
+    assert code == 1 and out == ""
+    assert "graph holds no memories (it has no graph file) but its search index holds 1" in err
+    assert "Nothing was changed" in err
+    assert snapshot(doxa.data_dir) == before
+    assert doxa("check") == checked
+
+
 @pytest.mark.parametrize(
     "args",
     [

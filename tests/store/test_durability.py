@@ -117,7 +117,9 @@ def test_a_lost_graph_is_refused_and_the_index_kept(settings: Settings, damage: 
             memory.warm_up()
     finally:
         memory.close()
-    assert "graph holds no memories but its search index holds 30" in str(refused.value)
+    no_file = " (it has no graph file)" if damage == "removed" else ""
+    assert f"graph holds no memories{no_file} but its search index holds 30" in str(refused.value)
+    assert (damage == "removed") is not graph.exists()  # no empty graph made in its place
     assert "doxa repair --force" in refused.value.remedy
     assert index_rows(settings) == 30
     with pytest.raises(DamagedStore):
