@@ -3,7 +3,7 @@
 A file is a header line, then one line per object, nodes before links, then why prune
 retired each observation it retired (format 2):
 
-    {"doxa": "export", "format": 2, "schema": 18, "exported_at": "...", "counts": {...}}
+    {"doxa": "export", "format": 2, "schema": 23, "exported_at": "...", "counts": {...}}
     {"table": "Observation", "id": "...", "confidence": "0.9", "observed_at": "...Z", ...}
     {"table": "SUPPORTS", "from": "<observation id>", "to": "<belief id>", "weight": "0.6"}
     {"table": "Pruned", "id": "<observation id>", "at": "...Z", "why": "pruned: unused ..."}
@@ -346,6 +346,8 @@ def parse_export(path: Path, name: str | None = None) -> Parsed:
             parsed.lines.setdefault(str(line.get("table")), []).append(where)
     _all_there(parsed, shown)
     _predicates_named(parsed)
+    if isinstance(written_at, int) and written_at < 23:
+        _predicates_told(parsed, written_at)
     # Every record read, as the memory loads it and a client reads it back, also where
     # nothing of it is read again.
     records = _checked_records(parsed)
@@ -388,6 +390,38 @@ def _predicates_named(parsed: Parsed) -> None:
     if rows:
         parsed.objects["Predicate"] = [row for row, _ in kept]
         parsed.lines["Predicate"] = [where for _, where in kept]
+
+
+def _predicates_told(parsed: Parsed, written_at: int) -> None:
+    """Record "one" for each predicate the file's facts use with no ``Predicate`` line, as
+    migration 23 records it for a memory's own: a file written before that migration can
+    hold facts told before migration 2, when every predicate was single-valued (their
+    supersessions in the file end older objects), and no line for their predicate. Its
+    ``since`` is its first fact's record time; its line, that fact's."""
+    named = {row["name"] for row in parsed.objects.get("Predicate", [])}
+    told: dict[str, tuple[Any, str]] = {}
+    for row, where in zip(
+        parsed.objects.get("Observation", []), parsed.lines.get("Observation", []), strict=True
+    ):
+        predicate = row.get("predicate")
+        if predicate is None or predicate in named:
+            continue
+        first = told.get(predicate)
+        if first is None or row["recorded_at"] < first[0]:
+            told[predicate] = (row["recorded_at"], where)
+    for predicate, (since, where) in sorted(told.items()):
+        parsed.objects.setdefault("Predicate", []).append(
+            {
+                **dict.fromkeys(_columns("Predicate")),
+                "name": predicate,
+                "cardinality": "one",
+                "since": since,
+            }
+        )
+        parsed.lines.setdefault("Predicate", []).append(
+            f"{where} (a fact of schema {written_at}, which records no cardinality for its"
+            ' predicate: read as "one", as it was told)'
+        )
 
 
 def _predicate_named(predicate: str, where: str, what: str) -> str:

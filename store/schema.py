@@ -85,6 +85,14 @@ TIME_WORDS = (
     rf"|year|morning|evening|night|{_MONTHS})|{_WEEKDAY}"
 )
 
+
+def _predicate_named(column: str) -> str:
+    """Cypher naming a predicate as ``drafts.predicate_key`` does, for the words Cypher can
+    fold: lower case, its words joined by ``_`` (whitespace, ``_`` and ``-`` split them)."""
+    spaced = rf"trim(regexp_replace(lower({column}), '[\\s_-]+', ' ', 'g'))"
+    return f"regexp_replace({spaced}, ' ', '_', 'g')"
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -391,6 +399,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         # cff7cd8's statement lacked "OR o.text CONTAINS '`'": the texts it cleared start-up
         # read again, but not those holding code; run again, this one reads those too.
         earlier=("f67326b7c16e60df14234c577fd0287750432a9756d9159fba1a80366ec5ab3e",),
+    ),
+    Migration(
+        23,
+        "the cardinality of predicates used before it was recorded",
+        (
+            # Before migration 2 every predicate was single-valued: a newer object superseded
+            # the older ("likes hiking" ended "likes jazz"). Migration 2 recorded no predicate,
+            # so those predicates took the configured cardinality at their next use ("likes":
+            # many) and accepted any cardinality a fact gave, beside a history superseded as
+            # "one". Every predicate facts use with no Predicate node is recorded "one", since
+            # its first fact was recorded. (Named as remember names it; Cypher folds case as
+            # ``lower`` does, so a name that differs only by ``casefold`` or NFC is two here.)
+            "MATCH (o:Observation) WHERE o.predicate IS NOT NULL"
+            f" WITH {_predicate_named('o.predicate')} AS name, min(o.recorded_at) AS first"
+            f" OPTIONAL MATCH (p:Predicate) WHERE {_predicate_named('p.name')} = name"
+            " WITH name, first, count(p) AS known WHERE known = 0 AND name <> ''"
+            " CREATE (:Predicate {name: name, cardinality: 'one', since: first})",
+        ),
     ),
 )
 

@@ -16,7 +16,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.store import Memory
-from doxa.store.drafts import MemoryDraft
+from doxa.store.drafts import FactDraft, MemoryDraft
 from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import StorageError
 from doxa.store.exporting import FORMAT, ImportRefused, parse_export, write_import
@@ -579,6 +579,71 @@ async def test_two_names_of_one_predicate_with_both_cardinalities_are_refused(
     (tmp_path / "c.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
     with pytest.raises(ImportRefused, match=r"Predicate's name '--' holds no word"):
         import_file(hash_settings(tmp_path / "c").store, tmp_path / "c.jsonl")
+
+
+def likes_told_as_one(data_dir: Path, path: Path, written_at: int) -> None:
+    """Export a memory where Alice's hiking superseded her jazz ("likes" told as "one", as
+    every predicate was before migration 2) to ``path`` as a file of schema ``written_at``
+    holding no Predicate line (as such files, and those of a memory migrated from schema 1
+    before migration 23, were written)."""
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        for i, hobby in enumerate(("jazz", "hiking")):
+            fact = FactDraft("Alice", "likes", hobby, cardinality="one")
+            said = f"2024-05-0{i + 1}T08:00:00Z"
+            memory.remember([MemoryDraft(f"Alice likes {hobby}.", observed_at=said, fact=fact)])
+    finally:
+        memory.close()
+    export(data_dir, path)
+    header, rest = lines(path)
+    rest = [line for line in rest if line["table"] != "Predicate"]
+    del header["counts"]["Predicate"]
+    header["schema"] = written_at
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
+
+
+@pytest.mark.parametrize("written_at", [1, 22])
+def test_a_file_before_migration_23_records_its_facts_predicates_single_valued(
+    tmp_path: Path, written_at: int
+) -> None:
+    # Imported without a cardinality, "likes" became "many" at its next use (the configured
+    # default) while jazz stayed superseded by hiking, and a fact could give "many".
+    likes_told_as_one(tmp_path / "a", tmp_path / "a.jsonl", written_at)
+    parsed = parse_export(tmp_path / "a.jsonl")
+    [first] = [r for r in parsed.objects["Observation"] if r["text"] == "Alice likes jazz."]
+    [predicate] = parsed.objects["Predicate"]
+    assert (predicate["name"], predicate["cardinality"]) == ("likes", "one")
+    assert predicate["since"] == first["recorded_at"]
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "a.jsonl")
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        assert [(n, c) for n, c in memory.graph.predicates()] == [("likes", "one")]
+        [chess] = memory.remember(
+            [MemoryDraft("Alice likes chess.", fact=FactDraft("Alice", "likes", "chess"))]
+        )
+        assert len(chess.superseded) == 1  # hiking, as hiking superseded jazz
+    finally:
+        memory.close()
+    # Into a memory where "likes" is "many", refused as any file's "one" is.
+    mine = hash_settings(tmp_path / "mine").store
+    memory = Memory.open(mine)
+    memory.warm_up()
+    try:
+        fact = FactDraft("Bob", "likes", "tea", cardinality="many")
+        memory.remember([MemoryDraft("Bob likes tea.", fact=fact)])
+    finally:
+        memory.close()
+    said = r"line \d+ \(a fact of schema \d+, .*\): predicate 'likes' is 'one' in the file but"
+    with pytest.raises(ImportRefused, match=said):
+        import_file(mine, tmp_path / "a.jsonl")
+
+
+def test_a_file_of_this_schema_is_read_as_it_says(tmp_path: Path) -> None:
+    # Since migration 23 every predicate a fact uses is recorded: none is made up.
+    likes_told_as_one(tmp_path / "a", tmp_path / "a.jsonl", latest_version())
+    assert "Predicate" not in parse_export(tmp_path / "a.jsonl").objects
 
 
 async def test_a_file_cut_short_is_refused_before_anything_is_written(tmp_path: Path) -> None:

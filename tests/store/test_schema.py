@@ -17,7 +17,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
-from doxa.store import FactDraft, Memory, MemoryDraft, SchemaMismatch
+from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SchemaMismatch
 from doxa.store.drafts import text_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.event_time import event_times, shown, stored
@@ -363,9 +363,8 @@ def before_19() -> dict[str, dict[str, str]]:
     return found
 
 
-def test_a_store_written_at_migration_1_is_migrated_with_its_data(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def create_v1_store(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty store as doxa left it at migration 1."""
     from doxa.store import schema
 
     v1 = {
@@ -379,36 +378,41 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         patched.setattr(schema, "EXPECTED", v1)
         graph = Graph(graph_dir(settings))
         graph.close()
+
+
+def v1_fact(i: int, text: str, predicate: str, obj: str, until: str = "NULL") -> str:
+    """Cypher creating scout's fact ``obs_<i>`` about Alice, told on 2024-05-0<i>, as
+    schema 1 held it."""
+    return (
+        f"MATCH (a:Agent {{name: 'scout'}}) CREATE (a)-[:HOLDS]->(:Belief {{id: 'bel_{i}',"
+        f" since: timestamp('2024-05-0{i} 08:00:00')}})-[:`OF`]->(:Observation {{id: 'obs_{i}',"
+        f" seq: {i}, text: '{text}', text_key: 'k{i}',"
+        f" observed_at: timestamp('2024-05-0{i} 08:00:00'),"
+        f" recorded_at: timestamp('2024-05-0{i} 08:00:00'),"
+        f" confidence: CAST('0.{i}' AS DECIMAL(19, 18)), kind: 'fact', subject: 'Alice',"
+        f" predicate: '{predicate}', object: '{obj}',"
+        f" valid_from: timestamp('2024-05-0{i} 08:00:00'), valid_until: {until},"
+        " hits: 0, impressions: 0})"
+    )
+
+
+def test_a_store_written_at_migration_1_is_migrated_with_its_data(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_v1_store(settings, monkeypatch)
     tamper(
         settings,
         "CREATE (:Agent {name: 'scout'})",
-        *(
-            f"MATCH (a:Agent {{name: 'scout'}}) CREATE (a)-[:HOLDS]->(:Belief {{id: 'bel_{i}',"
-            f" since: timestamp('2024-05-0{i} 08:00:00')}})-[:`OF`]->(:Observation {{id: 'obs_{i}',"
-            f" seq: {i}, text: '{text}', text_key: 'k{i}',"
-            f" observed_at: timestamp('2024-05-0{i} 08:00:00'),"
-            f" recorded_at: timestamp('2024-05-0{i} 08:00:00'),"
-            f" confidence: CAST('0.{i}' AS DECIMAL(19, 18)), kind: 'fact', subject: 'Alice',"
-            f" predicate: '{predicate}', object: '{obj}',"
-            f" valid_from: timestamp('2024-05-0{i} 08:00:00'), valid_until: {until},"
-            " hits: 0, impressions: 0})"
-            for i, text, predicate, obj, until in (
-                (
-                    1,
-                    "Alice lives in Paris.",
-                    "lives in",
-                    "Paris",
-                    "timestamp('2024-05-02 08:00:00')",
-                ),
-                (2, "Alice lives in Berlin.", "lives in", "Berlin", "NULL"),
-                (
-                    3,
-                    "Alice went on leave yesterday.",
-                    "status",
-                    "on leave",
-                    "timestamp('2024-06-01 00:00:00')",
-                ),
-            )
+        v1_fact(
+            1, "Alice lives in Paris.", "lives in", "Paris", "timestamp('2024-05-02 08:00:00')"
+        ),
+        v1_fact(2, "Alice lives in Berlin.", "lives in", "Berlin"),
+        v1_fact(
+            3,
+            "Alice went on leave yesterday.",
+            "status",
+            "on leave",
+            "timestamp('2024-06-01 00:00:00')",
         ),
         "MATCH (n:Observation {id: 'obs_2'}), (o:Observation {id: 'obs_1'})"
         " CREATE (n)-[:SUPERSEDES {at: timestamp('2024-05-02 08:00:00')}]->(o)",
@@ -449,6 +453,81 @@ def test_a_store_written_at_migration_1_is_migrated_with_its_data(
         assert "Alice moved to Rome." in texts and "Alice lives in Paris." not in texts
     finally:
         memory.close()
+
+
+def test_predicates_used_before_migration_2_are_recorded_single_valued(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Schema 1 had no Predicate table and every predicate was "one": "likes hiking" ended
+    # "likes jazz". Migration 23 records such predicates "one" (named as remember names
+    # them, since their first fact), so "likes" does not become "many" (the configured
+    # default) at its next use, and a fact giving "many" is refused.
+    create_v1_store(settings, monkeypatch)
+    tamper(
+        settings,
+        "CREATE (:Agent {name: 'scout'})",
+        v1_fact(1, "Alice likes jazz.", "likes", "jazz", "timestamp('2024-05-02 08:00:00')"),
+        v1_fact(2, "Alice likes hiking.", "likes", "hiking"),
+        v1_fact(3, "Alice lives in Paris.", "Lives In", "Paris"),
+        "MATCH (n:Observation {id: 'obs_2'}), (o:Observation {id: 'obs_1'})"
+        " CREATE (n)-[:SUPERSEDES {at: timestamp('2024-05-02 08:00:00')}]->(o)",
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.evidence("obs_2")["cardinality"] == "one"
+        with pytest.raises(InvalidInput, match="the predicate 'lives_in' is 'one'"):
+            memory.remember(
+                [
+                    MemoryDraft(
+                        "Alice lives in Rome too.",
+                        agent="scout",
+                        fact=FactDraft("Alice", "lives in", "Rome", cardinality="many"),
+                    )
+                ]
+            )
+        [chess] = memory.remember(
+            [
+                MemoryDraft(
+                    "Alice likes chess.", agent="scout", fact=FactDraft("Alice", "likes", "chess")
+                )
+            ]
+        )
+        assert chess.superseded == ["obs_2"]  # as hiking superseded jazz
+    finally:
+        memory.close()
+    recorded = graph_rows(
+        settings, "MATCH (p:Predicate) RETURN p.name, p.cardinality, p.since ORDER BY p.name"
+    )
+    assert recorded == [
+        ["likes", "one", datetime(2024, 5, 1, 8)],
+        ["lives_in", "one", datetime(2024, 5, 3, 8)],
+    ]
+
+
+def test_migration_23_keeps_the_cardinality_a_predicate_has(settings: Settings) -> None:
+    # Only a predicate facts use that has no Predicate node is recorded: one that has (in
+    # any spelling) keeps its own.
+    memory = open_memory(settings)
+    memory.remember(
+        [
+            MemoryDraft("Alice knows Bob.", fact=FactDraft("Alice", "knows", "Bob")),
+            MemoryDraft("Alice is a cook.", fact=FactDraft("Alice", "works as", "cook")),
+        ]
+    )
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (p:Predicate {name: 'works_as'}) DELETE p",
+        "MATCH (p:Predicate {name: 'knows'}) DELETE p",
+        "CREATE (:Predicate {name: 'Knows', cardinality: 'many'})",  # as an earlier doxa named it
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 23}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    memory.close()
+    recorded = graph_rows(
+        settings, "MATCH (p:Predicate) RETURN p.name, p.cardinality ORDER BY p.name"
+    )
+    assert recorded == [["Knows", "many"], ["works_as", "one"]]
 
 
 def test_event_times_read_by_an_earlier_version_are_read_again(settings: Settings) -> None:
