@@ -396,9 +396,6 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" OR (o.text CONTAINS '`' AND regexp_matches(o.text, '(?i){TIME_WORDS}'))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
-        # cff7cd8's statement lacked "OR o.text CONTAINS '`'": the texts it cleared start-up
-        # read again, but not those holding code; run again, this one reads those too.
-        earlier=("f67326b7c16e60df14234c577fd0287750432a9756d9159fba1a80366ec5ab3e",),
     ),
     Migration(
         23,
