@@ -93,6 +93,8 @@ def _describe(health: object, learning: LearningSettings) -> None:
             if k in health.graph
         )
         print(f"graph: {counts}; write-ahead log {health.graph['wal_bytes']} bytes")
+        if pending := health.graph.get("migrations_pending"):
+            print(f"schema: {pending} migrations to apply, at the next start")
     if health.index:
         print(
             f"search index: {health.index['rows']} rows, {health.index['not_unit']} damaged vectors"

@@ -471,6 +471,18 @@ class Graph:
             live[table] = {row[1]: row[2] for row in info}
         return live
 
+    def applied_migrations(self) -> dict[int, tuple[str, str]]:
+        """The migrations the store records: version -> (name, checksum); empty for a store
+        without its history table."""
+        if schema.MIGRATION_TABLE not in self.live_schema():
+            return {}
+        return {
+            row[0]: (row[1], row[2])
+            for row in self._rows(
+                f"MATCH (m:{schema.MIGRATION_TABLE}) RETURN m.version, m.name, m.checksum"
+            )
+        }
+
     def _migrate(self) -> None:
         live = self.live_schema()
         if not live:
@@ -480,26 +492,8 @@ class Graph:
             raise SchemaMismatch(
                 [f"no {schema.MIGRATION_TABLE} table: this directory is not a doxa store"]
             )
-        applied = {
-            row[0]: (row[1], row[2])
-            for row in self._rows(
-                f"MATCH (m:{schema.MIGRATION_TABLE}) RETURN m.version, m.name, m.checksum"
-            )
-        }
-        known = {m.version: m for m in schema.MIGRATIONS}
-        issues: list[str] = []
-        again: set[int] = set()
-        for version, (name, checksum) in sorted(applied.items()):
-            migration = known.get(version)
-            if migration is None:
-                issues.append(
-                    f"migration {version} ({name!r}) was applied by a newer doxa"
-                    f" (this one knows up to {schema.latest_version()})"
-                )
-            elif checksum in migration.earlier:
-                again.add(version)  # an earlier doxa's statements: run this one's again
-            elif migration.checksum != checksum:
-                issues.append(f"migration {version} ({name!r}) was altered after it was applied")
+        applied = self.applied_migrations()
+        issues, again = schema.judged(applied)
         if issues:
             raise SchemaMismatch(issues)
         for migration in schema.MIGRATIONS:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store import schema
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
-from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError
+from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError, SchemaMismatch
 from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
@@ -36,7 +37,8 @@ class Health:
 
     Attributes:
         data_dir: the directory checked.
-        graph: node counts per table, ``wal_bytes``, ``unheld`` (observations nobody
+        graph: node counts per table, ``wal_bytes``, ``migrations_pending`` (the schema
+            migrations the next start applies), ``unheld`` (observations nobody
             holds), ``judged_results`` (results feedback accepted or rejected: what the
             ranker learns from), ``one_sided_links`` (nodes whose links Kùzu reads
             differently from their two ends: damage) and ``judged_queries_to_embed``
@@ -170,7 +172,16 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
             health.problems.append(f"{error.problem}; {error.remedy}")
         else:
             try:
+                applied = graph.applied_migrations()
+                issues, again = schema.judged(applied)
+                if issues:
+                    # As a start decides: no command opens it.
+                    health.problems.append(str(SchemaMismatch(issues)))
                 health.graph = {**graph.counts(), "wal_bytes": graph.wal_bytes()}
+                # What the next start applies (the store stays as it is until then).
+                health.graph["migrations_pending"] = sum(
+                    m.version not in applied or m.version in again for m in schema.MIGRATIONS
+                )
                 health.graph["unheld"] = graph.unheld_observations()
                 health.graph["judged_results"] = graph.judged_result_count()
                 one_sided = graph.one_sided_links()

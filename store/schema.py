@@ -12,6 +12,7 @@ live tables are compared with ``EXPECTED``; any difference stops the start with
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # Stored decimals: exact, 18 fractional digits, range [0, 1] enforced on the way in.
@@ -503,6 +504,27 @@ EXPECTED: dict[str, dict[str, str]] = {
     "IS_A": {},
     "HAS_FIELD": {"position": "INT64", "name": "STRING", "kind": "STRING", "value": "STRING"},
 }
+
+
+def judged(applied: Mapping[int, tuple[str, str]]) -> tuple[list[str], set[int]]:
+    """What this version makes of the migrations a store records (version -> (name,
+    checksum)): the issues that stop it opening (a migration a newer doxa applied, or one
+    altered since), and the versions it runs again (applied with an ``earlier`` statement)."""
+    known = {m.version: m for m in MIGRATIONS}
+    issues: list[str] = []
+    again: set[int] = set()
+    for version, (name, checksum) in sorted(applied.items()):
+        migration = known.get(version)
+        if migration is None:
+            issues.append(
+                f"migration {version} ({name!r}) was applied by a newer doxa"
+                f" (this one knows up to {latest_version()})"
+            )
+        elif checksum in migration.earlier:
+            again.add(version)  # an earlier doxa's statements: run this one's again
+        elif migration.checksum != checksum:
+            issues.append(f"migration {version} ({name!r}) was altered after it was applied")
+    return issues, again
 
 
 def latest_version() -> int:

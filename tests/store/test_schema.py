@@ -22,6 +22,7 @@ from doxa.store.drafts import text_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.event_time import event_times, shown, stored
 from doxa.store.graph import Graph, query_vector_text
+from doxa.store.health import check
 from doxa.store.index import SearchIndex
 from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
 from doxa.store.values import parse_time
@@ -254,6 +255,17 @@ def test_a_store_with_an_unknown_newer_migration_is_refused(created: Settings) -
         "migration 99 ('from the future') was applied by a newer doxa"
         f" (this one knows up to {latest})"
     ]
+    # check called such a directory healthy, though no command opens it.
+    [problem] = check(created.store).problems
+    assert problem == str(caught.value)
+
+
+def test_check_counts_the_migrations_the_next_start_applies(created: Settings) -> None:
+    tamper(created, f"MATCH (m:{MIGRATION_TABLE}) WHERE m.version >= 22 DELETE m")
+    found = check(created.store)
+    assert found.healthy and found.graph["migrations_pending"] == len(MIGRATIONS) - 21
+    open_memory(created).close()
+    assert check(created.store).graph["migrations_pending"] == 0
 
 
 def test_a_store_with_a_changed_table_is_refused(created: Settings) -> None:
