@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import signal
 import subprocess
 import sys
 import threading
@@ -96,20 +97,47 @@ _PROBE = (
 )
 
 
-def log_crashes(database: Path, buffer_pool_bytes: int, always: bool = False) -> int | None:
-    """The signal that killed a child process opening ``database`` read-only (replaying its
-    write-ahead log), or None when it did not crash: a log or a file Kùzu 0.11.3 cannot read
-    can kill the process that opens it, which no exception reports. Tried only when a
-    non-empty log is there (a process was stopped before a checkpoint), or ``always``."""
-    log_path = wal_file(database)
-    if not always and (not log_path.exists() or log_path.stat().st_size == 0):
-        return None
+#: The signals of a process that crashed (not one stopped from outside, as by the kernel's
+#: out-of-memory killer or a Ctrl-C).
+_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE})
+
+
+def opens(database: Path, buffer_pool_bytes: int) -> int | str | None:
+    """Open ``database`` read-only in a child process, replaying its write-ahead log: None
+    when it opens, Kùzu's error when it refuses, or the signal when Kùzu crashes (a log or
+    a file Kùzu 0.11.3 cannot read can kill the process that opens it, which no exception
+    reports).
+
+    Raises:
+        MemoryStoreError: the child was stopped from outside (killed, not crashed): try again.
+    """
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(database), str(buffer_pool_bytes)],
         capture_output=True,
         check=False,
     )
-    return -done.returncode if done.returncode < 0 else None
+    if done.returncode < 0:
+        if -done.returncode in _CRASHES:
+            return -done.returncode
+        raise MemoryStoreError(
+            f"opening the memory's graph in {database.parent} was stopped from outside"
+            f" (signal {-done.returncode}), perhaps for memory; try again"
+        )
+    if done.returncode:
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else f"exit status {done.returncode}"
+    return None
+
+
+def log_crashes(database: Path, buffer_pool_bytes: int, always: bool = False) -> int | None:
+    """The signal that crashed a child process opening ``database`` read-only (``opens``),
+    or None when it did not crash. Tried only when a non-empty log is there (a process was
+    stopped before a checkpoint), or ``always``."""
+    log_path = wal_file(database)
+    if not always and (not log_path.exists() or log_path.stat().st_size == 0):
+        return None
+    found = opens(database, buffer_pool_bytes)
+    return found if isinstance(found, int) else None
 
 
 def recall_features(kept: Sequence[str] | None) -> dict[int, str]:
@@ -249,7 +277,8 @@ class Graph:
                 )
             # A log left by a process killed during a checkpoint can crash Kùzu 0.11.3 as it
             # replays it (a segmentation fault, no exception): tried in a child first.
-            crashed = log_crashes(self._path, self._buffer_pool_bytes)
+            # With the largest page cache the opening may grow to (address space only).
+            crashed = log_crashes(self._path, self._pool_ceiling)
             if crashed is not None:
                 raise DamagedStore(
                     str(path.parent),
@@ -263,20 +292,21 @@ class Graph:
             except RuntimeError as error:
                 if _POOL_FULL in str(error):
                     raise self._cache_too_small("opening") from None
+                if any(denied in str(error) for denied in _DENIED):
+                    # Sound, but not ours to open: restoring a backup over it would lose
+                    # what it holds.
+                    how = "read" if read_only else "opened for writing"
+                    raise MemoryStoreError(
+                        f"the memory in {path.parent} was not opened: its graph database"
+                        f" ({path.name}) cannot be {how} by this user ({error}); let this user"
+                        f" {'read' if read_only else 'write'} the file and its directory (its"
+                        " permissions, attributes or a read-only mount)"
+                    ) from None
                 if "lock" in str(error).lower():
                     raise MemoryInUse(
                         f"the memory in {path.parent} is in use by another process (Kùzu allows"
                         " one); connect this client to that server (doxa serve --transport http)"
                         " or use another --data-dir"
-                    ) from None
-                if any(denied in str(error) for denied in _DENIED):
-                    # Sound, but not ours to write: restoring a backup over it would lose
-                    # what it holds.
-                    raise MemoryStoreError(
-                        f"the memory in {path.parent} was not opened: its graph database"
-                        f" ({path.name}) cannot be opened for writing ({error}); let this user"
-                        " write the file and its directory (its permissions, attributes or a"
-                        " read-only mount), or export it elsewhere from a writable copy"
                     ) from None
                 replaying = wal_file(self._path).exists()
                 raise DamagedStore(
@@ -1289,6 +1319,11 @@ class Graph:
                 if differ:
                     found[table] = found.get(table, 0) + differ
         return found
+
+    def observation_ids(self) -> set[str]:
+        """Ids of every observation the graph holds, retracted ones included."""
+        table = self._arrow("MATCH (o:Observation) RETURN o.id")
+        return {str(v) for v in table.column(0).to_pylist()}
 
     def live_observation_ids(self) -> set[str]:
         """Ids of the observations that are not retracted (the search index holds these)."""

@@ -170,6 +170,8 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
             raise _held(data_dir, "check") from None
         except DamagedStore as error:
             health.problems.append(f"{error.problem}; {error.remedy}")
+        except MemoryStoreError as error:  # not this user's to read, say
+            health.problems.append(str(error))
         else:
             try:
                 applied = graph.applied_migrations()
@@ -362,27 +364,31 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log:
     from doxa.store.memory import Memory
 
     embedder = make_embedder(settings.embedding)
-    folder = _set_aside(data_dir) if set_aside_log else None
+    pool = settings.buffer_pool_mb * 1024 * 1024
+    folder = _set_aside(data_dir, pool) if set_aside_log else None
     try:
-        graph = Graph(data_dir / "graph", buffer_pool_bytes=settings.buffer_pool_mb * 1024 * 1024)
-    except MemoryInUse:
-        raise _held(data_dir, "repair") from None
-    try:
-        held = graph.observation_count()
-        live = graph.live_observation_ids()
-    finally:
-        graph.close()
-    index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint)
-    lost = 0
-    if folder is not None:
-        lost = _save_lost(index, live, folder)
-    if not held and not force and (index.problem is not None or index.count()):
-        raise DamagedStore(
-            str(data_dir),
-            "its graph holds no memories but its search index is not empty",
-            "Nothing was changed. Put the graph back from a backup, or run"
-            " `doxa repair --force` to rebuild the index from the empty graph",
-        )
+        try:
+            graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
+        except MemoryInUse:
+            raise _held(data_dir, "repair") from None
+        try:
+            held = graph.observation_count()
+            known = graph.observation_ids()
+        finally:
+            graph.close()
+        index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint)
+        if not held and not force and (index.problem is not None or index.count()):
+            raise DamagedStore(
+                str(data_dir),
+                "its graph holds no memories but its search index is not empty",
+                "Nothing was changed. Put the graph back from a backup, or run"
+                " `doxa repair --force` to rebuild the index from the empty graph",
+            )
+    except BaseException:
+        if folder is not None:
+            _put_back(folder, data_dir)  # a refusal changes nothing
+        raise
+    lost = 0 if folder is None else _save_lost(index, known, folder)
     index.reset("doxa repair was asked to")
     del index
     memory = Memory(settings, embedder)
@@ -398,32 +404,68 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log:
     return health
 
 
-def _set_aside(data_dir: Path) -> Path | None:
+def _set_aside(data_dir: Path, pool: int) -> Path:
     """Move the graph's write-ahead log and shadow file into a new ``set-aside/<time>/``
-    folder of ``data_dir``; None (nothing moved) when there is no log."""
-    from doxa.store.graph import wal_file
+    folder of ``data_dir``, once it is known that Kùzu cannot replay the log and can open
+    the graph without it.
+
+    Raises:
+        DamagedStore: there is no log, the log replays (nothing is lost by opening the memory
+            as it is), or the graph without it crashes Kùzu too; nothing was changed.
+    """
+    from doxa.store.graph import opens, wal_file
     from doxa.store.values import utc_now
 
     graph_file = data_dir / "graph"
-    moved = [p for p in (wal_file(graph_file), graph_file.with_name("graph.shadow")) if p.exists()]
-    if not any(p.name.endswith(".wal") for p in moved):
-        return None
+    log_file = wal_file(graph_file)
+    if not log_file.exists() or log_file.stat().st_size == 0:
+        raise DamagedStore(
+            str(data_dir),
+            "its graph has no write-ahead log to set aside",
+            "Nothing was changed; run `doxa repair` without --set-aside-log",
+        )
+    if opens(graph_file, pool) is None:
+        raise DamagedStore(
+            str(data_dir),
+            "its graph's write-ahead log replays: the graph opens with it, and setting it aside"
+            " would lose the writes it holds",
+            "Nothing was changed; open the memory as it is, or run `doxa repair` without"
+            " --set-aside-log",
+        )
+    moved = [p for p in (log_file, graph_file.with_name("graph.shadow")) if p.exists()]
     folder = data_dir / "set-aside" / utc_now().strftime("%Y%m%dT%H%M%S.%fZ")
     folder.mkdir(parents=True)
     for path in moved:
         path.rename(folder / path.name)
+    crashed = opens(graph_file, pool)
+    if crashed is not None:
+        _put_back(folder, data_dir)
+        raise DamagedStore(
+            str(data_dir),
+            f"its graph does not open without its write-ahead log either ({crashed})",
+            "Nothing was changed; restore the data directory from a backup",
+        )
     log.warning("repair: moved the graph's write-ahead log aside into %s", folder)
     return folder
 
 
-def _save_lost(index: SearchIndex, live: set[str], folder: Path) -> int:
+def _put_back(folder: Path, data_dir: Path) -> None:
+    """Move what ``_set_aside`` moved into ``folder`` back into ``data_dir``."""
+    for path in folder.iterdir():
+        path.rename(data_dir / path.name)
+    folder.rmdir()
+
+
+def _save_lost(index: SearchIndex, known: set[str], folder: Path) -> int:
     """Write the id and text of every observation the search index holds and the graph does
-    not (``live``: its current observations) to ``folder/lost.jsonl``; how many."""
+    not (``known``: all it holds, retracted ones included: a forget whose index row was not
+    yet deleted is no loss) to ``folder/lost.jsonl``; how many. One purged before the log was
+    written, whose index row was not yet deleted, cannot be told from one lost."""
     import json
 
     if index.problem is not None:
         return 0
-    missing = sorted(set(index.ids()) - live)
+    missing = sorted(set(index.ids()) - known)
     texts = index.texts(missing)
     with (folder / "lost.jsonl").open("w", encoding="utf-8") as out:
         for oid in missing:

@@ -797,6 +797,10 @@ def test_a_log_kuzu_crashes_replaying_is_refused_and_repair_sets_it_aside(
     lost = done.stdout.strip()
     log = settings.store.data_dir / "graph.wal"
     assert log.stat().st_size > 0
+    # A log Kùzu replays is not set aside: that would lose its writes for nothing.
+    with pytest.raises(DamagedStore, match="write-ahead log replays"):
+        repair(settings.store, set_aside_log=True)
+    assert log.stat().st_size > 0 and not (settings.store.data_dir / "set-aside").exists()
     # Crashes while the log is there.
     crash = "import os, sys\nif os.path.exists(sys.argv[1] + '.wal'): os.kill(os.getpid(), 11)\n"
     monkeypatch.setattr(graph, "_PROBE", crash)
