@@ -147,6 +147,11 @@ class DamagedStore(MemoryStoreError):
         return (type(self), (self.path, self.problem, self.remedy))
 
 
+class NotPermitted(MemoryStoreError):
+    """The operating system refuses this user the memory's files (permissions, attributes, a
+    read-only mount): sound, and nothing to restore from a backup."""
+
+
 class MemoryInUse(MemoryStoreError):
     """Another process has the graph open (Kùzu allows one): a server serving the memory."""
 

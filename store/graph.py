@@ -57,6 +57,7 @@ from doxa.store.errors import (
     DamagedStore,
     MemoryInUse,
     MemoryStoreError,
+    NotPermitted,
     SchemaMismatch,
     StorageError,
 )
@@ -129,12 +130,19 @@ def opens(database: Path, buffer_pool_bytes: int) -> int | str | None:
     return None
 
 
+def has_log(database: Path) -> bool:
+    """Whether ``database`` has a write-ahead log holding anything (a process stopped
+    before its checkpoint; a clean close leaves none)."""
+    try:
+        return wal_file(database).stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
 def log_crashes(database: Path, buffer_pool_bytes: int, always: bool = False) -> int | None:
     """The signal that crashed a child process opening ``database`` read-only (``opens``),
-    or None when it did not crash. Tried only when a non-empty log is there (a process was
-    stopped before a checkpoint), or ``always``."""
-    log_path = wal_file(database)
-    if not always and (not log_path.exists() or log_path.stat().st_size == 0):
+    or None when it did not crash. Tried only when ``has_log``, or ``always``."""
+    if not always and not has_log(database):
         return None
     found = opens(database, buffer_pool_bytes)
     return found if isinstance(found, int) else None
@@ -296,7 +304,7 @@ class Graph:
                     # Sound, but not ours to open: restoring a backup over it would lose
                     # what it holds.
                     how = "read" if read_only else "opened for writing"
-                    raise MemoryStoreError(
+                    raise NotPermitted(
                         f"the memory in {path.parent} was not opened: its graph database"
                         f" ({path.name}) cannot be {how} by this user ({error}); let this user"
                         f" {'read' if read_only else 'write'} the file and its directory (its"
@@ -308,7 +316,7 @@ class Graph:
                         " one); connect this client to that server (doxa serve --transport http)"
                         " or use another --data-dir"
                     ) from None
-                replaying = wal_file(self._path).exists()
+                replaying = has_log(self._path)
                 raise DamagedStore(
                     str(path.parent),
                     f"its graph database ({path.name}) cannot be read: {str(error).rstrip('. ')}",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +22,13 @@ import numpy.typing as npt
 
 from doxa.store import schema
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
-from doxa.store.errors import DamagedStore, MemoryInUse, MemoryStoreError, SchemaMismatch
+from doxa.store.errors import (
+    DamagedStore,
+    MemoryInUse,
+    MemoryStoreError,
+    NotPermitted,
+    SchemaMismatch,
+)
 from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
 from doxa.store.startup import usable_as_kept
@@ -88,21 +96,39 @@ def _held(data_dir: Path, command: str) -> MemoryInUse:
     )
 
 
+_NO_GRAPH = "no graph: this directory holds no memory yet"
+
+#: Opens argv[1] for writing and closes it; prints the reason and exits 1 when it cannot.
+_OPENS_FOR_WRITING = (
+    "import sys\n"
+    "try:\n"
+    "    open(sys.argv[1], 'r+b').close()\n"
+    "except OSError as error:\n"
+    "    print(error.strerror)\n"
+    "    sys.exit(1)\n"
+)
+
+
 def _unwritable(data_dir: Path, graph_file: Path) -> str | None:
     """Why a server could not write the memory (the graph file, the directory, or its
-    ``owner.lock``), or None. Nothing is changed: the graph is opened for writing and
-    closed, and nothing is created."""
+    ``owner.lock``), or None. Nothing is changed: a child process opens the graph for
+    writing and closes it, and nothing is created."""
     lock = data_dir / "owner.lock"
     if lock.exists() and not lock.is_file():
         return f"{lock} is not a file: no process can own the memory; remove it"
-    try:
-        with graph_file.open("r+b"):
-            pass
-    except OSError as error:
+    # Opened in a child process: closing a descriptor of the file here would drop the lock
+    # of a Kùzu database this process holds on it (POSIX record locks are per process).
+    tried = subprocess.run(
+        [sys.executable, "-c", _OPENS_FOR_WRITING, str(graph_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode:
+        reason = tried.stdout.strip() or f"exit status {tried.returncode}"
         return (
             f"the graph database ({graph_file.name}) cannot be opened for writing"
-            f" ({error.strerror}): no server can serve it; let this user write it and"
-            " its directory"
+            f" ({reason}): no server can serve it; let this user write it and its directory"
         )
     if not os.access(data_dir, os.W_OK):
         return f"{data_dir} cannot be written by this user: no server can serve it"
@@ -139,7 +165,7 @@ def check(settings: StoreSettings) -> Health:
 def _check(settings: StoreSettings, owned_here: bool) -> Health:
     """``check``; ``owned_here``: this process holds the directory's ``owner.lock`` (a
     repair), so it is no other's."""
-    from doxa.store.graph import Graph, log_crashes, wal_file
+    from doxa.store.graph import Graph, has_log, log_crashes
 
     data_dir = Path(settings.data_dir).expanduser()
     health = Health(str(data_dir))
@@ -148,7 +174,7 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
     live: set[str] | None = None
     judged: dict[str, tuple[npt.NDArray[np.float32], str | None]] = {}
     if not graph_file.exists():
-        health.problems.append("no graph: this directory holds no memory yet")
+        health.problems.append(_NO_GRAPH)
     else:
         if not owned_here and _owned_elsewhere(data_dir):
             raise _held(data_dir, "check")
@@ -158,7 +184,7 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
         # A file Kùzu cannot read may crash the process opening it: tried in a child first.
         crashed = log_crashes(graph_file, settings.buffer_pool_mb << 20, always=True)
         try:
-            if crashed is not None and not wal_file(graph_file).exists():
+            if crashed is not None and not has_log(graph_file):
                 raise DamagedStore(
                     str(data_dir),
                     f"Kùzu crashes (signal {crashed}) opening its graph database (graph)",
@@ -170,7 +196,7 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
             raise _held(data_dir, "check") from None
         except DamagedStore as error:
             health.problems.append(f"{error.problem}; {error.remedy}")
-        except MemoryStoreError as error:  # not this user's to read, say
+        except NotPermitted as error:  # not this user's to read
             health.problems.append(str(error))
         else:
             try:
@@ -207,6 +233,12 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
     foreign = False  # the index was built by another embedding model
     if (data_dir / "index").exists():
         foreign = _look_at_index(data_dir / "index", embedder, live, health)
+        if not graph_file.exists() and health.index.get("rows"):
+            # As a start refuses it: the graph is lost, and the index holds the texts.
+            health.problems[health.problems.index(_NO_GRAPH)] = (
+                f"no graph, but the search index holds {health.index['rows']} rows: the graph"
+                " was lost or moved; put it back from a backup (the index holds the texts)"
+            )
     elif live:  # opening it would create it, and a check changes nothing
         health.problems.append(
             "there is no search index; the next start rebuilds it from the graph, or run"
@@ -365,6 +397,16 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log:
 
     embedder = make_embedder(settings.embedding)
     pool = settings.buffer_pool_mb * 1024 * 1024
+    if not (data_dir / "graph").exists() and not force:
+        # Opening the graph would make an empty one: refused first, as the start refuses.
+        kept = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
+        if kept.problem is None and kept.count():
+            raise DamagedStore(
+                str(data_dir),
+                f"it has no graph file, but its search index holds {kept.count()} rows",
+                "Nothing was changed. Put the graph back from a backup, or run"
+                " `doxa repair --force` to rebuild the index from an empty graph",
+            )
     folder = _set_aside(data_dir, pool) if set_aside_log else None
     try:
         try:

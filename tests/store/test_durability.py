@@ -125,7 +125,13 @@ def test_a_lost_graph_is_refused_and_the_index_kept(settings: Settings, damage: 
     with pytest.raises(DamagedStore):
         repair(settings.store)
     assert index_rows(settings) == 30
-    assert not check(settings.store).healthy
+    found = check(settings.store)
+    assert not found.healthy
+    if damage == "removed":  # it said the directory held no memory yet
+        assert found.problems[0] == (
+            "no graph, but the search index holds 30 rows: the graph was lost or moved; put it"
+            " back from a backup (the index holds the texts)"
+        )
 
 
 def test_an_unreadable_graph_is_refused_naming_the_file(settings: Settings) -> None:
