@@ -77,6 +77,7 @@ _ALLOWED = {
     ("doxa.store.errors", "OwnerLost"),
     ("doxa.store.errors", "OwnerStopped"),
     ("doxa.store.errors", "MemoryInUse"),
+    ("doxa.store.errors", "NotPermitted"),
     ("doxa.store.errors", "MessageTooLarge"),
     ("copyreg", "_reconstructor"),
     ("builtins", "object"),
