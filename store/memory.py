@@ -1126,7 +1126,7 @@ class Memory:
             shown = found if limit is None else found[:limit]
             return {
                 "count": len(found),
-                "conflicts": provenance.described(shown, working, at, known),
+                "conflicts": provenance.described(shown, working, at, known, me),
             }
 
     # ---- entities ---------------------------------------------------------------------------

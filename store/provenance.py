@@ -372,20 +372,32 @@ def on_topic(
 
 
 def described(
-    found: list[dict[str, Any]], working: WorkingMemory, at: datetime, known_at: datetime | None
+    found: list[dict[str, Any]],
+    working: WorkingMemory,
+    at: datetime,
+    known_at: datetime | None,
+    agent: str | None = None,
 ) -> list[dict[str, Any]]:
     """Conflicts from ``contradictions`` and ``clashes``, each side with its text and
-    confidence (as recall shows it with no agent asked, at valid time ``at`` as known at
-    ``known_at``). The caller holds the read lock."""
+    confidence as recall shows it at valid time ``at`` as known at ``known_at``: ``agent``'s
+    own on a side it holds, else the first believer's holding it. The caller holds the read
+    lock."""
     at_us = micros(at)
     known = None if known_at is None else micros(known_at)
+    own = {} if agent is None else working.agent_confidence(agent, known, at_us)
     for conflict in found:
         for side in ("a", "b"):
             row = working.row_of.get(conflict[side])
-            entry = working.entries[row] if row is not None else None
-            conflict[f"{side}_text"] = entry.text if entry else ""
+            if row is None:
+                conflict[f"{side}_text"], conflict[f"{side}_confidence"] = "", Decimal(0)
+                continue
+            entry = working.entries[row]
+            conflict[f"{side}_text"] = entry.text
+            mine = agent is not None and agent in holding(working, row, at_us, known)
             conflict[f"{side}_confidence"] = (
-                working.shown_confidence(row, known, at_us) if row is not None else Decimal(0)
+                own.get(row, entry.confidence)
+                if mine
+                else working.shown_confidence(row, known, at_us)
             )
     return found
 

@@ -726,6 +726,32 @@ def test_without_an_agent_a_shared_fact_shows_the_confidence_of_its_first_believ
     assert fact.confidence == "0.9"
 
 
+def test_find_conflicts_with_an_agent_shows_its_own_confidence_on_its_side(
+    memory: Memory,
+) -> None:
+    # driver shares scout's Paris at 0.5; carol's Rome clashes. Asked for driver's conflicts,
+    # the Paris side showed scout's 0.9, as recall with agent="driver" does not.
+    def told(city: str, agent: str, confidence: str) -> str:
+        fact = FactDraft("Alice", "lives in", city)
+        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
+        [done] = memory.remember([replace(draft, fact=fact)])
+        return done.observation_id
+
+    paris = told("Paris", "scout", "0.9")
+    told("Paris", "driver", "0.5")
+    told("Rome", "carol", "0.6")
+
+    def paris_side(**asked: Any) -> Decimal:
+        [clash] = clashes(memory, **asked)
+        side = "a" if clash["a"] == paris else "b"
+        confidence: Decimal = clash[f"{side}_confidence"]
+        return confidence
+
+    assert paris_side(agent="driver") == Decimal("0.5")
+    assert paris_side(agent="scout") == paris_side() == Decimal("0.9")
+    assert paris_side(agent="carol") == Decimal("0.9")  # not carol's side: as without agent
+
+
 def test_a_shared_fact_its_first_believer_moved_on_from_shows_the_others_confidence(
     memory: Memory,
 ) -> None:
