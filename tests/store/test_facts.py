@@ -42,6 +42,17 @@ def said(
     return done.observation_id
 
 
+def alice_in(
+    memory: Memory, city: str, agent: str, confidence: str, since: str | None = None
+) -> str:
+    """Remember that Alice lives in ``city``, told by ``agent`` at ``confidence`` (valid from
+    ``since``); the observation id."""
+    fact = FactDraft("Alice", "lives in", city, valid_from=since)
+    draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
+    [done] = memory.remember([replace(draft, fact=fact)])
+    return done.observation_id
+
+
 def current(memory: Memory, query: str, **filters: Any) -> dict[str, bool]:
     """Text -> current, of the facts a recall returns about the query's first word (superseded
     ones included)."""
@@ -691,15 +702,9 @@ def test_without_an_agent_a_shared_fact_shows_the_confidence_of_its_first_believ
 ) -> None:
     # driver told Paris at 0.3, scout shared it at 0.9, then driver forgot it: recall showed
     # (and min_confidence filtered by) driver's 0.3 though only scout's 0.9 held it.
-    def told(city: str, agent: str, confidence: str) -> str:
-        fact = FactDraft("Alice", "lives in", city)
-        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
-        [done] = memory.remember([replace(draft, fact=fact)])
-        return done.observation_id
-
-    paris = told("Paris", "driver", "0.3")
-    told("Paris", "scout", "0.9")
-    told("Rome", "carol", "0.5")
+    paris = alice_in(memory, "Paris", "driver", "0.3")
+    alice_in(memory, "Paris", "scout", "0.9")
+    alice_in(memory, "Rome", "carol", "0.5")
     then = memory.evidence(paris)["believers"][-1]["since"]
     memory.forget(paris, agent="driver")
 
@@ -731,15 +736,9 @@ def test_find_conflicts_with_an_agent_shows_its_own_confidence_on_its_side(
 ) -> None:
     # driver shares scout's Paris at 0.5; carol's Rome clashes. Asked for driver's conflicts,
     # the Paris side showed scout's 0.9, as recall with agent="driver" does not.
-    def told(city: str, agent: str, confidence: str) -> str:
-        fact = FactDraft("Alice", "lives in", city)
-        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
-        [done] = memory.remember([replace(draft, fact=fact)])
-        return done.observation_id
-
-    paris = told("Paris", "scout", "0.9")
-    told("Paris", "driver", "0.5")
-    told("Rome", "carol", "0.6")
+    paris = alice_in(memory, "Paris", "scout", "0.9")
+    alice_in(memory, "Paris", "driver", "0.5")
+    alice_in(memory, "Rome", "carol", "0.6")
 
     def paris_side(**asked: Any) -> Decimal:
         [clash] = clashes(memory, **asked)
@@ -757,15 +756,9 @@ def test_a_shared_fact_its_first_believer_moved_on_from_shows_the_others_confide
 ) -> None:
     # scout told Paris at 0.4, driver shared it at 0.8, scout told Berlin from June: from
     # June the fact is driver's alone, before then scout's too (the first believer).
-    def told(city: str, agent: str, confidence: str, since: str | None = None) -> str:
-        fact = FactDraft("Alice", "lives in", city, valid_from=since)
-        draft = MemoryDraft(f"Alice lives in {city}.", agent=agent, confidence=confidence)
-        [done] = memory.remember([replace(draft, fact=fact)])
-        return done.observation_id
-
-    paris = told("Paris", "scout", "0.4", "2024-01-01T00:00:00Z")
-    told("Paris", "driver", "0.8")
-    told("Berlin", "scout", "0.6", "2024-06-01T00:00:00Z")
+    paris = alice_in(memory, "Paris", "scout", "0.4", "2024-01-01T00:00:00Z")
+    alice_in(memory, "Paris", "driver", "0.8")
+    alice_in(memory, "Berlin", "scout", "0.6", "2024-06-01T00:00:00Z")
 
     def paris_shows(as_of: str | None = None) -> Decimal:
         found = memory.recall("", subject="Alice", as_of=as_of).results
