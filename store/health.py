@@ -31,7 +31,7 @@ from doxa.store.errors import (
 )
 from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
-from doxa.store.startup import usable_as_kept
+from doxa.store.startup import refuse_if_graph_missing, usable_as_kept
 
 if TYPE_CHECKING:  # lancedb loads with the index module: only when a check runs
     from doxa.store.index import SearchIndex
@@ -399,14 +399,7 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log:
     pool = settings.buffer_pool_mb * 1024 * 1024
     if not (data_dir / "graph").exists() and not force:
         # Opening the graph would make an empty one: refused first, as the start refuses.
-        kept = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
-        if kept.problem is None and kept.count():
-            raise DamagedStore(
-                str(data_dir),
-                f"it has no graph file, but its search index holds {kept.count()} rows",
-                "Nothing was changed. Put the graph back from a backup, or run"
-                " `doxa repair --force` to rebuild the index from an empty graph",
-            )
+        refuse_if_graph_missing(data_dir, embedder)
     folder = _set_aside(data_dir, pool) if set_aside_log else None
     try:
         try:
@@ -455,12 +448,12 @@ def _set_aside(data_dir: Path, pool: int) -> Path:
         DamagedStore: there is no log, the log replays (nothing is lost by opening the memory
             as it is), or the graph without it crashes Kùzu too; nothing was changed.
     """
-    from doxa.store.graph import opens, wal_file
+    from doxa.store.graph import has_log, opens, wal_file
     from doxa.store.values import utc_now
 
     graph_file = data_dir / "graph"
     log_file = wal_file(graph_file)
-    if not log_file.exists() or log_file.stat().st_size == 0:
+    if not has_log(graph_file):
         raise DamagedStore(
             str(data_dir),
             "its graph has no write-ahead log to set aside",

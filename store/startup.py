@@ -459,13 +459,9 @@ def refuse_if_graph_lost(data_dir: Path, working: WorkingMemory, index: SearchIn
     """
     if len(working):
         return
-    if index.problem is not None:
-        held = f"its search index cannot be read ({index.problem})"
-    elif index.count():
-        held = f"its search index holds {index.count()} memories"
-    else:
-        return
-    _refuse_lost_graph(data_dir, f"its graph holds no memories but {held}")
+    held = _index_holds(index)
+    if held is not None:
+        _refuse_lost_graph(data_dir, f"its graph holds no memories but {held}")
 
 
 def refuse_if_graph_missing(data_dir: Path, embedder: Embedder) -> None:
@@ -484,13 +480,20 @@ def refuse_if_graph_missing(data_dir: Path, embedder: Embedder) -> None:
     index = SearchIndex(data_dir / "index", embedder.dim, embedder.fingerprint, read_only=True)
     if index.problem == "it has no table yet":
         return
+    held = _index_holds(index)
+    if held is not None:
+        where = "its graph holds no memories (it has no graph file)"
+        _refuse_lost_graph(data_dir, f"{where} but {held}")
+
+
+def _index_holds(index: SearchIndex) -> str | None:
+    """What a search index beside a graph without memories holds that may be their only
+    copy (rows, or data it cannot read), in words; None when it is empty."""
     if index.problem is not None:
-        held = f"its search index cannot be read ({index.problem})"
-    elif index.count():
-        held = f"its search index holds {index.count()} memories"
-    else:
-        return
-    _refuse_lost_graph(data_dir, f"its graph holds no memories (it has no graph file) but {held}")
+        return f"its search index cannot be read ({index.problem})"
+    if index.count():
+        return f"its search index holds {index.count()} memories"
+    return None
 
 
 def _refuse_lost_graph(data_dir: Path, found: str) -> NoReturn:

@@ -724,50 +724,37 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
     assert happened == {home["observation_id"]: "2024-06-11", hike["observation_id"]: None}
 
 
-async def test_a_file_of_schema_20_reads_being_somewhere_again_as_a_plan(tmp_path: Path) -> None:
-    # Before migration 21 "I'm in Rome from 3 to 10 June", said in May, was in the past year.
+@pytest.mark.parametrize(
+    ("text", "said", "read"),
+    [
+        # Before migration 21 "I'm in Rome from 3 to 10 June", said in May, was in the past
+        # year. (A file of schema 21 reads it again too: migration 22 reads days joined by
+        # "to".)
+        (
+            "I'm in Rome from 3 to 10 June.",
+            "2024-05-20T10:00:00Z",
+            ((20, "2024-06-03/2024-06-10"), (22, None)),
+        ),
+        # Before migration 22 "from Monday to Wednesday" was Wednesday alone.
+        (
+            "I was in Rome from Monday to Wednesday.",
+            "2024-05-15T10:00:00Z",
+            ((21, "2024-05-13/2024-05-15"), (22, None)),
+        ),
+    ],
+)
+async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(
+    tmp_path: Path, text: str, said: str, read: tuple[tuple[int, str | None], ...]
+) -> None:
     settings = hash_settings(tmp_path / "a")
     async with Client(create_server(settings)) as client:
-        rome = await ok(
-            client,
-            "remember",
-            text="I'm in Rome from 3 to 10 June.",
-            observed_at="2024-05-20T10:00:00Z",
-            topics=["user"],
-        )
+        rome = await ok(client, "remember", text=text, observed_at=said, topics=["user"])
     export(tmp_path / "a", tmp_path / "a.jsonl")
     header, *rest = (json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines())
     for line in rest:
         if line.get("id") == rome["observation_id"]:
             line["event_times"] = "[]"
-    # (A file of schema 21 reads it again too: migration 22 reads days joined by "to".)
-    for schema, happened in ((20, "2024-06-03/2024-06-10"), (22, None)):
-        old = [header | {"schema": schema}, *rest]
-        (tmp_path / f"{schema}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in old))
-        into = hash_settings(tmp_path / f"b{schema}")
-        import_file(into.store, tmp_path / f"{schema}.jsonl")
-        async with Client(create_server(into)) as client:
-            [found] = (await ok(client, "recall", query="", topics=["user"]))["results"]
-        assert found.get("happened") == happened, schema
-
-
-async def test_a_file_of_schema_21_reads_ranges_of_weekdays_again(tmp_path: Path) -> None:
-    # Before migration 22 "from Monday to Wednesday" was Wednesday alone.
-    settings = hash_settings(tmp_path / "a")
-    async with Client(create_server(settings)) as client:
-        rome = await ok(
-            client,
-            "remember",
-            text="I was in Rome from Monday to Wednesday.",
-            observed_at="2024-05-15T10:00:00Z",
-            topics=["user"],
-        )
-    export(tmp_path / "a", tmp_path / "a.jsonl")
-    header, *rest = (json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines())
-    for line in rest:
-        if line.get("id") == rome["observation_id"]:
-            line["event_times"] = "[]"
-    for schema, happened in ((21, "2024-05-13/2024-05-15"), (22, None)):
+    for schema, happened in read:
         old = [header | {"schema": schema}, *rest]
         (tmp_path / f"{schema}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in old))
         into = hash_settings(tmp_path / f"b{schema}")
