@@ -307,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         # wanted. Later writes (the interpreter's own flush at exit) go nowhere instead.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        from doxa.server.tool_commands import loud_again
+
+        loud_again()
 
 
 def _run(args: argparse.Namespace) -> int:

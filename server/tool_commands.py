@@ -297,11 +297,33 @@ def _everything(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
         raise ToolRefused(str(error)) from None
 
 
+#: The loggers ``quiet`` changed, with their levels before: ``loud_again`` puts them back.
+_QUIETED: dict[str, int] = {}
+
+
 def quiet() -> None:
-    """Only warnings on stderr: the owner-or-relay notes are for servers' logs."""
+    """Only warnings on stderr: the owner-or-relay notes are for servers' logs; a refusal
+    at warm-up is the command's own error, printed once by it."""
     for name in ("doxa", "mcp"):  # the SDK logs each refused call at INFO: said once below
         logger = logging.getLogger(name)
+        _QUIETED.setdefault(name, logger.level)
         logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+    logging.getLogger("doxa.store.memory").addFilter(_refusal_said_by_command)
+
+
+def loud_again() -> None:
+    """Undo ``quiet``, once a command is done: ``main``'s caller may log on (a test, or a
+    program running commands before it serves)."""
+    for name, level in _QUIETED.items():
+        logging.getLogger(name).setLevel(level)
+    _QUIETED.clear()
+    logging.getLogger("doxa.store.memory").removeFilter(_refusal_said_by_command)
+
+
+def _refusal_said_by_command(record: logging.LogRecord) -> bool:
+    from doxa.store.memory import WARM_UP_FAILED
+
+    return record.msg != WARM_UP_FAILED
 
 
 class ToolRefused(Exception):

@@ -98,6 +98,10 @@ if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of
 
 log = logging.getLogger(__name__)
 
+#: The log line of a refusal at warm-up (a ``MemoryStoreError``: what is wrong, what to do).
+#: Every caller of ``wait_ready`` gets the same error, so a command that prints it drops this.
+WARM_UP_FAILED = "memory warm-up failed: %s"
+
 
 # The result types live here, where the relay's allow-list names them (doxa.store.relay).
 
@@ -270,7 +274,7 @@ class Memory:
             self._load_everything()
         except BaseException as error:  # reported to every caller of wait_ready
             if isinstance(error, MemoryStoreError):  # says what is wrong and what to do
-                log.error("memory warm-up failed: %s", error)
+                log.error(WARM_UP_FAILED, error)
             else:
                 log.exception("memory warm-up failed")
             self._failure = error

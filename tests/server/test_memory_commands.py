@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import kuzu
 import pytest
 from calls import ok, seed_bridge
 from conftest import hash_settings
@@ -30,6 +31,7 @@ from doxa.store import FactDraft, Memory, relay
 from doxa.store.backup import UNFINISHED
 from doxa.store.drafts import MemoryDraft
 from doxa.store.exporting import write_export
+from doxa.store.schema import MIGRATION_TABLE
 from doxa.store.sharing import SharedMemory
 
 
@@ -625,6 +627,19 @@ def test_an_owner_of_another_doxa_version_is_refused_with_what_to_do(
     monkeypatch.setattr(relay.RelayServer, "_answer", older)  # the owner's end only
     code, _, err = doxa("recall", "harbour")
     assert code == 1 and "runs another version of doxa" in err and "Traceback" not in err, err
+
+
+def test_a_memory_refused_at_opening_is_said_once(
+    doxa: Doxa, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The refusal came twice on stderr: the warm-up's log line, then the command's error.
+    assert doxa("remember", "The harbour opens at six.")[0] == 0
+    connection = kuzu.Connection(kuzu.Database(str(doxa.data_dir / "graph")))
+    connection.execute(f"CREATE (:{MIGRATION_TABLE} {{version: 99, name: 'later', checksum: 'x'}})")
+    connection.close()
+    code, _, err = doxa("recall", "harbour")
+    assert code == 1 and "migration 99 ('later') was applied by a newer doxa" in err, err
+    assert not [r for r in caplog.records if "warm-up failed" in r.getMessage()]
 
 
 @pytest.mark.parametrize("command", ["check", "repair"])
