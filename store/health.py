@@ -28,6 +28,7 @@ from doxa.store.errors import (
     MemoryStoreError,
     NotPermitted,
     SchemaMismatch,
+    StorageError,
 )
 from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
@@ -199,6 +200,8 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
         except NotPermitted as error:  # not this user's to read
             health.problems.append(str(error))
         else:
+            one_sided: dict[str, int] = {}
+            issues: list[str] = []
             try:
                 applied = graph.applied_migrations()
                 issues, again = schema.judged(applied)
@@ -216,6 +219,11 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                 health.graph["one_sided_links"] = sum(one_sided.values())
                 live = graph.live_observation_ids()
                 judged = {recall: (v, by) for recall, (v, by, *_) in graph.judged_queries().items()}
+            except StorageError:
+                if not issues:
+                    raise
+                # A schema this doxa does not know (a newer one's tables) may not hold what is
+                # counted here: the mismatch is the answer, and what was read so far.
             finally:
                 graph.close()
             for table, count in sorted(one_sided.items()):
@@ -225,7 +233,7 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                     " restore the graph from a backup (`doxa backup`), or `doxa export` and"
                     " import the file into a new directory"
                 )
-            if health.graph["unheld"]:
+            if health.graph.get("unheld"):
                 health.problems.append(
                     f"{health.graph['unheld']} observations are held by no agent"
                     " (cite_evidence shows no believer for them)"

@@ -260,6 +260,19 @@ def test_a_store_with_an_unknown_newer_migration_is_refused(created: Settings) -
     assert problem == str(caught.value)
 
 
+def test_check_names_a_newer_schema_whose_tables_it_cannot_count(created: Settings) -> None:
+    # A newer doxa renamed a table check counts: check failed, "run `doxa check`".
+    tamper(
+        created,
+        f"CREATE (:{MIGRATION_TABLE} {{version: 99, name: 'recalls apart', checksum: 'abc'}})",
+        "ALTER TABLE Recall RENAME TO RecallSeen",
+    )
+    found = check(created.store)
+    [problem] = found.problems
+    assert "migration 99 ('recalls apart') was applied by a newer doxa" in problem
+    assert not found.healthy
+
+
 def test_check_counts_the_migrations_the_next_start_applies(created: Settings) -> None:
     tamper(created, f"MATCH (m:{MIGRATION_TABLE}) WHERE m.version >= 22 DELETE m")
     found = check(created.store)
