@@ -247,7 +247,7 @@ def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str
                 links[other].append(_triple(e))
         for topic in e.topics:
             co[topic_key(topic)] += 1
-    for other, count in working.topic_links.get(key, {}).items():
+    for other, count in working.mentioned_with(key, clock.known).items():
         co[other] += count
     co.pop(key, None)
     me = display_name(working, key)

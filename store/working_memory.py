@@ -167,8 +167,8 @@ class WorkingMemory:
         self.topic_rows: dict[str, array.array[int]] = defaultdict(lambda: array.array("q"))
         self.topic_names: dict[str, str] = {}
         self.topic_exact: set[str] = set()  # topic names exactly as the graph holds them
-        # Topics mentioned together by one observation, and how often: the topic graph that
-        # recall walks one or two hops from the topics a query names.
+        # Topics mentioned together by one live observation, and how often: the topic graph
+        # that recall walks one or two hops from the topics a query names.
         self.topic_links: dict[str, dict[str, int]] = defaultdict(dict)
         self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
@@ -304,10 +304,8 @@ class WorkingMemory:
         )
         for topic in entry.topics:
             self._mention(row, topic)
-        keys = {topic_key(t) for t in entry.topics}
-        for a in keys:
-            for b in keys - {a}:
-                self.topic_links[a][b] = self.topic_links[a].get(b, 0) + 1
+        if not entry.retracted:
+            self._link_topics(row, +1)
         for agent in entry.agents:
             self.agent_rows[agent].append(row)
         if entry.subject is not None:
@@ -365,6 +363,19 @@ class WorkingMemory:
         self.topic_rows[key].append(row)
         self.topic_names.setdefault(key, topic)
         self.topic_exact.add(topic)
+
+    def _link_topics(self, row: int, by: int) -> None:
+        """Count the row's topics as mentioned together (``by`` +1), or no longer (-1: it
+        was forgotten)."""
+        keys = {topic_key(t) for t in self.entries[row].topics}
+        for a in keys:
+            links = self.topic_links[a]
+            for b in keys - {a}:
+                links[b] = links.get(b, 0) + by
+                if links[b] <= 0:
+                    del links[b]
+            if not links:
+                del self.topic_links[a]
 
     def _name_in_fact(self, row: int, entity: str) -> None:
         key = topic_key(entity)
@@ -624,6 +635,8 @@ class WorkingMemory:
         at a record time before ``at``)."""
         self._unindex_texts(row)
         entry = self.entries[row]
+        if not entry.retracted:
+            self._link_topics(row, -1)
         entry.retracted = True
         entry.retracted_at = at
         self.retracted_at[row] = micros(at)
@@ -637,6 +650,7 @@ class WorkingMemory:
         entry = self.entries[row]
         if not entry.retracted:
             self._unindex_texts(row)
+            self._link_topics(row, -1)
         entry.retracted = True
         self.live[row] = False
         self.recorded_at[row] = NO_END  # held at no time
@@ -1018,6 +1032,18 @@ class WorkingMemory:
             found.append(layer)
             frontier = layer
         return found
+
+    def mentioned_with(self, key: str, known_at: int | None = None) -> dict[str, int]:
+        """The topics mentioned together with topic ``key`` and how often, by the rows held
+        at record time ``known_at`` (None: now)."""
+        if known_at is None:
+            return self.topic_links.get(key, {})
+        counts: dict[str, int] = {}
+        for row in self.topic_rows.get(key, ()):
+            if self.recorded_at[row] <= known_at < self.retracted_at[row]:
+                for other in {topic_key(t) for t in self.entries[row].topics} - {key}:
+                    counts[other] = counts.get(other, 0) + 1
+        return counts
 
     def rows_of(self, index: Mapping[Any, array.array[int]], key: Any) -> IntArray:
         """Rows listed under ``key`` in a topic, agent or record index, as a numpy array."""

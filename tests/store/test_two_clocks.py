@@ -196,3 +196,35 @@ def test_an_agent_withdrawing_a_shared_fact_holds_its_own_older_one_again(
         assert ("superseded", athens) not in events
         memory = reopen(memory, settings)
     memory.close()
+
+
+def test_entities_are_related_by_a_mention_only_while_the_memory_holds_it(
+    settings: Settings, memory: Memory
+) -> None:
+    # about's "mentioned with" counted every mention ever loaded: a link named an entity
+    # about then refused at that known_at, and a forgotten mention linked on for good.
+    def related(memory: Memory, **when: Any) -> set[str]:
+        return {r["name"] for r in memory.about("Zed", **when).get("related", [])}
+
+    def mention(text: str, *topics: str) -> str:
+        [done] = memory.remember([MemoryDraft(text=text, topics=["Zed", *topics])])
+        return done.observation_id
+
+    mention("Zed is tall.")
+    before = moment()
+    met = mention("Zed met Yara at the conference.", "Yara")
+    office = mention("Zed and Xia share an office.", "Xia")
+    both = moment()
+    assert related(memory, known_at=before) == set()
+    memory.forget(met)
+    assert related(memory) == {"Xia"}
+    assert related(memory, known_at=both) == {"Xia", "Yara"}
+    memory = reopen(memory, settings)  # a retracted mention loaded links nothing either
+    try:
+        assert related(memory) == {"Xia"}
+        assert related(memory, known_at=both) == {"Xia", "Yara"}
+        memory.forget(office, mode="purge")
+        assert related(memory) == set()
+        assert related(memory, known_at=both) == {"Yara"}
+    finally:
+        memory.close()
