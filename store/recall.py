@@ -293,8 +293,14 @@ def answer(
         asks_many=asks_for_many(query),
         query_details=details(query) if len(working.judged) else None,
     )
-    if vector is None:
+    if vector is None:  # a listing: everything matching is ordered as asked
         ranked.sort(key=lambda r: -working.entries[r.row].seq)
+    elif asked.order_by != "relevance":
+        # The ``limit`` most relevant (current first, unless replaced ones were asked for),
+        # then ordered as asked: a newer or surer row that matches less never displaces one.
+        if not asked.include_superseded:
+            ranked = sorted(ranked, key=lambda r: not current[r.row])
+        ranked = ranked[:limit]
     if asked.include_superseded:
         shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
         return shown[:limit], current

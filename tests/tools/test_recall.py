@@ -165,6 +165,61 @@ async def test_recall_ordered_by_newest_and_oldest(client: Client) -> None:
     ]
 
 
+async def test_an_order_with_a_query_orders_the_most_relevant_and_nothing_else(
+    client: Client,
+) -> None:
+    # With include_superseded every match was ordered, then cut: "newest" answered a history
+    # question with the newest notes of anything; without it, facts beginning later (four
+    # plans about a dentist) widened the pool that was ordered before the cut.
+    with anyio.fail_after(30):
+        for city, since in (("Paris", "2023-01-01"), ("Berlin", "2024-01-01")):
+            fact = {"subject": "Alice", "predicate": "lives in", "object": city}
+            await ok(
+                client,
+                "remember",
+                text=f"Alice lives in {city}.",
+                fact=fact,
+                observed_at=since,  # the notes below are newer
+            )
+        await ok(
+            client,
+            "remember",
+            memories=[
+                {"text": "kite " * (10 - i) + f"note {i}", "observed_at": f"2024-05-{i + 1:02d}"}
+                for i in range(10)
+            ],
+        )
+        history = await ok(
+            client,
+            "recall",
+            query="where has Alice lived",
+            include_superseded=True,
+            limit=2,
+            order_by="newest",
+        )
+        kites = await ok(client, "recall", query="kite", limit=3, order_by="newest")
+        plans = [
+            {
+                "text": f"Dentist appointment {j} is booked.",
+                "fact": {
+                    "subject": f"dentist {j}",
+                    "predicate": "status",
+                    "object": "booked",
+                    "valid_from": "2030-01-01",
+                },
+            }
+            for j in range(4)
+        ]
+        await ok(client, "remember", memories=plans)
+        kites_beside_plans = await ok(client, "recall", query="kite", limit=3, order_by="newest")
+    assert [r["text"] for r in history["results"]] == [
+        "Alice lives in Berlin.",
+        "Alice lives in Paris.",
+    ]
+    assert [r["text"][-6:] for r in kites["results"]] == ["note 2", "note 1", "note 0"]
+    assert kites_beside_plans["results"] == kites["results"]
+
+
 async def test_topic_filter_is_any_of_and_ignores_case(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(client)
