@@ -127,13 +127,16 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         if held(link["recorded_at"], link["retracted_at"])
         and by_then(recorded.get(link["older"])) is not None
     ]
-    found["superseded_by"] = [x["newer"] for x in standing if x["older"] == observation_id]
+    starts = {c["observation_id"]: c["valid_from"] for c in chain}
+    starts[observation_id] = found["valid_from"]
+    ending = _through_plans(standing, starts)
+    found["superseded_by"] = [x["newer"] for x in ending if x["older"] == observation_id]
     found["supersessions"] = [
         {"observation_id": x["newer"], "from": x["at"], "recorded_at": x["recorded_at"]}
-        for x in standing
+        for x in ending
         if x["older"] == observation_id
     ]
-    found["supersedes"] = [x["older"] for x in standing if x["newer"] == observation_id]
+    found["supersedes"] = [x["older"] for x in ending if x["newer"] == observation_id]
     if k is not None:
         ends: dict[str, datetime] = {}
         for link in standing:
@@ -166,6 +169,31 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
         c["retracted_at"] = by_then(c["retracted_at"])
     found["supersession_chain"] = chain
     return found
+
+
+def _through_plans(
+    standing: list[dict[str, Any]], starts: dict[str, datetime | None]
+) -> list[dict[str, Any]]:
+    """The links as they end facts: a plan replaced before it began (a link ends it at or
+    before its start) ended nothing, and what replaced it ended what the plan would have
+    (as ``WorkingMemory.ender`` reads it; known when the later of the two links was)."""
+    replaced: dict[str, dict[str, Any]] = {}
+    for link in standing:
+        start = starts.get(link["older"])
+        if start is not None and link["at"] <= start:
+            replaced.setdefault(link["older"], link)
+    ending: dict[tuple[str, str], dict[str, Any]] = {}
+    for link in standing:
+        newer, recorded, seen = link["newer"], link["recorded_at"], {link["older"]}
+        while newer in replaced and newer not in seen:
+            seen.add(newer)
+            by = replaced[newer]
+            newer, recorded = by["newer"], max(recorded, by["recorded_at"])
+        if newer != link["older"]:
+            ending.setdefault(
+                (newer, link["older"]), {**link, "newer": newer, "recorded_at": recorded}
+            )
+    return list(ending.values())
 
 
 def belief_ends(found: dict[str, Any], working: WorkingMemory, known_at: datetime | None) -> None:

@@ -788,7 +788,13 @@ class WorkingMemory:
         """``ending_link``, through plans replaced before they began: Rome ended in 2030 by
         Oslo from 2030, itself replaced by Tokyo from 2030 before it began, was ended by
         Tokyo. (the row, when the memory knew it: the latest of the links followed)."""
-        found = self.ending_link(row, known_at)
+        return self._through_plans(self.ending_link(row, known_at), known_at)
+
+    def _through_plans(
+        self, found: tuple[int, int] | None, known_at: int | None
+    ) -> tuple[int, int] | None:
+        """(a superseder, when known) as it ended the fact: the plan itself if it held, else
+        what replaced it before it began (through plans so replaced)."""
         for _ in range(_MAX_PLANS):
             if found is None:
                 break
@@ -803,14 +809,23 @@ class WorkingMemory:
 
     def superseders(self, row: int, known_at: int | None = None) -> list[str]:
         """Ids of the observations that had superseded the one at ``row`` at ``known_at``
-        (None: now), retracted and purged ones never."""
+        (None: now), retracted and purged ones never; a plan replaced before it began is
+        named by what replaced it (``ender``'s way): it ended nothing."""
         if known_at is None:
-            return list(self.entries[row].superseded_by)
-        return [
-            self.entries[newer].id
-            for newer, _, known, undone in self.incoming.get(row, [])
-            if known <= known_at < min(self.retracted_at[newer], undone)
-        ]
+            found = [self.row_of[i] for i in self.entries[row].superseded_by if i in self.row_of]
+        else:
+            found = [
+                newer
+                for newer, _, known, undone in self.incoming.get(row, [])
+                if known <= known_at < min(self.retracted_at[newer], undone)
+            ]
+        named: list[str] = []
+        for newer in found:
+            held = self._through_plans((newer, 0), known_at)
+            heir = self.entries[newer if held is None else held[0]].id
+            if heir != self.entries[row].id and heir not in named:
+                named.append(heir)
+        return named
 
     def believers(
         self, row: int, known_at: int | None = None, at: int | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -345,6 +346,43 @@ async def test_a_plan_replaced_before_it_began_does_not_come(client: Client) -> 
         found = await ok(client, "recall", query="", subject="Alice")
     shown = [r["observation_id"] for r in found["results"]]
     assert rome["observation_id"] in shown and tokyo["observation_id"] not in shown
+
+
+async def test_a_fact_a_replaced_plan_would_have_ended_names_what_replaced_the_plan(
+    client: Client,
+) -> None:
+    # recall and cite_evidence named the Tokyo plan (it never held) as Berlin's superseder,
+    # where about named Rome.
+    with anyio.fail_after(30):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        tokyo = await ok(client, "remember", **later("Tokyo", "2030-01-01T00:00:00Z"))
+        planned = datetime.now(UTC).isoformat()
+        await anyio.sleep(0.01)
+        rome = await ok(client, "remember", **later("Rome", "2030-01-01T00:00:00Z"))
+        found = await ok(client, "recall", query="", subject="Alice", include_superseded=True)
+        cited = {
+            name: await ok(client, "cite_evidence", id=told["observation_id"])
+            for name, told in (("berlin", berlin), ("tokyo", tokyo), ("rome", rome))
+        }
+        then = await ok(client, "cite_evidence", id=berlin["observation_id"], known_at=planned)
+        then_found = await ok(
+            client, "recall", query="", subject="Alice", include_superseded=True, known_at=planned
+        )
+    ids = {
+        k: v["observation_id"] for k, v in (("berlin", berlin), ("tokyo", tokyo), ("rome", rome))
+    }
+    shown = {r["observation_id"]: r.get("superseded_by") for r in found["results"]}
+    assert shown[ids["berlin"]] == [ids["rome"]]
+    assert cited["berlin"]["superseded_by"] == [ids["rome"]]
+    assert cited["tokyo"]["superseded_by"] == [ids["rome"]]
+    assert (
+        ids["rome"] in cited["berlin"]["citation"]
+        and ids["tokyo"] not in cited["berlin"]["citation"]
+    )
+    # Before Rome was told, the Tokyo plan was what would end Berlin.
+    assert then["superseded_by"] == [ids["tokyo"]]
+    then_shown = {r["observation_id"]: r.get("superseded_by") for r in then_found["results"]}
+    assert then_shown[ids["berlin"]] == [ids["tokyo"]]
 
 
 async def test_include_superseded_ranks_replaced_facts_after_current_ones(client: Client) -> None:
