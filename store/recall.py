@@ -225,9 +225,13 @@ def answer(
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
     if asked.topics:
+        # What mentions a topic, or a fact naming it (a person told of only in facts is one
+        # the agent tracks too, as about and find_conflicts read a name).
         any_topic = np.zeros(n, dtype=bool)
         for topic in asked.topics:
-            any_topic |= _member(working.rows_of(working.topic_rows, topic_key(topic)), n)
+            key = topic_key(topic)
+            any_topic |= _member(working.rows_of(working.topic_rows, key), n)
+            any_topic |= _member(working.rows_of(working.entity_facts, key), n)
         mask &= any_topic
     # The confidence results show where it is not the observation's: the asked agent's own,
     # or with none asked, the first believer's still holding it (needed here only to filter

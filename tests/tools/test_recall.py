@@ -233,6 +233,26 @@ async def test_topic_filter_is_any_of_and_ignores_case(client: Client) -> None:
     }
 
 
+async def test_topic_filter_finds_facts_naming_the_topic(client: Client) -> None:
+    # The recall prompt says to add topics when the question names people: a person told of
+    # only in facts was found by about and find_conflicts, and by no topics filter.
+    with anyio.fail_after(30):
+        zoe = await ok(
+            client,
+            "remember",
+            **alice("Madrid", "2024-01-01")
+            | {
+                "text": "Zoe lives in Madrid.",
+                "fact": {"subject": "Zoe", "predicate": "lives in", "object": "Madrid"},
+            },
+        )
+        await ok(client, "remember", text="Madrid is hot in summer.", topics=["weather"])
+        asked = await ok(client, "recall", query="Where does Zoe live?", topics=["zoe"])
+        by_object = await ok(client, "recall", query="", topics=["MADRID"])
+    assert [r["observation_id"] for r in asked["results"]] == [zoe["observation_id"]]
+    assert [r["observation_id"] for r in by_object["results"]] == [zoe["observation_id"]]
+
+
 async def test_agent_filter_returns_only_that_agents_beliefs(client: Client) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(client)
