@@ -247,6 +247,17 @@ def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str
                 links[other].append(_triple(e))
         for topic in e.topics:
             co[topic_key(topic)] += 1
+    # And the other way: a current fact mentioning it as a topic mentions it with the fact's
+    # two ends (Delta likes Epsilon, about zeta: zeta is mentioned with Delta and Epsilon).
+    for row in working.topic_rows.get(key, ()):
+        e = working.entries[row]
+        ends = {topic_key(e.subject or ""), topic_key(e.object or "")}
+        if e.subject is None or key in ends:
+            continue
+        fact = _fact(working, row, clock)
+        if fact is not None and _current([fact], clock):
+            for other in ends:
+                co[other] += 1
     for other, count in working.mentioned_with(key, clock.known).items():
         co[other] += count
     co.pop(key, None)

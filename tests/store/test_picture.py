@@ -138,3 +138,32 @@ def test_a_plan_replaced_before_it_began_never_held_and_ended_nothing(memory: Me
     assert (tokyo.held, tokyo.later) == (True, True)
     assert rome.ended_by == tokyo.id
     assert rome.superseded_known is not None and rome.superseded_known >= tokyo.recorded_at
+
+
+def test_a_facts_topics_are_mentioned_together_with_its_two_ends_both_ways(
+    memory: Memory,
+) -> None:
+    # about Delta named zeta as mentioned with it, about zeta named nobody, and the page drew
+    # no line between them: only topics of one observation were paired.
+    [told] = memory.remember(
+        [
+            MemoryDraft(
+                text="Delta likes epsilon.",
+                topics=["zeta"],
+                fact=FactDraft("Delta", "likes", "Epsilon"),
+            )
+        ]
+    )
+
+    def related(name: str) -> dict[str, list[str]]:
+        return {r["name"]: r["via"] for r in memory.about(name).get("related", [])}
+
+    assert related("zeta") == {
+        "Delta": ["zeta mentioned with Delta"],
+        "Epsilon": ["zeta mentioned with Epsilon"],
+    }
+    assert related("Delta")["zeta"] == ["Delta mentioned with zeta"]
+    pairs = memory.picture().mentioned_together
+    assert ("delta", "zeta", 1) in pairs and ("epsilon", "zeta", 1) in pairs
+    memory.forget(told.observation_id)
+    assert memory.picture().mentioned_together == ()
