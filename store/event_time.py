@@ -427,6 +427,12 @@ class _Context:
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
 
+    def ahead(self, match: re.Match[str]) -> bool:
+        """The sentence looks ahead, or tells of a plan in the present and of no past ("my
+        flight leaves on Friday", "I'm in Rome from Monday to Wednesday"): a weekday it
+        names is one to come."""
+        return self.future(match) or (self.plans(match) and not self.past(match))
+
     def perfect(self, match: re.Match[str]) -> bool:
         return self._says(match, "perfect", lambda s: bool(_PERFECT.search(s)))
 
@@ -692,16 +698,15 @@ def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
         # it looks back, else the Friday of this Monday-to-Sunday week.
         if ctx.habitual(match):
             return None
-        if ctx.future(match):
+        if ctx.ahead(match):
             return _days(_weekday_after(today, weekday, or_today=True))
         if ctx.past(match):
             return _days(_weekday_before(today, weekday, or_today=True))
         return _days(today + timedelta(days=weekday - today.weekday()))
     if which == "on":
-        direction = _direction(match, ctx)
-        if direction is None:
+        if ctx.habitual(match):
             return None
-        which = "next" if direction == "future" else "on"
+        which = "next" if ctx.ahead(match) else "on"
     if which in ("last", "this past"):
         return _days(_weekday_before(today, weekday, or_today=False))
     if which in ("next", "this coming"):
@@ -726,7 +731,7 @@ def _resolve_bare_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     if ctx.habitual(match):
         return None
     weekday = _WEEKDAY_INDEX[match["wd"].casefold()]
-    if ctx.future(match):
+    if ctx.ahead(match):
         return _days(_weekday_after(ctx.today, weekday, or_today=False))
     if ctx.past(match):
         return _days(_weekday_before(ctx.today, weekday, or_today=True))
@@ -1366,7 +1371,7 @@ def _resolve_weekday_range(match: re.Match[str], ctx: _Context) -> _Span | None:
         start = today - timedelta(days=today.weekday() - shift) + timedelta(days=first)
     elif ctx.habitual(match):
         return None
-    elif ctx.future(match):
+    elif ctx.ahead(match):
         start = _weekday_after(today, first, or_today=False)
     elif ctx.past(match):
         start = _weekday_before(today, last, or_today=True) - timedelta(days=length)

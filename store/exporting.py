@@ -477,6 +477,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(20) and _read_differently(observation))
             or (before(21) and _read_differently(observation, _BEING_SOMEWHERE))
             or (before(22) and _read_by_22(observation))
+            or (before(24) and _read_by_24(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -585,6 +586,13 @@ def _read_by_22(observation: dict[str, Any]) -> bool:
     return bool(days and _DAYS_JOINED.search(text))
 
 
+def _read_by_24(observation: dict[str, Any]) -> bool:
+    """Whether migration 24 has an observation's event times read again: a text naming a
+    weekday beside a plan told in the present, as its query picks them."""
+    text = observation["text"] or ""
+    return bool(_WEEKDAY.search(text) and _PLAN_TOLD.search(text))
+
+
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
@@ -592,6 +600,8 @@ _DAYS_JOINED = re.compile(schema.DAYS_JOINED, re.IGNORECASE)
 _ISO_DAY = re.compile(schema.ISO_DAY)
 _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
+_WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
+_PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

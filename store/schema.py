@@ -79,6 +79,15 @@ ISO_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
 #: Two weekdays joined as a range ("from Monday to Wednesday", "between Monday and Friday"):
 #: migration 22 reads such a text again.
 WEEKDAYS_JOINED = rf"{_WEEKDAY}(?:{_JOINER}|\s+and\s+){_WEEKDAY}\b"
+#: A plan told in the present ("my flight leaves", "the launch is on", "I'm in Rome"): beside
+#: ``WEEKDAY``, the texts migration 24 reads again (the weekday named is one to come).
+PLAN_TOLD = (
+    r"\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b"
+    r"|\b(?:am|are|is|m|re|s)\s+(?:on|due|scheduled|booked|set|planned|in|at|away|off|out"
+    r"|visiting|staying|travell?ing|flying|driving|working|hosting)\b"
+)
+#: A weekday's name.
+WEEKDAY = _WEEKDAY
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -414,6 +423,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" OPTIONAL MATCH (p:Predicate) WHERE {_predicate_named('p.name')} = name"
             " WITH name, first, count(p) AS known WHERE known = 0 AND name <> ''"
             " CREATE (:Predicate {name: name, cardinality: 'one', since: first})",
+        ),
+    ),
+    Migration(
+        24,
+        "event times read again: weekdays of plans told in the present",
+        (
+            # "My flight leaves on Friday" and "I'm in Rome from Monday to Wednesday" tell of
+            # days to come (they were read as days gone). Read again, as migration 20 reads,
+            # the texts naming a weekday beside such words, and no others.
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" AND regexp_matches(o.text, '(?i){PLAN_TOLD}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
 )

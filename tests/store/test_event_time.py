@@ -677,6 +677,21 @@ PRESENT_PLANS: list[Case] = [
         "day",
         "on 3 June",
     ),
+    # A weekday of a plan told in the present is one to come (it was the one gone), as
+    # "will" makes it; MAY_20 is a Monday.
+    ("My flight leaves on Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "on Friday"),
+    ("The launch is on Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "on Friday"),
+    ("The shop opens Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "Friday"),
+    (
+        "I'm in Rome from Wednesday to Friday.",
+        MAY_20,
+        day(2024, 5, 22),
+        day(2024, 5, 25),
+        "span",
+        "from Wednesday to Friday",
+    ),
+    ("The launch was on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
+    ("I left on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
 ]
 
 # Said in words, short forms, holidays.

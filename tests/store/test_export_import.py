@@ -741,6 +741,8 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2024-05-15T10:00:00Z",
             ((21, "2024-05-13/2024-05-15"), (22, None)),
         ),
+        # Before migration 24 a weekday of a plan told in the present was one gone.
+        ("My flight leaves on Friday.", "2024-05-20T10:00:00Z", ((23, "2024-05-24"), (24, None))),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

@@ -699,6 +699,25 @@ def test_ranges_with_no_from_and_of_weekdays_are_read_again_as_spans(
     ]
 
 
+def test_weekdays_of_plans_told_in_the_present_are_read_again_as_days_to_come(
+    settings: Settings,
+) -> None:
+    # A store at migration 23 read "my flight leaves on Friday", said on a Monday, as the
+    # Friday gone; migration 24 reads a weekday beside such words again, and no others.
+    said = "2024-05-20T10:00:00Z"  # a Monday
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft("My flight leaves on Friday.", observed_at=said),
+            MemoryDraft("I'm in Rome from Wednesday to Friday.", observed_at=said),
+            MemoryDraft("We hiked on Friday.", observed_at=said),
+        ]
+    )
+    memory.close()
+    happened = _event_times_read_again(settings, 24, [m.observation_id for m in done])
+    assert happened == [["2024-05-24"], ["2024-05-22/2024-05-24"], []]
+
+
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
     """The event times of ``ids`` once a store that has none and lacks migration ``version``
     opens (the migration's own choice of texts reads theirs again)."""
