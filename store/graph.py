@@ -1163,12 +1163,13 @@ class Graph:
 
     def unsupported_beliefs(self, agent: str, known_at: datetime | None = None) -> list[Row]:
         """The agent's beliefs in unretracted observations that no unretracted evidence
-        supports, each with the agent's own confidence; as the graph held them at
-        ``known_at`` when given (the belief and observation recorded and not retracted by
-        then, nor any evidence recorded by then and not retracted then: evidence is linked
-        when it is remembered). A belief a later fact of its agent withdrew (by then) and
-        that its agent had not forgotten then comes too, with ``until_later`` True: where
-        it ends is the agent's facts' to say (``provenance.unsupported``), not this one's."""
+        supports (evidence of weight 0 supports nothing), each with the agent's own
+        confidence; as the graph held them at ``known_at`` when given (the belief and
+        observation recorded and not retracted by then, nor any evidence recorded by then
+        and not retracted then: evidence is linked when it is remembered). A belief a later
+        fact of its agent withdrew (by then) and that its agent had not forgotten then comes
+        too, with ``until_later`` True: where it ends is the agent's facts' to say
+        (``provenance.unsupported``), not this one's."""
         if known_at is None:
             held = (
                 "o.retracted_at IS NULL AND (b.retracted_at IS NULL"
@@ -1199,8 +1200,8 @@ class Graph:
             for r in self._rows(
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
                 f" WHERE {held}"
-                " AND NOT EXISTS { MATCH (e:Observation)-[:SUPPORTS]->(b)"
-                f" WHERE {evidence} }}"
+                " AND NOT EXISTS { MATCH (e:Observation)-[s:SUPPORTS]->(b)"
+                f" WHERE s.weight > 0 AND {evidence} }}"
                 " RETURN b.id, o.id, o.text, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
                 f" b.since, {later}"
                 " ORDER BY b.since, b.id",

@@ -511,8 +511,9 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
         if fact.cardinality is not None and fact.cardinality != known:
             raise InvalidInput(
                 field_name,
-                f"the predicate {predicate!r} is {known!r} (cardinality is set when a fact"
-                f' first uses a predicate); give "{known}" or leave fact.cardinality out',
+                f"is {fact.cardinality!r}, but the predicate {predicate!r} is {known!r}"
+                " (cardinality is set when a fact first uses a predicate);"
+                f' give "{known}" or leave fact.cardinality out',
             )
         return known
     chosen = fact.cardinality or working.configured.get(predicate, "one")

@@ -121,8 +121,9 @@ def rule_of(defaults: PruneSettings, overrides: Mapping[str, object] | None) -> 
         first = error.errors()[0]
         where = str(first["loc"][0]) if first["loc"] else "rule"
         problem = str(first["msg"]).removeprefix("Value error, ")
-        if "got" not in problem:
-            problem += f", got {first.get('input')!r}"
+        given_value = first.get("input")
+        if "got" not in problem and str(given_value) not in problem:  # named once
+            problem += f", got {given_value!r}"
         raise InvalidInput(where, problem) from None
 
 

@@ -179,6 +179,29 @@ async def test_retracted_evidence_supports_nothing_and_is_cited_as_retracted(
     assert [u["confidence"] for u in bobs["unsupported"]] == ["0.4"]
 
 
+async def test_evidence_of_weight_zero_supports_nothing(client: Client) -> None:
+    with anyio.fail_after(30):
+        lake = await ok(client, "remember", text="The lake is frozen.", agent="alice")
+        await ok(
+            client,
+            "remember",
+            text="Someone said the ice might hold.",
+            agent="carol",
+            supports=[{"belief_id": lake["belief_id"], "weight": "0"}],
+        )
+        bare = await ok(client, "cite_evidence", agent="alice", unsupported=True)
+        await ok(
+            client,
+            "remember",
+            text="A ranger confirmed the ice is thick.",
+            agent="carol",
+            supports=[{"belief_id": lake["belief_id"], "weight": "0.000000000000000001"}],
+        )
+        supported = await ok(client, "cite_evidence", agent="alice", unsupported=True)
+    assert [u["belief_id"] for u in bare["unsupported"]] == [lake["belief_id"]]
+    assert supported["unsupported"] == []
+
+
 async def test_unsupported_leaves_out_a_fact_that_has_ended(client: Client) -> None:
     # A review listed Paris, replaced by Lyon, and a trip over since, as beliefs "that still
     # lack evidence": history wants none.

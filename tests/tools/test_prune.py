@@ -380,6 +380,11 @@ async def test_a_bad_rule_value_is_refused_naming_the_field(
     assert f"prune: {field} " in message, message
 
 
+async def test_a_value_too_precise_is_named_once(client: Client) -> None:
+    message = await error(client, "prune", max_confidence="0.1234567890123456789")
+    assert message.endswith("max_confidence has more than 18 decimal places: 0.1234567890123456789")
+
+
 async def test_prune_is_listed_as_destructive_and_a_dry_run_by_default(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     tool = tools["prune"]
