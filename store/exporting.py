@@ -48,7 +48,15 @@ from doxa.store.drafts import (
     unicode_text,
 )
 from doxa.store.errors import InvalidInput, MemoryStoreError
-from doxa.store.records import KINDS, Record, RecordField, stored_field_name
+from doxa.store.records import (
+    CLASSES,
+    KINDS,
+    Record,
+    RecordField,
+    compared_value,
+    field_key,
+    stored_field_name,
+)
 from doxa.store.records import validate as validate_record
 from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
 
@@ -488,11 +496,13 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
 
 
 def records_in(
-    objects: dict[str, list[dict[str, Any]]], lines: dict[str, list[str]] | None = None
+    objects: dict[str, list[dict[str, Any]]],
+    lines: dict[str, list[str]] | None = None,
+    strict: bool = False,
 ) -> dict[str, Record]:
     """The records of an export's observations (its lines by table: ``Parsed.objects``), by
     observation id, their fields typed again from their ``HAS_FIELD`` links in position
-    order.
+    order (``strict``: an import's check, as ``records.loaded``).
 
     Raises:
         ImportRefused: a field's value is not of its kind, named by its line (``lines``:
@@ -503,7 +513,9 @@ def records_in(
     where = (lines or {}).get("HAS_FIELD") or [f"HAS_FIELD {i + 1}" for i in range(len(links))]
     for link, at in zip(links, where, strict=True):
         try:
-            field_ = RecordField.loaded(link["name"] or "", link["kind"] or "", link["value"] or "")
+            field_ = RecordField.loaded(
+                link["name"] or "", link["kind"] or "", link["value"] or "", strict
+            )
         except (ValueError, ArithmeticError) as error:
             raise ImportRefused(
                 f"{at}: HAS_FIELD's value {link['value']!r} is not {_article(link['kind'])}"
@@ -538,7 +550,8 @@ def _checked_records(parsed: Parsed) -> dict[str, Record]:
             stored_field_name(link["name"], "name")
         except InvalidInput as refused:
             raise ImportRefused(f"{where}: HAS_FIELD {refused.problem}") from None
-    records = records_in(parsed.objects, parsed.lines)
+    # Strict: a boolean other than true or false was read back as false.
+    records = records_in(parsed.objects, parsed.lines, strict=True)
     for link, where in zip(
         parsed.objects.get("IS_A", []), parsed.lines.get("IS_A", []), strict=True
     ):
@@ -760,6 +773,29 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     return None
 
 
+def _field_value_problem(row: dict[str, Any]) -> str | None:
+    """What no record could have written of a field value's node, as ``HAS_FIELD``'s own
+    name, kind and value are checked: a field no record could have given or not as fields
+    are matched (in lower case), a class values are not compared under, a value not of its
+    class, or a key other than the three joined (``Graph.create_records``: a later record's
+    equal value is found by it)."""
+    field_, cls, value = row["field"], row["kind"], row["value"]
+    try:
+        stored_field_name(field_, "field")
+    except InvalidInput as refused:
+        return f"field {refused.problem}"
+    if field_ != field_key(field_):
+        return f"field {field_!r} is not as records match it: {field_key(field_)!r}"
+    try:
+        compared_value(cls, value)
+    except ValueError as error:
+        what = f"kind {cls!r} is no class" if cls not in CLASSES else f"value {value!r} is no {cls}"
+        return f"{what} ({error})"
+    if row["key"] != f"{field_}|{cls}|{value}":
+        return f"key {row['key']!r} is not its field, kind and value joined by |"
+    return None
+
+
 def _belief_problem(row: dict[str, Any]) -> str | None:
     """What the memory would misread of a belief: times ahead of the clock or a withdrawal
     before it began, an end where it was never withdrawn."""
@@ -793,6 +829,7 @@ _OBSERVATION_KINDS = ("fact", "observation", "record")
 _ROWS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "Observation": _observation_problem,
     "Belief": _belief_problem,
+    "FieldValue": _field_value_problem,
 }
 
 

@@ -79,11 +79,12 @@ class RecordField:
     listed: bool = False
 
     @classmethod
-    def loaded(cls, stored_name: str, kind: str, text: str) -> RecordField:
-        """A field as ``HAS_FIELD`` keeps it (``stored_name``, ``stored`` text)."""
+    def loaded(cls, stored_name: str, kind: str, text: str, strict: bool = False) -> RecordField:
+        """A field as ``HAS_FIELD`` keeps it (``stored_name``, ``stored`` text; ``strict``:
+        as ``loaded``)."""
         listed = stored_name.endswith(_LISTED)
         name = stored_name.removesuffix(_LISTED) if listed else stored_name
-        return cls(name, kind, loaded(kind, text), listed)
+        return cls(name, kind, loaded(kind, text, strict), listed)
 
     @property
     def stored_name(self) -> str:
@@ -193,6 +194,35 @@ def comparable(kind: str, value: Value) -> list[Key]:
     return [("string", value)]
 
 
+#: The classes values are compared under (``comparable``), as a ``FieldValue`` names them.
+CLASSES = ("number", "string", "boolean", "day", "instant")
+
+
+def compared_value(cls: str, canonical: str) -> None:
+    """Check a value as ``comparable`` keys it (a ``FieldValue``'s class and value): a number
+    written out, ``true`` or ``false``, a ``YYYY-MM-DD`` day, an instant with its offset, or
+    any text. The exact canonical text is not asked: an earlier version rounded a long
+    number's.
+
+    Raises:
+        ValueError: ``cls`` is none of ``CLASSES``, or ``canonical`` no value of it.
+    """
+    if cls not in CLASSES:
+        raise ValueError(f"a class values are compared under is one of {', '.join(CLASSES)}")
+    if cls == "number":
+        if not _NUMBER.fullmatch(canonical):
+            raise ValueError("a number is written out in digits, e.g. 176 or 0.99")
+    elif cls == "boolean":
+        if canonical not in ("true", "false"):
+            raise ValueError("a boolean is true or false, in lower case")
+    elif cls == "day":
+        if not _DATE.fullmatch(canonical):
+            raise ValueError("a day is YYYY-MM-DD")
+        date.fromisoformat(canonical)  # names no day ("2024-02-30"): a ValueError
+    elif cls == "instant" and datetime.fromisoformat(canonical).tzinfo is None:
+        raise ValueError("an instant has its offset, e.g. 2024-05-14T10:00:00+00:00")
+
+
 def where_key(kind: str, value: Value) -> Key:
     """The one (class, canonical) a ``where`` value is looked up under: a date finds its
     day's dates and date-times, a date-time the same instant."""
@@ -212,13 +242,21 @@ def stored(kind: str, value: Value) -> str:
     return str(value)
 
 
-def loaded(kind: str, text: str) -> Value:
-    """A value stored by ``stored``, typed again."""
+def loaded(kind: str, text: str, strict: bool = False) -> Value:
+    """A value stored by ``stored``, typed again; ``strict`` (an import's check), a boolean
+    other than the ``true`` or ``false`` ``stored`` writes is refused, not read as false (a
+    memory that imported one before imports were so checked still opens, as it did).
+
+    Raises:
+        ValueError: the text is not a value of ``kind`` (a boolean's, only ``strict``).
+    """
     if kind == "integer":
         return int(text)
     if kind == "decimal":
         return Decimal(text)
     if kind == "boolean":
+        if strict and text not in ("true", "false"):
+            raise ValueError("a boolean is true or false, in lower case")
         return text == "true"
     if kind == "date":
         return date.fromisoformat(text)

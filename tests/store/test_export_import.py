@@ -381,6 +381,21 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_table("HAS_FIELD"), {"kind": "date", "value": "notadate"}, "'notadate' is not a date"),
     (_table("HAS_FIELD"), {"kind": "potato"}, "kind 'potato' is none of integer, decimal"),
     (_table("HAS_FIELD"), {"name": "a b c!"}, "HAS_FIELD has the field name 'a b c!'"),
+    # Each of these was read back as false.
+    (_table("HAS_FIELD"), {"kind": "boolean", "value": "maybe"}, "'maybe' is not a boolean"),
+    (_table("HAS_FIELD"), {"kind": "boolean", "value": "TRUE"}, "'TRUE' is not a boolean"),
+    (_table("HAS_FIELD"), {"kind": "boolean", "value": "1"}, "'1' is not a boolean"),
+    (_table("HAS_FIELD"), {"kind": "boolean", "value": ""}, "value '' is not a boolean"),
+    # A field value's node was not checked at all: a later record's equal value is filed
+    # under it.
+    (_table("FieldValue"), {"kind": "number", "value": "abc"}, "value 'abc' is no number"),
+    (_table("FieldValue"), {"kind": "date", "value": "2024-02-30"}, "kind 'date' is no class"),
+    (_table("FieldValue"), {"kind": "day", "value": "2024-02-30"}, "'2024-02-30' is no day"),
+    (_table("FieldValue"), {"kind": "boolean", "value": "yes"}, "'yes' is no boolean"),
+    (_table("FieldValue"), {"kind": "instant", "value": NAIVE}, f"{NAIVE!r} is no instant"),
+    (_table("FieldValue"), {"field": "größe"}, "FieldValue's field has the field name 'größe'"),
+    (_table("FieldValue"), {"field": "Album_ID"}, "field 'Album_ID' is not as records match"),
+    (_table("FieldValue"), {"key": "x|number|176"}, "key 'x|number|176' is not its field"),
     # Kùzu failed on it mid-write, and a new directory was left behind.
     (_observation, {"text": "Bad \ud800 text."}, "text holds an unpaired surrogate (U+D800)"),
     (_table("Predicate"), {"cardinality": "several"}, 'cardinality must be "one"'),
