@@ -804,6 +804,10 @@ def loose(value: str) -> str:
     return " ".join(_words(value)).casefold()
 
 
+#: A hyphen inside a query's word ("album-id"): no field name holds one, so it is read as
+#: the space or the joint it stands for.
+_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+
 #: The endings of a field that names its record by a value ("order_id", "invoice_no"): the
 #: words before them name the field in a query ("order 5042"), if no field is named so.
 _ID_ENDINGS = ("_id", "_no", "_num", "_number", "_code", "_ref", ".id")
@@ -820,8 +824,9 @@ def _field_spans(
     words: list[str], known_fields: Mapping[str, object]
 ) -> list[tuple[str, int, int]]:
     """(field key, first word, the word after it) of every known field name in ``words``,
-    in order; a name may be written as words ("unit price" for unit_price), longest first,
-    and an identifying field by the words before its ending (``_ID_ENDINGS``)."""
+    in order; a name may be written as words ("unit price", "unit-price" for unit_price),
+    longest first, and an identifying field by the words before its ending
+    (``_ID_ENDINGS``)."""
     stems: dict[str, str] = {}
     for known in sorted(known_fields):
         for ending in _ID_ENDINGS:
@@ -834,8 +839,12 @@ def _field_spans(
         for size in (4, 3, 2, 1):
             if i + size > len(words):
                 continue
-            # "unit price" for unit_price; "customer country" for customer.country
-            keys = {field_key(joint.join(words[i : i + size])) for joint in ("_", ".")}
+            # "unit price" for unit_price; "customer country" for customer.country; a
+            # hyphen joins as a space does ("unit-price", "album-id": punctuation aside)
+            keys = {
+                field_key(_HYPHEN.sub(joint, joint.join(words[i : i + size])))
+                for joint in ("_", ".")
+            }
             key = next((k for k in sorted(keys) if k in known_fields), None)
             if key is None:
                 key = next((stems[k] for k in sorted(keys) if k in stems), None)

@@ -142,6 +142,19 @@ def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
     assert query_pairs("the number 176", known) == []
 
 
+def test_a_hyphen_in_a_query_joins_a_field_name_as_a_space_does() -> None:
+    known = {"album_id": 1, "unit_price": 1, "customer.country": 1}
+    # "album_id 176", "Album ID 176" and "album_id: 176" named it; "album-id 176" did not.
+    for query in ("album-id 176", "Album-ID: 176", "tracks of album-id = 176?"):
+        assert query_pairs(query, known) == [("album_id", [("number", "176")], ["176"])], query
+    [(field, exact, _)] = query_pairs("unit-price 1.99", known)
+    assert (field, exact) == ("unit_price", [("number", "1.99")])
+    assert [f for f, _, _ in query_pairs("customer-country BR", known)] == ["customer.country"]
+    # Only a hyphen between two words: a lone one names no field, a date's stay its own.
+    assert query_pairs("unit - price 1.99", known) == []
+    assert query_pairs("released 1983-12-05", {"released": 1})[0][1] == [("day", "1983-12-05")]
+
+
 def test_a_query_names_an_identifying_field_by_its_stem_and_stops_at_a_type() -> None:
     known = {"order_id": 1, "total": 1, "price": 1, "sku": 1}
     # "order" names order_id, so 5042 is no total: it was, read three words past "total".

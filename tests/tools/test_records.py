@@ -171,7 +171,8 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
     with anyio.fail_after(60):
         ids = await remember_tracks(client)
         found = await ok(client, "recall", query="album_id 176", explain=True)
-        by_price = await ok(client, "recall", query="tracks with unit_price 1.99", explain=True)
+        hyphened = await ok(client, "recall", query="album-id 176", explain=True)
+        by_price = await ok(client, "recall", query="tracks with unit-price 1.99", explain=True)
         by_name = await ok(client, "recall", query="name fast as a shark")
         # Python reads "1_76" as 176; a query's number is written as numbers are.
         underscored = await ok(client, "recall", query="album_id 1_76", explain=True)
@@ -180,6 +181,9 @@ async def test_a_field_and_value_in_the_query_rank_that_record_first(client: Cli
     assert first["scores"]["field"] == second["scores"]["field"] == 1.0
     rock = next(r for r in found["results"] if r["observation_id"] == ids["rock"])
     assert "field" not in rock["scores"]  # its 176 is its milliseconds
+    # A hyphen joins a field's name as a space or an underscore does.
+    assert {r["observation_id"] for r in hyphened["results"][:2]} == {ids["balls"], ids["fast"]}
+    assert [r["scores"].get("field") for r in hyphened["results"][:3]] == [1.0, 1.0, None]
     # A query's words carry no type: "1.99" finds the price given as the text "1.99" too
     # (where, which is typed, does not).
     assert by_price["results"][0]["observation_id"] == ids["fast"]
