@@ -418,8 +418,9 @@ def _item(item: dict[str, Any]) -> list[str]:
     if record:
         from doxa.store.records import validate
 
-        # Read back as the record it was, so it prints as its text says it (Record.line).
-        text = f"{text} [{validate(record).line()}]".strip()
+        # Read back as the record it was, so it prints as its text says it (Record.line);
+        # kept: a text "1e400" kept before such numbers were refused is that text.
+        text = f"{text} [{validate(record, kept=True).line()}]".strip()
     flags = "" if item.get("current", True) else " (not current)"
     lines = [
         f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"

@@ -62,6 +62,9 @@ _DATETIME = re.compile(
 #: Normalises a number of any length this module lets through without rounding it.
 _EXACT = Context(prec=MAX_NUMBER + 2)
 _TOO_LONG = f"has more than {MAX_NUMBER} digits written out; send it as a string to keep it as text"
+#: A JSON number as written: what the server passes on as its text when a float cannot carry
+#: it (``server/exact.py``).
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 Value = int | Decimal | str | bool | date | datetime
 #: How a value is compared: (class, canonical text). Integers and decimals share "number".
@@ -265,12 +268,15 @@ def loaded(kind: str, text: str, strict: bool = False) -> Value:
     return text
 
 
-def typed(value: object, field: str) -> tuple[str, Value]:
-    """Read one JSON value as (kind, typed value).
+def typed(value: object, field: str, kept: bool = False) -> tuple[str, Value]:
+    """Read one JSON value as (kind, typed value); ``kept``, a value the memory keeps already
+    (an import reading a record back), whose text a JSON number beyond a float's range arrives
+    as stays that text, as it was kept before such numbers were refused.
 
     Raises:
         InvalidInput: naming ``field``: not a string, number or boolean, a number too large
-            or not finite, a string too long, or a date-shaped string that is no date.
+            or not finite (also as the text a JSON number beyond a float's range arrives
+            as), a string too long, or a date-shaped string that is no date.
     """
     if isinstance(value, bool):
         return "boolean", value
@@ -294,6 +300,16 @@ def typed(value: object, field: str) -> tuple[str, Value]:
         if len(value) > MAX_SOURCE:
             raise InvalidInput(field, f"is {len(value)} characters long; the limit is {MAX_SOURCE}")
         text = unicode_text(value, field)
+        # Over JSON, 1e400 and 1e-400 arrive as this text (a float would be infinite, or 0):
+        # refused as 1e300 is, not kept as text (an inexact number in range is text, as sent).
+        size = None if kept else _beyond_float(text)
+        if size:
+            raise InvalidInput(
+                field,
+                f"is {text}, a number too {size} for a float: more than {MAX_NUMBER} digits"
+                " written out, more than a number may have (over JSON such a number arrives"
+                " as its text, which is read as the number)",
+            )
         # Shaped as a date but naming no day ("2024-02-30"): most likely a date gone wrong,
         # which kept as text no date would find.
         if _DATE.fullmatch(text):
@@ -328,6 +344,19 @@ def typed(value: object, field: str) -> tuple[str, Value]:
     )
 
 
+def _beyond_float(text: str) -> str | None:
+    """Whether ``text`` is a JSON number beyond a float's range, which reaches the store as
+    its text (``server/exact.py``): "large" (``1e400``, read as infinite), "small"
+    (``1e-400``, not zero, read as 0), else None."""
+    if not _JSON_NUMBER.fullmatch(text):
+        return None
+    if math.isinf(float(text)):
+        return "large"
+    # Zero only when every digit before the exponent is (Decimal refuses a huge exponent).
+    nonzero = re.search("[1-9]", re.split("[eE]", text)[0]) is not None
+    return "small" if nonzero and float(text) == 0 else None
+
+
 def _field_name(raw: object, field: str, paths: bool = False) -> str:
     """A field's name as given; with ``paths``, also a nested field's path
     (``customer.country``)."""
@@ -360,9 +389,12 @@ def stored_field_name(stored_name: str, field: str) -> str:
     return stored_name
 
 
-def _flattened(given: Mapping[Any, Any], path: str, prefix: str = "") -> Iterator[RecordField]:
+def _flattened(
+    given: Mapping[Any, Any], path: str, prefix: str = "", kept: bool = False
+) -> Iterator[RecordField]:
     """Every value of a record's ``fields`` (at ``path``), nested objects' fields named by
-    their path and each of a list's values a field of its own, in the order given."""
+    their path and each of a list's values a field of its own, in the order given (``kept``:
+    as ``typed``)."""
     for raw_name, value in given.items():
         here = f"{path}.{raw_name}"
         name = prefix + _field_name(raw_name, here)
@@ -371,7 +403,7 @@ def _flattened(given: Mapping[Any, Any], path: str, prefix: str = "") -> Iterato
                 raise InvalidInput(here, "is an empty object; leave out a field with no value")
             if name.count(".") >= MAX_DEPTH:
                 raise InvalidInput(here, f"nests deeper than {MAX_DEPTH} objects")
-            yield from _flattened(value, here, name + ".")
+            yield from _flattened(value, here, name + ".", kept)
         elif isinstance(value, list | tuple):
             if not value:
                 raise InvalidInput(here, "is an empty list; leave out a field with no value")
@@ -382,13 +414,14 @@ def _flattened(given: Mapping[Any, Any], path: str, prefix: str = "") -> Iterato
                         "is not a value: a list holds strings, numbers, booleans or dates;"
                         " remember each object in it as a record of its own",
                     )
-                yield RecordField(name, *typed(item, f"{here}[{i}]"), listed=True)
+                yield RecordField(name, *typed(item, f"{here}[{i}]", kept), listed=True)
         else:
-            yield RecordField(name, *typed(value, here))
+            yield RecordField(name, *typed(value, here, kept))
 
 
-def validate(raw: object, field: str = "record") -> Record:
-    """Read a record as given: ``{"type": str, "fields": {name: value}}``.
+def validate(raw: object, field: str = "record", kept: bool = False) -> Record:
+    """Read a record as given: ``{"type": str, "fields": {name: value}}`` (``kept``: one the
+    memory keeps already, as ``typed`` reads its values).
 
     Raises:
         InvalidInput: naming the field (``record.fields.album_id``): a wrong shape, an
@@ -408,7 +441,7 @@ def validate(raw: object, field: str = "record") -> Record:
         raise InvalidInput(f"{field}.fields", "must be a non-empty object {name: value}")
     fields: list[RecordField] = []
     seen: dict[str, str] = {}
-    for f in _flattened(given, f"{field}.fields"):
+    for f in _flattened(given, f"{field}.fields", kept=kept):
         if len(fields) == MAX_FIELDS:
             raise InvalidInput(
                 f"{field}.fields", f"holds more than {MAX_FIELDS} values; the limit is {MAX_FIELDS}"
@@ -582,6 +615,13 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
             )
     bounds = []
     for op, bound in value.items():
+        size = _beyond_float(bound) if isinstance(bound, str) else None
+        if size:  # how a JSON number beyond a float's range arrives: no text of a number
+            raise InvalidInput(
+                f"{path}.{op}",
+                f"is {bound}, a number too {size} to compare: a bound is a number of at most"
+                f" {MAX_NUMBER} digits written out",
+            )
         try:
             kind, typed_value = typed(bound, f"{path}.{op}")
         except InvalidInput as refused:

@@ -274,6 +274,20 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
             "--record: not JSON (NaN is no JSON number",
         ),
         (["recall", "x", "--where", '{"v": Infinity}'], "Infinity is no JSON number"),
+        # A float cannot carry these: each arrives as its text, and was kept as that string.
+        (
+            ["remember", "--record", '{"type": "T", "fields": {"v": 1e400}}'],
+            "record.fields.v is 1e400, a number too large for a float: more than 40 digits",
+        ),
+        (
+            ["remember", "--record", '{"type": "T", "fields": {"v": [1, 1e-400]}}'],
+            "record.fields.v[1] is 1e-400, a number too small for a float",
+        ),
+        # It was told to send a JSON number, as it had.
+        (
+            ["recall", "x", "--where", '{"v": {">": 1e399}}'],
+            "where.v.> is 1e399, a number too large to compare: a bound is a number of at most",
+        ),
         (["forget", "obs_nope"], "id"),
         # It was remembered with the date dropped.
         (

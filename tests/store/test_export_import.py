@@ -286,6 +286,30 @@ def observations(data_dir: Path) -> int:
         memory.close()
 
 
+async def test_a_record_text_a_remember_now_refuses_as_a_number_imports_as_kept(
+    tmp_path: Path,
+) -> None:
+    # "1e400" (a JSON number beyond a float's range, arriving as its text) was kept as that
+    # string; remember now refuses it, and an export holding it still imports.
+    text = await everything_exported(tmp_path)
+    for number, line in enumerate(text):
+        read = json.loads(line)
+        if read.get("table") == "FieldValue" and read["value"] == "metal":
+            text[number] = json.dumps(read | {"key": "tags|string|1e400", "value": "1e400"})
+        elif read.get("table") == "HAS_FIELD" and read["value"] == "metal":
+            text[number] = json.dumps(read | {"to": "tags|string|1e400", "value": "1e400"})
+    (tmp_path / "old.jsonl").write_text("\n".join(text) + "\n")
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "old.jsonl")
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        [found] = memory.recall("", where={"tags": "rock"}).results
+    finally:
+        memory.close()
+    assert found.record is not None
+    assert found.record.shown_fields()["tags"] == ["rock", "1e400", "rock"]
+
+
 async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")

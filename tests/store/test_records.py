@@ -118,6 +118,35 @@ def test_a_malformed_record_is_refused_naming_the_field(raw: object, field: str)
     assert caught.value.field == field
 
 
+def test_a_number_beyond_a_floats_range_is_refused_as_one_too_long_is() -> None:
+    # Over JSON, 1e400 and 1e-400 arrive as their text (server/exact.py): they were kept as
+    # the strings "1e400" and "1e-400" while 1e300 was refused.
+    with pytest.raises(InvalidInput, match="more than 40 digits written out") as long:
+        validate({"type": "T", "fields": {"n": 1e300}})
+    assert long.value.field == "record.fields.n"
+    for literal, size in (("1e400", "large"), ("-1E+400", "large"), ("1e-400", "small")):
+        with pytest.raises(InvalidInput) as beyond:
+            validate({"type": "T", "fields": {"n": literal}})
+        assert beyond.value.field == "record.fields.n"
+        assert beyond.value.problem.startswith(
+            f"is {literal}, a number too {size} for a float: more than 40 digits written out"
+        )
+        with pytest.raises(InvalidInput) as bound:
+            parse_where({"n": {">": literal}})
+        assert (bound.value.field, bound.value.problem) == (
+            "where.n.>",
+            f"is {literal}, a number too {size} to compare: a bound is a number of at most 40"
+            " digits written out",
+        )
+    # Zero is no number beyond a float's; an inexact one in range, and any other text, stay
+    # text as sent.
+    for text in ("0e-400", "1e300", "0.12345678901234567891", "1e400 km", "e400"):
+        assert typed(text, "n") == ("string", text)
+    # A record kept before, read back (an import, a printed result), keeps such a text.
+    kept = validate({"type": "T", "fields": {"n": ["1e400", "1e-400"]}}, kept=True)
+    assert [(f.kind, f.value) for f in kept.fields] == [("string", "1e400"), ("string", "1e-400")]
+
+
 def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
     known = {"album_id": 1, "milliseconds": 1, "name": 1}
     assert query_pairs("tracks of album_id 176?", known) == [
