@@ -67,7 +67,7 @@ from doxa.store.learning import (
     impression_decay,
     judged_links,
 )
-from doxa.store.records import query_pairs
+from doxa.store.records import query_pairs, type_name_key
 from doxa.store.settings import RankingWeights
 from doxa.store.values import from_micros
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
@@ -143,7 +143,7 @@ def named_fields(memory: WorkingMemory, query: str) -> dict[int, float]:
         return {}
     held: dict[int, int] = {}
     named = 0
-    types = {t.casefold() for t in memory.record_types}
+    types = {type_name_key(t) for t in memory.record_types}
     for field, exact, words in query_pairs(query, memory.record_fields, types):
         rows: set[int] = set()
         for cls, canonical in exact:

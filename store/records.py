@@ -27,6 +27,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -161,8 +162,21 @@ class Record:
 
 def type_key(type_name: str) -> tuple[str, str, str]:
     """The key a record of this type is found under by ``where={"@type": ...}``, beside its
-    fields' (``Record.keys``): types match case-insensitively, as field names do."""
-    return TYPE, "type", type_name.casefold()
+    fields' (``Record.keys``): types match as ``type_name_key`` reads them."""
+    return TYPE, "type", type_name_key(type_name)
+
+
+def type_name_key(type_name: str) -> str:
+    """Record types match case-insensitively, as field names do, and in either Unicode form
+    of a letter ("Café" typed, or pasted with a combining accent: NFC), as predicates and
+    topics do; a memory may hold a type remembered before types were normalised."""
+    return unicodedata.normalize("NFC", type_name).casefold()
+
+
+def type_name(given: str) -> str:
+    """A record type as it is kept: in its composed Unicode form (NFC), so that "Café" typed
+    and pasted with a combining accent are one type, shown as one."""
+    return unicodedata.normalize("NFC", given)
 
 
 def field_key(field_name: str) -> str:
@@ -434,8 +448,9 @@ def validate(raw: object, field: str = "record", kept: bool = False) -> Record:
     unknown = sorted(str(k) for k in raw if k not in ("type", "fields"))
     if unknown:
         raise InvalidInput(f"{field}.{unknown[0]}", "is not a part of a record (type, fields)")
-    kind = name(raw.get("type"), f"{field}.type", MAX_NAME)
-    assert kind is not None
+    given_type = name(raw.get("type"), f"{field}.type", MAX_NAME)
+    assert given_type is not None
+    kind = type_name(given_type)
     given = raw.get("fields")
     if not isinstance(given, Mapping) or not given:
         raise InvalidInput(f"{field}.fields", "must be a non-empty object {name: value}")
@@ -684,7 +699,7 @@ def unmatched_where(
             (``Record.keys``), each once.
         fields: per field key, how many records hold it (the most held are named first).
         types: per record type, how many records are of it (the most held named first).
-        type_fields: per record type (case-folded), its name and the fields its records hold:
+        type_fields: per record type (``type_name_key``), its name and the fields its records hold:
             a field held by other types' records only is named with the type's fields.
     """
     # The classes each asked field holds: one pass over the values, on this rare path only.
@@ -696,11 +711,11 @@ def unmatched_where(
     for field, (cls, canonical), given, op in wanted:
         if field == TYPE:
             named = sorted(types, key=lambda t: (-types[t], t))
-            if canonical in {t.casefold() for t in named}:
+            if canonical in {type_name_key(t) for t in named}:
                 continue
-            close = difflib.get_close_matches(canonical, [t.casefold() for t in named], n=1)
+            close = difflib.get_close_matches(canonical, [type_name_key(t) for t in named], n=1)
             if close:
-                same = next(t for t in named if t.casefold() == close[0])
+                same = next(t for t in named if type_name_key(t) == close[0])
                 return f'where.{TYPE}: no record is of this type; did you mean "{same}"?'
             if not named:
                 return f"where.{TYPE}: no record is of this type; no records are stored"
@@ -799,7 +814,8 @@ def query_pairs(
     name in its words ("album_id", or "album id" for it; "order" for an ``order_id`` when no
     field is named "order": ``_ID_ENDINGS``), with the words after it read as values:
     numbers, booleans and dates up to the next field name or a record type's name
-    (``types``, casefolded: "price of item 30" asks no price of 30), phrases of words past it.
+    (``types``, as ``type_name_key`` keys them: "price of item 30" asks no price of 30),
+    phrases of words past it.
 
     Exact values are (class, canonical) keys; loose ones are phrases of words (``loose``) for
     string fields, matched case- and punctuation-insensitively (ranking is forgiving where
@@ -854,9 +870,9 @@ _ID_ENDINGS = ("_id", "_no", "_num", "_number", "_code", "_ref", ".id")
 
 
 def _names_a_type(word: str, types: Collection[str]) -> bool:
-    """Whether a query's word names a record type (``types``, casefolded), also in the
-    plural ("orders" for Order)."""
-    word = word.casefold()
+    """Whether a query's word names a record type (``types``, as ``type_name_key`` keys
+    them), also in the plural ("orders" for Order)."""
+    word = type_name_key(word)
     return word in types or (word.endswith("s") and word[:-1] in types)
 
 

@@ -37,7 +37,7 @@ from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
-from doxa.store.records import Record, RecordField
+from doxa.store.records import Record, RecordField, type_name
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros, utc_now
 from doxa.store.working_memory import Entry, WorkingMemory
@@ -326,11 +326,16 @@ def learn_judged(
 
 
 def records_of(graph: Graph) -> dict[str, Record]:
-    """Every record the graph holds, by observation id, its fields typed again."""
+    """Every record the graph holds, by observation id, its fields typed again and its type
+    as it is kept now (``records.type_name``: one remembered before types were normalised
+    may be in another Unicode form, and is counted and shown as the same type)."""
     fields: dict[str, list[RecordField]] = {}
     for obs, _, field_name, kind, text in graph.record_fields():
         fields.setdefault(obs, []).append(RecordField.loaded(field_name, kind, text))
-    return {obs: Record(kind, tuple(fields.get(obs, ()))) for obs, kind in graph.record_types()}
+    return {
+        obs: Record(type_name(kind), tuple(fields.get(obs, ())))
+        for obs, kind in graph.record_types()
+    }
 
 
 def _event_times(

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
-from doxa.store.records import Record, WhereField, loose, meets, type_key
+from doxa.store.records import Record, WhereField, loose, meets, type_key, type_name_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
 from doxa.store.values import micros, scaled, utc_now
@@ -861,8 +861,9 @@ class WorkingMemory:
         """What records hold, of unretracted records only when ``live`` (what a ``where``
         can match now; ``record_fields`` and ``record_types`` count retracted records too,
         which ``known_at`` still finds): per field key and per record type, how many records
-        hold it, and per record type (case-folded) its name as stored and the field keys its
-        records hold. One pass over every row: for the rare ``where`` that matched nothing.
+        hold it, and per record type (``records.type_name_key``) its name as stored and the
+        field keys its records hold. One pass over every row: for the rare ``where`` that
+        matched nothing.
         """
         fields: dict[str, int] = {}
         types: dict[str, int] = {}
@@ -875,7 +876,7 @@ class WorkingMemory:
             for field in keys:
                 fields[field] = fields.get(field, 0) + 1
             types[record.type] = types.get(record.type, 0) + 1
-            _, held = type_fields.setdefault(record.type.casefold(), (record.type, set()))
+            _, held = type_fields.setdefault(type_name_key(record.type), (record.type, set()))
             held.update(keys)
         return fields, types, type_fields
 

@@ -310,6 +310,41 @@ async def test_a_record_text_a_remember_now_refuses_as_a_number_imports_as_kept(
     assert found.record.shown_fields()["tags"] == ["rock", "1e400", "rock"]
 
 
+async def test_a_record_type_kept_in_another_unicode_form_is_found_in_either(
+    tmp_path: Path,
+) -> None:
+    # A memory may hold a type remembered before types were kept composed (NFC): "Café" with a
+    # combining accent. A where naming it typed ("é") found nothing, saying: did you mean
+    # "Café"?
+    composed, combining = "Caf\u00e9", "Cafe\u0301"
+    text = await everything_exported(tmp_path)
+    for number, line in enumerate(text):
+        read = json.loads(line)
+        if read.get("table") == "RecordType":
+            text[number] = json.dumps(read | {"name": combining})
+        elif read.get("table") == "IS_A":
+            text[number] = json.dumps(read | {"to": combining})
+    (tmp_path / "old.jsonl").write_text("\n".join(text) + "\n")
+    import_file(hash_settings(tmp_path / "b").store, tmp_path / "old.jsonl")
+    memory = Memory.open(hash_settings(tmp_path / "b").store)
+    memory.warm_up()
+    try:
+        for asked in (composed, combining):
+            found = memory.recall("", where={"@type": asked, "album_id": 176})
+            assert [r.record.type for r in found.results if r.record] == [composed], asked
+            assert found.note is None
+        [told] = memory.remember(
+            [MemoryDraft(text=None, record={"type": composed, "fields": {"album_id": 5}})]
+        )
+        both = memory.recall("", where={"@type": combining})
+        missing = memory.recall("", where={"@type": "Cafes"})
+    finally:
+        memory.close()
+    assert told.observation_id in {r.observation_id for r in both.results}
+    assert len(both.results) == 2
+    assert missing.note == 'where.@type: no record is of this type; did you mean "Café"?'
+
+
 async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
     await fill_everything(tmp_path / "a")
     export(tmp_path / "a", tmp_path / "a.jsonl")

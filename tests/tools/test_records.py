@@ -731,6 +731,32 @@ async def test_where_names_the_record_type_as_at_type(memory_client: Client) -> 
     assert 'where.@type must be a record type as text, e.g. "Track"' in refused
 
 
+#: One type in either Unicode form: "é" typed, and "e" with a combining accent.
+CAFE, CAFE_COMBINING = "Caf\u00e9", "Cafe\u0301"
+
+
+async def test_a_record_type_is_one_in_either_unicode_form(memory_client: Client) -> None:
+    async def found(**fields: Any) -> dict[str, Any]:
+        return await ok(memory_client, "recall", query="", where=fields)
+
+    with anyio.fail_after(60):
+        told = await ok(
+            memory_client, "remember", record={"type": CAFE_COMBINING, "fields": {"table": 4}}
+        )
+        again = await ok(memory_client, "remember", record={"type": CAFE, "fields": {"table": 4}})
+        composed = await found(**{"@type": CAFE})
+        combining = await found(**{"@type": CAFE_COMBINING, "table": 4})
+        # "did you mean "Café"?" named the same visible type it was given.
+        missing = await found(**{"@type": CAFE_COMBINING, "table": 5})
+        shown = await ok(memory_client, "recall", query="café table 4")
+    assert again["duplicate_of"] == told["observation_id"]
+    for answer in (composed, combining):
+        assert [r["observation_id"] for r in answer["results"]] == [told["observation_id"]]
+        assert "note" not in answer
+    assert missing["results"] == [] and "note" not in missing  # the value is simply absent
+    assert shown["results"][0]["record"]["type"] == CAFE  # kept composed
+
+
 async def test_a_where_note_names_only_fields_records_hold_now(memory_client: Client) -> None:
     async def note(**fields: Any) -> str | None:
         found = await ok(memory_client, "recall", query="", where=fields)
