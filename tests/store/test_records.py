@@ -7,10 +7,12 @@ import io
 import pickle
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT
 from doxa.store.errors import InvalidInput
 from doxa.store.memory import RecallOutcome, Recollection
 from doxa.store.records import (
@@ -146,6 +148,29 @@ def test_a_number_beyond_a_floats_range_is_refused_as_one_too_long_is() -> None:
     # A record kept before, read back (an import, a printed result), keeps such a text.
     kept = validate({"type": "T", "fields": {"n": ["1e400", "1e-400"]}}, kept=True)
     assert [(f.kind, f.value) for f in kept.fields] == [("string", "1e400"), ("string", "1e-400")]
+
+
+def test_the_record_limits_are_as_the_readme_says() -> None:
+    # Each of these refused a record, and the README named none of them.
+    limits = {"a string value": MAX_SOURCE, "a type": MAX_NAME, "the record in words": MAX_TEXT}
+    validate({"type": "T" * MAX_NAME, "fields": {"lyrics": "x" * MAX_SOURCE}})
+    with pytest.raises(InvalidInput) as string:
+        validate({"type": "Song", "fields": {"lyrics": "x" * (MAX_SOURCE + 1)}})
+    with pytest.raises(InvalidInput) as type_:
+        validate({"type": f" {'T' * (MAX_NAME + 1)} ", "fields": {"a": 1}})
+    with pytest.raises(InvalidInput) as words:
+        validate({"type": "T", "fields": {f"f{i}": "x" * MAX_SOURCE for i in range(17)}})
+    assert (string.value.field, type_.value.field, words.value.field) == (
+        "record.fields.lyrics",
+        "record.type",
+        "record.fields",
+    )
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = " ".join(readme.split("### Records", 1)[1].split("\n### ", 1)[0].split())
+    for what, limit in limits.items():
+        assert f"{what} of at most {limit:,}" in section, what
+    for refused in (string, type_):
+        assert f"`{refused.value}`" in section
 
 
 def test_a_query_names_fields_with_the_words_that_follow_them() -> None:
