@@ -119,6 +119,9 @@ class Remembered:
     #: set when another agent already held the same observation: this is a new belief in
     #: it, and these agents believed it before.
     shared_with: list[str] = field(default_factory=list)
+    #: facts of the agent's, told before, that begin later and end this one (told late, it
+    #: holds only until the first of them begins).
+    superseded_by: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -1376,6 +1379,7 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
         [older for older, _ in planned.superseded],
         None,
         planned.conflicts,
+        superseded_by=[newer for newer, _ in planned.superseded_by],
     )
 
 

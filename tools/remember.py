@@ -117,6 +117,10 @@ class RememberedItem(BaseModel):
         default_factory=list,
         description="agents that already held this observation: it is now your belief in it too",
     )
+    superseded_by: list[str] = Field(
+        default_factory=list,
+        description="ids of facts told before that begin later and end this one",
+    )
 
 
 class RememberResult(BaseModel):
@@ -129,6 +133,7 @@ class RememberResult(BaseModel):
     duplicate_of: str | None = None
     conflicts: list[str] = Field(default_factory=list)
     shared_with: list[str] = Field(default_factory=list)
+    superseded_by: list[str] = Field(default_factory=list)
     remembered: list[RememberedItem] = Field(default_factory=list)
 
 
@@ -167,6 +172,7 @@ def _item(done: Remembered) -> RememberedItem:
         duplicate_of=done.duplicate_of,
         conflicts=done.conflicts,
         shared_with=done.shared_with,
+        superseded_by=done.superseded_by,
     )
 
 

@@ -738,3 +738,23 @@ async def test_hostile_strings_in_every_field_are_stored_exactly_and_touch_nothi
     assert after["Topic"] == before["Topic"] + 2
     assert after["Episode"] == before["Episode"] + 1
     assert after["IndexRows"] == before["IndexRows"] + 1
+
+
+async def test_a_fact_told_after_one_that_begins_later_names_what_ends_it(
+    client: Client,
+) -> None:
+    # Oslo from March, told after Rome from June, answered as a current fact would: nothing
+    # told the agent that Rome already ends it.
+    def lives(city: str, since: str) -> dict[str, Any]:
+        fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
+        return {"text": f"Ada lives in {city}.", "fact": fact}
+
+    with anyio.fail_after(30):
+        rome = await ok(client, "remember", **lives("Rome", "2024-06-01"))
+        oslo = await ok(client, "remember", **lives("Oslo", "2024-03-01"))
+        batch = await ok(client, "remember", memories=[lives("Bern", "2024-01-01")])
+        later = await ok(client, "remember", **lives("Lima", "2025-01-01"))
+    assert "superseded_by" not in rome
+    assert oslo["superseded_by"] == [rome["observation_id"]]
+    assert batch["remembered"][0]["superseded_by"] == [oslo["observation_id"]]
+    assert "superseded_by" not in later and later["superseded"] == [rome["observation_id"]]
