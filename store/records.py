@@ -34,7 +34,7 @@ from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
-from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, unicode_text
+from doxa.store.drafts import MAX_NAME, MAX_SOURCE, MAX_TEXT, name, sent, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.values import TIME_RANGE
 
@@ -658,7 +658,7 @@ def _bounds(value: Mapping[Any, Any], field_name: str, path: str) -> list[WhereF
         if key[0] not in _ORDERED:
             raise InvalidInput(
                 f"{path}.{op}",
-                f"compares numbers and dates; give a number or an ISO 8601 date, got {bound!r}",
+                f"compares numbers and dates; give a number or an ISO 8601 date, got {sent(bound)}",
             )
         bounds.append(WhereField(field_key(field_name), key, field_name, op))
     # One value meets both bounds (``conditions``), and none is a number and a date.

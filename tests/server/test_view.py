@@ -382,6 +382,20 @@ def test_long_names_and_a_narrow_window_keep_the_page_on_screen(tmp_path: Path, 
     assert any(label.endswith("…") for label in seen["labels"]), seen["labels"]
 
 
+@needs_chromium
+def test_a_page_of_no_entities_says_so_rather_than_that_a_search_found_none(
+    tmp_path: Path,
+) -> None:
+    data_dir, page = tmp_path / "m", tmp_path / "memory.html"
+    where = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["remember", "A note about nothing in particular.", *where]) == 0
+    assert main(["view", *where, "--out", str(page)]) == 0
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    assert 'data-rendered-ms="' in dom, "the page's script did not finish"
+    assert '<p class="muted">The memory is empty.</p>' in dom
+    assert '<li class="more">no entities yet</li>' in dom  # it said "nothing matches"
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]

@@ -603,6 +603,7 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
         precise = await error(
             client, "recall", query="", where={"unit_price": {">": "0.12345678901234567891"}}
         )
+        flag = await error(client, "recall", query="", where={"milliseconds": {">": True}})
         # A date and a date-time are both dates.
         dated = await where(client, released={">=": "1983-12-05", "<": "1983-12-05T09:00:00Z"})
     assert upper.endswith(
@@ -624,6 +625,10 @@ async def test_a_where_gives_at_most_two_bounds_of_one_kind(client: Client) -> N
     assert precise.endswith(
         "where.unit_price.> is '0.12345678901234567891', a number as text; send a JSON number"
         " (over JSON one of more than 15 significant digits may arrive as text: give fewer)"
+    )
+    assert flag.endswith(  # as JSON, as sent (it said True)
+        "where.milliseconds.> compares numbers and dates; give a number or an ISO 8601 date,"
+        " got true"
     )
     assert dated == {ids["balls"], ids["fast"]}  # 5 December's date begins before 09:00Z
 
