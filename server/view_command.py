@@ -28,6 +28,15 @@ def view_command(settings: Settings, out: Path | None) -> int:
     quiet()
     if no_memory(settings, "view"):
         return 1
+    target = out or DEFAULT_OUT
+    data_dir = Path(settings.store.data_dir).expanduser().resolve()
+    if data_dir in (target.resolve(), *target.resolve().parents):
+        # Written over the memory's own files (--out DIR/graph), the page destroyed it.
+        print(
+            f"doxa view: --out: {target} lies inside the data directory {data_dir}; choose another",
+            file=sys.stderr,
+        )
+        return 1
     shared = SharedMemory(settings.store)
     try:
         picture = shared.picture()
@@ -36,7 +45,6 @@ def view_command(settings: Settings, out: Path | None) -> int:
         return 1
     finally:
         shared.close()
-    target = out or DEFAULT_OUT
     try:
         target.write_text(render(picture), encoding="utf-8")
     except OSError as error:

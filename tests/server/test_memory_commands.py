@@ -885,6 +885,18 @@ def test_an_export_never_writes_into_the_data_directory(doxa: Doxa) -> None:
     assert doxa.counts()["Observation"] == 1
 
 
+def test_a_page_is_never_written_into_the_data_directory(doxa: Doxa) -> None:
+    # doxa view --out DIR/graph wrote its HTML over the graph: the memory was gone.
+    assert doxa("remember", "Alice joined.")[0] == 0
+    graph = doxa.data_dir / "graph"
+    before = graph.read_bytes()
+    for out in (graph, doxa.data_dir / "page.html"):
+        code, _, err = doxa("view", "--out", str(out))
+        assert code == 1 and "--out" in err and "lies inside the data directory" in err, err
+    assert graph.read_bytes() == before and not (doxa.data_dir / "page.html").exists()
+    assert doxa.counts()["Observation"] == 1
+
+
 def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     doxa: Doxa, tmp_path: Path
 ) -> None:
