@@ -62,6 +62,14 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
+        others = [b for b in believers if b != who.agent]
+        if mode == "purge" and others:
+            # A purge deletes the observation for every agent, their beliefs with it.
+            raise ToolError(
+                f"mode: a purge deletes {id.strip()!r} for every agent, and"
+                f" {', '.join(repr(b) for b in others)} believe it too: retract it to withdraw"
+                f" {who.agent!r}'s belief only, or purge with a token created with --admin"
+            )
 
     # Who forgets: the token's agent, or this server's; when others believe it too, a
     # retract withdraws only that agent's belief. An admin token retracts the observation.

@@ -404,6 +404,14 @@ async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_adm
                 refused = await _refused(client, "forget", {"id": theirs, "mode": mode})
                 assert f"id {theirs!r} is believed by 'driver', not by 'scout'" in refused
             assert await _believers(client, theirs) == ["driver"]
+            # Believed by driver too, it may be retracted for scout alone, never purged: a
+            # purge deleted driver's belief with it.
+            shared = await _call(client, "remember", {"text": "Route 9 is open."})
+            refused = await _refused(client, "forget", {"id": theirs, "mode": "purge"})
+            assert f"a purge deletes {theirs!r} for every agent, and 'driver'" in refused
+            assert await _believers(client, theirs) == ["driver", "scout"]
+            assert (await _call(client, "forget", {"id": theirs}))["kept_for"] == ["driver"]
+            assert shared["observation_id"] == theirs
             assert (await _call(client, "forget", {"id": mine}))["mode"] == "retract"
             refused = await _refused(client, "feedback", {"recall_id": "rec_nope"})
             assert "no recall" in refused  # feedback is open to writers; this id names nothing
