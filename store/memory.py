@@ -278,7 +278,7 @@ class Memory:
         except BaseException as error:  # reported to every caller of wait_ready
             if isinstance(error, MemoryStoreError):  # says what is wrong and what to do
                 log.error(WARM_UP_FAILED, error)
-            else:
+            elif isinstance(error, Exception):  # Ctrl-C is a stop, said by whoever stops
                 log.exception("memory warm-up failed")
             self._failure = error
             self._ready.set()

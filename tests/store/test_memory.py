@@ -732,3 +732,18 @@ def test_a_fact_that_begins_later_never_takes_a_current_ones_place(memory: Memor
     )
     [first] = memory.recall("violin", limit=1).results
     assert first.text == "Alice bought a violin case." and first.current
+
+
+def test_ctrl_c_while_warming_up_stops_it_without_a_logged_traceback(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Ctrl-C during `doxa import` logged "memory warm-up failed" and a traceback of 50-100
+    # lines before the command's one line, "interrupted".
+    def interrupted(self: Memory) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "_load_everything", interrupted)
+    memory = Memory.open(settings.store)
+    with pytest.raises(KeyboardInterrupt):
+        memory.warm_up()
+    assert not [r for r in caplog.records if "warm-up failed" in r.getMessage()]
