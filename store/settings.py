@@ -5,6 +5,7 @@ database driver."""
 
 from __future__ import annotations
 
+import importlib.util
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -93,6 +94,18 @@ class EmbeddingSettings(BaseModel):
                 "no such model directory, nor a model of that name in the local Hugging Face"
                 " cache (models load offline); give a directory that holds the model, or the"
                 " name of one downloaded before (the torch extra)"
+            )
+        return value
+
+    @field_validator("runtime")
+    @classmethod
+    def _installed(cls, value: str) -> str:
+        # Without the torch extra the model failed to load at the first call, with a
+        # traceback: "No module named 'sentence_transformers'".
+        if value == "torch" and importlib.util.find_spec("sentence_transformers") is None:
+            raise ValueError(
+                "torch runs the model with sentence-transformers, which this install lacks:"
+                " install the torch extra (pip install 'doxa[torch]'), or use onnx"
             )
         return value
 

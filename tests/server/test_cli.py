@@ -3,6 +3,7 @@ handshake that does not wait for the embedding model."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -275,6 +276,24 @@ def test_a_bad_environment_value_is_reported_with_the_variable_it_came_from() ->
 def test_each_bad_value_names_its_setting(environ: dict[str, str], setting: str) -> None:
     with pytest.raises(SettingsError, match=r"invalid settings: .*" + re.escape(setting)):
         load_settings(environ=environ)
+
+
+def test_the_torch_runtime_without_the_torch_extra_is_refused_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It failed at the first call: "No module named 'sentence_transformers'", and a traceback.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sentence_transformers" else real(name, *a),
+    )
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ={"DOXA_MODEL_RUNTIME": "torch"})
+    said = str(raised.value)
+    assert "store.embedding.runtime" in said and "DOXA_MODEL_RUNTIME" in said
+    assert "pip install 'doxa[torch]'" in said
+    assert load_settings(environ={"DOXA_MODEL_RUNTIME": "onnx"}).store.embedding.runtime == "onnx"
 
 
 def test_an_agent_of_only_spaces_is_refused_and_a_named_one_stripped() -> None:
