@@ -523,9 +523,14 @@ class Graph:
 
     def _migrate(self) -> None:
         live = self.live_schema()
-        if not live:
+        new = not live
+        if new:
             self._run_in_transaction([schema.HISTORY_DDL], [])
             live = {schema.MIGRATION_TABLE: {}}
+            log.info(
+                "creating a new memory store (schema migrations 1-%d)",
+                schema.MIGRATIONS[-1].version,
+            )
         if schema.MIGRATION_TABLE not in live:
             raise SchemaMismatch(
                 [f"no {schema.MIGRATION_TABLE} table: this directory is not a doxa store"]
@@ -537,7 +542,9 @@ class Graph:
         for migration in schema.MIGRATIONS:
             if migration.version in applied and migration.version not in again:
                 continue
-            log.info(
+            # A new store's are said once, above; an existing store's each (they may take long).
+            log.log(
+                logging.DEBUG if new else logging.INFO,
                 "applying schema migration %d%s: %s",
                 migration.version,
                 " again (an earlier doxa applied other statements)"

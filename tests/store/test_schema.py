@@ -273,6 +273,25 @@ def test_check_names_a_newer_schema_whose_tables_it_cannot_count(created: Settin
     assert not found.healthy
 
 
+def test_a_new_store_says_it_is_created_once_and_an_older_one_each_migration(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A new memory logged a line for each of its 24 migrations.
+    with caplog.at_level(logging.INFO, logger="doxa.store"):
+        open_memory(settings).close()
+        said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+        latest = MIGRATIONS[-1].version
+        assert f"creating a new memory store (schema migrations 1-{latest})" in said
+        assert not [m for m in said if m.startswith("applying schema migration")]
+        caplog.clear()
+        tamper(settings, f"MATCH (m:{MIGRATION_TABLE} {{version: {latest}}}) DELETE m")
+        open_memory(settings).close()
+        said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+        assert [m for m in said if m.startswith("applying schema migration")] == [
+            f"applying schema migration {latest}: {MIGRATIONS[-1].name}"
+        ]
+
+
 def test_check_counts_the_migrations_the_next_start_applies(created: Settings) -> None:
     tamper(created, f"MATCH (m:{MIGRATION_TABLE}) WHERE m.version >= 22 DELETE m")
     found = check(created.store)
