@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from doxa.store.drafts import predicate_key
+from doxa.store.provenance import through_plans
 from doxa.store.working_memory import topic_key
 
 
@@ -36,13 +37,27 @@ def moment(text: str) -> datetime:
 
 
 def superseders(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
-    """Per observation, the unretracted observations that supersede it (a retracted one
-    is never named as a superseder, as recall names none)."""
+    """Per observation, the unretracted observations that supersede it, as recall names
+    them: never a retracted one, nor one whose link a forget undid, and for a plan replaced
+    before it began, what replaced it (``provenance.through_plans``)."""
     retracted = {o["id"] for o in tables["Observation"] if o.get("retracted_at")}
+    starts = {
+        o["id"]: moment(o["valid_from"]) if o.get("valid_from") else None
+        for o in tables["Observation"]
+    }
+    standing = [
+        {
+            "newer": link["from"],
+            "older": link["to"],
+            "at": moment(link["at"]),
+            "recorded_at": moment(link.get("known") or link["at"]),
+        }
+        for link in tables["SUPERSEDES"]
+        if link["from"] not in retracted and not link.get("dropped")
+    ]
     found: dict[str, list[str]] = defaultdict(list)
-    for link in tables["SUPERSEDES"]:
-        if link["from"] not in retracted:
-            found[link["to"]].append(link["from"])
+    for link in through_plans(standing, starts):
+        found[link["older"]].append(link["newer"])
     return {oid: sorted(newer) for oid, newer in found.items()}
 
 

@@ -190,7 +190,7 @@ def _fact(working: WorkingMemory, row: int, entry: Entry, at: int) -> PicturedFa
         observed_at=entry.observed_at,
         recorded_at=entry.recorded_at,
         retracted_at=entry.retracted_at,
-        superseded_by=entry.superseded_by,
+        superseded_by=tuple(working.superseders(row)),
         ended_by=None if link is None else working.entries[link[0]].id,
         superseded_known=None if link is None else from_micros(link[1]),
         current=working.is_current(row, at),

@@ -129,7 +129,7 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     ]
     starts = {c["observation_id"]: c["valid_from"] for c in chain}
     starts[observation_id] = found["valid_from"]
-    ending = _through_plans(standing, starts)
+    ending = through_plans(standing, starts)
     found["superseded_by"] = [x["newer"] for x in ending if x["older"] == observation_id]
     found["supersessions"] = [
         {"observation_id": x["newer"], "from": x["at"], "recorded_at": x["recorded_at"]}
@@ -171,12 +171,18 @@ def cite(graph: Graph, key: str, known_at: datetime | None = None) -> dict[str, 
     return found
 
 
-def _through_plans(
+def through_plans(
     standing: list[dict[str, Any]], starts: dict[str, datetime | None]
 ) -> list[dict[str, Any]]:
     """The links as they end facts: a plan replaced before it began (a link ends it at or
     before its start) ended nothing, and what replaced it ended what the plan would have
-    (as ``WorkingMemory.ender`` reads it; known when the later of the two links was)."""
+    (as ``WorkingMemory.ender`` reads it; known when the later of the two links was).
+
+    Args:
+        standing: the links that hold: ``newer``, ``older``, ``at`` (where the older fact
+            ends) and ``recorded_at``.
+        starts: each fact's start (``valid_from``; None: not told).
+    """
     replaced: dict[str, dict[str, Any]] = {}
     for link in standing:
         start = starts.get(link["older"])

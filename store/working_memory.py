@@ -39,8 +39,6 @@ from doxa.store.values import micros, scaled, utc_now
 from doxa.store.vector_matrix import VectorMatrix
 
 NO_END = np.iinfo(np.int64).max
-#: How many plans replaced before they began ``WorkingMemory.ender`` follows.
-_MAX_PLANS = 10
 NO_START = np.iinfo(np.int64).min
 
 BoolArray = npt.NDArray[np.bool_]
@@ -794,13 +792,14 @@ class WorkingMemory:
         self, found: tuple[int, int] | None, known_at: int | None
     ) -> tuple[int, int] | None:
         """(a superseder, when known) as it ended the fact: the plan itself if it held, else
-        what replaced it before it began (through plans so replaced)."""
-        for _ in range(_MAX_PLANS):
-            if found is None:
-                break
+        what replaced it before it began (through plans so replaced, however many; a loop of
+        them ends the walk)."""
+        walked: set[int] = set()
+        while found is not None:
             newer, known = found
-            if self.end_of(newer, known_at) > self.valid_from[newer]:
+            if newer in walked or self.end_of(newer, known_at) > self.valid_from[newer]:
                 break  # it held: it is what ended the fact
+            walked.add(newer)
             replaced = self.ending_link(newer, known_at)
             if replaced is None:
                 break

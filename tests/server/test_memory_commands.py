@@ -934,6 +934,34 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     assert "Jo lives in Rome (2019-01-01T00:00:00Z to 2019-06-01T00:00:00Z; ended)" in page
 
 
+def test_recall_all_and_the_markdown_name_what_replaced_a_plan_as_recall_does(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # Berlin, then Tokyo from 2025, then Rome from 2025 instead (Tokyo never held): recall
+    # says Rome ended Berlin, and both named Tokyo.
+    def lives(city: str, since: str) -> str:
+        args = ["remember", f"Jo: {city}.", "--fact", "Jo", "lives in", city]
+        return str(doxa.json(*args, "--valid-from", since)["observation_id"])
+
+    berlin = lives("Berlin", "2024-01-01T00:00:00Z")
+    tokyo = lives("Tokyo", "2025-01-01T00:00:00Z")
+    rome = lives("Rome", "2025-01-01T00:00:00Z")
+    [recalled] = [
+        r
+        for r in doxa.json("recall", "Jo", "--subject", "Jo", "--include-superseded")["results"]
+        if r["observation_id"] == berlin
+    ]
+    listed = {r["observation_id"]: r for r in doxa.json("recall", "--all")["results"]}
+    assert recalled["superseded_by"] == listed[berlin]["superseded_by"] == [rome]
+    assert listed[tokyo]["superseded_by"] == [rome]
+    assert doxa("export", "--markdown", str(tmp_path / "pages"))[0] == 0
+    page = (tmp_path / "pages" / "jo.md").read_text(encoding="utf-8")
+    assert (
+        f"Jo lives in Berlin (2024-01-01T00:00:00Z to 2025-01-01T00:00:00Z; replaced by {rome})"
+        in page
+    )
+
+
 def test_the_markdown_names_only_the_agents_that_hold_an_observation_now(tmp_path: Path) -> None:
     memory = Memory.open(hash_settings(tmp_path / "m").store)
     memory.warm_up()

@@ -405,6 +405,29 @@ async def test_a_fact_a_replaced_plan_would_have_ended_names_what_replaced_the_p
     assert then_shown[ids["berlin"]] == [ids["tokyo"]]
 
 
+async def test_a_long_chain_of_replaced_plans_is_followed_to_its_end_by_every_tool(
+    client: Client,
+) -> None:
+    # recall, about and the page stopped after ten plans (naming one that never held), where
+    # cite_evidence went on to the last.
+    with anyio.fail_after(60):
+        berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
+        plans = [
+            await ok(client, "remember", **later(f"City{i}", "2030-01-01T00:00:00Z"))
+            for i in range(13)
+        ]
+        found = await ok(client, "recall", query="", subject="Alice")
+        cited = await ok(client, "cite_evidence", id=berlin["observation_id"])
+        seen = await ok(client, "about", name="Alice")
+    last = plans[-1]["observation_id"]
+    [shown] = [r for r in found["results"] if r["observation_id"] == berlin["observation_id"]]
+    assert shown["superseded_by"] == cited["superseded_by"] == [last]
+    [ended] = [
+        e for e in seen["timeline"] if e["event"] == "superseded" and e["fact"].endswith("Berlin")
+    ]
+    assert ended["by"] == last
+
+
 async def test_include_superseded_ranks_replaced_facts_after_current_ones(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
