@@ -427,11 +427,17 @@ class _Context:
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
 
+    def told_past(self, match: re.Match[str]) -> bool:
+        """``past``, a plan's own words aside ("is booked", "is planned" are no past tense)."""
+        return self._says(
+            match, "told past", lambda s: bool(_PAST.search(_PRESENT_PLAN.sub(" ", s)))
+        )
+
     def ahead(self, match: re.Match[str]) -> bool:
         """The sentence looks ahead, or tells of a plan in the present and of no past ("my
-        flight leaves on Friday", "I'm in Rome from Monday to Wednesday"): a weekday it
-        names is one to come."""
-        return self.future(match) or (self.plans(match) and not self.past(match))
+        flight leaves on Friday", "I'm in Rome from Monday to Wednesday", "the appointment
+        is booked for Friday"): a weekday it names is one to come."""
+        return self.future(match) or (self.plans(match) and not self.told_past(match))
 
     def perfect(self, match: re.Match[str]) -> bool:
         return self._says(match, "perfect", lambda s: bool(_PERFECT.search(s)))
@@ -576,7 +582,7 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
         and date.month is not None
         and date.day is not None
         and ctx.plans(match)
-        and not ctx.past(match)
+        and not ctx.told_past(match)
         and (date.month, date.day) > (ctx.today.month, ctx.today.day)
     ):
         return "future"

@@ -602,9 +602,12 @@ def _read_by_22(observation: dict[str, Any]) -> bool:
 
 def _read_by_24(observation: dict[str, Any]) -> bool:
     """Whether migration 24 has an observation's event times read again: a text naming a
-    weekday beside a plan told in the present, as its query picks them."""
+    weekday beside a plan told in the present, or a day beside "is booked", "scheduled" or
+    "planned", as its query picks them."""
     text = observation["text"] or ""
-    return bool(_WEEKDAY.search(text) and _PLAN_TOLD.search(text))
+    if _WEEKDAY.search(text) and _PLAN_TOLD.search(text):
+        return True
+    return _read_differently(observation, _PLAN_BOOKED)
 
 
 _DIGIT = re.compile(r"[0-9]")
@@ -616,6 +619,7 @@ _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
+_PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -86,6 +86,9 @@ PLAN_TOLD = (
     r"|\b(?:am|are|is|m|re|s)\s+(?:on|due|scheduled|booked|set|planned|in|at|away|off|out"
     r"|visiting|staying|travell?ing|flying|driving|working|hosting)\b"
 )
+#: A plan told in the present by a word that looks past ("is booked", "is planned"): beside
+#: ``DAYS_NAMED`` and a digit, the texts migration 24 reads again (such a day is ahead).
+PLAN_BOOKED = r"\b(?:am|are|is|m|re|s)\s+(?:booked|scheduled|planned)\b"
 #: A weekday's name.
 WEEKDAY = _WEEKDAY
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
@@ -429,11 +432,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         24,
         "event times read again: weekdays of plans told in the present",
         (
-            # "My flight leaves on Friday" and "I'm in Rome from Monday to Wednesday" tell of
-            # days to come (they were read as days gone). Read again, as migration 20 reads,
-            # the texts naming a weekday beside such words, and no others.
-            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){WEEKDAY}')"
-            f" AND regexp_matches(o.text, '(?i){PLAN_TOLD}')"
+            # "My flight leaves on Friday", "I'm in Rome from Monday to Wednesday" and "the
+            # trip is booked on 3 June" tell of days to come (they were read as days gone).
+            # Read again, as migration 20 reads, the texts naming a weekday beside such
+            # words, and those naming a day beside "is booked", "scheduled" or "planned".
+            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" AND regexp_matches(o.text, '(?i){PLAN_TOLD}'))"
+            " OR (regexp_matches(o.text, '[0-9]')"
+            f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" AND regexp_matches(o.text, '(?i){PLAN_BOOKED}'))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -692,6 +692,25 @@ PRESENT_PLANS: list[Case] = [
     ),
     ("The launch was on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
     ("I left on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
+    # "booked", "scheduled" and "planned" tell of a plan, not of the past
+    (
+        "The appointment is booked for Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "Friday",
+    ),
+    ("It is scheduled on Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "on Friday"),
+    ("The trip is booked on 3 June.", MAY_20, day(2024, 6, 3), day(2024, 6, 4), "day", "on 3 June"),
+    (
+        "I booked the trip on Friday.",
+        MAY_20,
+        day(2024, 5, 17),
+        day(2024, 5, 18),
+        "day",
+        "on Friday",
+    ),
 ]
 
 # Said in words, short forms, holidays.

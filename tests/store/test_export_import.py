@@ -817,6 +817,7 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         ),
         # Before migration 24 a weekday of a plan told in the present was one gone.
         ("My flight leaves on Friday.", "2024-05-20T10:00:00Z", ((23, "2024-05-24"), (24, None))),
+        ("The trip is booked on 3 June.", "2024-05-20T10:00:00Z", ((23, "2024-06-03"), (24, None))),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

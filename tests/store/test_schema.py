@@ -729,12 +729,13 @@ def test_weekdays_of_plans_told_in_the_present_are_read_again_as_days_to_come(
         [
             MemoryDraft("My flight leaves on Friday.", observed_at=said),
             MemoryDraft("I'm in Rome from Wednesday to Friday.", observed_at=said),
+            MemoryDraft("The trip is booked on 3 June.", observed_at=said),
             MemoryDraft("We hiked on Friday.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 24, [m.observation_id for m in done])
-    assert happened == [["2024-05-24"], ["2024-05-22/2024-05-24"], []]
+    assert happened == [["2024-05-24"], ["2024-05-22/2024-05-24"], ["2024-06-03"], []]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
