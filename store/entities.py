@@ -236,30 +236,16 @@ def _triple(entry: Entry) -> str:
 
 def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str]]:
     """Entities one step from ``key``: their key -> what links them (the current facts
-    naming both, as triples, then being mentioned together), most linked first."""
+    naming both, as triples, then being mentioned together by what the memory held then,
+    as the page draws it), most linked first."""
     links: dict[str, list[str]] = defaultdict(list)
-    co: dict[str, int] = defaultdict(int)
     for f in _current(_facts(working, key, clock), clock):
         e = f.entry
         ends = {topic_key(e.subject or ""), topic_key(e.object or "")} - {key}
         for other in ends:
             if _triple(e) not in links[other]:
                 links[other].append(_triple(e))
-        for topic in e.topics:
-            co[topic_key(topic)] += 1
-    # And the other way: a current fact mentioning it as a topic mentions it with the fact's
-    # two ends (Delta likes Epsilon, about zeta: zeta is mentioned with Delta and Epsilon).
-    for row in working.topic_rows.get(key, ()):
-        e = working.entries[row]
-        ends = {topic_key(e.subject or ""), topic_key(e.object or "")}
-        if e.subject is None or key in ends:
-            continue
-        fact = _fact(working, row, clock)
-        if fact is not None and _current([fact], clock):
-            for other in ends:
-                co[other] += 1
-    for other, count in working.mentioned_with(key, clock.known).items():
-        co[other] += count
+    co = working.mentioned_with(key, clock.known)
     co.pop(key, None)
     me = display_name(working, key)
     for other in heapq.nlargest(_CO_MENTIONS, co, key=co.__getitem__):

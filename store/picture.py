@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from doxa.store.event_time import shown
 from doxa.store.values import decimal_text, from_micros
 from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
@@ -234,21 +232,12 @@ def _notes(working: WorkingMemory, counted: dict[str, int]) -> list[PicturedNote
 
 
 def _mentioned_together(working: WorkingMemory) -> list[tuple[str, str, int]]:
-    """Pairs of entities mentioned together, each entity's ``CO_MENTIONS`` most frequent:
-    topics of one live observation, and a live fact's topics with its two ends."""
-    links = {key: dict(others) for key, others in working.topic_links.items()}
-    for row in np.flatnonzero(working.live[: len(working)]):
-        entry = working.entries[row]
-        if entry.subject is None or not entry.topics:
-            continue
-        ends = {topic_key(entry.subject), topic_key(entry.object or "")} - {""}
-        for topic in {topic_key(t) for t in entry.topics} - ends:
-            for end in ends:
-                for a, b in ((topic, end), (end, topic)):
-                    counted = links.setdefault(a, {})
-                    counted[b] = counted.get(b, 0) + 1
+    """Pairs of entities mentioned together (``WorkingMemory.mentioned_with``: topics of one
+    live observation, and a live fact's topics with its two ends), each entity's
+    ``CO_MENTIONS`` most frequent."""
     pairs: dict[tuple[str, str], int] = {}
-    for key, others in links.items():
+    for key in working.topic_links.keys() | working.fact_links.keys():
+        others = working.mentioned_with(key)
         for other in heapq.nlargest(CO_MENTIONS, others, key=others.__getitem__):
             if other != key:
                 pair = (key, other) if key < other else (other, key)

@@ -168,6 +168,9 @@ class WorkingMemory:
         # Topics mentioned together by one live observation, and how often: the topic graph
         # that recall walks one or two hops from the topics a query names.
         self.topic_links: dict[str, dict[str, int]] = defaultdict(dict)
+        # A live fact's topics and its subject and object, mentioned together, and how often
+        # (``_fact_pairs``): what about and the page relate, apart from the topic graph.
+        self.fact_links: dict[str, dict[str, int]] = defaultdict(dict)
         self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
         #: (agent, ``said_key``) -> the live row of that agent's memory.
@@ -363,17 +366,29 @@ class WorkingMemory:
         self.topic_exact.add(topic)
 
     def _link_topics(self, row: int, by: int) -> None:
-        """Count the row's topics as mentioned together (``by`` +1), or no longer (-1: it
-        was forgotten)."""
+        """Count the row's topics as mentioned together, and a fact's topics with its two
+        ends (``by`` +1), or no longer (-1: it was forgotten)."""
         keys = {topic_key(t) for t in self.entries[row].topics}
-        for a in keys:
-            links = self.topic_links[a]
-            for b in keys - {a}:
+        for index, pairs in (
+            (self.topic_links, [(a, b) for a in keys for b in keys - {a}]),
+            (self.fact_links, self._fact_pairs(row, keys)),
+        ):
+            for a, b in pairs:
+                links = index[a]
                 links[b] = links.get(b, 0) + by
                 if links[b] <= 0:
                     del links[b]
-            if not links:
-                del self.topic_links[a]
+                if not links:
+                    del index[a]
+
+    def _fact_pairs(self, row: int, topics: set[str]) -> list[tuple[str, str]]:
+        """A fact's topics paired with its subject and object, both ways (Delta likes
+        Epsilon, about zeta: zeta with Delta and Epsilon); none for an observation."""
+        entry = self.entries[row]
+        if entry.subject is None:
+            return []
+        ends = {topic_key(entry.subject), topic_key(entry.object or "")} - {""}
+        return [p for t in topics - ends for e in ends for p in ((t, e), (e, t))]
 
     def _name_in_fact(self, row: int, entity: str) -> None:
         key = topic_key(entity)
@@ -1049,15 +1064,23 @@ class WorkingMemory:
         return found
 
     def mentioned_with(self, key: str, known_at: int | None = None) -> dict[str, int]:
-        """The topics mentioned together with topic ``key`` and how often, by the rows held
-        at record time ``known_at`` (None: now)."""
+        """The entities mentioned together with ``key`` and how often (topics of one
+        observation, a fact's topics with its subject and object), by the rows held at
+        record time ``known_at`` (None: now)."""
         if known_at is None:
-            return self.topic_links.get(key, {})
-        counts: dict[str, int] = {}
-        for row in self.topic_rows.get(key, ()):
+            counts = dict(self.topic_links.get(key, {}))
+            for other, count in self.fact_links.get(key, {}).items():
+                counts[other] = counts.get(other, 0) + count
+            return counts
+        counts = {}
+        rows = {*self.topic_rows.get(key, ()), *self.entity_facts.get(key, ())}
+        for row in rows:
             if self.recorded_at[row] <= known_at < self.retracted_at[row]:
-                for other in {topic_key(t) for t in self.entries[row].topics} - {key}:
-                    counts[other] = counts.get(other, 0) + 1
+                keys = {topic_key(t) for t in self.entries[row].topics}
+                pairs = [(a, b) for a in keys for b in keys - {a}]
+                for a, b in (*pairs, *self._fact_pairs(row, keys)):
+                    if a == key:
+                        counts[b] = counts.get(b, 0) + 1
         return counts
 
     def rows_of(self, index: Mapping[Any, array.array[int]], key: Any) -> IntArray:

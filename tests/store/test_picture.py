@@ -167,3 +167,16 @@ def test_a_facts_topics_are_mentioned_together_with_its_two_ends_both_ways(
     assert ("delta", "zeta", 1) in pairs and ("epsilon", "zeta", 1) in pairs
     memory.forget(told.observation_id)
     assert memory.picture().mentioned_together == ()
+    # A fact that has ended is still a mention the memory holds: about relates it as the
+    # page draws it (about counted current facts' only, the page every live one).
+    memory.remember(
+        [
+            MemoryDraft(
+                text="Gamma liked theta in 2020.",
+                topics=["iota"],
+                fact=FactDraft("Gamma", "liked", "Theta", "2020-01-01", "2021-01-01"),
+            )
+        ]
+    )
+    assert set(related("iota")) == {"Gamma", "Theta"}
+    assert ("gamma", "iota", 1) in memory.picture().mentioned_together
