@@ -146,7 +146,8 @@ def worker_main() -> int:
 
 
 def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
-    """The ASGI app: the MCP server behind exact numbers, request ids and the token check.
+    """The ASGI app: the MCP server behind exact numbers, request ids and the token check
+    (over SSE, with its streams ended cleanly: ``doxa.server.sse_streams``).
 
     With several workers requests are served statelessly (no ``Mcp-Session-Id``): the
     kernel gives each connection to whichever worker accepts it, and a session held by one
@@ -157,17 +158,18 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     from doxa.server.app import create_server
     from doxa.server.exact import ExactNumbers
     from doxa.server.request_ids import RequestIds
+    from doxa.server.sse_streams import SseStreams
 
     server = create_server(settings, state=state)
     host = settings.server.host
     security = access.security
-    app = (
-        server.sse_app(host=host, transport_security=security)
-        if settings.server.transport == "sse"
-        else server.streamable_http_app(
+    app: ASGIApp
+    if settings.server.transport == "sse":
+        app = SseStreams(server.sse_app(host=host, transport_security=security))
+    else:
+        app = server.streamable_http_app(
             host=host, transport_security=security, stateless_http=settings.server.workers > 1
         )
-    )
     wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app)))
     return wrapped
 
