@@ -9,7 +9,8 @@ bearer token it must present.
   ``"auto"`` (the default) and either a token was ever created (``tokens.json`` exists, even
   with every token revoked) or the server listens off loopback. The decision is taken per
   request, so the first ``doxa token create`` locks a running server, and revoking the last
-  token does not unlock it.
+  token does not unlock it; and every second for an open SSE stream, closed once it no longer
+  holds (``doxa.server.sse_streams``).
 - Off loopback the server does not start without tokens, nor on a wildcard address
   (0.0.0.0, ::) without ``allowed_hosts``.
 
@@ -46,6 +47,9 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]")
 #: The realm named in WWW-Authenticate.
 REALM = "doxa"
+#: Who a request is let in as when no token is required (``Access.admitted_as``); no token
+#: id (``tok_…``) is spelt so.
+ANYONE = "anyone"
 
 
 def is_loopback(host: str) -> bool:
@@ -174,6 +178,15 @@ class Access:
             return True
         return self.tokens.in_use()
 
+    def admitted_as(self, presented: str | None) -> str | None:
+        """Who a request presenting the bearer token ``presented`` (None: no token) is let in
+        as now: ``ANYONE`` when no token is required, the id of its token, or None when it is
+        refused. An open SSE stream watches it change (``doxa.server.sse_streams``)."""
+        if not self.required():
+            return ANYONE
+        record = self.tokens.verify(presented) if presented else None
+        return None if record is None else record.id
+
     def wrap(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind the token check."""
         return BearerTokens(app, self)
@@ -210,11 +223,7 @@ class BearerTokens:
             return
         scope = _names_lowered(scope)
         header = Headers(scope=scope).get("authorization")
-        presented = None
-        if header is not None:
-            scheme, _, credentials = header.partition(" ")
-            if scheme.lower() == "bearer":
-                presented = credentials.strip()
+        presented = bearer_token(scope)
         if not self.access.required():
             # auth = "none", or a loopback server with no token: as without this middleware.
             await self.app(scope, receive, send)
@@ -233,6 +242,15 @@ class BearerTokens:
             await self.app(scope, receive, send)
         finally:
             auth_context_var.reset(reset)
+
+
+def bearer_token(scope: Scope) -> str | None:
+    """The token of the request's ``Authorization: Bearer`` header, or None."""
+    header = Headers(scope=scope).get("authorization")
+    if header is None:
+        return None
+    scheme, _, credentials = header.partition(" ")
+    return credentials.strip() if scheme.lower() == "bearer" else None
 
 
 def _caller(record: TokenRecord) -> Caller:

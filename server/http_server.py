@@ -147,7 +147,8 @@ def worker_main() -> int:
 
 def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     """The ASGI app: the MCP server behind exact numbers, request ids and the token check
-    (over SSE, with its streams ended cleanly: ``doxa.server.sse_streams``).
+    (over SSE, with its streams ended cleanly, and once their token is no longer accepted:
+    ``doxa.server.sse_streams``).
 
     With several workers requests are served statelessly (no ``Mcp-Session-Id``): the
     kernel gives each connection to whichever worker accepts it, and a session held by one
@@ -165,7 +166,7 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     security = access.security
     app: ASGIApp
     if settings.server.transport == "sse":
-        app = SseStreams(server.sse_app(host=host, transport_security=security))
+        app = SseStreams(server.sse_app(host=host, transport_security=security), access)
     else:
         app = server.streamable_http_app(
             host=host, transport_security=security, stateless_http=settings.server.workers > 1

@@ -1,4 +1,5 @@
-"""The SSE transport's requests, ended cleanly.
+"""The SSE transport's requests, ended cleanly, and its streams ended once their token is
+no longer accepted.
 
 The SDK's ``/sse`` endpoint answers twice: its event stream, and, once the stream is over,
 an empty ``Response()`` (``mcp.server.mcpserver.server``'s ``handle_sse``). When the client
@@ -8,6 +9,15 @@ refuses it: every stop with a client connected logged "Exception in ASGI applica
 a traceback (``RuntimeError: Unexpected ASGI message 'http.response.start' sent, after
 response already completed``), and so did every ``HEAD /sse``. ``SseStreams`` lets one
 answer through per request, and drops what would follow it.
+
+An SSE session is one long ``GET /sse``, answered on its stream, and the ``POST``s of its
+requests. Once its token is revoked, the POSTs get 401 (``doxa.server.access``), but the
+stream, let in when it opened, stayed open: the SDK's client, its request sent and refused,
+waited on the stream for an answer forever. So each open stream checks, every
+``CHECK_EVERY_S``, that a request with its token would still be let in as it was, and is
+closed once not (revoked, or the token file deleted or damaged, or a first token created
+after it opened without one): the client then fails its calls, as over streamable HTTP,
+where each request carries the token.
 """
 
 from __future__ import annotations
@@ -15,23 +25,74 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import anyio
+
+from doxa.server.access import bearer_token
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from doxa.server.access import Access
+
 log = logging.getLogger(__name__)
+
+#: How often (seconds) an open stream checks its token: one ``stat`` of ``tokens.json`` when
+#: the file did not change.
+CHECK_EVERY_S = 1.0
 
 
 class SseStreams:
-    """ASGI middleware for the SSE app: one response per request (see the module's doc)."""
+    """ASGI middleware for the SSE app: one response per request, and a ``GET`` (a stream)
+    ended once its token is no longer accepted (see the module's doc).
 
-    def __init__(self, app: ASGIApp) -> None:
+    Args:
+        app: the SDK's SSE app.
+        access: the server's access rules, behind which ``app`` runs.
+    """
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
         self.app = app
+        self.access = access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
+        if scope["method"] == "GET":
+            receive = _Watched(receive, self.access, bearer_token(scope)).receive
         await self.app(scope, receive, _OneResponse(send).send)
+
+
+class _Watched:
+    """The ``receive`` of an open stream, which tells the app the client went away once a
+    request with the stream's token would no longer be let in as the stream was.
+
+    A streaming response waits in ``receive`` for the client's disconnect for as long as it
+    streams: the check runs while it waits, and a disconnect is what makes the SDK end the
+    stream and its session, as when the client leaves.
+    """
+
+    def __init__(self, receive: Receive, access: Access, presented: str | None) -> None:
+        self._receive = receive
+        self.access = access
+        self.presented = presented
+        self.opened = access.admitted_as(presented)  # None: revoked since it was let in
+        self.ended = False
+
+    async def receive(self) -> Message:
+        while not self.ended:
+            with anyio.move_on_after(CHECK_EVERY_S):
+                return await self._receive()
+            now = self.access.admitted_as(self.presented)
+            if self.opened is None or now != self.opened:
+                log.info(
+                    "an SSE stream opened as %s is closed: a request with its token is now"
+                    " let in as %s",
+                    self.opened or "nobody",
+                    now or "nobody",
+                )
+                self.ended = True
+        return {"type": "http.disconnect"}
 
 
 class _OneResponse:

@@ -182,6 +182,44 @@ async def test_a_revoked_token_gets_401_on_its_next_request(
         assert (await _post(server, _bearer(other))).status_code == 401
 
 
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_a_session_open_with_a_revoked_token_fails_its_next_call_at_once(
+    tmp_path: Path, start_server: Start, transport: str
+) -> None:
+    """Over SSE the revoked token's stream is closed: its POSTs were refused, but the stream
+    stayed open and the SDK's client waited forever for the answer to its next call."""
+    data_dir = tmp_path / "memory"
+    store = TokenStore(data_dir)
+    record, secret = store.create("scout")
+    _, other = store.create("driver")
+    server = await start_server(transport, data_dir)
+    with anyio.fail_after(60):
+        async with _client(server, other) as kept, _client(server, secret) as client:
+            await _call(client, "recall", {"query": "ferry"})
+            revoke = [*DOXA, "token", "revoke", record.id, "--data-dir", str(data_dir)]
+            done = await anyio.run_process(revoke, check=False)
+            assert done.returncode == 0, done.stderr
+            with anyio.fail_after(20), pytest.raises(Exception):  # noqa: B017 - the transport's
+                await client.call_tool("recall", {"query": "ferry"})
+            # A session of another token goes on.
+            await _call(kept, "recall", {"query": "ferry"})
+        if transport == "sse":
+            assert f"an SSE stream opened as {record.id} is closed" in server.output()[1]
+
+
+async def test_an_sse_session_opened_without_a_token_ends_with_the_first_token(
+    tmp_path: Path, start_server: Start
+) -> None:
+    data_dir = tmp_path / "memory"
+    server = await start_server("sse", data_dir)
+    with anyio.fail_after(60):
+        async with _client(server) as client:
+            await _call(client, "recall", {"query": "ferry"})
+            TokenStore(data_dir).create("scout")
+            with anyio.fail_after(20), pytest.raises(Exception):  # noqa: B017 - the transport's
+                await client.call_tool("recall", {"query": "ferry"})
+
+
 async def test_stdio_is_never_asked_for_a_token(
     tmp_path: Path, stdio_params: Callable[..., StdioServerParameters]
 ) -> None:
