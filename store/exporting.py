@@ -56,6 +56,7 @@ from doxa.store.records import (
     compared_value,
     field_key,
     stored_field_name,
+    type_name,
 )
 from doxa.store.records import validate as validate_record
 from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
@@ -523,8 +524,10 @@ def records_in(
             ) from None
         fields.setdefault(link["from"], []).append((link["position"] or 0, field_))
     return {
+        # Its type composed, as a memory reads one kept before types were (``type_name``).
         link["from"]: Record(
-            link["to"], tuple(f for _, f in sorted(fields.get(link["from"], []), key=_first))
+            type_name(link["to"]),
+            tuple(f for _, f in sorted(fields.get(link["from"], []), key=_first)),
         )
         for link in objects.get("IS_A", [])
     }

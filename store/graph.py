@@ -1208,7 +1208,7 @@ class Graph:
                 "MATCH (a:Agent {name: $agent})-[:HOLDS]->(b:Belief)-[:`OF`]->(o:Observation)"
                 f" WHERE {held}"
                 " AND NOT EXISTS { MATCH (e:Observation)-[s:SUPPORTS]->(b)"
-                f" WHERE s.weight > 0 AND {evidence} }}"
+                f" WHERE (s.weight IS NULL OR s.weight > 0) AND {evidence} }}"
                 " RETURN b.id, o.id, o.text, CAST(coalesce(b.confidence, o.confidence) AS STRING),"
                 f" b.since, {later}"
                 " ORDER BY b.since, b.id",

@@ -122,7 +122,7 @@ def rule_of(defaults: PruneSettings, overrides: Mapping[str, object] | None) -> 
         where = str(first["loc"][0]) if first["loc"] else "rule"
         problem = str(first["msg"]).removeprefix("Value error, ")
         given_value = first.get("input")
-        if "got" not in problem and str(given_value) not in problem:  # named once
+        if "got" not in problem and not problem.endswith(str(given_value)):  # named once
             problem += f", got {given_value!r}"
         raise InvalidInput(where, problem) from None
 

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 DESCRIPTION = """Search the memory before answering anything that may depend on earlier
 conversations. Ranks by meaning, words, topics, neighbours, time, confidence and feedback.
 Replaced facts return only with `include_superseded`, future ones as current: false; `as_of`:
-what was true then. After using the results, pass recall_id to `feedback`. `explain` adds
-scores and ids."""
+what was true then. After using the results, pass recall_id to `feedback`."""
 
 
 class FactOut(BaseModel):
@@ -128,7 +127,9 @@ async def recall(
     ctx: Context[Any],
     query: Annotated[str, Field(description="what to look for; may be empty with a filter")],
     agent: Annotated[str | None, Field(description="only what this agent believes")] = None,
-    topics: Annotated[list[str] | None, Field(description="only these topics (any of)")] = None,
+    topics: Annotated[
+        list[str] | None, Field(description="these topics, or facts naming them (any of)")
+    ] = None,
     subject: Annotated[str | None, Field(description="fact subject")] = None,
     predicate: Annotated[str | None, Field(description="fact predicate")] = None,
     object: Annotated[str | None, Field(description="fact object")] = None,

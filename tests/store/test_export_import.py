@@ -16,10 +16,10 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.store import Memory
-from doxa.store.drafts import FactDraft, MemoryDraft
+from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
 from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import StorageError
-from doxa.store.exporting import FORMAT, ImportRefused, parse_export, write_import
+from doxa.store.exporting import FORMAT, ImportRefused, parse_export, records_in, write_import
 from doxa.store.graph import Graph, query_vector_text
 from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.schema import latest_version
@@ -343,6 +343,9 @@ async def test_a_record_type_kept_in_another_unicode_form_is_found_in_either(
     assert told.observation_id in {r.observation_id for r in both.results}
     assert len(both.results) == 2
     assert missing.note == 'where.@type: no record is of this type; did you mean "Café"?'
+    # The Markdown export and doxa recall --all read an export's records: composed there too.
+    kept = records_in(parse_export(tmp_path / "old.jsonl").objects)
+    assert {r.type for r in kept.values()} == {composed}
 
 
 async def test_a_bad_line_writes_nothing_and_is_named(tmp_path: Path) -> None:
@@ -998,3 +1001,33 @@ async def test_an_import_merging_facts_leaves_each_agent_one_value_after_the_nex
     assert cited["superseded_by"] == [oslo["observation_id"]]
     assert clashes["count"] == 0
     assert paris["observation_id"] not in {r["observation_id"] for r in now["results"]}
+
+
+def test_evidence_imported_without_a_weight_still_supports(tmp_path: Path) -> None:
+    # A SUPPORTS line with no weight was imported as support, then (weight 0 supporting
+    # nothing) no longer counted, while cite_evidence listed it as live evidence.
+    memory = Memory.open(hash_settings(tmp_path / "a").store)
+    memory.warm_up()
+    try:
+        [lake] = memory.remember([MemoryDraft("The lake is frozen.", agent="alice")])
+        memory.remember(
+            [
+                MemoryDraft(
+                    "A ranger confirmed it.",
+                    agent="carol",
+                    supports=[SupportDraft(lake.belief_id, "0.5")],
+                )
+            ]
+        )
+    finally:
+        memory.close()
+    header = export(tmp_path / "a", tmp_path / "a.jsonl")
+    _, objects = lines(tmp_path / "a.jsonl")
+    for line in objects:
+        if line["table"] == "SUPPORTS":
+            del line["weight"]
+    memory = imported_as_of(tmp_path, header["schema"], header, objects)
+    try:
+        assert memory.unsupported("alice") == []
+    finally:
+        memory.close()

@@ -20,9 +20,11 @@ from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory
 from doxa.store.embedder import make_embedder
+from doxa.store.errors import InvalidInput
 from doxa.store.exporting import ImportRefused
 from doxa.store.importing import import_file
-from doxa.store.pruning import AUDIT_FILE
+from doxa.store.pruning import AUDIT_FILE, rule_of
+from doxa.store.settings import PruneSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -383,6 +385,11 @@ async def test_a_bad_rule_value_is_refused_naming_the_field(
 async def test_a_value_too_precise_is_named_once(client: Client) -> None:
     message = await error(client, "prune", max_confidence="0.1234567890123456789")
     assert message.endswith("max_confidence has more than 18 decimal places: 0.1234567890123456789")
+    # A value whose text stands inside the problem's words is still named (the store's own
+    # reading: the tool's schema refuses a string first).
+    with pytest.raises(InvalidInput) as caught:
+        rule_of(PruneSettings(), {"min_impressions": "a"})
+    assert str(caught.value).endswith(", got 'a'"), caught.value
 
 
 async def test_prune_is_listed_as_destructive_and_a_dry_run_by_default(client: Client) -> None:
