@@ -313,6 +313,21 @@ def main(argv: list[str] | None = None) -> int:
         loud_again()
 
 
+def _data_dir_refused(args: argparse.Namespace, settings: Settings) -> int | None:
+    """The exit code of a command refused, having said why, because its data directory is a
+    file or lies under one; None when it is not. Asked before any command touches it: each
+    failed there in its own way (a bare ``[Errno 17] File exists``, a traceback)."""
+    from doxa.store.sharing import data_dir_refusal
+
+    refused = data_dir_refusal(Path(settings.store.data_dir).expanduser())
+    if refused is None:
+        return None
+    print(f"doxa {args.command}: {refused}", file=sys.stderr)
+    # A setting that cannot be used, for those that take settings alone; the memory's
+    # commands exit 1 when refused, as for a directory that holds no memory.
+    return 2 if args.command in ("serve", "config", "token") else 1
+
+
 def _run(args: argparse.Namespace) -> int:
     """Run the command ``args`` name."""
     try:
@@ -326,6 +341,9 @@ def _run(args: argparse.Namespace) -> int:
         level=settings.server.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    refused = _data_dir_refused(args, settings)
+    if refused is not None:
+        return refused
     if args.command == "config":
         data_dir = Path(settings.store.data_dir).expanduser().resolve()
         print(client_config(args.client, data_dir, args.agent))

@@ -57,6 +57,28 @@ CONNECT_WAIT_S = 30.0
 RETRY_FOR_S = 10.0
 
 
+def data_dir_refusal(data_dir: Path) -> str | None:
+    """Why ``data_dir`` can be no data directory, or None: it is a file, or lies under one
+    (making it would fail with a bare errno: ``File exists``, ``Not a directory``).
+
+    Every command asks before it touches the directory, so each names the file alike.
+    """
+    try:
+        for path in (data_dir, *data_dir.parents):
+            if path.is_dir():
+                return None
+            if path.exists():
+                if path == data_dir:
+                    return f"the data directory {data_dir} is a file; name a directory"
+                return (
+                    f"the data directory {data_dir} lies under {path}, which is a file;"
+                    " name a directory"
+                )
+    except OSError:  # unreadable (a parent without search permission): opening says why
+        return None
+    return None
+
+
 class Ownership:
     """The exclusive lock that makes a process the owner of a data directory."""
 
@@ -186,10 +208,9 @@ class SharedMemory:
         from doxa.store.memory import Memory
         from doxa.store.relay import RelayClient, RelayServer, socket_path
 
-        if self._data_dir.exists() and not self._data_dir.is_dir():
-            raise MemoryStoreError(
-                f"the data directory {self._data_dir} is a file; name a directory"
-            )
+        refused = data_dir_refusal(self._data_dir)
+        if refused is not None:
+            raise MemoryStoreError(refused)
         self._data_dir.mkdir(parents=True, exist_ok=True)
         path = socket_path(self._data_dir)
         deadline = time.monotonic() + CONNECT_WAIT_S

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -464,6 +465,50 @@ def test_check_on_a_directory_without_a_memory_says_so_and_creates_nothing(
     code, out, _ = doxa("check", data_dir=typo)
     assert code == 1 and "problem: no graph: this directory holds no memory yet" in out
     assert not typo.exists()
+
+
+@pytest.mark.parametrize("under", [False, True], ids=["a file", "under a file"])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["remember", "x", "--embedder", "hash"], 1),
+        (["import", "empty.jsonl", "--embedder", "hash"], 1),
+        (["check"], 1),
+        (["token", "create", "--agent", "scout"], 2),
+        (["token", "revoke", "tok_x"], 2),
+        (["serve", "--transport", "http"], 2),
+    ],
+)
+def test_a_data_dir_that_is_a_file_or_lies_under_one_is_refused_naming_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    code: int,
+    under: bool,
+) -> None:
+    # Each command failed its own way: "[Errno 17] File exists", "cannot lock …tokens.lock:
+    # [Errno 20] Not a directory", a NotADirectoryError traceback logged twice.
+    monkeypatch.chdir(tmp_path)
+    header = {"doxa": "export", "format": 2, "schema": 23, "exported_at": "2024-01-01T00:00:00Z"}
+    (tmp_path / "empty.jsonl").write_text(json.dumps({**header, "counts": {}}) + "\n")
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n", encoding="utf-8")
+    data_dir = afile / "sub" if under else afile
+    before = sorted(tmp_path.iterdir())
+    capsys.readouterr()
+    with socket.socket() as taken:  # were serve to go on, it would stop at the port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = ["--port", str(taken.getsockname()[1])] if args[0] == "serve" else []
+        assert main([*args, *port, "--data-dir", str(data_dir)]) == code
+    out, err = capsys.readouterr()
+    where = f"lies under {afile}, which is" if under else "is"
+    assert out == ""
+    named = f"the data directory {data_dir} {where} a file; name a directory"
+    assert err == f"doxa {args[0]}: {named}\n"
+    assert afile.read_text(encoding="utf-8") == "mine\n"
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_an_empty_recall_without_a_filter_is_refused_saying_how_to_list(doxa: Doxa) -> None:
