@@ -169,7 +169,7 @@ def serve(settings: Settings) -> int:
 
     Raises:
         SettingsError: the server must not start: ``workers`` asks for more than one process
-            on stdio or SSE, or ``doxa.server.access`` refuses.
+            on stdio or SSE, ``doxa.server.access`` refuses, or the port cannot be taken.
     """
     import anyio
 

@@ -9,6 +9,7 @@ its settings and listening socket from the environment its serving process set.
 from __future__ import annotations
 
 import contextlib
+import errno
 import faulthandler
 import functools
 import json
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from doxa.server.settings import Settings
+from doxa.server.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     import uvicorn
@@ -50,7 +51,8 @@ def serve_http(settings: Settings) -> int:
     at start (``doxa.server.workers``).
 
     Raises:
-        SettingsError: the server must not start (``doxa.server.access``).
+        SettingsError: the server must not start (``doxa.server.access``), or cannot take
+            its port (``listen``).
     """
     import anyio
 
@@ -63,6 +65,9 @@ def serve_http(settings: Settings) -> int:
     # Checked before the memory opens: a server that must not start leaves nothing behind.
     access = Access(settings)
     access.check()
+    # Bound here, so the port answers (connections wait in its queue) from now on, and a
+    # port another server holds is refused before a data directory is made.
+    listeners = listen(settings)
     # One memory for the whole process, opened now and kept across sessions.
     state = MemoryContext(settings.store)
     state.start()
@@ -70,13 +75,15 @@ def serve_http(settings: Settings) -> int:
     try:
         if workers == 1:
             config = _config(settings, _app(settings, state, access))
-            anyio.run(_server(config, STOP_SIGNALS).serve)
+            _say_listening(config)
+            server = _server(config, STOP_SIGNALS)
+            anyio.run(functools.partial(server.serve, sockets=listeners))
             return 0
-        # Bound here, so the port answers (connections wait in its queue) from now on.
-        listener = _config(settings, _no_app).bind_socket()
+        _say_listening(_config(settings, _no_app))
         # Started once this process holds the memory (or knows its owner): a worker that
         # raced it for the data directory would own it, and go first at every stop.
         state.memory().wait_settled()
+        [listener] = listeners
         others = Workers(settings, listener, workers)
         return _keep_memory(others, STOP_SIGNALS)
     finally:
@@ -85,6 +92,93 @@ def serve_http(settings: Settings) -> int:
             if others is not None:
                 others.stop()  # they relay to this process: they go first
             state.close()
+            for sock in listeners:
+                sock.close()
+
+
+def listen(settings: Settings) -> list[socket.socket]:
+    """The sockets serving takes the port with, bound and listening: every address the host
+    names, as uvicorn's own server binds them; for workers, the one socket they share, as
+    uvicorn binds one for them.
+
+    Raises:
+        SettingsError: the port is taken, or the address cannot be listened on (named, with
+            what to choose instead). uvicorn had logged its ``[Errno 98] … address already in
+            use`` and exited 3 (``doxa check``'s code for a directory a server holds), the new
+            data directory it had made left behind.
+    """
+    host, port = settings.server.host, settings.server.port
+    addresses: list[tuple[socket.AddressFamily, tuple[Any, ...]]]
+    try:
+        if settings.server.workers > 1:
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            addresses = [(family, (host, port))]
+        else:
+            found = socket.getaddrinfo(
+                host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )
+            addresses = list(dict.fromkeys((info[0], info[4]) for info in found))
+    except OSError as error:  # a name that resolves to nothing
+        raise SettingsError(
+            f"cannot listen on {host}: {error.strerror or error}; choose another with --host"
+        ) from None
+    bound: list[socket.socket] = []
+    try:
+        for family, address in addresses:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and settings.server.workers == 1:
+                # As asyncio binds each address: IPv4's is bound on its own (uvicorn's
+                # socket for workers takes the system's default, both on "::").
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(_BACKLOG)
+    except OSError as error:
+        for sock in bound:
+            sock.close()
+        raise SettingsError(_cannot_listen(host, port, error)) from None
+    return bound
+
+
+#: Connections waiting to be accepted (uvicorn's default).
+_BACKLOG = 2048
+
+
+def _say_listening(config: uvicorn.Config) -> None:
+    """uvicorn's line saying where it serves, which it leaves out when given its sockets
+    (``config`` has set up its logging)."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, config.port
+    )
+
+
+async def _no_app(scope: Any, receive: Any, send: Any) -> None:
+    """The application uvicorn's settings need in the serving process, which only holds
+    the port: its workers serve it."""
+    raise RuntimeError("the serving process of several workers serves no requests")
+
+
+def _cannot_listen(host: str, port: int, error: OSError) -> str:
+    """Why ``host:port`` cannot be listened on, and what to choose instead."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is already in use on {host} (another server listens there);"
+            " choose another with --port (or [server] port, DOXA_PORT)"
+        )
+    if error.errno == errno.EACCES:
+        return (
+            f"cannot listen on {where}: permission denied (ports below 1024 need privileges);"
+            " choose another with --port"
+        )
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot listen on {where}: {host} is no address of this machine;"
+            " choose another with --host"
+        )
+    return f"cannot listen on {where}: {error.strerror or error}"
 
 
 def _keep_memory(workers: Workers, stop_signals: tuple[int, ...]) -> int:
@@ -98,12 +192,6 @@ def _keep_memory(workers: Workers, stop_signals: tuple[int, ...]) -> int:
                 log.error("no HTTP worker is left to answer on the port: stopping")
                 return 1
     return 0
-
-
-async def _no_app(scope: Any, receive: Any, send: Any) -> None:
-    """The application uvicorn's settings need in the serving process, which only binds
-    the port: its workers serve it."""
-    raise RuntimeError("the serving process of several workers serves no requests")
 
 
 def worker_main() -> int:

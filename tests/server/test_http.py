@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -211,6 +214,38 @@ async def test_an_http_server_writes_its_logs_to_stderr_only(
     stdout, stderr = server.output()
     assert "doxa serving on http" in stderr
     assert stdout == ""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_a_port_already_in_use_is_named_and_leaves_no_data_directory(
+    tmp_path: Path, server_env: dict[str, str], workers: str
+) -> None:
+    # uvicorn said only "[Errno 98] error while attempting to bind on address …: address
+    # already in use" and exited 3 (check's code for a directory a server holds), leaving
+    # the empty data directory it had made.
+    data_dir = tmp_path / "memory"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "doxa.server", "serve", "--transport", "http"]
+        flags = ["--port", str(port), "--workers", workers, "--embedder", "hash"]
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [*command, *flags, "--data-dir", str(data_dir)],
+                check=False,
+                env=server_env,
+                stdin=subprocess.DEVNULL,
+            )
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert done.stdout == b""
+    assert stderr.endswith(
+        f"doxa: port {port} is already in use on 127.0.0.1 (another server listens there);"
+        " choose another with --port (or [server] port, DOXA_PORT)\n"
+    )
+    assert "Errno" not in stderr
+    assert not data_dir.exists()
 
 
 @pytest.mark.parametrize(
