@@ -7,6 +7,9 @@ off, or in this process when none does. Import writes the graph directly and so 
 a server owns the directory (``doxa.store.importing``). The file format is described in
 ``doxa.store.exporting``.
 
+``export -`` (and ``--judgements -``) writes to standard output, as ``import -`` reads
+standard input; what was written is then said on stderr.
+
 Exit codes: 0 done, 1 refused or failed (the message says why).
 """
 
@@ -18,7 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from doxa.server.settings import Settings
 from doxa.server.tool_commands import add_common
@@ -34,13 +37,34 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+#: A FILE of ``export`` or ``--judgements`` that means standard output, as ``import -``
+#: reads standard input: ``doxa export - | doxa import - --data-dir copy``.
+STDOUT = "-"
+
+
+def _to_stdout(path: Path | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+def _directory(text: str) -> Path:
+    """A directory argument: a path, and not ``-``, which names one stream, not a folder of
+    files (``--markdown -`` made a directory named ``-``)."""
+    if text.strip() == STDOUT:
+        raise argparse.ArgumentTypeError(
+            "- (standard output) holds one stream, not a folder of files; name a directory"
+        )
+    return _path(text)
+
+
 def add_parsers(commands: Any) -> None:
     """Add ``export``, ``import`` and ``backup`` to the ``doxa`` parser's subcommands."""
     export = commands.add_parser("export", help="write the whole memory as JSON Lines")
-    export.add_argument("file", nargs="?", type=_path, help="the .jsonl file to write")
+    export.add_argument(
+        "file", nargs="?", type=_path, help="the .jsonl file to write (-: standard output)"
+    )
     export.add_argument(
         "--markdown",
-        type=_path,
+        type=_directory,
         metavar="DIR",
         help="also one Markdown file per entity, for people",
     )
@@ -48,14 +72,15 @@ def add_parsers(commands: Any) -> None:
         "--judgements",
         type=_path,
         metavar="FILE",
-        help="the judged results, for rankers (besides the memory's FILE, when given)",
+        help="the judged results, for rankers (besides the memory's FILE, when given;"
+        " -: standard output)",
     )
     importing = commands.add_parser("import", help="read an export file into the memory")
     importing.add_argument(
         "file", type=_path, help="a file written by doxa export (-: standard input)"
     )
     backup = commands.add_parser("backup", help="copy the data directory, consistently")
-    backup.add_argument("target", type=_path, help="a new or empty directory")
+    backup.add_argument("target", type=_directory, help="a new or empty directory")
     for parser in (export, importing, backup):
         add_common(parser)
 
@@ -73,32 +98,36 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         if args.command == "backup":
             return _report(_shared(settings, "backup", args.target), args.json, "backed up to")
         data_dir = Path(settings.store.data_dir).expanduser().resolve()
-        for path, what in (
-            (args.file, "FILE"),
-            (args.judgements, "--judgements"),
-            (args.markdown, "--markdown"),
-        ):
+        both = (args.file, args.judgements)
+        if _to_stdout(args.file) and _to_stdout(args.judgements):
+            raise CommandError("FILE and --judgements both name -; give each its own")
+        files = [
+            p for p in zip(both, ("FILE", "--judgements"), strict=True) if not _to_stdout(p[0])
+        ]
+        for path, what in (*files, (args.markdown, "--markdown")):
             # Written over the memory's own files, the export destroyed what it read.
             if path is not None and data_dir in (path.resolve(), *path.resolve().parents):
                 raise CommandError(
                     f"{what}: {path} lies inside the data directory {data_dir}; choose another"
                 )
-        for path, what in ((args.file, "FILE"), (args.judgements, "--judgements")):
+        for path, what in files:
             if path is not None and path.is_dir():
                 raise CommandError(f"{what}: {path} is a directory; name a file to write")
             if path is not None and not path.parent.is_dir():
                 raise CommandError(f"cannot write {path}: there is no directory {path.parent}")
-        both = (args.file, args.judgements)
         if None not in both and both[0].resolve() == both[1].resolve():
             raise CommandError(f"FILE and --judgements both name {args.file}; give each its own")
+        # Standard output carries an export or the judgements alone: what was done is said
+        # on stderr then, so `doxa export - | doxa import -` reads a clean file.
+        summary = sys.stderr if any(_to_stdout(p) for p in both) else sys.stdout
         if args.judgements is not None:
-            done = _judgements(settings, args.judgements, args.json and args.file is None)
+            done = _judgements(settings, args.judgements, args.json and args.file is None, summary)
             if done or (args.file is None and args.markdown is None):
                 return done
         if args.file is None and args.markdown is None:
             print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
             return 1
-        return _export(settings, args.file, args.markdown, args.json)
+        return _export(settings, args.file, args.markdown, args.json, summary)
     except (CommandError, MemoryStoreError, OSError) as error:
         print(f"doxa {args.command}: {error}", file=sys.stderr)
         return 1
@@ -115,40 +144,57 @@ def _shared(settings: Settings, operation: str, path: Path) -> dict[str, Any]:
         shared.close()
 
 
-def _export(settings: Settings, file: Path | None, markdown: Path | None, as_json: bool) -> int:
+def _export(
+    settings: Settings,
+    file: Path | None,
+    markdown: Path | None,
+    as_json: bool,
+    summary: TextIO,
+) -> int:
+    """Write the export to ``file`` (``-``: standard output) and the pages to ``markdown``;
+    say what was written on ``summary``."""
     if markdown is not None and markdown.exists() and not markdown.is_dir():
         # Before the export: the file was written, then the pages failed ([Errno 17]).
         print(f"doxa export: --markdown {markdown} is a file; give a directory", file=sys.stderr)
         return 1
     began = time.perf_counter()
+    piped = _to_stdout(file)
     with tempfile.TemporaryDirectory() as scratch:
-        target = file or Path(scratch) / "memory.jsonl"
+        # Standard output gets the file once it is whole (the owner writes it, maybe in
+        # another process, and only to a path): an export that fails sends nothing.
+        target = Path(scratch) / "memory.jsonl" if file is None or piped else file
         header = _shared(settings, "export", target)
-        header["seconds"] = round(time.perf_counter() - began, 2)
         if file is not None:
-            header["file"], header["bytes"] = str(file), file.stat().st_size
+            header["file"], header["bytes"] = str(file), target.stat().st_size
         if markdown is not None:
             from doxa.server.markdown_export import write_markdown
 
             header["markdown"] = str(markdown)
             header["markdown_files"] = write_markdown(target, markdown)
+        if piped:
+            sys.stdout.flush()
+            with target.open("rb") as written:
+                shutil.copyfileobj(written, sys.stdout.buffer, 1 << 20)
+            sys.stdout.buffer.flush()
+        header["seconds"] = round(time.perf_counter() - began, 2)
     if as_json:
         import json
 
-        print(json.dumps(header, indent=2))
+        print(json.dumps(header, indent=2), file=summary)
         return 0
     total = sum(header["counts"].values())
-    where = [str(file)] if file is not None else []
+    where = [] if file is None else ["standard output" if piped else str(file)]
     if markdown is not None:
         where.append(f"{markdown}/ ({header['markdown_files']} Markdown files)")
-    print(f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s")
+    said = f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s"
+    print(said, file=summary)
     return 0
 
 
-def _judgements(settings: Settings, path: Path, as_json: bool) -> int:
+def _judgements(settings: Settings, path: Path, as_json: bool, summary: TextIO) -> int:
     from doxa.server.judgements_command import judgements_command
 
-    return judgements_command(settings, path, as_json)
+    return judgements_command(settings, path, as_json, summary)
 
 
 def _import(settings: Settings, file: Path, as_json: bool) -> int:

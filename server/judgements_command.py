@@ -9,6 +9,8 @@ trained on, for training others.
 It reaches the memory as ``doxa prune`` does (``doxa.store.sharing``): it opens the data
 directory when no server holds it, and asks the server that does otherwise.
 
+``-`` writes them to standard output, and says how many on stderr.
+
 Exit codes: 0 written, 1 the memory could not be opened or reached, or the file not written.
 """
 
@@ -19,7 +21,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from doxa.server.settings import Settings
 from doxa.store.errors import MemoryStoreError
@@ -31,10 +33,16 @@ def judgement_line(row: dict[str, Any]) -> str:
     return json.dumps(row | {"judged_at": iso(row["judged_at"])}, ensure_ascii=False)
 
 
-def judgements_command(settings: Settings, path: Path, as_json: bool = False) -> int:
-    """Write the judgements of the configured data directory to ``path``; say how many, in
-    words or (``as_json``) as JSON."""
+def judgements_command(
+    settings: Settings, path: Path, as_json: bool = False, summary: TextIO | None = None
+) -> int:
+    """Write the judgements of the configured data directory to ``path`` (``-``: standard
+    output); say how many, in words or (``as_json``) as JSON, on ``summary`` (default:
+    stdout, or stderr when the judgements go there)."""
     from doxa.store.sharing import SharedMemory
+
+    piped = str(path) == "-"
+    summary = summary or (sys.stderr if piped else sys.stdout)
 
     shared = SharedMemory(settings.store)
     try:
@@ -44,6 +52,24 @@ def judgements_command(settings: Settings, path: Path, as_json: bool = False) ->
         return 1
     finally:
         shared.close()
+    if piped:
+        for row in rows:
+            sys.stdout.write(judgement_line(row) + "\n")
+        sys.stdout.flush()
+    elif not _written(rows, path):
+        return 1
+    recalls = len({r["recall_id"] for r in rows})
+    if as_json:
+        said = {"file": str(path), "judged_results": len(rows), "recalls": recalls}
+        print(json.dumps(said), file=summary)
+    else:
+        where = "standard output" if piped else path
+        print(f"wrote {len(rows)} judged results of {recalls} recalls to {where}", file=summary)
+    return 0
+
+
+def _written(rows: list[dict[str, Any]], path: Path) -> bool:
+    """Write ``rows`` to ``path`` whole or not at all; False, having said why, when not."""
     partial = path.with_name(path.name + ".partial")
     try:
         with open(partial, "w", encoding="utf-8") as out:
@@ -54,10 +80,5 @@ def judgements_command(settings: Settings, path: Path, as_json: bool = False) ->
         with contextlib.suppress(OSError):
             partial.unlink()
         print(f"doxa export: cannot write {path}: {error}", file=sys.stderr)
-        return 1
-    recalls = len({r["recall_id"] for r in rows})
-    if as_json:
-        print(json.dumps({"file": str(path), "judged_results": len(rows), "recalls": recalls}))
-    else:
-        print(f"wrote {len(rows)} judged results of {recalls} recalls to {path}")
-    return 0
+        return False
+    return True

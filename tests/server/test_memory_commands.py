@@ -798,6 +798,73 @@ def test_import_and_remember_read_standard_input_from_a_dash(
     assert code == 1 and "--memories: standard input is not UTF-8 text (byte 1)" in err
 
 
+def test_export_and_judgements_to_a_dash_go_to_standard_output_said_on_stderr(
+    doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `doxa export -` wrote a file named "-" ("exported 58 objects to - …"), though
+    # `import -` reads standard input.
+    fill(doxa.data_dir)
+    monkeypatch.chdir(tmp_path)
+    file = tmp_path / "a.jsonl"
+    assert doxa("export", str(file))[0] == 0
+    code, out, err = doxa("export", "-")
+    assert code == 0
+    header, lines = json.loads(out.splitlines()[0]), out.splitlines()[1:]
+    assert header["doxa"] == "export" and lines == export_lines(file)[1]
+    assert err.startswith("exported ") and " objects to standard output in " in err
+    code, out, err = doxa("export", "--judgements", "-", "--json")
+    assert code == 0
+    [judged] = [json.loads(line) for line in out.splitlines()]
+    assert judged["judgement"] == "accepted"
+    assert json.loads(err) == {"file": "-", "judged_results": 1, "recalls": 1}
+    code, out, err = doxa("export", "-", "--judgements", str(tmp_path / "j.jsonl"))
+    assert code == 0 and out.splitlines()[1:] == lines
+    assert "wrote 1 judged results of 1 recalls to " in err and "standard output" in err
+    code, out, err = doxa("export", "-", "--judgements", "-")
+    assert code == 1 and out == "" and "both name -" in err
+    for refused in (["export", "--markdown", "-"], ["backup", "-"]):
+        with pytest.raises(SystemExit) as stopped:
+            doxa(*refused)
+        assert stopped.value.code == 2
+        said = doxa.capsys.readouterr().err
+        assert "- (standard output) holds one stream, not a folder of files" in said
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.slow
+def test_export_to_a_dash_piped_into_import_from_a_dash_copies_the_memory(
+    doxa: Doxa, tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    fill(doxa.data_dir)
+    copy = tmp_path / "copy"
+    doxa_command = [sys.executable, "-m", "doxa.server"]
+    export = subprocess.Popen(
+        [*doxa_command, "export", "-", "--embedder", "hash", "--data-dir", str(doxa.data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env,
+        cwd=tmp_path,
+    )
+    assert export.stdout is not None and export.stderr is not None
+    imported = subprocess.run(
+        [*doxa_command, "import", "-", "--embedder", "hash", "--data-dir", str(copy)],
+        stdin=export.stdout,
+        capture_output=True,
+        text=True,
+        env=server_env,
+        timeout=120,
+        check=False,
+    )
+    export.stdout.close()
+    said = export.stderr.read().decode()
+    assert export.wait(timeout=60) == 0, said
+    assert said.startswith("exported ") and " objects to standard output in " in said
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith("imported ") and "(0 already there" in imported.stdout
+    assert doxa.counts(data_dir=copy) == doxa.counts()
+    assert not (tmp_path / "-").exists()
+
+
 def test_a_bad_export_file_is_refused_naming_the_line_and_writes_nothing(
     doxa: Doxa, tmp_path: Path
 ) -> None:
