@@ -127,7 +127,9 @@ def _token_parser(commands: Any) -> None:
     flags = create.add_mutually_exclusive_group()
     flags.add_argument("--read-only", action="store_true", help="may only read")
     flags.add_argument(
-        "--admin", action="store_true", help="may also forget other agents' observations"
+        "--admin",
+        action="store_true",
+        help="may also forget other agents' observations and prune",
     )
     listing = actions.add_parser("list", help="list the tokens (never their secrets)")
     revoke = actions.add_parser("revoke", help="revoke a token at once")

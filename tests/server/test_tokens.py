@@ -118,6 +118,18 @@ def test_a_token_is_read_only_or_admin_not_both_and_needs_an_agent(
     assert not (tmp_path / "tokens.json").exists()
 
 
+def test_the_help_names_what_read_only_and_admin_tokens_may_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --admin said only "may also forget other agents' observations": admin tokens prune too.
+    with pytest.raises(SystemExit) as shown:
+        main(["token", "create", "--help"])
+    assert shown.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "--read-only may only read" in said
+    assert "--admin may also forget other agents' observations and prune" in said
+
+
 def test_create_with_json_prints_the_token_and_its_record(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
