@@ -189,13 +189,18 @@ def serve(settings: Settings) -> int:
         raise SettingsError(
             f"server.workers = {workers} needs --transport http: {why}; set workers = 1 for {name}"
         )
-    log.info("doxa serving on %s, data in %s", transport, settings.store.data_dir)
     if transport == "stdio":
+        announce(settings)
         anyio.run(serve_stdio, create_server(settings))
         return 0
     from doxa.server.http_server import serve_http
 
-    return serve_http(settings)
+    return serve_http(settings)  # announces once it may serve, and holds the port
+
+
+def announce(settings: Settings) -> None:
+    """Log that the server serves: only once nothing can refuse it any more."""
+    log.info("doxa serving on %s, data in %s", settings.server.transport, settings.store.data_dir)
 
 
 #: Where the project lives: what ``uvx --from`` runs when the install does not say.

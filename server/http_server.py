@@ -57,6 +57,7 @@ def serve_http(settings: Settings) -> int:
     import anyio
 
     from doxa.server.access import Access
+    from doxa.server.cli import announce
     from doxa.server.stdio import STOP_SIGNALS
     from doxa.server.workers import Workers
     from doxa.tools.context import MemoryContext
@@ -68,6 +69,7 @@ def serve_http(settings: Settings) -> int:
     # Bound here, so the port answers (connections wait in its queue) from now on, and a
     # port another server holds is refused before a data directory is made.
     listeners = listen(settings)
+    announce(settings)  # not before: "doxa serving on http" preceded each refusal
     # One memory for the whole process, opened now and kept across sessions.
     state = MemoryContext(settings.store)
     state.start()

@@ -335,6 +335,7 @@ def _serve_refused(data_dir: Path, *flags: str, env: dict[str, str]) -> str:
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert not (data_dir / "owner.lock").exists()  # refused before the memory was opened
+    assert "doxa serving on" not in done.stderr  # it was said, then refused
     return done.stderr
 
 
