@@ -249,14 +249,15 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     from doxa.server.app import create_server
     from doxa.server.exact import ExactNumbers
     from doxa.server.request_ids import RequestIds
-    from doxa.server.sse_streams import SseStreams
+    from doxa.server.sse_streams import SSE_PATH, SseStreams
 
     server = create_server(settings, state=state)
     host = settings.server.host
     security = access.security
     app: ASGIApp
     if settings.server.transport == "sse":
-        app = SseStreams(server.sse_app(host=host, transport_security=security), access)
+        sse = server.sse_app(sse_path=SSE_PATH, host=host, transport_security=security)
+        app = SseStreams(sse, access)
     else:
         app = server.streamable_http_app(
             host=host, transport_security=security, stateless_http=settings.server.workers > 1

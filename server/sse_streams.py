@@ -1,5 +1,5 @@
-"""The SSE transport's requests, ended cleanly, and its streams ended once their token is
-no longer accepted.
+"""The SSE transport's requests, ended cleanly, its streams refused quietly, and its streams
+ended once their token is no longer accepted.
 
 The SDK's ``/sse`` endpoint answers twice: its event stream, and, once the stream is over,
 an empty ``Response()`` (``mcp.server.mcpserver.server``'s ``handle_sse``). When the client
@@ -9,6 +9,13 @@ refuses it: every stop with a client connected logged "Exception in ASGI applica
 a traceback (``RuntimeError: Unexpected ASGI message 'http.response.start' sent, after
 response already completed``), and so did every ``HEAD /sse``. ``SseStreams`` lets one
 answer through per request, and drops what would follow it.
+
+A stream refused for its Host or Origin (``doxa.server.access``) was answered 421 or 403, and
+then the SDK raised ``ValueError("Request validation failed")`` through the app: uvicorn logged
+"Exception in ASGI application" and a traceback per request, so anyone who could reach the
+port could fill the log. ``SseStreams`` runs the same check first and answers such a request
+itself, with the SDK's own status and body: the SDK's one line ("Invalid Host header: …") is
+all that is logged.
 
 An SSE session is one long ``GET /sse``, answered on its stream, and the ``POST``s of its
 requests. Once its token is revoked, the POSTs get 401 (``doxa.server.access``), but the
@@ -26,6 +33,8 @@ import logging
 from typing import TYPE_CHECKING
 
 import anyio
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
 
 from doxa.server.access import bearer_token
 
@@ -39,11 +48,14 @@ log = logging.getLogger(__name__)
 #: How often (seconds) an open stream checks its token: one ``stat`` of ``tokens.json`` when
 #: the file did not change.
 CHECK_EVERY_S = 1.0
+#: Where the SDK's SSE app opens streams (``sse_app``'s default ``sse_path``).
+SSE_PATH = "/sse"
 
 
 class SseStreams:
-    """ASGI middleware for the SSE app: one response per request, and a ``GET`` (a stream)
-    ended once its token is no longer accepted (see the module's doc).
+    """ASGI middleware for the SSE app: one response per request, a stream refused for its
+    Host or Origin answered here, and a ``GET`` (a stream) ended once its token is no longer
+    accepted (see the module's doc).
 
     Args:
         app: the SDK's SSE app.
@@ -53,11 +65,18 @@ class SseStreams:
     def __init__(self, app: ASGIApp, access: Access) -> None:
         self.app = app
         self.access = access
+        self.security = TransportSecurityMiddleware(access.security)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
+        if scope["method"] in ("GET", "HEAD") and scope["path"] == SSE_PATH:
+            # The SDK's own check, whose refusal it would answer and then raise through uvicorn.
+            refusal = await self.security.validate_request(Request(scope, receive))
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
         if scope["method"] == "GET":
             receive = _Watched(receive, self.access, bearer_token(scope)).receive
         await self.app(scope, receive, _OneResponse(send).send)
