@@ -1,8 +1,15 @@
 """A POSTed body read whole before the app sees it, then handed on as it came: the wire
-checks (``exact``, ``request_ids``) read a JSON-RPC message before the SDK does."""
+checks (``exact``, ``request_ids``) read a JSON-RPC message before the SDK does.
+
+A body cut short by the client going away reaches no app: no one is left to answer it, and
+the SDK, reading it again, raised ``ClientDisconnect``, which it logged with a traceback
+("Error handling POST request" over HTTP, "Exception in ASGI application" over SSE) for
+every client that hung up mid-request.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -11,6 +18,8 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -21,6 +30,11 @@ class Body:
     received: deque[Message]
     data: bytes
     complete: bool
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether the client went away before its body came whole."""
+        return bool(self.received) and self.received[-1]["type"] != "http.request"
 
     def replay(self, receive: Receive) -> Receive:
         """A ``receive`` giving the app what was read here first, then the rest."""
@@ -65,7 +79,11 @@ class BodyCheck:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        await self.check(scope, await read_body(receive, self.max_body_bytes), receive, send)
+        body = await read_body(receive, self.max_body_bytes)
+        if body.abandoned:
+            log.debug("a POST is dropped: its client went away before its body came whole")
+            return
+        await self.check(scope, body, receive, send)
 
     async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
         """Answer the request, or hand it to the app (``body.replay(receive)``)."""

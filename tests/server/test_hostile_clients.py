@@ -4,9 +4,14 @@ who can reach the port could otherwise fill it)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -15,6 +20,22 @@ import pytest
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 Start = Callable[..., Awaitable[Any]]
+
+#: An MCP ``initialize`` request, the one a new client sends first.
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "pytest", "version": "1"},
+        },
+    }
+).encode()
+#: What the streamable HTTP transport requires a POST to accept.
+ACCEPT = "application/json, text/event-stream"
 
 
 def _quiet_log(server: Any) -> str:
@@ -47,3 +68,49 @@ async def test_an_sse_stream_refused_for_its_host_or_origin_logs_no_traceback(
     stderr = _quiet_log(server)
     assert stderr.count("Invalid Host header: evil.example") == 2
     assert stderr.count("Invalid Origin header: http://evil.example") == 2
+
+
+def _hang_up_mid_body(port: int, target: str, headers: dict[str, str]) -> None:
+    """POST ``target`` announcing ``INITIALIZE``'s length, send a part of it, and hang up."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    request = (
+        f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}"
+        f"Content-Length: {len(INITIALIZE)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request + INITIALIZE[:20])
+        time.sleep(0.2)  # the server is waiting for the rest when the client goes
+
+
+@asynccontextmanager
+async def _sse_session(http: httpx2.AsyncClient, url: str) -> AsyncIterator[str]:
+    """An SSE stream opened on ``http``, kept open inside: where its session's messages are
+    POSTed."""
+    async with http.stream("GET", url) as stream:
+        async for line in stream.aiter_lines():
+            if line.startswith("data: /messages/"):
+                yield line.removeprefix("data: ")
+                return
+    raise AssertionError("the SSE stream named no endpoint")
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_a_client_hanging_up_mid_body_logs_no_traceback(
+    tmp_path: Path, start_server: Start, transport: str
+) -> None:
+    # The SDK read the body again and logged the ClientDisconnect with a traceback.
+    server = await start_server(transport, tmp_path / "memory")
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    with anyio.fail_after(60):
+        async with AsyncExitStack() as stack:
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+            target = urlsplit(server.url).path
+            if transport == "sse":  # a session's POSTs: its stream stays open meanwhile
+                target = await stack.enter_async_context(_sse_session(http, server.url))
+            for _ in range(3):
+                await anyio.to_thread.run_sync(_hang_up_mid_body, server.port, target, headers)
+            # Whole requests are still answered.
+            url = f"http://127.0.0.1:{server.port}{target}"
+            answer = await http.post(url, content=INITIALIZE, headers=headers)
+            assert answer.status_code == (200 if transport == "http" else 202)
+    _quiet_log(server)
