@@ -269,12 +269,15 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
 def _config(settings: Settings, app: ASGIApp) -> uvicorn.Config:
     import uvicorn
 
+    from doxa.server.sdk_logs import quiet_client_faults
     from doxa.server.stdio import DRAIN_SECONDS
 
     per_request = settings.server.log_level.upper() == "DEBUG"
     if not per_request:
         # The SDK logs each stateless request's session end at INFO: a line per request.
         logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
+    # A client's malformed message is one line, not a traceback (``doxa.server.sdk_logs``).
+    quiet_client_faults()
     return uvicorn.Config(
         app,
         host=settings.server.host,

@@ -114,3 +114,38 @@ async def test_a_client_hanging_up_mid_body_logs_no_traceback(
             answer = await http.post(url, content=INITIALIZE, headers=headers)
             assert answer.status_code == (200 if transport == "http" else 202)
     _quiet_log(server)
+
+
+#: Bodies no JSON-RPC message is read from, and the first error the log names for each.
+NOT_JSON_RPC = [
+    (b"{not json", "Invalid JSON: key must be a string at line 1 column 2"),
+    (b"\xff\xfe not UTF-8", "Invalid JSON: expected value at line 1 column 1"),
+    (b"", "Invalid JSON: EOF while parsing a value at line 1 column 0"),
+    (b"42", "JSONRPCRequest: Input should be an object (3 more)"),
+    (b"[" * 10_000, "Invalid JSON: recursion limit exceeded"),
+]
+
+
+async def test_a_message_to_an_sse_session_that_is_no_json_rpc_is_logged_in_one_line(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # The SDK logged each with an ERROR and the whole pydantic report as a traceback.
+    server = await start_server("sse", tmp_path / "memory")
+    headers = {"Content-Type": "application/json"}
+    with anyio.fail_after(60):
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            _sse_session(http, server.url) as target,
+        ):
+            url = f"http://127.0.0.1:{server.port}{target}"
+            for body, _ in NOT_JSON_RPC:
+                answer = await http.post(url, content=body, headers=headers)
+                assert (answer.status_code, answer.text) == (400, "Could not parse message")
+            answer = await http.post(url, content=INITIALIZE, headers=headers)
+            assert answer.status_code == 202
+    stderr = _quiet_log(server)
+    lines = [line for line in stderr.splitlines() if "is no JSON-RPC message" in line]
+    assert len(lines) == len(NOT_JSON_RPC), stderr
+    for line, (_, error) in zip(lines, NOT_JSON_RPC, strict=True):
+        assert " WARNING mcp.server.sse: " in line and error in line, line
+    assert "ERROR" not in stderr, stderr
