@@ -149,3 +149,32 @@ async def test_a_message_to_an_sse_session_that_is_no_json_rpc_is_logged_in_one_
     for line, (_, error) in zip(lines, NOT_JSON_RPC, strict=True):
         assert " WARNING mcp.server.sse: " in line and error in line, line
     assert "ERROR" not in stderr, stderr
+
+
+async def test_a_session_id_cannot_write_lines_of_its_own_into_the_log(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # The SDK logged the decoded session id whole: %0A began a line the client wrote.
+    server = await start_server("sse", tmp_path / "memory")
+    forged = "2026-01-01 00:00:00,000 ERROR doxa: forged"
+    refused = [
+        ("x%0A" + forged.replace(" ", "%20"), 400, "Invalid session ID"),
+        ("y" * 10_000, 400, "Invalid session ID"),
+        ("%E2%80%A8%1B[31mred", 400, "Invalid session ID"),
+    ]
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for session_id, status, text in refused:
+                answer = await http.post(
+                    f"http://127.0.0.1:{server.port}/messages/?session_id={session_id}",
+                    content=INITIALIZE,
+                    headers={"Content-Type": "application/json"},
+                )
+                assert (answer.status_code, answer.text) == (status, text)
+    lines = _quiet_log(server).splitlines()
+    assert not any(line.startswith("2026-01-01") for line in lines), lines
+    invalid = [line for line in lines if "Received invalid session ID" in line]
+    assert len(invalid) == 3, lines
+    assert invalid[0].endswith("Received invalid session ID: x\\n" + forged)
+    assert invalid[1].endswith("… (9729 more characters)") and len(invalid[1]) < 400
+    assert invalid[2].endswith("Received invalid session ID: \\u2028\\x1b[31mred")
