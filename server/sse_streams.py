@@ -17,6 +17,12 @@ port could fill the log. ``SseStreams`` runs the same check first and answers su
 itself, with the SDK's own status and body: the SDK's one line ("Invalid Host header: …") is
 all that is logged.
 
+A POST to a session is answered 202 before its message is handed to the session, which waits
+for it on the stream's side. A stream that closes meanwhile (its client went away as it sent,
+or a moment before: the session is forgotten only once it has ended) made that hand-over
+raise ``ClosedResourceError`` through uvicorn, with a traceback, which also cut the client's
+connection. The message has no one to answer it either way: it is dropped with one line.
+
 An SSE session is one long ``GET /sse``, answered on its stream, and the ``POST``s of its
 requests. Once its token is revoked, the POSTs get 401 (``doxa.server.access``), but the
 stream, let in when it opened, stayed open: the SDK's client, its request sent and refused,
@@ -54,8 +60,8 @@ SSE_PATH = "/sse"
 
 class SseStreams:
     """ASGI middleware for the SSE app: one response per request, a stream refused for its
-    Host or Origin answered here, and a ``GET`` (a stream) ended once its token is no longer
-    accepted (see the module's doc).
+    Host or Origin answered here, a message for a stream just closed dropped quietly, and a
+    ``GET`` (a stream) ended once its token is no longer accepted (see the module's doc).
 
     Args:
         app: the SDK's SSE app.
@@ -79,7 +85,14 @@ class SseStreams:
                 return
         if scope["method"] == "GET":
             receive = _Watched(receive, self.access, bearer_token(scope)).receive
-        await self.app(scope, receive, _OneResponse(send).send)
+        answer = _OneResponse(send)
+        try:
+            await self.app(scope, receive, answer.send)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if scope["method"] != "POST" or not answer.complete:
+                raise
+            # Answered 202, then handed to a session whose stream closed meanwhile.
+            log.info("a message POSTed to an SSE session whose stream has closed is dropped")
 
 
 class _Watched:

@@ -178,3 +178,41 @@ async def test_a_session_id_cannot_write_lines_of_its_own_into_the_log(
     assert invalid[0].endswith("Received invalid session ID: x\\n" + forged)
     assert invalid[1].endswith("… (9729 more characters)") and len(invalid[1]) < 400
     assert invalid[2].endswith("Received invalid session ID: \\u2028\\x1b[31mred")
+
+
+def _post_as_the_stream_closes(port: int) -> list[int]:
+    """Open an SSE session on a raw socket, send a call, close the stream at once, and POST
+    a ping after it on the same connection: the statuses of the call and the pings."""
+    headers = {"Content-Type": "application/json"}
+    call = {"name": "remember", "arguments": {"text": "A note sent as the stream closed."}}
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as stream:
+        stream.sendall(f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        seen = b""
+        while b"\r\n" not in seen.partition(b"data: /messages/")[2]:
+            seen += stream.recv(4096)
+        target = seen.partition(b"data: ")[2].partition(b"\r\n")[0].decode()
+        url = f"http://127.0.0.1:{port}{target}"
+        with httpx2.Client(timeout=10) as http:
+            assert http.post(url, content=INITIALIZE, headers=headers).status_code == 202
+            initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+            assert http.post(url, content=initialized, headers=headers).status_code == 202
+            message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+            statuses = [http.post(url, json=message, headers=headers).status_code]
+            stream.close()
+            ping = b'{"jsonrpc":"2.0","id":3,"method":"ping"}'
+            for _ in range(5):
+                statuses.append(http.post(url, content=ping, headers=headers).status_code)
+    return statuses
+
+
+async def test_a_message_for_an_sse_stream_closing_meanwhile_logs_no_traceback(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # Answered 202, the message met the session's closed stream: ClosedResourceError went
+    # through uvicorn with a traceback, and the client's connection was cut.
+    server = await start_server("sse", tmp_path / "memory")
+    with anyio.fail_after(60):
+        for _ in range(3):
+            statuses = await anyio.to_thread.run_sync(_post_as_the_stream_closes, server.port)
+            assert statuses[0] == 202 and set(statuses[1:]) <= {202, 404}, statuses
+    _quiet_log(server)
