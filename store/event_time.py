@@ -233,7 +233,9 @@ _PRESENT_PLAN = _lazy(
     r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June".
     r"|\b(?:i['\u2019]m|i\s+am|(?:we|they|you)(?:['\u2019]re|\s+are)|(?:he|she)(?:['\u2019]s|\s+is))"
-    r"\s+(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting)\b",
+    r"\s+(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting"
+    # Booked told of a person: "I'm booked on the flight on Friday", "she's scheduled".
+    r"|booked|scheduled|due)\b",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").

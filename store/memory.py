@@ -525,8 +525,9 @@ class Memory:
                 self._embeddings.put(
                     [p.observation_id for p in plans], [p.memory.text for p in plans]
                 )
-        for call, done in zip(calls, planned, strict=True):
-            call.results = [_remembered(p) for p in done]
+        with self._working_lock.reading():  # what ends a new fact, as recall names it
+            for call, done in zip(calls, planned, strict=True):
+                call.results = [_remembered(p, working) for p in done]
 
     def _deliver(self, ids: list[str], texts: list[str], vectors: Vectors) -> None:
         """Embedded memories (from the embedding queue's thread): into the working memory,
@@ -1352,7 +1353,7 @@ def _ends_and_links(
     return ends, links
 
 
-def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
+def _remembered(planned: Plan | Duplicate | Shared, working: WorkingMemory) -> Remembered:
     if isinstance(planned, Duplicate):
         return Remembered(
             planned.observation_id,
@@ -1379,7 +1380,12 @@ def _remembered(planned: Plan | Duplicate | Shared) -> Remembered:
         [older for older, _ in planned.superseded],
         None,
         planned.conflicts,
-        superseded_by=[newer for newer, _ in planned.superseded_by],
+        # Through plans replaced before they began, as every reader names them.
+        superseded_by=(
+            working.superseders(working.row_of[planned.observation_id])
+            if planned.superseded_by
+            else []
+        ),
     )
 
 

@@ -62,7 +62,8 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
-        others = [b for b in believers if b != who.agent]
+        # Those holding it now (one that withdrew its belief believes it no longer).
+        others = sorted({b["agent"] for b in found["believers"]} - {who.agent})
         if mode == "purge" and others:
             # A purge deletes the observation for every agent, their beliefs with it.
             raise ToolError(

@@ -451,6 +451,18 @@ async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_adm
             assert await _believers(client, theirs) == ["driver", "scout"]
             assert (await _call(client, "forget", {"id": theirs}))["kept_for"] == ["driver"]
             assert shared["observation_id"] == theirs
+        async with _client(server, driver) as client:
+            # Believed by both, then withdrawn by driver: scout, the one believer left, may
+            # purge it (driver's withdrawn belief refused it, as if driver believed it still).
+            told_again = await _call(client, "remember", {"text": "Route 9 has a new sign."})
+        async with _client(server, scout) as client:
+            again = await _call(client, "remember", {"text": "Route 9 has a new sign."})
+            assert again["observation_id"] == told_again["observation_id"]
+        async with _client(server, driver) as client:
+            await _call(client, "forget", {"id": again["observation_id"]})
+        async with _client(server, scout) as client:
+            purged = await _call(client, "forget", {"id": again["observation_id"], "mode": "purge"})
+            assert purged["mode"] == "purge"
             assert (await _call(client, "forget", {"id": mine}))["mode"] == "retract"
             refused = await _refused(client, "feedback", {"recall_id": "rec_nope"})
             assert "no recall" in refused  # feedback is open to writers; this id names nothing

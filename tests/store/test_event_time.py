@@ -711,6 +711,15 @@ PRESENT_PLANS: list[Case] = [
         "day",
         "on Friday",
     ),
+    (
+        "I'm booked on the flight on Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "on Friday",
+    ),
+    ("We are booked for Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "Friday"),
 ]
 
 # Said in words, short forms, holidays.

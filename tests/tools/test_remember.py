@@ -758,3 +758,20 @@ async def test_a_fact_told_after_one_that_begins_later_names_what_ends_it(
     assert oslo["superseded_by"] == [rome["observation_id"]]
     assert batch["remembered"][0]["superseded_by"] == [oslo["observation_id"]]
     assert "superseded_by" not in later and later["superseded"] == [rome["observation_id"]]
+
+
+async def test_a_fact_told_late_names_what_replaced_a_plan_as_recall_does(
+    client: Client,
+) -> None:
+    # Oslo from 2030, then Tokyo from 2030 instead (Oslo never holds): Rome from 2020, told
+    # last, answered superseded_by Oslo, where recall and cite_evidence said Tokyo.
+    def lives(city: str, since: str) -> dict[str, Any]:
+        fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
+        return {"text": f"Ada lives in {city}.", "fact": fact}
+
+    with anyio.fail_after(30):
+        await ok(client, "remember", **lives("Oslo", "2030-01-01"))
+        tokyo = await ok(client, "remember", **lives("Tokyo", "2030-01-01"))
+        rome = await ok(client, "remember", **lives("Rome", "2020-01-01"))
+        cited = await ok(client, "cite_evidence", id=rome["observation_id"])
+    assert rome["superseded_by"] == cited["superseded_by"] == [tokyo["observation_id"]]
