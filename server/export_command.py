@@ -128,6 +128,8 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
             print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
             return 1
         return _export(settings, args.file, args.markdown, args.json, summary)
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: main's to end quietly
     except (CommandError, MemoryStoreError, OSError) as error:
         print(f"doxa {args.command}: {error}", file=sys.stderr)
         return 1
