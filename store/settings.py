@@ -10,7 +10,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from doxa.store.drafts import predicate_key
 from doxa.store.errors import InvalidInput
@@ -99,10 +106,15 @@ class EmbeddingSettings(BaseModel):
 
     @field_validator("runtime")
     @classmethod
-    def _installed(cls, value: str) -> str:
+    def _installed(cls, value: str, info: ValidationInfo) -> str:
         # Without the torch extra the model failed to load at the first call, with a
-        # traceback: "No module named 'sentence_transformers'".
-        if value == "torch" and importlib.util.find_spec("sentence_transformers") is None:
+        # traceback: "No module named 'sentence_transformers'". (The hash embedder runs
+        # no model: any runtime will do.)
+        if (
+            value == "torch"
+            and info.data.get("kind") != "hash"
+            and importlib.util.find_spec("sentence_transformers") is None
+        ):
             raise ValueError(
                 "torch runs the model with sentence-transformers, which this install lacks:"
                 " install the torch extra (pip install 'doxa[torch]'), or use onnx"

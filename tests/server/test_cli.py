@@ -294,6 +294,9 @@ def test_the_torch_runtime_without_the_torch_extra_is_refused_naming_the_fix(
     assert "store.embedding.runtime" in said and "DOXA_MODEL_RUNTIME" in said
     assert "pip install 'doxa[torch]'" in said
     assert load_settings(environ={"DOXA_MODEL_RUNTIME": "onnx"}).store.embedding.runtime == "onnx"
+    # The hash embedder runs no model: any runtime will do.
+    hashed = load_settings(environ={"DOXA_MODEL_RUNTIME": "torch", "DOXA_EMBEDDER": "hash"})
+    assert hashed.store.embedding.runtime == "torch"
 
 
 def test_an_agent_of_only_spaces_is_refused_and_a_named_one_stripped() -> None:
