@@ -244,12 +244,14 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     kernel gives each connection to whichever worker accepts it, and a session held by one
     worker would be unknown to the others. Clients of the 2026-07-28 revision send
     self-contained requests anyway; older ones lose nothing doxa uses (it sends nothing
-    outside the answer to a request).
+    outside the answer to a request), and a ``GET`` for an event stream is refused, 405
+    (``doxa.server.streamable_checks``).
     """
     from doxa.server.app import create_server
     from doxa.server.exact import ExactNumbers
     from doxa.server.request_ids import RequestIds
     from doxa.server.sse_streams import SSE_PATH, SseStreams
+    from doxa.server.streamable_checks import StreamableChecks
 
     server = create_server(settings, state=state)
     host = settings.server.host
@@ -259,9 +261,11 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
         sse = server.sse_app(sse_path=SSE_PATH, host=host, transport_security=security)
         app = SseStreams(sse, access)
     else:
+        stateless = settings.server.workers > 1
         app = server.streamable_http_app(
-            host=host, transport_security=security, stateless_http=settings.server.workers > 1
+            host=host, transport_security=security, stateless_http=stateless
         )
+        app = StreamableChecks(app, access, stateless=stateless)
     wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app)))
     return wrapped
 

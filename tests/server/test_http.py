@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.sse import sse_client
@@ -131,6 +132,38 @@ async def test_an_http_request_with_a_foreign_host_header_is_refused(
 
     with anyio.fail_after(30):
         assert await anyio.to_thread.run_sync(post, "evil.example:80") == 421
+
+
+async def test_a_session_still_opens_its_event_stream_with_get(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # One process keeps sessions, and a session's stream carries what the server sends
+    # outside a request (the log, after logging/setLevel): only several workers refuse it.
+    server = await start_server("http", tmp_path / "memory")
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=10) as client:
+            opened = await client.post(server.url, json=hello, headers=accept)
+            session = {
+                "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-06-18",
+            }
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await client.post(server.url, json=initialized, headers={**accept, **session})
+            headers = {"Accept": "text/event-stream", **session}
+            async with client.stream("GET", server.url, headers=headers) as stream:
+                status, kind = stream.status_code, stream.headers["content-type"]
+    assert (status, kind) == (200, "text/event-stream")
 
 
 async def test_a_request_whose_id_is_null_is_refused_and_a_good_one_still_answered(

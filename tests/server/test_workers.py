@@ -5,6 +5,7 @@ stop the server; SIGTERM stops them all cleanly."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -137,6 +138,40 @@ async def test_a_worker_answers_on_the_port_with_the_owners_memory_and_tokens(
     # No line per request at INFO (the README's promise; it cost CPU on every call).
     logged = server.output()[1]
     assert '"POST /mcp' not in logged and "Terminating session" not in logged, logged[-2000:]
+
+
+async def test_without_sessions_a_get_for_an_event_stream_is_refused_405(
+    start_server: Start, tmp_path: Path
+) -> None:
+    # The SDK opened a stream that carried nothing and never ended: a client could hold any
+    # number of them open.
+    server = await start_server("http", tmp_path / "memory", "--workers", "2")
+    stream = {"Accept": "text/event-stream"}
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            for method, headers in [
+                ("GET", stream),
+                ("GET", {**stream, "MCP-Protocol-Version": "2025-06-18"}),
+                ("HEAD", stream),
+            ]:
+                # Streamed: the SDK's stream would never end, and was answered 200 at once.
+                async with http.stream(method, server.url, headers=headers) as answer:
+                    assert answer.status_code == 405, (method, headers)
+                    assert answer.headers["allow"] == "POST"
+                    body = await answer.aread()
+                if method == "GET":
+                    error = json.loads(body)["error"]
+                    assert error["code"] == -32600
+                    assert "no event stream to open with GET; POST each request" in error["message"]
+            # The Host check still comes first, and a POST is answered as ever.
+            foreign = await http.get(server.url, headers={**stream, "Host": "evil.example"})
+            listed = await http.post(
+                server.url,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+    assert foreign.status_code == 421
+    assert listed.status_code == 200 and '"remember"' in listed.text
 
 
 async def test_a_worker_stops_when_its_serving_process_is_killed(
