@@ -7,6 +7,11 @@ them open. The protocol lets a server offering no such stream answer that GET wi
 Method Not Allowed, which is what doxa does then (after the Host and Origin check, as the
 SDK orders them). One process with sessions keeps the SDK's stream: a 2025 client's
 ``logging/setLevel`` sends it the log records made outside its requests.
+
+A POST whose ``Accept`` lacks ``application/json`` or ``text/event-stream`` is refused 406
+Not Acceptable. A 2025 request was told why in a JSON-RPC error; a 2026-07-28 one (the SDK's
+own path for that revision) got an empty 406 with no content type, leaving the client to guess.
+It gets the same error as the 2025 request now, naming what ``Accept`` must hold.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 from starlette.requests import Request
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from doxa.server.access import Access
 
@@ -32,13 +37,17 @@ NO_STREAM = (
     " no event stream to open with GET; POST each request (its answer comes on its own"
     " response)"
 )
+#: The answer to a POST whose ``Accept`` lacks either kind of answer (the SDK's 2025 words:
+#: doxa answers in JSON or in an event stream, whichever the request calls for).
+NOT_ACCEPTABLE = "Not Acceptable: Client must accept both application/json and text/event-stream"
 
 
 class StreamableChecks:
     """ASGI middleware for the SDK's streamable HTTP app: without sessions (``stateless``),
     a GET or HEAD of ``MCP_PATH`` let in by the Host and Origin check is answered 405
-    (``Allow: POST``) with a JSON-RPC error saying why; every other request reaches the app
-    as it came.
+    (``Allow: POST``) with a JSON-RPC error saying why; a POST the app refuses 406 with no
+    body gets one saying what ``Accept`` must hold; every other request reaches the app and
+    is answered as the app answers it.
 
     Args:
         app: the SDK's streamable HTTP app.
@@ -52,12 +61,13 @@ class StreamableChecks:
         self.security = TransportSecurityMiddleware(access.security)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or not self.stateless
-            or scope["method"] not in ("GET", "HEAD")
-            or scope["path"] != MCP_PATH
-        ):
+        if scope["type"] != "http" or scope["path"] != MCP_PATH:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "POST":
+            await self.app(scope, receive, _Explained(send).send)
+            return
+        if not self.stateless or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         # The SDK's own check first: a foreign Host is told 421 whatever its method.
@@ -66,6 +76,30 @@ class StreamableChecks:
             await refusal(scope, receive, send)
             return
         await _answer(send, HTTPStatus.METHOD_NOT_ALLOWED, NO_STREAM, [(b"allow", b"POST")])
+
+
+class _Explained:
+    """The ``send`` of one POST, through which a 406 the app sent with no content type (and
+    so no body worth reading) goes out as a JSON-RPC error naming what ``Accept`` must hold;
+    any other answer goes out as it came."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.replaced = False
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if (
+            kind == "http.response.start"
+            and message["status"] == HTTPStatus.NOT_ACCEPTABLE
+            and not any(name.lower() == b"content-type" for name, _ in message.get("headers", ()))
+        ):
+            self.replaced = True
+            await _answer(self._send, HTTPStatus.NOT_ACCEPTABLE, NOT_ACCEPTABLE, [])
+            return
+        if self.replaced and kind == "http.response.body":
+            return  # the empty body of the answer sent in its place
+        await self._send(message)
 
 
 async def _answer(

@@ -216,3 +216,56 @@ async def test_a_message_for_an_sse_stream_closing_meanwhile_logs_no_traceback(
             statuses = await anyio.to_thread.run_sync(_post_as_the_stream_closes, server.port)
             assert statuses[0] == 202 and set(statuses[1:]) <= {202, 404}, statuses
     _quiet_log(server)
+
+
+#: A 2026-07-28 request: self-contained, its envelope in ``_meta`` (no session).
+MODERN_LIST = {
+    "jsonrpc": "2.0",
+    "id": 5,
+    "method": "tools/list",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    },
+}
+MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+
+
+@pytest.mark.parametrize("accept", ["application/json", "text/event-stream", ""])
+async def test_a_request_accepting_too_little_is_told_what_accept_must_hold(
+    tmp_path: Path, start_server: Start, accept: str
+) -> None:
+    # A 2026-07-28 request got an empty 406 with no content type; a 2025 one was told why.
+    server = await start_server("http", tmp_path / "memory")
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            answers = [
+                await http.post(
+                    server.url, json=MODERN_LIST, headers={**MODERN_HEADERS, "Accept": accept}
+                ),
+                await http.post(
+                    server.url,
+                    content=INITIALIZE,
+                    headers={"Content-Type": "application/json", "Accept": accept},
+                ),
+            ]
+            # Accepting both, the same request is answered.
+            served = await http.post(
+                server.url, json=MODERN_LIST, headers={**MODERN_HEADERS, "Accept": ACCEPT}
+            )
+    for answer in answers:
+        assert answer.status_code == 406
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32600,
+                "message": "Not Acceptable: Client must accept both application/json and"
+                " text/event-stream",
+            },
+        }
+    assert served.status_code == 200 and '"remember"' in served.text
+    _quiet_log(server)
