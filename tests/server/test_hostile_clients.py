@@ -269,3 +269,43 @@ async def test_a_request_accepting_too_little_is_told_what_accept_must_hold(
         }
     assert served.status_code == 200 and '"remember"' in served.text
     _quiet_log(server)
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "garbage", "2025-6-18"])
+async def test_a_protocol_version_header_naming_no_revision_served_is_refused_for_it(
+    tmp_path: Path, start_server: Start, version: str
+) -> None:
+    # Inside a 2025 session it was refused for lacking a 2026 envelope: -32602 "params._meta
+    # must be an object carrying …", not a word of the header.
+    server = await start_server("http", tmp_path / "memory")
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    listing = {"jsonrpc": "2.0", "id": "list-3", "method": "tools/list"}
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(server.url, content=INITIALIZE, headers=headers)
+            session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(server.url, json=initialized, headers=session)
+            refused = await http.post(
+                server.url, json=listing, headers={**session, "MCP-Protocol-Version": version}
+            )
+            served = await http.post(
+                server.url, json=listing, headers={**session, "MCP-Protocol-Version": "2025-06-18"}
+            )
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "jsonrpc": "2.0",
+        "id": "list-3",
+        "error": {
+            "code": -32022,
+            "message": f"Unsupported protocol version: the MCP-Protocol-Version header says"
+            f' "{version}"; this server supports 2024-11-05, 2025-03-26, 2025-06-18,'
+            " 2025-11-25 (after initialize) and 2026-07-28",
+            "data": {
+                "supported": ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"],
+                "requested": version,
+            },
+        },
+    }
+    assert served.status_code == 200 and '"remember"' in served.text
+    _quiet_log(server)
