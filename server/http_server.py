@@ -266,7 +266,8 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
             host=host, transport_security=security, stateless_http=stateless
         )
         app = StreamableChecks(app, access, stateless=stateless)
-    wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app)))
+    streamable = settings.server.transport != "sse"
+    wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app), messages=streamable))
     return wrapped
 
 

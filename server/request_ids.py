@@ -10,6 +10,13 @@ A request holding a string with an unpaired surrogate escape (``"a\\ud800b"``) i
 SDK's parser reads: it answered -32700 with id null, and the client could not tell which of
 its requests failed. Python's parser reads it, so doxa answers it with its own id: -32602,
 naming the field that holds it (``unpaired_refusal``).
+
+JSON that is no JSON-RPC message (``[]``, ``{}``, ``42``, a request without a method) was
+refused by the SDK's streamable HTTP transport with -32602 "Validation error: " and pydantic's
+whole report: "11 validation errors for union[JSONRPCRequest, …]", some forty lines of every
+way each kind of message failed, each with a link to pydantic's site. doxa answers it with the
+same code and id null, in one line: what a request is, and the start of what came
+(``not_a_message``); stdio answers the same line the same way.
 """
 
 from __future__ import annotations
@@ -20,13 +27,24 @@ import re
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
+import pydantic_core
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from doxa.server.argument_errors import printable
 from doxa.server.request_body import Body, BodyCheck
 
 if TYPE_CHECKING:
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 
 def id_refusal(raw: Any) -> str | None:
@@ -110,6 +128,46 @@ def _unpaired(value: Any, where: str, found: list[tuple[str, str, int]]) -> None
             _unpaired(item, path, found)
 
 
+#: What a message must be, as a refusal of one says.
+MESSAGE_SHAPE = (
+    'a request is one object with "jsonrpc": "2.0", a "method" (a string), an "id" (a string'
+    ' or an integer; none in a notification) and, if any, "params" (an object)'
+)
+#: The most characters of a refused body a refusal quotes back.
+_SHOWN = 60
+
+
+def not_a_message(body: bytes) -> str:
+    """The refusal of ``body``, JSON that is no JSON-RPC message, in one line: what a request
+    is, and the start of what came (its white space run together)."""
+    shown = " ".join(body.decode("utf-8", "replace").split())
+    shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 1] + "…"
+    return f"Validation error: not a JSON-RPC message: {MESSAGE_SHAPE}; got {printable(shown)}"
+
+
+def shape_refusal(body: bytes, raw: Any) -> JSONRPCError | None:
+    """The answer to ``body`` (``raw`` as read) when it is JSON but no JSON-RPC message, as
+    the SDK reads one, or None: it is one, or it is no JSON the SDK reads (the SDK's parse
+    error then stands)."""
+    if (
+        isinstance(raw, dict)
+        and raw.get("jsonrpc") == "2.0"
+        and isinstance(raw.get("method"), str)
+        and isinstance(raw.get("params", {}), dict)
+    ):
+        return None  # a request or notification (its id is judged before): the usual case
+    try:
+        parsed = pydantic_core.from_json(body)
+    except ValueError:
+        return None  # no JSON the SDK reads: its parse error stands
+    try:
+        jsonrpc_message_adapter.validate_python(parsed, by_name=False)
+    except ValidationError:
+        error = ErrorData(code=INVALID_PARAMS, message=not_a_message(body))
+        return JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    return None
+
+
 def refused(text: str) -> JSONRPCError:
     """The answer to a request refused for its id."""
     return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=text))
@@ -118,16 +176,39 @@ def refused(text: str) -> JSONRPCError:
 class RequestIds(BodyCheck):
     """ASGI wrapper answering a POSTed request whose id is none a request may have, or that
     holds an unpaired surrogate (HTTP and SSE, with status 400, as the SDK answers a body it
-    cannot parse); every other request reaches the app as it came."""
+    cannot parse), and with ``messages``, JSON that is no JSON-RPC message (``shape_refusal``);
+    every other request reaches the app as it came.
+
+    Args:
+        app: the SDK's app.
+        messages: whether JSON that is no JSON-RPC message is answered here: for streamable
+            HTTP, where the SDK's 2025 path answered pydantic's whole report (its 2026-07-28
+            path, a request naming that revision, answers in one line of its own; the SSE
+            transport answers such a POST 400 "Could not parse message").
+        max_body_bytes: the longest body read (the SDK answers a longer one 413).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        messages: bool = False,
+        max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    ) -> None:
+        super().__init__(app, max_body_bytes)
+        self.messages = messages
 
     async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
-        """Answer a request refused for its id or an unpaired surrogate; hand any other to
-        the app."""
+        """Answer a request refused for its id, its shape or an unpaired surrogate; hand any
+        other to the app."""
         refusal = None
         if body.complete:
             with contextlib.suppress(ValueError, RecursionError):  # not JSON: the SDK answers
-                why = id_refusal(json.loads(body.data))
+                raw = json.loads(body.data)
+                why = id_refusal(raw)
                 refusal = None if why is None else refused(why)
+                if refusal is None and self.messages and _handshake_era(scope):
+                    refusal = shape_refusal(body.data, raw)
             refusal = refusal or unpaired_refusal(body.data)
         if refusal is None:
             await self.app(scope, body.replay(receive), send)
@@ -144,3 +225,13 @@ class RequestIds(BodyCheck):
             }
         )
         await send({"type": "http.response.body", "body": answer})
+
+
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
+
+
+def _handshake_era(scope: Scope) -> bool:
+    """Whether the SDK serves the request on its 2025 path: no ``MCP-Protocol-Version``
+    header, or (the first one) naming a revision of the ``initialize`` handshake."""
+    named = next((v for k, v in scope["headers"] if k == _VERSION_HEADER), None)
+    return named is None or named.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS

@@ -3,10 +3,11 @@
 The same shape as the SDK's ``mcp.server.stdio.stdio_server`` (an async context manager giving
 the server's read and write streams), with three differences:
 
-- Every line that cannot be read is answered, with id null, exactly as the SDK's streamable
+- Every line that cannot be read is answered, with id null, exactly as doxa's streamable
   HTTP answers the same body: -32700 "Parse error: ..." for a line that is not JSON (a lone
-  surrogate, nesting too deep, garbage) and -32602 "Validation error: ..." for JSON that is
-  not a JSON-RPC message. The SDK's stdio transport drops such a line and the client waits
+  surrogate, nesting too deep, garbage) and -32602 "Validation error: not a JSON-RPC
+  message: ..." for JSON that is not a JSON-RPC message (one line, ``request_ids``'s
+  ``not_a_message``). The SDK's stdio transport drops such a line and the client waits
   for an answer that never comes. So does a request whose ``id`` is null or no string or
   integer (the SDK reads it as a notification, which is never answered): -32600 "Invalid
   Request", id null. A request holding an unpaired surrogate gets -32602 with its own id,
@@ -51,7 +52,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from doxa.server.exact import exact_json
-from doxa.server.request_ids import id_refusal, refused, unpaired_refusal
+from doxa.server.request_ids import id_refusal, not_a_message, refused, unpaired_refusal
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -254,8 +255,8 @@ async def _dispatch(
         raw = pydantic_core.from_json(exact)
     try:
         message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
-    except ValidationError as error:
-        await answers.send(_error(INVALID_PARAMS, f"Validation error: {error}"))
+    except ValidationError:
+        await answers.send(_error(INVALID_PARAMS, not_a_message(line)))
         return
     if isinstance(message, JSONRPCRequest):
         unanswered.add(message.id)

@@ -309,3 +309,59 @@ async def test_a_protocol_version_header_naming_no_revision_served_is_refused_fo
     }
     assert served.status_code == 200 and '"remember"' in served.text
     _quiet_log(server)
+
+
+#: What the refusal of JSON that is no JSON-RPC message says a message must be.
+SHAPE = (
+    'Validation error: not a JSON-RPC message: a request is one object with "jsonrpc": "2.0",'
+    ' a "method" (a string), an "id" (a string or an integer; none in a notification) and, if'
+    ' any, "params" (an object); got '
+)
+
+
+async def test_json_that_is_no_json_rpc_message_is_refused_in_one_line(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # The SDK answered pydantic's whole report: "11 validation errors for union[…]", some
+    # forty lines, each failure of each kind of message with a link to pydantic's site.
+    server = await start_server("http", tmp_path / "memory")
+    refused = {
+        b"[]": "[]",
+        b"{}": "{}",
+        b"42": "42",
+        b'{"jsonrpc":"2.0","id":7}': '{"jsonrpc":"2.0","id":7}',
+        b'{"jsonrpc": "2.0",\n "id": 1, "method": "ping", "params": [1, 2, 3, 4, 5, 6, 7, 8]}': (
+            '{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1,…'
+        ),
+        '["é"]'.encode(): '["é"]',
+    }
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            answers = {}
+            for body in refused:
+                for version in (None, "2025-06-18"):
+                    named = {} if version is None else {"MCP-Protocol-Version": version}
+                    answer = await http.post(server.url, content=body, headers={**headers, **named})
+                    answers[body, version] = answer
+            # A request naming 2026-07-28 is answered by that revision's own rule, in one line.
+            modern = await http.post(
+                server.url, content=b"[]", headers={**headers, **MODERN_HEADERS}
+            )
+            served = await http.post(
+                server.url, json=MODERN_LIST, headers={**headers, **MODERN_HEADERS}
+            )
+    for (body, version), answer in answers.items():
+        assert answer.status_code == 400, (body, version)
+        assert answer.json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32602, "message": SHAPE + refused[body]},
+        }, (body, version)
+    assert modern.status_code == 400
+    assert modern.json()["error"] == {
+        "code": -32600,
+        "message": "Body must be a single JSON-RPC request or notification object",
+    }
+    assert served.status_code == 200
+    _quiet_log(server)

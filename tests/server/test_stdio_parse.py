@@ -1,5 +1,5 @@
 """What the real ``doxa serve`` does with what it cannot read, and with numbers a float cannot
-carry: every bad stdio line is answered as the SDK's streamable HTTP answers the same body, and
+carry: every bad stdio line is answered as doxa's streamable HTTP answers the same body, and
 a confidence or weight arrives exactly (or is refused, naming the field) on stdio and HTTP."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mcp_types import JSONRPCResponse
 
 from doxa.server import stdio
 from doxa.server.exact import ExactNumbers, exact_json
+from doxa.server.request_ids import MESSAGE_SHAPE
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,10 @@ async def test_json_that_is_not_json_rpc_is_refused_with_id_null_and_serving_goe
     with anyio.fail_after(60):
         async with raw_stdio(tmp_path / "memory") as server:
             for what, line in NOT_JSON_RPC.items():
-                await _refused(server, what, line, -32602, "Validation error: ")
+                # In one line, not pydantic's whole report ("4 validation errors for union[…").
+                message = f"Validation error: not a JSON-RPC message: {MESSAGE_SHAPE}; got "
+                message += line.decode()
+                await _refused(server, what, line, -32602, message)
             await server.send(b"")  # an empty line carries no message: nothing to answer
             await _still_serving(server)
 
