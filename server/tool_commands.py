@@ -308,7 +308,8 @@ def quiet() -> None:
         logger = logging.getLogger(name)
         _QUIETED.setdefault(name, logger.level)
         logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
-    logging.getLogger("doxa.store.memory").addFilter(_refusal_said_by_command)
+    for name in _REFUSING:
+        logging.getLogger(name).addFilter(_refusal_said_by_command)
 
 
 def loud_again() -> None:
@@ -317,13 +318,19 @@ def loud_again() -> None:
     for name, level in _QUIETED.items():
         logging.getLogger(name).setLevel(level)
     _QUIETED.clear()
-    logging.getLogger("doxa.store.memory").removeFilter(_refusal_said_by_command)
+    for name in _REFUSING:
+        logging.getLogger(name).removeFilter(_refusal_said_by_command)
+
+
+#: The loggers that log a refusal every call of a command then gets (and prints).
+_REFUSING = ("doxa.store.memory", "doxa.store.sharing")
 
 
 def _refusal_said_by_command(record: logging.LogRecord) -> bool:
     from doxa.store.memory import WARM_UP_FAILED
+    from doxa.store.sharing import REACH_FAILED
 
-    return record.msg != WARM_UP_FAILED
+    return record.msg not in (WARM_UP_FAILED, REACH_FAILED)
 
 
 class ToolRefused(Exception):

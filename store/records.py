@@ -598,7 +598,10 @@ def parse_where(raw: object) -> list[WhereField]:
                 " list field matches a record holding that value among its values, e.g."
                 f' {{"{field_name}": {example}}}',
             )
-        kind, typed_value = typed(value, path)
+        # Kept (``typed``): a text such as "1e400", which a memory may hold as text from
+        # before such numbers were refused, is found as that text (an equality needs no
+        # number; a bound, below, does).
+        kind, typed_value = typed(value, path, kept=True)
         wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
     return wanted
 

@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The log line of a refusal to open or reach the memory (a ``MemoryStoreError``: what is
+#: wrong, what to do). Every call gets the same error, so a command that prints it drops this.
+REACH_FAILED = "could not open or reach the memory: %s"
+
 #: Operations that change the memory: not sent twice after the owner died mid-call.
 WRITES = frozenset({"remember", "feedback", "forget", "prune"})
 #: How long to wait for an owner that holds the lock to open its socket.
@@ -192,7 +196,7 @@ class SharedMemory:
                 self._take_or_join()
             except BaseException as error:  # reported to every call
                 if isinstance(error, MemoryStoreError):  # a refusal that says what to do
-                    log.error("could not open or reach the memory: %s", error)
+                    log.error(REACH_FAILED, error)
                 else:
                     log.exception("could not open or reach the memory")
                 with self._role:

@@ -172,12 +172,14 @@ def load(
     for obs, topic in graph.mentions():
         topics.setdefault(obs, []).append(one(topic, topic))
     episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
-    records = records_of(graph)
+    records, recomposed = records_of(graph)
     unread: list[tuple[str, str]] = []
     rekeyed: list[tuple[str, str]] = []
     # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
         record = records.get(row["id"])
+        if row["id"] in recomposed:
+            _said_anew(row, records[row["id"]], recomposed[row["id"]])
         entry = Entry(
             id=row["id"],
             seq=int(row["seq"]),
@@ -325,17 +327,33 @@ def learn_judged(
         )
 
 
-def records_of(graph: Graph) -> dict[str, Record]:
+def records_of(graph: Graph) -> tuple[dict[str, Record], dict[str, Record]]:
     """Every record the graph holds, by observation id, its fields typed again and its type
     as it is kept now (``records.type_name``: one remembered before types were normalised
-    may be in another Unicode form, and is counted and shown as the same type)."""
+    may be in another Unicode form, and is counted and shown as the same type); and, by
+    observation id, those records as the graph keeps them, where their type was so."""
     fields: dict[str, list[RecordField]] = {}
     for obs, _, field_name, kind, text in graph.record_fields():
         fields.setdefault(obs, []).append(RecordField.loaded(field_name, kind, text))
-    return {
-        obs: Record(type_name(kind), tuple(fields.get(obs, ())))
-        for obs, kind in graph.record_types()
-    }
+    records: dict[str, Record] = {}
+    kept: dict[str, Record] = {}
+    for obs, kind in graph.record_types():
+        records[obs] = Record(type_name(kind), tuple(fields.get(obs, ())))
+        if records[obs].type != kind:
+            kept[obs] = Record(kind, records[obs].fields)
+    return records, kept
+
+
+def _said_anew(row: dict[str, Any], record: Record, kept: Record) -> None:
+    """A record kept with its type in another Unicode form, read as remember reads it now:
+    its words, where they only said the record (``Record.line``) with that type, said with
+    the composed one (shown as such, found by either spelling), and its duplicate key
+    computed again, so that the same record told now is a repeat. Computed at each start,
+    never written back: Kùzu 0.11.3 garbles a string set in place (``Graph.summarize``), and
+    such records are few (remembered before types were composed)."""
+    if row["text"] == kept.line():
+        row["text"] = record.line()
+    row["text_key"] = memory_key(row["text"], record)
 
 
 def _event_times(

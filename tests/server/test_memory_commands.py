@@ -672,7 +672,10 @@ def test_a_backup_taken_while_writes_flow_holds_every_memory_in_its_index(
 
 
 def test_an_owner_of_another_doxa_version_is_refused_with_what_to_do(
-    doxa: Doxa, owner: SharedMemory, monkeypatch: pytest.MonkeyPatch
+    doxa: Doxa,
+    owner: SharedMemory,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # An older server still owning the directory unpickled this version's records without
     # their new field: AttributeError: 'RecordField' object has no attribute 'listed'.
@@ -686,6 +689,8 @@ def test_an_owner_of_another_doxa_version_is_refused_with_what_to_do(
     monkeypatch.setattr(relay.RelayServer, "_answer", older)  # the owner's end only
     code, _, err = doxa("recall", "harbour")
     assert code == 1 and "runs another version of doxa" in err and "Traceback" not in err, err
+    # Said once, by the command (the log said it twice before).
+    assert not [r for r in caplog.records if "could not open or reach" in r.getMessage()]
 
 
 def test_a_memory_refused_at_opening_is_said_once(

@@ -16,12 +16,14 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.store import Memory
-from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
+from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, memory_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import StorageError
 from doxa.store.exporting import FORMAT, ImportRefused, parse_export, records_in, write_import
 from doxa.store.graph import Graph, query_vector_text
 from doxa.store.importing import import_file, page_cache_bytes
+from doxa.store.records import Record
+from doxa.store.records import validate as validate_record
 from doxa.store.schema import latest_version
 
 pytestmark = pytest.mark.anyio
@@ -304,10 +306,13 @@ async def test_a_record_text_a_remember_now_refuses_as_a_number_imports_as_kept(
     memory.warm_up()
     try:
         [found] = memory.recall("", where={"tags": "rock"}).results
+        # Found by that text too (a where refused it as a number too large to compare).
+        by_text = memory.recall("", where={"tags": "1e400"}).results
     finally:
         memory.close()
     assert found.record is not None
     assert found.record.shown_fields()["tags"] == ["rock", "1e400", "rock"]
+    assert [r.observation_id for r in by_text] == [found.observation_id]
 
 
 async def test_a_record_type_kept_in_another_unicode_form_is_found_in_either(
@@ -1031,3 +1036,35 @@ def test_evidence_imported_without_a_weight_still_supports(tmp_path: Path) -> No
         assert memory.unsupported("alice") == []
     finally:
         memory.close()
+
+
+def test_a_record_kept_with_its_type_decomposed_is_read_as_told_now(tmp_path: Path) -> None:
+    # A record remembered before types were composed ("Cafe" and a combining accent) was a
+    # new record when told again with "Café" (its duplicate key was the old type's), and its
+    # words, which only said the record, were shown beside it as if told apart.
+    composed, combining = "Caf\u00e9", "Cafe\u0301"
+    told = {"type": composed, "fields": {"name": "Green", "open": True}}
+    memory = Memory.open(hash_settings(tmp_path / "a").store)
+    memory.warm_up()
+    try:
+        [first] = memory.remember([MemoryDraft(text=None, record=told)])
+    finally:
+        memory.close()
+    header = export(tmp_path / "a", tmp_path / "a.jsonl")
+    _, objects = lines(tmp_path / "a.jsonl")
+    old = Record(combining, validate_record(told).fields)
+    for line in objects:  # as a memory of that time kept it
+        if line["table"] == "RecordType":
+            line["name"] = combining
+        elif line["table"] == "IS_A":
+            line["to"] = combining
+        elif line["table"] == "Observation":
+            line["text"], line["text_key"] = old.line(), memory_key(old.line(), old)
+    memory = imported_as_of(tmp_path, header["schema"], header, objects)
+    try:
+        [again] = memory.remember([MemoryDraft(text=None, record=told)])
+        [found] = memory.recall("Green").results
+    finally:
+        memory.close()
+    assert again.duplicate_of == first.observation_id
+    assert found.text == Record(composed, old.fields).line()
