@@ -73,7 +73,7 @@ class _Links:
         record = self.records.get(oid)
         item: dict[str, Any] = {"observation_id": oid}
         # The record says it once, as a recall shows it: its line in words would say it twice.
-        if record is None or observation["text"] != record.line():
+        if record is None or not record.is_in_words(observation["text"]):
             item["text"] = observation["text"]
         held = self.agents.get(oid, {})
         item |= {

@@ -136,7 +136,7 @@ def memory_key(text: str, record: Record | None) -> str:
     nothing to the key."""
     if record is None:
         return text_key(text)
-    told = "" if text == record.line() else text_key(text)
+    told = "" if record.is_in_words(text) else text_key(text)
     return hashlib.sha256(f"{told}\n{record.identity()}".encode()).hexdigest()[:32]
 
 
@@ -320,7 +320,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         if other not in contradicts:
             contradicts.append(other)
     # The record in words, given or not, is no text of its own (as for ``memory_key``).
-    told = "" if record is not None and text == record.line() else text
+    told = "" if record is not None and record.is_in_words(text) else text
     stated = fact_times(fact.valid_from, fact.valid_until) if fact else ()
     return NewMemory(
         text=text,

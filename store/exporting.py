@@ -633,7 +633,7 @@ def _event_times(observation: dict[str, Any], record: Record | None, where: str)
     said = from_naive_utc(observation["observed_at"] or observation["recorded_at"])
     if said is None:
         raise ImportRefused(f"{where}: Observation needs observed_at (a time, as text)")
-    told = "" if record is not None and text == record.line() else text
+    told = "" if record is not None and record.is_in_words(text) else text
     stated = fact_times(
         from_naive_utc(observation.get("valid_from")),
         from_naive_utc(observation.get("stated_until")),

@@ -318,7 +318,7 @@ def _same_details(
             return False
         # A text given with a record says more than its fields ("has not shipped"): two
         # texts must agree too, and a record told in words is no twin of its fields alone.
-        told = [e.text != e.record.line() for e in (first, second) if e.record is not None]
+        told = [not e.record.is_in_words(e.text) for e in (first, second) if e.record is not None]
         if not any(told):
             return True
         if not all(told):

@@ -124,6 +124,15 @@ class Record:
         ]
         return f"{self.type}: " + ", ".join(parts)
 
+    def is_in_words(self, text: str) -> bool:
+        """Whether ``text`` is this record in words (``line``): the text remember writes when
+        given none, as this version or one before types were composed wrote it (its type in
+        another Unicode form); such a text is no text of the memory's own."""
+        line = self.line()
+        return text == line or unicodedata.normalize("NFC", text) == unicodedata.normalize(
+            "NFC", line
+        )
+
     def identity(self) -> str:
         """What makes two records the same for duplicate detection: the type and each
         field's name, kind and exact value (``line`` reads 176 and "176" alike), fields in
@@ -739,6 +748,14 @@ def unmatched_where(
             if not known:
                 return f"where.{given}: no record has this field; no records are stored"
             return f"where.{given}: no record has this field; fields: " + ", ".join(known[:10])
+        beyond = _beyond_float(canonical) if cls == "string" else None
+        if beyond and cls not in classes[field]:
+            # 1e400 sent as a JSON number arrives as its text, searched as such (a text kept
+            # so before is found): the number itself no record can hold.
+            return (
+                f"where.{given}: {canonical} is a number too {beyond} for a float, which no"
+                " record holds (nor this text)"
+            )
         # A date meets a date-time bound as the instant its day begins (``where_rows``).
         bounds_dates = cls == "instant" and op != "=" and "day" in classes[field]
         if cls not in classes[field] and not bounds_dates:

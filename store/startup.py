@@ -179,7 +179,10 @@ def load(
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
         record = records.get(row["id"])
         if row["id"] in recomposed:
-            _said_anew(row, records[row["id"]], recomposed[row["id"]])
+            # Kept before types were composed: keyed as remember keys it now, so the same
+            # record told again is a repeat. At each start, never written back: Kùzu 0.11.3
+            # garbles a string set in place (``Graph.summarize``), and such records are few.
+            row["text_key"] = memory_key(row["text"], records[row["id"]])
         entry = Entry(
             id=row["id"],
             seq=int(row["seq"]),
@@ -327,33 +330,21 @@ def learn_judged(
         )
 
 
-def records_of(graph: Graph) -> tuple[dict[str, Record], dict[str, Record]]:
+def records_of(graph: Graph) -> tuple[dict[str, Record], set[str]]:
     """Every record the graph holds, by observation id, its fields typed again and its type
     as it is kept now (``records.type_name``: one remembered before types were normalised
-    may be in another Unicode form, and is counted and shown as the same type); and, by
-    observation id, those records as the graph keeps them, where their type was so."""
+    may be in another Unicode form, and is counted and shown as the same type); and the ids
+    of those whose type the graph keeps so."""
     fields: dict[str, list[RecordField]] = {}
     for obs, _, field_name, kind, text in graph.record_fields():
         fields.setdefault(obs, []).append(RecordField.loaded(field_name, kind, text))
     records: dict[str, Record] = {}
-    kept: dict[str, Record] = {}
+    recomposed: set[str] = set()
     for obs, kind in graph.record_types():
         records[obs] = Record(type_name(kind), tuple(fields.get(obs, ())))
         if records[obs].type != kind:
-            kept[obs] = Record(kind, records[obs].fields)
-    return records, kept
-
-
-def _said_anew(row: dict[str, Any], record: Record, kept: Record) -> None:
-    """A record kept with its type in another Unicode form, read as remember reads it now:
-    its words, where they only said the record (``Record.line``) with that type, said with
-    the composed one (shown as such, found by either spelling), and its duplicate key
-    computed again, so that the same record told now is a repeat. Computed at each start,
-    never written back: Kùzu 0.11.3 garbles a string set in place (``Graph.summarize``), and
-    such records are few (remembered before types were composed)."""
-    if row["text"] == kept.line():
-        row["text"] = record.line()
-    row["text_key"] = memory_key(row["text"], record)
+            recomposed.add(obs)
+    return records, recomposed
 
 
 def _event_times(
@@ -365,7 +356,7 @@ def _event_times(
     words' dates mean, as at remember (its start, given or not, is no other year's)."""
     if row["event_times"] is not None:
         return event_time.loaded(row["event_times"])
-    told = "" if record is not None and row["text"] == record.line() else row["text"]
+    told = "" if record is not None and record.is_in_words(row["text"]) else row["text"]
     stated = fact_times(from_naive_utc(row["valid_from"]), from_naive_utc(row["stated_until"]))
     times = tuple(event_time.event_times(told, _aware(row["observed_at"]), stated))
     unread.append((row["id"], event_time.stored(times)))

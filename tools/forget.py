@@ -62,8 +62,14 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
-        # Those holding it now (one that withdrew its belief believes it no longer).
-        others = sorted({b["agent"] for b in found["believers"]} - {who.agent})
+        # Those holding it: now, or until a later fact of theirs (which the purge would
+        # take from their history too); not one that forgot its belief.
+        holding = {b["agent"] for b in found["believers"]} | {
+            w["agent"]
+            for w in found["withdrawn"]
+            if w.get("held_until") is not None and w.get("forgotten_at") is None
+        }
+        others = sorted(holding - {who.agent})
         if mode == "purge" and others:
             # A purge deletes the observation for every agent, their beliefs with it.
             raise ToolError(

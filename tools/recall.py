@@ -85,7 +85,7 @@ def recalled(item: Recollection, explain: bool) -> RecalledItem:
     lean = RecalledItem(
         observation_id=item.observation_id,
         # The record says it once: its line in words would say it twice.
-        text="" if record is not None and item.text == record.line() else item.text,
+        text="" if record is not None and record.is_in_words(item.text) else item.text,
         record=record_out(record),
         confidence=exact(item.confidence) or "0",
         observed_at=iso(item.observed_at) or "",

@@ -416,6 +416,36 @@ async def test_a_read_only_token_reads_and_cannot_write(
         assert [r["observation_id"] for r in again["results"]] == [done["observation_id"]]
 
 
+async def test_a_purge_is_refused_while_another_agent_holds_it_until_a_later_fact(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # driver's Rome is withdrawn by driver's Oslo from 2030, so driver holds Rome until then:
+    # scout's purge deleted it (only a belief held now counted).
+    data_dir = tmp_path / "memory"
+    store = TokenStore(data_dir)
+    _, scout = store.create("scout")
+    _, driver = store.create("driver")
+    server = await start_server("http", data_dir)
+
+    def lives(city: str, since: str) -> dict[str, Any]:
+        fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
+        return {"text": f"Ada lives in {city}.", "fact": fact}
+
+    with anyio.fail_after(60):
+        async with _client(server, driver) as client:
+            rome = (await _call(client, "remember", lives("Rome", "2020-01-01")))["observation_id"]
+        async with _client(server, scout) as client:
+            await _call(client, "remember", lives("Rome", "2020-01-01"))
+        async with _client(server, driver) as client:
+            await _call(client, "remember", lives("Oslo", "2030-01-01"))
+        async with _client(server, scout) as client:
+            refused = await _refused(client, "forget", {"id": rome, "mode": "purge"})
+            held = await _call(client, "recall", {"query": "", "subject": "Ada", "explain": True})
+    assert f"a purge deletes {rome!r} for every agent, and 'driver'" in refused
+    [still] = [r for r in held["results"] if r["observation_id"] == rome]
+    assert sorted(still["agents"]) == ["driver", "scout"]
+
+
 @pytest.mark.parametrize("transport", ["http", "sse"])
 async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_admin(
     tmp_path: Path, start_server: Start, transport: str

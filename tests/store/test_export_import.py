@@ -15,6 +15,7 @@ from conftest import hash_settings
 from mcp.client import Client
 
 from doxa.server.app import create_server
+from doxa.server.listing import listing
 from doxa.store import Memory
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, memory_key
 from doxa.store.embedder import HashEmbedder
@@ -1067,4 +1068,8 @@ def test_a_record_kept_with_its_type_decomposed_is_read_as_told_now(tmp_path: Pa
     finally:
         memory.close()
     assert again.duplicate_of == first.observation_id
-    assert found.text == Record(composed, old.fields).line()
+    # Its words only say the record: no text of its own beside it, in recall or the listing.
+    assert found.record is not None and found.record.is_in_words(found.text)
+    assert found.record.type == composed
+    [listed] = listing(hash_settings(tmp_path / "b"))["results"]  # doxa recall --all
+    assert "text" not in listed and listed["record"]["type"] == composed

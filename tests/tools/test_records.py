@@ -779,3 +779,16 @@ async def test_a_where_note_names_only_fields_records_hold_now(memory_client: Cl
     assert before == 'where.secrett: no record has this field; did you mean "secret"?'
     assert after == "where.secrett: no record has this field; fields: album_id"
     assert as_type == "where.@type: no record is of this type; types: Track"
+
+
+async def test_a_where_value_beyond_a_float_is_noted_as_such(client: Client) -> None:
+    # 1e400 sent as a JSON number arrives as its text ("1e400"), searched as that text: the
+    # note said to give the value as a number, which it was.
+    with anyio.fail_after(60):
+        await remember_tracks(client)
+        found = await ok(client, "recall", query="", where={"milliseconds": "1e400"})
+    assert found["results"] == []
+    assert found["note"] == (
+        "where.milliseconds: 1e400 is a number too large for a float, which no record holds"
+        " (nor this text)"
+    )
