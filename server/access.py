@@ -32,6 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 
+from doxa.server.request_body import send_json
 from doxa.server.settings import ServerSettings, Settings, SettingsError
 from doxa.server.tokens import TokenFileError, TokenRecord, TokenStore
 from doxa.tools.identity import Caller
@@ -279,15 +280,4 @@ async def _refuse(send: Send, given: bool) -> None:
             " create one with `doxa token create --agent NAME`",
         }
     payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"www-authenticate", challenge.encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, 401, payload, [(b"www-authenticate", challenge.encode())])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,3 +89,22 @@ class BodyCheck:
     async def check(self, scope: Scope, body: Body, receive: Receive, send: Send) -> None:
         """Answer the request, or hand it to the app (``body.replay(receive)``)."""
         raise NotImplementedError
+
+
+async def send_json(
+    send: Send, status: int, payload: bytes, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """Answer with the JSON ``payload`` and ``status`` (and ``headers``), in one body: how
+    doxa answers a request it refuses before any app reads it."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode("ascii")),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

@@ -41,7 +41,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from doxa.server.argument_errors import printable
-from doxa.server.request_body import Body, BodyCheck
+from doxa.server.request_body import Body, BodyCheck, send_json
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -214,17 +214,7 @@ class RequestIds(BodyCheck):
             await self.app(scope, body.replay(receive), send)
             return
         answer = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": HTTPStatus.BAD_REQUEST,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(answer)).encode("ascii")),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": answer})
+        await send_json(send, HTTPStatus.BAD_REQUEST, answer)
 
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")

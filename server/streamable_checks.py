@@ -44,7 +44,7 @@ from mcp_types import (
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from doxa.server.request_body import read_body
+from doxa.server.request_body import read_body, send_json
 from doxa.server.request_ids import id_refusal
 from doxa.store.drafts import sent
 
@@ -201,15 +201,4 @@ async def _answer(
         "error": error.model_dump(mode="json", exclude_none=True),
     }
     payload = json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode("ascii")),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, status, payload, headers)
