@@ -740,15 +740,17 @@ async def test_hostile_strings_in_every_field_are_stored_exactly_and_touch_nothi
     assert after["IndexRows"] == before["IndexRows"] + 1
 
 
+def lives(city: str, since: str) -> dict[str, Any]:
+    """Ada's home, a fact from ``since``."""
+    fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
+    return {"text": f"Ada lives in {city}.", "fact": fact}
+
+
 async def test_a_fact_told_after_one_that_begins_later_names_what_ends_it(
     client: Client,
 ) -> None:
     # Oslo from March, told after Rome from June, answered as a current fact would: nothing
     # told the agent that Rome already ends it.
-    def lives(city: str, since: str) -> dict[str, Any]:
-        fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
-        return {"text": f"Ada lives in {city}.", "fact": fact}
-
     with anyio.fail_after(30):
         rome = await ok(client, "remember", **lives("Rome", "2024-06-01"))
         oslo = await ok(client, "remember", **lives("Oslo", "2024-03-01"))
@@ -765,10 +767,6 @@ async def test_a_fact_told_late_names_what_replaced_a_plan_as_recall_does(
 ) -> None:
     # Oslo from 2030, then Tokyo from 2030 instead (Oslo never holds): Rome from 2020, told
     # last, answered superseded_by Oslo, where recall and cite_evidence said Tokyo.
-    def lives(city: str, since: str) -> dict[str, Any]:
-        fact = {"subject": "Ada", "predicate": "lives in", "object": city, "valid_from": since}
-        return {"text": f"Ada lives in {city}.", "fact": fact}
-
     with anyio.fail_after(30):
         await ok(client, "remember", **lives("Oslo", "2030-01-01"))
         tokyo = await ok(client, "remember", **lives("Tokyo", "2030-01-01"))
