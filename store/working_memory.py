@@ -169,7 +169,7 @@ class WorkingMemory:
         # that recall walks one or two hops from the topics a query names.
         self.topic_links: dict[str, dict[str, int]] = defaultdict(dict)
         # A live fact's topics and its subject and object, mentioned together, and how often
-        # (``_fact_pairs``): what about and the page relate, apart from the topic graph.
+        # (``_pairs``): what about and the page relate, apart from the topic graph.
         self.fact_links: dict[str, dict[str, int]] = defaultdict(dict)
         self.episode_start: dict[str, datetime] = {}
         self.episode_rows: dict[str, list[int]] = defaultdict(list)
@@ -368,11 +368,7 @@ class WorkingMemory:
     def _link_topics(self, row: int, by: int) -> None:
         """Count the row's topics as mentioned together, and a fact's topics with its two
         ends (``by`` +1), or no longer (-1: it was forgotten)."""
-        keys = {topic_key(t) for t in self.entries[row].topics}
-        for index, pairs in (
-            (self.topic_links, [(a, b) for a in keys for b in keys - {a}]),
-            (self.fact_links, self._fact_pairs(row, keys)),
-        ):
+        for index, pairs in zip((self.topic_links, self.fact_links), self._pairs(row), strict=True):
             for a, b in pairs:
                 links = index[a]
                 links[b] = links.get(b, 0) + by
@@ -381,14 +377,17 @@ class WorkingMemory:
                 if not links:
                     del index[a]
 
-    def _fact_pairs(self, row: int, topics: set[str]) -> list[tuple[str, str]]:
-        """A fact's topics paired with its subject and object, both ways (Delta likes
-        Epsilon, about zeta: zeta with Delta and Epsilon); none for an observation."""
+    def _pairs(self, row: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """What the row mentions together, as ordered pairs of keys: its topics, each with
+        each; and a fact's topics with its subject and object, both ways (Delta likes
+        Epsilon, about zeta: zeta with Delta and Epsilon; none for an observation)."""
         entry = self.entries[row]
+        topics = {topic_key(t) for t in entry.topics}
+        together = [(a, b) for a in topics for b in topics - {a}]
         if entry.subject is None:
-            return []
+            return together, []
         ends = {topic_key(entry.subject), topic_key(entry.object or "")} - {""}
-        return [p for t in topics - ends for e in ends for p in ((t, e), (e, t))]
+        return together, [p for t in topics - ends for e in ends for p in ((t, e), (e, t))]
 
     def _name_in_fact(self, row: int, entity: str) -> None:
         key = topic_key(entity)
@@ -1076,9 +1075,8 @@ class WorkingMemory:
         rows = {*self.topic_rows.get(key, ()), *self.entity_facts.get(key, ())}
         for row in rows:
             if self.recorded_at[row] <= known_at < self.retracted_at[row]:
-                keys = {topic_key(t) for t in self.entries[row].topics}
-                pairs = [(a, b) for a in keys for b in keys - {a}]
-                for a, b in (*pairs, *self._fact_pairs(row, keys)):
+                together, with_ends = self._pairs(row)
+                for a, b in (*together, *with_ends):
                     if a == key:
                         counts[b] = counts.get(b, 0) + 1
         return counts
