@@ -842,7 +842,11 @@ class Memory:
     # ---- forget -----------------------------------------------------------------------------
 
     def forget(
-        self, observation_id: str, mode: str = "retract", agent: str | None = None
+        self,
+        observation_id: str,
+        mode: str = "retract",
+        agent: str | None = None,
+        alone: bool = False,
     ) -> Forgotten:
         """Retract (kept for audit, never recalled) or purge (gone from both stores).
 
@@ -852,9 +856,14 @@ class Memory:
             agent: the agent forgetting. When other agents believe the observation too, a
                 retract withdraws only this agent's belief and the observation stays for
                 them. None (an admin, or a purge): the observation itself.
+            alone: refuse a purge while agents other than ``agent`` hold the observation
+                (believe it, or did until a later fact of theirs): a purge would delete
+                their beliefs too. Checked under the write lock, so a share that lands
+                first is seen.
 
         Raises:
-            InvalidInput: unknown mode, or a belief's id (naming its observation's).
+            InvalidInput: unknown mode, a belief's id (naming its observation's), or a
+                purge ``alone`` of what others hold (naming them).
             NotFound: no such observation.
         """
         if mode not in ("retract", "purge"):
@@ -865,6 +874,16 @@ class Memory:
         working = self._wm
         graph = self.graph
         with graph.exclusive():
+            if alone and mode == "purge" and who is not None and obs in working.row_of:
+                others = sorted(provenance.holders(self.evidence(obs)) - {who})
+                if others:
+                    raise InvalidInput(
+                        "mode",
+                        f'"purge" deletes {obs!r} for every agent, and'
+                        f" {', '.join(repr(b) for b in others)}"
+                        f" {'believes' if len(others) == 1 else 'believe'} it too: retract it"
+                        f" to withdraw {who!r}'s belief only, or have an admin purge it",
+                    )
             with self._working_lock.reading():
                 row = working.row_of.get(obs)
                 if row is None:

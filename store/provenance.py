@@ -220,6 +220,17 @@ def belief_ends(found: dict[str, Any], working: WorkingMemory, known_at: datetim
         belief["held_until"] = None if end == NO_END else to_naive_utc(from_micros(end))
 
 
+def holders(found: dict[str, Any]) -> set[str]:
+    """The agents holding a ``cite`` answer's observation: believing it now, or until a later
+    fact of theirs (whose history a purge would change too); not one that forgot it."""
+    held = {b["agent"] for b in found["believers"]}
+    return held | {
+        w["agent"]
+        for w in found["withdrawn"]
+        if w.get("held_until") is not None and w.get("forgotten_at") is None
+    }
+
+
 def unsupported(
     rows: list[dict[str, Any]], working: WorkingMemory, agent: str, known_at: datetime | None
 ) -> list[dict[str, Any]]:

@@ -432,10 +432,16 @@ class SharedMemory:
         return result
 
     def forget(
-        self, observation_id: str, mode: str = "retract", agent: str | None = None
+        self,
+        observation_id: str,
+        mode: str = "retract",
+        agent: str | None = None,
+        alone: bool = False,
     ) -> Forgotten:
         """``Memory.forget``."""
-        result: Forgotten = self._call("forget", observation_id, mode=mode, agent=agent)
+        result: Forgotten = self._call(
+            "forget", observation_id, mode=mode, agent=agent, alone=alone
+        )
         return result
 
     def prune(self, rule: Mapping[str, object] | None = None, apply: bool = False) -> Pruned:

@@ -62,28 +62,15 @@ async def forget(
                 " connection's agent): only its believers, or a token created with --admin,"
                 " may forget it"
             )
-        # Those holding it: now, or until a later fact of theirs (which the purge would
-        # take from their history too); not one that forgot its belief.
-        holding = {b["agent"] for b in found["believers"]} | {
-            w["agent"]
-            for w in found["withdrawn"]
-            if w.get("held_until") is not None and w.get("forgotten_at") is None
-        }
-        others = sorted(holding - {who.agent})
-        if mode == "purge" and others:
-            # A purge deletes the observation for every agent, their beliefs with it.
-            raise ToolError(
-                f"mode: a purge deletes {id.strip()!r} for every agent, and"
-                f" {', '.join(repr(b) for b in others)} believe it too: retract it to withdraw"
-                f" {who.agent!r}'s belief only, or purge with a token created with --admin"
-            )
-
     # Who forgets: the token's agent, or this server's; when others believe it too, a
     # retract withdraws only that agent's belief. An admin token retracts the observation.
     forgetting = None if who is not None and who.admin else (who.agent if who else agent_of(ctx))
 
     def run(memory: SharedMemory) -> CallToolResult:
-        done = memory.forget(id, mode, agent=forgetting)
+        # A token that is no admin's may not purge what other agents hold (a purge deletes
+        # their beliefs too): the store checks under its write lock, so a share landing
+        # meanwhile is seen.
+        done = memory.forget(id, mode, agent=forgetting, alone=who is not None and not who.admin)
         return answer(
             ForgetResult(
                 observation_id=done.observation_id,

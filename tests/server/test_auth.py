@@ -441,7 +441,7 @@ async def test_a_purge_is_refused_while_another_agent_holds_it_until_a_later_fac
         async with _client(server, scout) as client:
             refused = await _refused(client, "forget", {"id": rome, "mode": "purge"})
             held = await _call(client, "recall", {"query": "", "subject": "Ada", "explain": True})
-    assert f"a purge deletes {rome!r} for every agent, and 'driver'" in refused
+    assert f"deletes {rome!r} for every agent, and 'driver' believes it too" in refused
     [still] = [r for r in held["results"] if r["observation_id"] == rome]
     assert sorted(still["agents"]) == ["driver", "scout"]
 
@@ -477,7 +477,7 @@ async def test_forget_and_prune_take_back_only_the_tokens_own_beliefs_unless_adm
             # purge deleted driver's belief with it.
             shared = await _call(client, "remember", {"text": "Route 9 is open."})
             refused = await _refused(client, "forget", {"id": theirs, "mode": "purge"})
-            assert f"a purge deletes {theirs!r} for every agent, and 'driver'" in refused
+            assert f"deletes {theirs!r} for every agent, and 'driver' believes it too" in refused
             assert await _believers(client, theirs) == ["driver", "scout"]
             assert (await _call(client, "forget", {"id": theirs}))["kept_for"] == ["driver"]
             assert shared["observation_id"] == theirs

@@ -597,6 +597,30 @@ def test_forgetting_a_fact_a_later_one_withdrew_takes_back_its_history_too(
         reopened.close()
 
 
+def test_a_purge_alone_is_refused_while_another_agent_holds_the_observation(
+    memory: Memory,
+) -> None:
+    """Checked by the store under its write lock (a token's purge tool checked first and
+    purged after, so a share landing between took the other agent's belief with it): driver
+    believing Oslo, or holding it until a later fact of its own, refuses scout's purge
+    ``alone`` and nothing is written; without ``alone`` (an admin) it is purged."""
+    feb = "2024-02-01T00:00:00Z"
+    oslo = said(memory, "Alice", "lives in", "Oslo", agent="scout", when=feb)
+    assert said(memory, "Alice", "lives in", "Oslo", agent="driver", when=feb) == oslo
+    with pytest.raises(InvalidInput) as refused:
+        memory.forget(oslo, "purge", agent="scout", alone=True)
+    assert refused.value.field == "mode"
+    assert f"deletes {oslo!r} for every agent, and 'driver' believes it too" in str(refused.value)
+    # Withdrawn for driver by its Rome from June: driver still holds Oslo until then.
+    said(memory, "Alice", "lives in", "Rome", agent="driver", when="2024-06-01T00:00:00Z")
+    with pytest.raises(InvalidInput, match="'driver' believes it too"):
+        memory.forget(oslo, "purge", agent="scout", alone=True)
+    assert [b["agent"] for b in memory.evidence(oslo)["believers"]] == ["scout"]
+    assert memory.forget(oslo, "purge", agent="scout").mode == "purge"
+    found = memory.recall("", subject="Alice", include_superseded=True).results
+    assert oslo not in [r.observation_id for r in found] and found
+
+
 def test_the_last_believer_forgetting_leaves_the_fact_to_those_it_held_for_until_later(
     settings: Settings, memory: Memory
 ) -> None:
