@@ -267,14 +267,26 @@ def plan(
             if fact.predicate not in working.predicates and fact.predicate not in state.recorded:
                 new.new_predicate = (fact.predicate, cardinality)
                 state.recorded.add(fact.predicate)
-            facts = state.facts(
-                working, (topic_key(fact.subject), fact.predicate), _since(new.valid_from, fact)
-            )
+            key = (topic_key(fact.subject), fact.predicate)
+            facts = state.facts(working, key, _since(new.valid_from, fact))
+            ending = _told_end(memory.agent, fact, facts)
+            if ending:
+                # The agent's own fact told again with only an end: that fact's end. It holds
+                # from where the agent's began, which it replaces from there (as a plan
+                # replaced before it began: at an earlier ``known_at`` it held as told).
+                new.valid_from = min(h.start for h in ending)
+                facts = state.facts(working, key, new.valid_from)
+                for held in ending:
+                    new.superseded.append((held.id, held.start))
+                    held.until = held.start
+                    if held.plan is not None:
+                        held.plan.valid_until = held.start
             # A fact that never holds (told with only an end already past, its start
             # unknown) ends nothing and clashes with nothing.
             if cardinality == "one" and holds_ever(new.valid_from, new.valid_until):
                 ends = _end_older(memory.agent, topic_key(fact.object), new.valid_from, facts)
-                new.superseded, new.withdraws, new.conflicts = ends
+                new.superseded += ends[0]
+                new.withdraws, new.conflicts = ends[1], ends[2]
                 _end_by_later(new, facts)
             facts.append(
                 Held(
@@ -350,8 +362,9 @@ def _known_fact(
     key = (topic_key(fact.subject), fact.predicate)
     since = _since(start, fact)
     facts = state.facts(working, key, since)
+    ending = {h.id for h in _told_end(memory.agent, fact, facts)}
     for held in facts:
-        if (held.text_key, held.object) != said or held.start > start:
+        if (held.text_key, held.object) != said or held.start > start or held.id in ending:
             continue
         if memory.agent in held.beliefs and (
             held.holds_at(start) or held.until == fact.valid_until
@@ -380,6 +393,26 @@ def _known_fact(
         shared.superseded, shared.withdraws, shared.conflicts = ends
     theirs.beliefs[memory.agent] = shared.belief_id
     return shared
+
+
+def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
+    """The facts ``fact`` tells the end of: with only a ``valid_until`` (no start), the
+    same value as facts that ``agent`` alone holds, begun before that end and holding on
+    past it ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start
+    it is a fact of its own; a fact others hold too stays as it is (a fact of the agent's
+    own beside it ends on its own)."""
+    end = fact.valid_until
+    if end is None or fact.valid_from is not None:
+        return []
+    obj = topic_key(fact.object)
+    return [
+        h
+        for h in facts
+        if h.object == obj
+        and list(h.beliefs) == [agent]
+        and h.start < end
+        and (h.until is None or h.until > end)
+    ]
 
 
 def _moment(value: int) -> datetime | None:

@@ -72,8 +72,10 @@ class Question:
     #: Records' fields that must hold these values.
     where: tuple[WhereField, ...] = ()
     #: Facts that begin after ``at`` come too, as not current (no ``as_of`` was asked:
-    #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of).
-    upcoming: bool = False
+    #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of), and
+    #: facts over by then at the end they were given ("Sam quit Acme on 10 November": the
+    #: news of the end was found by nothing but ``include_superseded``).
+    beside_now: bool = False
 
 
 def question(
@@ -151,7 +153,7 @@ def question(
         predicate=parts["predicate"],
         obj=parts["object"],
         episode=parts["episode"],
-        upcoming=as_of is None,
+        beside_now=as_of is None,
         known_at=known,
         asks_when=asks_when(query),
         where=fields,
@@ -219,9 +221,10 @@ def answer(
     known_us = None if asked.known_at is None else micros(asked.known_at)
     # Held at the record time and begun by the valid time; valid then, as known then.
     mask, valid = working.view(n, at_us, known_us)
-    upcoming = _upcoming(working, n, at_us, known_us) if asked.upcoming else None
-    if upcoming is not None:
-        mask |= upcoming
+    beside = None
+    if asked.beside_now:
+        beside = _upcoming(working, n, at_us, known_us) | _ended(working, mask, valid, known_us)
+        mask |= beside
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
     if asked.topics:
@@ -260,7 +263,7 @@ def answer(
         mask &= _member(working.where_rows(condition), n)
     current = mask & valid
     if not asked.include_superseded:
-        mask = current if upcoming is None else current | (mask & upcoming)
+        mask = current if beside is None else current | (mask & beside)
     # Full text among the rows the filters allow, so a filter never starves the pool.
     searching: Callable[[], list[tuple[int, float]]] | None = None
     if weights.text_pool and query.strip():
@@ -320,6 +323,22 @@ def _upcoming(working: WorkingMemory, n: int, at: int, known_at: int | None) -> 
         if working.entries[row].subject is None:  # an observation said to be seen later
             later[row] = False
     return later
+
+
+def _ended(
+    working: WorkingMemory, seen: BoolArray, valid: BoolArray, known_at: int | None
+) -> BoolArray:
+    """Of the ``seen`` rows not ``valid`` now, the facts that held and are over at the end
+    they were given (not ended by a newer fact: a replaced one stays out), as held at
+    ``known_at``."""
+    n = len(seen)
+    ends = working.ends(n, known_at)
+    over: BoolArray = seen & ~valid & (ends == working.stated_until[:n])
+    over &= working.valid_from[:n] < ends
+    for row in np.flatnonzero(over):
+        if working.entries[row].subject is None:
+            over[row] = False
+    return over
 
 
 def _fact_rows(working: WorkingMemory, part: str, wanted: str) -> npt.NDArray[np.int64]:

@@ -22,12 +22,13 @@ if TYPE_CHECKING:
     from doxa.store.memory import Remembered
     from doxa.store.sharing import SharedMemory
 
-DESCRIPTION = """Store what may matter in a later conversation: a fact, preference,
-decision or event; many at once with `memories`.
-`fact` {subject, predicate, object}: for a single-valued predicate (lives_in) a newer object
-from the same agent replaces the older (still found with `as_of`); many-valued ones (likes)
-accumulate. `supports` [{belief_id, weight}] adds evidence, `contradicts` [ids] disagreement.
-The same text again returns `duplicate_of`."""
+DESCRIPTION = """Store what may matter later: a fact, preference, decision or event; many
+at once with `memories`.
+`fact` {subject, predicate, object}: for a single-valued predicate (lives_in) the same
+agent's newer object replaces the older (kept for `as_of`); many-valued ones (likes)
+accumulate; your fact told again with only `valid_until` ends there.
+`supports` [{belief_id, weight}] adds evidence, `contradicts` [ids] disagreement.
+A repeat returns `duplicate_of`."""
 
 
 class FactInput(BaseModel):

@@ -430,3 +430,50 @@ async def test_a_fact_that_began_before_the_agent_says_while_it_held_another_is_
     # c's Oslo and b's Paris clash, b with c; never b with itself.
     assert all(not {*c["a"]["agents"]} & {*c["b"]["agents"]} for c in clashes["conflicts"])
     assert clashes["count"] == 1
+
+
+async def test_a_fact_told_again_with_only_an_end_ends_it_and_the_news_comes_back(
+    client: Client,
+) -> None:
+    """Sam's job and car, told in October; in December the agent tells, as the same facts
+    with only an end, that Sam quit and sold the car on 10 November: neither is current any
+    more (both stayed current, and the news was found only with include_superseded), the
+    news comes back after what holds now, marked not current, and about says so."""
+    with anyio.fail_after(30):
+        await fact(client, "Sam", "works at", "Acme", observed_at="2026-10-05")
+        car = await fact(client, "Sam", "owns", "VW Golf", observed_at="2026-10-05")
+        await fact(client, "Sam", "lives in", "Lyon", observed_at="2026-10-05")
+        sold = await ok(
+            client,
+            "remember",
+            text="Sam sold his VW Golf.",
+            agent="scout",
+            observed_at="2026-12-03",
+            fact={
+                "subject": "Sam",
+                "predicate": "owns",
+                "object": "VW Golf",
+                "valid_until": "2026-11-10",
+            },
+        )
+        found = await ok(client, "recall", query="Does Sam still have his car?", subject="Sam")
+        about = await ok(client, "about", name="Sam")
+        back_then = await ok(
+            client, "recall", query="", subject="Sam", predicate="owns", as_of="2026-10-20"
+        )
+    assert sold["superseded"] == [car]
+    shown = {r["text"]: r.get("current", True) for r in found["results"]}
+    assert shown == {
+        "Sam works at Acme.": True,
+        "Sam lives in Lyon.": True,
+        "Sam sold his VW Golf.": False,
+    }
+    assert list(shown)[-1] == "Sam sold his VW Golf."
+    assert "owns" not in about["facts"] and "VW Golf" not in about["summary"]
+    assert {"event": "ended", "fact": "Sam owns VW Golf"}.items() <= next(
+        e for e in about["timeline"] if e["event"] == "ended"
+    ).items()
+    # Back then Sam had it: the fact holds from when the agent's began, in the news's words.
+    assert [(r["text"], r.get("current", True)) for r in back_then["results"]] == [
+        ("Sam sold his VW Golf.", True)
+    ]

@@ -1,0 +1,114 @@
+"""A fact the agent holds, told again with only an end: that fact's end ("Sam quit Acme")."""
+
+from __future__ import annotations
+
+from doxa.server.settings import Settings
+from doxa.store import FactDraft, Memory, MemoryDraft
+from tests.store.test_facts import open_memory
+
+OCT = "2026-10-05T09:00:00Z"
+NOV = "2026-11-10T00:00:00Z"
+DEC = "2026-12-03T09:00:00Z"
+
+
+def tell(
+    memory: Memory,
+    text: str,
+    obj: str = "Acme",
+    when: str = OCT,
+    agent: str = "scout",
+    predicate: str = "works at",
+    **times: str,
+) -> tuple[str, list[str]]:
+    """Remember Sam's fact; its observation id and what it superseded."""
+    [done] = memory.remember(
+        [
+            MemoryDraft(
+                text=text,
+                agent=agent,
+                observed_at=when,
+                fact=FactDraft("Sam", predicate, obj, **times),
+            )
+        ]
+    )
+    return done.observation_id, list(done.superseded)
+
+
+def current(memory: Memory, **asked: str) -> list[str]:
+    found = memory.recall("", subject="Sam", **asked).results  # type: ignore[arg-type]
+    return sorted(r.text for r in found if r.current)
+
+
+def test_an_end_told_later_ends_the_fact_the_agent_holds_and_keeps_its_past(
+    settings: Settings, memory: Memory
+) -> None:
+    """Sam worked at Acme from October (owns is many-valued: only an end ends it); told in
+    December that he quit on 10 November, the job holds until then and no longer, as known
+    now; what the memory held before the end was told is unchanged; after a restart too."""
+    works, _ = tell(memory, "Sam works at Acme.")
+    told_at = memory.evidence(works)["recorded_at"]
+    owns, _ = tell(memory, "Sam owns a VW Golf.", "VW Golf", predicate="owns")
+    quit, ended = tell(memory, "Sam quit his job at Acme.", when=DEC, valid_until=NOV)
+    sold, ended_car = tell(
+        memory, "Sam sold his VW Golf.", "VW Golf", when=DEC, predicate="owns", valid_until=NOV
+    )
+    assert (ended, ended_car) == ([works], [owns])
+    for opened in (memory, None):
+        if opened is None:
+            memory.close()
+            opened = open_memory(settings)
+        try:
+            assert current(opened) == []
+            assert current(opened, as_of="2026-10-20") == [
+                "Sam quit his job at Acme.",
+                "Sam sold his VW Golf.",
+            ]
+            # Before the end was told, the memory held the job as told: open.
+            assert current(opened, known_at=told_at, as_of="2026-11-20") == ["Sam works at Acme."]
+            about = opened.about("Sam")
+            assert about["facts"] == {}
+            events = [(e["event"], e["fact"]) for e in about["timeline"]]
+            assert ("ended", "Sam works at Acme") in events
+            cited = opened.evidence(works)
+            assert cited["superseded_by"] == [quit]
+        finally:
+            if opened is not memory:
+                opened.close()
+    assert sold
+
+
+def test_an_end_told_again_is_a_repeat_and_the_same_words_end_the_fact_too(
+    memory: Memory,
+) -> None:
+    """The agent's own words again, now with an end, end the fact (they were taken for a
+    repeat, and the end was lost); the same call retried is a repeat of the ending."""
+    works, _ = tell(memory, "Sam works at Acme.")
+    again, ended = tell(memory, "Sam works at Acme.", when=DEC, valid_until=NOV)
+    assert again != works and ended == [works]
+    retried, _ = tell(memory, "Sam works at Acme.", when=DEC, valid_until=NOV)
+    assert retried == again
+    assert current(memory) == [] and current(memory, as_of="2026-11-01") == ["Sam works at Acme."]
+
+
+def test_an_end_ends_only_what_the_agent_alone_holds_and_what_holds_past_it(
+    memory: Memory,
+) -> None:
+    """Not a fact another agent holds too, nor one that ended before the end told, nor
+    one that begins after it, nor another value; a forget of the ending gives the fact back."""
+    tell(memory, "Sam works at Acme.", agent="driver")
+    shared, _ = tell(memory, "Sam works at Acme.")  # shared by scout
+    _, ended = tell(memory, "Sam left Acme.", when=DEC, valid_until=NOV)
+    assert ended == []
+    assert current(memory) == ["Sam works at Acme."]
+    short, _ = tell(memory, "Sam ran Globex.", "Globex", valid_until="2026-10-20T00:00:00Z")
+    later, _ = tell(memory, "Sam will run Initech.", "Initech", valid_from="2027-01-01")
+    _, ended = tell(memory, "Sam stopped at Globex.", "Globex", when=DEC, valid_until=NOV)
+    assert ended == []
+    _, ended = tell(memory, "Sam left Initech.", "Initech", when=DEC, valid_until=NOV)
+    assert ended == []
+    mine, _ = tell(memory, "Sam works at Umbrella.", "Umbrella")
+    quit, ended = tell(memory, "Sam quit Umbrella.", "Umbrella", when=DEC, valid_until=NOV)
+    assert ended == [mine]
+    memory.forget(quit, agent="scout")
+    assert "Sam works at Umbrella." in current(memory)
+    assert shared and short and later
