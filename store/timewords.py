@@ -78,6 +78,23 @@ _WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "satur
 _ASKED_WEEKDAY = re.compile(
     rf"\b(last|past|previous|on|this)\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
+# "tomorrow", "the day after tomorrow", "the day before yesterday": a day next to today.
+_BESIDE_TODAY = re.compile(
+    r"\b(?:(?:the\s+)?day\s+(?P<side>before\s+yesterday|after\s+tomorrow)|tomorrow)\b",
+    re.IGNORECASE,
+)
+# "next week", "next month", "next Friday": what comes after today.
+_NEXT = re.compile(
+    rf"\bnext\s+(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
+)
+# A question that looks ahead: "on Friday" is the one to come ("what will we do on Friday",
+# "what do I have planned on Friday"), unless it also asks of the past ("what did we plan").
+_LOOKS_AHEAD = re.compile(
+    r"\b(?:will|going\s+to|gonna|shall|plann(?:ed|ing)|scheduled|booked|upcoming"
+    r"|coming\s+up|do\s+(?:i|we)\s+have)\b",
+    re.IGNORECASE,
+)
+_LOOKS_BACK = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
@@ -308,19 +325,46 @@ def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window |
         centre = reference - timedelta(days=days)
         slack = timedelta(days=max(1, days // 4))
         return centre - slack, centre + slack
+    return _beside_today(query, reference)
+
+
+def _beside_today(query: str, reference: datetime) -> Window | None:
+    """Days and stretches named from today: yesterday, tomorrow, last or next week, a
+    weekday before or after it."""
+    today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    match = _BESIDE_TODAY.search(query)
+    if match:
+        side = " ".join((match["side"] or "").casefold().split())
+        shift = {"before yesterday": -2, "after tomorrow": 2}.get(side, 1)
+        return today + timedelta(days=shift), today + timedelta(days=shift + 1)
+    match = _NEXT.search(query)
+    if match:
+        unit = match[1].casefold()
+        if unit in _WEEKDAY_NAMES:
+            ahead = (_WEEKDAY_NAMES.index(unit) - today.weekday()) % 7 or 7
+            return _day(today + timedelta(days=ahead))
+        # As "last week" reaches back two weeks, "next week" reaches two ahead.
+        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
+        return today + timedelta(days=1), today + timedelta(days=2 * span + 1)
     match = _ASKED_WEEKDAY.search(query)
     if match:
-        today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
-        back = (today.weekday() - _WEEKDAY_NAMES.index(match[2].casefold())) % 7
+        weekday = _WEEKDAY_NAMES.index(match[2].casefold())
+        if (
+            match[1].casefold() == "on"
+            and _LOOKS_AHEAD.search(query)
+            and not _LOOKS_BACK.search(query)
+        ):
+            return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
+        back = (today.weekday() - weekday) % 7
         if back == 0 and match[1].casefold() in ("last", "past", "previous"):
             back = 7
         return _day(today - timedelta(days=back))
     if _PART_OF_TODAY.search(query):
-        return _day(reference.replace(hour=0, minute=0, second=0, microsecond=0))
+        return _day(today)
     match = _RELATIVE.search(query)
     if match:
         words = " ".join(match[1].casefold().split())
-        day = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+        day = today
         if words == "yesterday":
             return day - timedelta(days=1), day
         if words in ("today", "tonight"):

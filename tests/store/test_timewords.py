@@ -53,6 +53,17 @@ def day(year: int, month: int, d: int) -> datetime:
         # "between" two people, not two times: the day named
         ("talk between John and Tim on 11 December, 2023", (day(2023, 12, 10), day(2023, 12, 13))),
         ("what happened yesterday", (day(2024, 6, 14), TODAY)),
+        ("what did I do the day before yesterday", (day(2024, 6, 13), day(2024, 6, 14))),
+        # Ahead: a question about the days to come finds what was said to happen then.
+        ("What do I have tomorrow?", (day(2024, 6, 16), day(2024, 6, 17))),
+        ("the day after tomorrow", (day(2024, 6, 17), day(2024, 6, 18))),
+        ("what's on next week", (day(2024, 6, 16), day(2024, 6, 30))),
+        ("next month", (day(2024, 6, 16), day(2024, 8, 17))),
+        ("dinner next Friday", (day(2024, 6, 20), day(2024, 6, 23))),
+        ("next Saturday", (day(2024, 6, 21), day(2024, 6, 24))),
+        ("What will we do on Monday?", (day(2024, 6, 16), day(2024, 6, 19))),
+        ("What do I have planned on Saturday?", (day(2024, 6, 14), day(2024, 6, 17))),
+        ("What did we plan on Monday?", (day(2024, 6, 9), day(2024, 6, 12))),
         ("plans for today", (TODAY, day(2024, 6, 16))),
         ("Tonight's dinner", (TODAY, day(2024, 6, 16))),
         ("this week", (TODAY - timedelta(days=7), day(2024, 6, 16))),

@@ -70,6 +70,33 @@ async def test_a_date_asked_matches_an_event_said_relatively(client: Client) -> 
     assert first["scores"].get("time", 0) > 0 and second["scores"].get("time", 0) == 0
 
 
+async def test_a_question_about_the_days_to_come_matches_what_is_planned_then(
+    client: Client,
+) -> None:
+    """Said on Wednesday 8 May 2024, asked (as of then) what is on tomorrow and next Friday,
+    and what was done the day before yesterday: each question's days favour what happens
+    then (a question's time was read only looking back, and "the day before yesterday" as
+    yesterday, which left Monday's cinema with no time score)."""
+    with anyio.fail_after(30):
+        dentist = await ok(client, "remember", **said("The dentist appointment is tomorrow at 9."))
+        party = await ok(client, "remember", **said("Mia's party is on Friday."))
+        plumber = await ok(client, "remember", **said("The plumber comes on Monday 20 May."))
+        cinema = await ok(client, "remember", **said("We went to the cinema on Monday."))
+
+        async def times(query: str) -> dict[str, float]:
+            found = await ok(client, "recall", query=query, as_of=SAID, limit=4, explain=True)
+            return {r["observation_id"]: r["scores"].get("time", 0) for r in found["results"]}
+
+        tomorrow = await times("What do I have tomorrow?")
+        friday = await times("What is on next Friday?")
+        before = await times("What did I do the day before yesterday?")
+    # A day is matched with a day's slack either side (the party on Friday the 10th too).
+    timed = {o for o, t in tomorrow.items() if t}
+    assert dentist["observation_id"] in timed and plumber["observation_id"] not in timed
+    assert party["observation_id"] in {o for o, t in friday.items() if t}
+    assert cinema["observation_id"] in {o for o, t in before.items() if t}
+
+
 async def test_a_question_asking_when_prefers_what_is_placed_in_time(tmp_path: Path) -> None:
     settings = hash_settings(tmp_path / "memory", ranking={"dated": 0.3})
     with anyio.fail_after(30):
