@@ -231,11 +231,18 @@ _PRESENT_PLAN = _lazy(
     r"\b(?:is|are|(?:it|that|this|there|he|she|what|which)['\u2019]s|(?:they|we|you)['\u2019]re)"
     r"\s+(?:on|due|scheduled|booked|set|planned)\b"
     r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b"
-    # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June".
-    r"|\b(?:i['\u2019]m|i\s+am|(?:we|they|you)(?:['\u2019]re|\s+are)|(?:he|she)(?:['\u2019]s|\s+is))"
+    # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
+    # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
+    # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
+    r"|\b(?:i['\u2019]m|i\s+am|(?:we|they|you)['\u2019]re|(?:he|she)['\u2019]s|is|are)"
     r"\s+(?:in|at|away|off|out|visiting|staying|travell?ing|flying|driving|working|hosting"
     # Booked told of a person: "I'm booked on the flight on Friday", "she's scheduled".
-    r"|booked|scheduled|due)\b",
+    r"|booked|scheduled|due)\b"
+    # A plan moved to a new day, though told in the past tense: "the offsite was moved to 18
+    # December", "the call is postponed until Friday" ("we moved to Berlin" is no plan).
+    r"|\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
+    r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
+    r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").

@@ -487,6 +487,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(21) and _read_differently(observation, _BEING_SOMEWHERE))
             or (before(22) and _read_by_22(observation))
             or (before(24) and _read_by_24(observation))
+            or (before(25) and _read_by_25(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -613,6 +614,16 @@ def _read_by_24(observation: dict[str, Any]) -> bool:
     return _read_differently(observation, _PLAN_BOOKED)
 
 
+def _read_by_25(observation: dict[str, Any]) -> bool:
+    """Whether migration 25 has an observation's event times read again: a text naming a
+    weekday, or a digit beside a day named, beside a plan told in the present or a plan
+    moved, as its query picks them."""
+    text = observation["text"] or ""
+    if not (_WEEKDAY.search(text) or _read_differently(observation)):
+        return False
+    return bool(_PLAN_TOLD.search(text) or _PLAN_MOVED.search(text))
+
+
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
@@ -623,6 +634,7 @@ _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
+_PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -89,6 +89,13 @@ PLAN_TOLD = (
 #: A plan told in the present by a word that looks past ("is booked", "is planned"): beside
 #: ``DAYS_NAMED`` and a digit, the texts migration 24 reads again (such a day is ahead).
 PLAN_BOOKED = r"\b(?:am|are|is|m|re|s)\s+(?:booked|scheduled|planned)\b"
+#: A plan moved to a new day, told in the past tense ("was moved to 18 December", "is
+#: postponed until Friday"): beside ``PLAN_TOLD``, the words migration 25 reads again.
+PLAN_MOVED = (
+    r"\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
+    r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
+    r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
+)
 #: A weekday's name.
 WEEKDAY = _WEEKDAY
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
@@ -441,6 +448,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             " OR (regexp_matches(o.text, '[0-9]')"
             f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" AND regexp_matches(o.text, '(?i){PLAN_BOOKED}'))"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ),
+    Migration(
+        25,
+        "event times read again: plans told of anyone in the present, and plans moved",
+        (
+            # "Sam is flying to Lisbon on Tuesday", "the user is in Rome from 10 to 14
+            # December" (only "I'm", "we're", "he's"… were plans) and "the offsite was moved
+            # to 18 December" (read as past tense) tell of days to come. Read again the texts
+            # naming a weekday, or a digit beside a day named, beside such words.
+            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){WEEKDAY}')"
+            " OR (regexp_matches(o.text, '[0-9]')"
+            f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}')))"
+            f" AND (regexp_matches(o.text, '(?i){PLAN_TOLD}')"
+            f" OR regexp_matches(o.text, '(?i){PLAN_MOVED}'))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -720,6 +720,42 @@ PRESENT_PLANS: list[Case] = [
         "on Friday",
     ),
     ("We are booked for Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "Friday"),
+    # A plan told of anyone, as notes name whom they tell of ("he is" was read, "Sam is" not).
+    (
+        "Sam is flying to Lisbon on Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "on Friday",
+    ),
+    (
+        "The user is in Rome from 3 to 10 June.",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 11),
+        "span",
+        "from 3 to 10 June",
+    ),
+    (
+        "Sam was in Lisbon on Friday.",
+        MAY_20,
+        day(2024, 5, 17),
+        day(2024, 5, 18),
+        "day",
+        "on Friday",
+    ),
+    # A plan moved to a new day: the day is ahead, though "was moved" is past tense ("we
+    # moved to Berlin" is no plan).
+    (
+        "The offsite was moved to 3 June.",
+        MAY_20,
+        day(2024, 6, 3),
+        day(2024, 6, 4),
+        "day",
+        "3 June",
+    ),
+    ("We moved to Berlin on 3 June.", MAY_20, day(2023, 6, 3), day(2023, 6, 4), "day", "on 3 June"),
 ]
 
 # Said in words, short forms, holidays.

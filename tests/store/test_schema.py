@@ -276,7 +276,7 @@ def test_check_names_a_newer_schema_whose_tables_it_cannot_count(created: Settin
 def test_a_new_store_says_it_is_created_once_and_an_older_one_each_migration(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A new memory logged a line for each of its 24 migrations.
+    # A new memory logged a line for each of its 25 migrations.
     with caplog.at_level(logging.INFO, logger="doxa.store"):
         open_memory(settings).close()
         said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
@@ -736,6 +736,27 @@ def test_weekdays_of_plans_told_in_the_present_are_read_again_as_days_to_come(
     memory.close()
     happened = _event_times_read_again(settings, 24, [m.observation_id for m in done])
     assert happened == [["2024-05-24"], ["2024-05-22/2024-05-24"], ["2024-06-03"], []]
+
+
+def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
+    settings: Settings,
+) -> None:
+    # A store at migration 24 read "Sam is flying to Lisbon on Tuesday" and "the offsite was
+    # moved to 18 December", said on Thursday 3 December, as days gone; migration 25 reads a
+    # weekday or a day beside such words again, and no others.
+    said = "2026-12-03T10:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft("Sam is flying to Lisbon on Tuesday.", observed_at=said),
+            MemoryDraft("The user is in Rome from 10 to 14 December.", observed_at=said),
+            MemoryDraft("The team offsite was moved to 18 December.", observed_at=said),
+            MemoryDraft("Sam was in Lisbon on Tuesday.", observed_at=said),
+        ]
+    )
+    memory.close()
+    happened = _event_times_read_again(settings, 25, [m.observation_id for m in done])
+    assert happened == [["2026-12-08"], ["2026-12-10/2026-12-14"], ["2026-12-18"], []]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
