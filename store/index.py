@@ -201,16 +201,16 @@ class SearchIndex:
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, matrix
 
-    def maintain(self, every: int = 2000) -> bool:
+    def maintain(self, every: int = 2000, force: bool = False) -> bool:
         """Compact fragments (``optimize``) after ``every`` changed rows, or sooner while the
         table is small: every ``add`` makes a fragment, and reading many small ones at
-        start-up is slow.
+        start-up is slow. Earlier versions go with it. ``force``: now, whatever changed.
 
         Returns True when maintenance ran.
         """
         with self._lock:
             threshold = min(every, max(32, self._rows // 4))
-            if self._since_maintenance < threshold or self._rows == 0:
+            if not force and (self._since_maintenance < threshold or self._rows == 0):
                 return False
             self._since_maintenance = 0
             with warnings.catch_warnings():

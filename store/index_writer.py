@@ -37,6 +37,7 @@ class _Write:
     ids: list[str]
     texts: list[str]
     vectors: Vectors | None
+    scrub: bool = False  # a delete whose rows must leave the index's files too
 
 
 class IndexWriter(BatchQueue[_Write]):
@@ -66,9 +67,12 @@ class IndexWriter(BatchQueue[_Write]):
         """Queue rows to add; returns the write's ticket."""
         return self._enqueue(_Write("add", list(ids), list(texts), vectors), len(ids))
 
-    def delete(self, ids: Sequence[str]) -> int:
-        """Queue rows to remove; returns the write's ticket."""
-        return self._enqueue(_Write("delete", list(ids), [], None), len(ids))
+    def delete(self, ids: Sequence[str], scrub: bool = False) -> int:
+        """Queue rows to remove; returns the write's ticket. ``scrub``: then rewrite the
+        index's files at once (``SearchIndex.maintain(force=True)``), so the rows' words
+        leave earlier versions and small fragments too (a purge), not at the next
+        maintenance."""
+        return self._enqueue(_Write("delete", list(ids), [], None, scrub), len(ids))
 
     def close(self, timeout: float = 30.0) -> None:
         """Apply what is queued (retrying failures until ``timeout``), then stop.
@@ -114,6 +118,8 @@ class IndexWriter(BatchQueue[_Write]):
             return
         if batch[0].kind == "delete":
             self._index.delete(ids)
+            if any(write.scrub for write in batch):
+                self._index.maintain(force=True)
             return
         texts = [t for write in batch for t in write.texts]
         vectors = np.concatenate([w.vectors for w in batch if w.vectors is not None])

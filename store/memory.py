@@ -995,7 +995,7 @@ class Memory:
             with self._working_lock.writing():
                 # After the graph commits, in order behind any write of the same row still
                 # queued; under the write lock, so no embedding of it is delivered after.
-                self._writer.delete([obs])
+                self._writer.delete([obs], scrub=mode == "purge")
                 for other, until, newer in reopened:
                     working.reopen(other, until, obs)
                     if newer is not None and until is not None:

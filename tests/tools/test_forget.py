@@ -201,6 +201,27 @@ async def test_purge_removes_it_from_both_stores(
     assert index_ids(settings) == {ids["closed"]}
 
 
+async def test_a_purged_text_leaves_the_index_files_and_their_earlier_versions(
+    memory_client: Client, memory: Memory, settings: Settings
+) -> None:
+    """The index kept each earlier version of its table until maintenance, which a single
+    purge never started: LanceDB read the purged text back from one, and its bytes stayed in
+    the files (a backup copied them)."""
+    secret = "The door code of the lab is ZEBRA-PURPLE-4471."
+    with anyio.fail_after(30):
+        told = await ok(memory_client, "remember", text=secret)
+        await ok(memory_client, "remember", text="The canteen opens at noon.")
+        assert memory.settle(timeout=10)
+        await ok(memory_client, "forget", id=told["observation_id"], mode="purge")
+        assert memory.settle(timeout=10)
+    index = Path(settings.store.data_dir) / "index"
+    held = [p for p in index.rglob("*") if p.is_file() and b"ZEBRA-PURPLE" in p.read_bytes()]
+    assert held == []
+    table = lancedb.connect(str(index)).open_table("observations")
+    assert len(table.list_versions()) == 1
+    assert told["observation_id"] not in index_ids(settings)
+
+
 async def test_purge_after_retract_removes_it(memory_client: Client, memory: Memory) -> None:
     with anyio.fail_after(30):
         ids = await seed_bridge(memory_client)
