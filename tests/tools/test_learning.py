@@ -188,12 +188,22 @@ async def test_the_model_survives_a_restart_and_a_damaged_one_falls_back_with_a_
     # A count beyond any integer, and a flag as text ("false" read as Python reads it: true).
     huge = json.dumps(kept | {"examples": "huge"}).replace('"huge"', "1e400").encode()
     off = json.dumps(kept | {"active": "false"}).encode()
+    # Held-out figures no check gives: one beyond any float (every call failed, "cannot
+    # convert float infinity to integer"), NaN, and a million recalls (the sign test at
+    # start took minutes).
+    figures = kept["held_out"]
+    beyond = json.dumps(kept | {"held_out": figures | {"better": "huge"}})
+    nan = json.dumps(kept | {"held_out": figures | {"blend": float("nan")}}).encode()
+    million = {"recalls": 2_000_000, "better": 1_000_000, "worse": 999_999}
     for damage in (
         b'{"version": 3, "coef": [1, 2',
         b"\xff\xfe\x00\x81 not text",
         b"[1, 2]",
         huge,
         off,
+        beyond.replace('"huge"', "1e400").encode(),
+        nan,
+        json.dumps(kept | {"held_out": figures | million}).encode(),
     ):
         (tmp_path / "m" / MODEL_FILE).write_bytes(damage)
         caplog.clear()
