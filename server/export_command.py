@@ -138,7 +138,7 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
 def _shared(settings: Settings, operation: str, path: Path) -> dict[str, Any]:
     from doxa.store.sharing import SharedMemory
 
-    shared = SharedMemory(settings.store)
+    shared = SharedMemory(settings.store, trains=False)
     try:
         result: dict[str, Any] = getattr(shared, operation)(path)
         return result

@@ -44,7 +44,7 @@ def judgements_command(
     piped = str(path) == "-"
     summary = summary or (sys.stderr if piped else sys.stdout)
 
-    shared = SharedMemory(settings.store)
+    shared = SharedMemory(settings.store, trains=False)
     try:
         rows = shared.judgements()
     except MemoryStoreError as error:

@@ -38,7 +38,7 @@ def listing(settings: Settings, limit: int | None = None) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as scratch:
         export = Path(scratch) / "memory.jsonl"
-        shared = SharedMemory(settings.store)
+        shared = SharedMemory(settings.store, trains=False)
         try:
             shared.export(export)
         finally:

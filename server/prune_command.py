@@ -30,7 +30,7 @@ def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
     quiet()
     if no_memory(settings, "prune"):
         return 1
-    shared = SharedMemory(settings.store)
+    shared = SharedMemory(settings.store, trains=False)
     try:
         # The rule as this command reads it: a server owning the memory has its own settings,
         # and --config must count there too.

@@ -345,9 +345,17 @@ def call_tool(settings: Settings, tool: str, args: dict[str, Any]) -> dict[str, 
         from mcp.client import Client
 
         from doxa.server.app import create_server
+        from doxa.tools.context import MemoryContext
 
-        async with Client(create_server(settings)) as client:
-            result = await client.call_tool(tool, args)
+        # A one-shot command: it never retrains the ranker nor rewrites its file. Its memory
+        # is closed here, as the server's lifespan closes one it opened itself.
+        state = MemoryContext(settings.store, trains=False)
+        try:
+            async with Client(create_server(settings, state=state)) as client:
+                result = await client.call_tool(tool, args)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(state.close)
         if result.is_error:
             text = "".join(getattr(c, "text", "") for c in result.content)
             raise ToolRefused(text.removeprefix(f"Error executing tool {tool}: "))
@@ -362,7 +370,7 @@ def stats(settings: Settings) -> dict[str, Any]:
     from doxa.store.errors import MemoryStoreError
     from doxa.store.sharing import SharedMemory
 
-    shared = SharedMemory(settings.store)
+    shared = SharedMemory(settings.store, trains=False)
     try:
         counts = shared.tallies()
     except MemoryStoreError as error:

@@ -37,7 +37,7 @@ def view_command(settings: Settings, out: Path | None) -> int:
             file=sys.stderr,
         )
         return 1
-    shared = SharedMemory(settings.store)
+    shared = SharedMemory(settings.store, trains=False)
     try:
         picture = shared.picture()
     except MemoryStoreError as error:

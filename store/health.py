@@ -434,7 +434,7 @@ def _repair(settings: StoreSettings, data_dir: Path, force: bool, set_aside_log:
     lost = 0 if folder is None else _save_lost(index, known, folder)
     index.reset("doxa repair was asked to")
     del index
-    memory = Memory(settings, embedder)
+    memory = Memory(settings, embedder, trains=False)
     try:
         memory.warm_up()  # the start-up repair embeds every current observation
         if not memory.settle():

@@ -105,7 +105,7 @@ def _import_into(
         if len(parsed.pruned) > added:
             done.skipped[PRUNED] = len(parsed.pruned) - added
         say("embedding the imported observations for the search index")
-        memory = Memory.open(settings)
+        memory = Memory.open(settings, trains=False)
         try:
             memory.warm_up()
             memory.settle(timeout=INDEX_WAIT_S)

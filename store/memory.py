@@ -203,9 +203,10 @@ class Memory:
     database work of writes; writes are serialized (see the module docstring for the locks).
     """
 
-    def __init__(self, settings: StoreSettings, embedder: Embedder) -> None:
+    def __init__(self, settings: StoreSettings, embedder: Embedder, trains: bool = True) -> None:
         self.settings = settings
         self.embedder = embedder
+        self._trains = trains
         self._graph: Graph | None = None
         self._index: SearchIndex | None = None
         self._index_writer: IndexWriter | None = None
@@ -241,15 +242,18 @@ class Memory:
     # ---- lifecycle --------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings: StoreSettings, embedder: Embedder | None = None) -> Memory:
+    def open(
+        cls, settings: StoreSettings, embedder: Embedder | None = None, trains: bool = True
+    ) -> Memory:
         """The memory in ``settings.data_dir`` (created if absent). Cheap: the stores open,
         and migrations run, on warm-up (``start`` or ``warm_up``); a store written by another
-        schema then fails every call with ``SchemaMismatch``.
+        schema then fails every call with ``SchemaMismatch``. ``trains``: False for a process
+        that only looks (``Trainer``): the kept ranker is never retrained nor rewritten.
         """
         data_dir = Path(settings.data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True)
         chosen = embedder or make_embedder(settings.embedding)
-        return cls(settings, chosen)
+        return cls(settings, chosen, trains)
 
     def _claim_warm_up(self) -> bool:
         with self._warm_lock:
@@ -313,6 +317,7 @@ class Memory:
             self.settings.ranking.feedback,
             embedder=self.embedder.fingerprint,
             foreign_index=stores.index.foreign,
+            trains=self._trains,
         )
         self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)

@@ -124,12 +124,19 @@ class SharedMemory:
         memory: an open memory to serve directly, without sharing (tests, benchmarks).
         may_own: False for a process that only relays, never taking the memory over (an
             HTTP worker: its serving process, or another server, holds it).
+        trains: False for a one-shot command: owning the memory, it never retrains the
+            ranker nor rewrites its file (``Memory.open``); only a server does.
     """
 
     def __init__(
-        self, settings: StoreSettings, memory: Memory | None = None, may_own: bool = True
+        self,
+        settings: StoreSettings,
+        memory: Memory | None = None,
+        may_own: bool = True,
+        trains: bool = True,
     ) -> None:
         self.settings = settings
+        self._trains = trains
         self._data_dir = Path(settings.data_dir).expanduser()
         self._ownership = Ownership(self._data_dir)
         self._may_own = may_own
@@ -223,7 +230,7 @@ class SharedMemory:
                 if self._stopping:  # nothing opened yet: nothing is left half open
                     return
             if self._may_own and self._ownership.try_acquire():
-                local = Memory.open(self.settings)
+                local = Memory.open(self.settings, trains=self._trains)
                 local.start()
                 # Bound to this memory: a peer may call before self._local is set below.
                 server = RelayServer(path, functools.partial(_run_on, local))

@@ -52,6 +52,9 @@ class Trainer:
             recalls' only.
         foreign_index: the search index was built by another embedder (a kept model that
             does not say whose recalls it learned from learned from that one's).
+        trains: False for a process that only looks (a one-shot command): it uses the kept
+            model as these settings allow, and never retrains it or writes its file (``doxa
+            stats`` without the server's ``--config`` replaced the server's active model).
     """
 
     def __init__(
@@ -63,7 +66,9 @@ class Trainer:
         *,
         embedder: str,
         foreign_index: bool = False,
+        trains: bool = True,
     ) -> None:
+        self._trains = trains
         self._feedback_weight = feedback_weight
         self._dir = data_dir
         self._settings = settings
@@ -129,6 +134,8 @@ class Trainer:
                     self._dir,
                 )
             return replace(model, active=False)
+        if not self._trains:
+            return model
         try:
             save_model(self._dir, model)  # so the next start need not decide again
         except OSError as error:
@@ -147,7 +154,9 @@ class Trainer:
         return self._model
 
     def start(self) -> None:
-        """Start the training thread."""
+        """Start the training thread (none when it does not train)."""
+        if not self._trains:
+            return
         self._thread = threading.Thread(target=self._run, name="doxa-trainer", daemon=True)
         self._thread.start()
 
@@ -176,8 +185,10 @@ class Trainer:
 
     def wait(self, ticket: int, timeout: float | None = None) -> bool:
         """Wait until the retrain of ``ticket`` (or a later one) has finished; False if
-        ``timeout`` seconds passed first."""
+        ``timeout`` seconds passed first (at once when it does not train)."""
         with self._lock:
+            if not self._trains:
+                return False
             return self._lock.wait_for(lambda: self._done >= ticket, timeout)
 
     def _run(self) -> None:

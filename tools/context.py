@@ -78,11 +78,16 @@ class MemoryContext:
     """
 
     def __init__(
-        self, settings: StoreSettings, memory: Memory | None = None, may_own: bool = True
+        self,
+        settings: StoreSettings,
+        memory: Memory | None = None,
+        may_own: bool = True,
+        trains: bool = True,
     ) -> None:
         self.settings = settings
         self._given = memory
         self._may_own = may_own
+        self._trains = trains  # False: a one-shot command (``SharedMemory``)
         self._shared: SharedMemory | None = None
         self._lock = threading.Lock()
 
@@ -90,7 +95,7 @@ class MemoryContext:
         """Open or reach the memory on a thread (returns at once; idempotent)."""
         with self._lock:
             if self._shared is None:
-                self._shared = SharedMemory(self.settings, self._given, self._may_own)
+                self._shared = SharedMemory(self.settings, self._given, self._may_own, self._trains)
             self._shared.start()
 
     def memory(self) -> SharedMemory:

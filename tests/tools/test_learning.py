@@ -316,6 +316,42 @@ async def test_a_new_embedding_model_retrains_the_ranker_on_its_own_recalls_only
     )
 
 
+async def test_one_shot_commands_never_retrain_nor_rewrite_the_servers_ranker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server trained an active model under looser settings; ``doxa stats``, ``export``,
+    ``recall`` and ``export --judgements`` run with other settings found it failing theirs,
+    retrained it and wrote an unused one over it: the server, started again with its
+    settings, had lost what it learned until hundreds of new judgements came."""
+    settings = learning_settings(tmp_path / "m")
+    trained, _, _ = await trained_memory(settings)
+    assert trained is not None and trained.active
+    # Held out, 4 recalls ordered better and 1 worse: enough at the server's significance
+    # (0.25), not at the default 0.01 these commands read.
+    model = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
+    model["held_out"] |= {"better": 4, "worse": 1}
+    (tmp_path / "m" / MODEL_FILE).write_text(json.dumps(model))
+    kept = (tmp_path / "m" / MODEL_FILE).read_bytes()
+    trained = load_model(tmp_path / "m")
+    # Settings of their own: judgements enough to train on, the default significance.
+    config = tmp_path / "cli.toml"
+    config.write_text("[store.learning]\nmin_judgements = 20\nheld_out = 0.5\n")
+    where = ["--embedder", "hash", "--data-dir", str(tmp_path / "m"), "--config", str(config)]
+    for command in (
+        ["stats"],
+        ["export", str(tmp_path / "all.jsonl")],
+        ["export", "--judgements", str(tmp_path / "j.jsonl")],
+        ["recall", "anything"],
+    ):
+        # On a thread of its own: a tool command runs its own event loop.
+        assert await anyio.to_thread.run_sync(main, [*command, *where]) == 0, command
+        assert (tmp_path / "m" / MODEL_FILE).read_bytes() == kept, command
+    capsys.readouterr()
+    assert (tmp_path / "m" / MODEL_FILE).read_bytes() == kept
+    model, found = await trained_at_start(settings)
+    assert model == trained and "learned" in found["results"][0]["scores"]
+
+
 async def test_a_ranker_set_aside_under_another_model_is_used_again_under_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
