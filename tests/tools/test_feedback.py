@@ -244,6 +244,13 @@ async def test_judging_a_result_the_recall_did_not_return_names_it(client: Clien
             accepted=[ranks(found)[0]],
             rejected=["obs_0000000000000000"],
         )
+        # Where it was given: after a repeat it was named by its place among the ids left.
+        repeated = await error(
+            client,
+            "feedback",
+            recall_id=found["recall_id"],
+            rejected=[ranks(found)[0], ranks(found)[0], missing],
+        )
         cited = await ok(client, "cite_evidence", id=ranks(found)[0])
         # the failed calls recorded nothing: the recall can still be judged
         judged = await ok(client, "feedback", recall_id=found["recall_id"], accepted=ranks(found))
@@ -252,6 +259,7 @@ async def test_judging_a_result_the_recall_did_not_return_names_it(client: Clien
         "judge only its results"
     )
     assert "rejected[0] 'obs_0000000000000000' was not returned by recall" in rejected
+    assert f"rejected[2] {missing!r} was not returned by recall" in repeated
     assert "hits" not in cited["observation"] and "impressions" not in cited["observation"]
     assert judged["accepted"] == ranks(found)
 
