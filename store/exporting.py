@@ -842,6 +842,16 @@ def _times_problem(row: dict[str, Any], columns: tuple[str, ...], start: str) ->
     return None
 
 
+def _recall_problem(row: dict[str, Any]) -> str | None:
+    """What the memory would misread of a recall: a time ahead of the clock (a judgement
+    dated ahead never fades), a judgement before the recall."""
+    problem = _times_problem(row, ("at", "judged_at"), "at")
+    judged, asked = row.get("judged_at"), row.get("at")
+    if problem is None and judged is not None and asked is not None and judged < asked:
+        return f"judged_at {iso(judged)} is before its at {iso(asked)}"
+    return problem
+
+
 #: The kinds of observation remember writes.
 _OBSERVATION_KINDS = ("fact", "observation", "record")
 
@@ -850,6 +860,7 @@ _ROWS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "Observation": _observation_problem,
     "Belief": _belief_problem,
     "FieldValue": _field_value_problem,
+    "Recall": _recall_problem,
 }
 
 

@@ -494,6 +494,9 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
         "retracted_at 2000-01-01T00:00:00Z is",
     ),
     (_table("Belief"), {"since": "2099-01-01T00:00:00Z"}, "Belief's since 2099-01-01T00:00:00Z"),
+    # A judgement dated ahead never faded (its lift stayed 0.6 for good).
+    (_judged_recall, {"judged_at": "9999-12-31T00:00:00Z"}, "judged_at 9999-12-31T00:00:00Z is"),
+    (_judged_recall, {"judged_at": "2000-01-01T00:00:00Z"}, "judged_at 2000-01-01T00:00:00Z is"),
     # Beliefs never withdrawn (an export lists beliefs in no set order).
     (_held, {"held_until": "2024-01-01T00:00:00Z"}, "held_until needs retracted_at"),
     (_held, {"forgotten_at": "2024-01-01T00:00:00Z"}, "forgotten_at needs held_until"),
