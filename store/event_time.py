@@ -230,7 +230,11 @@ _PRESENT_PLAN = _lazy(
     # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.
     r"\b(?:is|are|(?:it|that|this|there|he|she|what|which)['\u2019]s|(?:they|we|you)['\u2019]re)"
     r"\s+(?:on|due|scheduled|booked|set|planned)\b"
-    r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off)\b"
+    r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off"
+    # "Sam turns 40 on 9 December", "Mia moves to Geneva on 3 January".
+    r"|turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
+    # A day said to be what is due: "the deadline is 15 December".
+    r"|\b(?:is|are)\s+(?=[0-9])"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
@@ -562,10 +566,20 @@ def _weekday_year(date: _Date, ctx: _Context) -> int | None:
     return min(fitting, key=lambda day: abs(day - ctx.today)).year
 
 
+#: Months whose names are no other word: "15 December" needs no cue ("the deadline is 15
+#: December"), "5 may", "3 march", "5 June" (a name) and the short forms do.
+_PLAIN_MONTHS = frozenset(
+    ("january", "february", "april", "august", "september", "october", "november", "december")
+)
+
+
 def _day_needs_cue(match: re.Match[str], ctx: _Context) -> bool:
-    """A day and month with neither ordinal, year nor weekday need a cue word before them."""
+    """A day and month with neither ordinal, year nor weekday need a cue word before them,
+    unless the month's name is no other word."""
     groups = match.groupdict()
     if groups.get("o") or groups.get("y") or groups.get("wd") or groups.get("on"):
+        return False
+    if (groups.get("m") or "").casefold() in _PLAIN_MONTHS:
         return False
     if groups.get("of"):
         return False
@@ -583,19 +597,27 @@ def _resolve_date(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 
 def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | None:
-    """``_direction``, but a day later this year, in a plan told in the present ("my flight
-    leaves on 3 June", said in May), is ahead."""
+    """``_direction``, but in a plan told in the present a day later this year is ahead ("my
+    flight leaves on 3 June", said in May), and so is a day gone this year when next year's
+    is nearer ("Mia moves to Geneva on 3 January", said on 3 December; "I'm in Rome from 3
+    to 10 June", said on the 12th, is the stay just gone)."""
     mode = _direction(match, ctx)
     if (
-        mode == "past"
-        and date.month is not None
-        and date.day is not None
-        and ctx.plans(match)
-        and not ctx.told_past(match)
-        and (date.month, date.day) > (ctx.today.month, ctx.today.day)
+        mode != "past"
+        or date.day is None
+        or date.month is None
+        or not ctx.plans(match)
+        or ctx.told_past(match)
     ):
+        return mode
+    today = ctx.today
+    if (date.month, date.day) > (today.month, today.day):
         return "future"
-    return mode
+    try:
+        gone, ahead = (_date(today.year + k, date.month, date.day) for k in (0, 1))
+    except ValueError:  # 29 February, in a year without one
+        return mode
+    return "future" if ahead - today < today - gone else mode
 
 
 _CUE_MODES: dict[str, Mode] = {"last": "last", "next": "next", "this": "this", "back in": "past"}
@@ -807,10 +829,13 @@ def _resolve_the_other_day(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 
 def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
-    # "on the 15th": the nearest 15th in the sentence's direction, in this month or another.
+    # "on the 15th": the nearest 15th in the sentence's direction, in this month or another
+    # (ahead in a plan told in the present: "the new job starts on the 15th").
     mode = _direction(match, ctx)
     if mode is None:
         return None
+    if mode == "past" and ctx.ahead(match):
+        mode = "future"
     wanted, step = int(match["d"]), (1 if mode == "future" else -1)
     for offset in range(13):
         year, month = _add_months(ctx.today.year, ctx.today.month, step * offset)

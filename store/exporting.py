@@ -615,13 +615,14 @@ def _read_by_24(observation: dict[str, Any]) -> bool:
 
 
 def _read_by_25(observation: dict[str, Any]) -> bool:
-    """Whether migration 25 has an observation's event times read again: a text naming a
-    weekday, or a digit beside a day named, beside a plan told in the present or a plan
-    moved, as its query picks them."""
+    """Whether migration 25 has an observation's event times read again: a text holding a
+    digit beside a day named, or naming a weekday beside a plan told in the present, a plan
+    moved or a verb of plans, as its query picks them."""
     text = observation["text"] or ""
-    if not (_WEEKDAY.search(text) or _read_differently(observation)):
-        return False
-    return bool(_PLAN_TOLD.search(text) or _PLAN_MOVED.search(text))
+    if _read_differently(observation):
+        return True
+    plans = (_PLAN_TOLD, _PLAN_MOVED, _PLAN_VERBS)
+    return bool(_WEEKDAY.search(text) and any(p.search(text) for p in plans))
 
 
 _DIGIT = re.compile(r"[0-9]")
@@ -635,6 +636,7 @@ _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)
+_PLAN_VERBS = re.compile(schema.PLAN_VERBS, re.IGNORECASE)
 
 
 def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:

@@ -96,6 +96,9 @@ PLAN_MOVED = (
     r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
 )
+#: Verbs that tell of a plan in the present ("Sam turns 40 on Friday"): beside ``WEEKDAY``,
+#: the words migration 25 reads again.
+PLAN_VERBS = r"\b(?:turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
 #: A weekday's name.
 WEEKDAY = _WEEKDAY
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
@@ -453,17 +456,21 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         25,
-        "event times read again: plans told of anyone in the present, and plans moved",
+        "event times read again: plans told of anyone, plans moved, days told without a cue",
         (
             # "Sam is flying to Lisbon on Tuesday", "the user is in Rome from 10 to 14
-            # December" (only "I'm", "we're", "he's"… were plans) and "the offsite was moved
-            # to 18 December" (read as past tense) tell of days to come. Read again the texts
-            # naming a weekday, or a digit beside a day named, beside such words.
-            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){WEEKDAY}')"
-            " OR (regexp_matches(o.text, '[0-9]')"
-            f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}')))"
+            # December" (only "I'm", "we're", "he's"… were plans), "the offsite was moved to
+            # 18 December" (read as past tense), "Sam turns 40 on 9 December", "the job starts
+            # on the 15th", "Mia moves to Geneva on 3 January" (said in December) tell of days
+            # to come, and "the deadline is 15 December" was no day at all. Read again the
+            # texts holding a digit beside a day named, and those naming a weekday beside
+            # such words.
+            "MATCH (o:Observation) WHERE (regexp_matches(o.text, '[0-9]')"
+            f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}'))"
+            f" OR (regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" AND (regexp_matches(o.text, '(?i){PLAN_TOLD}')"
-            f" OR regexp_matches(o.text, '(?i){PLAN_MOVED}'))"
+            f" OR regexp_matches(o.text, '(?i){PLAN_MOVED}')"
+            f" OR regexp_matches(o.text, '(?i){PLAN_VERBS}')))"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -756,6 +756,29 @@ PRESENT_PLANS: list[Case] = [
         "3 June",
     ),
     ("We moved to Berlin on 3 June.", MAY_20, day(2023, 6, 3), day(2023, 6, 4), "day", "on 3 June"),
+    # Verbs of plans told in the present, a day of this month ahead, a day said to be due.
+    ("Sam turns 40 on 3 June.", MAY_20, day(2024, 6, 3), day(2024, 6, 4), "day", "on 3 June"),
+    ("Sam turned 40 on 3 June.", MAY_20, day(2023, 6, 3), day(2023, 6, 4), "day", "on 3 June"),
+    (
+        "The job starts on the 25th.",
+        MAY_20,
+        day(2024, 5, 25),
+        day(2024, 5, 26),
+        "day",
+        "on the 25th",
+    ),
+    ("I started on the 25th.", MAY_20, day(2024, 4, 25), day(2024, 4, 26), "day", "on the 25th"),
+    ("The deadline is 3 August.", MAY_20, day(2024, 8, 3), day(2024, 8, 4), "day", "3 August"),
+    ("We met 3 April.", MAY_20, day(2024, 4, 3), day(2024, 4, 4), "day", "3 April"),
+    # A day gone this year, told as a plan: next year's when it is nearer.
+    (
+        "Mia moves to Geneva on 3 January.",
+        datetime(2024, 12, 3, 10, tzinfo=UTC),
+        day(2025, 1, 3),
+        day(2025, 1, 4),
+        "day",
+        "on 3 January",
+    ),
 ]
 
 # Said in words, short forms, holidays.
@@ -1032,6 +1055,8 @@ NEGATIVES = [
     "since I was a kid",
     "since then things changed",
     "June said hi",
+    "I met June 5 times",
+    "The deadline is 3 June.",  # June may be a name: a day before it needs a cue
     "we march 5 miles",
     "May 5 people come?",
     "in 1000 pieces",

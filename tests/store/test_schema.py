@@ -752,11 +752,22 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
             MemoryDraft("The user is in Rome from 10 to 14 December.", observed_at=said),
             MemoryDraft("The team offsite was moved to 18 December.", observed_at=said),
             MemoryDraft("Sam was in Lisbon on Tuesday.", observed_at=said),
+            MemoryDraft("Sam turns 40 on 9 December.", observed_at=said),
+            MemoryDraft("The deadline is 15 December.", observed_at=said),
+            MemoryDraft("Sam went to Lisbon.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 25, [m.observation_id for m in done])
-    assert happened == [["2026-12-08"], ["2026-12-10/2026-12-14"], ["2026-12-18"], []]
+    assert happened == [
+        ["2026-12-08"],
+        ["2026-12-10/2026-12-14"],
+        ["2026-12-18"],
+        [],
+        ["2026-12-09"],
+        ["2026-12-15"],
+        [],
+    ]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
