@@ -148,7 +148,10 @@ class VectorMatrix:
             block[inside] = stored[chosen]
 
     def clear(self, row: int) -> None:
-        """Forget the vector at ``row`` (its similarity becomes 0)."""
+        """Forget the vector at ``row`` (its similarity becomes 0); a row beyond those
+        stored has none yet (its embedding had not landed: a forget right after a batch)."""
+        if row >= len(self._present):
+            return
         for block, _, inside in self._where(np.array([row], dtype=np.int64)):
             block[inside] = ROW_OFFSET
         self._present[row] = False

@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from mcp.client import Client
 
 from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
-from doxa.store.embedder import HashEmbedder
+from doxa.store.embedder import HashEmbedder, Vectors
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.health import check, repair
 from doxa.store.index import SearchIndex
@@ -883,3 +884,46 @@ def test_check_names_an_owner_lock_that_is_no_file(settings: Settings) -> None:
     assert check(settings.store).problems == [
         f"{lock} is not a file: no process can own the memory; remove it"
     ]
+
+
+class _HeldEmbedder(HashEmbedder):
+    """The hash embedder, held while ``gate`` is clear (a slow model still embedding)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def embed(self, texts: list[str]) -> Vectors:
+        assert self.gate.wait(30)
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("mode", ["retract", "purge"])
+def test_forgetting_a_memory_whose_embedding_has_not_landed_succeeds(
+    settings: Settings, mode: str
+) -> None:
+    """A forget right after a large batch, before the model had embedded its last memory
+    (beyond the vectors' room): the graph committed, then clearing the vector raised, and the
+    caller was told the forget failed (a purge retried answered that no such id existed)."""
+    held = _HeldEmbedder()
+    memory = Memory.open(settings.store, embedder=held)
+    memory.warm_up()
+    try:
+        held.gate.clear()
+        done = memory.remember(
+            [MemoryDraft(text=f"Harbour note {i}: the blue boat {i} left.") for i in range(1500)],
+            batch=True,
+        )
+        last = done[-1].observation_id
+        forgotten = memory.forget(last, mode)
+        assert forgotten.already is False
+        assert memory.forget(last, mode).already is True
+        held.gate.set()
+        assert memory.settle(timeout=60)
+        found = memory.recall("Harbour note 1499: the blue boat 1499 left.", limit=3).results
+        assert last not in [r.observation_id for r in found]
+        assert memory.stats()["IndexRows"] == 1499
+    finally:
+        held.gate.set()
+        memory.close()
