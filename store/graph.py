@@ -34,9 +34,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -90,12 +92,15 @@ SET_ASIDE_REMEDY = (
     " lost, and the texts of the observations among them are saved beside it"
 )
 
-#: Opens a graph read-only in a child process (``log_crashes``): argv[1] the database file,
-#: argv[2] the page cache in bytes.
+#: Opens a graph in a child process (``log_crashes``): argv[1] the database file, argv[2]
+#: the page cache in bytes, argv[3] "ro" for read-only.
 _PROBE = (
     "import sys, kuzu\n"
-    "kuzu.Database(sys.argv[1], buffer_pool_size=int(sys.argv[2]), read_only=True)\n"
+    "kuzu.Database(sys.argv[1], buffer_pool_size=int(sys.argv[2]), read_only=sys.argv[3] == 'ro')\n"
 )
+#: Kùzu's refusal of a log whose checkpoint was cut short after writing its shadow pages:
+#: those are replayed only by an opening for writing.
+_SHADOW_PAGES = "shadow pages under read-only mode"
 
 
 #: The signals of a process that crashed (not one stopped from outside, as by the kernel's
@@ -107,13 +112,61 @@ def opens(database: Path, buffer_pool_bytes: int) -> int | str | None:
     """Open ``database`` read-only in a child process, replaying its write-ahead log: None
     when it opens, Kùzu's error when it refuses, or the signal when Kùzu crashes (a log or
     a file Kùzu 0.11.3 cannot read can kill the process that opens it, which no exception
-    reports).
+    reports). A log whose shadow pages only an opening for writing replays is replayed so
+    on a copy, leaving the memory as it was (``doxa check`` called such a graph unreadable,
+    and ``repair --set-aside-log`` set a log aside that the next start would replay).
 
     Raises:
         MemoryStoreError: the child was stopped from outside (killed, not crashed): try again.
     """
+    found = _probe(database, buffer_pool_bytes, read_only=True)
+    if not (isinstance(found, str) and needs_writing_to_replay(found)):
+        return found
+    with tempfile.TemporaryDirectory(prefix="doxa-replay-") as scratch:
+        replayed = replay_on_copy(database, buffer_pool_bytes, Path(scratch))
+    return found if replayed == _NO_ROOM else replayed
+
+
+def needs_writing_to_replay(error: str) -> bool:
+    """Whether Kùzu's refusal to open a graph read-only is a log only an opening for writing
+    replays (a checkpoint cut short after writing its shadow pages)."""
+    return _SHADOW_PAGES in error
+
+
+#: ``replay_on_copy``'s answer when the copy could not be made.
+_NO_ROOM = "no room to copy the graph"
+
+
+def replay_on_copy(database: Path, buffer_pool_bytes: int, into: Path) -> int | str | None:
+    """Copy ``database`` with its log and shadow pages into the directory ``into`` and open
+    the copy for writing in a child process, replaying them there: ``opens``' answer for the
+    copy (a copy that cannot be made, ``_NO_ROOM``, with a warning)."""
+    try:
+        for path in (database, wal_file(database), shadow_file(database)):
+            if path.exists():
+                shutil.copy2(path, into / path.name)
+    except OSError as error:
+        log.warning("could not copy the graph to replay its log on the copy (%s)", error)
+        return _NO_ROOM
+    return _probe(into / database.name, buffer_pool_bytes, read_only=False)
+
+
+def shadow_file(database: Path) -> Path:
+    """Kùzu's shadow pages of the database file ``database`` (during a checkpoint)."""
+    return database.with_name(database.name + ".shadow")
+
+
+def _probe(database: Path, buffer_pool_bytes: int, read_only: bool) -> int | str | None:
+    """``opens`` in one mode."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(database), str(buffer_pool_bytes)],
+        [
+            sys.executable,
+            "-c",
+            _PROBE,
+            str(database),
+            str(buffer_pool_bytes),
+            "ro" if read_only else "rw",
+        ],
         capture_output=True,
         check=False,
     )

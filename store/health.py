@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -166,10 +168,18 @@ def check(settings: StoreSettings) -> Health:
 def _check(settings: StoreSettings, owned_here: bool) -> Health:
     """``check``; ``owned_here``: this process holds the directory's ``owner.lock`` (a
     repair), so it is no other's."""
-    from doxa.store.graph import Graph, has_log, log_crashes
+    from doxa.store.graph import (
+        Graph,
+        has_log,
+        log_crashes,
+        needs_writing_to_replay,
+        replay_on_copy,
+        wal_file,
+    )
 
     data_dir = Path(settings.data_dir).expanduser()
     health = Health(str(data_dir))
+    scratch: Path | None = None  # a copy of the graph, its log replayed
     embedder = make_embedder(settings.embedding)
     graph_file = data_dir / "graph"
     live: set[str] | None = None
@@ -192,14 +202,28 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                     "Restore that file from a backup; the search index beside it was not"
                     " touched and still holds the memories' texts",
                 )
-            graph = Graph(graph_file, read_only=True)
+            graph: Graph | None = Graph(graph_file, read_only=True)
         except MemoryInUse:
             raise _held(data_dir, "check") from None
         except DamagedStore as error:
-            health.problems.append(f"{error.problem}; {error.remedy}")
+            # A checkpoint cut short after its shadow pages: only an opening for writing
+            # replays them, as the next start does. Counted on a copy so replayed (it was
+            # called unreadable, with a backup to restore as the remedy).
+            graph = None
+            if needs_writing_to_replay(error.problem):
+                scratch = Path(tempfile.mkdtemp(prefix="doxa-check-"))
+                pool = settings.buffer_pool_mb << 20
+                if replay_on_copy(graph_file, pool, scratch) is None:
+                    graph = Graph(scratch / graph_file.name, read_only=True)
+                else:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                    scratch = None
+            if graph is None:
+                health.problems.append(f"{error.problem}; {error.remedy}")
         except NotPermitted as error:  # not this user's to read
             health.problems.append(str(error))
-        else:
+            graph = None
+        if graph is not None:
             one_sided: dict[str, int] = {}
             issues: list[str] = []
             try:
@@ -208,7 +232,9 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                 if issues:
                     # As a start decides: no command opens it.
                     health.problems.append(str(SchemaMismatch(issues)))
-                health.graph = {**graph.counts(), "wal_bytes": graph.wal_bytes()}
+                # The log's own size (a copy replayed has none left).
+                wal_bytes = wal_file(graph_file).stat().st_size if scratch else graph.wal_bytes()
+                health.graph = {**graph.counts(), "wal_bytes": wal_bytes}
                 # What the next start applies (the store stays as it is until then).
                 health.graph["migrations_pending"] = sum(
                     m.version not in applied or m.version in again for m in schema.MIGRATIONS
@@ -226,6 +252,8 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
                 # counted here: the mismatch is the answer, and what was read so far.
             finally:
                 graph.close()
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
             for table, count in sorted(one_sided.items()):
                 health.problems.append(
                     f"{count} nodes' {table} links read differently from their two ends:"

@@ -927,3 +927,42 @@ def test_forgetting_a_memory_whose_embedding_has_not_landed_succeeds(
     finally:
         held.gate.set()
         memory.close()
+
+
+#: Stands in for Kùzu's refusal, read-only, of a log whose checkpoint was cut short after
+#: writing its shadow pages (seen about once in 60 kills of a large memory, never on demand):
+#: a read-only probe refuses while ``graph.shadow`` is there; one for writing opens.
+_SHADOW_PROBE = (
+    "import os, sys, kuzu\n"
+    "if sys.argv[3] == 'ro' and os.path.exists(sys.argv[1] + '.shadow'):\n"
+    '    sys.exit("RuntimeError: Couldn\'t replay shadow pages under read-only mode.")\n'
+    "kuzu.Database(sys.argv[1], buffer_pool_size=int(sys.argv[2]), read_only=sys.argv[3] == 'ro')\n"
+)
+
+
+def test_a_log_only_an_opening_for_writing_replays_is_not_set_aside(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Such a log replays at the next start, which keeps its writes: it was taken for one
+    Kùzu cannot replay, and ``repair --set-aside-log`` set it aside (its writes with it). Now
+    it is replayed on a copy, which opens, and the repair refuses, changing nothing."""
+    from doxa.store import graph
+
+    filled(settings, 3)
+    subprocess.run(
+        [sys.executable, "-c", _TELL_THEN_DIE, str(settings.store.data_dir)],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    data_dir = settings.store.data_dir
+    (data_dir / "graph.shadow").write_bytes(b"")
+    monkeypatch.setattr(graph, "_PROBE", _SHADOW_PROBE)
+    pool = settings.store.buffer_pool_mb << 20
+    refusal = graph._probe(data_dir / "graph", pool, read_only=True)
+    assert isinstance(refusal, str) and graph.needs_writing_to_replay(refusal)
+    assert graph.opens(data_dir / "graph", pool) is None
+    with pytest.raises(DamagedStore, match="write-ahead log replays"):
+        repair(settings.store, set_aside_log=True)
+    assert (data_dir / "graph.wal").stat().st_size > 0 and (data_dir / "graph.shadow").exists()
+    assert not (data_dir / "set-aside").exists()
