@@ -288,6 +288,10 @@ async def _write(
     async with from_server:
         async for session_message in from_server:
             message = session_message.message
+            if isinstance(message, JSONRPCError) and message.error.code == CONNECTION_CLOSED:
+                # The SDK's "Connection closed" for a call cut off at a stop: a write under
+                # way still commits (a batch of 60,000 did), so say it may have taken effect.
+                message = JSONRPCError(jsonrpc="2.0", id=message.id, error=_STOPPED)
             if not broken:
                 data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
                 try:

@@ -16,7 +16,7 @@ import anyio
 import httpx2
 import pytest
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCResponse
+from mcp_types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCResponse
 
 from doxa.server import stdio
 from doxa.server.exact import ExactNumbers, exact_json
@@ -481,3 +481,35 @@ async def test_a_call_still_unanswered_after_the_drain_is_refused_not_left_waiti
     assert by_id[7]["error"]["code"] == -32000  # refused once the server had stopped
     assert "stopped before answering" in by_id[7]["error"]["message"]
     assert written[-1] == by_id[7]
+
+
+async def test_the_sdks_connection_closed_for_a_call_cut_off_says_it_may_have_taken_effect() -> (
+    None
+):
+    """A batch of 60,000 cut off by a stop was answered "Connection closed" and then
+    committed: a client that did not retry believed nothing was stored."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    stop = anyio.Event()
+    try:
+        with anyio.fail_after(10):
+            async with stdio.stdio_server(stop, in_read, out_write) as (read_stream, write_stream):
+                os.write(in_write, b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}\n')
+                async with write_stream:
+                    assert (await read_stream.receive()).message.id == 7  # type: ignore[union-attr]
+                    closed = ErrorData(code=CONNECTION_CLOSED, message="Connection closed")
+                    await write_stream.send(
+                        SessionMessage(JSONRPCError(jsonrpc="2.0", id=7, error=closed))
+                    )
+                    stop.set()
+        written = [json.loads(line) for line in os.read(out_read, 1 << 16).splitlines()]
+    finally:
+        os.close(in_write)
+        for thread in threading.enumerate():
+            if thread.name == "doxa-stdin":
+                await anyio.to_thread.run_sync(thread.join, 10)
+        for fd in (in_read, out_read, out_write):
+            os.close(fd)
+    [refused] = written
+    assert refused["id"] == 7 and refused["error"]["code"] == CONNECTION_CLOSED
+    assert "it may still have taken effect" in refused["error"]["message"]
