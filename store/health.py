@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store import schema
+from doxa.store.backup import unfinished
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import (
     DamagedStore,
@@ -34,7 +35,7 @@ from doxa.store.errors import (
 )
 from doxa.store.learning import MODEL_FILE, keeps_signs, load_model, passes
 from doxa.store.settings import StoreSettings
-from doxa.store.startup import refuse_if_graph_missing, usable_as_kept
+from doxa.store.startup import cut_off_backup, refuse_if_graph_missing, usable_as_kept
 
 if TYPE_CHECKING:  # lancedb loads with the index module: only when a check runs
     from doxa.store.index import SearchIndex
@@ -184,6 +185,11 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
     graph_file = data_dir / "graph"
     live: set[str] | None = None
     judged: dict[str, tuple[npt.NDArray[np.float32], str | None]] = {}
+    if unfinished(data_dir):
+        # Its files are cut off where the copy stopped: nothing in them is to be read
+        # (a graph cut short was called damaged, with a search index that was not copied).
+        health.problems.append(cut_off_backup(data_dir))
+        return health
     if not graph_file.exists():
         health.problems.append(_NO_GRAPH)
     else:

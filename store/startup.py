@@ -80,10 +80,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
     data_dir = Path(settings.data_dir).expanduser()
     if unfinished(data_dir):
-        raise MemoryStoreError(
-            f"{data_dir} is a backup that stopped midway (its copy was cut off): it is no"
-            " memory; make the backup again"
-        )
+        raise MemoryStoreError(cut_off_backup(data_dir))
     if not (data_dir / "graph").exists():
         # Refused before the graph is made: a refusal leaves the directory as it was.
         refuse_if_graph_missing(data_dir, embedder)
@@ -476,6 +473,14 @@ def refuse_if_graph_lost(data_dir: Path, working: WorkingMemory, index: SearchIn
     held = _index_holds(index)
     if held is not None:
         _refuse_lost_graph(data_dir, f"its graph holds no memories but {held}")
+
+
+def cut_off_backup(data_dir: Path) -> str:
+    """What to say of a data directory that is a backup stopped midway (``backup.unfinished``)."""
+    return (
+        f"{data_dir} is a backup that stopped midway (its copy was cut off): it is no"
+        " memory; make the backup again"
+    )
 
 
 def refuse_if_graph_missing(data_dir: Path, embedder: Embedder) -> None:

@@ -728,6 +728,9 @@ def test_a_backup_cut_off_midway_is_no_memory_and_the_next_backup_replaces_it(
     (tmp_path / "copy" / UNFINISHED).touch()  # as a copy is while it is made
     code, _, err = doxa("recall", "harbour", data_dir=tmp_path / "copy")
     assert code == 1 and "a backup that stopped midway" in err, err
+    # check says so too (it read the cut-off files: a damaged graph, an index never copied).
+    code, out, _ = doxa("check", data_dir=tmp_path / "copy")
+    assert code == 1 and "a backup that stopped midway" in out and "search index" not in out
     code, out, _ = doxa("backup", str(tmp_path / "copy"))
     assert code == 0, out
     assert not (tmp_path / "copy" / UNFINISHED).exists()
