@@ -330,14 +330,11 @@ def _ended(
 ) -> BoolArray:
     """Of the ``seen`` rows not ``valid`` now, the facts that held and are over at the end
     they were given (not ended by a newer fact: a replaced one stays out), as held at
-    ``known_at``."""
+    ``known_at``. Only facts end: an observation's validity has no end."""
     n = len(seen)
     ends = working.ends(n, known_at)
     over: BoolArray = seen & ~valid & (ends == working.stated_until[:n])
     over &= working.valid_from[:n] < ends
-    for row in np.flatnonzero(over):
-        if working.entries[row].subject is None:
-            over[row] = False
     return over
 
 
