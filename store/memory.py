@@ -1502,7 +1502,9 @@ def _recollection(
         agents=list(dict.fromkeys(a for a, _ in beliefs)),
         score=round(ranked.score, 6),
         scores={k: round(v, 6) for k, v in ranked.components.items() if v},
-        superseded_by=working.superseders(ranked.row, known_at),
+        # Named only for a fact no longer current: a model read "superseded_by" beside a
+        # fact that holds (a plan to come will end it) as news that it no longer holds.
+        superseded_by=[] if current else working.superseders(ranked.row, known_at),
         current=current,
         fact=fact,
         happened=most_specific(entry.event_times),

@@ -379,20 +379,32 @@ async def test_a_fact_a_replaced_plan_would_have_ended_names_what_replaced_the_p
         planned = datetime.now(UTC).isoformat()
         await anyio.sleep(0.01)
         rome = await ok(client, "remember", **later("Rome", "2030-01-01T00:00:00Z"))
-        found = await ok(client, "recall", query="", subject="Alice", include_superseded=True)
+        # As of a day past the plan's start: a fact that still holds names no superseder.
+        found = await ok(
+            client, "recall", query="", subject="Alice", as_of="2031-01-01", include_superseded=True
+        )
+        now = await ok(client, "recall", query="", subject="Alice")
         cited = {
             name: await ok(client, "cite_evidence", id=told["observation_id"])
             for name, told in (("berlin", berlin), ("tokyo", tokyo), ("rome", rome))
         }
         then = await ok(client, "cite_evidence", id=berlin["observation_id"], known_at=planned)
         then_found = await ok(
-            client, "recall", query="", subject="Alice", include_superseded=True, known_at=planned
+            client,
+            "recall",
+            query="",
+            subject="Alice",
+            include_superseded=True,
+            known_at=planned,
+            as_of="2031-01-01",
         )
     ids = {
         k: v["observation_id"] for k, v in (("berlin", berlin), ("tokyo", tokyo), ("rome", rome))
     }
     shown = {r["observation_id"]: r.get("superseded_by") for r in found["results"]}
     assert shown[ids["berlin"]] == [ids["rome"]]
+    # Today Berlin holds: "superseded_by" beside it was read as news that it no longer did.
+    assert now["results"][0].get("superseded_by") is None
     assert cited["berlin"]["superseded_by"] == [ids["rome"]]
     assert cited["tokyo"]["superseded_by"] == [ids["rome"]]
     assert (
@@ -416,7 +428,15 @@ async def test_a_long_chain_of_replaced_plans_is_followed_to_its_end_by_every_to
             await ok(client, "remember", **later(f"City{i}", "2030-01-01T00:00:00Z"))
             for i in range(13)
         ]
-        found = await ok(client, "recall", query="", subject="Alice")
+        found = await ok(
+            client,
+            "recall",
+            query="",
+            subject="Alice",
+            as_of="2031-01-01",
+            include_superseded=True,
+            limit=20,
+        )
         cited = await ok(client, "cite_evidence", id=berlin["observation_id"])
         seen = await ok(client, "about", name="Alice")
     last = plans[-1]["observation_id"]
