@@ -567,10 +567,9 @@ def _weekday_year(date: _Date, ctx: _Context) -> int | None:
 
 
 #: Months whose names are no other word: "15 December" needs no cue ("the deadline is 15
-#: December"), "5 may", "3 march", "5 June" (a name) and the short forms do.
-_PLAIN_MONTHS = frozenset(
-    ("january", "february", "april", "august", "september", "october", "november", "december")
-)
+#: December"); "5 may", "3 march", "5 June", "3 April" (June, April, August, July: names)
+#: and the short forms do ("I called April 3 times").
+_PLAIN_MONTHS = frozenset(("january", "february", "september", "october", "november", "december"))
 
 
 def _day_needs_cue(match: re.Match[str], ctx: _Context) -> bool:

@@ -399,8 +399,9 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
     """The facts ``fact`` tells the end of: with only a ``valid_until`` (no start), the
     same value as facts that ``agent`` alone holds, begun before that end and holding on
     past it ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start
-    it is a fact of its own; a fact others hold too stays as it is (a fact of the agent's
-    own beside it ends on its own)."""
+    it is a fact of its own; a fact others hold too, now or until a later fact of theirs,
+    stays as it is (replacing it from its start took their history of it; a fact of the
+    agent's own beside it ends on its own)."""
     end = fact.valid_until
     if end is None or fact.valid_from is not None:
         return []
@@ -410,6 +411,7 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
         for h in facts
         if h.object == obj
         and list(h.beliefs) == [agent]
+        and not h.ended
         and h.start < end
         and (h.until is None or h.until > end)
     ]

@@ -96,9 +96,13 @@ PLAN_MOVED = (
     r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
 )
-#: Verbs that tell of a plan in the present ("Sam turns 40 on Friday"): beside ``WEEKDAY``,
-#: the words migration 25 reads again.
-PLAN_VERBS = r"\b(?:turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
+#: Verbs that tell of a plan in the present ("Sam turns 40 on Friday", "dinner is 7pm on
+#: Saturday"): beside ``WEEKDAY``, the words migration 25 reads again.
+PLAN_VERBS = (
+    r"\b(?:turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
+    # A time said to be when it is: "dinner is 7pm on Saturday".
+    r"|\b(?:is|are)\s+[0-9]"
+)
 #: A weekday's name.
 WEEKDAY = _WEEKDAY
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells

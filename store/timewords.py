@@ -343,8 +343,12 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         if unit in _WEEKDAY_NAMES:
             ahead = (_WEEKDAY_NAMES.index(unit) - today.weekday()) % 7 or 7
             return _day(today + timedelta(days=ahead))
+        if unit == "weekend":
+            # The first Saturday and Sunday after today, a day of slack each side.
+            saturday = today + timedelta(days=(5 - today.weekday()) % 7 or 7)
+            return saturday - timedelta(days=1), saturday + timedelta(days=3)
         # As "last week" reaches back two weeks, "next week" reaches two ahead.
-        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
+        span = {"week": 7, "month": 31, "year": 366}[unit]
         return today + timedelta(days=1), today + timedelta(days=2 * span + 1)
     match = _ASKED_WEEKDAY.search(query)
     if match:

@@ -768,8 +768,8 @@ PRESENT_PLANS: list[Case] = [
         "on the 25th",
     ),
     ("I started on the 25th.", MAY_20, day(2024, 4, 25), day(2024, 4, 26), "day", "on the 25th"),
-    ("The deadline is 3 August.", MAY_20, day(2024, 8, 3), day(2024, 8, 4), "day", "3 August"),
-    ("We met 3 April.", MAY_20, day(2024, 4, 3), day(2024, 4, 4), "day", "3 April"),
+    ("The deadline is 3 October.", MAY_20, day(2024, 10, 3), day(2024, 10, 4), "day", "3 October"),
+    ("We met 3 February.", MAY_20, day(2024, 2, 3), day(2024, 2, 4), "day", "3 February"),
     # A day gone this year, told as a plan: next year's when it is nearer.
     (
         "Mia moves to Geneva on 3 January.",
@@ -1056,6 +1056,8 @@ NEGATIVES = [
     "since then things changed",
     "June said hi",
     "I met June 5 times",
+    "I called April 3 times about the lease.",
+    "August 2 goals were great.",
     "The deadline is 3 June.",  # June may be a name: a day before it needs a cue
     "we march 5 miles",
     "May 5 people come?",

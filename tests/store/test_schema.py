@@ -755,6 +755,7 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
             MemoryDraft("Sam turns 40 on 9 December.", observed_at=said),
             MemoryDraft("The deadline is 15 December.", observed_at=said),
             MemoryDraft("Sam went to Lisbon.", observed_at=said),
+            MemoryDraft("Dinner is 7pm on Saturday.", observed_at=said),
         ]
     )
     memory.close()
@@ -767,6 +768,7 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
         ["2026-12-09"],
         ["2026-12-15"],
         [],
+        ["2026-12-05"],
     ]
 
 

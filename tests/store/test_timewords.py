@@ -59,6 +59,8 @@ def day(year: int, month: int, d: int) -> datetime:
         ("the day after tomorrow", (day(2024, 6, 17), day(2024, 6, 18))),
         ("what's on next week", (day(2024, 6, 16), day(2024, 6, 30))),
         ("next month", (day(2024, 6, 16), day(2024, 8, 17))),
+        # Asked on a Saturday: the Saturday and Sunday after, a day's slack each side.
+        ("next weekend", (day(2024, 6, 21), day(2024, 6, 25))),
         ("dinner next Friday", (day(2024, 6, 20), day(2024, 6, 23))),
         ("next Saturday", (day(2024, 6, 21), day(2024, 6, 24))),
         ("What will we do on Monday?", (day(2024, 6, 16), day(2024, 6, 19))),

@@ -112,3 +112,18 @@ def test_an_end_ends_only_what_the_agent_alone_holds_and_what_holds_past_it(
     memory.forget(quit, agent="scout")
     assert "Sam works at Umbrella." in current(memory)
     assert shared and short and later
+
+
+def test_an_end_leaves_a_fact_another_agent_held_until_a_later_fact_of_its_own(
+    memory: Memory,
+) -> None:
+    """x and y told Acme from January; y's Globex from June withdrew y's belief (y held Acme
+    until June). x's end of Acme replaced it from its start, and y's January to June went
+    with it."""
+    tell(memory, "Sam works at Acme.", agent="x", when="2026-01-05T00:00:00Z")
+    tell(memory, "Sam works at Acme.", agent="y", when="2026-01-06T00:00:00Z")
+    tell(memory, "Sam works at Globex.", "Globex", agent="y", when="2026-06-01T00:00:00Z")
+    _, ended = tell(memory, "Sam works at Acme.", agent="x", when=DEC, valid_until=NOV)
+    assert ended == []
+    found = memory.recall("", subject="Sam", agent="y", as_of="2026-03-01").results
+    assert [(r.text, r.current) for r in found] == [("Sam works at Acme.", True)]
