@@ -37,7 +37,7 @@ from doxa.store.records import WhereField, conditions, parse_where
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
-from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+from doxa.store.working_memory import BoolArray, WorkingMemory, fact_key, topic_key
 
 OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
 MAX_QUERY = 4_000
@@ -389,7 +389,9 @@ def _order(
     current: BoolArray | None,
 ) -> list[Ranked]:
     """Present results in the requested order (by confidence: ``own`` where a result shows
-    another than its observation's); facts no longer valid (not ``current``) come last."""
+    another than its observation's); facts not valid now (not ``current``) come last, but by
+    relevance each stands where it ranks, only never before a current fact of its own
+    subject and predicate (``_beside_current``)."""
     entries = working.entries
     if order_by == "confidence":
         ranked = sorted(
@@ -402,7 +404,38 @@ def _order(
         ranked = sorted(ranked, key=lambda r: (micros(entries[r.row].observed_at), -r.score))
     if current is None:
         return ranked
+    if order_by == "relevance":
+        return _beside_current(ranked, working, current)
     return sorted(ranked, key=lambda r: not current[r.row])
+
+
+def _beside_current(
+    ranked: list[Ranked], working: WorkingMemory, current: BoolArray
+) -> list[Ranked]:
+    """Facts not valid now (a plan, one over at its own end) where they rank among the
+    results, except that the current fact of the same subject and predicate, when found,
+    comes first: the two stand where the better ranked would, as ``_timeline`` places a
+    replaced fact ("Geneva" asked: "Mia lives in Lyon", then "Mia moves to Geneva in
+    2027"). After every current result, ten notes that only shared a word with the
+    question kept "Sam sold his VW Golf" out of every answer."""
+    entries = working.entries
+    first: dict[tuple[str, str], Ranked] = {}  # fact key -> its first current result
+    for r in ranked:
+        key = fact_key(entries[r.row])
+        if current[r.row] and key is not None:
+            first.setdefault(key, r)
+    ordered: list[Ranked] = []
+    placed: set[int] = set()
+    for r in ranked:
+        if r.row in placed:
+            continue
+        key = fact_key(entries[r.row])
+        held = first.get(key) if key is not None and not current[r.row] else None
+        for shown in (held, r):
+            if shown is not None and shown.row not in placed:
+                ordered.append(shown)
+                placed.add(shown.row)
+    return ordered
 
 
 def _timeline(

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """Search the memory before answering anything that may depend on earlier
 conversations. Ranks by meaning, words, topics, neighbours, time, confidence and feedback.
-Replaced facts return only with `include_superseded`, future ones as current: false; `as_of`:
-what was true then. After using the results, pass recall_id to `feedback`."""
+Replaced facts return only with `include_superseded`; future and ended ones as current:
+false. After using the results, pass recall_id to `feedback`."""
 
 
 class FactOut(BaseModel):

@@ -127,3 +127,22 @@ def test_an_end_leaves_a_fact_another_agent_held_until_a_later_fact_of_its_own(
     assert ended == []
     found = memory.recall("", subject="Sam", agent="y", as_of="2026-03-01").results
     assert [(r.text, r.current) for r in found] == [("Sam works at Acme.", True)]
+
+
+def test_a_fact_not_current_stands_where_it_ranks_but_after_its_own_current_fact(
+    memory: Memory,
+) -> None:
+    """Asked of Geneva, the plan ranks above the fact that holds, which is brought up to
+    stand first; a note that ranks below the plan stays below both."""
+    lyon, _ = tell(memory, "Mia lives in Lyon.", "Lyon", predicate="lives in")
+    geneva, _ = tell(
+        memory,
+        "Mia will move to Geneva, the city of lakes.",
+        "Geneva",
+        predicate="lives in",
+        valid_from="2030-01-01",
+    )
+    [note] = memory.remember([MemoryDraft(text="A note about lunch.", observed_at=OCT)])
+    found = memory.recall("Geneva city of lakes", limit=3).results
+    assert [r.observation_id for r in found] == [lyon, geneva, note.observation_id]
+    assert [r.current for r in found] == [True, False, True]

@@ -457,6 +457,11 @@ async def test_a_fact_told_again_with_only_an_end_ends_it_and_the_news_comes_bac
             },
         )
         found = await ok(client, "recall", query="Does Sam still have his car?", subject="Sam")
+        # Ten notes that only share a word with the question kept the news out of the
+        # answer: what no longer held came after every current result.
+        for i in range(12):
+            await ok(client, "remember", text=f"Note {i}: does the printer still jam?")
+        asked = await ok(client, "recall", query="Does Sam still have his VW Golf?")
         about = await ok(client, "about", name="Sam")
         back_then = await ok(
             client, "recall", query="", subject="Sam", predicate="owns", as_of="2026-10-20"
@@ -468,7 +473,9 @@ async def test_a_fact_told_again_with_only_an_end_ends_it_and_the_news_comes_bac
         "Sam lives in Lyon.": True,
         "Sam sold his VW Golf.": False,
     }
-    assert list(shown)[-1] == "Sam sold his VW Golf."
+    assert ("Sam sold his VW Golf.", False) in [
+        (r["text"], r.get("current", True)) for r in asked["results"]
+    ]
     assert "owns" not in about["facts"] and "VW Golf" not in about["summary"]
     assert {"event": "ended", "fact": "Sam owns VW Golf"}.items() <= next(
         e for e in about["timeline"] if e["event"] == "ended"
