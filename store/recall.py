@@ -285,12 +285,13 @@ def answer(
         query_topics(working, query) if query.strip() else [],
         asked.window,
         weights,
-        # Facts not valid now (replaced, or beginning later) come after every current one:
-        # all are ranked, or with only later facts among them (few) enough that the current
-        # ones fill the limit; then ordered.
+        # A listing and a history rank all; otherwise the limit and as many again for the
+        # facts not valid now (a plan, one over at its own end: they stand where they rank,
+        # ``_beside_current``, and an order other than relevance puts current ones first),
+        # so that many facts over by now never make every recall rank them all.
         n
         if vector is None or asked.include_superseded
-        else limit + int(np.count_nonzero(mask & ~current)),
+        else limit + min(limit, int(np.count_nonzero(mask & ~current))),
         similarity=similarity,
         question=question_words(query) if query.strip() else None,
         asks_when=asked.asks_when,
