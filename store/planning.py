@@ -271,22 +271,33 @@ def plan(
             facts = state.facts(working, key, _since(new.valid_from, fact))
             ending = _told_end(memory.agent, fact, facts)
             if ending:
-                # The agent's own fact told again with only an end: that fact's end. It holds
-                # from where the agent's began, which it replaces from there (as a plan
-                # replaced before it began: at an earlier ``known_at`` it held as told).
+                # A fact the agent holds, told again with only an end: that fact's end. It
+                # holds from where the agent's began, which it replaces from there (as a plan
+                # replaced before it began: at an earlier ``known_at`` it held as told); one
+                # that others hold too (now, or until a later fact of theirs) stays theirs,
+                # the agent's belief in it withdrawn from its start, as a newer fact of its
+                # own withdraws it, and the two disagree.
                 new.valid_from = min(h.start for h in ending)
                 facts = state.facts(working, key, new.valid_from)
                 for held in ending:
-                    new.superseded.append((held.id, held.start))
-                    held.until = held.start
-                    if held.plan is not None:
-                        held.plan.valid_until = held.start
+                    if list(held.beliefs) == [memory.agent]:
+                        new.superseded.append((held.id, held.start))
+                        held.until = held.start
+                        if held.plan is not None:
+                            held.plan.valid_until = held.start
+                        continue
+                    belief = held.beliefs.pop(memory.agent)
+                    held.ended[memory.agent] = (belief, held.start)
+                    new.withdraws.append((held.id, belief, held.start))
+                    if held.beliefs:
+                        new.conflicts.append(held.id)
             # A fact that never holds (told with only an end already past, its start
             # unknown) ends nothing and clashes with nothing.
             if cardinality == "one" and holds_ever(new.valid_from, new.valid_until):
                 ends = _end_older(memory.agent, topic_key(fact.object), new.valid_from, facts)
                 new.superseded += ends[0]
-                new.withdraws, new.conflicts = ends[1], ends[2]
+                new.withdraws += ends[1]
+                new.conflicts += ends[2]
                 _end_by_later(new, facts)
             facts.append(
                 Held(
@@ -397,11 +408,11 @@ def _known_fact(
 
 def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
     """The facts ``fact`` tells the end of: with only a ``valid_until`` (no start), the
-    same value as facts that ``agent`` alone holds, begun before that end and holding on
-    past it ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start
-    it is a fact of its own; a fact others hold too, now or until a later fact of theirs,
-    stays as it is (replacing it from its start took their history of it; a fact of the
-    agent's own beside it ends on its own)."""
+    same value as facts that ``agent`` holds, begun before that end and holding on past it
+    ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start it is a
+    fact of its own. Not one the agent alone holds now that another held until a later
+    fact of its own: replaced from its start, it took that history; with the agent's belief
+    withdrawn, it held for nobody."""
     end = fact.valid_until
     if end is None or fact.valid_from is not None:
         return []
@@ -410,8 +421,8 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
         h
         for h in facts
         if h.object == obj
-        and list(h.beliefs) == [agent]
-        and not h.ended
+        and agent in h.beliefs
+        and (len(h.beliefs) > 1 or not h.ended)
         and h.start < end
         and (h.until is None or h.until > end)
     ]

@@ -90,16 +90,31 @@ def test_an_end_told_again_is_a_repeat_and_the_same_words_end_the_fact_too(
     assert current(memory) == [] and current(memory, as_of="2026-11-01") == ["Sam works at Acme."]
 
 
-def test_an_end_ends_only_what_the_agent_alone_holds_and_what_holds_past_it(
+def test_an_end_ends_only_what_holds_past_it_and_for_others_only_the_agents_belief(
     memory: Memory,
 ) -> None:
-    """Not a fact another agent holds too, nor one that ended before the end told, nor
-    one that begins after it, nor another value; a forget of the ending gives the fact back."""
+    """A fact another agent holds too stays theirs (scout's belief withdrawn, the two
+    disagreeing; nothing changed, and scout's recall still had Sam at Acme); one that ended
+    before the end told, one that begins after it and another value are left as they were;
+    a forget of the ending gives the fact back."""
     tell(memory, "Sam works at Acme.", agent="driver")
     shared, _ = tell(memory, "Sam works at Acme.")  # shared by scout
-    _, ended = tell(memory, "Sam left Acme.", when=DEC, valid_until=NOV)
-    assert ended == []
+    [left] = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam left Acme.",
+                agent="scout",
+                observed_at=DEC,
+                fact=FactDraft("Sam", "works at", "Acme", valid_until=NOV),
+            )
+        ]
+    )
+    assert left.superseded == [] and left.conflicts == [shared]
     assert current(memory) == ["Sam works at Acme."]
+    assert current(memory, agent="scout") == []
+    assert current(memory, agent="driver") == ["Sam works at Acme."]
+    back_then = memory.recall("", subject="Sam", agent="scout", as_of="2026-10-20").results
+    assert [(r.text, r.current) for r in back_then] == [("Sam left Acme.", True)]
     short, _ = tell(memory, "Sam ran Globex.", "Globex", valid_until="2026-10-20T00:00:00Z")
     later, _ = tell(memory, "Sam will run Initech.", "Initech", valid_from="2027-01-01")
     _, ended = tell(memory, "Sam stopped at Globex.", "Globex", when=DEC, valid_until=NOV)
@@ -119,7 +134,7 @@ def test_an_end_leaves_a_fact_another_agent_held_until_a_later_fact_of_its_own(
 ) -> None:
     """x and y told Acme from January; y's Globex from June withdrew y's belief (y held Acme
     until June). x's end of Acme replaced it from its start, and y's January to June went
-    with it."""
+    with it; now it is left as it was (x's end a fact of its own)."""
     tell(memory, "Sam works at Acme.", agent="x", when="2026-01-05T00:00:00Z")
     tell(memory, "Sam works at Acme.", agent="y", when="2026-01-06T00:00:00Z")
     tell(memory, "Sam works at Globex.", "Globex", agent="y", when="2026-06-01T00:00:00Z")
