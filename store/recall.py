@@ -72,9 +72,8 @@ class Question:
     #: Records' fields that must hold these values.
     where: tuple[WhereField, ...] = ()
     #: Facts that begin after ``at`` come too, as not current (no ``as_of`` was asked:
-    #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of), and
-    #: facts over by then at the end they were given ("Sam quit Acme on 10 November": the
-    #: news of the end was found by nothing but ``include_superseded``).
+    #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of).
+    #: Facts over by ``at`` at the end they were given come whatever was asked.
     beside_now: bool = False
 
 
@@ -221,10 +220,13 @@ def answer(
     known_us = None if asked.known_at is None else micros(asked.known_at)
     # Held at the record time and begun by the valid time; valid then, as known then.
     mask, valid = working.view(n, at_us, known_us)
-    beside = None
+    # Facts over by then at their own end come at any time asked ("did Sam still own it on
+    # 20 November?" found nothing where a recall of now found the sale); those that begin
+    # later only when no ``as_of`` was asked.
+    beside = _ended(working, mask, valid, known_us)
     if asked.beside_now:
-        beside = _upcoming(working, n, at_us, known_us) | _ended(working, mask, valid, known_us)
-        mask |= beside
+        beside |= _upcoming(working, n, at_us, known_us)
+    mask |= beside
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
     if asked.topics:
@@ -263,7 +265,7 @@ def answer(
         mask &= _member(working.where_rows(condition), n)
     current = mask & valid
     if not asked.include_superseded:
-        mask = current if beside is None else current | (mask & beside)
+        mask = current | (mask & beside)
     # Full text among the rows the filters allow, so a filter never starves the pool.
     searching: Callable[[], list[tuple[int, float]]] | None = None
     if weights.text_pool and query.strip():
@@ -329,13 +331,15 @@ def _upcoming(working: WorkingMemory, n: int, at: int, known_at: int | None) -> 
 def _ended(
     working: WorkingMemory, seen: BoolArray, valid: BoolArray, known_at: int | None
 ) -> BoolArray:
-    """Of the ``seen`` rows not ``valid`` now, the facts that held and are over at the end
-    they were given (not ended by a newer fact: a replaced one stays out), as held at
-    ``known_at``. Only facts end: an observation's validity has no end."""
+    """Of the ``seen`` rows not ``valid`` then, the facts over at the end they were given
+    ("Sam quit Acme on 10 November": the news of the end was found by nothing but
+    ``include_superseded``), as held at ``known_at``; also one told with only an end
+    already past, which never held ("Sam sold his VW Golf on 10 November", of a car the
+    memory never heard of). Not one a newer fact ended: a replaced one stays out. Only
+    facts end: an observation's validity has no end."""
     n = len(seen)
     ends = working.ends(n, known_at)
     over: BoolArray = seen & ~valid & (ends == working.stated_until[:n])
-    over &= working.valid_from[:n] < ends
     return over
 
 

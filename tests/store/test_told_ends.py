@@ -161,3 +161,21 @@ def test_a_fact_not_current_stands_where_it_ranks_but_after_its_own_current_fact
     found = memory.recall("Geneva city of lakes", limit=3).results
     assert [r.observation_id for r in found] == [lyon, geneva, note.observation_id]
     assert [r.current for r in found] == [True, False, True]
+
+
+def test_an_end_of_a_fact_never_held_and_an_end_before_as_of_come_back_not_current(
+    memory: Memory,
+) -> None:
+    """ "Sam sold his VW Golf on 10 November", of a car the memory never heard of, was found
+    by no recall but with include_superseded; and asked as of a day after an end, the fact
+    that ended was found by none, where a recall of now found it."""
+    sold, ended = tell(
+        memory, "Sam sold his VW Golf.", "VW Golf", when=DEC, predicate="owns", valid_until=NOV
+    )
+    assert ended == []
+    found = memory.recall("Sam's VW Golf").results
+    assert [(r.observation_id, r.current) for r in found] == [(sold, False)]
+    tell(memory, "Sam works at Acme.")
+    quit, _ = tell(memory, "Sam quit Acme.", when=DEC, valid_until=NOV)
+    asked = memory.recall("Sam Acme job", as_of="2026-11-20").results
+    assert (quit, False) in [(r.observation_id, r.current) for r in asked]
