@@ -88,10 +88,11 @@ _NEXT = re.compile(
     rf"\bnext\s+(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
 # A question that looks ahead: "on Friday" is the one to come ("what will we do on Friday",
-# "what do I have planned on Friday"), unless it also asks of the past ("what did we plan").
+# "what do I have planned on Friday", "what's on Tuesday", "is anything happening on
+# Tuesday": told in the present), unless it also asks of the past ("what did we plan").
 _LOOKS_AHEAD = re.compile(
     r"\b(?:will|going\s+to|gonna|shall|plann(?:ed|ing)|scheduled|booked|upcoming"
-    r"|coming\s+up|do\s+(?:i|we)\s+have)\b",
+    r"|coming\s+up|do|does|is|are|am|happening)\b|\w['\u2019]s\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
