@@ -235,6 +235,12 @@ _PRESENT_PLAN = _lazy(
     r"|turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
     # A day said to be what is due: "the deadline is 15 December".
     r"|\b(?:is|are)\s+(?=[0-9])"
+    # An appointment had, a visit or a meeting to come: "I have a dentist appointment on 9
+    # December", "the plumber comes on Friday", "there is a fire drill on Wednesday", "Tom
+    # is back on the 9th", "Mia gets married on 3 June".
+    r"|\b(?:have|has)\s+(?:a|an|my|our|his|her|their)\b|\bthere\s+(?:is|are)\s+(?:a|an)\b"
+    r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
+    r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).

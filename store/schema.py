@@ -102,6 +102,11 @@ PLAN_VERBS = (
     r"\b(?:turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
     # A time said to be when it is: "dinner is 7pm on Saturday".
     r"|\b(?:is|are)\s+[0-9]"
+    # "I have a dentist appointment on Friday", "the plumber comes on Friday", "there is a
+    # fire drill on Friday", "Tom is back on Friday", "we meet on Friday", "booked for".
+    r"|\b(?:have|has)\s+(?:a|an|my|our|his|her|their)\b|\bthere\s+(?:is|are)\s+(?:a|an)\b"
+    r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
+    r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
 )
 #: A weekday's name.
 WEEKDAY = _WEEKDAY

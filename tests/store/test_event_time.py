@@ -770,6 +770,34 @@ PRESENT_PLANS: list[Case] = [
     ("I started on the 25th.", MAY_20, day(2024, 4, 25), day(2024, 4, 26), "day", "on the 25th"),
     ("The deadline is 3 October.", MAY_20, day(2024, 10, 3), day(2024, 10, 4), "day", "3 October"),
     ("We met 3 February.", MAY_20, day(2024, 2, 3), day(2024, 2, 4), "day", "3 February"),
+    # An appointment had, a visit or a meeting to come (MAY_20 is a Monday).
+    (
+        "I have a dentist appointment on Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "on Friday",
+    ),
+    (
+        "The plumber comes on Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "on Friday",
+    ),
+    ("We meet on Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "on Friday"),
+    ("We met on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
+    (
+        "There is a fire drill on Friday.",
+        MAY_20,
+        day(2024, 5, 24),
+        day(2024, 5, 25),
+        "day",
+        "on Friday",
+    ),
+    ("Tom is back on the 25th.", MAY_20, day(2024, 5, 25), day(2024, 5, 26), "day", "on the 25th"),
     # A day gone this year, told as a plan: next year's when it is nearer.
     (
         "Mia moves to Geneva on 3 January.",

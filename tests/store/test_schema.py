@@ -756,6 +756,7 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
             MemoryDraft("The deadline is 15 December.", observed_at=said),
             MemoryDraft("Sam went to Lisbon.", observed_at=said),
             MemoryDraft("Dinner is 7pm on Saturday.", observed_at=said),
+            MemoryDraft("The plumber comes on Saturday.", observed_at=said),
         ]
     )
     memory.close()
@@ -768,6 +769,7 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
         ["2026-12-09"],
         ["2026-12-15"],
         [],
+        ["2026-12-05"],
         ["2026-12-05"],
     ]
 
