@@ -105,6 +105,7 @@ class Held:
     #: agent -> (belief id, until): beliefs in it a later fact of their agent withdrew
     #: (others hold it on), held until that fact began.
     ended: dict[str, tuple[str, datetime | None]] = field(default_factory=dict)
+    record: bool = False  # a structured record's observation
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -170,6 +171,7 @@ class Batch:
                     entry.seq,
                     stated=entry.stated_until,
                     ended=ended,
+                    record=entry.record is not None,
                 )
             )
         if added:
@@ -311,6 +313,7 @@ def plan(
                     _PLANNED + len(facts),
                     new,
                     stated=fact.valid_until,
+                    record=memory.record is not None,
                 )
             )
         planned.append(new)
@@ -412,7 +415,8 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
     ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start it is a
     fact of its own. Not one the agent alone holds now that another held until a later
     fact of its own: replaced from its start, it took that history; with the agent's belief
-    withdrawn, it held for nobody."""
+    withdrawn, it held for nobody. Nor a record's: replaced, the record left every ``where``
+    ("order 17 is no longer on hold" took order 17 with it)."""
     end = fact.valid_until
     if end is None or fact.valid_from is not None:
         return []
@@ -421,6 +425,7 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
         h
         for h in facts
         if h.object == obj
+        and not h.record
         and agent in h.beliefs
         and (len(h.beliefs) > 1 or not h.ended)
         and h.start < end

@@ -179,3 +179,32 @@ def test_an_end_of_a_fact_never_held_and_an_end_before_as_of_come_back_not_curre
     quit, _ = tell(memory, "Sam quit Acme.", when=DEC, valid_until=NOV)
     asked = memory.recall("Sam Acme job", as_of="2026-11-20").results
     assert (quit, False) in [(r.observation_id, r.current) for r in asked]
+
+
+def test_an_end_told_of_a_records_fact_leaves_the_record(memory: Memory) -> None:
+    """ "Order 17 is no longer on hold" replaced the record's observation from its start:
+    ``where`` found order 17 no more."""
+    [order] = memory.remember(
+        [
+            MemoryDraft(
+                None,
+                agent="scout",
+                observed_at=OCT,
+                record={"type": "Order", "fields": {"order_id": 17, "item": "standing desk"}},
+                fact=FactDraft("order 17", "status", "on hold"),
+            )
+        ]
+    )
+    [ended] = memory.remember(
+        [
+            MemoryDraft(
+                "Order 17 is no longer on hold.",
+                agent="scout",
+                observed_at=DEC,
+                fact=FactDraft("order 17", "status", "on hold", valid_until=NOV),
+            )
+        ]
+    )
+    assert ended.superseded == []
+    found = memory.recall("", where={"order_id": 17}).results
+    assert [r.observation_id for r in found] == [order.observation_id]
