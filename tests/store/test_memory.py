@@ -720,7 +720,10 @@ def test_a_purge_or_a_retraction_ranks_as_it_will_after_a_restart(settings: Sett
     assert "vector" not in before[1]["The marble harbor stone is grey."]
 
 
-def test_a_fact_that_begins_later_never_takes_a_current_ones_place(memory: Memory) -> None:
+def test_a_fact_that_begins_later_never_takes_its_current_facts_place(memory: Memory) -> None:
+    # It stands where it ranks, marked not current (after every current result, notes that
+    # only shared a word kept it out of the answer), but never above the current fact of
+    # its subject and predicate.
     memory.remember([MemoryDraft(text="Alice bought a violin case.", observed_at="2024-01-01")])
     memory.remember(
         [
@@ -731,7 +734,13 @@ def test_a_fact_that_begins_later_never_takes_a_current_ones_place(memory: Memor
         ]
     )
     [first] = memory.recall("violin", limit=1).results
-    assert first.text == "Alice bought a violin case." and first.current
+    assert first.text == "Violin lessons: Alice will teach violin." and not first.current
+    memory.remember(
+        [MemoryDraft(text="Alice is a cellist.", fact=FactDraft("Alice", "role", "cellist"))]
+    )
+    first, second = memory.recall("violin", limit=2).results
+    assert (first.text, first.current) == ("Alice is a cellist.", True)
+    assert (second.text, second.current) == ("Violin lessons: Alice will teach violin.", False)
 
 
 def test_ctrl_c_while_warming_up_stops_it_without_a_logged_traceback(
