@@ -225,6 +225,13 @@ _HABITUAL = _lazy(
     r"|tends?\s+to|most\s+years)\b",
     re.IGNORECASE,
 )
+# What one has or there is on a day that is an event to come, not a thing ("I have a
+# sunburn from the beach on Saturday" is no plan).
+_EVENT_NOUNS = (
+    "appointment|meeting|interview|exam|test|flight|haircut|date|call|session|class|lesson"
+    "|party|wedding|trip|visit|concert|game|match|shift|deadline|check-?up|surgery|operation"
+    "|drill|inspection|conference|workshop|presentation|review|recital|show|event|dinner"
+)
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
 _PRESENT_PLAN = _lazy(
     # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.
@@ -238,7 +245,8 @@ _PRESENT_PLAN = _lazy(
     # An appointment had, a visit or a meeting to come: "I have a dentist appointment on 9
     # December", "the plumber comes on Friday", "there is a fire drill on Wednesday", "Tom
     # is back on the 9th", "Mia gets married on 3 June".
-    r"|\b(?:have|has)\s+(?:a|an|my|our|his|her|their)\b|\bthere\s+(?:is|are)\s+(?:a|an)\b"
+    rf"|\b(?:(?:have|has)\s+(?:a|an|my|our|his|her|their)|there\s+(?:is|are)\s+(?:a|an))"
+    rf"\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})\b"
     r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
     r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying

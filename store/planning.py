@@ -427,10 +427,16 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
         if h.object == obj
         and not h.record
         and agent in h.beliefs
-        and (len(h.beliefs) > 1 or not h.ended)
+        and (len(h.beliefs) > 1 or not _held_before(h))
         and h.start < end
         and (h.until is None or h.until > end)
     ]
+
+
+def _held_before(held: Held) -> bool:
+    """Whether another agent held ``held`` for a while until a later fact of its own (one
+    withdrawn from its start, as an end it told withdraws it, held nothing)."""
+    return any(until is None or until > held.start for _, until in held.ended.values())
 
 
 def _moment(value: int) -> datetime | None:

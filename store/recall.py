@@ -289,11 +289,17 @@ def answer(
         weights,
         # A listing and a history rank all; otherwise the limit and as many again for the
         # facts not valid now (a plan, one over at its own end: they stand where they rank,
-        # ``_beside_current``, and an order other than relevance puts current ones first),
-        # so that many facts over by now never make every recall rank them all.
+        # ``_beside_current``), so that many facts over by now never make every recall rank
+        # them all; an order other than relevance puts current ones first, so it ranks them
+        # all (the current ones then fill the limit).
         n
         if vector is None or asked.include_superseded
-        else limit + min(limit, int(np.count_nonzero(mask & ~current))),
+        else limit
+        + (
+            min(limit, int(np.count_nonzero(mask & ~current)))
+            if asked.order_by == "relevance"
+            else int(np.count_nonzero(mask & ~current))
+        ),
         similarity=similarity,
         question=question_words(query) if query.strip() else None,
         asks_when=asked.asks_when,

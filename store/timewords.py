@@ -88,14 +88,18 @@ _NEXT = re.compile(
     rf"\bnext\s+(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
 # A question that looks ahead: "on Friday" is the one to come ("what will we do on Friday",
-# "what do I have planned on Friday", "what's on Tuesday", "is anything happening on
-# Tuesday": told in the present), unless it also asks of the past ("what did we plan").
+# "what do I have planned on Friday", "what's on Friday", "is anything happening on
+# Friday"), unless it also asks of the past ("what did we plan", "the woman I met on
+# Friday": a bare "is" or "what's" reads ahead no question of the past).
 _LOOKS_AHEAD = re.compile(
     r"\b(?:will|going\s+to|gonna|shall|plann(?:ed|ing)|scheduled|booked|upcoming"
-    r"|coming\s+up|do|does|is|are|am|happening)\b|\w['\u2019]s\b",
+    r"|coming\s+up|do\s+(?:i|we)\s+have|happening|(?:what|who)(?:['\u2019]s|\s+is)\s+on)\b",
     re.IGNORECASE,
 )
-_LOOKS_BACK = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+_LOOKS_BACK = re.compile(
+    r"\b(?:did|was|were|had|went|met|bought|ate|saw|got|made|took|paid|happened)\b",
+    re.IGNORECASE,
+)
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")

@@ -789,6 +789,15 @@ PRESENT_PLANS: list[Case] = [
     ),
     ("We meet on Friday.", MAY_20, day(2024, 5, 24), day(2024, 5, 25), "day", "on Friday"),
     ("We met on Friday.", MAY_20, day(2024, 5, 17), day(2024, 5, 18), "day", "on Friday"),
+    # Something one has, not an event: no plan.
+    (
+        "I have a sunburn from the beach on Friday.",
+        MAY_20,
+        day(2024, 5, 17),
+        day(2024, 5, 18),
+        "day",
+        "on Friday",
+    ),
     (
         "There is a fire drill on Friday.",
         MAY_20,

@@ -208,3 +208,53 @@ def test_an_end_told_of_a_records_fact_leaves_the_record(memory: Memory) -> None
     assert ended.superseded == []
     found = memory.recall("", where={"order_id": 17}).results
     assert [r.observation_id for r in found] == [order.observation_id]
+
+
+def test_a_shared_fact_both_agents_end_is_over(memory: Memory) -> None:
+    """scout's end withdrew its belief from the fact's start; driver's end then matched
+    nothing (scout's withdrawn belief was taken for a history of its own), and the fact
+    stayed current for good."""
+    tell(memory, "Sam works at Acme.", agent="driver")
+    shared, _ = tell(memory, "Sam works at Acme.")
+    tell(memory, "Sam left Acme.", when=DEC, valid_until=NOV)
+    _, ended = tell(memory, "Sam left Acme for good.", agent="driver", when=DEC, valid_until=NOV)
+    assert ended == [shared]
+    assert current(memory) == []
+
+
+def test_an_order_other_than_relevance_puts_current_facts_first_whatever_is_over(
+    memory: Memory,
+) -> None:
+    """Three facts over at their own end ranked above the current one: with a pool of the
+    limit and as many again, ordered newest first, the current fact was not among them."""
+    for i, year in enumerate((2019, 2020, 2021)):
+        memory.remember(
+            [
+                MemoryDraft(
+                    text=f"Sam played guitar in the band Violet Harbor number {i}.",
+                    agent="scout",
+                    observed_at=OCT,
+                    fact=FactDraft(
+                        f"Band{i}",
+                        "member",
+                        "Sam",
+                        valid_from=f"{year}-01-01T00:00:00Z",
+                        valid_until=f"{year}-06-01T00:00:00Z",
+                    ),
+                )
+            ]
+        )
+    [now] = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam plays in Violet Harbor now.",
+                agent="scout",
+                observed_at=OCT,
+                fact=FactDraft("Violet Harbor", "member", "Sam"),
+            )
+        ]
+    )
+    asked = "Sam played guitar in the band Violet Harbor"
+    for order in ("newest", "confidence"):
+        [first] = memory.recall(asked, limit=1, order_by=order).results  # type: ignore[arg-type]
+        assert (first.observation_id, first.current) == (now.observation_id, True), order
