@@ -194,10 +194,12 @@ def has_log(database: Path) -> bool:
 
 def log_crashes(database: Path, buffer_pool_bytes: int, always: bool = False) -> int | None:
     """The signal that crashed a child process opening ``database`` read-only (``opens``),
-    or None when it did not crash. Tried only when ``has_log``, or ``always``."""
+    or None when it did not crash. Tried only when ``has_log``, or ``always``. Read-only
+    only: a refusal is no crash, so a log only an opening for writing replays is not replayed
+    on a copy here (every start after such a kill copied the whole graph first)."""
     if not always and not has_log(database):
         return None
-    found = opens(database, buffer_pool_bytes)
+    found = _probe(database, buffer_pool_bytes, read_only=True)
     return found if isinstance(found, int) else None
 
 

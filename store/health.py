@@ -219,11 +219,13 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
             if needs_writing_to_replay(error.problem):
                 scratch = Path(tempfile.mkdtemp(prefix="doxa-check-"))
                 pool = settings.buffer_pool_mb << 20
-                if replay_on_copy(graph_file, pool, scratch) is None:
-                    graph = Graph(scratch / graph_file.name, read_only=True)
-                else:
-                    shutil.rmtree(scratch, ignore_errors=True)
-                    scratch = None
+                try:
+                    if replay_on_copy(graph_file, pool, scratch) is None:
+                        graph = Graph(scratch / graph_file.name, read_only=True)
+                finally:
+                    if graph is None:  # no copy to count: none is left behind
+                        shutil.rmtree(scratch, ignore_errors=True)
+                        scratch = None
             if graph is None:
                 health.problems.append(f"{error.problem}; {error.remedy}")
         except NotPermitted as error:  # not this user's to read

@@ -37,7 +37,7 @@ from doxa.store.records import WhereField, conditions, parse_where
 from doxa.store.settings import RankingWeights
 from doxa.store.timewords import asks_when, time_window
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
-from doxa.store.working_memory import BoolArray, WorkingMemory, fact_key, topic_key
+from doxa.store.working_memory import BoolArray, IntArray, WorkingMemory, fact_key, topic_key
 
 OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
 MAX_QUERY = 4_000
@@ -223,9 +223,10 @@ def answer(
     # Facts over by then at their own end come at any time asked ("did Sam still own it on
     # 20 November?" found nothing where a recall of now found the sale); those that begin
     # later only when no ``as_of`` was asked.
-    beside = _ended(working, mask, valid, known_us)
+    ends = working.ends(n, known_us)  # once: at a known_at it walks every supersession
+    beside = _ended(working, mask, valid, ends)
     if asked.beside_now:
-        beside |= _upcoming(working, n, at_us, known_us)
+        beside |= _upcoming(working, n, at_us, known_us, ends)
     mask |= beside
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
@@ -323,29 +324,28 @@ def answer(
     return _order(ranked, working, asked.order_by, own, current)[:limit], current
 
 
-def _upcoming(working: WorkingMemory, n: int, at: int, known_at: int | None) -> BoolArray:
-    """Rows 0..n of the facts held at ``known_at`` that begin after ``at`` (and hold then)."""
+def _upcoming(
+    working: WorkingMemory, n: int, at: int, known_at: int | None, ends: IntArray
+) -> BoolArray:
+    """Rows 0..n of the facts held at ``known_at`` that begin after ``at`` (and hold then,
+    by their ``ends`` as held at ``known_at``)."""
     begins = working.valid_from[:n]
     # A plan replaced before it began (Tokyo from 2030, then Rome instead) never holds.
-    later = working.held(n, known_at) & (begins > at) & (working.ends(n, known_at) > begins)
+    later = working.held(n, known_at) & (begins > at) & (ends > begins)
     for row in np.flatnonzero(later):
         if working.entries[row].subject is None:  # an observation said to be seen later
             later[row] = False
     return later
 
 
-def _ended(
-    working: WorkingMemory, seen: BoolArray, valid: BoolArray, known_at: int | None
-) -> BoolArray:
+def _ended(working: WorkingMemory, seen: BoolArray, valid: BoolArray, ends: IntArray) -> BoolArray:
     """Of the ``seen`` rows not ``valid`` then, the facts over at the end they were given
     ("Sam quit Acme on 10 November": the news of the end was found by nothing but
-    ``include_superseded``), as held at ``known_at``; also one told with only an end
+    ``include_superseded``), by their ``ends`` as held then; also one told with only an end
     already past, which never held ("Sam sold his VW Golf on 10 November", of a car the
     memory never heard of). Not one a newer fact ended: a replaced one stays out. Only
     facts end: an observation's validity has no end."""
-    n = len(seen)
-    ends = working.ends(n, known_at)
-    over: BoolArray = seen & ~valid & (ends == working.stated_until[:n])
+    over: BoolArray = seen & ~valid & (ends == working.stated_until[: len(seen)])
     return over
 
 
