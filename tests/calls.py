@@ -1,11 +1,27 @@
 """Calling doxa's tools through an MCP client in tests: the result of a call that must
-succeed, the message of one that must fail, and the seed's bridge example."""
+succeed, the message of one that must fail, the seed's bridge example, and the raw
+``initialize`` request tests of the wire send."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp.client import Client
+
+#: An MCP ``initialize`` request, the one a new client sends first.
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "pytest", "version": "1"},
+        },
+    }
+).encode()
 
 
 async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from calls import INITIALIZE
 from mcp.client import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
@@ -28,20 +29,6 @@ Start = Callable[..., Awaitable[Any]]
 
 #: ``python -m doxa.server`` with the interpreter running the tests (the project's venv).
 DOXA = [sys.executable, "-m", "doxa.server"]
-
-#: An MCP ``initialize`` request, the one a new client sends first.
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "pytest", "version": "1"},
-        },
-    }
-).encode()
 
 
 @asynccontextmanager

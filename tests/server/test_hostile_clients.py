@@ -4,7 +4,6 @@ who can reach the port could otherwise fill it)."""
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -16,24 +15,12 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 import pytest
+from calls import INITIALIZE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 Start = Callable[..., Awaitable[Any]]
 
-#: An MCP ``initialize`` request, the one a new client sends first.
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "pytest", "version": "1"},
-        },
-    }
-).encode()
 #: What the streamable HTTP transport requires a POST to accept.
 ACCEPT = "application/json, text/event-stream"
 
