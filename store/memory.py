@@ -76,7 +76,7 @@ from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked, without_broad_topics
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
-from doxa.store.recall import SecondCore, answer, question
+from doxa.store.recall import SecondCore, answer, question, without_days_asked
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.records import Record, unmatched_where
 from doxa.store.settings import StoreSettings
@@ -615,12 +615,14 @@ class Memory:
         )
         working = self._wm
         remembered = self._embeddings.queued
-        vector = search = None
+        vector = search = plain = None
         if query.strip():
             with self._working_lock.reading():
+                plain = without_days_asked(working, asked)
                 focused = without_broad_topics(
-                    working, query, self.settings.ranking.broad_topic_share
+                    working, plain or query, self.settings.ranking.broad_topic_share
                 )
+            focused = focused or plain
             vectors = self.embedder.embed([query] if focused is None else [query, focused])
             # The scan compares the focused query; feedback compares whole queries.
             vector, search = vectors[0], (None if focused is None else vectors[1])
@@ -640,6 +642,7 @@ class Memory:
                 self._second_core,
                 learned,
                 search_vector=search,
+                search_text=plain,
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             at = micros(asked.at)

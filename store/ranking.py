@@ -53,7 +53,6 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.details import Details
-from doxa.store.event_time import overlaps
 from doxa.store.fact_questions import QuestionWords, names_fact
 from doxa.store.judged_queries import Judgements
 from doxa.store.learning import (
@@ -69,7 +68,6 @@ from doxa.store.learning import (
 )
 from doxa.store.records import query_pairs, type_name_key
 from doxa.store.settings import RankingWeights
-from doxa.store.values import from_micros
 from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
 
 _WORD = re.compile(r"[\w'-]+")
@@ -312,15 +310,7 @@ def rank(
             share[i] = max(direct, linked)
         components["topic"] = weights.topic * share
     if window is not None:
-        starts = memory.valid_from[pool]
-        inside = (starts >= window[0]) & (starts < window[1])
-        begin, end = from_micros(window[0]), from_micros(window[1])
-        for i, row in enumerate(pool.tolist()):
-            # "I fixed the roof yesterday", said on 8 May, answers "on 7 May" too.
-            if not inside[i] and any(
-                overlaps(e, begin, end) for e in memory.entries[row].event_times
-            ):
-                inside[i] = True
+        inside = memory.placed_in(window[0], window[1], pool)
         components["time"] = weights.time * inside.astype(np.float32)
     if asks_when and weights.dated > 0:
         dated = np.fromiter(

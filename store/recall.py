@@ -35,7 +35,12 @@ from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
 from doxa.store.records import WhereField, conditions, parse_where
 from doxa.store.settings import RankingWeights
-from doxa.store.timewords import asks_when, time_window
+from doxa.store.timewords import (
+    asks_when,
+    relative_window,
+    time_window,
+    without_days_from_today,
+)
 from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
 from doxa.store.working_memory import BoolArray, IntArray, WorkingMemory, fact_key, topic_key
 
@@ -75,6 +80,8 @@ class Question:
     #: "Hal moves to Tokyo in 2030" is known now, and was found by nothing but as_of).
     #: Facts over by ``at`` at the end they were given come whatever was asked.
     beside_now: bool = False
+    #: ``window`` is named from the day asked ("tomorrow", "last week": ``relative_window``).
+    from_today: bool = False
 
 
 def question(
@@ -156,7 +163,27 @@ def question(
         known_at=known,
         asks_when=asks_when(query),
         where=fields,
+        from_today=relative_window(query, at) is not None,
     )
+
+
+def without_days_asked(working: WorkingMemory, asked: Question) -> str | None:
+    """The query without its words naming days from today, to search and compare by, when
+    the memory holds something placed in the time they name; else None.
+
+    "What do I have tomorrow?": notes of other weeks saying "tomorrow" told of other days,
+    yet matched the word (by text and meaning) better than the plan for tomorrow matched the
+    question's time. With nothing placed then, the words are all there is to go by ("What did
+    Joanna write yesterday?" asked long after: her "yesterday" is the one to find).
+    """
+    if not asked.from_today or asked.window is None:
+        return None
+    plain = without_days_from_today(asked.query)
+    if plain is None:
+        return None
+    known_us = None if asked.known_at is None else micros(asked.known_at)
+    held = np.flatnonzero(working.held(len(working), known_us))
+    return plain if working.placed_in(*asked.window, held).any() else None
 
 
 class SecondCore:
@@ -198,6 +225,7 @@ def answer(
     second_core: SecondCore,
     learned: Learned | None = None,
     search_vector: npt.NDArray[np.float32] | None = None,
+    search_text: str | None = None,
 ) -> tuple[list[Ranked], BoolArray]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
@@ -212,7 +240,10 @@ def answer(
         second_core: where the full-text search runs during the vector scan.
         learned: the trained ranker and the clock judgements decay by (``learning``).
         search_vector: the vector the scan compares, when not ``vector`` (the query without
-            its broad topics: ``ranking.without_broad_topics``).
+            its broad topics: ``ranking.without_broad_topics``, or its days from today:
+            ``without_days_asked``).
+        search_text: the words searched by full text, when not the query's
+            (``without_days_asked``).
     """
     n = len(working)
     query = asked.query
@@ -271,7 +302,8 @@ def answer(
     searching: Callable[[], list[tuple[int, float]]] | None = None
     if weights.text_pool and query.strip():
         allowed, pool = mask, weights.text_pool
-        searching = second_core.start(lambda: working.text.search(query, pool, allowed))
+        words = search_text or query
+        searching = second_core.start(lambda: working.text.search(words, pool, allowed))
     try:
         scanned = vector if search_vector is None else search_vector
         similarity = None if scanned is None else working.embeddings.similarity(scanned, n)

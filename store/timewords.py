@@ -279,7 +279,48 @@ def _range(query: str, reference: datetime) -> Window | None:
     return None
 
 
+def relative_window(query: str, reference: datetime) -> Window | None:
+    """The span ``query`` names from today ("yesterday", "tomorrow", "last week", "next
+    Friday", "two days ago"), or None if it names none or names a time of its own ("on 9
+    May": ``time_window``)."""
+    try:
+        if _absolute(query, reference) is not None:
+            return None
+        return _relative(query, reference)
+    except (OverflowError, ValueError):
+        return None
+
+
+# The words that name days from the day they are said: in a note, another day than in the
+# question ("last Tuesday", but not "on Tuesday": a weekly habit may be told so).
+_FROM_TODAY = (
+    _AGO,
+    _BESIDE_TODAY,
+    _NEXT,
+    _PART_OF_TODAY,
+    _RELATIVE,
+    re.compile(rf"\b(?:last|past|previous|this)\s+(?:{'|'.join(_WEEKDAY_NAMES)})\b", re.I),
+)
+
+
+def without_days_from_today(query: str) -> str | None:
+    """``query`` without its words naming days from today ("What do I have tomorrow?" ->
+    "What do I have ?"), or None when it has none or nothing else."""
+    plain = query
+    for words in _FROM_TODAY:
+        plain = words.sub(" ", plain)
+    plain = " ".join(plain.split())
+    if plain == " ".join(query.split()) or not re.search(r"\w", plain):
+        return None
+    return plain
+
+
 def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window | None:
+    return _absolute(query, reference, ranges=ranges) or _relative(query, reference)
+
+
+def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window | None:
+    """The span ``query``'s own times name (a date, a month, a year, a season, a range)."""
     window = (
         (_range(query, reference) if ranges else None)
         or _next_to_day(query, reference)
@@ -322,6 +363,11 @@ def _window(query: str, reference: datetime, *, ranges: bool = True) -> Window |
     if match:
         year = int(match[1])
         return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    return None
+
+
+def _relative(query: str, reference: datetime) -> Window | None:
+    """The span ``query`` names from ``reference``'s day: some time ago, or beside today."""
     match = _AGO.search(query)
     if match:
         count = _NUMBERS.get(match[1].casefold()) or int(match[1])

@@ -22,7 +22,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -30,15 +30,17 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.drafts import predicate_key
-from doxa.store.event_time import EventTime
+from doxa.store.event_time import SLACK, EventTime, overlaps
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.records import Record, WhereField, loose, meets, type_key, type_name_key
 from doxa.store.settings import PredicateSettings
 from doxa.store.text_index import TextIndex
-from doxa.store.values import micros, scaled, utc_now
+from doxa.store.values import from_micros, micros, scaled, utc_now
 from doxa.store.vector_matrix import VectorMatrix
 
 NO_END = np.iinfo(np.int64).max
+NO_START = np.iinfo(np.int64).min
+_MICROSECOND = timedelta(microseconds=1)
 NO_START = np.iinfo(np.int64).min
 
 BoolArray = npt.NDArray[np.bool_]
@@ -150,6 +152,10 @@ class WorkingMemory:
         self.recorded_at: IntArray = np.zeros(capacity, dtype=np.int64)
         self.retracted_at: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         self.stated_until: IntArray = np.full(capacity, NO_END, dtype=np.int64)
+        # The span each row's event times reach, with their slack (``overlaps``; none: an
+        # empty span), so a question's time is matched without reading every row's times.
+        self.told_from: IntArray = np.full(capacity, NO_END, dtype=np.int64)
+        self.told_until: IntArray = np.full(capacity, NO_START, dtype=np.int64)
         # Words in each row's text (whitespace-separated, at most 65,535): the `length` ranking
         # component, without splitting texts at recall time.
         self.words: npt.NDArray[np.uint16] = np.zeros(capacity, dtype=np.uint16)
@@ -265,6 +271,8 @@ class WorkingMemory:
         self.recorded_at = grow(self.recorded_at)
         self.retracted_at = grow(self.retracted_at, NO_END)
         self.stated_until = grow(self.stated_until, NO_END)
+        self.told_from = grow(self.told_from, NO_END)
+        self.told_until = grow(self.told_until, NO_START)
         self.words = grow(self.words)
         self.hits = grow(self.hits)
         self.impressions = grow(self.impressions)
@@ -303,6 +311,11 @@ class WorkingMemory:
         self.stated_until[row] = (
             NO_END if entry.stated_until is None else micros(entry.stated_until)
         )
+        for event in entry.event_times:
+            slack = SLACK.get(event.precision)
+            reach = 0 if slack is None else slack // _MICROSECOND
+            self.told_from[row] = min(self.told_from[row], micros(event.start) - reach)
+            self.told_until[row] = max(self.told_until[row], micros(event.end) + reach)
         for topic in entry.topics:
             self._mention(row, topic)
         if not entry.retracted:
@@ -762,6 +775,20 @@ class WorkingMemory:
             if at < end and known <= known_at < min(self.retracted_at[newer], undone):
                 end = at
         return end
+
+    def placed_in(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> BoolArray:
+        """Per row of ``rows``: whether it began in [start, end) (microseconds) or tells of
+        an event then (with its precision's slack: "I fixed the roof yesterday", said on 8
+        May, is placed on 7 May)."""
+        begins = self.valid_from[rows]
+        inside: BoolArray = (begins >= start) & (begins < end)
+        maybe = ~inside & (self.told_from[rows] < end) & (self.told_until[rows] > start)
+        if maybe.any():
+            begin, finish = from_micros(start), from_micros(end)
+            for i in np.flatnonzero(maybe):
+                events = self.entries[int(rows[i])].event_times
+                inside[i] = any(overlaps(e, begin, finish) for e in events)
+        return inside
 
     def view(self, n: int, as_of: int, known_at: int | None = None) -> tuple[BoolArray, BoolArray]:
         """The rule of both clocks for rows 0..n, in one place: (seen, current). ``seen``:

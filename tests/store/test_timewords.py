@@ -6,7 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from doxa.store.timewords import asks_when, time_window
+from doxa.store.timewords import (
+    asks_when,
+    relative_window,
+    time_window,
+    without_days_from_today,
+)
 
 # A Saturday afternoon.
 REFERENCE = datetime(2024, 6, 15, 13, 45, tzinfo=UTC)
@@ -273,3 +278,28 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
     # About 0.05 s here (3.5 s for "from "s before each end of a range was bounded): a guard
     # against quadratic time, not a speed target.
     assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("query", "relative", "plain"),
+    [
+        ("What do I have tomorrow?", True, "What do I have ?"),
+        ("what did we do the day before yesterday", True, "what did we do"),
+        ("plans for next Friday", True, "plans for"),
+        ("what did I fix three days ago", True, "what did I fix"),
+        ("the talk last Tuesday", True, "the talk"),
+        ("what happened this morning", True, "what happened"),
+        # "on Tuesday" may be a weekly habit: its words stay
+        ("what is on on Tuesday", True, None),
+        # a time of its own: no window from today, though words from today are taken out
+        ("what did I buy yesterday, 3 May 2024", False, "what did I buy , 3 May 2024"),
+        ("what did we decide in May 2023", False, None),
+        ("tomorrow", True, None),
+    ],
+)
+def test_days_named_from_today(query: str, relative: bool, plain: str | None) -> None:
+    window = relative_window(query, REFERENCE)
+    assert (window is not None) is relative
+    if window is not None:
+        assert window == time_window(query, REFERENCE)
+    assert without_days_from_today(query) == plain

@@ -194,3 +194,40 @@ async def test_a_plan_told_in_the_present_is_ahead(client: Client) -> None:
         )
         [found] = (await ok(client, "recall", query="flight"))["results"]
     assert found["happened"] == "2024-06-03"
+
+
+async def test_days_from_today_asked_match_by_time_not_by_the_same_words(client: Client) -> None:
+    """Asked on 8 May: notes of other weeks saying "tomorrow" told of other days (they
+    matched the word better than the plan for 9 May matched the question's time); with
+    nothing placed on the day asked, the words are all there is to go by."""
+    old = [
+        "Tomorrow I have a call with the bank.",
+        "I have to finish the report by tomorrow.",
+        "Tomorrow we go hiking in the hills.",
+        "The car goes in for service tomorrow.",
+    ]
+    with anyio.fail_after(30):
+        for day, text in enumerate(old, start=2):
+            await ok(client, "remember", text=text, observed_at=f"2024-04-{day:02}T10:00:00Z")
+        dentist = await ok(
+            client,
+            "remember",
+            text="The dentist appointment is on Thursday at 9.",
+            observed_at="2024-05-07T09:00:00Z",
+        )
+        found = await ok(
+            client, "recall", query="What do I have tomorrow?", as_of=SAID, limit=3, explain=True
+        )
+        # Nothing is placed on 21 April: the words that said "tomorrow" are found.
+        words = await ok(
+            client,
+            "recall",
+            query="What do I have tomorrow?",
+            as_of="2024-04-20T12:00:00Z",
+            limit=4,
+            explain=True,
+        )
+    first = found["results"][0]
+    assert first["observation_id"] == dentist["observation_id"], found["results"]
+    assert all("text" not in r["scores"] for r in found["results"])
+    assert all(r["scores"].get("text", 0) > 0 for r in words["results"])
