@@ -231,6 +231,18 @@ _EVENT_NOUNS = (
     "appointment|meeting|interview|exam|test|flight|haircut|date|call|session|class|lesson"
     "|party|wedding|trip|visit|concert|game|match|shift|deadline|check-?up|surgery|operation"
     "|drill|inspection|conference|workshop|presentation|review|recital|show|event|dinner"
+    "|lunch|breakfast|brunch|dentist|doctor|offsite|off-site|stand-?up|demo|launch|release"
+    "|holiday|vacation|gig|play|ceremony|celebration|reunion|hearing|trial|race|marathon"
+    "|tournament|practice|rehearsal|training|picnic|barbecue|bbq|sleepover|playdate"
+)
+# Words in -ing that are no verb after "is": "the view is amazing on Friday", "there is
+# nothing on Friday", "the wedding".
+_NOT_PROGRESSIVE = (
+    "being|nothing|something|anything|everything|thing|morning|evening|during|king|ring"
+    "|spring|string|wedding|building|ceiling|sibling|darling|amazing|interesting|boring"
+    "|exciting|annoying|confusing|surprising|disappointing|relaxing|charming|stunning"
+    "|missing|willing|worth\\w*|tiring|fascinating|shocking|terrifying|touching|inspiring"
+    "|frustrating|embarrassing|pleasing|satisfying|refreshing|rewarding|challenging|thriving"
 )
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
 _PRESENT_PLAN = _lazy(
@@ -249,6 +261,21 @@ _PRESENT_PLAN = _lazy(
     rf"\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})\b"
     r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
     r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
+    # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm
+    # seeing the doctor on Friday", "we are having a party on Saturday".
+    r"|\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
+    rf"\s+(?:(?:also|still|just|not|finally)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b"
+    # Meals, lessons, work had on a day: "Sam has lunch with Ana on Friday".
+    r"|\b(?:have|has)\s+(?:lunch|dinner|breakfast|brunch|class|classes|practice|school"
+    r"|training|rehearsal|therapy|work)\b"
+    # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
+    # "remind me to call mum on Sunday".
+    r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind(?:er|s)?\b"
+    # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
+    # 10", "Team offsite on 20 May" (a past tense in it tells of one gone).
+    r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
+    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
+    r"|\d)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
@@ -279,7 +306,9 @@ _BLOCKERS = _lazy(
 # A day with a month and neither ordinal nor year ("May 5", "5 may") is read only after one of
 # these: "I may 5x it", "we march 5 miles" are not dates.
 _DATE_CUE_BEFORE = _lazy(
-    r"(?:\b(?:on|since|from|to|and|in|of|the|till|until|by|before|after|through)|,)\s*$",
+    r"(?:\b(?:on|since|from|to|and|in|of|the|till|until|by|before|after|through)|,"
+    # "the release is planned for 15 May", "booked for 13 May".
+    r"|\b(?:planned|booked|scheduled|set|due|moved|postponed|rescheduled)\s+for)\s*$",
     re.IGNORECASE,
 )
 _SENTENCE_MARKS = ".!?;\n"

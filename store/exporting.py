@@ -488,6 +488,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(22) and _read_by_22(observation))
             or (before(24) and _read_by_24(observation))
             or (before(25) and _read_by_25(observation))
+            or (before(26) and _read_by_26(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -623,6 +624,12 @@ def _read_by_25(observation: dict[str, Any]) -> bool:
         return True
     plans = (_PLAN_TOLD, _PLAN_MOVED, _PLAN_VERBS)
     return bool(_WEEKDAY.search(text) and any(p.search(text) for p in plans))
+
+
+def _read_by_26(observation: dict[str, Any]) -> bool:
+    """Whether migration 26 has an observation's event times read again: a text holding a
+    digit beside a day named, or naming a weekday, as its query picks them."""
+    return _read_differently(observation) or bool(_WEEKDAY.search(observation["text"] or ""))
 
 
 _DIGIT = re.compile(r"[0-9]")

@@ -276,7 +276,7 @@ def test_check_names_a_newer_schema_whose_tables_it_cannot_count(created: Settin
 def test_a_new_store_says_it_is_created_once_and_an_older_one_each_migration(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A new memory logged a line for each of its 25 migrations.
+    # A new memory logged a line for each of its 26 migrations.
     with caplog.at_level(logging.INFO, logger="doxa.store"):
         open_memory(settings).close()
         said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
@@ -772,6 +772,28 @@ def test_plans_told_of_anyone_and_plans_moved_are_read_again_as_days_to_come(
         ["2026-12-05"],
         ["2026-12-05"],
     ]
+
+
+def test_plans_in_the_present_progressive_and_notes_of_events_are_read_again(
+    settings: Settings,
+) -> None:
+    # A store at migration 25 read "the user is meeting Ana on 9 December", said on Thursday
+    # 3 December, as a year back, and "Lunch with Ana on Friday" as the Friday gone;
+    # migration 26 reads every text naming a weekday, or a digit beside a day, again.
+    said = "2026-12-03T10:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft("The user is meeting Ana on 9 December.", observed_at=said),
+            MemoryDraft("Lunch with Ana on Friday.", observed_at=said),
+            MemoryDraft("Remind the user to call mum on Sunday.", observed_at=said),
+            MemoryDraft("The release is planned for 15 December.", observed_at=said),
+            MemoryDraft("Lunch with Ana was great.", observed_at=said),
+        ]
+    )
+    memory.close()
+    happened = _event_times_read_again(settings, 26, [m.observation_id for m in done])
+    assert happened == [["2026-12-09"], ["2026-12-04"], ["2026-12-06"], ["2026-12-15"], []]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
