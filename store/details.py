@@ -10,7 +10,8 @@ Two texts agree when each one's details are all words of the other, so a rewordi
 ("needs Python 3.11", "requires python 3.11") and another invoice, day or person does not;
 they differ when each has a detail the other lacks, as another invoice does, while "ferry
 timetable" and "ferry timetable in winter" only narrow. Pruning merges only near-duplicates
-that agree (merging one that says more would lose it); a judged query lends to a new one as
+that agree and whose copy says no word the one kept lacks (``says_no_more``: merging one that
+says more, or says it in another word, would lose it); a judged query lends to a new one as
 the same question unless they differ.
 """
 
@@ -163,6 +164,38 @@ def same_way_round(first: tuple[str, ...], second: tuple[str, ...], found: Detai
         return list(dict.fromkeys(w for w in words if w in found[0]))
 
     return named(first) == named(second)
+
+
+#: Words a copy may lack or hold beside its original and still say the same: articles, "it",
+#: "please" and such.
+_FILLERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "it",
+        "its",
+        "this",
+        "that",
+        "please",
+        "just",
+        "really",
+        "also",
+        "so",
+        "then",
+        "very",
+    ]
+)
+
+
+def says_no_more(twin: tuple[str, ...], keeper: tuple[str, ...]) -> bool:
+    """Whether ``twin`` (its ``words_in_order``) says no word ``keeper`` lacks but fillers
+    ("The printer on floor 2 is broken!" says no more than "The printer on floor 2 is
+    broken."). A word said instead of another is another claim as often as not: the bundled
+    model finds "Caching increases the memory usage." and "… decreases …" 0.95 alike or
+    more, "raises"/"lowers", "imports"/"exports", "minimum"/"maximum" too, and no list of
+    opposites is ever whole."""
+    return set(twin) - _FILLERS <= set(keeper)
 
 
 def agree(first: Details, second: Details) -> bool:

@@ -46,7 +46,14 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from doxa.store.details import Details, agree, details, same_way_round, words_in_order
+from doxa.store.details import (
+    Details,
+    agree,
+    details,
+    same_way_round,
+    says_no_more,
+    words_in_order,
+)
 from doxa.store.drafts import predicate_key
 from doxa.store.errors import InvalidInput
 from doxa.store.planning import reopened
@@ -303,9 +310,10 @@ def _found_as(keeper: Entry, twin: Entry) -> bool:
 def _same_details(
     working: WorkingMemory, a: int, b: int, cache: dict[int, tuple[Details, tuple[str, ...]]]
 ) -> bool:
-    """Whether rows ``a`` and ``b`` say the same things: records of one type holding the
-    same values (and, given with texts, texts that agree), or texts each of whose details is
-    a word of the other, saying it the same way round (``same_way_round``)."""
+    """Whether row ``b`` says what row ``a``, the one kept, says: records of one type holding
+    the same values (and, given with texts, texts that agree), or texts each of whose details
+    is a word of the other, saying it the same way round (``same_way_round``), ``b`` saying
+    no word ``a`` lacks (``says_no_more``)."""
     first, second = working.entries[a], working.entries[b]
     if first.record is not None or second.record is not None:
         if first.record is None or second.record is None:
@@ -328,7 +336,11 @@ def _same_details(
             text = working.entries[row].text
             cache[row] = (details(text), words_in_order(text))
     (found, first_words), (other, second_words) = cache[a], cache[b]
-    return agree(found, other) and same_way_round(first_words, second_words, found)
+    return (
+        agree(found, other)
+        and same_way_round(first_words, second_words, found)
+        and says_no_more(second_words, first_words)
+    )
 
 
 def why(retirement: Retirement, rule: PruneSettings) -> str:

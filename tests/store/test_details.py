@@ -3,7 +3,14 @@ differ by them."""
 
 from __future__ import annotations
 
-from doxa.store.details import agree, details, differ, same_way_round, words_in_order
+from doxa.store.details import (
+    agree,
+    details,
+    differ,
+    same_way_round,
+    says_no_more,
+    words_in_order,
+)
 
 
 def test_details_are_the_words_that_make_a_text_say_what_it_says() -> None:
@@ -67,3 +74,15 @@ def test_twins_are_said_the_same_way_round_but_a_shared_word_is_no_negation() ->
     assert not round_("This call is safe to retry.", "This call is unsafe to retry.")
     assert not round_("We pinned numpy<2.", "We pinned numpy>=2.")
     assert round_("Please inform Bob about the form.", "Please tell Bob about the form.")
+
+
+def test_a_copy_says_no_word_its_original_lacks_but_fillers() -> None:
+    def no_more(twin: str, keeper: str) -> bool:
+        return says_no_more(words_in_order(twin), words_in_order(keeper))
+
+    assert no_more("The printer on floor 2 is broken!", "the printer on floor 2 is broken.")
+    assert no_more("Build with --no-cache.", "Please build it with --no-cache.")
+    assert no_more("The printer is broken.", "The printer is broken again.")
+    assert not no_more("The printer is broken again.", "The printer is broken.")
+    assert not no_more("Caching decreases memory use.", "Caching increases memory use.")
+    assert not no_more("The job exports records.", "The job imports records.")

@@ -436,12 +436,26 @@ DIFFERENT = [
     ("We pinned numpy<2 because of pandas.", "We pinned numpy>=2 because of pandas."),
     ("The API is served from api.example.com.", "The API is served from api.example.org."),
     ("This call is safe to retry.", "This call is unsafe to retry."),
+    # A word said instead of another, as often an opposite as not (no list of opposites is
+    # ever whole: "increases" and "decreases" merged, and recall gave the one kept).
+    (
+        "Caching increases the memory usage of the worker.",
+        "Caching decreases the memory usage of the worker.",
+    ),
+    (
+        "The sync job imports user records to the CRM.",
+        "The sync job exports user records to the CRM.",
+    ),
+    (
+        "The retry policy uses the minimum backoff for uploads.",
+        "The retry policy uses the maximum backoff for uploads.",
+    ),
+    ("The deploy script needs Python 3.11.", "The deploy script requires Python 3.11."),
     # Past the model's 256 word pieces the two read the same (cosine 1.0).
     (TRACE + "KeyError: 'refresh_token'", TRACE + "KeyError: 'access_token'"),
 ]
 #: Pairs that say the same thing.
 SAME = [
-    ("The deploy script needs Python 3.11.", "The deploy script requires Python 3.11."),
     ("The lift in block C is out of order.", "the lift in block C is out of order!"),
 ]
 TRACKS = [{"name": "Balls to the Wall", "album_id": n, "milliseconds": 342562} for n in (2, 3)]
