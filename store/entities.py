@@ -52,7 +52,8 @@ _SUMMARY_PREDICATES = 6
 _SUMMARY_VALUES = 3
 _SUMMARY_INCOMING = 3
 _SUMMARY_CHARS = 400
-#: Topics mentioned together taken per entity when walking relations.
+#: Topics mentioned together taken per entity reached in one hop, when walking on to the
+#: second (each of the entity's own is taken, up to ``MAX_RELATED``).
 _CO_MENTIONS = 5
 
 
@@ -234,10 +235,12 @@ def _triple(entry: Entry) -> str:
     return f"{entry.subject} {_spoken(entry.predicate or '')} {entry.object}"
 
 
-def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str]]:
+def _links(
+    working: WorkingMemory, key: str, clock: Clock, co_mentions: int = _CO_MENTIONS
+) -> dict[str, list[str]]:
     """Entities one step from ``key``: their key -> what links them (the current facts
     naming both, as triples, then being mentioned together by what the memory held then,
-    as the page draws it), most linked first."""
+    the ``co_mentions`` most often, as the page draws it), most linked first."""
     links: dict[str, list[str]] = defaultdict(list)
     for f in _current(_facts(working, key, clock), clock):
         e = f.entry
@@ -248,18 +251,20 @@ def _links(working: WorkingMemory, key: str, clock: Clock) -> dict[str, list[str
     co = working.mentioned_with(key, clock.known)
     co.pop(key, None)
     me = display_name(working, key)
-    for other in heapq.nlargest(_CO_MENTIONS, co, key=co.__getitem__):
+    for other in heapq.nlargest(co_mentions, co, key=co.__getitem__):
         links[other].append(f"{me} mentioned with {display_name(working, other)}")
     return dict(sorted(links.items(), key=lambda kv: -len(kv[1])))
 
 
 def _related(working: WorkingMemory, key: str, clock: Clock) -> list[dict[str, Any]]:
     """Entities within two hops of ``key`` and the links that reach them."""
-    first = _links(working, key, clock)
+    # Every one mentioned with it is one hop away (only the five most often were: a sixth
+    # was listed two hops away, through another, or not at all).
+    first = _links(working, key, clock, MAX_RELATED)
     out: list[dict[str, Any]] = []
     for other, via in list(first.items())[:MAX_RELATED]:
         out.append({"name": display_name(working, other), "hops": 1, "via": via[:3]})
-    seen = {key, *first}
+    seen = {key, *first, *working.mentioned_with(key, clock.known)}
     second = 0
     for near, via in list(first.items())[:MAX_RELATED]:
         for far, onward in _links(working, near, clock).items():

@@ -10,7 +10,8 @@ start-up (about a second per 100k memories).
 Text is analysed the way LanceDB's English full-text index did it (split on anything that is
 not a letter or digit, lower-cased and folded to ASCII, English stop words removed, Snowball
 (Porter2) stemming, so "remembered" finds "remember"), but tokens are dropped only over 64
-characters, not 40, so a SHA-256 in hex is found.
+characters, not 40, so a SHA-256 in hex is found, and words joined by marks are a term of
+their own too, so a path or a version is found whole (``_COMPOUND``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ B = 0.75
 MAX_TOKEN = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+#: Words joined by marks into one name: a path, a version, a host, an identifier
+#: ("src/store/graph.py", "v2.3.1", "api.example.com", "refresh_token"). Each is a term of
+#: its own too, beside its words: "src/store/graph.py" shares every word with
+#: "tests/store/test_graph.py" and "src/api/graph.py", and a note naming it came fourth.
+_COMPOUND = re.compile(r"[^\W_]+(?:[./:_-][^\W_]+)+", re.UNICODE)
 
 #: The Snowball English stop-word list (plus the pieces contractions split into).
 _STOP_WORDS_TEXT = """
@@ -67,11 +73,9 @@ class Analyzer:
     def terms(self, text: str) -> list[str]:
         """The index terms of ``text``, in order, repeats kept."""
         folded = unicodedata.normalize("NFKD", text.casefold())
-        words = [
-            w
-            for w in _TOKEN.findall(folded.encode("ascii", "ignore").decode())
-            if len(w) <= MAX_TOKEN and w not in STOP_WORDS
-        ]
+        plain = folded.encode("ascii", "ignore").decode()
+        words = [w for w in _TOKEN.findall(plain) if len(w) <= MAX_TOKEN and w not in STOP_WORDS]
+        names = [w for w in _COMPOUND.findall(plain) if len(w) <= MAX_TOKEN]
         stems = self._stems
         if len(stems) > 500_000:  # a bounded cache: rare words are cheap to stem again
             # Replaced, not cleared: recalls running in parallel keep the dict they hold.
@@ -80,7 +84,7 @@ class Analyzer:
         if unknown:
             with self._stemming:  # a Snowball stemmer keeps state: one thread at a time
                 stems.update(zip(unknown, self._stemmer.stemWords(unknown), strict=True))
-        return [stems[w] for w in words]
+        return [stems[w] for w in words] + names
 
 
 class TextIndex:

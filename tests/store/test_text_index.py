@@ -88,3 +88,26 @@ def test_query_text_is_data() -> None:
     for hostile in ['boat" OR 1=1 --', "boat'); DROP TABLE x; --", "(boat) AND NOT", "*", ""]:
         found = index.search(hostile, 10, everything())
         assert set(rows(found)) <= {0, 2, 3}
+
+
+def test_a_path_or_a_version_is_found_whole_before_notes_sharing_its_words() -> None:
+    notes = [
+        "tests/store/test_graph.py covers the graph store.",
+        "src/store/graph_utils.py holds helpers for walking edges.",
+        "The session cache bug lives in src/store/graph.py, in open_connection().",
+        "src/api/graph.py exposes the GraphQL endpoint.",
+        "Release v2.3.10 fixed the importer.",
+        "Release v2.3.1 fixed the exporter.",
+    ]
+    index = index_of(notes)
+    assert rows(index.search("what is in src/store/graph.py?", 10, everything(6)))[0] == 2
+    assert rows(index.search("v2.3.1", 10, everything(6)))[0] == 5
+    # Its words alone still find the others.
+    assert set(rows(index.search("graph", 10, everything(6)))) == {0, 1, 2, 3}
+    assert index.analyzer.terms("see api.example.com") == [
+        "see",
+        "api",
+        "exampl",
+        "com",
+        "api.example.com",
+    ]

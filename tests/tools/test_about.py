@@ -87,6 +87,23 @@ async def test_related_entities_two_hops_away_with_the_links_that_reach_them(
     assert "Python" not in related
 
 
+async def test_every_topic_mentioned_with_it_is_one_hop_away(client: Client) -> None:
+    # Seven topics mentioned with acme-api, deploy and ci once each: only the five most
+    # often were one hop away (ci was two, through bugs; deploy not listed).
+    notes = [
+        {"text": f"note {i} about {t}", "topics": ["acme-api", t]}
+        for t in ("database", "auth", "todo", "bugs", "releases")
+        for i in range(3)
+    ]
+    notes.append({"text": "Deploy with fly deploy.", "topics": ["acme-api", "deploy"]})
+    notes.append({"text": "CI runs on Buildkite.", "topics": ["acme-api", "ci", "bugs"]})
+    with anyio.fail_after(30):
+        await ok(client, "remember", memories=notes)
+        seen = await ok(client, "about", name="acme-api")
+    hops = {r["name"]: r["hops"] for r in seen["related"]}
+    assert hops == {t: 1 for t in ("database", "auth", "todo", "bugs", "releases", "deploy", "ci")}
+
+
 async def test_timeline_in_valid_time_order_with_record_times(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await fact(client, "Alice", "lives in", "Paris", observed_at="2024-01-01")
