@@ -187,7 +187,8 @@ def _export(
     total = sum(header["counts"].values())
     where = [] if file is None else ["standard output" if piped else str(file)]
     if markdown is not None:
-        where.append(f"{markdown}/ ({header['markdown_files']} Markdown files)")
+        files = header["markdown_files"]
+        where.append(f"{markdown}/ ({files} Markdown file{'s' * (files != 1)})")
     said = f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s"
     print(said, file=summary)
     return 0

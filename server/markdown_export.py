@@ -275,6 +275,13 @@ def write_markdown(export: Path, target: Path) -> int:
                 span = f"{o.get('valid_from') or '?'} to {o.get('valid_until') or 'now'}"
                 if state == "begins later" and not o.get("valid_until"):
                     span = f"from {o['valid_from']}"
+                elif (
+                    o.get("valid_until")
+                    and o.get("valid_from")
+                    and (moment(o["valid_until"]) < moment(o["valid_from"]))
+                ):
+                    # Told with only an end already past, of a fact never held.
+                    span = f"until {o['valid_until']}"
                 said = o["predicate"].replace("_", " ")  # stored as a key, read as words
                 fact = shown(f"{o['subject']} {said} {o['object']}")
                 page.append(f"- {fact} ({span}; {state})")

@@ -54,8 +54,13 @@ def view_command(settings: Settings, out: Path | None) -> int:
         )
         return 1
     size = target.stat().st_size
-    print(
-        f"wrote {target} ({size / 1024:.0f} KB): {len(picture.entities)} entities,"
-        f" {len(picture.facts)} facts, {len(picture.conflicts)} conflicts; open it in a browser"
+    drawn = ", ".join(
+        f"{n} {one if n == 1 else many}"
+        for n, one, many in (
+            (len(picture.entities), "entity", "entities"),
+            (len(picture.facts), "fact", "facts"),
+            (len(picture.conflicts), "conflict", "conflicts"),
+        )
     )
+    print(f"wrote {target} ({size / 1024:.0f} KB): {drawn}; open it in a browser")
     return 0

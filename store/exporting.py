@@ -794,10 +794,14 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     if problem is not None:
         return problem
     start, stated, until = row.get("valid_from"), row.get("stated_until"), row.get("valid_until")
-    if start is not None and stated is not None and stated <= start:
+    # A fact told with only an end already past, of one never held, ends before it is
+    # told, at the end told ("Sam sold his VW Golf on 10 November", told in December): it
+    # never held in its own time.
+    never_held = until is not None and until == stated
+    if start is not None and stated is not None and stated <= start and not never_held:
         return f"stated_until {iso(stated)} must be later than valid_from {iso(start)}"
     # valid_until may equal valid_from: a plan replaced before it began never held.
-    if start is not None and until is not None and until < start:
+    if start is not None and until is not None and until < start and not never_held:
         return f"valid_until {iso(until)} must not be before valid_from {iso(start)}"
     return None
 

@@ -1033,6 +1033,9 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     cork = lives("Cork", "2024-06-01T00:00:00Z")
     tokyo = lives("Tokyo", "2030-01-01T00:00:00Z")
     rome = lives("Rome", "2019-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
+    # Never held: told now, with only an end already past (its start was after its end).
+    boat = ["Jo sold the boat.", "--fact", "Jo", "owns", "boat"]
+    doxa.json("remember", *boat, "--valid-until", "2020-01-01T00:00:00Z")
     assert doxa("forget", bonn)[0] == 0
     listed = {r["observation_id"]: r for r in doxa.json("recall", "--all")["results"]}
     assert {oid: listed[oid]["current"] for oid in (athens, cork, tokyo, rome)} == {
@@ -1052,6 +1055,7 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     assert "Jo lives in Cork (2024-06-01T00:00:00Z to 2030-01-01T00:00:00Z; current)" in page
     assert "Jo lives in Tokyo (from 2030-01-01T00:00:00Z; begins later)" in page
     assert "Jo lives in Rome (2019-01-01T00:00:00Z to 2019-06-01T00:00:00Z; ended)" in page
+    assert "Jo owns boat (until 2020-01-01T00:00:00Z; ended)" in page
 
 
 def test_recall_all_and_the_markdown_name_what_replaced_a_plan_as_recall_does(

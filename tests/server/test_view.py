@@ -54,8 +54,9 @@ CONFLICT_RED = (0xD9, 0x30, 0x25)
 
 
 def fill(data_dir: Path) -> None:
-    """A memory of seven entities, seven facts (one superseded, one beginning in 2999), a
-    note, and two conflicts (an explicit contradiction and two agents' clashing facts)."""
+    """A memory of eight entities, eight facts (one superseded, one beginning in 2999, one
+    never held), a note, and two conflicts (an explicit contradiction and two agents'
+    clashing facts)."""
     memory = Memory.open(hash_settings(data_dir).store)
     memory.warm_up()
     try:
@@ -111,6 +112,17 @@ def fill(data_dir: Path) -> None:
                     text="Alice lives in Munich.",
                     agent="critic",
                     fact=FactDraft("Alice", "lives in", "Munich"),
+                )
+            ]
+        )
+        # Never held: told in March, with only an end already past.
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="Alice sold her bike on 10 February.",
+                    agent="scout",
+                    observed_at="2026-03-01T10:00:00Z",
+                    fact=FactDraft("Alice", "owns", "bike", valid_until="2026-02-10T00:00:00Z"),
                 )
             ]
         )
@@ -225,6 +237,14 @@ def test_the_page_in_chromium_names_the_entities_marks_the_conflicts_and_draws_t
     # A fact that begins later is set apart, not struck through as replaced.
     assert '<tr class="later"><td>chairs</td>' in dom
     assert "&lt;b&gt;x&lt;/b&gt;" in dom  # the note's markup shown as text, never run
+    # A fact never held shows its end alone (its start was after it); the day its words
+    # place an event is listed with when the memory learnt it (it showed when it was said).
+    assert '<td>owns</td><td><span class="link">bike</span>' in dom
+    assert '<td class="when">until 2026-02-10</td>' in dom
+    learnt = re.search(r'happened: Alice lives in Hamburg</td><td class="when">([\d-]+)<', dom)
+    assert learnt is not None and learnt[1] != "2026-03-10"
+    # Related entities are set apart (spaces alone collapsed: "Acme Bob" read as one).
+    assert '<span class="link">Acme</span><span class="muted"> · </span>' in dom
 
     # A link to one entity: the search box holds its name and the entity is shown.
     found = chromium("--dump-dom", page.as_uri() + "#munich", profile=tmp_path / "profile")
@@ -396,6 +416,17 @@ def test_a_page_of_no_entities_says_so_rather_than_that_a_search_found_none(
     assert '<li class="more">no entities yet</li>' in dom  # it said "nothing matches"
 
 
+def test_view_counts_what_it_drew_in_words_that_fit_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir, page = tmp_path / "m", tmp_path / "memory.html"
+    where = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["remember", "A note on Solo.", "--topic", "Solo", *where]) == 0
+    capsys.readouterr()
+    assert main(["view", *where, "--out", str(page)]) == 0
+    assert "1 entity, 0 facts, 0 conflicts;" in capsys.readouterr().out  # "1 entities"
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]
@@ -428,5 +459,5 @@ async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_serve
         main, ["view", "--embedder", "hash", "--data-dir", str(data_dir), "--out", str(page)]
     )
     assert code == 0
-    assert "7 entities, 7 facts, 2 conflicts" in capsys.readouterr().out
+    assert "8 entities, 8 facts, 2 conflicts" in capsys.readouterr().out
     assert '["Alice",' in page.read_text(encoding="utf-8")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from conftest import hash_settings
+
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft
+from doxa.store.importing import import_file
 from tests.store.test_facts import open_memory
 
 OCT = "2026-10-05T09:00:00Z"
@@ -258,3 +263,28 @@ def test_an_order_other_than_relevance_puts_current_facts_first_whatever_is_over
     for order in ("newest", "confidence"):
         [first] = memory.recall(asked, limit=1, order_by=order).results  # type: ignore[arg-type]
         assert (first.observation_id, first.current) == (now.observation_id, True), order
+
+
+def test_an_end_of_a_fact_never_held_survives_an_export_and_an_import(
+    settings: Settings, memory: Memory, tmp_path: Path
+) -> None:
+    """A fact told with only an end already past ends before it was told: the export of
+    such a memory was refused by import (its end before its start), and with it the whole
+    memory, and the export into a new directory that leaves no purged bytes."""
+    sold, _ = tell(
+        memory, "Sam sold his VW Golf.", "VW Golf", when=DEC, predicate="owns", valid_until=NOV
+    )
+    tell(memory, "Sam likes chess.", "chess", when=DEC, predicate="likes", valid_from=DEC)
+    stopped, _ = tell(
+        memory, "Sam stopped liking chess.", "chess", when=DEC, predicate="likes", valid_until=NOV
+    )
+    memory.export(str(tmp_path / "sam.jsonl"))
+    into = hash_settings(tmp_path / "copy")
+    import_file(into.store, tmp_path / "sam.jsonl")
+    copy = Memory.open(into.store)
+    try:
+        for ids in ([sold], [stopped]):
+            assert copy.evidence(ids[0])["valid_until"] == memory.evidence(ids[0])["valid_until"]
+        assert current(copy) == current(memory)
+    finally:
+        copy.close()
