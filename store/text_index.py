@@ -35,11 +35,14 @@ B = 0.75
 MAX_TOKEN = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-#: Words joined by marks into one name: a path, a version, a host, an identifier
-#: ("src/store/graph.py", "v2.3.1", "api.example.com", "refresh_token"). Each is a term of
-#: its own too, beside its words: "src/store/graph.py" shares every word with
+#: Words joined by marks into one name: a path, a version, a host, an identifier, a flag
+#: ("src/store/graph.py", "v2.3.1", "api.example.com", "refresh_token", "--no-cache"). Each
+#: is a term of its own too, beside its words: "src/store/graph.py" shares every word with
 #: "tests/store/test_graph.py" and "src/api/graph.py", and a note naming it came fourth.
-_COMPOUND = re.compile(r"[^\W_]+(?:[./:_-][^\W_]+)+", re.UNICODE)
+#: Words joined by hyphens alone ("self-care") are words, unless a digit is in them or a
+#: hyphen before them (a flag).
+_COMPOUND = re.compile(r"(-?)([^\W_]+(?:[./:_-][^\W_]+)+)", re.UNICODE)
+_NAME_MARKS = re.compile(r"[./:_0-9]")
 
 #: The Snowball English stop-word list (plus the pieces contractions split into).
 _STOP_WORDS_TEXT = """
@@ -75,7 +78,11 @@ class Analyzer:
         folded = unicodedata.normalize("NFKD", text.casefold())
         plain = folded.encode("ascii", "ignore").decode()
         words = [w for w in _TOKEN.findall(plain) if len(w) <= MAX_TOKEN and w not in STOP_WORDS]
-        names = [w for w in _COMPOUND.findall(plain) if len(w) <= MAX_TOKEN]
+        names = [
+            name
+            for flag, name in _COMPOUND.findall(plain)
+            if len(name) <= MAX_TOKEN and (flag or _NAME_MARKS.search(name))
+        ]
         stems = self._stems
         if len(stems) > 500_000:  # a bounded cache: rare words are cheap to stem again
             # Replaced, not cleared: recalls running in parallel keep the dict they hold.
