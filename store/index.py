@@ -158,6 +158,30 @@ class SearchIndex:
             self._since_maintenance += len(ids)
             self._rows = int(self._table.count_rows())
 
+    def scrub(self, batch_rows: int = 8192) -> None:
+        """Write the table anew from the rows it holds, and drop its earlier versions: a
+        deleted row's words leave its files. (A compaction rewrites only a fragment of which
+        a tenth is deleted: a purged text stayed in the file of a table of ten rows or more,
+        marked deleted.) Reads and writes a range of rows at a time."""
+        with self._lock:
+            rows = int(self._table.count_rows())
+            kept = [
+                self._table.search()
+                .select(["id", "text", "vector"])
+                .offset(start)
+                .limit(min(batch_rows, rows - start))
+                .to_arrow()
+                .cast(self._schema)
+                for start in range(0, rows, batch_rows)
+            ]
+            for i, part in enumerate(kept or [self._schema.empty_table()]):
+                self._table.add(part, mode="overwrite" if i == 0 else "append")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self._table.optimize(cleanup_older_than=timedelta(seconds=0))
+            self._since_maintenance = 0
+            self._rows = int(self._table.count_rows())
+
     def ids(self) -> list[str]:
         """Every row's id."""
         # A projected scan: reading the whole table would load every text and vector too.

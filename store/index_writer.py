@@ -119,7 +119,7 @@ class IndexWriter(BatchQueue[_Write]):
         if batch[0].kind == "delete":
             self._index.delete(ids)
             if any(write.scrub for write in batch):
-                self._index.maintain(force=True)
+                self._index.scrub()
             return
         texts = [t for write in batch for t in write.texts]
         vectors = np.concatenate([w.vectors for w in batch if w.vectors is not None])

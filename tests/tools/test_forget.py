@@ -206,10 +206,13 @@ async def test_a_purged_text_leaves_the_index_files_and_their_earlier_versions(
 ) -> None:
     """The index kept each earlier version of its table until maintenance, which a single
     purge never started: LanceDB read the purged text back from one, and its bytes stayed in
-    the files (a backup copied them)."""
+    the files (a backup copied them); and a compaction rewrote only a fragment of which a
+    tenth was deleted, so one of twenty notes purged stayed in its file, marked deleted."""
     secret = "The door code of the lab is ZEBRA-PURPLE-4471."
+    notes = [{"text": f"Ordinary note number {i}."} for i in range(20)]
     with anyio.fail_after(30):
-        told = await ok(memory_client, "remember", text=secret)
+        batch = await ok(memory_client, "remember", memories=[*notes, {"text": secret}])
+        told = batch["remembered"][-1]
         await ok(memory_client, "remember", text="The canteen opens at noon.")
         assert memory.settle(timeout=10)
         await ok(memory_client, "forget", id=told["observation_id"], mode="purge")
@@ -220,6 +223,7 @@ async def test_a_purged_text_leaves_the_index_files_and_their_earlier_versions(
     table = lancedb.connect(str(index)).open_table("observations")
     assert len(table.list_versions()) == 1
     assert told["observation_id"] not in index_ids(settings)
+    assert len(index_ids(settings)) == 21  # the others stay, each once
 
 
 async def test_purge_after_retract_removes_it(memory_client: Client, memory: Memory) -> None:
