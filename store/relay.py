@@ -179,9 +179,14 @@ STALL_CHECK_S = 1.0
 
 
 def _answered(connection: socket.socket, timeout: float) -> bool:
-    """Whether the peer sent something (or hung up) within ``timeout`` seconds."""
+    """Whether the peer sent something (or hung up) within ``timeout`` seconds; True too for
+    a connection closed under the wait (``RelayClient.close``: reading it then fails, and the
+    call is lost as sent)."""
     poller = select.poll()
-    poller.register(connection, select.POLLIN | select.POLLERR | select.POLLHUP)
+    try:
+        poller.register(connection, select.POLLIN | select.POLLERR | select.POLLHUP)
+    except ValueError:  # closed: its file descriptor is -1
+        return True
     return bool(poller.poll(timeout * 1000))
 
 

@@ -83,3 +83,23 @@ def test_a_call_to_an_owner_that_went_is_lost_and_says_whether_it_was_sent(
     with pytest.raises(RequestLost) as lost:
         client.call("stats", (), {})
     assert lost.value.sent is False
+
+
+def test_a_call_whose_connection_is_closed_while_it_waits_is_lost_once_sent(
+    tmp_path: Path,
+) -> None:
+    """The owner gone, its watch closes the client's connections while calls wait for their
+    answers: a waiting call failed on the closed socket with a ValueError (neither sent
+    again, if it read, nor told to retry, if it wrote)."""
+    server = RelayServer(tmp_path / "owner.sock", SlowOwner(3.0))
+
+    def watch_closes(method: str) -> None:  # between two waits, as the watch thread may
+        client.close()
+
+    client = RelayClient(tmp_path / "owner.sock", connections=1, stalled=watch_closes)
+    try:
+        with pytest.raises(RequestLost) as lost:
+            client.call("recall", ("q",), {})
+        assert lost.value.sent is True
+    finally:
+        server.close()
