@@ -8,7 +8,10 @@ turns of the same conversation share many; ranking lifts the fact that the quest
 A question names a fact when it names one of the fact's entities (every word of its subject
 or object, as words of the question) and its predicate (every content word of it, matched by
 stem: "live" / "lives" / "living", "manages" / "manager"). Words like "in", "of" or "is" in
-a predicate say nothing on their own: a predicate made only of them is never matched.
+a predicate say nothing on their own: a predicate made only of them is never matched. A
+question that names the predicate alone ("What database do we use?", in a project's memory
+whose fact is {acme-api, database, SQLite}) names the fact by half: the subject is often the
+one the conversation is about, and left unsaid.
 """
 
 from __future__ import annotations
@@ -99,10 +102,15 @@ def _relation_stems(predicate: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w not in _FILLER)
 
 
+def names_relation(question: QuestionWords, predicate: str) -> bool:
+    """Whether the question names the predicate (every content word of it, by stem)."""
+    relation = _relation_stems(predicate)
+    return bool(relation) and relation <= question.stems
+
+
 def names_fact(question: QuestionWords, subject: str, predicate: str, obj: str | None) -> bool:
     """Whether the question names the fact's subject or object and its predicate."""
-    relation = _relation_stems(predicate)
-    if not relation or not relation <= question.stems:
+    if not names_relation(question, predicate):
         return False
     for name in (subject, obj):
         words = _name_words(name) if name else frozenset()

@@ -53,7 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.details import Details
-from doxa.store.fact_questions import QuestionWords, names_fact
+from doxa.store.fact_questions import QuestionWords, names_fact, names_relation
 from doxa.store.judged_queries import Judgements
 from doxa.store.learning import (
     CLOSE,
@@ -477,12 +477,16 @@ def _episode_cost(memory: WorkingMemory, rows: npt.NDArray[np.int64], weight: fl
 def _named_facts(
     memory: WorkingMemory, pool: npt.NDArray[np.int64], question: QuestionWords
 ) -> npt.NDArray[np.float32]:
-    """1 for each row of ``pool`` carrying a fact the question names, else 0."""
+    """1 for each row of ``pool`` carrying a fact the question names, 0.5 for one whose
+    predicate alone it names (``fact_questions``), else 0."""
     named = np.zeros(len(pool), dtype=np.float32)
     for i, row in enumerate(pool.tolist()):
         entry = memory.entries[row]
         if entry.subject is not None and entry.predicate is not None:
-            named[i] = names_fact(question, entry.subject, entry.predicate, entry.object)
+            if names_fact(question, entry.subject, entry.predicate, entry.object):
+                named[i] = 1.0
+            elif names_relation(question, entry.predicate):
+                named[i] = 0.5
     return named
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from doxa.store.fact_questions import names_fact, question_words, stem
+from doxa.store.fact_questions import names_fact, names_relation, question_words, stem
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,11 @@ def test_a_question_that_misses_the_entity_or_the_relation_does_not(
     question: str, fact: tuple[str, str, str]
 ) -> None:
     assert not names_fact(question_words(question), *fact)
+
+
+def test_a_question_naming_the_relation_alone_names_it_but_not_the_fact() -> None:
+    asked = question_words("What database do we use?")
+    assert names_relation(asked, "database")
+    assert not names_fact(asked, "acme-api", "database", "SQLite")
+    assert not names_relation(asked, "lives in")
+    assert not names_relation(asked, "is in")  # filler words alone name nothing

@@ -86,6 +86,28 @@ def test_the_fact_a_question_names_ranks_above_its_chatty_neighbours(memory: Mem
     assert all("fact" not in r.scores for r in other)
 
 
+def test_a_question_naming_the_relation_alone_lifts_its_facts_by_half(memory: Memory) -> None:
+    # A project's memory: its subject goes unsaid ("What database do we use?" of acme-api);
+    # a note sharing the words "we use" as closely ranked above the fact.
+    memory.remember(
+        [
+            MemoryDraft(text="We use JWT access tokens with a short expiry."),
+            MemoryDraft(text="We use tabs in the Makefile."),
+            MemoryDraft(
+                text="We use SQLite since the 12th.",
+                fact=FactDraft("acme-api", "database", "SQLite"),
+            ),
+        ],
+        batch=True,
+    )
+    [first, *rest] = memory.recall("What database do we use?", limit=3).results
+    assert first.text == "We use SQLite since the 12th."
+    assert first.scores["fact"] == RankingWeights().fact / 2
+    named = memory.recall("What database does acme-api use?", limit=1).results[0]
+    assert named.scores["fact"] == RankingWeights().fact
+    assert all("fact" not in r.scores for r in rest)
+
+
 def test_a_date_in_the_query_lifts_what_was_observed_then(memory: Memory) -> None:
     memory.remember(
         [
