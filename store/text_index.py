@@ -43,6 +43,9 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 #: hyphen before them (a flag).
 _COMPOUND = re.compile(r"(-?)([^\W_]+(?:[./:_-][^\W_]+)+)", re.UNICODE)
 _NAME_MARKS = re.compile(r"[./:_0-9]")
+#: "to do" and "to-do" are the word "todo": "to" and "do" are stop words, so "what's still to
+#: do?" found no note saying "TODO:" by its words.
+_TO_DO = re.compile(r"\bto[\s-]?do\b")
 
 #: The Snowball English stop-word list (plus the pieces contractions split into).
 _STOP_WORDS_TEXT = """
@@ -76,7 +79,7 @@ class Analyzer:
     def terms(self, text: str) -> list[str]:
         """The index terms of ``text``, in order, repeats kept."""
         folded = unicodedata.normalize("NFKD", text.casefold())
-        plain = folded.encode("ascii", "ignore").decode()
+        plain = _TO_DO.sub("todo", folded.encode("ascii", "ignore").decode())
         words = [w for w in _TOKEN.findall(plain) if len(w) <= MAX_TOKEN and w not in STOP_WORDS]
         names = [
             name

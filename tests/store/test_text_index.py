@@ -111,3 +111,11 @@ def test_a_path_or_a_version_is_found_whole_before_notes_sharing_its_words() -> 
         "com",
         "api.example.com",
     ]
+
+
+def test_to_do_is_the_word_todo() -> None:
+    # "to" and "do" are stop words: "what's still to do?" found no "TODO:" note by words.
+    index = index_of(["TODO: add rate limiting to the login.", "The login is rate limited."])
+    assert rows(index.search("what's still to do?", 10, everything(2))) == [0]
+    assert index.analyzer.terms("my to-do list") == ["todo", "list"]
+    assert index.analyzer.terms("a trip to Dover") == ["trip", "dover"]
