@@ -1472,12 +1472,55 @@ def _weekday_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield match.start(), match.end(), span
 
 
+# A plan moved from one day to another: "the meeting was moved from Tuesday to Thursday",
+# "rescheduled from 3 June to 10 June" is the second day (it was read as the stretch between).
+_MOVED_FROM = _compile(
+    r"\b(?:(?:was|were|is|are|has\s+been|have\s+been|got|been)\s+)?(?P<verb>moved|rescheduled"
+    r"|postponed|pushed(?:\s+back)?|brought\s+forward|shifted|changed)\s+from\s+"
+)
+
+
+def _day_after(text: str, pos: int) -> re.Match[str] | None:
+    """The longest date or weekday starting at ``pos``."""
+    date, weekday = _longest_date(text, pos), _SINCE_WEEKDAY.match(text, pos)
+    if date is None or (weekday is not None and weekday.end() > date.end()):
+        return weekday
+    return date
+
+
+def _moved_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    text = ctx.text
+    for moved in _MOVED_FROM.finditer(text):
+        first = _day_after(text, moved.end())
+        link = None if first is None else _RANGE_TO.match(text, first.end())
+        second = None if link is None else _day_after(text, link.end())
+        if second is None:
+            continue
+        # Ahead unless the sentence tells of the past in other words than the move's.
+        left, right = ctx._bounds(moved)
+        rest = _PRESENT_PLAN.sub(" ", text[left : moved.start()] + " " + text[second.end() : right])
+        mode: Mode = "past" if _PAST.search(rest) else "future"
+        span: _Span | None
+        if second.groupdict().get("wd") and second.end() - second.start() == len(second["wd"]):
+            weekday, today = _WEEKDAYS[second["wd"].casefold()], ctx.today
+            day = (
+                _weekday_after(today, weekday, or_today=False)
+                if mode == "future"
+                else _weekday_before(today, weekday, or_today=True)
+            )
+            span = _days(day)
+        else:
+            span = _safely(partial(_date_span, _parse_date(second), ctx, mode))
+        yield moved.start("verb"), second.end(), span
+
+
 def _candidates(ctx: _Context) -> Iterator[_Candidate]:
     for pattern, resolver in _STANDALONE:
         for match in pattern.finditer(ctx.text):
             span = _safely(partial(resolver, match, ctx))
             yield match.start(), match.end(), span
     yield from _since_candidates(ctx)
+    yield from _moved_candidates(ctx)
     yield from _range_candidates(ctx)
     yield from _day_range_candidates(ctx)
     yield from _bare_range_candidates(ctx)

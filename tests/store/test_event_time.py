@@ -868,6 +868,31 @@ PRESENT_PLANS: list[Case] = [
         "day",
         "3 June",
     ),
+    # A plan moved from one day to another is on the second (it was the stretch between).
+    (
+        "The meeting was moved from Tuesday to Thursday.",
+        MAY_20,
+        day(2024, 5, 23),
+        day(2024, 5, 24),
+        "day",
+        "moved from Tuesday to Thursday",
+    ),
+    (
+        "The offsite was rescheduled from 3 June to 10 June.",
+        MAY_20,
+        day(2024, 6, 10),
+        day(2024, 6, 11),
+        "day",
+        "rescheduled from 3 June to 10 June",
+    ),
+    (
+        "The standup was moved from Tuesday to Thursday and it went well.",
+        MAY_20,
+        day(2024, 5, 16),
+        day(2024, 5, 17),
+        "day",
+        "moved from Tuesday to Thursday",
+    ),
     # A day gone this year, told as a plan: next year's when it is nearer.
     (
         "Mia moves to Geneva on 3 January.",

@@ -789,11 +789,19 @@ def test_plans_in_the_present_progressive_and_notes_of_events_are_read_again(
             MemoryDraft("Remind the user to call mum on Sunday.", observed_at=said),
             MemoryDraft("The release is planned for 15 December.", observed_at=said),
             MemoryDraft("Lunch with Ana was great.", observed_at=said),
+            MemoryDraft("The standup was moved from Tuesday to Friday.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 26, [m.observation_id for m in done])
-    assert happened == [["2026-12-09"], ["2026-12-04"], ["2026-12-06"], ["2026-12-15"], []]
+    assert happened == [
+        ["2026-12-09"],
+        ["2026-12-04"],
+        ["2026-12-06"],
+        ["2026-12-15"],
+        [],
+        ["2026-12-04"],
+    ]
 
 
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
