@@ -255,7 +255,12 @@ def answer(
     # 20 November?" found nothing where a recall of now found the sale); those that begin
     # later only when no ``as_of`` was asked.
     ends = working.ends(n, known_us)  # once: at a known_at it walks every supersession
-    beside = _ended(working, mask, valid, ends)
+    # One told with only an end already past, of a fact never held, begins when it was told
+    # (after its end): asked as of a day between the two, the end was known and found by none.
+    stated = working.stated_until[:n]
+    never_held = stated < working.valid_from[:n]
+    told_later = never_held & (stated <= at_us) & working.held(n, known_us)
+    beside = _ended(working, mask | told_later, valid, ends)
     if asked.beside_now:
         beside |= _upcoming(working, n, at_us, known_us, ends)
     mask |= beside

@@ -180,6 +180,10 @@ def test_an_end_of_a_fact_never_held_and_an_end_before_as_of_come_back_not_curre
     assert ended == []
     found = memory.recall("Sam's VW Golf").results
     assert [(r.observation_id, r.current) for r in found] == [(sold, False)]
+    # Asked as of a day after the sale and before it was told: the sale is known now.
+    then = memory.recall("Sam's VW Golf", as_of="2026-11-20").results
+    assert [(r.observation_id, r.current) for r in then] == [(sold, False)]
+    assert memory.recall("Sam's VW Golf", as_of="2026-11-01").results == []  # not yet over
     tell(memory, "Sam works at Acme.")
     quit, _ = tell(memory, "Sam quit Acme.", when=DEC, valid_until=NOV)
     asked = memory.recall("Sam Acme job", as_of="2026-11-20").results
