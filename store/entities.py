@@ -248,7 +248,7 @@ def _links(
         for other in ends:
             if _triple(e) not in links[other]:
                 links[other].append(_triple(e))
-    co = working.mentioned_with(key, clock.known)
+    co = working.mentioned_with(key, clock.known, clock.until)
     co.pop(key, None)
     me = display_name(working, key)
     for other in heapq.nlargest(co_mentions, co, key=co.__getitem__):
@@ -264,7 +264,7 @@ def _related(working: WorkingMemory, key: str, clock: Clock) -> list[dict[str, A
     out: list[dict[str, Any]] = []
     for other, via in list(first.items())[:MAX_RELATED]:
         out.append({"name": display_name(working, other), "hops": 1, "via": via[:3]})
-    seen = {key, *first, *working.mentioned_with(key, clock.known)}
+    seen = {key, *first, *working.mentioned_with(key, clock.known, clock.until)}
     second = 0
     for near, via in list(first.items())[:MAX_RELATED]:
         for far, onward in _links(working, near, clock).items():

@@ -1089,19 +1089,22 @@ class WorkingMemory:
             frontier = layer
         return found
 
-    def mentioned_with(self, key: str, known_at: int | None = None) -> dict[str, int]:
+    def mentioned_with(
+        self, key: str, known_at: int | None = None, as_of: int | None = None
+    ) -> dict[str, int]:
         """The entities mentioned together with ``key`` and how often (topics of one
         observation, a fact's topics with its subject and object), by the rows held at
-        record time ``known_at`` (None: now)."""
-        if known_at is None:
+        record time ``known_at`` (None: now) and begun by valid time ``as_of`` (None: any)."""
+        if known_at is None and as_of is None:
             counts = dict(self.topic_links.get(key, {}))
             for other, count in self.fact_links.get(key, {}).items():
                 counts[other] = counts.get(other, 0) + count
             return counts
         counts = {}
         rows = {*self.topic_rows.get(key, ()), *self.entity_facts.get(key, ())}
+        held = self.held(len(self.entries), known_at)
         for row in rows:
-            if self.recorded_at[row] <= known_at < self.retracted_at[row]:
+            if held[row] and (as_of is None or self.valid_from[row] <= as_of):
                 together, with_ends = self._pairs(row)
                 for a, b in (*together, *with_ends):
                     if a == key:

@@ -228,6 +228,22 @@ async def test_as_of_and_known_at_are_two_clocks(client: Client) -> None:
     assert [e["event"] for e in in_may["timeline"]] == ["started"]
 
 
+async def test_as_of_relates_what_was_mentioned_together_by_then(client: Client) -> None:
+    with anyio.fail_after(30):
+        await fact(client, "Alice", "lives in", "Berlin", observed_at="2024-03-01")
+        await ok(
+            client,
+            "remember",
+            text="Alice planned the offsite.",
+            topics=["Alice", "offsite"],
+            observed_at="2024-06-01T00:00:00Z",
+        )
+        in_may = await ok(client, "about", name="Alice", as_of="2024-05-01")
+        in_july = await ok(client, "about", name="Alice", as_of="2024-07-01")
+    assert [r["name"] for r in in_may["related"]] == ["Berlin"]  # the offsite came later
+    assert {r["name"] for r in in_july["related"]} == {"Berlin", "offsite"}
+
+
 async def test_known_at_before_a_retraction_still_holds_the_fact(client: Client) -> None:
     with anyio.fail_after(30):
         jazz = await fact(client, "Alice", "likes", "jazz")
