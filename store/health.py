@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store import schema
+from doxa.store import importing, schema
 from doxa.store.backup import unfinished
 from doxa.store.embedder import Embedder, are_embeddings, make_embedder
 from doxa.store.errors import (
@@ -189,6 +189,10 @@ def _check(settings: StoreSettings, owned_here: bool) -> Health:
         # Its files are cut off where the copy stopped: nothing in them is to be read
         # (a graph cut short was called damaged, with a search index that was not copied).
         health.problems.append(cut_off_backup(data_dir))
+        return health
+    if importing.unfinished(data_dir):
+        # Its graph holds nothing, or part of the file: called a healthy (empty) memory.
+        health.problems.append(importing.cut_off_import(data_dir))
         return health
     if not graph_file.exists():
         health.problems.append(_NO_GRAPH)

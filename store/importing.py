@@ -28,6 +28,25 @@ from doxa.store.sharing import Ownership
 #: How long the import waits for the imported observations to be embedded and indexed.
 INDEX_WAIT_S = 3600.0
 
+#: In a new memory while an import fills it: one whose process was killed midway is no
+#: memory (``unfinished``; its graph held nothing, or a part, and was called healthy), and
+#: the next import into it starts again.
+UNFINISHED = ".doxa-import-unfinished"
+
+
+def unfinished(data_dir: Path) -> bool:
+    """Whether ``data_dir`` is a new memory whose import stopped midway."""
+    return (data_dir / UNFINISHED).exists()
+
+
+def cut_off_import(data_dir: Path) -> str:
+    """What to say of a data directory whose import stopped midway (``unfinished``)."""
+    return (
+        f"{data_dir} is a new memory whose import stopped midway: it is no memory; import"
+        " the file into it again (or delete the directory)"
+    )
+
+
 #: Graph page cache an import reserves per object of its file, beyond the settings' own:
 #: Kùzu keeps a transaction's pages in the pool, and the file is one transaction (measured:
 #: 120,000 objects overflowed 64 MiB, 600,000 overflowed 256 MiB; this is 4 times that).
@@ -56,15 +75,42 @@ def import_file(
     say(f"read {parsed.total} objects from {path if name is None else name}")
     data_dir = Path(settings.data_dir).expanduser()
     created = _first_missing(data_dir)
+    if unfinished(data_dir):
+        _start_again(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
+    new = not (data_dir / "graph").exists()
+    there = set(data_dir.iterdir())
     try:
-        return _import_into(settings, data_dir, parsed, say)
+        return _import_into(settings, data_dir, parsed, say, new)
     except BaseException:
         # Whatever failed (the check, the database, the memory's first start, an
-        # interrupt): no half-written memory is left where there was none.
+        # interrupt): no half-written memory is left where there was none, and a directory
+        # that held no memory keeps only what it held.
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
+        elif new:
+            for entry in set(data_dir.iterdir()) - there:
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
         raise
+
+
+def _start_again(data_dir: Path) -> None:
+    """Empty a new memory whose import was killed midway, keeping the directory."""
+    ownership = Ownership(data_dir)
+    if not ownership.try_acquire():
+        raise MemoryStoreError(f"a running doxa owns {data_dir}; stop it and import again")
+    try:
+        for entry in data_dir.iterdir():
+            if entry.name not in (UNFINISHED, "owner.lock"):
+                if entry.is_dir():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+    finally:
+        ownership.release()
 
 
 def _first_missing(path: Path) -> Path | None:
@@ -78,10 +124,11 @@ def _first_missing(path: Path) -> Path | None:
 
 
 def _import_into(
-    settings: StoreSettings, data_dir: Path, parsed: Parsed, say: Progress
+    settings: StoreSettings, data_dir: Path, parsed: Parsed, say: Progress, new: bool
 ) -> Imported:
     """Write ``parsed`` into the graph of ``data_dir``, owned meanwhile, then open the memory
-    once to embed and index what it brought."""
+    once to embed and index what it brought. ``new``: a new memory, ``UNFINISHED`` until its
+    graph has committed (what it lacks then a start embeds, as after a crash)."""
     from doxa.store.graph import Graph
     from doxa.store.memory import Memory
 
@@ -93,11 +140,15 @@ def _import_into(
         )
     try:
         pool = page_cache_bytes(settings.buffer_pool_mb, parsed.total)
+        if new:
+            (data_dir / UNFINISHED).touch()
         graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
         try:
             done = write_import(graph, parsed, say)
         finally:
             graph.close()
+        if new:
+            (data_dir / UNFINISHED).unlink()
         # After the graph: a reason shows only beside the retraction it names.
         added = AuditLog(data_dir).add(parsed.pruned)
         if added:

@@ -75,12 +75,15 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         SchemaMismatch, DamagedStore, MemoryStoreError: the graph cannot be served; every
             store opened here is closed again.
     """
+    from doxa.store import importing
     from doxa.store.graph import Graph, wal_file
     from doxa.store.index import SearchIndex
 
     data_dir = Path(settings.data_dir).expanduser()
     if unfinished(data_dir):
         raise MemoryStoreError(cut_off_backup(data_dir))
+    if importing.unfinished(data_dir):
+        raise MemoryStoreError(importing.cut_off_import(data_dir))
     if not (data_dir / "graph").exists():
         # Refused before the graph is made: a refusal leaves the directory as it was.
         refuse_if_graph_missing(data_dir, embedder)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,10 @@ from doxa.server.listing import listing
 from doxa.store import Memory
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, memory_key
 from doxa.store.embedder import HashEmbedder
-from doxa.store.errors import StorageError
+from doxa.store.errors import MemoryStoreError, StorageError
 from doxa.store.exporting import FORMAT, ImportRefused, parse_export, records_in, write_import
 from doxa.store.graph import Graph, query_vector_text
+from doxa.store.health import check
 from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.records import Record
 from doxa.store.records import validate as validate_record
@@ -556,6 +559,49 @@ def test_a_failed_import_into_a_new_directory_leaves_nothing_behind(
     with pytest.raises(StorageError):  # a memory that was there stays
         import_file(mine, tmp_path / "file.jsonl")
     assert observations(tmp_path / "mine") == 0
+
+
+#: An import that stops inside the graph's write, in a process of its own, to be killed there.
+_STOPPED_IMPORT = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from conftest import hash_settings
+import doxa.store.importing as importing
+
+def stuck(graph, parsed, say):
+    print("writing", flush=True)
+    time.sleep(600)
+
+importing.write_import = stuck
+importing.import_file(hash_settings(Path(sys.argv[1])).store, Path(sys.argv[2]))
+"""
+
+
+def test_an_import_killed_into_a_new_memory_is_no_memory_until_imported_again(
+    tmp_path: Path,
+) -> None:
+    # Killed while writing the graph of a new memory: the graph held nothing (or part of the
+    # file), and check called it a healthy empty memory.
+    big_export(tmp_path / "file.jsonl", 3)
+    new = tmp_path / "new"
+    new.mkdir()  # made by the user: an import that fails leaves it
+    tests = str(Path(__file__).parents[1])
+    args = [sys.executable, "-c", _STOPPED_IMPORT, str(new), str(tmp_path / "file.jsonl"), tests]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as stopped:
+        assert stopped.stdout is not None and stopped.stdout.readline() == "writing\n"
+        stopped.kill()
+    settings = hash_settings(new).store
+    found = check(settings)
+    assert not found.healthy
+    assert found.problems == [
+        f"{new} is a new memory whose import stopped midway: it is no"
+        " memory; import the file into it again (or delete the directory)"
+    ]
+    with pytest.raises(MemoryStoreError, match="import stopped midway"):
+        Memory.open(settings).warm_up()
+    import_file(settings, tmp_path / "file.jsonl")
+    assert check(settings).healthy and observations(new) == 3
 
 
 async def test_a_predicate_of_the_other_cardinality_is_not_merged(tmp_path: Path) -> None:
