@@ -261,21 +261,6 @@ _PRESENT_PLAN = _lazy(
     rf"\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})\b"
     r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
     r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
-    # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm
-    # seeing the doctor on Friday", "we are having a party on Saturday".
-    r"|\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
-    rf"\s+(?:(?:also|still|just|not|finally)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b"
-    # Meals, lessons, work had on a day: "Sam has lunch with Ana on Friday".
-    r"|\b(?:have|has)\s+(?:lunch|dinner|breakfast|brunch|class|classes|practice|school"
-    r"|training|rehearsal|therapy|work)\b"
-    # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
-    # "remind me to call mum on Sunday".
-    r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind(?:er|s)?\b"
-    # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
-    # 10", "Team offsite on 20 May" (a past tense in it tells of one gone).
-    r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
-    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
-    r"|\d)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
@@ -288,6 +273,37 @@ _PRESENT_PLAN = _lazy(
     r"|\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
     r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b",
+    re.IGNORECASE,
+)
+# Cues of a plan that tell of a finished event as often ("I'm still recovering from the party
+# on 31 December", "Dinner with Ana on Friday: lovely evening"): a day they name is one to
+# come only when no "from the …", "about the …" ties it to a thing told of (``_TOLD_OF``),
+# and a day of a month is the nearer of the one gone and the one to come (``_day_direction``).
+_WEAK_PLAN = _lazy(
+    # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm
+    # seeing the doctor on Friday", "we are having a party on Saturday".
+    r"\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
+    rf"\s+(?:(?:also|still|just|not|finally)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b"
+    # Meals, lessons, work had on a day: "Sam has lunch with Ana on Friday".
+    r"|\b(?:have|has)\s+(?:lunch|dinner|breakfast|brunch|class|classes|practice|school"
+    r"|training|rehearsal|therapy|work)\b"
+    # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
+    # "remind me to call mum on Sunday" ("that reminds me of the picnic" is none).
+    r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind\s+(?:[\w-]+\s+){1,2}?to\b"
+    r"|\breminder\b"
+    # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
+    # 10", "Team offsite on 20 May" (a past tense in it tells of one gone; words after a
+    # colon, "Dentist on Friday: no cavities!", tell how it went).
+    r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
+    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
+    r"|\d)\b(?![^:]*:\s*\w)",
+    re.IGNORECASE,
+)
+# A day said of a thing told of: "from the party on Saturday", "about the concert on 28
+# December", "of the picnic on Saturday" (what the sentence's verb does is not on that day).
+_TOLD_OF = _lazy(
+    r"\b(?:from|about|of|over|after|since)\s+(?:the|my|our|his|her|their|that|this|those"
+    r"|these|a|an)\s+(?:[\w'\u2019-]+\s+){1,3}(?:on\s+)?$",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").
@@ -478,7 +494,17 @@ class _Context:
         return self._says(match, "past", lambda s: bool(_PAST.search(s)))
 
     def plans(self, match: re.Match[str]) -> bool:
+        return self.firm_plan(match) or self.weak_plan(match)
+
+    def firm_plan(self, match: re.Match[str]) -> bool:
         return self._says(match, "plans", lambda s: bool(_PRESENT_PLAN.search(s)))
+
+    def weak_plan(self, match: re.Match[str]) -> bool:
+        """A cue of ``_WEAK_PLAN`` in the sentence, the day not said of a thing told of."""
+        if not self._says(match, "weak plan", lambda s: bool(_WEAK_PLAN.search(s))):
+            return False
+        left, _ = self._bounds(match)
+        return not _TOLD_OF.search(self.text[left : match.start()])
 
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
@@ -653,12 +679,19 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     ):
         return mode
     today = ctx.today
-    if (date.month, date.day) > (today.month, today.day):
+    later = (date.month, date.day) > (today.month, today.day)
+    if later and ctx.firm_plan(match):
         return "future"
     try:
-        gone, ahead = (_date(today.year + k, date.month, date.day) for k in (0, 1))
+        # The day gone and the one to come, of this year and the one before or after.
+        gone, ahead = (
+            _date(today.year + k, date.month, date.day) for k in ((-1, 0) if later else (0, 1))
+        )
     except ValueError:  # 29 February, in a year without one
         return mode
+    # A plan's day gone this year is next year's when that is nearer; a weak cue's day
+    # (``_WEAK_PLAN``) is whichever is nearer ("I'm still thinking about the concert on 28
+    # December", said on 3 January, was not the December to come).
     return "future" if ahead - today < today - gone else mode
 
 

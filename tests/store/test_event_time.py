@@ -1423,3 +1423,36 @@ def test_code_of_one_word_and_an_unclosed_fence_on_a_line_are_words() -> None:
     assert deadline.start == day(2024, 5, 1)
     [today] = event_times("``` but today it worked", SAID)
     assert today.phrase == "today"
+
+
+JAN_3 = datetime(2025, 1, 3, 12, tzinfo=UTC)
+SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        # Cues of a plan that tell of a finished event as often: a day said of a thing told
+        # of ("from the party on …"), words after a colon, "reminds me of", and a day of a
+        # month nearer gone than to come.
+        (JAN_3, "I'm still recovering from the party on 31 December."),
+        (JAN_3, "We are still eating leftovers from the dinner on 25 December."),
+        (JAN_3, "I'm still thinking about the concert on 28 December."),
+        (JAN_3, "Dinner with Ana on 30 December: lovely evening."),
+        (JAN_3, "She is still talking about the wedding on 29 December."),
+        (JAN_3, "Dentist on 30 December: no cavities!"),
+        (JAN_3, "I'm attaching the photos from the reunion on 28 December."),
+        (SUNDAY, "I'm still thinking about the concert on Friday."),
+        (SUNDAY, "I'm attaching the notes from the meeting on Friday."),
+        (SUNDAY, "Dinner with Ana on Friday: lovely evening."),
+        (SUNDAY, "Dentist on Friday: no cavities!"),
+        (SUNDAY, "That reminds me of the picnic on Saturday, so much fun."),
+        (SUNDAY, "My legs are aching from the race on Saturday."),
+        (SUNDAY, "I'm sharing the pictures from the party on Saturday."),
+    ],
+)
+def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
+    said: datetime, text: str
+) -> None:
+    [found] = event_times(text, said)
+    assert found.start < said, (text, found)
