@@ -8,6 +8,7 @@ It reads an export file (``doxa.store.exporting``), so it needs no database of i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -220,8 +221,21 @@ def _clear_previous(target: Path) -> None:
     index.unlink()
 
 
+#: The most bytes of a file name's stem: file systems allow 255 bytes a name (eCryptfs 143),
+#: and a longer name (a URL as a fact's object, a topic in CJK) failed the whole export.
+_STEM_BYTES = 120
+
+
 def _file_name(name: str, taken: set[str]) -> str:
+    """A file name for the page of ``name``, none of ``taken`` (to which it is added): the
+    name lowercased, what is no word character, dot or dash made a dash; one too long for
+    a file system cut, with a hash of the whole, so names that begin alike keep a page each."""
     stem = re.sub(r"[^\w.-]+", "-", name.strip().lower()).strip("-.") or "untitled"
+    if len(whole := stem.encode()) > _STEM_BYTES:
+        mark = hashlib.sha256(whole).hexdigest()[:10]
+        # Cut at a character's boundary ("ignore" drops a character the cut split).
+        cut = whole[: _STEM_BYTES - len(mark) - 1].decode("utf-8", "ignore").rstrip("-.")
+        stem = f"{cut}-{mark}"
     candidate, n = stem, 1
     while candidate in taken:
         n += 1

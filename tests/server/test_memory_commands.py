@@ -972,6 +972,33 @@ def test_markdown_pages_are_one_per_entity_in_any_case_and_none_outlives_a_purge
     assert "password" not in "".join(p.read_text() for p in pages.iterdir())
 
 
+def test_a_markdown_page_of_a_long_name_gets_a_file_name_a_file_system_takes(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # A URL of 320 characters as a fact's object, or a topic of 150 CJK characters (450
+    # bytes), made a file name over 255 bytes: the export failed, "File name too long".
+    home, away = (f"https://example.com/{'a' * 300}{end}" for end in ("/home", "/away"))
+    for url in (home, away):
+        assert doxa("remember", "Dan's page.", "--fact", "Dan", "homepage", url)[0] == 0
+    assert doxa("remember", "A long topic.", "--topic", "記" * 150)[0] == 0
+    pages = tmp_path / "pages"
+    code, out, err = doxa("export", "--markdown", str(pages))
+    assert code == 0 and f"{pages}/ (5 Markdown files)" in out, err
+    names = sorted(p.name for p in pages.iterdir())
+    assert len(names) == 5 and all(len(n.encode()) <= 130 for n in names), names
+    # Cut alike, the two URLs keep a page each (the hash of the whole name tells them apart).
+    urls = [n for n in names if n.startswith("https-example.com-aaa")]
+    titles = {(pages / n).read_text(encoding="utf-8").splitlines()[0] for n in urls}
+    assert len(urls) == 2 and titles == {f"# {home}", f"# {away}"}
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    assert all(f"]({n}) (1 observation)" in index for n in names if n not in ("dan.md", "index.md"))
+    # Exported again, the earlier pages are found through the index and taken away.
+    topic = doxa.json("recall", "--all")["results"][0]["observation_id"]
+    assert doxa("forget", topic, "--mode", "purge")[0] == 0
+    assert doxa("export", "--markdown", str(pages))[0] == 0
+    assert len(list(pages.iterdir())) == 4
+
+
 def test_an_export_never_writes_into_a_data_directory_named_with_a_tilde(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
