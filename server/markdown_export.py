@@ -184,6 +184,10 @@ def shown(text: str) -> str:
     """What a person or an agent wrote, shown as written: Markdown's marks escaped (a name
     "*Bob*" stayed emphasis, "[a](b)" a link), further lines indented into the list item
     they belong to (a second line began a paragraph of its own)."""
+    # Every line break Python knows (CR, CR LF, VT, FF, U+0085, U+2028, U+2029…) made "\n"
+    # first: the escaping below reads lines by "\n" alone, and the final join splits on all
+    # of them, so a "- milk" after a CR became a list item, four spaces a code block.
+    text = "\n".join(text.splitlines())
     escaped = _LINE_START.sub(_unlisted, _MARKS.sub(r"\\\1", text))
     escaped = _UNDERLINE.sub(r"\1\\\2", escaped)
     # Kept as no-break spaces: they show as the indent, and Markdown reads no code in them.

@@ -1290,6 +1290,33 @@ def test_the_markdown_shows_names_and_texts_as_written_not_as_markdown(tmp_path:
     ) in bob
 
 
+def test_the_markdown_escapes_lines_broken_by_any_line_break_as_by_a_newline(
+    tmp_path: Path,
+) -> None:
+    # Lines broken by CR, VT, FF, U+0085, U+2028 or U+2029 went unescaped: "- milk" after a
+    # CR was a list item, four spaces after U+2028 a code block swallowing the item's notes.
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    breaks = ["\r", "\r\n", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
+    try:
+        memory.remember(
+            [
+                MemoryDraft(text=f"List {n}{br}- milk{br}{br}    rm -rf /tmp/x", topics=["shop"])
+                for n, br in enumerate(breaks)
+            ]
+        )
+        memory.export(str(tmp_path / "out.jsonl"))
+    finally:
+        memory.close()
+    write_markdown(tmp_path / "out.jsonl", tmp_path / "pages")
+    page = (tmp_path / "pages" / "shop.md").read_text(encoding="utf-8")
+    for n in range(len(breaks)):
+        assert (
+            f"List {n}\n  \\- milk\n  \n  \u00a0\u00a0\u00a0\u00a0rm -rf /tmp/x (confidence 1;"
+        ) in page, page
+    assert not any(br in page for br in breaks if br != "\r\n")
+
+
 # ---- a real server as owner -----------------------------------------------------------------
 
 
