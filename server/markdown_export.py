@@ -248,6 +248,11 @@ def _file_name(name: str, taken: set[str]) -> str:
     return candidate + ".md"
 
 
+def _told(observation: dict[str, Any]) -> tuple[datetime, int, str]:
+    """Where ``observation`` stands in a timeline: when observed, then in the order told."""
+    return moment(observation["observed_at"]), observation.get("seq") or 0, observation["id"]
+
+
 def write_markdown(export: Path, target: Path) -> int:
     """Write one Markdown file per entity of ``export`` (topic, fact subject or object) into
     ``target``, and an index; returns how many files were written (the index included)."""
@@ -279,7 +284,9 @@ def write_markdown(export: Path, target: Path) -> int:
     index = [_INDEX_TITLE, ""]
     for key in sorted(about):
         name = max(sorted(names[key]), key=names[key].__getitem__)
-        held = sorted((observations[i] for i in about[key]), key=lambda o: o["observed_at"])
+        # By time, then as told (a batch shares one time): by the time's text and no more,
+        # a batch came in a set's order, another in each run, and "…00.5Z" before "…00Z".
+        held = sorted((observations[i] for i in about[key]), key=_told)
         file = _file_name(name, taken)
         title = shown(" ".join(name.split()))  # a heading and a link are one line
         counted = f"{len(held)} observation{'' if len(held) == 1 else 's'}"

@@ -999,6 +999,28 @@ def test_a_markdown_page_of_a_long_name_gets_a_file_name_a_file_system_takes(
     assert len(list(pages.iterdir())) == 4
 
 
+def test_a_markdown_timeline_is_in_the_order_observed_then_told_in_every_run(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # A batch (one time for all) came in a set's order, another in each run; and times
+    # were compared as text: "00:00:00.500000Z" came before "00:00:00Z".
+    told = [f"Note {n} about Kim." for n in range(8)]
+    notes = [{"text": text, "topics": ["Kim"]} for text in told]
+    notes += [
+        {"text": text, "topics": ["Kim"], "observed_at": at}
+        for text, at in (
+            ("At the full second.", "2024-01-01T00:00:00Z"),
+            ("Half a second later.", "2024-01-01T00:00:00.500Z"),
+        )
+    ]
+    (tmp_path / "notes.json").write_text(json.dumps(notes), encoding="utf-8")
+    assert doxa("remember", "--memories", str(tmp_path / "notes.json"))[0] == 0
+    assert doxa("export", "--markdown", str(tmp_path / "pages"))[0] == 0
+    page = (tmp_path / "pages" / "kim.md").read_text(encoding="utf-8")
+    shown = [line.split("** ")[1].split(" (")[0] for line in page.splitlines() if "**" in line]
+    assert shown == ["At the full second.", "Half a second later.", *told], shown
+
+
 def test_an_export_never_writes_into_a_data_directory_named_with_a_tilde(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
