@@ -427,7 +427,13 @@ def _listing(result: dict[str, Any]) -> str:
 
 
 def _item(item: dict[str, Any]) -> list[str]:
-    """One result: id, confidence, time and text, then what else it carries, indented."""
+    """One result: id, confidence, time and text, then what else it carries, indented.
+
+    A text's (or a value's) further lines hang under its first, deeper than the four spaces
+    of what it carries: set at the start of a line, as they were, a text could forge a result
+    of its own or an ``agents:`` line. That a fact is not current is said on a line of its
+    own (``current: false``), where no text can say it: after the text, it followed the last
+    line of a text of many, and a text ending "(not current)" looked it."""
     text = item.get("text") or ""
     record = item.get("record")
     if record:
@@ -436,16 +442,26 @@ def _item(item: dict[str, Any]) -> list[str]:
         # Read back as the record it was, so it prints as its text says it (Record.line);
         # kept: a text "1e400" kept before such numbers were refused is that text.
         text = f"{text} [{validate(record, kept=True).line()}]".strip()
-    flags = "" if item.get("current", True) else " (not current)"
-    lines = [
-        f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  {text}{flags}"
-    ]
+    lines = _hanging(
+        f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  ", text
+    )
+    if not item.get("current", True):
+        lines.append("    current: false")
     for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
         if item.get(key):
-            lines.append(f"    {key}: {_scalar(item[key])}")
+            lines += _hanging(f"    {key}: ", _scalar(item[key]))
     if item.get("scores"):  # --explain: what the score is made of, learned parts included
         lines.append("    scores: " + ", ".join(f"{k} {v}" for k, v in item["scores"].items()))
     return lines
+
+
+def _hanging(head: str, value: str) -> list[str]:
+    """``head`` and the first line of ``value``, its further lines (broken by any line break
+    ``str.splitlines`` knows: a CR went back to the line's start) indented by ``head``'s
+    width; an empty one left empty."""
+    first, *rest = value.splitlines() or [""]
+    indent = " " * len(head)
+    return [head + first, *(indent + line if line.strip() else "" for line in rest)]
 
 
 def _scalar(value: Any) -> str:
