@@ -84,7 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     view = commands.add_parser(
         "view", help="write the memory as one HTML page: entities, facts, timeline, conflicts"
     )
-    view.add_argument("--out", type=Path, help="the page to write (default: doxa-memory.html)")
+    view.add_argument(
+        "--out", type=Path, help="the page to write (default: doxa-memory.html; -: standard output)"
+    )
     view.add_argument("--data-dir", help="memory directory (default: the user data dir)")
     view.add_argument("--embedder", choices=["sentence-transformers", "hash"])
     view.add_argument("--model", help="sentence-transformers model name or path")

@@ -427,6 +427,22 @@ def test_view_counts_what_it_drew_in_words_that_fit_the_count(
     assert "1 entity, 0 facts, 0 conflicts;" in capsys.readouterr().out  # "1 entities"
 
 
+def test_view_to_a_dash_writes_the_page_to_standard_output_said_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --out - wrote a file named "-" (export - writes to standard output).
+    monkeypatch.chdir(tmp_path)
+    where = ["--embedder", "hash", "--data-dir", str(tmp_path / "m")]
+    assert main(["remember", "A note on Solo.", "--topic", "Solo", *where]) == 0
+    capsys.readouterr()
+    assert main(["view", *where, "--out", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("<!doctype html>") and out.rstrip().endswith("</html>"), out[:80]
+    assert err.startswith("wrote the page to standard output (")
+    assert err.endswith(" KB): 1 entity, 0 facts, 0 conflicts\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]
