@@ -165,7 +165,9 @@ def entities(working: WorkingMemory, at: int) -> list[PicturedEntity]:
         name = working.entity_names.get(key) or working.topic_names.get(key) or key
         mentions = sum(1 for row in rows if live[row])
         found.append(PicturedEntity(key, name, mentions, sum(1 for r in facts if current[r])))
-    found.sort(key=lambda e: (-e.observations, e.name))
+    # Names of a count alphabetically in any case, as the Markdown index lists them ("active"
+    # came after "Zoë"); the key keeps the order one where two differ in case alone.
+    found.sort(key=lambda e: (-e.observations, e.name.casefold(), e.key))
     return found
 
 

@@ -443,6 +443,21 @@ def test_view_to_a_dash_writes_the_page_to_standard_output_said_on_stderr(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
 
 
+def test_the_page_lists_entities_of_a_count_alphabetically_in_any_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Sorted as code points, "active" came after "Zoë" and "Bob".
+    where = ["--embedder", "hash", "--data-dir", str(tmp_path / "m")]
+    for topic in ("Zoë", "active", "Bob", "Émile"):
+        assert main(["remember", f"A note on {topic}.", "--topic", topic, *where]) == 0
+    assert main(["remember", "Bob again.", "--topic", "Bob", *where]) == 0
+    capsys.readouterr()
+    assert main(["view", *where, "--out", "-"]) == 0
+    page = capsys.readouterr().out
+    data = page.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+    assert [e[0] for e in json.loads(data)["e"]] == ["Bob", "active", "Zoë", "Émile"]
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]
