@@ -9,9 +9,10 @@ A question names a fact when it names one of the fact's entities (every word of 
 or object, as words of the question) and its predicate (every content word of it, matched by
 stem: "live" / "lives" / "living", "manages" / "manager"). Words like "in", "of" or "is" in
 a predicate say nothing on their own: a predicate made only of them is never matched. A
-question that names the predicate alone ("What database do we use?", in a project's memory
-whose fact is {acme-api, database, SQLite}) names the fact by half: the subject is often the
-one the conversation is about, and left unsaid.
+question that names the predicate and no other name ("What database do we use?", in a
+project's memory whose fact is {acme-api, database, SQLite}) names the fact by half: the
+subject is often the one the conversation is about, and left unsaid ("Where does Bob live?"
+names another).
 """
 
 from __future__ import annotations
@@ -76,17 +77,20 @@ def stem(word: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class QuestionWords:
-    """The words of a query, as names are matched (casefolded) and as relations are (stems)."""
+    """The words of a query, as names are matched (casefolded) and as relations are (stems),
+    and those written as names (capitalised, but for a question's first word), casefolded."""
 
     words: frozenset[str]
     stems: frozenset[str]
+    names: frozenset[str] = frozenset()
 
 
 def question_words(query: str) -> QuestionWords:
     """The words and stems of ``query``."""
-    words = [w.casefold().removesuffix("'s").strip("'") for w in _WORD.findall(query)]
-    words = [w for w in words if w]
-    return QuestionWords(frozenset(words), frozenset(stem(w) for w in words))
+    raw = [w.removesuffix("'s").strip("'") for w in _WORD.findall(query)]
+    words = [w.casefold() for w in raw if w]
+    names = frozenset(w.casefold() for i, w in enumerate(raw) if i and w[:1].isupper())
+    return QuestionWords(frozenset(words), frozenset(stem(w) for w in words), names)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -106,6 +110,17 @@ def names_relation(question: QuestionWords, predicate: str) -> bool:
     """Whether the question names the predicate (every content word of it, by stem)."""
     relation = _relation_stems(predicate)
     return bool(relation) and relation <= question.stems
+
+
+def names_only_relation(
+    question: QuestionWords, subject: str, predicate: str, obj: str | None
+) -> bool:
+    """Whether the question names the predicate and no name but the fact's own ("What
+    database do we use?", not "Where does Bob live?" of Alice's home)."""
+    if not names_relation(question, predicate):
+        return False
+    own = _name_words(subject) | (_name_words(obj) if obj else frozenset())
+    return question.names <= own
 
 
 def names_fact(question: QuestionWords, subject: str, predicate: str, obj: str | None) -> bool:

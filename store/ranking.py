@@ -14,6 +14,8 @@ Components (each in roughly [0, 1] before weighting):
                    place its event in time ("yesterday", "since 2019");
 - ``fact``         1 when the observation carries a fact whose subject (or object) and
                    predicate the query names ("Where does Alice live?": {Alice, lives in, ?});
+                   0.5 when it names the predicate and no other name ("What database do we
+                   use?" of {acme-api, database, SQLite});
 - ``field``        share of the record fields the query names with a value ("album_id 176")
                    that the observation's record holds with that value (numbers compared
                    as numbers, words case-insensitively): a record whose *other* field holds
@@ -53,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.details import Details
-from doxa.store.fact_questions import QuestionWords, names_fact, names_relation
+from doxa.store.fact_questions import QuestionWords, names_fact, names_only_relation
 from doxa.store.judged_queries import Judgements
 from doxa.store.learning import (
     CLOSE,
@@ -478,14 +480,14 @@ def _named_facts(
     memory: WorkingMemory, pool: npt.NDArray[np.int64], question: QuestionWords
 ) -> npt.NDArray[np.float32]:
     """1 for each row of ``pool`` carrying a fact the question names, 0.5 for one whose
-    predicate alone it names (``fact_questions``), else 0."""
+    predicate it names with no other name (``fact_questions``), else 0."""
     named = np.zeros(len(pool), dtype=np.float32)
     for i, row in enumerate(pool.tolist()):
         entry = memory.entries[row]
         if entry.subject is not None and entry.predicate is not None:
             if names_fact(question, entry.subject, entry.predicate, entry.object):
                 named[i] = 1.0
-            elif names_relation(question, entry.predicate):
+            elif names_only_relation(question, entry.subject, entry.predicate, entry.object):
                 named[i] = 0.5
     return named
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from doxa.store.fact_questions import names_fact, names_relation, question_words, stem
+from doxa.store.fact_questions import (
+    names_fact,
+    names_only_relation,
+    names_relation,
+    question_words,
+    stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,6 +57,10 @@ def test_a_question_that_misses_the_entity_or_the_relation_does_not(
 def test_a_question_naming_the_relation_alone_names_it_but_not_the_fact() -> None:
     asked = question_words("What database do we use?")
     assert names_relation(asked, "database")
+    assert names_only_relation(asked, "acme-api", "database", "SQLite")
     assert not names_fact(asked, "acme-api", "database", "SQLite")
+    bob = question_words("Where does Bob live?")
+    assert names_relation(bob, "lives in")
+    assert not names_only_relation(bob, "Alice", "lives in", "Paris")  # another name said
     assert not names_relation(asked, "lives in")
     assert not names_relation(asked, "is in")  # filler words alone name nothing

@@ -106,6 +106,9 @@ def test_a_question_naming_the_relation_alone_lifts_its_facts_by_half(memory: Me
     named = memory.recall("What database does acme-api use?", limit=1).results[0]
     assert named.scores["fact"] == RankingWeights().fact
     assert all("fact" not in r.scores for r in rest)
+    # Another name said: the question is of another subject's database.
+    other = memory.recall("What database does Bob use?", limit=3).results
+    assert all("fact" not in r.scores for r in other)
 
 
 def test_a_date_in_the_query_lifts_what_was_observed_then(memory: Memory) -> None:
