@@ -76,7 +76,7 @@ from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked, without_broad_topics
 from doxa.store.readers_writer import ReadersWriterLock
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
-from doxa.store.recall import SecondCore, answer, question, without_days_asked
+from doxa.store.recall import Plain, SecondCore, answer, question, without_days_asked
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.records import Record, unmatched_where
 from doxa.store.settings import StoreSettings
@@ -617,15 +617,21 @@ class Memory:
         remembered = self._embeddings.queued
         vector = search = plain = None
         if query.strip():
+            share = self.settings.ranking.broad_topic_share
+            days_out = without_days_asked(asked)
             with self._working_lock.reading():
-                plain = without_days_asked(working, asked)
-                focused = without_broad_topics(
-                    working, plain or query, self.settings.ranking.broad_topic_share
+                focused = without_broad_topics(working, query, share)
+                plain_focused = (
+                    None
+                    if days_out is None
+                    else without_broad_topics(working, days_out, share) or days_out
                 )
-            focused = focused or plain
-            vectors = self.embedder.embed([query] if focused is None else [query, focused])
+            texts = [query, *(t for t in (focused, plain_focused) if t is not None)]
+            vectors = self.embedder.embed(texts)
             # The scan compares the focused query; feedback compares whole queries.
             vector, search = vectors[0], (None if focused is None else vectors[1])
+            if days_out is not None:
+                plain = Plain(days_out, vectors[-1])
         # Every memory remembered before this recall is recalled by meaning too: wait for
         # the embeddings still queued (a recall right after a remember pays what it saved).
         if not self._embeddings.wait(remembered, timeout=_EMBEDDING_WAIT_S):
@@ -642,7 +648,7 @@ class Memory:
                 self._second_core,
                 learned,
                 search_vector=search,
-                search_text=plain,
+                plain=plain,
             )
             known = None if asked.known_at is None else micros(asked.known_at)
             at = micros(asked.at)

@@ -167,23 +167,28 @@ def question(
     )
 
 
-def without_days_asked(working: WorkingMemory, asked: Question) -> str | None:
-    """The query without its words naming days from today, to search and compare by, when
-    the memory holds something placed in the time they name; else None.
+def without_days_asked(asked: Question) -> str | None:
+    """The query without its words naming days from today (``Question.from_today``), or None.
 
     "What do I have tomorrow?": notes of other weeks saying "tomorrow" told of other days,
     yet matched the word (by text and meaning) better than the plan for tomorrow matched the
-    question's time. With nothing placed then, the words are all there is to go by ("What did
-    Joanna write yesterday?" asked long after: her "yesterday" is the one to find).
+    question's time. ``answer`` searches and compares by these words when the recall may
+    return something placed in the time they name; with nothing placed then, the words are
+    all there is to go by ("What did Joanna write yesterday?" asked long after: her
+    "yesterday" is the one to find).
     """
     if not asked.from_today or asked.window is None:
         return None
-    plain = without_days_from_today(asked.query)
-    if plain is None:
-        return None
-    known_us = None if asked.known_at is None else micros(asked.known_at)
-    held = np.flatnonzero(working.held(len(working), known_us))
-    return plain if working.placed_in(*asked.window, held).any() else None
+    return without_days_from_today(asked.query)
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A query without its days from today (``without_days_asked``): its words, and the
+    vector the scan compares for it."""
+
+    words: str
+    vector: npt.NDArray[np.float32]
 
 
 class SecondCore:
@@ -225,7 +230,7 @@ def answer(
     second_core: SecondCore,
     learned: Learned | None = None,
     search_vector: npt.NDArray[np.float32] | None = None,
-    search_text: str | None = None,
+    plain: Plain | None = None,
 ) -> tuple[list[Ranked], BoolArray]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
@@ -240,10 +245,9 @@ def answer(
         second_core: where the full-text search runs during the vector scan.
         learned: the trained ranker and the clock judgements decay by (``learning``).
         search_vector: the vector the scan compares, when not ``vector`` (the query without
-            its broad topics: ``ranking.without_broad_topics``, or its days from today:
-            ``without_days_asked``).
-        search_text: the words searched by full text, when not the query's
-            (``without_days_asked``).
+            its broad topics: ``ranking.without_broad_topics``).
+        plain: the query without its days from today (``without_days_asked``): searched and
+            compared instead when a row the recall may return is placed in their time.
     """
     n = len(working)
     query = asked.query
@@ -303,11 +307,15 @@ def answer(
     current = mask & valid
     if not asked.include_superseded:
         mask = current | (mask & beside)
+    # Days from today left out once a row the recall may return is placed then (``Plain``).
+    words = query
+    window = asked.window
+    if plain is not None and window and working.any_placed_in(*window, np.flatnonzero(mask)):
+        words, search_vector = plain.words, plain.vector
     # Full text among the rows the filters allow, so a filter never starves the pool.
     searching: Callable[[], list[tuple[int, float]]] | None = None
     if weights.text_pool and query.strip():
         allowed, pool = mask, weights.text_pool
-        words = search_text or query
         searching = second_core.start(lambda: working.text.search(words, pool, allowed))
     try:
         scanned = vector if search_vector is None else search_vector

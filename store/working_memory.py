@@ -790,6 +790,19 @@ class WorkingMemory:
                 inside[i] = any(overlaps(e, begin, finish) for e in events)
         return inside
 
+    def any_placed_in(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> bool:
+        """Whether any of ``rows`` is ``placed_in`` [start, end), stopping at the first."""
+        begins = self.valid_from[rows]
+        if ((begins >= start) & (begins < end)).any():
+            return True
+        maybe = rows[(self.told_from[rows] < end) & (self.told_until[rows] > start)]
+        begin, finish = from_micros(start), from_micros(end)
+        return any(
+            overlaps(e, begin, finish)
+            for row in maybe.tolist()
+            for e in self.entries[row].event_times
+        )
+
     def view(self, n: int, as_of: int, known_at: int | None = None) -> tuple[BoolArray, BoolArray]:
         """The rule of both clocks for rows 0..n, in one place: (seen, current). ``seen``:
         held at record time ``known_at`` (None: now) and begun by valid time ``as_of``

@@ -231,3 +231,35 @@ async def test_days_from_today_asked_match_by_time_not_by_the_same_words(client:
     assert first["observation_id"] == dentist["observation_id"], found["results"]
     assert all("text" not in r["scores"] for r in found["results"])
     assert all(r["scores"].get("text", 0) > 0 for r in words["results"])
+
+
+async def test_days_from_today_stay_when_nothing_the_recall_may_return_is_placed_then(
+    client: Client,
+) -> None:
+    # The journal holds nothing of 7 May; a note of another episode does, which the recall
+    # cannot return: the word "yesterday" was left out all the same, with every text score.
+    journal = [
+        ("2024-04-02T10:00:00Z", "Yesterday I went hiking in the hills with Tom."),
+        ("2024-04-09T10:00:00Z", "Yesterday I baked bread for the first time."),
+        ("2024-04-16T10:00:00Z", "I painted the fence in the garden."),
+    ]
+    with anyio.fail_after(30):
+        for at, text in journal:
+            await ok(client, "remember", text=text, observed_at=at, episode="journal")
+        await ok(
+            client,
+            "remember",
+            text="Deployed build 4.2 to staging.",
+            observed_at="2024-05-07T11:00:00Z",
+            episode="work",
+        )
+        found = await ok(
+            client,
+            "recall",
+            query="What did I do yesterday?",
+            as_of=SAID,
+            episode="journal",
+            limit=2,
+            explain=True,
+        )
+    assert [r["scores"].get("text", 0) > 0 for r in found["results"]] == [True, True]
