@@ -796,8 +796,9 @@ def _observation_problem(row: dict[str, Any]) -> str | None:
     start, stated, until = row.get("valid_from"), row.get("stated_until"), row.get("valid_until")
     # A fact told with only an end already past, of one never held, ends before it is
     # told, at the end told ("Sam sold his VW Golf on 10 November", told in December): it
-    # never held in its own time.
-    never_held = until is not None and until == stated
+    # never held in its own time, and begins when it was said (any other start was given,
+    # and remember refuses an end before it).
+    never_held = until is not None and until == stated and start == row.get("observed_at")
     if start is not None and stated is not None and stated <= start and not never_held:
         return f"stated_until {iso(stated)} must be later than valid_from {iso(start)}"
     # valid_until may equal valid_from: a plan replaced before it began never held.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from conftest import hash_settings
 
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft
+from doxa.store.exporting import ImportRefused
 from doxa.store.importing import import_file
 from tests.store.test_facts import open_memory
 
@@ -292,3 +295,19 @@ def test_an_end_of_a_fact_never_held_survives_an_export_and_an_import(
         assert current(copy) == current(memory)
     finally:
         copy.close()
+
+
+def test_an_import_refuses_an_end_before_a_start_given(memory: Memory, tmp_path: Path) -> None:
+    """Only the fact remember writes so (its start when it was told) may end before it
+    begins: one given a later start is refused, as remember refuses it."""
+    sold, _ = tell(
+        memory, "Sam sold his VW Golf.", "VW Golf", when=DEC, predicate="owns", valid_until=NOV
+    )
+    memory.export(str(tmp_path / "sam.jsonl"))
+    lines = [json.loads(line) for line in (tmp_path / "sam.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line.get("id") == sold:
+            line["valid_from"] = "2027-01-01T00:00:00Z"
+    (tmp_path / "moved.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(ImportRefused, match=r"stated_until .* must be later than valid_from"):
+        import_file(hash_settings(tmp_path / "copy").store, tmp_path / "moved.jsonl")
