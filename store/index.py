@@ -162,7 +162,9 @@ class SearchIndex:
         """Write the table anew from the rows it holds, and drop its earlier versions: a
         deleted row's words leave its files. (A compaction rewrites only a fragment of which
         a tenth is deleted: a purged text stayed in the file of a table of ten rows or more,
-        marked deleted.) Reads and writes a range of rows at a time."""
+        marked deleted.) Reads every row, a range at a time, then writes them in one commit:
+        one that fails leaves the table as it was (written in several, a failure left part
+        of it, and the retry's clean-up dropped the whole)."""
         with self._lock:
             rows = int(self._table.count_rows())
             kept = [
@@ -174,8 +176,9 @@ class SearchIndex:
                 .cast(self._schema)
                 for start in range(0, rows, batch_rows)
             ]
-            for i, part in enumerate(kept or [self._schema.empty_table()]):
-                self._table.add(part, mode="overwrite" if i == 0 else "append")
+            self._table.add(
+                pa.concat_tables(kept) if kept else self._schema.empty_table(), mode="overwrite"
+            )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 self._table.optimize(cleanup_older_than=timedelta(seconds=0))

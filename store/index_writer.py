@@ -68,10 +68,9 @@ class IndexWriter(BatchQueue[_Write]):
         return self._enqueue(_Write("add", list(ids), list(texts), vectors), len(ids))
 
     def delete(self, ids: Sequence[str], scrub: bool = False) -> int:
-        """Queue rows to remove; returns the write's ticket. ``scrub``: then rewrite the
-        index's files at once (``SearchIndex.maintain(force=True)``), so the rows' words
-        leave earlier versions and small fragments too (a purge), not at the next
-        maintenance."""
+        """Queue rows to remove; returns the write's ticket. ``scrub``: then write the table
+        anew (``SearchIndex.scrub``), so the rows' words leave its files and its earlier
+        versions at once (a purge), not at some later maintenance."""
         return self._enqueue(_Write("delete", list(ids), [], None, scrub), len(ids))
 
     def close(self, timeout: float = 30.0) -> None:

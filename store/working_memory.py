@@ -41,7 +41,6 @@ from doxa.store.vector_matrix import VectorMatrix
 NO_END = np.iinfo(np.int64).max
 NO_START = np.iinfo(np.int64).min
 _MICROSECOND = timedelta(microseconds=1)
-NO_START = np.iinfo(np.int64).min
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]

@@ -3,6 +3,7 @@ handed to the start-up repair at close. Against a real LanceDB index."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -137,3 +138,29 @@ def test_enough_queued_rows_are_written_without_waiting_for_the_delay(
     assert writer.pending == 0
     assert len(index.ids()) == 4
     writer.close()
+
+
+def test_a_scrub_that_fails_leaves_the_table_whole_and_its_retry_keeps_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Written in several commits, a scrub that failed after the first (a full disk) left
+    # the table holding part of its rows, and the purge's retry dropped the earlier versions.
+    index = SearchIndex(tmp_path / "index", 8, "fp")
+    n = 20_000
+    ids = [f"obs_{i}" for i in range(n)]
+    index.add(ids, [f"note {i}" for i in range(n)], np.ones((n, 8), dtype=np.float32))
+    index.delete(["obs_3"])
+    table = index._table
+    real_add = table.add
+
+    def full_disk_after_a_commit(data: Any, mode: str = "append", **kwargs: Any) -> Any:
+        if mode != "append":
+            return real_add(data, mode=mode, **kwargs)
+        monkeypatch.setattr(table, "add", real_add)  # the disk has room again afterwards
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(table, "add", full_disk_after_a_commit)
+    with contextlib.suppress(OSError):
+        index.scrub()
+    index.scrub()  # the purge retried
+    assert index.count() == n - 1 and "obs_3" not in index.ids()
