@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from doxa.server.access import Access
+    from doxa.server.draining import Stop
     from doxa.server.workers import Workers
     from doxa.tools.context import MemoryContext
 
@@ -58,6 +59,7 @@ def serve_http(settings: Settings) -> int:
 
     from doxa.server.access import Access
     from doxa.server.cli import announce
+    from doxa.server.draining import Stop
     from doxa.server.stdio import STOP_SIGNALS
     from doxa.server.workers import Workers
     from doxa.tools.context import MemoryContext
@@ -76,9 +78,10 @@ def serve_http(settings: Settings) -> int:
     others: Workers | None = None
     try:
         if workers == 1:
-            config = _config(settings, _app(settings, state, access))
+            stop = Stop()
+            config = _config(settings, _app(settings, state, access, stop))
             _say_listening(config)
-            server = _server(config, STOP_SIGNALS)
+            server = _server(config, STOP_SIGNALS, stop)
             anyio.run(functools.partial(server.serve, sockets=listeners))
             return 0
         _say_listening(_config(settings, _no_app))
@@ -203,6 +206,7 @@ def worker_main() -> int:
 
     from doxa.server.access import Access
     from doxa.server.cli import limit_malloc_arenas
+    from doxa.server.draining import Stop
     from doxa.server.stdio import STOP_SIGNALS
     from doxa.tools.context import MemoryContext
 
@@ -225,9 +229,10 @@ def worker_main() -> int:
     # process would open the memory only to close it as it stops).
     state = MemoryContext(settings.store, may_own=False)
     state.start()
-    config = _config(settings, _app(settings, state, Access(settings)))
+    stop = Stop()
+    config = _config(settings, _app(settings, state, Access(settings), stop))
     try:
-        server = _server(config, STOP_SIGNALS, parent=parent)
+        server = _server(config, STOP_SIGNALS, stop, parent=parent)
         anyio.run(functools.partial(server.serve, sockets=[listener]))
     finally:
         with handling(STOP_SIGNALS, signal.SIG_IGN):
@@ -235,10 +240,10 @@ def worker_main() -> int:
     return 0
 
 
-def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
+def _app(settings: Settings, state: MemoryContext, access: Access, stop: Stop) -> ASGIApp:
     """The ASGI app: the MCP server behind exact numbers, request ids and the token check
     (over SSE, with its streams ended cleanly, and once their token is no longer accepted:
-    ``doxa.server.sse_streams``).
+    ``doxa.server.sse_streams``), drained at ``stop`` (``doxa.server.draining``).
 
     With several workers requests are served statelessly (no ``Mcp-Session-Id``): the
     kernel gives each connection to whichever worker accepts it, and a session held by one
@@ -248,24 +253,26 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
     (``doxa.server.streamable_checks``).
     """
     from doxa.server.app import create_server
+    from doxa.server.draining import Draining, own_the_stop
     from doxa.server.exact import ExactNumbers
     from doxa.server.request_ids import RequestIds
     from doxa.server.sse_streams import SSE_PATH, SseStreams
     from doxa.server.streamable_checks import StreamableChecks
 
+    own_the_stop()
     server = create_server(settings, state=state)
     host = settings.server.host
     security = access.security
     app: ASGIApp
     if settings.server.transport == "sse":
         sse = server.sse_app(sse_path=SSE_PATH, host=host, transport_security=security)
-        app = SseStreams(sse, access)
+        app = SseStreams(sse, access, stop)
     else:
         stateless = settings.server.workers > 1
         app = server.streamable_http_app(
             host=host, transport_security=security, stateless_http=stateless
         )
-        app = StreamableChecks(app, access, stateless=stateless)
+        app = Draining(StreamableChecks(app, access, stateless=stateless), stop)
     streamable = settings.server.transport != "sse"
     wrapped: ASGIApp = access.wrap(RequestIds(ExactNumbers(app), messages=streamable))
     return wrapped
@@ -274,8 +281,8 @@ def _app(settings: Settings, state: MemoryContext, access: Access) -> ASGIApp:
 def _config(settings: Settings, app: ASGIApp) -> uvicorn.Config:
     import uvicorn
 
+    from doxa.server.draining import GRACE_SECONDS
     from doxa.server.sdk_logs import quiet_client_faults
-    from doxa.server.stdio import DRAIN_SECONDS
 
     per_request = settings.server.log_level.upper() == "DEBUG"
     if not per_request:
@@ -291,17 +298,22 @@ def _config(settings: Settings, app: ASGIApp) -> uvicorn.Config:
         log_config=_uvicorn_logging(),
         # A line per request cost a tenth of each call's CPU at INFO; a proxy logs them too.
         access_log=per_request,
-        # Requests still running this long after a stop are cancelled, as on stdio.
-        timeout_graceful_shutdown=DRAIN_SECONDS,
+        # Calls still running at the end of the drain are answered by doxa first; then
+        # whatever still runs is cancelled (``doxa.server.draining``).
+        timeout_graceful_shutdown=GRACE_SECONDS,
     )
 
 
 def _server(
-    config: uvicorn.Config, stop_signals: tuple[int, ...], parent: int | None = None
+    config: uvicorn.Config,
+    stop_signals: tuple[int, ...],
+    stop: Stop,
+    parent: int | None = None,
 ) -> uvicorn.Server:
     """uvicorn's server, shutting down gracefully on each of ``stop_signals`` and then
     returning, so that the caller closes the memory and the process exits 0; with
-    ``parent``, also once that process is gone (a worker whose serving process was killed)."""
+    ``parent``, also once that process is gone (a worker whose serving process was killed).
+    Its shutdown begins ``stop``, which drains the app."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -319,6 +331,10 @@ def _server(
                 log.warning("the serving process %d is gone: this worker stops", parent)
                 self.should_exit = True
             return await super().on_tick(counter)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            stop.begin()  # before uvicorn waits for the requests the drain answers
+            await super().shutdown(sockets)
 
     return Server(config)
 

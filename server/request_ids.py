@@ -47,6 +47,16 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 
+#: Where ``RequestIds`` leaves, in the scope of a POST it hands on, the id of the request the
+#: body carries (absent for a notification or a response): the SSE transport counts its
+#: session's calls unanswered by it, and a stop answers a call still running with it
+#: (``doxa.server.draining``).
+REQUEST_ID = "doxa.request_id"
+#: Where it leaves the id a ``notifications/cancelled`` names: the SDK never answers a call
+#: its client cancelled, so that call no longer waits for an answer.
+CANCELLED_ID = "doxa.cancelled_id"
+
+
 def id_refusal(raw: Any) -> str | None:
     """Why the JSON-RPC message ``raw`` (as parsed) is refused for its id, or None: only a
     request (a ``method`` with an ``id``) has one to refuse."""
@@ -202,6 +212,7 @@ class RequestIds(BodyCheck):
         """Answer a request refused for its id, its shape or an unpaired surrogate; hand any
         other to the app."""
         refusal = None
+        raw: Any = None
         if body.complete:
             with contextlib.suppress(ValueError, RecursionError):  # not JSON: the SDK answers
                 raw = json.loads(body.data)
@@ -211,10 +222,25 @@ class RequestIds(BodyCheck):
                     refusal = shape_refusal(body.data, raw)
             refusal = refusal or unpaired_refusal(body.data)
         if refusal is None:
+            scope = _with_ids(scope, raw)
             await self.app(scope, body.replay(receive), send)
             return
         answer = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
         await send_json(send, HTTPStatus.BAD_REQUEST, answer)
+
+
+def _with_ids(scope: Scope, raw: Any) -> Scope:
+    """``scope`` with the ids the message ``raw`` asks an answer for or cancels, if any."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("method"), str):
+        return scope
+    if "id" in raw:
+        return {**scope, REQUEST_ID: raw["id"]}  # judged above: a string or an integer
+    params = raw.get("params")
+    if raw["method"] == "notifications/cancelled" and isinstance(params, dict):
+        cancelled = params.get("requestId")
+        if isinstance(cancelled, int | str) and not isinstance(cancelled, bool):
+            return {**scope, CANCELLED_ID: cancelled}
+    return scope
 
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")

@@ -1,10 +1,10 @@
-"""The SSE transport's requests, ended cleanly, its streams refused quietly, and its streams
-ended once their token is no longer accepted.
+"""The SSE transport's requests, ended cleanly, its streams refused quietly, its streams
+ended once their token is no longer accepted, and drained at a stop.
 
 The SDK's ``/sse`` endpoint answers twice: its event stream, and, once the stream is over,
 an empty ``Response()`` (``mcp.server.mcpserver.server``'s ``handle_sse``). When the client
 went away first, uvicorn drops the second answer unsent. When the server ended the stream
-itself (a stop: sse-starlette closes every open stream on SIGTERM, SIGHUP or Ctrl-C), it
+itself (its token revoked; at a stop, as sse-starlette once closed every open stream), it
 refuses it: every stop with a client connected logged "Exception in ASGI application" and
 a traceback (``RuntimeError: Unexpected ASGI message 'http.response.start' sent, after
 response already completed``), and so did every ``HEAD /sse``. ``SseStreams`` lets one
@@ -31,20 +31,34 @@ waited on the stream for an answer forever. So each open stream checks, every
 closed once not (revoked, or the token file deleted or damaged, or a first token created
 after it opened without one): the client then fails its calls, as over streamable HTTP,
 where each request carries the token.
+
+A session's answers all go on its stream, so a stop drains it (``doxa.server.draining``):
+each session counts the calls POSTed to it and not yet answered on its stream; a stream
+with none ends as the stop begins, one with calls in flight once they are answered, or at
+the end of the drain time with each call still running refused on it, -32000, saying it
+may still have taken effect. sse-starlette had ended every stream at the signal, and the
+answers of the calls in flight were lost.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs
+from uuid import UUID
 
 import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp_types import RequestId
 from starlette.requests import Request
 
 from doxa.server.access import bearer_token
+from doxa.server.draining import Answer, Stop, stopped, stopped_event
+from doxa.server.request_ids import CANCELLED_ID, REQUEST_ID
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from doxa.server.access import Access
@@ -64,17 +78,28 @@ class SseStreams:
     ``GET`` (a stream) ended once its token is no longer accepted (see the module's doc).
 
     Args:
-        app: the SDK's SSE app.
+        app: the SDK's SSE app (behind ``RequestIds``, which tells each POST's ids).
         access: the server's access rules, behind which ``app`` runs.
+        stop: the server's stop, which drains each session's stream.
     """
 
-    def __init__(self, app: ASGIApp, access: Access) -> None:
+    def __init__(self, app: ASGIApp, access: Access, stop: Stop) -> None:
         self.app = app
         self.access = access
+        self.stop = stop
         self.security = TransportSecurityMiddleware(access.security)
+        #: the open streams' sessions, by the id the SDK gave each (``uuid.hex``)
+        self.sessions: dict[str, _Session] = {}
+        #: where sessions run while the app's lifespan does (``_stream``)
+        self._sessions: TaskGroup | None = None
+        #: a session's event, set once it has ended, for each session running
+        self._running: set[anyio.Event] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # lifespan
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         if scope["method"] in ("GET", "HEAD") and scope["path"] == SSE_PATH:
@@ -84,7 +109,115 @@ class SseStreams:
                 await refusal(scope, receive, send)
                 return
         if scope["method"] == "GET":
-            receive = _Watched(receive, self.access, bearer_token(scope)).receive
+            await self._stream(scope, receive, send)
+            return
+        session = self._session_of(scope) if scope["method"] == "POST" else None
+        if session is None:
+            await self._serve(scope, receive, send)
+            return
+        cancelled = scope.get(CANCELLED_ID)
+        if cancelled is not None:  # the SDK never answers a call its client cancelled
+            session.answered(cancelled)
+        ident = scope.get(REQUEST_ID)
+        if ident is None:
+            await self._serve(scope, receive, send)
+            return
+        session.posted(ident)
+        status = _Status(send)
+        try:
+            await self._serve(scope, receive, status.send)
+        finally:
+            if status.code != 202:  # refused: the session never gets it
+                session.answered(ident)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan, which holds the sessions (``_stream``): its shutdown completes
+        once the calls of sessions drained at a stop have finished."""
+        async with anyio.create_task_group() as sessions:
+
+            async def sent(message: Message) -> None:
+                if message["type"] == "lifespan.shutdown.complete":
+                    for done in list(self._running):
+                        await done.wait()
+                await send(message)
+
+            self._sessions = sessions
+            try:
+                await self.app(scope, receive, sent)
+            finally:
+                self._sessions = None
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A ``GET``: a session's stream, watched for its token and drained at a stop.
+
+        The SDK runs the session inside this request, and it ends only once its calls have:
+        a call still running when a stop has refused it and ended the stream (a write, which
+        is never cut off) held the request past uvicorn's graceful timeout, which cancelled
+        it, with "Exception in ASGI application" and a traceback. So the session runs in the
+        lifespan's task group, and the request ends with its stream, the session's calls
+        finishing before the lifespan's shutdown completes, as the streamable HTTP sessions'
+        do before their manager stops.
+        """
+        session = _Session()
+        answer = Answer(send, session.answered)
+        released = anyio.Event()  # the stream has ended, or the session has
+
+        async def sent(message: Message) -> None:
+            if session.key is None and message["type"] == "http.response.body":
+                session.key = _endpoint_session(message.get("body", b""))
+                if session.key is not None:
+                    self.sessions[session.key] = session
+            await answer.send(message)
+
+        watched = _Watched(
+            receive, self.access, bearer_token(scope), self.stop, session, answer, released
+        )
+        failed: list[Exception] = []
+        serving = anyio.CancelScope()
+
+        ended = anyio.Event()
+
+        async def serve() -> None:
+            self._running.add(ended)
+            try:
+                with serving:
+                    await self._serve(scope, watched.receive, sent)
+            except Exception as error:
+                if released.is_set():  # its request has ended: no one else to tell
+                    log.error("an SSE session failed after its stream ended", exc_info=error)
+                failed.append(error)
+            finally:
+                released.set()
+                ended.set()
+                self._running.discard(ended)
+                if session.key is not None:
+                    self.sessions.pop(session.key, None)
+
+        if self._sessions is None:  # no lifespan: served in this request
+            await serve()
+        else:
+            # Started in this request's context, which holds its caller (``access``).
+            contextvars.copy_context().run(self._sessions.start_soon, serve)
+            try:
+                await released.wait()
+            except BaseException:
+                serving.cancel()
+                raise
+        if failed and not watched.drained:
+            raise failed[0]
+
+    def _session_of(self, scope: Scope) -> _Session | None:
+        """The open session a POST names in its query (``session_id``), if any."""
+        named = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id")
+        if not named:
+            return None
+        try:
+            key = UUID(hex=named[0]).hex  # as the SDK reads it
+        except ValueError:
+            return None
+        return self.sessions.get(key)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = _OneResponse(send)
         try:
             await self.app(scope, receive, answer.send)
@@ -104,17 +237,35 @@ class _Watched:
     stream and its session, as when the client leaves.
     """
 
-    def __init__(self, receive: Receive, access: Access, presented: str | None) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        access: Access,
+        presented: str | None,
+        stop: Stop,
+        session: _Session,
+        answer: Answer,
+        released: anyio.Event,
+    ) -> None:
         self._receive = receive
         self.access = access
         self.presented = presented
         self.opened = access.admitted_as(presented)  # None: revoked since it was let in
+        self.stop = stop
+        self.session = session
+        self.answer = answer
+        self.released = released
         self.ended = False
+        #: whether a stop has ended the stream (its request may then end: ``_stream``)
+        self.drained = False
 
     async def receive(self) -> Message:
         while not self.ended:
-            with anyio.move_on_after(CHECK_EVERY_S):
+            with self.stop.interrupting(anyio.move_on_after(CHECK_EVERY_S)):
                 return await self._receive()
+            if self.stop.begun:
+                await self._drain()
+                break
             now = self.access.admitted_as(self.presented)
             if self.opened is None or now != self.opened:
                 log.info(
@@ -125,6 +276,80 @@ class _Watched:
                 )
                 self.ended = True
         return {"type": "http.disconnect"}
+
+    async def _drain(self) -> None:
+        """Wait for the session's calls to be answered, until the end of the drain time;
+        refuse those still running then; end the stream (the SDK then ends the session)."""
+        with anyio.CancelScope(deadline=self.stop.deadline):
+            await self.session.idle()
+        self.answer.take_over()  # an answer coming after its call's refusal is dropped
+        left = self.session.left()
+        if left:
+            log.warning("an SSE stream ends with %d calls still running, refused", len(left))
+        try:
+            for ident in left:
+                if not await self.answer.write(stopped_event(stopped(ident))):
+                    return  # its client does not read: uvicorn ends the connection
+            await self.answer.end()
+        finally:
+            self.drained = True
+            self.released.set()
+
+
+class _Session:
+    """The calls POSTed to one SSE session and not yet answered on its stream (an id sent
+    again counts twice, as it is answered twice)."""
+
+    def __init__(self) -> None:
+        #: the id the SDK gave it, once its stream told the client
+        self.key: str | None = None
+        self._calls: dict[RequestId, int] = {}
+        self._idle: anyio.Event | None = None
+
+    def __len__(self) -> int:
+        return sum(self._calls.values())
+
+    def posted(self, ident: RequestId) -> None:
+        self._calls[ident] = self._calls.get(ident, 0) + 1
+
+    def answered(self, ident: RequestId) -> None:
+        count = self._calls.pop(ident, 0) - 1
+        if count > 0:
+            self._calls[ident] = count
+        if not self._calls and self._idle is not None:
+            self._idle.set()
+
+    async def idle(self) -> None:
+        """Return once every call is answered."""
+        while self._calls:
+            if self._idle is None or self._idle.is_set():
+                self._idle = anyio.Event()
+            await self._idle.wait()
+
+    def left(self) -> list[RequestId]:
+        return [ident for ident, count in self._calls.items() for _ in range(count)]
+
+
+def _endpoint_session(chunk: bytes) -> str | None:
+    """The session id the SDK's first event (``endpoint``) tells the client to POST to."""
+    if not chunk.startswith(b"event: endpoint"):
+        return None
+    _, _, query = chunk.partition(b"?")
+    named = parse_qs(query.split(b"\r")[0].split(b"\n")[0].decode("latin-1")).get("session_id")
+    return named[0] if named else None
+
+
+class _Status:
+    """The ``send`` of one request, remembering the status it was answered with."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.code = 0
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.code = message["status"]
+        await self._send(message)
 
 
 class _OneResponse:

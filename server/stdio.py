@@ -69,7 +69,8 @@ STOP_SIGNALS = tuple(
 #: still be closed after the wait.
 DRAIN_SECONDS = 5
 
-_STOPPED = ErrorData(
+#: The answer to a call a stop cut off (on every transport): a write under way still commits.
+STOPPED = ErrorData(
     code=CONNECTION_CLOSED,
     message="the server stopped before answering this call; it may still have taken effect",
 )
@@ -291,7 +292,7 @@ async def _write(
             if isinstance(message, JSONRPCError) and message.error.code == CONNECTION_CLOSED:
                 # The SDK's "Connection closed" for a call cut off at a stop: a write under
                 # way still commits (a batch of 60,000 did), so say it may have taken effect.
-                message = JSONRPCError(jsonrpc="2.0", id=message.id, error=_STOPPED)
+                message = JSONRPCError(jsonrpc="2.0", id=message.id, error=STOPPED)
             if not broken:
                 data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
                 try:
@@ -304,7 +305,7 @@ async def _write(
     # The server has written all it will. A call it cancelled at shutdown can end without an
     # answer (mcp 2.3 prefers none to two); the client must not wait for one forever.
     for request_id in unanswered.left():
-        refusal = JSONRPCError(jsonrpc="2.0", id=request_id, error=_STOPPED)
+        refusal = JSONRPCError(jsonrpc="2.0", id=request_id, error=STOPPED)
         if not broken:
             with contextlib.suppress(OSError):
                 data = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
