@@ -32,6 +32,13 @@ closed once not (revoked, or the token file deleted or damaged, or a first token
 after it opened without one): the client then fails its calls, as over streamable HTTP,
 where each request carries the token.
 
+A session's answers all go on its stream, which its client must read. A client that POSTed
+calls and never read their answers had each answer wait in the server's memory for good
+(202 to every POST, and +5.5 MB/s for one posting recalls, kept after it closed its
+stream): a session has at most ``MAX_UNANSWERED`` calls unanswered on its stream (running, or
+answered and not yet taken by its client), and a call beyond is refused, 429 with
+``Retry-After``, saying to read the stream. What a session held goes when its stream ends.
+
 A session's answers all go on its stream, so a stop drains it (``doxa.server.draining``):
 each session counts the calls POSTed to it and not yet answered on its stream; a stream
 with none ends as the stop begins, one with calls in flight once they are answered, or at
@@ -50,11 +57,12 @@ from uuid import UUID
 
 import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware
-from mcp_types import RequestId
+from mcp_types import ErrorData, JSONRPCError, RequestId
 from starlette.requests import Request
 
 from doxa.server.access import bearer_token
 from doxa.server.draining import Answer, Stop, stopped, stopped_event
+from doxa.server.request_body import send_json
 from doxa.server.request_ids import CANCELLED_ID, REQUEST_ID
 
 if TYPE_CHECKING:
@@ -70,6 +78,14 @@ log = logging.getLogger(__name__)
 CHECK_EVERY_S = 1.0
 #: Where the SDK's SSE app opens streams (``sse_app``'s default ``sse_path``).
 SSE_PATH = "/sse"
+#: The most calls a session may have unanswered on its stream: a few dozen answers held for
+#: a client that does not read (a recall's with ``explain`` is about 0.25 MB), and more
+#: calls in flight at once than a client reading its stream needs.
+MAX_UNANSWERED = 64
+#: How long (seconds) a call refused for them is told to wait (``Retry-After``).
+RETRY_AFTER_S = 1
+#: The JSON-RPC code of that refusal (a server error, of JSON-RPC's range for them).
+SERVER_BUSY = -32000
 
 
 class SseStreams:
@@ -121,6 +137,12 @@ class SseStreams:
         ident = scope.get(REQUEST_ID)
         if ident is None:
             await self._serve(scope, receive, send)
+            return
+        if len(session) >= MAX_UNANSWERED:
+            if not session.refused:  # once per session: its client may keep sending
+                log.info("an SSE session's client does not read its stream: calls refused")
+                session.refused = True
+            await _too_many(ident, send)
             return
         session.posted(ident)
         status = _Status(send)
@@ -285,7 +307,7 @@ class _Watched:
         self.answer.take_over()  # an answer coming after its call's refusal is dropped
         left = self.session.left()
         if left:
-            log.warning("an SSE stream ends with %d calls still running, refused", len(left))
+            log.warning("an SSE stream ends with %d calls unanswered on it, refused", len(left))
         try:
             for ident in left:
                 if not await self.answer.write(stopped_event(stopped(ident))):
@@ -303,6 +325,8 @@ class _Session:
     def __init__(self) -> None:
         #: the id the SDK gave it, once its stream told the client
         self.key: str | None = None
+        #: whether a call was refused for the calls unanswered
+        self.refused = False
         self._calls: dict[RequestId, int] = {}
         self._idle: anyio.Event | None = None
 
@@ -328,6 +352,21 @@ class _Session:
 
     def left(self) -> list[RequestId]:
         return [ident for ident, count in self._calls.items() for _ in range(count)]
+
+
+async def _too_many(ident: RequestId, send: Send) -> None:
+    """Refuse the call ``ident``, POSTed to a session with ``MAX_UNANSWERED`` calls unanswered
+    (429, with when to try again), naming the cause and what to do."""
+    message = (
+        f"Too many calls unanswered: this SSE session has {MAX_UNANSWERED} calls running or"
+        " answered on its event stream and not yet read; read the stream (the GET /sse"
+        " response) for their answers, then send this call again"
+    )
+    error = JSONRPCError(
+        jsonrpc="2.0", id=ident, error=ErrorData(code=SERVER_BUSY, message=message)
+    )
+    payload = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    await send_json(send, 429, payload, [(b"retry-after", str(RETRY_AFTER_S).encode("ascii"))])
 
 
 def _endpoint_session(chunk: bytes) -> str | None:

@@ -352,3 +352,79 @@ async def test_json_that_is_no_json_rpc_message_is_refused_in_one_line(
     }
     assert served.status_code == 200
     _quiet_log(server)
+
+
+def _open_unread_stream(port: int) -> tuple[socket.socket, str]:
+    """An SSE stream on a raw socket, read as far as its endpoint and no further: the
+    session's URL to POST to."""
+    stream = socket.create_connection(("127.0.0.1", port), timeout=10)
+    stream.sendall(f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    seen = b""
+    while b"\r\n" not in seen.partition(b"data: /messages/")[2]:
+        seen += stream.recv(1024)
+    target = seen.partition(b"data: ")[2].partition(b"\r\n")[0].decode()
+    return stream, f"http://127.0.0.1:{port}{target}"
+
+
+async def test_an_sse_client_that_does_not_read_its_stream_is_refused_more_calls(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # Every call was accepted, 202, and its answer kept in memory for a client that never
+    # read it: the server grew by megabytes a second, and kept them once it had gone.
+    from doxa.server.sse_streams import MAX_UNANSWERED
+
+    server = await start_server("sse", tmp_path / "memory")
+    headers = {"Content-Type": "application/json"}
+    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    stream, url = await anyio.to_thread.run_sync(_open_unread_stream, server.port)
+    accepted: list[int] = []
+    refused: list[httpx2.Response] = []
+    limits = httpx2.Limits(max_connections=WAVE)
+    with anyio.fail_after(60):
+        async with httpx2.AsyncClient(timeout=30, limits=limits) as http:
+
+            async def call(ident: int) -> None:
+                # tools/list: an answer of some 20 KB, for a client that does not read it.
+                message = {"jsonrpc": "2.0", "id": ident, "method": "tools/list"}
+                answer = await http.post(url, json=message, headers=headers)
+                if answer.status_code == 202:
+                    accepted.append(ident)
+                else:
+                    refused.append(answer)
+
+            assert (await http.post(url, content=INITIALIZE, headers=headers)).status_code == 202
+            assert (await http.post(url, content=initialized, headers=headers)).status_code == 202
+            # In waves (each POST waits some 45 ms): 400 calls, for a client that reads none.
+            for wave in range(2, 402, WAVE):
+                async with anyio.create_task_group() as calls:
+                    for ident in range(wave, wave + WAVE):
+                        calls.start_soon(call, ident)
+            # The bound, and the answers the connection's buffers took before the stream
+            # stalled (the kernel's grow as they fill, up to 4 MiB).
+            assert MAX_UNANSWERED <= len(accepted) < MAX_UNANSWERED + 300, len(accepted)
+            for answer in refused:
+                assert answer.status_code == 429
+                assert answer.headers["retry-after"] == "1"
+                error = answer.json()
+                assert error["id"] not in accepted
+                assert error["error"]["code"] == -32000
+                assert "read the stream" in error["error"]["message"], error
+            # Its client gone, the session goes, with every answer it held.
+            stream.close()
+            for _ in range(100):
+                gone = await http.post(url, content=initialized, headers=headers)
+                if gone.status_code == 404:
+                    break
+                await anyio.sleep(0.1)
+            assert gone.status_code == 404, "the session outlived its client"
+            # Others are served as before.
+            async with _sse_session(http, server.url) as target:
+                endpoint = f"http://127.0.0.1:{server.port}{target}"
+                hello = await http.post(endpoint, content=INITIALIZE, headers=headers)
+                assert hello.status_code == 202
+    stderr = _quiet_log(server)
+    assert stderr.count("does not read its stream") == 1, stderr
+
+
+#: How many calls the test above sends at once.
+WAVE = 16
