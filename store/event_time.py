@@ -1104,7 +1104,12 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return _lazy(pattern, re.IGNORECASE)
 
 
-_ISO = r"(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
+# Not inside a name joined by marks: "GPT-4o-2024-08-06", "results-2023-11-02.jsonl" and
+# "step-2024-05-01" name a model, a file and a checkpoint, not when something happened.
+_ISO = (
+    r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w/_.])(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
+    r"(?![\w/]|-(?!\d{4}-)|[._]\w)"
+)
 # A weekday said before a day ("Tuesday 14 May"), which chooses its year.
 _WEEKDAY_LEAD = r"(?:(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+)?"
 _WEEKDAY_PREFIX = rf"(?:(?P<on>on)\s+)?{_WEEKDAY_LEAD}"

@@ -628,8 +628,10 @@ def _read_by_25(observation: dict[str, Any]) -> bool:
 
 def _read_by_26(observation: dict[str, Any]) -> bool:
     """Whether migration 26 has an observation's event times read again: a text holding a
-    digit beside a day named, or naming a weekday, as its query picks them."""
-    return _read_differently(observation) or bool(_WEEKDAY.search(observation["text"] or ""))
+    digit beside a day named, naming a weekday or holding an ISO 8601 day, as its query picks
+    them."""
+    text = observation["text"] or ""
+    return _read_differently(observation) or bool(_WEEKDAY.search(text) or _ISO_DAY.search(text))
 
 
 _DIGIT = re.compile(r"[0-9]")

@@ -485,16 +485,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         26,
-        "event times read again: plans in the present progressive, notes of events, errands",
+        "event times read again: plans in the present progressive, notes of events, errands,"
+        " days inside names",
         (
             # "The user is meeting Ana on 9 May", "I'm seeing the doctor on Friday", "Lunch
             # with Ana on 9 May.", "Sam has lunch with Ana on Friday", "remind me to call mum
             # on Sunday", "the release is planned for 15 May" tell of days to come (read as
-            # days gone, a date a year back, or none). Read again every text naming a
-            # weekday, and those holding a digit beside a day named.
+            # days gone, a date a year back, or none), and "GPT-4o-2024-08-06" names a
+            # model, no day. Read again every text naming a weekday or holding an ISO 8601
+            # day, and those holding a digit beside a day named.
             "MATCH (o:Observation) WHERE (regexp_matches(o.text, '[0-9]')"
             f" AND regexp_matches(o.text, '(?i){DAYS_NAMED}'))"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '{ISO_DAY}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

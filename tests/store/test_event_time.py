@@ -1456,3 +1456,28 @@ def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
 ) -> None:
     [found] = event_times(text, said)
     assert found.start < said, (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GPT-4o-2024-08-06 scores 88.7% on MMLU.",
+        "Load results-2023-11-02.jsonl first.",
+        "Resume training from step-2024-05-01.",
+        "llama-3-2024-08-06 is the checkpoint.",
+        "The logs are in logs/2024-05-01/app.log.",
+    ],
+)
+def test_a_day_inside_a_name_is_no_event_time(text: str) -> None:
+    # A model, a file, a checkpoint: "What did we do in April 2024?" found them first.
+    assert event_times(text, SAID) == []
+
+
+def test_a_day_alone_and_a_range_of_days_joined_by_a_dash_are_still_read() -> None:
+    [alone] = event_times("We shipped on 2024-05-01.", SAID)
+    [both] = event_times("Away 2024-05-01-2024-05-03.", SAID)
+    assert (alone.start, both.start, both.end) == (
+        day(2024, 5, 1),
+        day(2024, 5, 1),
+        day(2024, 5, 4),
+    )

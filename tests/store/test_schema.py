@@ -804,6 +804,25 @@ def test_plans_in_the_present_progressive_and_notes_of_events_are_read_again(
     ]
 
 
+def test_a_day_read_inside_a_name_is_read_again_as_none(settings: Settings) -> None:
+    # A store at migration 25 read "GPT-4o-2024-08-06" as 6 August 2024: migration 26 reads
+    # the texts holding an ISO 8601 day again.
+    memory = open_memory(settings)
+    [done] = memory.remember([MemoryDraft("GPT-4o-2024-08-06 scores 88.7% on MMLU.")])
+    memory.close()
+    stale = '[["2024-08-06T00:00:00Z", "2024-08-07T00:00:00Z", "day", "2024-08-06"]]'
+    tamper(
+        settings,
+        f"MATCH (o:Observation) SET o.event_times = '{stale}'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 26}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        assert not memory.evidence(done.observation_id)["event_times"]
+    finally:
+        memory.close()
+
+
 def _event_times_read_again(settings: Settings, version: int, ids: list[str]) -> list[list[str]]:
     """The event times of ``ids`` once a store that has none and lacks migration ``version``
     opens (the migration's own choice of texts reads theirs again)."""

@@ -26,6 +26,8 @@ def day(year: int, month: int, d: int) -> datetime:
     ("query", "window"),
     [
         ("what happened on 2023-05-04?", (day(2023, 5, 4), day(2023, 5, 5))),
+        # a model's name is no day
+        ("what does GPT-4o-2024-08-06 score?", None),
         ("what did we decide in May 2023", (day(2023, 5, 1), day(2023, 6, 1))),
         ("sales during feb 2024", (day(2024, 2, 1), day(2024, 3, 1))),
         ("Jan. 2021 offsite", (day(2021, 1, 1), day(2021, 2, 1))),
