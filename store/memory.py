@@ -673,6 +673,15 @@ class Memory:
                 note = unmatched_where(
                     asked.where, working.record_values, fields, types, type_fields
                 )
+            elif not results and asked.known_at is not None:
+                n = len(working)
+                if not n or int(working.recorded_at[:n].min()) > micros(asked.known_at):
+                    # The record time, not observed_at: a team telling of days gone found
+                    # "we knew nothing" by a known_at before it first told anything.
+                    note = (
+                        "nothing was recorded by known_at (when the memory learnt things, not"
+                        " when they were observed); ask with a later known_at, or as_of"
+                    )
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,

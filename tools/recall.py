@@ -69,7 +69,7 @@ class RecallResult(BaseModel):
 
     recall_id: str
     results: list[RecalledItem]
-    note: str | None = Field(None, description="why `where` matched no record, and the fix")
+    note: str | None = Field(None, description="why nothing matched, and the fix")
 
 
 def record_out(record: Record | None) -> RecordOut | None:

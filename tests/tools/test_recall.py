@@ -601,3 +601,15 @@ async def test_read_tools_are_marked_read_only_and_every_tool_has_an_output_sche
     assert found.output_schema is not None
     assert found.output_schema["type"] == "object"
     assert found.description
+
+
+async def test_a_known_at_before_anything_was_recorded_says_so(client: Client) -> None:
+    # known_at is record time: a recall before the memory first learnt anything found
+    # nothing and said nothing ("we knew nothing", where nothing had been told yet).
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="The SOTA on MMLU is 86.4%.", observed_at="2024-03-01")
+        before = await ok(client, "recall", query="MMLU", known_at="2020-01-01T00:00:00Z")
+        now = await ok(client, "recall", query="MMLU")
+    assert before["results"] == []
+    assert before["note"].startswith("nothing was recorded by known_at")
+    assert "note" not in now
