@@ -9,6 +9,7 @@ this directory's model and fills the search index, as after a crash.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -30,7 +31,8 @@ INDEX_WAIT_S = 3600.0
 
 #: In a new memory while an import fills it: one whose process was killed midway is no
 #: memory (``unfinished``; its graph held nothing, or a part, and was called healthy), and
-#: the next import into it starts again.
+#: the next import into it starts again. It names what the directory held before (JSON), which
+#: starting again leaves alone.
 UNFINISHED = ".doxa-import-unfinished"
 
 
@@ -78,10 +80,11 @@ def import_file(
     if unfinished(data_dir):
         _start_again(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    new = not (data_dir / "graph").exists()
     there = set(data_dir.iterdir())
+    new = not (data_dir / "graph").exists()
+    held = sorted(e.name for e in there) if new else None
     try:
-        return _import_into(settings, data_dir, parsed, say, new)
+        return _import_into(settings, data_dir, parsed, say, held)
     except BaseException:
         # Whatever failed (the check, the database, the memory's first start, an
         # interrupt): no half-written memory is left where there was none, and a directory
@@ -98,13 +101,22 @@ def import_file(
 
 
 def _start_again(data_dir: Path) -> None:
-    """Empty a new memory whose import was killed midway, keeping the directory."""
+    """Take away what an import killed midway wrote into a new memory: all but what the
+    directory held before it (``UNFINISHED`` names them; the user's own files stayed there)."""
     ownership = Ownership(data_dir)
     if not ownership.try_acquire():
         raise MemoryStoreError(f"a running doxa owns {data_dir}; stop it and import again")
     try:
+        try:
+            before = set(json.loads((data_dir / UNFINISHED).read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError) as error:
+            raise MemoryStoreError(
+                f"{data_dir} is a new memory whose import stopped midway, and what it held"
+                f" before cannot be read ({error}); delete what the import wrote (graph,"
+                " index) and the file .doxa-import-unfinished, then import again"
+            ) from None
         for entry in data_dir.iterdir():
-            if entry.name not in (UNFINISHED, "owner.lock"):
+            if entry.name not in (UNFINISHED, "owner.lock", *before):
                 if entry.is_dir():
                     shutil.rmtree(entry)
                 else:
@@ -124,11 +136,16 @@ def _first_missing(path: Path) -> Path | None:
 
 
 def _import_into(
-    settings: StoreSettings, data_dir: Path, parsed: Parsed, say: Progress, new: bool
+    settings: StoreSettings,
+    data_dir: Path,
+    parsed: Parsed,
+    say: Progress,
+    held: list[str] | None,
 ) -> Imported:
     """Write ``parsed`` into the graph of ``data_dir``, owned meanwhile, then open the memory
-    once to embed and index what it brought. ``new``: a new memory, ``UNFINISHED`` until its
-    graph has committed (what it lacks then a start embeds, as after a crash)."""
+    once to embed and index what it brought. ``held``: for a new memory, what the directory
+    held before, named in ``UNFINISHED`` until its graph has committed (what it lacks then a
+    start embeds, as after a crash)."""
     from doxa.store.graph import Graph
     from doxa.store.memory import Memory
 
@@ -140,14 +157,17 @@ def _import_into(
         )
     try:
         pool = page_cache_bytes(settings.buffer_pool_mb, parsed.total)
-        if new:
-            (data_dir / UNFINISHED).touch()
+        if held is not None:
+            # Written whole or not at all: a marker cut short would name nothing kept.
+            marker = data_dir / f"{UNFINISHED}.tmp"
+            marker.write_text(json.dumps(held), encoding="utf-8")
+            marker.replace(data_dir / UNFINISHED)
         graph = Graph(data_dir / "graph", buffer_pool_bytes=pool)
         try:
             done = write_import(graph, parsed, say)
         finally:
             graph.close()
-        if new:
+        if held is not None:
             (data_dir / UNFINISHED).unlink()
         # After the graph: a reason shows only beside the retraction it names.
         added = AuditLog(data_dir).add(parsed.pruned)

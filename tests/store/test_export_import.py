@@ -585,7 +585,9 @@ def test_an_import_killed_into_a_new_memory_is_no_memory_until_imported_again(
     # file), and check called it a healthy empty memory.
     big_export(tmp_path / "file.jsonl", 3)
     new = tmp_path / "new"
-    new.mkdir()  # made by the user: an import that fails leaves it
+    (new / "photos").mkdir(parents=True)  # the user's: starting again took them away too
+    (new / "notes.txt").write_text("mine")
+    (new / "photos" / "a.jpg").write_bytes(b"jpg")
     tests = str(Path(__file__).parents[1])
     args = [sys.executable, "-c", _STOPPED_IMPORT, str(new), str(tmp_path / "file.jsonl"), tests]
     with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as stopped:
@@ -602,6 +604,7 @@ def test_an_import_killed_into_a_new_memory_is_no_memory_until_imported_again(
         Memory.open(settings).warm_up()
     import_file(settings, tmp_path / "file.jsonl")
     assert check(settings).healthy and observations(new) == 3
+    assert (new / "notes.txt").read_text() == "mine" and (new / "photos" / "a.jpg").exists()
 
 
 async def test_a_predicate_of_the_other_cardinality_is_not_merged(tmp_path: Path) -> None:
