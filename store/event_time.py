@@ -261,6 +261,10 @@ _PRESENT_PLAN = _lazy(
     rf"\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})\b"
     r"|\b(?:comes|gets\s+married|meets|visits|(?:is|are|comes|come)\s+back)\b"
     r"|\b(?:we|they|you|i)\s+meet\b|\b(?:booked|scheduled|planned)\s+(?:for|on)\b"
+    # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
+    # "remind me to call mum on Sunday" ("that reminds me of the picnic" is none).
+    r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind\s+(?:[\w-]+\s+){1,2}?to\b"
+    r"|\breminder\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
@@ -275,35 +279,34 @@ _PRESENT_PLAN = _lazy(
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b",
     re.IGNORECASE,
 )
-# Cues of a plan that tell of a finished event as often ("I'm still recovering from the party
-# on 31 December", "Dinner with Ana on Friday: lovely evening"): a day they name is one to
-# come only when no "from the …", "about the …" ties it to a thing told of (``_TOLD_OF``),
-# and a day of a month is the nearer of the one gone and the one to come (``_day_direction``).
-_WEAK_PLAN = _lazy(
-    # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm
-    # seeing the doctor on Friday", "we are having a party on Saturday".
+# The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm seeing the
+# doctor on Friday", "we are having a party on Saturday"; not "still" so ("I'm still thinking
+# about the concert on 28 December" tells of one gone), nor of a day said of a thing it comes
+# from (``_TOLD_OF``).
+_PROGRESSIVE = _lazy(
     r"\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
-    rf"\s+(?:(?:also|still|just|not|finally)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b"
-    # Meals, lessons, work had on a day: "Sam has lunch with Ana on Friday".
-    r"|\b(?:have|has)\s+(?:lunch|dinner|breakfast|brunch|class|classes|practice|school"
-    r"|training|rehearsal|therapy|work)\b"
-    # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
-    # "remind me to call mum on Sunday" ("that reminds me of the picnic" is none).
-    r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind\s+(?:[\w-]+\s+){1,2}?to\b"
-    r"|\breminder\b"
-    # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
-    # 10", "Team offsite on 20 May" (a past tense in it tells of one gone; words after a
-    # colon, "Dentist on Friday: no cavities!", tell how it went).
-    r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
-    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
-    r"|\d)\b(?![^:]*:\s*\w)",
+    rf"\s+(?:(?:also|just|not|finally|now)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b",
     re.IGNORECASE,
 )
-# A day said of a thing told of: "from the party on Saturday", "about the concert on 28
-# December", "of the picnic on Saturday" (what the sentence's verb does is not on that day).
+# Cues of a plan that tell of a finished event as often ("Dinner with Ana on 30 December: lovely
+# evening"): a day of a month they name is the nearer of the one gone and the one to come
+# (``_day_direction``), and none said of a thing it comes from (``_TOLD_OF``) is a plan's.
+_WEAK_PLAN = _lazy(
+    # Meals, lessons, work had on a day: "Sam has lunch with Ana on Friday".
+    r"\b(?:have|has)\s+(?:lunch|dinner|breakfast|brunch|class|classes|practice|school"
+    r"|training|rehearsal|therapy|work)\b"
+    # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
+    # 10", "Team offsite on 20 May" (a past tense in it tells of one gone).
+    r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
+    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
+    r"|\d)\b",
+    re.IGNORECASE,
+)
+# A day said of a thing something comes from: "recovering from the party on 31 December", "the
+# photos from the reunion on 28 December" (what the sentence's verb does is not on that day).
 _TOLD_OF = _lazy(
-    r"\b(?:from|about|of|over|after|since)\s+(?:the|my|our|his|her|their|that|this|those"
-    r"|these|a|an)\s+(?:[\w'\u2019-]+\s+){1,3}(?:on\s+)?$",
+    r"\bfrom\s+(?:the|my|our|his|her|their|that|this|those|these|a|an)\s+"
+    r"(?:[\w'\u2019-]+\s+){1,3}(?:on\s+)?$",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").
@@ -497,14 +500,20 @@ class _Context:
         return self.firm_plan(match) or self.weak_plan(match)
 
     def firm_plan(self, match: re.Match[str]) -> bool:
-        return self._says(match, "plans", lambda s: bool(_PRESENT_PLAN.search(s)))
+        """A plan told in the present (``_PRESENT_PLAN``, or ``_PROGRESSIVE`` of the day)."""
+        if self._says(match, "plans", lambda s: bool(_PRESENT_PLAN.search(s))):
+            return True
+        progressive = self._says(match, "progressive", lambda s: bool(_PROGRESSIVE.search(s)))
+        return progressive and not self._told_of(match)
 
     def weak_plan(self, match: re.Match[str]) -> bool:
         """A cue of ``_WEAK_PLAN`` in the sentence, the day not said of a thing told of."""
-        if not self._says(match, "weak plan", lambda s: bool(_WEAK_PLAN.search(s))):
-            return False
+        weak = self._says(match, "weak plan", lambda s: bool(_WEAK_PLAN.search(s)))
+        return weak and not self._told_of(match)
+
+    def _told_of(self, match: re.Match[str]) -> bool:
         left, _ = self._bounds(match)
-        return not _TOLD_OF.search(self.text[left : match.start()])
+        return bool(_TOLD_OF.search(self.text[left : match.start()]))
 
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
@@ -1107,8 +1116,10 @@ def _compile(pattern: str) -> re.Pattern[str]:
 # Not inside a name joined by marks: "GPT-4o-2024-08-06", "results-2023-11-02.jsonl" and
 # "step-2024-05-01" name a model, a file and a checkpoint, not when something happened.
 _ISO = (
-    r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w/_.])(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
-    r"(?![\w/]|-(?!\d{4}-)|[._]\w)"
+    # Another day may come before it after a "/" or ".." (an interval: 2024-05-01/2024-05-03).
+    r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w_])(?<![^\d]/)(?<![^.]\.)"
+    r"(?P<y>\d{4})-(?P<mn>\d{2})-(?P<d>\d{2})\b(?![-:]\d\d-)"
+    r"(?!\w|/(?!\d{4}-)|-(?!\d{4}-)|[._]\w)"
 )
 # A weekday said before a day ("Tuesday 14 May"), which chooses its year.
 _WEEKDAY_LEAD = r"(?:(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+)?"

