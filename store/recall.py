@@ -261,10 +261,17 @@ def answer(
     ends = working.ends(n, known_us)  # once: at a known_at it walks every supersession
     # One told with only an end already past, of a fact never held, begins when it was told
     # (after its end): asked as of a day between the two, the end was known and found by none.
-    stated = working.stated_until[:n]
-    never_held = stated < working.valid_from[:n]
-    told_later = never_held & (stated <= at_us) & working.held(n, known_us)
-    beside = _ended(working, mask | told_later, valid, ends)
+    seen = mask
+    never = working.never_held_rows(n)
+    if len(never):
+        holds = (
+            working.live[never]
+            if known_us is None
+            else (working.recorded_at[never] <= known_us) & (working.retracted_at[never] > known_us)
+        )
+        seen = mask.copy()
+        seen[never[holds & (working.stated_until[never] <= at_us)]] = True
+    beside = _ended(working, seen, valid, ends)
     if asked.beside_now:
         beside |= _upcoming(working, n, at_us, known_us, ends)
     mask |= beside

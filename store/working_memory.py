@@ -153,6 +153,9 @@ class WorkingMemory:
         self.stated_until: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         # The span each row's event times reach, with their slack (``overlaps``; none: an
         # empty span), so a question's time is matched without reading every row's times.
+        # Rows of facts told with only an end already past, never held (their end before
+        # their start): a recall finds them as of a day after that end (``recall``).
+        self.never_held: array.array[int] = array.array("q")
         self.told_from: IntArray = np.full(capacity, NO_END, dtype=np.int64)
         self.told_until: IntArray = np.full(capacity, NO_START, dtype=np.int64)
         # Words in each row's text (whitespace-separated, at most 65,535): the `length` ranking
@@ -310,6 +313,8 @@ class WorkingMemory:
         self.stated_until[row] = (
             NO_END if entry.stated_until is None else micros(entry.stated_until)
         )
+        if self.stated_until[row] < self.valid_from[row]:  # told with only an end gone by
+            self.never_held.append(row)
         for event in entry.event_times:
             slack = SLACK.get(event.precision)
             reach = 0 if slack is None else slack // _MICROSECOND
@@ -1122,6 +1127,13 @@ class WorkingMemory:
                     if a == key:
                         counts[b] = counts.get(b, 0) + 1
         return counts
+
+    def never_held_rows(self, n: int) -> IntArray:
+        """Rows 0..n of facts told with only an end already past (``never_held``)."""
+        if not self.never_held:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.frombuffer(self.never_held, dtype=np.int64)
+        return rows[rows < n]
 
     def rows_of(self, index: Mapping[Any, array.array[int]], key: Any) -> IntArray:
         """Rows listed under ``key`` in a topic, agent or record index, as a numpy array."""
