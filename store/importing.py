@@ -92,11 +92,7 @@ def import_file(
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         elif new:
-            for entry in set(data_dir.iterdir()) - there:
-                if entry.is_dir():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
+            _remove_all_but(data_dir, {entry.name for entry in there}, ignore_errors=True)
         raise
 
 
@@ -115,14 +111,20 @@ def _start_again(data_dir: Path) -> None:
                 f" before cannot be read ({error}); delete what the import wrote (graph,"
                 " index) and the file .doxa-import-unfinished, then import again"
             ) from None
-        for entry in data_dir.iterdir():
-            if entry.name not in (UNFINISHED, "owner.lock", *before):
-                if entry.is_dir():
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink()
+        _remove_all_but(data_dir, {UNFINISHED, "owner.lock", *before}, ignore_errors=False)
     finally:
         ownership.release()
+
+
+def _remove_all_but(data_dir: Path, kept: set[str], ignore_errors: bool) -> None:
+    """Take away every file and folder of ``data_dir`` not named in ``kept`` (``ignore_errors``:
+    as much as can be, on a failure's way out; else any that stays raises)."""
+    for entry in data_dir.iterdir():
+        if entry.name not in kept:
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=ignore_errors)
+            else:
+                entry.unlink(missing_ok=ignore_errors)
 
 
 def _first_missing(path: Path) -> Path | None:

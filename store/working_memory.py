@@ -786,12 +786,11 @@ class WorkingMemory:
         May, is placed on 7 May)."""
         begins = self.valid_from[rows]
         inside: BoolArray = (begins >= start) & (begins < end)
-        maybe = ~inside & (self.told_from[rows] < end) & (self.told_until[rows] > start)
+        maybe = ~inside & self._may_tell_of(start, end, rows)
         if maybe.any():
             begin, finish = from_micros(start), from_micros(end)
             for i in np.flatnonzero(maybe):
-                events = self.entries[int(rows[i])].event_times
-                inside[i] = any(overlaps(e, begin, finish) for e in events)
+                inside[i] = self._tells_of(int(rows[i]), begin, finish)
         return inside
 
     def any_placed_in(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> bool:
@@ -799,13 +798,18 @@ class WorkingMemory:
         begins = self.valid_from[rows]
         if ((begins >= start) & (begins < end)).any():
             return True
-        maybe = rows[(self.told_from[rows] < end) & (self.told_until[rows] > start)]
         begin, finish = from_micros(start), from_micros(end)
-        return any(
-            overlaps(e, begin, finish)
-            for row in maybe.tolist()
-            for e in self.entries[row].event_times
-        )
+        maybe = rows[self._may_tell_of(start, end, rows)]
+        return any(self._tells_of(row, begin, finish) for row in maybe.tolist())
+
+    def _may_tell_of(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> BoolArray:
+        """Per row: whether the span its event times reach meets [start, end)."""
+        may: BoolArray = (self.told_from[rows] < end) & (self.told_until[rows] > start)
+        return may
+
+    def _tells_of(self, row: int, begin: datetime, finish: datetime) -> bool:
+        """Whether one of the row's event times meets [begin, finish) (``overlaps``)."""
+        return any(overlaps(e, begin, finish) for e in self.entries[row].event_times)
 
     def view(self, n: int, as_of: int, known_at: int | None = None) -> tuple[BoolArray, BoolArray]:
         """The rule of both clocks for rows 0..n, in one place: (seen, current). ``seen``:
@@ -814,13 +818,19 @@ class WorkingMemory:
         seen = self.held(n, known_at) & (self.valid_from[:n] <= as_of)
         return seen, seen & (self.ends(n, known_at) > as_of)
 
+    def held_row(self, row: int, known_at: int | None = None) -> bool:
+        """``held`` for one row."""
+        if known_at is None:
+            return bool(self.live[row])
+        return bool(self.recorded_at[row] <= known_at < self.retracted_at[row])
+
     def is_current(self, row: int, as_of: int, known_at: int | None = None) -> bool:
         """``view``'s ``current`` for one row."""
-        if known_at is None:
-            held = bool(self.live[row])
-        else:
-            held = bool(self.recorded_at[row] <= known_at < self.retracted_at[row])
-        return held and bool(self.valid_from[row] <= as_of) and as_of < self.end_of(row, known_at)
+        return (
+            self.held_row(row, known_at)
+            and bool(self.valid_from[row] <= as_of)
+            and as_of < self.end_of(row, known_at)
+        )
 
     def ending_link(self, row: int, known_at: int | None = None) -> tuple[int, int] | None:
         """The supersession that ends the fact at ``row`` as held at ``known_at`` (None:
@@ -1119,9 +1129,8 @@ class WorkingMemory:
             return counts
         counts = {}
         rows = {*self.topic_rows.get(key, ()), *self.entity_facts.get(key, ())}
-        held = self.held(len(self.entries), known_at)
         for row in rows:
-            if held[row] and (as_of is None or self.valid_from[row] <= as_of):
+            if self.held_row(row, known_at) and (as_of is None or self.valid_from[row] <= as_of):
                 together, with_ends = self._pairs(row)
                 for a, b in (*together, *with_ends):
                     if a == key:
