@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from calls import INITIALIZE
 from mcp.client import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -140,20 +141,11 @@ async def test_a_session_still_opens_its_event_stream_with_get(
     # One process keeps sessions, and a session's stream carries what the server sends
     # outside a request (the log, after logging/setLevel): only several workers refuse it.
     server = await start_server("http", tmp_path / "memory")
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "1"},
-        },
-    }
     accept = {"Accept": "application/json, text/event-stream"}
     with anyio.fail_after(30):
         async with httpx2.AsyncClient(timeout=10) as client:
-            opened = await client.post(server.url, json=hello, headers=accept)
+            posted = {**accept, "Content-Type": "application/json"}
+            opened = await client.post(server.url, content=INITIALIZE, headers=posted)
             session = {
                 "Mcp-Session-Id": opened.headers["mcp-session-id"],
                 "MCP-Protocol-Version": "2025-06-18",

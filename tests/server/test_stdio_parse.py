@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from calls import INITIALIZE
 from mcp.shared.message import SessionMessage
 from mcp_types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCResponse
 
@@ -251,20 +252,7 @@ class _HttpSession:
 async def _http_session(url: str) -> AsyncIterator[_HttpSession]:
     async with httpx2.AsyncClient(timeout=30) as client:
         session = _HttpSession(client, url)
-        hello = await session.post(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "pytest", "version": "1"},
-                    },
-                }
-            ).encode()
-        )
+        hello = await session.post(INITIALIZE)
         assert hello is not None and hello["result"]["serverInfo"]["name"] == "doxa"
         await session.post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         yield session
