@@ -23,7 +23,8 @@ Components (each in roughly [0, 1] before weighting):
                    Rows are ordered by this share first, by the score within it;
 - ``length``       how much the observation says: min(1, its words / ``length_words``);
                    what answers a question is usually said at more length than the
-                   chatter around it;
+                   chatter around it; past ``length_most`` words, times ``length_most`` /
+                   its words (a document is no turn that says more);
 - ``confidence``   the observation's confidence;
 - ``hit_rate``     the share of its judged recalls that accepted it, hits / (impressions + 1);
 - ``feedback``     learned from judged recalls: similar past queries whose results were
@@ -335,8 +336,11 @@ def rank(
         if field_share.any():
             components["field"] = weights.field * field_share
     if weights.length > 0:
-        said = memory.words[pool].astype(np.float32) / np.float32(weights.length_words)
-        components["length"] = (weights.length * np.minimum(said, 1.0)).astype(np.float32)
+        words = memory.words[pool].astype(np.float32)
+        said = np.minimum(words / np.float32(weights.length_words), 1.0)
+        # A document is no turn that says more: beyond the lengths of chat, less and less.
+        said *= np.minimum(np.float32(weights.length_most) / np.maximum(words, 1.0), 1.0)
+        components["length"] = (weights.length * said).astype(np.float32)
     components["confidence"] = weights.confidence * (
         memory.confidence[pool].astype(np.float64) / 10**18
     ).astype(np.float32)

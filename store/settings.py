@@ -53,6 +53,10 @@ class RankingWeights(BaseModel):
     #: questions say more than the chatter around them.
     length: float = Field(0.3, ge=0)
     length_words: int = Field(60, ge=1, le=10_000)
+    #: Past this many words, the prior times length_most / words: it was learned on chat
+    #: turns (LoCoMo's longest has 82 words); a long document's length says nothing of
+    #: whether it answers.
+    length_most: int = Field(150, ge=1, le=65_535)
     diversity: float = Field(0.0, ge=0, le=2)
     #: A question asking for several things: each result loses this much per result of its
     #: episode ranked above it (``question_shape``).

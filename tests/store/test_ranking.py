@@ -591,6 +591,30 @@ def test_length_lifts_the_turn_that_says_more_and_counts_words_up_to_length_word
     assert second.scores["length"] == pytest.approx(0.4)
 
 
+def test_length_lifts_a_long_document_less_the_longer_it_is(memory: Memory) -> None:
+    """The prior was learned on chat turns (LoCoMo's longest says 82 words): past
+    `length_most` words it is times length_most / words, so a long document that shares a
+    word with the question is no answer said at length (a 10,000-character abstract that
+    barely matched came before short claims that answered)."""
+    claim = "Dropout reduces overfitting in neural networks."
+    abstract = " ".join(
+        f"Section {i}: we measured rainfall, river levels and soil moisture at station {i}, "
+        "and the networks of gauges agreed within a tenth."
+        for i in range(12)
+    )
+    memory.remember([MemoryDraft(text=claim), MemoryDraft(text=abstract)], batch=True)
+    words = len(abstract.split())
+    assert words == 264
+    question = "What reduces overfitting in neural networks?"
+    with_weights(memory, length=2.0, length_words=60, length_most=65_535)
+    assert ranked_texts(memory, question, limit=2) == [abstract, claim]
+    with_weights(memory, length=2.0, length_words=60, length_most=150)
+    first, second = memory.recall(question, limit=2).results
+    assert [first.text, second.text] == [claim, abstract]
+    assert first.scores["length"] == pytest.approx(2.0 * 6 / 60)  # 6 words of 60
+    assert second.scores["length"] == pytest.approx(2.0 * 150 / words)
+
+
 def test_only_the_strongest_accepting_links_become_candidates() -> None:
     # Every accepted result is weakly linked to nearly every query: taking them all made
     # each recall's pool grow with the judgements.
