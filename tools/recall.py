@@ -69,7 +69,55 @@ class RecallResult(BaseModel):
 
     recall_id: str
     results: list[RecalledItem]
-    note: str | None = Field(None, description="why nothing matched, and the fix")
+    note: str | None = Field(None, description="why nothing matched, or what was cut")
+
+
+#: Characters of text one answer holds at most (about 5,000 tokens): ten results of 10,000
+#: characters each made 100,000, past what clients pass a model (Claude Code: 25,000 tokens).
+TEXT_BUDGET = 20_000
+#: No text is cut shorter than this, however many results share the budget.
+LEAST_CUT = 400
+
+
+def within_budget(
+    items: list[RecalledItem], budget: int = TEXT_BUDGET
+) -> tuple[list[RecalledItem], str | None]:
+    """``items`` with their longest texts cut, each to one length, so that all their texts
+    add up to ``budget`` characters at most (no text below ``LEAST_CUT``), and a note of
+    what was cut; ``items`` and None when they fit."""
+    lengths = [len(item.text) for item in items]
+    if sum(lengths) <= budget:
+        return items, None
+    # The most every text may keep: the short ones keep all theirs, the rest share the
+    # remainder evenly (the cut ones end up alike in length).
+    left, cap = budget, budget
+    for k, length in enumerate(sorted(lengths)):
+        share = left // (len(lengths) - k)
+        if length > share:
+            cap = share
+            break
+        left -= length
+    cap = max(cap, LEAST_CUT)
+    cut = 0
+    kept: list[RecalledItem] = []
+    for item in items:
+        if len(item.text) > cap:
+            cut += 1
+            item = item.model_copy(update={"text": _cut(item.text, cap)})
+        kept.append(item)
+    note = (
+        f"{cut} of the texts cut to about {cap:,} characters (ending in …) to keep the "
+        f"answer within {budget:,}; cite_evidence(id) gives one whole"
+    )
+    return kept, note
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` to at most ``most`` characters, ending in "…", at a word's end when one is
+    near."""
+    head = text[: most - 1]
+    space = head.rfind(" ", most * 4 // 5)
+    return (head[:space] if space > 0 else head).rstrip() + "…"
 
 
 def record_out(record: Record | None) -> RecordOut | None:
@@ -172,7 +220,8 @@ async def recall(
             known_at=known_at,
             where=where,
         )
-        results = [recalled(r, explain) for r in outcome.results]
-        return answer(RecallResult(recall_id=outcome.recall_id, results=results, note=outcome.note))
+        results, cut = within_budget([recalled(r, explain) for r in outcome.results])
+        note = outcome.note if cut is None else cut
+        return answer(RecallResult(recall_id=outcome.recall_id, results=results, note=note))
 
     return await call(ctx, run)

@@ -613,3 +613,36 @@ async def test_a_known_at_before_anything_was_recorded_says_so(client: Client) -
     assert before["results"] == []
     assert before["note"].startswith("nothing was recorded by known_at")
     assert "note" not in now
+
+
+async def test_long_texts_are_cut_to_keep_the_answer_within_its_budget(client: Client) -> None:
+    """Ten results of 5,000 characters made an answer of 50,000, past what clients pass a
+    model: the longest texts are cut to one length, a short one stays whole, the note says
+    so, and cite_evidence gives a cut one whole."""
+    words = " ".join(f"harbour{i}" for i in range(600))  # 5,389 characters
+    longs = [f"Report {i} on the harbour: {words}" for i in range(9)]
+    short = "The harbour opens at dawn."
+    await ok(client, "remember", memories=[{"text": t} for t in [*longs, short]])
+    found = await ok(client, "recall", query="harbour report", limit=10)
+    texts = {r["observation_id"]: r["text"] for r in found["results"]}
+    assert len(texts) == 10
+    assert short in texts.values()
+    cut = [t for t in texts.values() if t != short]
+    assert all(t.endswith("…") and 2_000 <= len(t) <= 2_220 for t in cut)
+    assert all(any(whole.startswith(t[:-1]) for whole in longs) for t in cut)
+    assert sum(map(len, texts.values())) <= 20_000
+    assert found["note"] == (
+        "9 of the texts cut to about 2,219 characters (ending in …) to keep the answer "
+        "within 20,000; cite_evidence(id) gives one whole"
+    )
+    first = next(i for i, t in texts.items() if t != short)
+    cited = await ok(client, "cite_evidence", id=first)
+    assert cited["observation"]["text"] in longs
+
+
+async def test_an_answer_within_its_budget_is_whole(client: Client) -> None:
+    texts = [f"Note {i}: " + "tide " * 300 for i in range(6)]  # 6 x 1,508 characters
+    await ok(client, "remember", memories=[{"text": t.strip()} for t in texts])
+    found = await ok(client, "recall", query="tide note", limit=10)
+    assert sorted(r["text"] for r in found["results"]) == sorted(t.strip() for t in texts)
+    assert "note" not in found
