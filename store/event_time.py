@@ -222,7 +222,9 @@ _PAST = _lazy(
 )
 _HABITUAL = _lazy(
     r"\b(?:always|usually|every|often|each|typically|generally|normally|whenever|sometimes"
-    r"|tends?\s+to|most\s+years)\b",
+    r"|tends?\s+to|most\s+years)\b"
+    # "Maya goes running on Tuesday and Thursday mornings": every such morning, no one day.
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:mornings|afternoons|evenings|nights)\b",
     re.IGNORECASE,
 )
 # What one has or there is on a day that is an event to come, not a thing ("I have a
@@ -302,11 +304,27 @@ _WEAK_PLAN = _lazy(
     r"|\d)\b",
     re.IGNORECASE,
 )
+# A thing booked, reserved or scheduled, with its day ("Maya booked a flight to Osaka on 12
+# December", said in November): the day is the flight's, no booking's, and the nearer of the
+# one gone and the one to come.
+_ARRANGED = _lazy(
+    r"\b(?:booked|reserved|scheduled|arranged|got\s+tickets|bought\s+tickets|signed\s+up"
+    r"|registered)\b",
+    re.IGNORECASE,
+)
 # A day said of a thing something comes from: "recovering from the party on 31 December", "the
 # photos from the reunion on 28 December" (what the sentence's verb does is not on that day).
 _TOLD_OF = _lazy(
     r"\bfrom\s+(?:the|my|our|his|her|their|that|this|those|these|a|an)\s+"
     r"(?:[\w'\u2019-]+\s+){1,3}(?:on\s+)?$",
+    re.IGNORECASE,
+)
+# A record of a day ("wedding photos from 3 June", "the report of 3 June", "minutes of 2
+# May"): of a day gone, whatever the tense.
+_RECORD_OF = _lazy(
+    r"\b(?:photos?|pictures?|pics|notes|minutes|recordings?|videos?|reports?|receipts?"
+    r"|invoices?|emails?|letters?|messages?|logs?|slides|transcripts?|summary|summaries)"
+    r"\s+(?:from|of|dated)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
 # Present perfect: the state runs up to now ("I've lived here for five years").
@@ -332,6 +350,26 @@ _DATE_CUE_BEFORE = _lazy(
 )
 _SENTENCE_MARKS = ".!?;\n"
 _SENTENCE_BREAK = _lazy(r"[.!?;\n]")
+#: A full stop that ends no sentence: inside a word or a number ("10.30", "a.m", "v2.1"), or
+#: after a title, an initial or a short form ("Dr. Kim", "J. Smith", "10 a.m. on Tuesday",
+#: "i.e."). Read as an end, "an appointment with Dr. Kim on Monday" lost its plan's words
+#: ("has an appointment"), and Monday was the one gone.
+_NO_END = _lazy(
+    r"(?:^|(?<=[\s(\[\"']))(?:dr|mr|mrs|ms|mx|st|prof|jr|sr|rev|gen|col|capt|lt|sgt|mt|ave|rd"
+    r"|vs|approx|appt|dept|tel|ext|ref|fig|vol|cf|a\.m|p\.m|e\.g|i\.e|[a-z])$",
+    re.IGNORECASE,
+)
+
+
+def _ends(text: str, at: int) -> bool:
+    """Whether the mark at ``at`` ends a sentence (a full stop may not: ``_NO_END``)."""
+    if text[at] != ".":
+        return True
+    if at + 1 < len(text) and not text[at + 1].isspace():
+        return False
+    return not _NO_END.search(text[max(0, at - 8) : at])
+
+
 # How far back a cue or blocker word is looked for.
 _LOOK_BACK = 40
 
@@ -454,7 +492,7 @@ class _Context:
     @classmethod
     def of(cls, text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> _Context:
         today = said_at.replace(hour=0, minute=0, second=0, microsecond=0)
-        marks = tuple(m.start() for m in _SENTENCE_BREAK.finditer(text))
+        marks = tuple(m.start() for m in _SENTENCE_BREAK.finditer(text) if _ends(text, m.start()))
         days = tuple(
             moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
             for moment in stated
@@ -504,16 +542,23 @@ class _Context:
         if self._says(match, "plans", lambda s: bool(_PRESENT_PLAN.search(s))):
             return True
         progressive = self._says(match, "progressive", lambda s: bool(_PROGRESSIVE.search(s)))
-        return progressive and not self._told_of(match)
+        return progressive and not self.told_of(match)
 
     def weak_plan(self, match: re.Match[str]) -> bool:
         """A cue of ``_WEAK_PLAN`` in the sentence, the day not said of a thing told of."""
         weak = self._says(match, "weak plan", lambda s: bool(_WEAK_PLAN.search(s)))
-        return weak and not self._told_of(match)
+        return weak and not self.told_of(match)
 
-    def _told_of(self, match: re.Match[str]) -> bool:
+    def told_of(self, match: re.Match[str]) -> bool:
+        """The day is said of a thing something comes from, or of a record of what was
+        (``_TOLD_OF``, ``_RECORD_OF``)."""
         left, _ = self._bounds(match)
-        return bool(_TOLD_OF.search(self.text[left : match.start()]))
+        before = self.text[left : match.start()]
+        return bool(_TOLD_OF.search(before) or _RECORD_OF.search(before))
+
+    def arranged(self, match: re.Match[str]) -> bool:
+        """The day is of a thing booked (``_ARRANGED``), not of the booking."""
+        return self._says(match, "arranged", lambda s: bool(_ARRANGED.search(s)))
 
     def habitual(self, match: re.Match[str]) -> bool:
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
@@ -679,17 +724,18 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     is nearer ("Mia moves to Geneva on 3 January", said on 3 December; "I'm in Rome from 3
     to 10 June", said on the 12th, is the stay just gone)."""
     mode = _direction(match, ctx)
-    if (
-        mode != "past"
-        or date.day is None
-        or date.month is None
-        or not ctx.plans(match)
-        or ctx.told_past(match)
-    ):
+    if mode != "past" or date.day is None or date.month is None:
+        return mode
+    if ctx.told_of(match):
+        return mode
+    plan = ctx.plans(match)
+    if ctx.arranged(match):
+        plan = True
+    elif ctx.told_past(match) if plan else ctx.past(match):
         return mode
     today = ctx.today
     later = (date.month, date.day) > (today.month, today.day)
-    if later and ctx.firm_plan(match):
+    if later and plan and ctx.firm_plan(match):
         return "future"
     try:
         # The day gone and the one to come, of this year and the one before or after.

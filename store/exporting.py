@@ -489,6 +489,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(24) and _read_by_24(observation))
             or (before(25) and _read_by_25(observation))
             or (before(26) and _read_by_26(observation))
+            or (before(27) and _read_by_27(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -632,6 +633,13 @@ def _read_by_26(observation: dict[str, Any]) -> bool:
     them."""
     text = observation["text"] or ""
     return _read_differently(observation) or bool(_WEEKDAY.search(text) or _ISO_DAY.search(text))
+
+
+def _read_by_27(observation: dict[str, Any]) -> bool:
+    """Whether migration 27 has an observation's event times read again: a text naming a
+    month or a weekday, as its query picks them."""
+    text = observation["text"] or ""
+    return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text))
 
 
 _DIGIT = re.compile(r"[0-9]")

@@ -501,6 +501,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
+    Migration(
+        27,
+        "event times read again: days of a month told in no past tense, full stops of short"
+        " forms, habits of weekday mornings",
+        (
+            # "Maya has a check-in on 10 December", said on 3 December, was a year back, and so
+            # was "her passport expires on 10 January"; "an appointment with Dr. Kim on Monday"
+            # was the Monday gone ("Dr." ended the sentence and its plan); "runs on Tuesday
+            # mornings" was one Tuesday. Read again every text naming a month or a weekday.
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An

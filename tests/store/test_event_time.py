@@ -426,8 +426,9 @@ WEEKDAY_YEARS: list[Case] = [
         "day",
         "on Friday 3 January",
     ),
-    # no year within two of it has 14 May on a Monday: read as without the weekday
-    ("on Monday 14 May", MONDAY, day(2023, 5, 14), day(2023, 5, 15), "day", "on Monday 14 May"),
+    # no year within two of it has 14 May on a Monday: read as without the weekday, in no
+    # past tense the nearer 14 May
+    ("on Monday 14 May", MONDAY, day(2024, 5, 14), day(2024, 5, 15), "day", "on Monday 14 May"),
 ]
 
 # Days of one month: the span from the first to the end of the last.
@@ -1376,34 +1377,48 @@ def test_days_out_of_order_are_no_span() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "stated", "expected"),
+    ("text", "stated", "expected", "alone"),
     [
-        # the fact begins on the day the words name: its year, not the past year's
-        ("Back home in Berlin from 11 June.", [day(2024, 6, 11)], "2024-06-11"),
-        # midnight of 11 June at +02:00, kept as 10 June 22:00Z
+        # the fact begins on the day the words name: its year, not the one the words alone
+        # give (the nearer 11 December, said in May, is the one gone)
+        ("Back home in Berlin from 11 December.", [day(2024, 12, 11)], "2024-12-11", "2023-12-11"),
+        # midnight of 11 December at +02:00, kept as 10 December 22:00Z
         (
-            "Back home in Berlin from 11 June.",
-            [datetime(2024, 6, 10, 22, tzinfo=UTC)],
-            "2024-06-11",
+            "Back home in Berlin from 11 December.",
+            [datetime(2024, 12, 10, 22, tzinfo=UTC)],
+            "2024-12-11",
+            "2023-12-11",
         ),
-        ("Back home in Berlin in June.", [day(2024, 6, 1)], "2024-06"),
-        ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None),
-        ("A flat in Lisbon from 1 to 30 September.", [day(2024, 9, 1)], "2024-09-01/2024-09-30"),
-        ("A flat in Lisbon from 1 to 30 September.", [day(2025, 10, 1)], "2023-09-01/2023-09-30"),
-        # a day the fact does not state is read as before; so is "last June"
-        ("Back home in Berlin from 12 June.", [day(2024, 6, 11)], "2023-06-12"),
-        ("We were in Berlin last June.", [day(2024, 6, 11)], "2023-06"),
+        ("Back home in Berlin from 11 June.", [day(2024, 6, 11)], "2024-06-11", "2024-06-11"),
+        ("Back home in Berlin in December.", [day(2024, 12, 1)], "2024-12", "2023-12"),
+        ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None, None),
+        (
+            "A flat in Lisbon from 1 to 30 December.",
+            [day(2024, 12, 1)],
+            "2024-12-01/2024-12-30",
+            "2023-12-01/2023-12-30",
+        ),
+        (
+            "A flat in Lisbon from 1 to 30 September.",
+            [day(2023, 9, 1)],
+            "2023-09-01/2023-09-30",
+            "2024-09-01/2024-09-30",
+        ),
+        # a day the fact does not state is read as the words alone; so is "last June"
+        ("Back home in Berlin from 12 December.", [day(2024, 12, 11)], "2023-12-12", "2023-12-12"),
+        ("We were in Berlin last June.", [day(2024, 6, 11)], "2023-06", "2023-06"),
     ],
 )
 def test_a_date_without_its_year_takes_the_year_of_the_day_a_fact_states(
-    text: str, stated: list[datetime], expected: str | None
+    text: str, stated: list[datetime], expected: str | None, alone: str | None
 ) -> None:
     said = datetime(2024, 5, 20, 10, tzinfo=UTC)
     found = event_time(text, said, stated=stated)
     assert (shown(found) if found else None) == expected
-    # without what the fact states, the words alone are read in the past
-    alone = event_time(text, said)
-    assert alone is None or alone.start.year <= 2023
+    # without what the fact states, the words alone: a day of a month told in no past
+    # tense is the nearer of the one gone and the one to come
+    read = event_time(text, said)
+    assert (shown(read) if read else None) == alone
 
 
 def test_code_beside_words_of_time_leaves_only_the_words() -> None:
@@ -1521,3 +1536,51 @@ def test_two_days_of_an_interval_written_with_a_slash_or_two_dots_are_read() -> 
     dots = event_times("Sprint ran 2024-05-01..2024-05-14.", SAID)
     assert [e.start for e in slash] == [day(2024, 5, 1), day(2024, 5, 3)]
     assert [e.start for e in dots] == [day(2024, 5, 1), day(2024, 5, 14)]
+
+
+THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "text", "expected"),
+    [
+        # A full stop of a title, a short form or a time ends no sentence: the plan's words
+        # before it still count ("Dr." made Monday the one gone, "10.30" a year back).
+        (
+            FRIDAY_4 := datetime(2026, 12, 4, 10, tzinfo=UTC),
+            "Maya has an appointment with Dr. Kim on Monday at 9:00.",
+            "2026-12-07",
+        ),
+        (FRIDAY_4, "A call with the bank at 10 a.m. on Tuesday.", "2026-12-08"),
+        (FRIDAY_4, "I'm meeting J. Smith on Friday.", "2026-12-11"),
+        (THURSDAY_3_DECEMBER, "A call at 10.30 on 10 December.", "2026-12-10"),
+        (THURSDAY_3_DECEMBER, "Oh no. We went hiking on Saturday.", "2026-11-28"),
+        # A day of a month told in no past tense is the nearer of the one gone and the one
+        # to come (it was the one gone, a year back).
+        (THURSDAY_3_DECEMBER, "Maya has a check-in with her manager on 10 December.", "2026-12-10"),
+        (THURSDAY_3_DECEMBER, "Maya has tickets for the concert on 20 December.", "2026-12-20"),
+        (THURSDAY_3_DECEMBER, "Her passport expires on 10 January.", "2027-01-10"),
+        (THURSDAY_3_DECEMBER, "The photos of 1 December are online.", "2026-12-01"),
+        # ... and so is a thing booked (the day is the flight's, not the booking's).
+        (THURSDAY_3_DECEMBER, "Maya booked a flight to Osaka on 12 December.", "2026-12-12"),
+        (THURSDAY_3_DECEMBER, "Maya booked a table at Nobu for 12 December.", "2026-12-12"),
+        # A past tense keeps the day gone; so does a record of a day.
+        (THURSDAY_3_DECEMBER, "I went to Paris on 10 December.", "2025-12-10"),
+        (THURSDAY_3_DECEMBER, "Maya bought a coat on 10 December.", "2025-12-10"),
+        (THURSDAY_3_DECEMBER, "Wedding photos from 10 December.", "2025-12-10"),
+        (THURSDAY_3_DECEMBER, "The minutes of 10 December are in the drive.", "2025-12-10"),
+    ],
+)
+def test_a_day_told_in_no_past_tense_is_the_nearer_and_short_forms_end_no_sentence(
+    said: datetime, text: str, expected: str
+) -> None:
+    [found] = event_times(text, said)
+    assert shown(found) == expected, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Maya goes running on Tuesday and Thursday mornings.", "We have yoga on Monday evenings."],
+)
+def test_a_weekday_s_mornings_or_evenings_are_a_habit_no_day(text: str) -> None:
+    assert event_times(text, THURSDAY_3_DECEMBER) == []

@@ -276,7 +276,7 @@ def test_check_names_a_newer_schema_whose_tables_it_cannot_count(created: Settin
 def test_a_new_store_says_it_is_created_once_and_an_older_one_each_migration(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A new memory logged a line for each of its 26 migrations.
+    # A new memory logged a line for each of its 27 migrations.
     with caplog.at_level(logging.INFO, logger="doxa.store"):
         open_memory(settings).close()
         said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
@@ -802,6 +802,28 @@ def test_plans_in_the_present_progressive_and_notes_of_events_are_read_again(
         [],
         ["2026-12-04"],
     ]
+
+
+def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_again(
+    settings: Settings,
+) -> None:
+    # A store at migration 26 read "Maya has a check-in on 10 December", said on Thursday 3
+    # December, as a year back, "with Dr. Kim on Monday" as the Monday gone and "on Tuesday
+    # mornings" as one Tuesday; migration 27 reads every text naming a month or a weekday.
+    said = "2026-12-03T10:00:00Z"
+    memory = open_memory(settings)
+    done = memory.remember(
+        [
+            MemoryDraft("Maya has a check-in with her manager on 10 December.", observed_at=said),
+            MemoryDraft("Maya has an appointment with Dr. Kim on Monday.", observed_at=said),
+            MemoryDraft("Maya runs on Tuesday mornings.", observed_at=said),
+            MemoryDraft("Maya went to Paris on 10 December.", observed_at=said),
+            MemoryDraft("Sam flies to Osaka tomorrow.", observed_at=said),
+        ]
+    )
+    memory.close()
+    happened = _event_times_read_again(settings, 27, [m.observation_id for m in done])
+    assert happened == [["2026-12-10"], ["2026-12-07"], [], ["2025-12-10"], []]
 
 
 def test_a_day_read_inside_a_name_is_read_again_as_none(settings: Settings) -> None:
