@@ -22,6 +22,7 @@ import numpy as np
 
 from doxa.store.drafts import Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
+from doxa.store.settings import unlisted_cardinality
 from doxa.store.values import from_micros, micros
 from doxa.store.working_memory import NO_END, WorkingMemory, fact_key, said_key, topic_key
 
@@ -557,7 +558,7 @@ def _end_by_later(plan: Plan, facts: list[Held]) -> None:
 
 def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: str) -> str:
     """The cardinality of ``fact``'s predicate: as the graph records it (or this write
-    decided), else as the fact gives it, else as configured, else "one".
+    decided), else as the fact gives it, else as configured, else as ``unlisted_cardinality``.
 
     Raises:
         InvalidInput: the fact gives a cardinality other than the one its predicate has.
@@ -573,7 +574,9 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
                 f' give "{known}" or leave fact.cardinality out',
             )
         return known
-    chosen = fact.cardinality or working.configured.get(predicate, "one")
+    chosen = (
+        fact.cardinality or working.configured.get(predicate) or unlisted_cardinality(predicate)
+    )
     state.predicates[predicate] = chosen
     return chosen
 

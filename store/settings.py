@@ -156,9 +156,41 @@ ONE = [
 ]  # fmt: skip
 
 
+#: Words of a predicate that names what one often has several of: kin, friends, pets,
+#: allergies, languages ("allergic to", "sister", "has pet"). An unlisted predicate holding
+#: one is "many": as "one", "Maya allergic to shellfish" replaced "… penicillin", and "Am I
+#: allergic to penicillin?" found nothing current.
+SEVERAL = frozenset([
+    "sister", "sisters", "brother", "brothers", "sibling", "siblings", "child", "children",
+    "kid", "kids", "son", "sons", "daughter", "daughters", "cousin", "cousins", "aunt", "aunts",
+    "uncle", "uncles", "niece", "nieces", "nephew", "nephews", "grandchild", "grandchildren",
+    "grandson", "grandsons", "granddaughter", "granddaughters", "friend", "friends",
+    "colleague", "colleagues", "coworker", "coworkers", "teammate", "teammates", "neighbour",
+    "neighbours", "neighbor", "neighbors", "pet", "pets", "dog", "dogs", "cat", "cats",
+    "allergy", "allergies", "allergic", "intolerant", "language", "languages", "hobby",
+    "hobbies", "interest", "interests", "skill", "skills", "tag", "tags", "alias", "aliases",
+    "nickname", "nicknames", "degree", "degrees", "award", "awards", "certification",
+    "certifications",
+])  # fmt: skip
+#: Words that make such a predicate name one of them ("best friend", "favourite language").
+_ONE_OF = frozenset([
+    "favourite", "favorite", "best", "main", "current", "primary", "first", "last", "latest",
+    "only",
+])  # fmt: skip
+
+
+def unlisted_cardinality(predicate: str) -> str:
+    """The cardinality of a predicate in neither list (normalised, ``predicate_key``):
+    "many" when a word of it names what one often has several of (``SEVERAL``) and none
+    makes it one of them (``_ONE_OF``), else "one"."""
+    words = set(predicate.split("_"))
+    return "many" if words & SEVERAL and not words & _ONE_OF else "one"
+
+
 class PredicateSettings(BaseModel):
     """Cardinality of predicates a fact uses for the first time (the graph keeps it from
-    then on); any predicate in neither list, and given no ``fact.cardinality``, is "one"."""
+    then on); any predicate in neither list, and given no ``fact.cardinality``, is as
+    ``unlisted_cardinality`` has it."""
 
     model_config = ConfigDict(extra="forbid")
 

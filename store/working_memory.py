@@ -33,7 +33,7 @@ from doxa.store.drafts import predicate_key
 from doxa.store.event_time import SLACK, EventTime, overlaps
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.records import Record, WhereField, loose, meets, type_key, type_name_key
-from doxa.store.settings import PredicateSettings
+from doxa.store.settings import PredicateSettings, unlisted_cardinality
 from doxa.store.text_index import TextIndex
 from doxa.store.values import from_micros, micros, scaled, utc_now
 from doxa.store.vector_matrix import VectorMatrix
@@ -430,9 +430,10 @@ class WorkingMemory:
                 del self.text_index[(agent, _said(entry))]
 
     def cardinality(self, predicate: str) -> str:
-        """ "one" or "many": as the graph records it, else as configured, else "one"."""
+        """ "one" or "many": as the graph records it, else as configured, else as
+        ``unlisted_cardinality``."""
         key = predicate_key(predicate)
-        return self.predicates.get(key) or self.configured.get(key, "one")
+        return self.predicates.get(key) or self.configured.get(key) or unlisted_cardinality(key)
 
     def held_text(self, said: str) -> list[int]:
         """Live rows holding this memory (``said_key``), by any agent, oldest first."""

@@ -93,6 +93,26 @@ def test_a_multi_valued_predicate_accumulates_a_single_valued_one_supersedes(
     assert memory.evidence(paris)["cardinality"] == "one"
 
 
+def test_an_unlisted_predicate_of_what_one_has_several_of_accumulates(memory: Memory) -> None:
+    # As "one", "Maya allergic to shellfish" replaced "… penicillin" and "Am I allergic to
+    # penicillin?" found nothing current; kin, friends, pets, languages alike.
+    said(memory, "Maya", "allergic to", "penicillin", when="2024-05-01T08:00:00Z")
+    said(memory, "Maya", "allergic to", "shellfish", when="2024-05-02T08:00:00Z")
+    said(memory, "Maya", "has sister", "Anna", when="2024-05-01T08:00:00Z")
+    said(memory, "Maya", "has sister", "Clara", when="2024-05-02T08:00:00Z")
+    found = current(memory, "Maya allergic to", limit=10)
+    assert found["Maya allergic to penicillin."] is True
+    assert found["Maya allergic to shellfish."] is True
+    assert current(memory, "Maya has sister", limit=10)["Maya has sister Anna."] is True
+    # One of them ("best friend") is one, and so is any other unlisted predicate.
+    said(memory, "Maya", "best friend", "Tom", when="2024-05-01T08:00:00Z")
+    said(memory, "Maya", "best friend", "Leo", when="2024-05-02T08:00:00Z")
+    said(memory, "Maya", "drives", "a Golf", when="2024-05-01T08:00:00Z")
+    said(memory, "Maya", "drives", "a Polo", when="2024-05-02T08:00:00Z")
+    assert current(memory, "Maya best friend", limit=10)["Maya best friend Tom."] is False
+    assert current(memory, "Maya drives", limit=10)["Maya drives a Golf."] is False
+
+
 def test_different_objects_of_a_multi_valued_predicate_never_clash_across_agents(
     memory: Memory,
 ) -> None:
