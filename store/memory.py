@@ -1207,10 +1207,12 @@ class Memory:
         graph = self.graph
         with self._working_lock.reading():
             if not entity_views.exists(working, key):
+                meant = known_names.alike(working, "entity", wanted)
                 raise InvalidInput(
                     "name",
-                    f"{wanted!r} names nothing in the memory (no fact or topic); use recall"
-                    " to search for it in words",
+                    f"{wanted!r} names nothing in the memory (no fact or topic); "
+                    + (f"did you mean {' or '.join(map(repr, meant))}? Or use" if meant else "use")
+                    + " recall to search for it in words",
                 )
         # The graph under no lock of ours (as conflicts reads it).
         found = provenance.contradictions(graph, known)

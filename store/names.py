@@ -7,6 +7,8 @@ keystroke and must answer at once.
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +52,27 @@ def starting_with(
         key=lambda name: (name.casefold(), name),
     )
     return Names(matching[: max(0, limit)], len(matching))
+
+
+def alike(working: WorkingMemory, kind: NameKind, wanted: str, limit: int = 3) -> list[str]:
+    """The ``kind`` names a caller may have meant by ``wanted``, which names none: those
+    holding its words ("Raj" for "Raj Patel"), then those spelt alike ("Ana" for "Anna"),
+    at most ``limit`` (the caller holds the working memory's read lock)."""
+    words = _words(wanted)
+    if not words:
+        return []
+    names = _names(working, kind)
+    holding = sorted(
+        (n for n in names if words <= _words(n) and n.casefold() != wanted.casefold()),
+        key=lambda n: (len(n), n.casefold()),
+    )
+    folded = {n.casefold(): n for n in names}
+    spelt = [folded[f] for f in difflib.get_close_matches(wanted.casefold(), list(folded), 3, 0.75)]
+    return list(dict.fromkeys([*holding, *spelt]))[: max(0, limit)]
+
+
+def _words(name: str) -> set[str]:
+    return set(re.findall(r"\w+", name.casefold()))
 
 
 def _names(working: WorkingMemory, kind: NameKind) -> list[str]:

@@ -267,7 +267,18 @@ async def test_an_unknown_entity_is_an_error_naming_it_and_pointing_to_recall(
         message = await error(client, "about", name="Zed")
         bad_time = await error(client, "about", name="Alice", known_at="yesterday")
     assert "name" in message and "'Zed'" in message and "recall" in message
+    assert "did you mean" not in message
     assert "known_at" in bad_time
+
+
+async def test_an_unknown_entity_names_those_it_may_mean(client: Client) -> None:
+    # "Raj" named nothing, and the agent was not told of "Raj Patel" (nor "Ana" of "Anna").
+    await fact(client, "Raj Patel", "works at", "Northwind")
+    await fact(client, "Anna", "lives in", "Porto")
+    raj = await error(client, "about", name="Raj")
+    ana = await error(client, "about", name="ana")
+    assert "did you mean 'Raj Patel'? Or use recall" in raj
+    assert "did you mean 'Anna'?" in ana
 
 
 async def test_an_entity_first_named_after_known_at_is_unknown_then(client: Client) -> None:
