@@ -974,6 +974,16 @@ class Graph:
                 found.append((recall_id, features, judgement == "accepted"))
         return found
 
+    def judged_since(self, at: datetime, embedder: str) -> int:
+        """How many results of recalls ``embedder`` (its fingerprint) ranked were judged
+        after ``at``."""
+        rows = self._rows(
+            "MATCH (r:Recall)-[x:RETURNED]->() WHERE r.judged_at > $at AND r.embedder = $e"
+            " AND x.judgement IN ['accepted', 'rejected'] RETURN count(*)",
+            {"at": _ts(at), "e": embedder},
+        )
+        return int(rows[0][0]) if rows else 0
+
     def impressions_in_order(self) -> list[tuple[str, str, str]]:
         """(recall id, observation id, judgement: "accepted", "rejected" or "") of every
         result of a judged recall, in the order they were judged."""

@@ -51,7 +51,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -318,6 +318,7 @@ class Memory:
             embedder=self.embedder.fingerprint,
             foreign_index=stores.index.foreign,
             trains=self._trains,
+            judged_since=lambda at: _judged_after(stores.graph, at, self.embedder.fingerprint),
         )
         self._trainer.start()
         self._summaries = entity_views.Summaries(self._write_summaries)
@@ -1381,6 +1382,16 @@ MAX_QUEUED_TEXTS = 2048
 _FREEZE_EVERY_ROWS = 5000
 #: The most conflicts one call describes (``count`` counts them all).
 MAX_CONFLICTS = 1000
+
+
+def _judged_after(graph: Graph, at: str, embedder: str) -> int:
+    """Results of ``embedder``'s recalls judged after ``at`` (a kept model's ``trained_at``);
+    all of them when it names no time (a model edited by hand: retrained)."""
+    try:
+        moment = parse_time(at, "trained_at")
+    except InvalidInput:
+        moment = datetime(1, 1, 2, tzinfo=UTC)
+    return graph.judged_since(moment, embedder)
 
 
 def _ends_and_links(

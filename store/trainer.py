@@ -55,6 +55,10 @@ class Trainer:
         trains: False for a process that only looks (a one-shot command): it uses the kept
             model as these settings allow, and never retrains it or writes its file (``doxa
             stats`` without the server's ``--config`` replaced the server's active model).
+        judged_since: how many results were judged after a time (ISO 8601), of this
+            embedder's recalls: those after the kept model was trained count towards the
+            next retrain (they were counted from 0 at each start, so a memory whose owner
+            restarted more often than ``retrain_every`` judgements kept its first model).
     """
 
     def __init__(
@@ -67,6 +71,7 @@ class Trainer:
         embedder: str,
         foreign_index: bool = False,
         trains: bool = True,
+        judged_since: Callable[[str], int] | None = None,
     ) -> None:
         self._trains = trains
         self._feedback_weight = feedback_weight
@@ -107,6 +112,15 @@ class Trainer:
             )
             self._model = replace(kept, active=False)
             self._requested = 1
+        if trains and judged_since is not None and not self._requested:
+            kept = self._model
+            if kept is not None and kept.embedder == embedder:
+                self._since = judged_since(kept.trained_at)
+                every = self._every()
+                # With no retrain while serving (0), every start retrains on what is new.
+                if self._since >= every if every else self._since > 0:
+                    self._since = 0
+                    self._requested = 1
         self._done = 0  # retrains finished
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -165,15 +179,20 @@ class Trainer:
         ``retrain_every`` of them, or a tenth of what the last model was trained on if that is
         more (a few hundred new results barely move a model trained on 20,000, and each
         retrain reads them all: under 8 busy clients it retrained every 4 s)."""
-        every = self._settings.retrain_every
-        if every and self._model is not None and self._model.embedder == self._embedder:
-            every = max(every, self._model.examples // 10)
+        every = self._every()
         with self._lock:
             self._since += count
             if every and self._since >= every:
                 self._since = 0
                 self._requested += 1
                 self._lock.notify_all()
+
+    def _every(self) -> int:
+        """New judged results a retrain waits for (0: none, only at a start)."""
+        every = self._settings.retrain_every
+        if every and self._model is not None and self._model.embedder == self._embedder:
+            every = max(every, self._model.examples // 10)
+        return every
 
     def request(self) -> int:
         """Ask for a retrain now; the ticket to ``wait`` on."""

@@ -4,10 +4,13 @@ the last model learned from when that is more."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
+from conftest import hash_settings
 
+from doxa.store import Memory, MemoryDraft
 from doxa.store.learning import FEATURES, WEIGHT_SIGNS, RankerModel, load_model, save_model
 from doxa.store.settings import LearningSettings
 from doxa.store.trainer import Trainer
@@ -136,3 +139,68 @@ def test_a_model_that_cannot_be_kept_is_used_and_said_without_a_traceback(
     assert "not kept in" in caplog.text and "Traceback" not in caplog.text
     assert not any(r.exc_info for r in caplog.records)
     assert not (tmp_path / "ranker.json.partial").exists()
+
+
+def test_results_judged_after_the_kept_model_count_towards_the_next_retrain(
+    tmp_path: Path,
+) -> None:
+    # Counted from 0 at each start, a memory whose owner restarted more often than every
+    # retrain_every judgements kept its first model for good.
+    kept_model(tmp_path, examples=300, coef=signed(), active=True)
+    asked: list[str] = []
+
+    def judged_since(at: str) -> int:
+        asked.append(at)
+        return 420
+
+    every = LearningSettings(retrain_every=500)
+    trainer = Trainer(tmp_path, every, list, embedder="hash-v1:4", judged_since=judged_since)
+    assert asked == ["2026-12-01T00:00:00Z"]
+    assert trainer.request() == 1  # not due at start
+    trainer = Trainer(tmp_path, every, list, embedder="hash-v1:4", judged_since=judged_since)
+    trainer.judged(80)
+    assert trainer.request() == 2  # 420 + 80: due
+    due = Trainer(tmp_path, LearningSettings(retrain_every=400), list, embedder="hash-v1:4",
+                  judged_since=judged_since)  # fmt: skip
+    assert due.request() == 2  # due at start
+    # retrain_every 0: a start retrains on whatever was judged since, and only then.
+    at_start = LearningSettings(retrain_every=0)
+    assert Trainer(tmp_path, at_start, list, embedder="hash-v1:4",
+                   judged_since=judged_since).request() == 2  # fmt: skip
+    assert Trainer(tmp_path, at_start, list, embedder="hash-v1:4",
+                   judged_since=lambda at: 0).request() == 1  # fmt: skip
+
+
+def test_a_memory_restarted_between_judgements_still_retrains(tmp_path: Path) -> None:
+    # The owner of a shared memory changes at every restart: judged results counted from 0
+    # at each start never reached retrain_every, and the first model stayed for good.
+    learning = {"retrain_every": 50, "min_judgements": 20, "held_out": 0.5, "significance": 1.0}
+    settings = hash_settings(tmp_path / "memory", learning=learning)
+
+    def session(judged_recalls: int, train: bool = False) -> int:
+        """Judge recalls (3 results each), retrain if asked, and wait a moment for any
+        retrain due; the ranker's version."""
+        memory = Memory.open(settings.store)
+        memory.warm_up()
+        try:
+            if memory.ranker() is None:
+                memory.remember([MemoryDraft(text=f"note {i} about boats") for i in range(8)])
+            before = memory.ranker()
+            for i in range(judged_recalls):
+                found = memory.recall(f"boats {i}", limit=3)
+                ids = [r.observation_id for r in found.results]
+                memory.feedback(found.recall_id, accepted=ids[:1], rejected=ids[1:])
+            if train:
+                assert memory.wait_trained(memory.retrain(), timeout=30)
+            deadline = time.monotonic() + 3
+            while memory.ranker() is before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            model = memory.ranker()
+            assert model is not None
+            return model.version
+        finally:
+            memory.close()
+
+    first = session(20, train=True)  # 60 judged, and a model trained on them all
+    assert session(10) == first  # 30 judged since: none due
+    assert session(10) == first + 1  # 60 judged since: due
