@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 #: How many entities ``listing`` returns at most, and ``related`` per hop.
 MAX_ENTITIES = 500
 MAX_RELATED = 20
+#: An entity linked to more than this many others is a hub (the user of an assistant, a
+#: team): what else it links to is not two hops from each of its neighbours ("about Anna",
+#: the user's sister, listed the user's allergies, milk and seat).
+HUB_LINKS = 8
 #: Timeline events shown (the latest); the count of all is in ``counts``.
 MAX_EVENTS = 40
 #: Values shown per predicate (the best supported); ``counts["unlisted"]`` counts the rest.
@@ -267,7 +271,10 @@ def _related(working: WorkingMemory, key: str, clock: Clock) -> list[dict[str, A
     seen = {key, *first, *working.mentioned_with(key, clock.known, clock.until)}
     second = 0
     for near, via in list(first.items())[:MAX_RELATED]:
-        for far, onward in _links(working, near, clock).items():
+        onwards = _links(working, near, clock)
+        if len(onwards) > HUB_LINKS:
+            continue
+        for far, onward in onwards.items():
             if far in seen or second >= MAX_RELATED:
                 continue
             seen.add(far)

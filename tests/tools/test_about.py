@@ -87,6 +87,16 @@ async def test_related_entities_two_hops_away_with_the_links_that_reach_them(
     assert "Python" not in related
 
 
+async def test_nothing_is_two_hops_away_through_a_hub(client: Client) -> None:
+    # "about Anna", the user's sister, listed the user's allergies, milk and seat.
+    await fact(client, "Anna", "sister of", "Maya")
+    for i in range(9):
+        await fact(client, "Maya", "likes", f"thing {i}")
+    related = {r["name"]: r["hops"] for r in (await ok(client, "about", name="Anna"))["related"]}
+    assert related == {"Maya": 1}
+    assert len((await ok(client, "about", name="thing 0"))["related"]) == 1
+
+
 async def test_every_topic_mentioned_with_it_is_one_hop_away(client: Client) -> None:
     # Seven topics mentioned with acme-api, deploy and ci once each: only the five most
     # often were one hop away (ci was two, through bugs; deploy not listed).
