@@ -235,7 +235,8 @@ def _spoken(predicate: str) -> str:
     return predicate.replace("_", " ")
 
 
-def _triple(entry: Entry) -> str:
+def fact_words(entry: Entry) -> str:
+    """An observation's fact in words: "Maya allergic to penicillin"."""
     return f"{entry.subject} {_spoken(entry.predicate or '')} {entry.object}"
 
 
@@ -250,8 +251,8 @@ def _links(
         e = f.entry
         ends = {topic_key(e.subject or ""), topic_key(e.object or "")} - {key}
         for other in ends:
-            if _triple(e) not in links[other]:
-                links[other].append(_triple(e))
+            if fact_words(e) not in links[other]:
+                links[other].append(fact_words(e))
     co = working.mentioned_with(key, clock.known, clock.until)
     co.pop(key, None)
     me = display_name(working, key)
@@ -292,7 +293,7 @@ def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[
         at_us = micros(at)
         if clock.until is not None and at_us > clock.until:
             return
-        item = {"at": at, "event": event, "fact": _triple(f.entry), "id": f.entry.id}
+        item = {"at": at, "event": event, "fact": fact_words(f.entry), "id": f.entry.id}
         starts = event != "superseded" and event != "ended"
         events.append((at_us, starts, micros(recorded), {**item, **more, "recorded": recorded}))
 

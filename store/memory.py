@@ -122,6 +122,9 @@ class Remembered:
     #: facts of the agent's, told before, that begin later and end this one (told late, it
     #: holds only until the first of them begins).
     superseded_by: list[str] = field(default_factory=list)
+    #: the facts ``superseded`` names, in words ("Maya allergic to penicillin"): ids alone
+    #: did not show an agent that its new fact had replaced one it still meant.
+    replaced: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -1427,6 +1430,7 @@ def _remembered(planned: Plan | Duplicate | Shared, working: WorkingMemory) -> R
             None,
             planned.conflicts,
             shared_with=sorted(set(planned.shared_with)),
+            replaced=_in_words(working, planned.superseded),
         )
     return Remembered(
         planned.observation_id,
@@ -1441,7 +1445,15 @@ def _remembered(planned: Plan | Duplicate | Shared, working: WorkingMemory) -> R
             if planned.superseded_by
             else []
         ),
+        replaced=_in_words(working, planned.superseded),
     )
+
+
+def _in_words(working: WorkingMemory, superseded: Sequence[tuple[str, Any]]) -> list[str]:
+    """The facts of the ``superseded`` observations, each in words."""
+    return [
+        entity_views.fact_words(working.entries[working.row_of[older]]) for older, _ in superseded
+    ]
 
 
 def _restoring(

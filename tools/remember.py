@@ -122,6 +122,7 @@ class RememberedItem(BaseModel):
         default_factory=list,
         description="ids of facts told before that begin later and end this one",
     )
+    replaced: list[str] = Field(default_factory=list, description="the superseded facts, in words")
 
 
 class RememberResult(BaseModel):
@@ -135,6 +136,7 @@ class RememberResult(BaseModel):
     conflicts: list[str] = Field(default_factory=list)
     shared_with: list[str] = Field(default_factory=list)
     superseded_by: list[str] = Field(default_factory=list)
+    replaced: list[str] = Field(default_factory=list)
     remembered: list[RememberedItem] = Field(default_factory=list)
 
 
@@ -174,6 +176,7 @@ def _item(done: Remembered) -> RememberedItem:
         conflicts=done.conflicts,
         shared_with=done.shared_with,
         superseded_by=done.superseded_by,
+        replaced=done.replaced,
     )
 
 

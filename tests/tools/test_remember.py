@@ -612,8 +612,10 @@ async def test_newer_fact_supersedes_older(client: Client) -> None:
     with anyio.fail_after(30):
         paris = await ok(client, "remember", **alice("Paris", "2024-01-01"))
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
-    assert "superseded" not in paris
+    assert "superseded" not in paris and "replaced" not in paris
     assert berlin["superseded"] == [paris["observation_id"]]
+    # Said in words too: ids alone did not show an agent what its new fact had replaced.
+    assert berlin["replaced"] == ["Alice lives in Paris"]
     assert "conflicts" not in berlin
 
 
@@ -627,6 +629,7 @@ async def test_newer_fact_in_the_same_batch_supersedes_older(client: Client) -> 
         found = await ok(client, "recall", query="Where does Alice live?")
     paris, berlin = done["remembered"]
     assert berlin["superseded"] == [paris["observation_id"]]
+    assert berlin["replaced"] == ["Alice lives in Paris"]
     assert [r["observation_id"] for r in found["results"]] == [berlin["observation_id"]]
 
 
