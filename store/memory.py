@@ -677,7 +677,9 @@ class Memory:
                 note = unmatched_where(
                     asked.where, working.record_values, fields, types, type_fields
                 )
-            elif not results and asked.known_at is not None:
+            # A where nothing is wrong with says nothing of the time asked: known_at may be
+            # why (its note was lost whenever a where was given).
+            if not results and note is None and asked.known_at is not None:
                 n = len(working)
                 if not n or int(working.recorded_at[:n].min()) > micros(asked.known_at):
                     # The record time, not observed_at: a team telling of days gone found

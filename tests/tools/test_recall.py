@@ -615,6 +615,27 @@ async def test_a_known_at_before_anything_was_recorded_says_so(client: Client) -
     assert "note" not in now
 
 
+async def test_a_known_at_before_anything_was_recorded_says_so_beside_a_where(
+    client: Client,
+) -> None:
+    # With a where nothing is wrong with, the answer was empty and said nothing.
+    with anyio.fail_after(30):
+        await ok(client, "remember", record={"type": "Customer", "fields": {"country": "Brazil"}})
+        before = await ok(
+            client, "recall", query="", where={"country": "Brazil"}, known_at="2020-01-01T00:00:00Z"
+        )
+        wrong = await ok(
+            client,
+            "recall",
+            query="",
+            where={"countryy": "Brazil"},
+            known_at="2020-01-01T00:00:00Z",
+        )
+    assert before["results"] == []
+    assert before["note"].startswith("nothing was recorded by known_at")
+    assert wrong["note"] == 'where.countryy: no record has this field; did you mean "country"?'
+
+
 async def test_long_texts_are_cut_to_keep_the_answer_within_its_budget(client: Client) -> None:
     """Ten results of 5,000 characters made an answer of 50,000, past what clients pass a
     model: the longest texts are cut to one length, a short one stays whole, the note says
