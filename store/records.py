@@ -782,7 +782,31 @@ def unmatched_where(
                     f'where.{given}: no record of type "{name}" has this field; its fields: '
                     + ", ".join(sorted(held)[:10])
                 )
+    if type_fields and not asked_types:
+        return _no_type_holds_all(wanted, types, type_fields)
     return None
+
+
+def _no_type_holds_all(
+    wanted: Sequence[WhereField],
+    types: Mapping[str, int],
+    type_fields: Mapping[str, tuple[str, set[str]]],
+) -> str | None:
+    """Why a ``where`` whose fields are each held, but by records of different types only,
+    matches no record (a record is of one type), naming the types that hold each; None when
+    one type holds them all."""
+    asked = {w.key: w.name for w in wanted if w.key != TYPE}  # a field's bounds: one field
+    if len(asked) < 2 or any(asked.keys() <= held for _, held in type_fields.values()):
+        return None
+    by_count = sorted(type_fields.values(), key=lambda t: (-types.get(t[0], 0), t[0]))
+    held_by = []
+    for key, given in asked.items():
+        names = [name for name, held in by_count if key in held]
+        held_by.append(f"{given}: {', '.join(names[:3])}{', …' if len(names) > 3 else ''}")
+    return (
+        f"where: no record type has all these fields ({'; '.join(held_by)}); a record is of"
+        f' one type: drop a field, or give "{TYPE}" to see one type\'s fields'
+    )
 
 
 def _field_like(field: str, known: Sequence[str]) -> str | None:

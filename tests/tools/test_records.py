@@ -792,3 +792,31 @@ async def test_a_where_value_beyond_a_float_is_noted_as_such(client: Client) -> 
         "where.milliseconds: 1e400 is a number too large for a float, which no record holds"
         " (nor this text)"
     )
+
+
+async def test_a_where_whose_fields_no_type_holds_together_says_which_types_hold_them(
+    memory_client: Client,
+) -> None:
+    # Each field is held, but by records of different types: the answer was empty and said
+    # nothing, though no record could match.
+    with anyio.fail_after(60):
+        await ok(
+            memory_client,
+            "remember",
+            memories=[
+                {"record": {"type": "Customer", "fields": {"country": "Brazil", "id": 1}}},
+                {"record": {"type": "Invoice", "fields": {"total": 12, "id": 2}}},
+                {"record": {"type": "Refund", "fields": {"total": 3}}},
+            ],
+        )
+        apart = await ok(
+            memory_client, "recall", query="", where={"country": "Brazil", "total": {">": 10}}
+        )
+        together = await ok(memory_client, "recall", query="", where={"id": 3, "total": 12})
+    assert apart["results"] == []
+    assert apart["note"] == (
+        "where: no record type has all these fields (country: Customer; total: Invoice,"
+        ' Refund); a record is of one type: drop a field, or give "@type" to see one'
+        " type's fields"
+    )
+    assert together["results"] == [] and "note" not in together  # Invoice holds both
