@@ -75,8 +75,15 @@ from doxa.store.progress import REMEMBER_STEPS, Progress, unheard
 from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked, without_broad_topics
 from doxa.store.readers_writer import ReadersWriterLock
+from doxa.store.recall import (
+    MAX_LIMIT,
+    Plain,
+    SecondCore,
+    answer,
+    question,
+    without_days_asked,
+)
 from doxa.store.recall import OrderBy as OrderBy  # re-exported: callers' type of order_by
-from doxa.store.recall import Plain, SecondCore, answer, question, without_days_asked
 from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.records import Record, unmatched_where
 from doxa.store.settings import StoreSettings
@@ -154,7 +161,8 @@ class Recollection:
 @dataclass(frozen=True)
 class RecallOutcome:
     """A recall's id (for feedback) and its results, best first; with no results, why a
-    ``where`` filter can match no record, if it cannot (``records.unmatched_where``)."""
+    ``where`` filter can match no record, if it cannot (``records.unmatched_where``), or that
+    nothing was recorded by ``known_at``; a listing cut at its limit, how many matched."""
 
     recall_id: str
     results: list[Recollection]
@@ -644,7 +652,7 @@ class Memory:
         # events, a remember's transaction) nor for other recalls.
         learned = Learned(self._ranker.model, micros(self.clock()), self.settings.learning)
         with self._working_lock.reading():
-            ranked, current = answer(
+            ranked, current, matched = answer(
                 working,
                 asked,
                 vector,
@@ -688,6 +696,8 @@ class Memory:
                         "nothing was recorded by known_at (when the memory learnt things, not"
                         " when they were observed); ask with a later known_at, or as_of"
                     )
+            if vector is None and matched > len(results):
+                note = _listing_cut(matched, asked.limit)
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,
@@ -1554,6 +1564,17 @@ def _recollection(
         fact=fact,
         happened=most_specific(entry.event_times),
         record=entry.record,
+    )
+
+
+def _listing_cut(matched: int, limit: int) -> str:
+    """What a listing cut at ``limit`` says: it has no relevance to put the best first, so
+    what it left out may be what was wanted (150 rows matched, 100 came, and nothing said
+    so)."""
+    more = f"raise limit (up to {MAX_LIMIT}), " if limit < MAX_LIMIT else ""
+    return (
+        f"{matched} match; the first {limit} are shown (order_by decides which): {more}narrow"
+        " the filter, or list all with doxa recall --all"
     )
 
 

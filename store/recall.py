@@ -231,11 +231,12 @@ def answer(
     learned: Learned | None = None,
     search_vector: npt.NDArray[np.float32] | None = None,
     plain: Plain | None = None,
-) -> tuple[list[Ranked], BoolArray]:
+) -> tuple[list[Ranked], BoolArray, int]:
     """Rank the working memory for one recall: at most ``asked.limit`` rows in the order
     asked for, with each row's currency (``current[row]``: valid at ``asked.at``; facts no
-    longer valid come last, unless replaced ones were asked for: ``_timeline``). The caller
-    holds the working memory's read lock.
+    longer valid come last, unless replaced ones were asked for: ``_timeline``), and, for a
+    listing (no ``vector``), how many rows match in all (else how many were ranked). The
+    caller holds the working memory's read lock.
 
     Args:
         working: the working memory.
@@ -372,8 +373,8 @@ def answer(
         ranked = ranked[:limit]
     if asked.include_superseded:
         shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
-        return shown[:limit], current
-    return _order(ranked, working, asked.order_by, own, current)[:limit], current
+        return shown[:limit], current, len(shown)
+    return _order(ranked, working, asked.order_by, own, current)[:limit], current, len(ranked)
 
 
 def _upcoming(

@@ -221,7 +221,8 @@ async def recall(
             where=where,
         )
         results, cut = within_budget([recalled(r, explain) for r in outcome.results])
-        note = outcome.note if cut is None else cut
+        # Both may say what was cut: the rows past the limit, and the texts past the budget.
+        note = "; ".join(n for n in (outcome.note, cut) if n) or None
         return answer(RecallResult(recall_id=outcome.recall_id, results=results, note=note))
 
     return await call(ctx, run)

@@ -636,6 +636,18 @@ async def test_a_known_at_before_anything_was_recorded_says_so_beside_a_where(
     assert wrong["note"] == 'where.countryy: no record has this field; did you mean "country"?'
 
 
+async def test_a_listing_cut_at_its_limit_and_its_texts_cut_says_both(client: Client) -> None:
+    words = " ".join(f"harbour{i}" for i in range(600))  # 5,389 characters
+    await ok(
+        client,
+        "remember",
+        memories=[{"text": f"Report {i}: {words}", "topics": ["harbour"]} for i in range(6)],
+    )
+    found = await ok(client, "recall", query="", topics=["harbour"], limit=5)
+    assert found["note"].startswith("6 match; the first 5 are shown")
+    assert "; 5 of the texts cut to about 4,000 characters" in found["note"]
+
+
 async def test_long_texts_are_cut_to_keep_the_answer_within_its_budget(client: Client) -> None:
     """Ten results of 5,000 characters made an answer of 50,000, past what clients pass a
     model: the longest texts are cut to one length, a short one stays whole, the note says

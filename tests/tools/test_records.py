@@ -820,3 +820,33 @@ async def test_a_where_whose_fields_no_type_holds_together_says_which_types_hold
         " type's fields"
     )
     assert together["results"] == [] and "note" not in together  # Invoice holds both
+
+
+async def test_a_listing_cut_at_its_limit_says_how_many_match(memory_client: Client) -> None:
+    # A listing has no relevance to put the best first: 150 matched, 100 came, and nothing
+    # said more matched.
+    with anyio.fail_after(120):
+        for start in range(0, 150, 50):
+            await ok(
+                memory_client,
+                "remember",
+                memories=[
+                    {"record": {"type": "Track", "fields": {"track_id": i}}}
+                    for i in range(start, start + 50)
+                ],
+            )
+        most = await ok(memory_client, "recall", query="", where={"@type": "Track"}, limit=100)
+        few = await ok(memory_client, "recall", query="", where={"@type": "Track"}, limit=10)
+        all_of = await ok(memory_client, "recall", query="", where={"track_id": {"<": 10}})
+        ranked = await ok(memory_client, "recall", query="track_id 7", where={"@type": "Track"})
+    assert len(most["results"]) == 100
+    assert most["note"] == (
+        "150 match; the first 100 are shown (order_by decides which): narrow the filter, or"
+        " list all with doxa recall --all"
+    )
+    assert few["note"] == (
+        "150 match; the first 10 are shown (order_by decides which): raise limit (up to 100),"
+        " narrow the filter, or list all with doxa recall --all"
+    )
+    assert len(all_of["results"]) == 10 and "note" not in all_of  # all that match
+    assert "note" not in ranked  # ranked by relevance: the best come first
