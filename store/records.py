@@ -56,9 +56,14 @@ _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: How ``where`` names a record's type: no field can be named so (``_FIELD_NAME``).
 TYPE = "@type"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: A date-time: any number of decimals of a second (more than 6 are refused: ``typed``), and
+#: a space may come before the offset (``10:00:00 +02:00``, as some libraries write one).
 _DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:?\d{2})?"
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.(?P<fraction>\d+))?)?"
+    r"((?P<space> )?([Zz]|[+-]\d{2}:?\d{2}))?"
 )
+#: The most decimals of a second a date-time keeps (a microsecond's).
+_MOST_DECIMALS = 6
 
 #: Normalises a number of any length this module lets through without rounding it.
 _EXACT = Context(prec=MAX_NUMBER + 2)
@@ -291,15 +296,21 @@ def loaded(kind: str, text: str, strict: bool = False) -> Value:
     return text
 
 
-def typed(value: object, field: str, kept: bool = False) -> tuple[str, Value]:
+def typed(
+    value: object, field: str, kept: bool = False, *, asked: bool = False
+) -> tuple[str, Value]:
     """Read one JSON value as (kind, typed value); ``kept``, a value the memory keeps already
     (an import reading a record back), whose text a JSON number beyond a float's range arrives
-    as stays that text, as it was kept before such numbers were refused.
+    as, or a date-time with more than 6 decimals of a second or a space before its offset,
+    stays that text, as it was kept before such numbers and date-times were refused or read;
+    ``asked`` (with ``kept``), a ``where``'s value, which finds such a text kept before, but
+    a date-time with a space before its offset as the date-time it is now.
 
     Raises:
         InvalidInput: naming ``field``: not a string, number or boolean, a number too large
             or not finite (also as the text a JSON number beyond a float's range arrives
-            as), a string too long, or a date-shaped string that is no date.
+            as), a string too long, a date-shaped string that is no date, or a date-time with
+            more decimals of a second than a microsecond's.
     """
     if isinstance(value, bool):
         return "boolean", value
@@ -342,9 +353,24 @@ def typed(value: object, field: str, kept: bool = False) -> tuple[str, Value]:
                 raise InvalidInput(
                     field, f"{text!r} is shaped as a date (YYYY-MM-DD) but names no day; give one"
                 ) from None
-        if _DATETIME.fullmatch(text):
+        shaped = _DATETIME.fullmatch(text)
+        if shaped:
+            decimals = len(shaped["fraction"] or "")
+            if kept and (decimals > _MOST_DECIMALS or (shaped["space"] and not asked)):
+                return "string", text  # kept so before such date-times were read
+            if decimals > _MOST_DECIMALS:
+                # Python would cut the digits past a microsecond, and the memory keeps a
+                # value exactly: kept as text, a date bound would silently miss it.
+                raise InvalidInput(
+                    field,
+                    f"{text!r} gives {decimals} decimals of a second; a date-time keeps at most"
+                    f" {_MOST_DECIMALS} (microseconds): round it to {_MOST_DECIMALS}",
+                )
+            iso = text
+            if shaped["space"]:  # ``fromisoformat`` reads it, but only on Python 3.11 on
+                iso = text[: shaped.start("space")] + text[shaped.end("space") :]
             try:
-                moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", text).replace("t", "T"))
+                moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", iso).replace("t", "T"))
             except ValueError:
                 raise InvalidInput(
                     field,
@@ -609,8 +635,8 @@ def parse_where(raw: object) -> list[WhereField]:
             )
         # Kept (``typed``): a text such as "1e400", which a memory may hold as text from
         # before such numbers were refused, is found as that text (an equality needs no
-        # number; a bound, below, does).
-        kind, typed_value = typed(value, path, kept=True)
+        # number; a bound, below, does); so is a date-time of 7 decimals of a second.
+        kind, typed_value = typed(value, path, kept=True, asked=True)
         wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
     return wanted
 

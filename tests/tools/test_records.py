@@ -850,3 +850,28 @@ async def test_a_listing_cut_at_its_limit_says_how_many_match(memory_client: Cli
     )
     assert len(all_of["results"]) == 10 and "note" not in all_of  # all that match
     assert "note" not in ranked  # ranked by relevance: the best come first
+
+
+async def test_date_times_of_other_writers_are_date_times_or_refused(client: Client) -> None:
+    # "2022-05-01T10:00:00 +02:00" and .NET's seven decimals were kept as strings, and a
+    # date bound silently missed them.
+    with anyio.fail_after(60):
+        spaced = await ok(
+            client,
+            "remember",
+            record={"type": "Event", "fields": {"when": "2022-05-01T10:00:00 +02:00"}},
+        )
+        refused = await error(
+            client,
+            "remember",
+            record={"type": "Event", "fields": {"when": "2022-05-01T10:00:00.1234567Z"}},
+        )
+        since = await where(client, when={">=": "2022-01-01"})
+        instant = await where(client, when="2022-05-01T08:00:00Z")
+        shown = await ok(client, "recall", query="", where={"@type": "Event"})
+    assert since == instant == {spaced["observation_id"]}
+    assert shown["results"][0]["record"]["fields"] == {"when": "2022-05-01T10:00:00+02:00"}
+    assert refused.endswith(
+        "record.fields.when '2022-05-01T10:00:00.1234567Z' gives 7 decimals of a second; a"
+        " date-time keeps at most 6 (microseconds): round it to 6"
+    )
