@@ -64,7 +64,7 @@ from doxa.store.errors import (
     StorageError,
 )
 from doxa.store.readers_writer import ReadersWriterLock
-from doxa.store.records import Record, comparable
+from doxa.store.records import Record, RecordField, value_node
 from doxa.store.values import from_naive_utc, to_naive_utc, utc_now
 
 log = logging.getLogger(__name__)
@@ -889,6 +889,18 @@ class Graph:
             " RETURN o.id, h.position, h.name, h.kind, h.value ORDER BY o.id, h.position"
         )
 
+    def field_links(self, ids: Sequence[str]) -> list[tuple[str, int, str, str, str, str]]:
+        """(observation id, position, field name, kind, value as text, the ``FieldValue``'s
+        key) of the fields of these records."""
+        return [
+            (r[0], int(r[1]), r[2], r[3], r[4], r[5])
+            for r in self._rows(
+                "UNWIND $ids AS i MATCH (o:Observation {id: i})-[h:HAS_FIELD]->(f:FieldValue)"
+                " RETURN o.id, h.position, h.name, h.kind, h.value, f.key",
+                {"ids": list(ids)},
+            )
+        ]
+
     def co_activations(self) -> list[tuple[str, str, int]]:
         """(observation, observation, count) for every pair accepted together."""
         return [
@@ -1621,9 +1633,8 @@ class GraphWriter:
         links: list[Row] = []
         for obs, record in records:
             for position, f in enumerate(record.fields):
-                cls, canonical = comparable(f.kind, f.value)[0]
-                key = f"{f.key}|{cls}|{canonical}"
-                values[key] = {"k": key, "f": f.key, "c": cls, "v": canonical}
+                key, field_key, cls, canonical = value_node(f)
+                values[key] = {"k": key, "f": field_key, "c": cls, "v": canonical}
                 links.append(
                     {"o": obs, "k": key, "p": position, "n": f.stored_name, "kind": f.kind,
                      "v": f.text()}
@@ -1638,6 +1649,45 @@ class GraphWriter:
             " WITH r, o, r.k AS key MATCH (f:FieldValue {key: key})"
             " CREATE (o)-[:HAS_FIELD {position: r.p, name: r.n, kind: r.kind, value: r.v}]->(f)",
             {"rows": links},
+        )
+
+    def move_fields(self, links: Sequence[tuple[str, int, str, str, str, str]]) -> None:
+        """Link record fields to the ``FieldValue`` their value is kept under now
+        (``records.value_node``: an earlier version keyed a string as given, not composed):
+        (observation id, position, field name, kind, value as text, the key it is linked to)
+        per field. Each link is made anew and the old one deleted (Kùzu 0.11.3 garbles STRING
+        values set on rows a checkpoint wrote), and a value no record holds any more goes."""
+        if not links:
+            return
+        nodes: dict[str, Row] = {}
+        moves: list[Row] = []
+        for obs, position, name, kind, value, old in links:
+            key, field_key, cls, canonical = value_node(RecordField.loaded(name, kind, value))
+            nodes[key] = {"k": key, "f": field_key, "c": cls, "v": canonical}
+            moves.append(
+                {"o": obs, "p": position, "n": name, "kind": kind, "v": value, "old": old, "k": key}
+            )
+        self._run(
+            "UNWIND $rows AS r WITH r, r.k AS key MERGE (f:FieldValue {key: key})"
+            " ON CREATE SET f.field = r.f, f.kind = r.c, f.value = r.v",
+            {"rows": list(nodes.values())},
+        )
+        self._run(
+            "UNWIND $rows AS r WITH r, r.o AS oid, r.old AS old"
+            " MATCH (o:Observation {id: oid})-[h:HAS_FIELD]->(f:FieldValue {key: old})"
+            " WHERE h.position = r.p DELETE h",
+            {"rows": moves},
+        )
+        self._run(
+            "UNWIND $rows AS r WITH r, r.o AS oid MATCH (o:Observation {id: oid})"
+            " WITH r, o, r.k AS key MATCH (f:FieldValue {key: key})"
+            " CREATE (o)-[:HAS_FIELD {position: r.p, name: r.n, kind: r.kind, value: r.v}]->(f)",
+            {"rows": moves},
+        )
+        self._run(
+            "UNWIND $keys AS k WITH k AS key MATCH (f:FieldValue {key: key})"
+            " WHERE NOT EXISTS { MATCH (f)<-[:HAS_FIELD]-(:Observation) } DELETE f",
+            {"keys": sorted({old for *_, old in links})},
         )
 
     def ensure_predicates(self, rows: Sequence[tuple[str, str]], at: datetime) -> None:

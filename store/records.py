@@ -15,9 +15,10 @@ field names are).
 
 Values are typed when read and compared by type: an integer and a decimal compare as
 numbers (``176`` is ``176.0``; decimals are exact, a JSON number is read through its shortest
-repr), strings exactly, booleans as booleans, ``"YYYY-MM-DD"`` strings as dates and ISO 8601
-date-times as instants. A number never matches the string ``"176"``. A date matches that
-day's dates and date-times (in UTC).
+repr), strings exactly but in either Unicode form of a letter (NFC: "Björk" typed, or pasted
+with a combining accent; the value is kept as given), booleans as booleans, ``"YYYY-MM-DD"``
+strings as dates and ISO 8601 date-times as instants. A number never matches the string
+``"176"``. A date matches that day's dates and date-times (in UTC).
 """
 
 from __future__ import annotations
@@ -140,12 +141,33 @@ class Record:
 
     def identity(self) -> str:
         """What makes two records the same for duplicate detection: the type and each
-        field's name, kind and exact value (``line`` reads 176 and "176" alike), fields in
-        name order (a JSON object's order means nothing), a list's values in theirs."""
+        field's name, kind and exact value (``line`` reads 176 and "176" alike; a string in
+        its composed Unicode form, as ``where`` compares it), fields in name order (a JSON
+        object's order means nothing), a list's values in theirs."""
         fields = sorted(self.fields, key=lambda f: (f.key, f.listed))  # stable: lists keep order
         return json.dumps(
-            [self.type, [[f.key, f.listed, f.kind, f.text()] for f in fields]],
+            [
+                self.type,
+                [
+                    [
+                        f.key,
+                        f.listed,
+                        f.kind,
+                        composed(f.text()) if f.kind == "string" else f.text(),
+                    ]
+                    for f in fields
+                ],
+            ],
             ensure_ascii=False,
+        )
+
+    def in_another_form(self) -> bool:
+        """Whether a string value is kept in another Unicode form than it is compared in
+        (``composed``): its duplicate key (``identity``) and ``FieldValue`` may be as an
+        earlier version, which compared strings as given, made them."""
+        return any(
+            f.kind == "string" and not unicodedata.is_normalized("NFC", f.text())
+            for f in self.fields
         )
 
     def shown_fields(self) -> dict[str, Any]:
@@ -172,6 +194,21 @@ class Record:
         for f in self.fields:
             for cls, canonical in comparable(f.kind, f.value):
                 yield f.key, cls, canonical
+
+
+def composed(text: str) -> str:
+    """A string as it is compared: in its composed Unicode form (NFC), so that "Björk" typed
+    and pasted with a combining accent are one value (they were two, and a where for one
+    missed the other)."""
+    return unicodedata.normalize("NFC", text)
+
+
+def value_node(f: RecordField) -> tuple[str, str, str, str]:
+    """The ``FieldValue`` a field's value is kept under, shared by every record holding it:
+    (key, field key, class, canonical), the key the other three joined by ``|``
+    (``comparable``'s first)."""
+    cls, canonical = comparable(f.kind, f.value)[0]
+    return f"{f.key}|{cls}|{canonical}", f.key, cls, canonical
 
 
 def type_key(type_name: str) -> tuple[str, str, str]:
@@ -222,7 +259,7 @@ def comparable(kind: str, value: Value) -> list[Key]:
         instant = value.astimezone(UTC)
         return [("instant", instant.isoformat()), ("day", instant.date().isoformat())]
     assert isinstance(value, str)
-    return [("string", value)]
+    return [("string", composed(value))]
 
 
 #: The classes values are compared under (``comparable``), as a ``FieldValue`` names them.
@@ -891,7 +928,7 @@ def query_pairs(
     string fields, matched case- and punctuation-insensitively (ranking is forgiving where
     ``where`` is exact).
     """
-    words = _words(query)
+    words = _words(composed(query))  # as ``loose`` reads a value
     spans = _field_spans(words, known_fields)
     found: list[tuple[str, list[Key], list[str]]] = []
     for n, (key, _, after) in enumerate(spans):
@@ -926,8 +963,9 @@ def _words(text: str) -> list[str]:
 
 def loose(value: str) -> str:
     """A string value as a query's words match it: its words (``_words``) casefolded, so
-    "Guns N' Roses" is named by guns n roses, "Hello, World" by hello world."""
-    return " ".join(_words(value)).casefold()
+    "Guns N' Roses" is named by guns n roses, "Hello, World" by hello world, in its composed
+    Unicode form (``composed``)."""
+    return " ".join(_words(composed(value))).casefold()
 
 
 #: A hyphen inside a query's word ("album-id"): no field name holds one, so it is read as

@@ -37,7 +37,7 @@ from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
-from doxa.store.records import Record, RecordField, type_name
+from doxa.store.records import Record, RecordField, type_name, value_node
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, micros, utc_now
 from doxa.store.working_memory import Entry, WorkingMemory
@@ -111,8 +111,9 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            computed, judged = load(working, graph)
+            computed, judged, recomposed = load(working, graph)
             refill(graph, computed)
+            refile_fields(graph, recomposed)
     finally:
         # Kùzu keeps every page the load read in its buffer pool (about 150 MB at 100k
         # memories) and never gives one back; the working memory holds what they held now.
@@ -150,7 +151,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
 
 def load(
     working: WorkingMemory, graph: Graph
-) -> tuple[dict[str, list[tuple[str, str]]], dict[str, JudgedQuery]]:
+) -> tuple[dict[str, list[tuple[str, str]]], dict[str, JudgedQuery], set[str]]:
     """Fill an empty working memory from the graph: observations (with their records),
     beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
     and impressions (the observations' vectors come from the index: ``repair``), and read
@@ -159,8 +160,9 @@ def load(
     Returns:
         What was computed again for observations a migration cleared it of, for the graph
         to keep (``refill``): per column, (id, value): ``event_times`` (migrations 3, 11,
-        12, 20, 21, 22) and records' ``text_key`` (13); and the judged recalls by id, learned
-        once the embedder is known to fit them (``learn_judged``).
+        12, 20, 21, 22) and records' ``text_key`` (13); the judged recalls by id, learned
+        once the embedder is known to fit them (``learn_judged``); and the ids of the records
+        kept in another Unicode form than they are compared in (``records_of``).
     """
     table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
@@ -179,9 +181,10 @@ def load(
     for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
         record = records.get(row["id"])
         if row["id"] in recomposed:
-            # Kept before types were composed: keyed as remember keys it now, so the same
-            # record told again is a repeat. At each start, never written back: Kùzu 0.11.3
-            # garbles a string set in place (``Graph.summarize``), and such records are few.
+            # Kept before types and string values were composed: keyed as remember keys it
+            # now, so the same record told again is a repeat. At each start, never written
+            # back: Kùzu 0.11.3 garbles a string set in place (``Graph.summarize``), and such
+            # records are few.
             row["text_key"] = memory_key(row["text"], records[row["id"]])
         entry = Entry(
             id=row["id"],
@@ -260,7 +263,7 @@ def load(
             query.recall.shown.append(seen)
             if judgement:
                 query.recall.judged[seen] = 1.0 if judgement == "accepted" else -1.0
-    return {"event_times": unread, "text_key": rekeyed}, judged
+    return {"event_times": unread, "text_key": rekeyed}, judged, recomposed
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,9 @@ def records_of(graph: Graph) -> tuple[dict[str, Record], set[str]]:
     """Every record the graph holds, by observation id, its fields typed again and its type
     as it is kept now (``records.type_name``: one remembered before types were normalised
     may be in another Unicode form, and is counted and shown as the same type); and the ids
-    of those whose type the graph keeps so."""
+    of those whose type the graph keeps so, or a string value in another Unicode form than
+    it is compared in (``Record.in_another_form``: kept as given, but keyed as given before
+    strings were compared composed)."""
     fields: dict[str, list[RecordField]] = {}
     for obs, _, field_name, kind, text in graph.record_fields():
         fields.setdefault(obs, []).append(RecordField.loaded(field_name, kind, text))
@@ -342,9 +347,26 @@ def records_of(graph: Graph) -> tuple[dict[str, Record], set[str]]:
     recomposed: set[str] = set()
     for obs, kind in graph.record_types():
         records[obs] = Record(type_name(kind), tuple(fields.get(obs, ())))
-        if records[obs].type != kind:
+        if records[obs].type != kind or records[obs].in_another_form():
             recomposed.add(obs)
     return records, recomposed
+
+
+def refile_fields(graph: Graph, recomposed: set[str]) -> None:
+    """Link the fields of records kept in another Unicode form (``records_of``) to the
+    ``FieldValue`` their value is compared under now, once (the next start finds them so):
+    an earlier version keyed a string as given, and "Björk" typed and pasted with a
+    combining accent were two values. A memory an import wrote is opened, and so refiled."""
+    if not recomposed:
+        return
+    moved = [
+        link
+        for link in graph.field_links(sorted(recomposed))
+        if value_node(RecordField.loaded(*link[2:5]))[0] != link[5]
+    ]
+    if moved:
+        graph.transact("keying field values as they are compared", lambda w: w.move_fields(moved))
+        log.info("linked %d record fields to their values as compared now", len(moved))
 
 
 def _event_times(

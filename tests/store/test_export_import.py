@@ -18,7 +18,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.listing import listing
-from doxa.store import Memory
+from doxa.store import Memory, records
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft, memory_key
 from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import MemoryStoreError, StorageError
@@ -1185,3 +1185,83 @@ def test_a_date_time_text_kept_as_a_string_before_imports_as_kept(tmp_path: Path
     assert {f.kind for f in found.record.fields} == {"string"}
     assert by_space == []  # asked now, it is a date-time: the string is another value
     assert dated == []
+
+
+#: A string value in either Unicode form, and a record holding it as a memory before strings
+#: were compared composed kept it: decomposed, and keyed (``FieldValue``, duplicate key) so.
+ZOE, ZOE_COMBINING = "Caf\u00e9 Zo\u00eb", "Cafe\u0301 Zoe\u0308"
+OLD_ZOE = {"type": "Person", "fields": {"pid": 1, "name": ZOE_COMBINING, "tags": ["Zoe\u0308"]}}
+
+
+def field_value_keys(memory: Memory) -> list[str]:
+    """Every ``FieldValue``'s key, and the key each ``HAS_FIELD`` links to, in the graph."""
+    nodes = memory.graph.read("MATCH (f:FieldValue) RETURN f.key")
+    links = memory.graph.read("MATCH ()-[:HAS_FIELD]->(f:FieldValue) RETURN f.key")
+    return [*sorted(r[0] for r in nodes), "->", *sorted(r[0] for r in links)]
+
+
+def remembered_as_before(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Remember ``OLD_ZOE`` in ``data_dir`` as a version that compared strings as given."""
+    with monkeypatch.context() as patched:
+        patched.setattr(records, "composed", lambda text: text)
+        memory = Memory.open(hash_settings(data_dir).store)
+        memory.warm_up()
+        try:
+            [told] = memory.remember([MemoryDraft(text=None, record=OLD_ZOE)])
+            assert "name|string|" + ZOE_COMBINING in field_value_keys(memory)
+        finally:
+            memory.close()
+    return told.observation_id
+
+
+def assert_keyed_as_compared_now(memory: Memory, told: str) -> None:
+    """``told`` (``OLD_ZOE``) is found, keyed and a duplicate as a record told now is."""
+    [found] = memory.recall("", where={"name": ZOE}).results
+    assert found.observation_id == told
+    assert found.record is not None and found.record.shown_fields() == OLD_ZOE["fields"]
+    assert [r.observation_id for r in memory.recall("", where={"tags": "Zo\u00eb"}).results] == [
+        told
+    ]
+    composed = {"type": "Person", "fields": {"pid": 1, "name": ZOE, "tags": ["Zo\u00eb"]}}
+    [again] = memory.remember([MemoryDraft(text=None, record=composed)])
+    assert again.duplicate_of == told
+    keys = ["name|string|" + ZOE, "pid|number|1", "tags|string|Zo\u00eb"]
+    assert field_value_keys(memory) == [*keys, "->", *keys]  # no value left behind
+
+
+def test_a_memory_keeping_string_values_decomposed_is_keyed_as_compared_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its FieldValue nodes were keyed by the decomposed form and its duplicate keys made so:
+    # the record told again composed was a second record, and a where missed it.
+    told = remembered_as_before(tmp_path / "a", monkeypatch)
+    memory = Memory.open(hash_settings(tmp_path / "a").store)
+    memory.warm_up()
+    try:
+        assert_keyed_as_compared_now(memory, told)
+    finally:
+        memory.close()
+    memory = Memory.open(hash_settings(tmp_path / "a").store)  # once: nothing moves again
+    memory.warm_up()
+    try:
+        [again] = memory.remember([MemoryDraft(text=None, record=OLD_ZOE)])
+        assert again.duplicate_of == told
+    finally:
+        memory.close()
+
+
+def test_an_export_keeping_string_values_decomposed_imports_keyed_as_compared_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told = remembered_as_before(tmp_path / "a", monkeypatch)
+    # Exported as that version did: opening the memory to export it would key it anew.
+    with monkeypatch.context() as patched:
+        patched.setattr(records, "composed", lambda text: text)
+        header = export(tmp_path / "a", tmp_path / "a.jsonl")
+    _, objects = lines(tmp_path / "a.jsonl")
+    assert any(o.get("key") == "name|string|" + ZOE_COMBINING for o in objects)
+    memory = imported_as_of(tmp_path, header["schema"], header, objects)
+    try:
+        assert_keyed_as_compared_now(memory, told)
+    finally:
+        memory.close()
