@@ -133,11 +133,10 @@ class Record:
     def is_in_words(self, text: str) -> bool:
         """Whether ``text`` is this record in words (``line``): the text remember writes when
         given none, as this version or one before types were composed wrote it (its type in
-        another Unicode form); such a text is no text of the memory's own."""
+        another Unicode form, or its words parted by other whitespace); such a text is no
+        text of the memory's own."""
         line = self.line()
-        return text == line or unicodedata.normalize("NFC", text) == unicodedata.normalize(
-            "NFC", line
-        )
+        return text == line or _spaced_composed(text) == _spaced_composed(line)
 
     def identity(self) -> str:
         """What makes two records the same for duplicate detection: the type and each
@@ -196,6 +195,11 @@ class Record:
                 yield f.key, cls, canonical
 
 
+def _spaced_composed(text: str) -> str:
+    """A text composed (NFC), its words parted by one space."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
 def composed(text: str) -> str:
     """A string as it is compared: in its composed Unicode form (NFC), so that "Björk" typed
     and pasted with a combining accent are one value (they were two, and a where for one
@@ -217,17 +221,19 @@ def type_key(type_name: str) -> tuple[str, str, str]:
     return TYPE, "type", type_name_key(type_name)
 
 
-def type_name_key(type_name: str) -> str:
+def type_name_key(given: str) -> str:
     """Record types match case-insensitively, as field names do, and in either Unicode form
-    of a letter ("Café" typed, or pasted with a combining accent: NFC), as predicates and
-    topics do; a memory may hold a type remembered before types were normalised."""
-    return unicodedata.normalize("NFC", type_name).casefold()
+    of a letter ("Café" typed, or pasted with a combining accent: NFC) and whatever runs of
+    whitespace part their words, as topics do; a memory may hold a type remembered before
+    types were normalised."""
+    return type_name(given).casefold()
 
 
 def type_name(given: str) -> str:
-    """A record type as it is kept: in its composed Unicode form (NFC), so that "Café" typed
-    and pasted with a combining accent are one type, shown as one."""
-    return unicodedata.normalize("NFC", given)
+    """A record type as it is kept: in its composed Unicode form (NFC), its words parted by
+    one space, so that "Café" typed and pasted with a combining accent, or "Widget  Pro" and
+    "Widget Pro", are one type, shown as one."""
+    return " ".join(unicodedata.normalize("NFC", given).split())
 
 
 def field_key(field_name: str) -> str:

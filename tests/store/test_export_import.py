@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -1265,3 +1266,40 @@ def test_an_export_keeping_string_values_decomposed_imports_keyed_as_compared_no
         assert_keyed_as_compared_now(memory, told)
     finally:
         memory.close()
+
+
+def test_a_record_type_kept_with_runs_of_whitespace_is_read_as_told_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A type kept before its words' whitespace was made one space ("Widget  Pro") was another
+    # type than "Widget Pro": where missed it, and the record told again was a second one.
+    told = {"type": "Widget  Pro", "fields": {"sku": 7}}
+    with monkeypatch.context() as patched:
+        patched.setattr(records, "type_name", lambda given: unicodedata.normalize("NFC", given))
+        memory = Memory.open(hash_settings(tmp_path / "a").store)
+        memory.warm_up()
+        try:
+            [first] = memory.remember([MemoryDraft(text=None, record=told)])
+            [kept] = memory.graph.read("MATCH (t:RecordType) RETURN t.name")
+            assert kept == ["Widget  Pro"]
+        finally:
+            memory.close()
+    header = export(tmp_path / "a", tmp_path / "a.jsonl")
+    _, objects = lines(tmp_path / "a.jsonl")
+    for data_dir, opened in ((tmp_path / "a", None), (tmp_path / "b", objects)):
+        memory = (
+            Memory.open(hash_settings(data_dir).store)
+            if opened is None
+            else imported_as_of(tmp_path, header["schema"], header, opened)
+        )
+        try:
+            memory.warm_up()
+            [found] = memory.recall("", where={"@type": "Widget Pro"}).results
+            [again] = memory.remember(
+                [MemoryDraft(text=None, record={"type": "Widget Pro", "fields": {"sku": 7}})]
+            )
+        finally:
+            memory.close()
+        assert found.observation_id == first.observation_id
+        assert found.record is not None and found.record.type == "Widget Pro"
+        assert again.duplicate_of == first.observation_id

@@ -919,3 +919,22 @@ async def test_a_string_value_is_one_in_either_unicode_form(memory_client: Clien
     # Kept as given: the record shows the form it was told in.
     assert ranked["results"][0]["record"]["fields"]["name"] == ZOE_COMBINING
     assert ranked["results"][0]["scores"]["field"] > 0  # the query names its value
+
+
+async def test_a_record_type_is_one_whatever_whitespace_parts_its_words(
+    memory_client: Client,
+) -> None:
+    # "Widget  Pro" and "Widget Pro" were two types: the same record told again was a second
+    # record, and a where for one missed the other.
+    with anyio.fail_after(60):
+        told = await ok(
+            memory_client, "remember", record={"type": "Widget  Pro", "fields": {"sku": 7}}
+        )
+        again = await ok(
+            memory_client, "remember", record={"type": "Widget Pro", "fields": {"sku": 7}}
+        )
+        found = await ok(memory_client, "recall", query="", where={"@type": "widget \t pro"})
+    assert again["duplicate_of"] == told["observation_id"]
+    [shown] = found["results"]
+    assert shown["observation_id"] == told["observation_id"]
+    assert shown["record"]["type"] == "Widget Pro"
