@@ -696,6 +696,8 @@ class Memory:
                         "nothing was recorded by known_at (when the memory learnt things, not"
                         " when they were observed); ask with a later known_at, or as_of"
                     )
+            if not results and note is None and asked.agent is not None:
+                note = _unknown_agent(working, asked.agent)
             if vector is None and matched > len(results):
                 note = _listing_cut(matched, asked.limit)
         recall_id = new_id("rec")
@@ -1397,6 +1399,25 @@ MAX_QUEUED_TEXTS = 2048
 _FREEZE_EVERY_ROWS = 5000
 #: The most conflicts one call describes (``count`` counts them all).
 MAX_CONFLICTS = 1000
+
+
+def _unknown_agent(working: WorkingMemory, agent: str) -> str | None:
+    """Why a recall of ``agent``'s beliefs found nothing when no such agent believes
+    anything (an agent cannot know its own name: "claude" found nothing, read as "nothing is
+    known"), with the names it may have meant; None when it does."""
+    rows = working.agent_rows.get(agent)
+    if rows is not None and len(rows):
+        return None
+    meant = known_names.alike(working, "agent", agent) or sorted(
+        a for a, held in working.agent_rows.items() if len(held)
+    )
+    if not meant:
+        return f"no agent {agent!r} believes anything: the memory is empty"
+    return (
+        f"no agent {agent!r} believes anything; agents: {', '.join(meant[:5])}"
+        + (" …" if len(meant) > 5 else "")
+        + " (or leave agent out)"
+    )
 
 
 def _judged_after(graph: Graph, at: str, embedder: str) -> int:

@@ -79,3 +79,21 @@ async def test_an_empty_query_without_any_filter_is_refused_naming_them(client: 
         blank = await error(client, "recall", query="", subject="  ")
     for text in (message, blank):
         assert "query" in text and "subject" in text and "episode" in text
+
+
+async def test_an_agent_that_believes_nothing_is_named_with_those_that_do(client: Client) -> None:
+    # An agent cannot know its own name: "claude" found nothing and no note, read as
+    # "nothing is known".
+    await ok(client, "remember", text="Maya's sister is Anna.", agent="claude-desktop")
+    await ok(client, "remember", text="Maya runs.", agent="cursor")
+    found = await ok(client, "recall", query="sister", agent="claude")
+    assert found["results"] == []
+    assert found["note"] == (
+        "no agent 'claude' believes anything; agents: claude-desktop (or leave agent out)"
+    )
+    other = await ok(client, "recall", query="sister", agent="zed")
+    assert other["note"] == (
+        "no agent 'zed' believes anything; agents: claude-desktop, cursor (or leave agent out)"
+    )
+    known = await ok(client, "recall", query="nothing like it", agent="cursor", limit=1)
+    assert "note" not in known
