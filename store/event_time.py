@@ -287,7 +287,12 @@ _PRESENT_PLAN = _lazy(
 # from (``_TOLD_OF``).
 _PROGRESSIVE = _lazy(
     r"\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
-    rf"\s+(?:(?:also|just|not|finally|now)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b",
+    rf"\s+(?:(?:also|just|not|finally|now)\s+)?(?!(?:{_NOT_PROGRESSIVE})\b)[a-z]+ing\b"
+    # A plan kept ("we're still meeting on Friday", "still on for Friday"); "I'm still
+    # thinking about the concert on 28 December" tells of one gone.
+    r"|\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
+    r"\s+still\s+(?:on\b|meeting|going|coming|seeing|visiting|flying|leaving|driving"
+    r"|travell?ing|hosting|having|doing|playing|getting\s+together)",
     re.IGNORECASE,
 )
 # Cues of a plan that tell of a finished event as often ("Dinner with Ana on 30 December: lovely

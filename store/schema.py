@@ -504,12 +504,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         27,
         "event times read again: days of a month told in no past tense, full stops of short"
-        " forms, habits of weekday mornings",
+        " forms, habits of weekday mornings, plans kept",
         (
             # "Maya has a check-in on 10 December", said on 3 December, was a year back, and so
             # was "her passport expires on 10 January"; "an appointment with Dr. Kim on Monday"
             # was the Monday gone ("Dr." ended the sentence and its plan); "runs on Tuesday
-            # mornings" was one Tuesday. Read again every text naming a month or a weekday.
+            # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone. Read
+            # again every text naming a month or a weekday.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),

@@ -1569,6 +1569,10 @@ THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
         (THURSDAY_3_DECEMBER, "Maya bought a coat on 10 December.", "2025-12-10"),
         (THURSDAY_3_DECEMBER, "Wedding photos from 10 December.", "2025-12-10"),
         (THURSDAY_3_DECEMBER, "The minutes of 10 December are in the drive.", "2025-12-10"),
+        # A plan kept is a plan; "still" of a thought is of a day gone.
+        (THURSDAY_3_DECEMBER, "We're still meeting on Saturday.", "2026-12-05"),
+        (THURSDAY_3_DECEMBER, "We're still on for Saturday.", "2026-12-05"),
+        (THURSDAY_3_DECEMBER, "I'm still thinking about the concert on Saturday.", "2026-11-28"),
     ],
 )
 def test_a_day_told_in_no_past_tense_is_the_nearer_and_short_forms_end_no_sentence(
