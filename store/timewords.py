@@ -104,6 +104,11 @@ _LOOKS_BACK = re.compile(
     r"\b(?:did|was|were|had|went|met|bought|ate|saw|got|made|took|paid|happened)\b",
     re.IGNORECASE,
 )
+# "later this week", "earlier this month": the part of "this week" after or before today.
+_LATER_OR_EARLIER = re.compile(r"\b(later|earlier)\s+(?:in\s+)?$", re.IGNORECASE)
+_LATER_OR_EARLIER_THIS = re.compile(
+    r"\b(?:later|earlier)\s+(?:in\s+)?this\s+(?:week|weekend|month|year)\b", re.IGNORECASE
+)
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
@@ -298,6 +303,7 @@ def relative_window(query: str, reference: datetime) -> Window | None:
 # The words that name days from the day they are said: in a note, another day than in the
 # question ("last Tuesday", but not "on Tuesday": a weekly habit may be told so).
 _FROM_TODAY = (
+    _LATER_OR_EARLIER_THIS,
     _AGO,
     _BESIDE_TODAY,
     _NEXT,
@@ -429,8 +435,32 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         if words in ("today", "tonight"):
             return day, day + timedelta(days=1)
         unit = words.split()[1]
-        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
         if words.startswith("this"):
-            return day - timedelta(days=span), day + timedelta(days=1)
+            later = _LATER_OR_EARLIER.search(query[max(0, match.start() - 20) : match.start()])
+            return _this(unit, day, later[1].casefold() if later else None)
+        span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
         return day - timedelta(days=2 * span), day
     return None
+
+
+def _this(unit: str, today: datetime, side: str | None) -> Window:
+    """The calendar week (Monday to Sunday), weekend, month or year holding ``today``; with
+    ``side`` "later" only from today on, with "earlier" only up to today (through it)."""
+    if unit == "week":
+        start = today - timedelta(days=today.weekday())
+        end = start + timedelta(days=7)
+    elif unit == "weekend":
+        # The Saturday and Sunday of this week (on a Sunday, yesterday and today), a day of
+        # slack each side as for any weekend.
+        saturday = today + timedelta(days=5 - today.weekday())
+        start, end = saturday - timedelta(days=1), saturday + timedelta(days=3)
+    elif unit == "month":
+        start, end = _month(today.year, today.month)
+    else:
+        start = datetime(today.year, 1, 1, tzinfo=UTC)
+        end = datetime(today.year + 1, 1, 1, tzinfo=UTC)
+    if side == "later" and today < end:
+        return max(start, today), end
+    if side == "earlier" and start <= today:
+        return start, min(end, today + timedelta(days=1))
+    return start, end

@@ -81,11 +81,12 @@ def day(year: int, month: int, d: int) -> datetime:
         ("Do you remember what I ate on Monday?", (day(2024, 6, 9), day(2024, 6, 12))),
         ("plans for today", (TODAY, day(2024, 6, 16))),
         ("Tonight's dinner", (TODAY, day(2024, 6, 16))),
-        ("this week", (TODAY - timedelta(days=7), day(2024, 6, 16))),
+        # the calendar week, Monday to Sunday, that holds today
+        ("this week", (day(2024, 6, 10), day(2024, 6, 17))),
         ("last week", (TODAY - timedelta(days=14), TODAY)),
         ("last   month", (TODAY - timedelta(days=62), TODAY)),
         ("the past weekend", (TODAY - timedelta(days=6), TODAY)),
-        ("this year", (TODAY - timedelta(days=366), day(2024, 6, 16))),
+        ("this year", (day(2024, 1, 1), day(2025, 1, 1))),
         (
             "3 days ago",
             (REFERENCE - timedelta(days=4), REFERENCE - timedelta(days=2)),
@@ -102,6 +103,37 @@ def day(year: int, month: int, d: int) -> datetime:
 )
 def test_time_words_name_a_window(query: str, window: tuple[datetime, datetime]) -> None:
     assert time_window(query, REFERENCE) == window
+
+
+# Sunday 6 and Wednesday 9 December 2026, in the afternoon.
+SUNDAY = datetime(2026, 12, 6, 15, tzinfo=UTC)
+WEDNESDAY = datetime(2026, 12, 9, 15, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "asked", "window"),
+    [
+        # Only looking back, "this weekend" asked on Wednesday was 6-10 December: Saturday
+        # 12 and Sunday 13 were never reached. Now the Saturday and Sunday of this week, a
+        # day's slack either side as for any weekend.
+        ("What are we doing this weekend?", WEDNESDAY, (day(2026, 12, 11), day(2026, 12, 15))),
+        # on a Sunday, yesterday and today
+        ("What did we do this weekend?", SUNDAY, (day(2026, 12, 4), day(2026, 12, 8))),
+        ("this week", WEDNESDAY, (day(2026, 12, 7), day(2026, 12, 14))),
+        ("this week", SUNDAY, (day(2026, 11, 30), day(2026, 12, 7))),
+        ("What do I have this month?", SUNDAY, (day(2026, 12, 1), day(2027, 1, 1))),
+        ("What else is on later this month?", SUNDAY, (day(2026, 12, 6), day(2027, 1, 1))),
+        ("What do I have later this week?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 14))),
+        ("Who did I meet earlier this week?", WEDNESDAY, (day(2026, 12, 7), day(2026, 12, 10))),
+        ("what did we buy earlier in this month", SUNDAY, (day(2026, 12, 1), day(2026, 12, 7))),
+        ("later this year", SUNDAY, (day(2026, 12, 6), day(2027, 1, 1))),
+        ("earlier this year", SUNDAY, (day(2026, 1, 1), day(2026, 12, 7))),
+    ],
+)
+def test_this_week_month_or_year_is_the_calendar_one(
+    query: str, asked: datetime, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window(query, asked) == window
 
 
 @pytest.mark.parametrize(
@@ -291,6 +323,7 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
         ("what did I fix three days ago", True, "what did I fix"),
         ("the talk last Tuesday", True, "the talk"),
         ("what happened this morning", True, "what happened"),
+        ("what is on later this week", True, "what is on"),
         # "on Tuesday" may be a weekly habit: its words stay
         ("what is on on Tuesday", True, None),
         # a time of its own: no window from today, though words from today are taken out

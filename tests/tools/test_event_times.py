@@ -263,3 +263,41 @@ async def test_days_from_today_stay_when_nothing_the_recall_may_return_is_placed
             explain=True,
         )
     assert [r["scores"].get("text", 0) > 0 for r in found["results"]] == [True, True]
+
+
+# Said on Monday 2 November 2026; asked on Sunday 6 or Wednesday 9 December.
+PLANS = {
+    "party": "Mia's birthday party is on 12 December.",
+    "dentist": "The dentist appointment is on 17 December at 10.",
+    "market": "We're going to the Christmas market on 9 December.",
+}
+
+
+async def _timed(client: Client, query: str, as_of: str) -> set[str]:
+    """The plans (by name) that ``query``, asked as of ``as_of``, gives a time score."""
+    names = {}
+    for name, text in PLANS.items():
+        note = await ok(client, "remember", text=text, observed_at="2026-11-02T10:00:00Z")
+        names[note["observation_id"]] = name
+    found = await ok(client, "recall", query=query, as_of=as_of, limit=3, explain=True)
+    return {names[r["observation_id"]] for r in found["results"] if r["scores"].get("time", 0)}
+
+
+@pytest.mark.parametrize(
+    ("query", "as_of", "timed"),
+    [
+        # Only looking back, "this weekend" asked on Wednesday 9 December was 6-10 December.
+        ("What are we doing this weekend?", "2026-12-09T15:00:00Z", {"party"}),
+        # and "later this month" asked on 6 December was 5 November to 7 December
+        (
+            "What do I have later this month?",
+            "2026-12-06T15:00:00Z",
+            {"party", "dentist", "market"},
+        ),
+    ],
+)
+async def test_this_weekend_or_month_reaches_the_days_to_come(
+    client: Client, query: str, as_of: str, timed: set[str]
+) -> None:
+    with anyio.fail_after(30):
+        assert await _timed(client, query, as_of) == timed
