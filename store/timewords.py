@@ -87,9 +87,47 @@ _BESIDE_TODAY = re.compile(
     r"\b(?:(?:the\s+)?day\s+(?P<side>before\s+yesterday|after\s+tomorrow)|tomorrow)\b",
     re.IGNORECASE,
 )
-# "next week", "next month", "next Friday": what comes after today.
+# "next week", "next month", "next Friday": what comes after today; "the coming week",
+# "this coming Friday", "the upcoming weekend" too (a week, month or year of them: one).
 _NEXT = re.compile(
-    rf"\bnext\s+(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
+    rf"\b(next|(?:(?:the|this)\s+)?upcoming|(?:the|this)\s+coming)\s+"
+    rf"(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b",
+    re.IGNORECASE,
+)
+# "the week after next", "the weekend after next": a week beyond next week.
+_AFTER_NEXT = re.compile(
+    rf"\b(week|weekend)\s+after\s+next\b(?!\s+(?:week|weekend|month|year"
+    rf"|{'|'.join(_WEEKDAY_NAMES)})\b)",
+    re.IGNORECASE,
+)
+# "in the next two weeks", "the next 7 days", "the coming days", "in the past two weeks",
+# "the last 10 days": a count of days from today, ahead or back; without a count only ahead
+# ("the coming weeks": a few). Not "the last two weeks of the trip".
+_COUNTS = {
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 5,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_SPAN_FROM_TODAY = re.compile(
+    r"\b(?P<side>next|coming|past|last)\s+(?:(?P<count>\d{1,3}|"
+    + "|".join(c.replace(" ", r"\s+") for c in _COUNTS)
+    + r")\s+(?P<unit>day|week|month|year)s?|(?P<units>day|week|month|year)s)\b(?!\s+of\b)",
+    re.IGNORECASE,
 )
 # A question that looks ahead: "on Friday" is the one to come ("what will we do on Friday",
 # "what do I have planned on Friday", "what's on Friday", "is anything happening on
@@ -304,6 +342,8 @@ def relative_window(query: str, reference: datetime) -> Window | None:
 # question ("last Tuesday", but not "on Tuesday": a weekly habit may be told so).
 _FROM_TODAY = (
     _LATER_OR_EARLIER_THIS,
+    re.compile(rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+)?{_SPAN_FROM_TODAY.pattern}", re.I),
+    re.compile(rf"\b(?:the\s+)?{_AFTER_NEXT.pattern}", re.I),
     _AGO,
     _BESIDE_TODAY,
     _NEXT,
@@ -398,9 +438,12 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         side = " ".join((match["side"] or "").casefold().split())
         shift = {"before yesterday": -2, "after tomorrow": 2}.get(side, 1)
         return today + timedelta(days=shift), today + timedelta(days=shift + 1)
+    window = _span_from_today(query, today)
+    if window is not None:
+        return window
     match = _NEXT.search(query)
     if match:
-        unit = match[1].casefold()
+        unit = match[2].casefold()
         if unit in _WEEKDAY_NAMES:
             ahead = (_WEEKDAY_NAMES.index(unit) - today.weekday()) % 7 or 7
             return _day(today + timedelta(days=ahead))
@@ -408,8 +451,11 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
             # The first Saturday and Sunday after today, a day of slack each side.
             saturday = today + timedelta(days=(5 - today.weekday()) % 7 or 7)
             return saturday - timedelta(days=1), saturday + timedelta(days=3)
-        # As "last week" reaches back two weeks, "next week" reaches two ahead.
         span = {"week": 7, "month": 31, "year": 366}[unit]
+        if not match[1].casefold().startswith("next"):
+            # "the coming week": the seven days from today.
+            return today, today + timedelta(days=span + 1)
+        # As "last week" reaches back two weeks, "next week" reaches two ahead.
         return today + timedelta(days=1), today + timedelta(days=2 * span + 1)
     match = _ASKED_WEEKDAY.search(query)
     if match:
@@ -464,3 +510,29 @@ def _this(unit: str, today: datetime, side: str | None) -> Window:
     if side == "earlier" and start <= today:
         return start, min(end, today + timedelta(days=1))
     return start, end
+
+
+def _span_from_today(query: str, today: datetime) -> Window | None:
+    """A count of days, weeks, months or years from ``today``, through today: "in the next
+    two weeks", "the last 10 days", "the coming days"; or the week (or weekend) after next."""
+    match = _AFTER_NEXT.search(query)
+    if match:
+        monday = today + timedelta(days=14 - today.weekday())
+        if match[1].casefold() == "week":
+            return monday, monday + timedelta(days=7)
+        # The weekend after next weekend (the first Saturday and Sunday after today).
+        saturday = today + timedelta(days=((5 - today.weekday()) % 7 or 7) + 7)
+        return saturday - timedelta(days=1), saturday + timedelta(days=3)
+    for match in _SPAN_FROM_TODAY.finditer(query):
+        side = match["side"].casefold()
+        ahead = side in ("next", "coming")
+        if match["count"] is None and not ahead:
+            continue  # "the last days of summer"
+        words = " ".join((match["count"] or "few").casefold().split())
+        count = _COUNTS.get(words) or int(words)
+        unit = (match["unit"] or match["units"]).casefold()
+        days = timedelta(days={"day": 1, "week": 7, "month": 31, "year": 366}[unit] * count)
+        if ahead:
+            return today, today + days + timedelta(days=1)
+        return today - days, today + timedelta(days=1)
+    return None

@@ -137,6 +137,46 @@ def test_this_week_month_or_year_is_the_calendar_one(
 
 
 @pytest.mark.parametrize(
+    ("query", "asked", "window"),
+    [
+        # Read as nothing before. Ahead: from today through the count's last day.
+        ("What do I have in the next two weeks?", SUNDAY, (day(2026, 12, 6), day(2026, 12, 21))),
+        ("anything on the next 7 days", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
+        ("What's on for the next few days?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 13))),
+        ("over the next couple of months", SUNDAY, (day(2026, 12, 6), day(2027, 2, 7))),
+        # without a count, a few
+        ("What is happening in the coming days?", SUNDAY, (day(2026, 12, 6), day(2026, 12, 10))),
+        # "the coming week": seven days ("next week" reaches two)
+        ("What do I have the coming week?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
+        ("plans for this coming week", SUNDAY, (day(2026, 12, 6), day(2026, 12, 14))),
+        ("the upcoming weekend", WEDNESDAY, (day(2026, 12, 11), day(2026, 12, 15))),
+        ("this coming Friday", SUNDAY, (day(2026, 12, 10), day(2026, 12, 13))),
+        # the calendar week after next week
+        ("What's on the week after next?", SUNDAY, (day(2026, 12, 14), day(2026, 12, 21))),
+        ("What's on the week after next?", WEDNESDAY, (day(2026, 12, 21), day(2026, 12, 28))),
+        ("the weekend after next", WEDNESDAY, (day(2026, 12, 18), day(2026, 12, 22))),
+        # "next Friday" is a day, not what follows "the week after"
+        ("the week after next Friday", WEDNESDAY, (day(2026, 12, 10), day(2026, 12, 13))),
+        # Back: from the count's first day through today.
+        (
+            "What did I buy in the past two weeks?",
+            WEDNESDAY,
+            (day(2026, 11, 25), day(2026, 12, 10)),
+        ),
+        ("who called me the last 10 days", SUNDAY, (day(2026, 11, 26), day(2026, 12, 7))),
+        ("the past few days", SUNDAY, (day(2026, 12, 3), day(2026, 12, 7))),
+        # not from today
+        ("the last two weeks of the trip", SUNDAY, None),
+        ("the last days of summer", SUNDAY, None),
+    ],
+)
+def test_a_count_of_days_from_today(
+    query: str, asked: datetime, window: tuple[datetime, datetime] | None
+) -> None:
+    assert time_window(query, asked) == window
+
+
+@pytest.mark.parametrize(
     ("query", "that_day"),
     [
         # Read as nothing before: a question about last Tuesday got no time credit.
@@ -324,6 +364,8 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
         ("the talk last Tuesday", True, "the talk"),
         ("what happened this morning", True, "what happened"),
         ("what is on later this week", True, "what is on"),
+        ("what do I have in the next two weeks", True, "what do I have"),
+        ("what is on the week after next", True, "what is on"),
         # "on Tuesday" may be a weekly habit: its words stay
         ("what is on on Tuesday", True, None),
         # a time of its own: no window from today, though words from today are taken out

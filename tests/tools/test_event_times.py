@@ -284,6 +284,21 @@ async def _timed(client: Client, query: str, as_of: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
+    ("query", "timed"),
+    [
+        ("What do I have in the next two weeks?", {"party", "dentist", "market"}),
+        ("What's on the week after next?", {"dentist"}),
+    ],
+)
+async def test_a_count_of_days_ahead_reaches_them(
+    client: Client, query: str, timed: set[str]
+) -> None:
+    # Asked on Sunday 6 December: such questions had no time at all.
+    with anyio.fail_after(30):
+        assert await _timed(client, query, "2026-12-06T15:00:00Z") == timed
+
+
+@pytest.mark.parametrize(
     ("query", "as_of", "timed"),
     [
         # Only looking back, "this weekend" asked on Wednesday 9 December was 6-10 December.
