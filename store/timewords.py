@@ -147,6 +147,16 @@ _LATER_OR_EARLIER = re.compile(r"\b(later|earlier)\s+(?:in\s+)?$", re.IGNORECASE
 _LATER_OR_EARLIER_THIS = re.compile(
     r"\b(?:later|earlier)\s+(?:in\s+)?this\s+(?:week|weekend|month|year)\b", re.IGNORECASE
 )
+# "on the 10th": a day of the month, not "on the 3rd floor" (only before an end, a mark or a
+# word that cannot be the ordinal's noun, as ``event_time`` reads it); "of next month" names
+# the month.
+_DAY_OF_MONTH = re.compile(
+    r"\bon\s+the\s+(?P<day>[12]?\d|3[01])(?:st|nd|rd|th)\b"
+    r"(?:\s+(?:of\s+)?(?P<which>this|next|last)\s+month\b)?"
+    r"(?=\s*(?:$|[^\w\s]|(?:and|after|at|when|so|but|with|because|which|where|too|as|i|we"
+    r"|you|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))",
+    re.IGNORECASE,
+)
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
@@ -441,6 +451,9 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
     window = _span_from_today(query, today)
     if window is not None:
         return window
+    match = _DAY_OF_MONTH.search(query)
+    if match:
+        return _day_of_month(match, query, today)
     match = _NEXT.search(query)
     if match:
         unit = match[2].casefold()
@@ -460,11 +473,7 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
     match = _ASKED_WEEKDAY.search(query)
     if match:
         weekday = _WEEKDAY_NAMES.index(match[2].casefold())
-        if (
-            match[1].casefold() == "on"
-            and _LOOKS_AHEAD.search(query)
-            and not _LOOKS_BACK.search(query)
-        ):
+        if match[1].casefold() == "on" and _looks_ahead(query):
             return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
         back = (today.weekday() - weekday) % 7
         if back == 0 and match[1].casefold() in ("last", "past", "previous"):
@@ -535,4 +544,33 @@ def _span_from_today(query: str, today: datetime) -> Window | None:
         if ahead:
             return today, today + days + timedelta(days=1)
         return today - days, today + timedelta(days=1)
+    return None
+
+
+def _looks_ahead(query: str) -> bool:
+    """Whether ``query`` asks of what is to come ("what will we do on Friday") and not of the
+    past ("what did we plan for Friday")."""
+    return _LOOKS_AHEAD.search(query) is not None and _LOOKS_BACK.search(query) is None
+
+
+def _day_of_month(match: re.Match[str], query: str, today: datetime) -> Window | None:
+    """The day "on the 10th" names, read as a weekday is: the first such day from today on
+    when the question looks ahead, else the latest up to today; in the month named, if one
+    is ("of next month")."""
+    wanted = int(match["day"])
+    which = (match["which"] or "").casefold()
+    if which:
+        shift = {"this": 0, "next": 1, "last": -1}[which]
+        year, month = divmod(today.year * 12 + today.month - 1 + shift, 12)
+        if wanted > monthrange(year, month + 1)[1]:
+            return None
+        return _day(datetime(year, month + 1, wanted, tzinfo=UTC))
+    step = 1 if _looks_ahead(query) else -1
+    for offset in range(3):  # every day of a month is in one of three months in a row
+        year, month = divmod(today.year * 12 + today.month - 1 + step * offset, 12)
+        if wanted > monthrange(year, month + 1)[1]:
+            continue
+        day = datetime(year, month + 1, wanted, tzinfo=UTC)
+        if (day >= today) if step > 0 else (day <= today):
+            return _day(day)
     return None

@@ -177,6 +177,31 @@ def test_a_count_of_days_from_today(
 
 
 @pytest.mark.parametrize(
+    ("query", "asked", "that_day"),
+    [
+        # Read as nothing before. Looking ahead, the first such day from today on ...
+        ("What do I have on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("What will we do on the 6th?", SUNDAY, day(2026, 12, 6)),
+        ("What do I have on the 2nd?", SUNDAY, day(2027, 1, 2)),
+        # ... else the latest up to today, as a weekday
+        ("What happened on the 10th?", SUNDAY, day(2026, 11, 10)),
+        ("What did we eat on the 2nd?", SUNDAY, day(2026, 12, 2)),
+        # a month without the day is passed over
+        ("Who did I meet on the 31st?", SUNDAY, day(2026, 10, 31)),
+        ("what is on on the 31st?", WEDNESDAY, day(2026, 12, 31)),
+        ("What do I have on the 10th of next month?", SUNDAY, day(2027, 1, 10)),
+    ],
+)
+def test_a_day_of_the_month_is_read_as_a_weekday(
+    query: str, asked: datetime, that_day: datetime
+) -> None:
+    assert time_window(query, asked) == (
+        that_day - timedelta(days=1),
+        that_day + timedelta(days=2),
+    )
+
+
+@pytest.mark.parametrize(
     ("query", "that_day"),
     [
         # Read as nothing before: a question about last Tuesday got no time credit.
@@ -210,6 +235,8 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         "a summer dress",
         "Tuesday meeting notes",
         "I sat on Sun Street",
+        "I live on the 3rd floor",
+        "she won on the 2nd try",
         "",
     ],
 )

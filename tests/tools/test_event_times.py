@@ -288,12 +288,14 @@ async def _timed(client: Client, query: str, as_of: str) -> set[str]:
     [
         ("What do I have in the next two weeks?", {"party", "dentist", "market"}),
         ("What's on the week after next?", {"dentist"}),
+        # a day of the month: the first one from today on, as the question looks ahead
+        ("What do I have on the 12th?", {"party"}),
     ],
 )
-async def test_a_count_of_days_ahead_reaches_them(
+async def test_the_days_to_come_asked_reach_what_happens_then(
     client: Client, query: str, timed: set[str]
 ) -> None:
-    # Asked on Sunday 6 December: such questions had no time at all.
+    # Asked on Sunday 6 December: such questions named no time at all.
     with anyio.fail_after(30):
         assert await _timed(client, query, "2026-12-06T15:00:00Z") == timed
 
