@@ -176,6 +176,14 @@ def _latest_year(month: int, reference: datetime) -> int:
     return reference.year if month <= reference.month else reference.year - 1
 
 
+def _next_year(month: int, day: int | None, reference: datetime) -> int:
+    """The year of the first such month (or day of it) from ``reference``'s on: a month said
+    without its year by a question that looks ahead."""
+    if (month, day or 0) < (reference.month, reference.day if day else 0):
+        return reference.year + 1
+    return reference.year
+
+
 def _day(day: datetime) -> Window:
     # A day named in words is taken with a day's slack either side: the observation may be
     # stamped in another time zone, or at the end of the evening before.
@@ -412,7 +420,14 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
         ):
             continue
         month = MONTHS[word]
-        year = int(year_text) if year_text else _latest_year(month, reference)
+        if year_text:
+            year = int(year_text)
+        elif _looks_ahead(query):
+            # "What do I have in January?" asked in December: the one to come (the latest was
+            # eleven months gone); "on 3 January" too, unless it is today.
+            year = _next_year(month, int(day_text) if day_text else None, reference)
+        else:
+            year = _latest_year(month, reference)
         if day_text:
             try:
                 return _day(datetime(year, month, int(day_text), tzinfo=UTC))

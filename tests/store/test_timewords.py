@@ -202,6 +202,30 @@ def test_a_day_of_the_month_is_read_as_a_weekday(
 
 
 @pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        # A question that looks ahead: the first such month from this one on (January
+        # asked in December was eleven months gone) ...
+        ("What do I have in January?", (day(2027, 1, 1), day(2027, 2, 1))),
+        ("What will we do in May?", (day(2027, 5, 1), day(2027, 6, 1))),
+        ("What is happening in December?", (day(2026, 12, 1), day(2027, 1, 1))),
+        # ... the first such day from today on
+        ("What do I have on 3 January?", (day(2027, 1, 2), day(2027, 1, 5))),
+        ("What is on on 6 December?", (day(2026, 12, 5), day(2026, 12, 8))),
+        # else the latest one, as before (LoCoMo asks "in May" of the past)
+        ("What did we do in January?", (day(2026, 1, 1), day(2026, 2, 1))),
+        ("What did we plan for January?", (day(2026, 1, 1), day(2026, 2, 1))),
+        ("the trip in May", (day(2026, 5, 1), day(2026, 6, 1))),
+        ("What do I have in January 2026?", (day(2026, 1, 1), day(2026, 2, 1))),
+    ],
+)
+def test_a_month_asked_ahead_is_the_one_to_come(
+    query: str, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window(query, SUNDAY) == window
+
+
+@pytest.mark.parametrize(
     ("query", "that_day"),
     [
         # Read as nothing before: a question about last Tuesday got no time credit.

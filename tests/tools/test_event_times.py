@@ -270,6 +270,7 @@ PLANS = {
     "party": "Mia's birthday party is on 12 December.",
     "dentist": "The dentist appointment is on 17 December at 10.",
     "market": "We're going to the Christmas market on 9 December.",
+    "skiing": "The ski trip to Austria is on 8 January.",
 }
 
 
@@ -279,7 +280,7 @@ async def _timed(client: Client, query: str, as_of: str) -> set[str]:
     for name, text in PLANS.items():
         note = await ok(client, "remember", text=text, observed_at="2026-11-02T10:00:00Z")
         names[note["observation_id"]] = name
-    found = await ok(client, "recall", query=query, as_of=as_of, limit=3, explain=True)
+    found = await ok(client, "recall", query=query, as_of=as_of, limit=len(PLANS), explain=True)
     return {names[r["observation_id"]] for r in found["results"] if r["scores"].get("time", 0)}
 
 
@@ -290,6 +291,8 @@ async def _timed(client: Client, query: str, as_of: str) -> set[str]:
         ("What's on the week after next?", {"dentist"}),
         # a day of the month: the first one from today on, as the question looks ahead
         ("What do I have on the 12th?", {"party"}),
+        # a month without its year: the one to come (it was January 2026)
+        ("What do I have in January?", {"skiing"}),
     ],
 )
 async def test_the_days_to_come_asked_reach_what_happens_then(
