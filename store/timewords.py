@@ -490,6 +490,10 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         weekday = _WEEKDAY_NAMES.index(match[2].casefold())
         if match[1].casefold() == "on" and _looks_ahead(query):
             return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
+        if match[1].casefold() == "this":
+            # The one of this week, Monday to Sunday, as "this weekend" ("What's on this
+            # Saturday?" asked on a Wednesday read the Saturday gone).
+            return _day(today + timedelta(days=weekday - today.weekday()))
         back = (today.weekday() - weekday) % 7
         if back == 0 and match[1].casefold() in ("last", "past", "previous"):
             back = 7

@@ -245,6 +245,24 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
 
 
 @pytest.mark.parametrize(
+    ("query", "that_day"),
+    [
+        # Wednesday 12 June 2024: this week's Saturday is ahead (it read the one gone),
+        # its Monday gone.
+        ("What's on this Saturday?", day(2024, 6, 15)),
+        ("Who did I meet this Monday?", day(2024, 6, 10)),
+        ("What do we have this Wednesday?", day(2024, 6, 12)),
+    ],
+)
+def test_this_weekday_is_the_one_of_this_week(query: str, that_day: datetime) -> None:
+    wednesday = datetime(2024, 6, 12, 9, tzinfo=UTC)
+    assert time_window(query, wednesday) == (
+        that_day - timedelta(days=1),
+        that_day + timedelta(days=2),
+    )
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "where does Alice live",
