@@ -135,7 +135,9 @@ _SPAN_FROM_TODAY = re.compile(
 # Friday": a bare "is" or "what's" reads ahead no question of the past).
 _LOOKS_AHEAD = re.compile(
     r"\b(?:will|going\s+to|gonna|shall|plann(?:ed|ing)|scheduled|booked|upcoming"
-    r"|coming\s+up|do\s+(?:i|we)\s+have|happening|(?:what|who)(?:['\u2019]s|\s+is)\s+on)\b",
+    r"|coming\s+up|do\s+(?:i|we)\s+have|happening|(?:what|who)(?:['\u2019]s|\s+is)\s+on"
+    # The present progressive asks of plans: "what are we doing in January?"
+    r"|(?:am\s+i|are\s+(?:we|you|they))\s+(?!(?:still|not)\b)\w+ing)\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(

@@ -209,11 +209,13 @@ def test_a_day_of_the_month_is_read_as_a_weekday(
         ("What do I have in January?", (day(2027, 1, 1), day(2027, 2, 1))),
         ("What will we do in May?", (day(2027, 5, 1), day(2027, 6, 1))),
         ("What is happening in December?", (day(2026, 12, 1), day(2027, 1, 1))),
+        ("What are we doing in January?", (day(2027, 1, 1), day(2027, 2, 1))),
         # ... the first such day from today on
         ("What do I have on 3 January?", (day(2027, 1, 2), day(2027, 1, 5))),
         ("What is on on 6 December?", (day(2026, 12, 5), day(2026, 12, 8))),
         # else the latest one, as before (LoCoMo asks "in May" of the past)
         ("What did we do in January?", (day(2026, 1, 1), day(2026, 2, 1))),
+        ("What was I doing in January?", (day(2026, 1, 1), day(2026, 2, 1))),
         ("What did we plan for January?", (day(2026, 1, 1), day(2026, 2, 1))),
         ("the trip in May", (day(2026, 5, 1), day(2026, 6, 1))),
         ("What do I have in January 2026?", (day(2026, 1, 1), day(2026, 2, 1))),
@@ -250,6 +252,7 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         # Wednesday 12 June 2024: this week's Saturday is ahead (it read the one gone),
         # its Monday gone.
         ("What's on this Saturday?", day(2024, 6, 15)),
+        ("What are we doing on Saturday?", day(2024, 6, 15)),
         ("Who did I meet this Monday?", day(2024, 6, 10)),
         ("What do we have this Wednesday?", day(2024, 6, 12)),
     ],
