@@ -1592,10 +1592,10 @@ def _listing_cut(matched: int, limit: int) -> str:
     """What a listing cut at ``limit`` says: it has no relevance to put the best first, so
     what it left out may be what was wanted (150 rows matched, 100 came, and nothing said
     so)."""
-    more = f"raise limit (up to {MAX_LIMIT}), " if limit < MAX_LIMIT else ""
+    more = f"raise limit (up to {MAX_LIMIT}) or " if limit < MAX_LIMIT else ""
     return (
         f"{matched} match; the first {limit} are shown (order_by decides which): {more}narrow"
-        " the filter, or list all with doxa recall --all"
+        " the filter to see the rest"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -75,21 +76,20 @@ class RecallResult(BaseModel):
 #: Characters of text one answer holds at most (about 5,000 tokens): ten results of 10,000
 #: characters each made 100,000, past what clients pass a model (Claude Code: 25,000 tokens).
 TEXT_BUDGET = 20_000
-#: No text is cut shorter than this, however many results share the budget.
-LEAST_CUT = 400
 
 
 def within_budget(
     items: list[RecalledItem], budget: int = TEXT_BUDGET
 ) -> tuple[list[RecalledItem], str | None]:
     """``items`` with their longest texts cut, each to one length, so that all their texts
-    add up to ``budget`` characters at most (no text below ``LEAST_CUT``), and a note of
-    what was cut; ``items`` and None when they fit."""
+    add up to ``budget`` characters at most, and a note of what was cut; ``items`` and None
+    when they fit."""
     lengths = [len(item.text) for item in items]
     if sum(lengths) <= budget:
         return items, None
     # The most every text may keep: the short ones keep all theirs, the rest share the
-    # remainder evenly (the cut ones end up alike in length).
+    # remainder evenly (the cut ones end up alike in length; at least 200 characters each,
+    # a hundred results at most).
     left, cap = budget, budget
     for k, length in enumerate(sorted(lengths)):
         share = left // (len(lengths) - k)
@@ -97,7 +97,6 @@ def within_budget(
             cap = share
             break
         left -= length
-    cap = max(cap, LEAST_CUT)
     cut = 0
     kept: list[RecalledItem] = []
     for item in items:
@@ -113,11 +112,17 @@ def within_budget(
 
 
 def _cut(text: str, most: int) -> str:
-    """``text`` to at most ``most`` characters, ending in "…", at a word's end when one is
-    near."""
-    head = text[: most - 1]
-    space = head.rfind(" ", most * 4 // 5)
-    return (head[:space] if space > 0 else head).rstrip() + "…"
+    """``text`` to at most ``most`` characters, ending in "…": at a word's end when one is
+    near, never inside a letter and its accents."""
+    end = most - 1
+    while end > 0 and (unicodedata.combining(text[end]) or text[end] == "\u200d"):
+        end -= 1  # the character at ``end`` would be cut from the one it marks or joins
+    head = text[:end]
+    space = head.rfind(" ", end * 4 // 5)
+    if space > 0:
+        words = head[:space].rstrip()
+        head = words if len(words) >= end // 2 else head
+    return head + "…"
 
 
 def record_out(record: Record | None) -> RecordOut | None:

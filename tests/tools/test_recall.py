@@ -673,6 +673,24 @@ async def test_long_texts_are_cut_to_keep_the_answer_within_its_budget(client: C
     assert cited["observation"]["text"] in longs
 
 
+def test_the_budget_holds_for_a_hundred_long_texts_and_cuts_end_cleanly() -> None:
+    from doxa.tools.recall import RecalledItem, within_budget
+
+    def item(text: str) -> RecalledItem:
+        return RecalledItem(observation_id="obs_1", text=text, confidence="1", observed_at="")
+
+    # A hundred texts of 32,000 characters: 200 each (the budget held; it came to 40,000).
+    kept, note = within_budget([item("word " * 6_400) for _ in range(100)])
+    assert sum(len(i.text) for i in kept) <= 20_000 and note is not None
+    assert note.startswith("100 of the texts cut to about 200 characters")
+    # A run of spaces near the cut does not eat the text; an accent stays with its letter.
+    [spaced], _ = within_budget([item("a" + " " * 29_998 + "b")])
+    assert len(spaced.text) == 20_000 and spaced.text.endswith("…")
+    accents = "e\u0301" * 15_000
+    [accented], _ = within_budget([item(accents)])
+    assert accented.text[-2] == "\u0301" and accented.text.endswith("…")
+
+
 async def test_an_answer_within_its_budget_is_whole(client: Client) -> None:
     texts = [f"Note {i}: " + "tide " * 300 for i in range(6)]  # 6 x 1,508 characters
     await ok(client, "remember", memories=[{"text": t.strip()} for t in texts])

@@ -841,12 +841,12 @@ async def test_a_listing_cut_at_its_limit_says_how_many_match(memory_client: Cli
         ranked = await ok(memory_client, "recall", query="track_id 7", where={"@type": "Track"})
     assert len(most["results"]) == 100
     assert most["note"] == (
-        "150 match; the first 100 are shown (order_by decides which): narrow the filter, or"
-        " list all with doxa recall --all"
+        "150 match; the first 100 are shown (order_by decides which): narrow the filter to"
+        " see the rest"
     )
     assert few["note"] == (
-        "150 match; the first 10 are shown (order_by decides which): raise limit (up to 100),"
-        " narrow the filter, or list all with doxa recall --all"
+        "150 match; the first 10 are shown (order_by decides which): raise limit (up to 100)"
+        " or narrow the filter to see the rest"
     )
     assert len(all_of["results"]) == 10 and "note" not in all_of  # all that match
     assert "note" not in ranked  # ranked by relevance: the best come first
