@@ -216,15 +216,18 @@ _PAST = _lazy(
     r"\b(?:was|were|did|didn['\u2019]?t|had|went|came|saw|got|made|took|gave|told|said|met|found"
     r"|left|felt|thought|bought|brought|ran|began|wrote|spent|won(?!['\u2019])|lost|ate|drank"
     r"|knew|heard|kept|held|paid|sent|built|taught|caught|sold|slept|drove|flew|rode|swam"
+    # Irregular pasts that name nothing else ("Maya broke her arm on 20 August"; not "a bit",
+    # "a flu shot", "Rose", "Drew", "I'm stuck").
+    r"|broke|became|quit|hurt|fell|forgot|forgave|chose|threw|stole|grew|hid|led|lent|sang"
+    r"|sank|shook|stood|struck|swore|tore|wore|woke|fought|sought|bent|dug|fled|froze|rang"
+    r"|spun|swept|swung|understood|wept|withdrew|overslept|born"
     r"|ago|yesterday)\b"
     rf"|\b(?!(?:{_ED_ADJECTIVES})\b)\w+[^e\W]ed\b",
     re.IGNORECASE,
 )
 _HABITUAL = _lazy(
     r"\b(?:always|usually|every|often|each|typically|generally|normally|whenever|sometimes"
-    r"|tends?\s+to|most\s+years)\b"
-    # "Maya goes running on Tuesday and Thursday mornings": every such morning, no one day.
-    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:mornings|afternoons|evenings|nights)\b",
+    r"|tends?\s+to|most\s+years)\b",
     re.IGNORECASE,
 )
 # What one has or there is on a day that is an event to come, not a thing ("I have a
@@ -295,6 +298,14 @@ _PROGRESSIVE = _lazy(
     r"|travell?ing|hosting|having|doing|playing|getting\s+together)",
     re.IGNORECASE,
 )
+# A weekday's mornings or evenings, after it or after a second one ("Maya runs on Tuesday and
+# Thursday mornings"): every such morning, no one day (of that weekday alone: "I met Maya on
+# Tuesday and she swims on Thursday mornings" met her on a Tuesday).
+_PARTS_OF_DAYS = _lazy(
+    r"(?:\s*(?:,|and|or|&)\s*(?:mon|tues|wednes|thurs|fri|satur|sun)day)*"
+    r"\s+(?:mornings|afternoons|evenings|nights)\b",
+    re.IGNORECASE,
+)
 # Cues of a plan that tell of a finished event as often ("Dinner with Ana on 30 December: lovely
 # evening"): a day of a month they name is the nearer of the one gone and the one to come
 # (``_day_direction``), and none said of a thing it comes from (``_TOLD_OF``) is a plan's.
@@ -317,6 +328,15 @@ _ARRANGED = _lazy(
     r"|registered)\b",
     re.IGNORECASE,
 )
+# What is to be done or comes: a record of a day it names is still to be sent, written, met.
+_DUE = _lazy(
+    r"\b(?:(?:is|are)\s+due|due\s+(?:on|by|date)|deadline|remind(?:er)?|send|submit"
+    r"|finish|write|prepare|needs?\s+to|has\s+to"
+    r"|have\s+to|must|will|going\s+to|shall)\b",
+    re.IGNORECASE,
+)
+#: How far ahead a day of a month told with no cue of a plan nor a past tense may be read.
+_NO_CUE_AHEAD = timedelta(days=92)
 # A day said of a thing something comes from: "recovering from the party on 31 December", "the
 # photos from the reunion on 28 December" (what the sentence's verb does is not on that day).
 _TOLD_OF = _lazy(
@@ -356,23 +376,36 @@ _DATE_CUE_BEFORE = _lazy(
 _SENTENCE_MARKS = ".!?;\n"
 _SENTENCE_BREAK = _lazy(r"[.!?;\n]")
 #: A full stop that ends no sentence: inside a word or a number ("10.30", "a.m", "v2.1"), or
-#: after a title, an initial or a short form ("Dr. Kim", "J. Smith", "10 a.m. on Tuesday",
-#: "i.e."). Read as an end, "an appointment with Dr. Kim on Monday" lost its plan's words
-#: ("has an appointment"), and Monday was the one gone.
-_NO_END = _lazy(
-    r"(?:^|(?<=[\s(\[\"']))(?:dr|mr|mrs|ms|mx|st|prof|jr|sr|rev|gen|col|capt|lt|sgt|mt|ave|rd"
-    r"|vs|approx|appt|dept|tel|ext|ref|fig|vol|cf|a\.m|p\.m|e\.g|i\.e|[a-z])$",
+#: after a title ("Dr. Kim"). Read as an end, "an appointment with Dr. Kim on Monday" lost
+#: its plan's words ("has an appointment"), and Monday was the one gone.
+_TITLE = _lazy(
+    r"(?:^|(?<=[\s(\[\"']))(?:dr|mr|mrs|ms|mx|st|prof|rev|gen|col|capt|lt|sgt|mt)$",
+    re.IGNORECASE,
+)
+#: ... and a short form, when the sentence goes on in lower case or a digit ("10 a.m. on
+#: Tuesday"; "at 10 a.m. I have a dentist appointment" is two sentences).
+_SHORT_FORM = _lazy(
+    r"(?:^|(?<=[\s(\[\"']))(?:jr|sr|ave|rd|vs|approx|appt|dept|tel|ext|ref|fig|vol|cf|a\.m"
+    r"|p\.m|e\.g|i\.e)$",
     re.IGNORECASE,
 )
 
 
 def _ends(text: str, at: int) -> bool:
-    """Whether the mark at ``at`` ends a sentence (a full stop may not: ``_NO_END``)."""
+    """Whether the mark at ``at`` ends a sentence (a full stop may not: inside a word or a
+    number, after a title, or after a short form the sentence goes on from)."""
     if text[at] != ".":
         return True
-    if at + 1 < len(text) and not text[at + 1].isspace():
+    after = text[at + 1 : at + 2]
+    if after and not after.isspace():
+        return not after.isalnum()  # '."' and '.)' end one
+    before = text[max(0, at - 8) : at]
+    if _TITLE.search(before):
         return False
-    return not _NO_END.search(text[max(0, at - 8) : at])
+    if _SHORT_FORM.search(before):
+        goes_on = text[at + 1 :].lstrip()[:1]
+        return not (goes_on.islower() or goes_on.isdigit())
+    return True
 
 
 # How far back a cue or blocker word is looked for.
@@ -565,7 +598,19 @@ class _Context:
         """The day is of a thing booked (``_ARRANGED``), not of the booking."""
         return self._says(match, "arranged", lambda s: bool(_ARRANGED.search(s)))
 
+    def past_besides_arranging(self, match: re.Match[str]) -> bool:
+        """A past tense other than the booking's ("we arranged it and the party was on …")."""
+        return self._says(
+            match, "past besides", lambda s: bool(_PAST.search(_ARRANGED.sub(" ", s)))
+        )
+
+    def due(self, match: re.Match[str]) -> bool:
+        """A cue of what is to be done (``_DUE``): "the report of 10 December is due"."""
+        return self._says(match, "due", lambda s: bool(_DUE.search(s)))
+
     def habitual(self, match: re.Match[str]) -> bool:
+        if _PARTS_OF_DAYS.match(self.text, match.end()):
+            return True
         return self._says(match, "habitual", lambda s: bool(_HABITUAL.search(s)))
 
     def told_past(self, match: re.Match[str]) -> bool:
@@ -731,16 +776,20 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     mode = _direction(match, ctx)
     if mode != "past" or date.day is None or date.month is None:
         return mode
-    if ctx.told_of(match):
+    if ctx.told_of(match) and not ctx.due(match):
         return mode
-    plan = ctx.plans(match)
-    if ctx.arranged(match):
-        plan = True
-    elif ctx.told_past(match) if plan else ctx.past(match):
+    arranged = ctx.arranged(match)
+    plan = arranged or ctx.plans(match)
+    if arranged or not plan:
+        # Booked: the day is the thing's, unless a past tense of something else tells of it
+        # ("the party was on 10 December"); no plan: only with no past tense at all.
+        if ctx.past_besides_arranging(match) if arranged else ctx.past(match):
+            return mode
+    elif ctx.told_past(match):
         return mode
     today = ctx.today
     later = (date.month, date.day) > (today.month, today.day)
-    if later and plan and ctx.firm_plan(match):
+    if later and plan and not arranged and ctx.firm_plan(match):
         return "future"
     try:
         # The day gone and the one to come, of this year and the one before or after.
@@ -751,7 +800,11 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
         return mode
     # A plan's day gone this year is next year's when that is nearer; a weak cue's day
     # (``_WEAK_PLAN``) is whichever is nearer ("I'm still thinking about the concert on 28
-    # December", said on 3 January, was not the December to come).
+    # December", said on 3 January, was not the December to come). Told with no cue of a
+    # plan, only a day within a season ahead: a past tense not known as one ("Maya fell
+    # on 20 August", said in March) tells of one gone.
+    if not plan and ahead - today > _NO_CUE_AHEAD:
+        return mode
     return "future" if ahead - today < today - gone else mode
 
 

@@ -1400,9 +1400,10 @@ def test_days_out_of_order_are_no_span() -> None:
         ),
         (
             "A flat in Lisbon from 1 to 30 September.",
-            [day(2023, 9, 1)],
-            "2023-09-01/2023-09-30",
+            [day(2024, 9, 1)],
             "2024-09-01/2024-09-30",
+            # told with no cue of a plan, a day more than a season ahead is not read ahead
+            "2023-09-01/2023-09-30",
         ),
         # a day the fact does not state is read as the words alone; so is "last June"
         ("Back home in Berlin from 12 December.", [day(2024, 12, 11)], "2023-12-12", "2023-12-12"),
@@ -1552,7 +1553,13 @@ THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
             "2026-12-07",
         ),
         (FRIDAY_4, "A call with the bank at 10 a.m. on Tuesday.", "2026-12-08"),
-        (FRIDAY_4, "I'm meeting J. Smith on Friday.", "2026-12-11"),
+        (FRIDAY_4, "I met Anna at 10 a.m. I have a dentist appointment on Friday.", "2026-12-11"),
+        (
+            THURSDAY_3_DECEMBER,
+            'Maya said "we went to Rome." She has an exam on Friday.',
+            "2026-12-04",
+        ),
+        (THURSDAY_3_DECEMBER, "I got a B. The exam is on Friday.", "2026-12-04"),
         (THURSDAY_3_DECEMBER, "A call at 10.30 on 10 December.", "2026-12-10"),
         (THURSDAY_3_DECEMBER, "Oh no. We went hiking on Saturday.", "2026-11-28"),
         # A day of a month told in no past tense is the nearer of the one gone and the one
@@ -1569,6 +1576,15 @@ THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
         (THURSDAY_3_DECEMBER, "Maya bought a coat on 10 December.", "2025-12-10"),
         (THURSDAY_3_DECEMBER, "Wedding photos from 10 December.", "2025-12-10"),
         (THURSDAY_3_DECEMBER, "The minutes of 10 December are in the drive.", "2025-12-10"),
+        # ... unless it is to be done; a past tense not known before tells of a day gone, and
+        # so does a booking's past tense of something else; told with no cue of a plan, a
+        # day more than a season ahead is not read ahead.
+        (THURSDAY_3_DECEMBER, "The report of 10 December is due.", "2026-12-10"),
+        (THURSDAY_3_DECEMBER, "Reminder: send the summary of 10 December to Ana.", "2026-12-10"),
+        (THURSDAY_3_DECEMBER, "Born on 3 June.", "2026-06-03"),
+        (THURSDAY_3_DECEMBER, "We arranged it all and the party was on 10 December.", "2025-12-10"),
+        (datetime(2024, 3, 1, tzinfo=UTC), "Maya broke her arm on 20 August.", "2023-08-20"),
+        (datetime(2024, 3, 1, tzinfo=UTC), "Maya fell on 20 August.", "2023-08-20"),
         # A plan kept is a plan; "still" of a thought is of a day gone.
         (THURSDAY_3_DECEMBER, "We're still meeting on Saturday.", "2026-12-05"),
         (THURSDAY_3_DECEMBER, "We're still on for Saturday.", "2026-12-05"),
@@ -1588,3 +1604,6 @@ def test_a_day_told_in_no_past_tense_is_the_nearer_and_short_forms_end_no_senten
 )
 def test_a_weekday_s_mornings_or_evenings_are_a_habit_no_day(text: str) -> None:
     assert event_times(text, THURSDAY_3_DECEMBER) == []
+    # of that weekday alone
+    [met] = event_times("I met Maya on Tuesday and she swims on Thursday mornings.", SATURDAY)
+    assert shown(met) == "2023-05-09"
