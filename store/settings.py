@@ -156,35 +156,50 @@ ONE = [
 ]  # fmt: skip
 
 
-#: Words of a predicate that names what one often has several of: kin, friends, pets,
-#: allergies, languages ("allergic to", "sister", "has pet"). An unlisted predicate holding
-#: one is "many": as "one", "Maya allergic to shellfish" replaced "… penicillin", and "Am I
-#: allergic to penicillin?" found nothing current.
+#: What one often has several of: kin, friends, pets, allergies, languages ("allergic to",
+#: "sister", "has pets"). An unlisted predicate naming one (``unlisted_cardinality``) is
+#: "many": as "one", "Maya allergic to shellfish" replaced "… penicillin", and "Am I allergic
+#: to penicillin?" found nothing current.
 SEVERAL = frozenset([
-    "sister", "sisters", "brother", "brothers", "sibling", "siblings", "child", "children",
-    "kid", "kids", "son", "sons", "daughter", "daughters", "cousin", "cousins", "aunt", "aunts",
-    "uncle", "uncles", "niece", "nieces", "nephew", "nephews", "grandchild", "grandchildren",
-    "grandson", "grandsons", "granddaughter", "granddaughters", "friend", "friends",
-    "colleague", "colleagues", "coworker", "coworkers", "teammate", "teammates", "neighbour",
-    "neighbours", "neighbor", "neighbors", "pet", "pets", "dog", "dogs", "cat", "cats",
-    "allergy", "allergies", "allergic", "intolerant", "language", "languages", "hobby",
-    "hobbies", "interest", "interests", "skill", "skills", "tag", "tags", "alias", "aliases",
-    "nickname", "nicknames", "degree", "degrees", "award", "awards", "certification",
-    "certifications",
+    "sister", "brother", "sibling", "child", "kid", "son", "daughter", "cousin", "aunt",
+    "uncle", "niece", "nephew", "grandchild", "grandson", "granddaughter", "friend",
+    "colleague", "coworker", "teammate", "neighbour", "neighbor", "pet", "dog", "cat",
+    "allergy", "allergic", "intolerant", "language", "hobby", "interest", "skill", "tag",
+    "alias", "nickname", "degree", "award", "certification",
 ])  # fmt: skip
-#: Words that make such a predicate name one of them ("best friend", "favourite language").
+#: Their plurals: many however they are said ("current pets").
+_PLURALS = frozenset([
+    "sisters", "brothers", "siblings", "children", "kids", "sons", "daughters", "cousins",
+    "aunts", "uncles", "nieces", "nephews", "grandchildren", "grandsons", "granddaughters",
+    "friends", "colleagues", "coworkers", "teammates", "neighbours", "neighbors", "pets",
+    "dogs", "cats", "allergies", "languages", "hobbies", "interests", "skills", "tags",
+    "aliases", "nicknames", "degrees", "awards", "certifications",
+])  # fmt: skip
+#: Words that make a singular one of them ("best friend", "native language", "is allergic").
 _ONE_OF = frozenset([
     "favourite", "favorite", "best", "main", "current", "primary", "first", "last", "latest",
-    "only",
+    "only", "preferred", "native", "default", "highest", "lowest", "mother", "is",
 ])  # fmt: skip
+#: A count or a measure of them is one value ("number of children", "skill level").
+_MEASURE = frozenset(["number", "count", "level", "rate", "age", "size", "total"])
+#: Words after what a predicate names ("sister of", "allergic to").
+_LINKING = frozenset(["of", "to", "with", "for", "in", "at", "on"])
 
 
 def unlisted_cardinality(predicate: str) -> str:
     """The cardinality of a predicate in neither list (normalised, ``predicate_key``):
-    "many" when a word of it names what one often has several of (``SEVERAL``) and none
-    makes it one of them (``_ONE_OF``), else "one"."""
-    words = set(predicate.split("_"))
-    return "many" if words & SEVERAL and not words & _ONE_OF else "one"
+    "many" when what it names (its last word before "of", "to"…) is what one often has
+    several of (``SEVERAL``, or their plurals), neither counted nor measured ("number of
+    children", "interest rate") nor made one of them ("best friend"), else "one"."""
+    words = predicate.split("_")
+    while len(words) > 1 and words[-1] in _LINKING:
+        words.pop()
+    head, others = words[-1], set(words[:-1])
+    if others & _MEASURE:
+        return "one"
+    if head in _PLURALS:
+        return "many"
+    return "many" if head in SEVERAL and not others & _ONE_OF else "one"
 
 
 class PredicateSettings(BaseModel):

@@ -15,6 +15,7 @@ import pytest
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft
 from doxa.store.memory import Remembered
+from doxa.store.settings import unlisted_cardinality
 from tests.conftest import hash_settings
 
 
@@ -111,6 +112,29 @@ def test_an_unlisted_predicate_of_what_one_has_several_of_accumulates(memory: Me
     said(memory, "Maya", "drives", "a Polo", when="2024-05-02T08:00:00Z")
     assert current(memory, "Maya best friend", limit=10)["Maya best friend Tom."] is False
     assert current(memory, "Maya drives", limit=10)["Maya drives a Golf."] is False
+
+
+@pytest.mark.parametrize(
+    ("predicate", "cardinality"),
+    [
+        ("allergic_to", "many"),
+        ("has_sister", "many"),
+        ("sister_of", "many"),
+        ("current_pets", "many"),
+        ("speaks_language", "many"),
+        # What it names is counted, measured or one of them; or it names something else.
+        ("number_of_children", "one"),
+        ("interest_rate", "one"),
+        ("skill_level", "one"),
+        ("dog_age", "one"),
+        ("native_language", "one"),
+        ("is_allergic", "one"),
+        ("best_friend", "one"),
+        ("drives", "one"),
+    ],
+)
+def test_an_unlisted_predicate_is_many_by_what_it_names(predicate: str, cardinality: str) -> None:
+    assert unlisted_cardinality(predicate) == cardinality
 
 
 def test_different_objects_of_a_multi_valued_predicate_never_clash_across_agents(
