@@ -216,11 +216,11 @@ _PAST = _lazy(
     r"\b(?:was|were|did|didn['\u2019]?t|had|went|came|saw|got|made|took|gave|told|said|met|found"
     r"|left|felt|thought|bought|brought|ran|began|wrote|spent|won(?!['\u2019])|lost|ate|drank"
     r"|knew|heard|kept|held|paid|sent|built|taught|caught|sold|slept|drove|flew|rode|swam"
-    # Irregular pasts that name nothing else ("Maya broke her arm on 20 August"; not "a bit",
-    # "a flu shot", "Rose", "Drew", "I'm stuck").
-    r"|broke|became|quit|hurt|fell|forgot|forgave|chose|threw|stole|grew|hid|led|lent|sang"
-    r"|sank|shook|stood|struck|swore|tore|wore|woke|fought|sought|bent|dug|fled|froze|rang"
-    r"|spun|swept|swung|understood|wept|withdrew|overslept|born"
+    # Irregular pasts that name nothing else ("Maya fell on 20 August"; not "a bit", "a flu
+    # shot", "Rose", "Drew", "I'm stuck", "I'm broke", "LED", "Lent", "first-born", "led by").
+    r"|became|hurt|fell|forgot|forgave|chose|threw|stole|grew|hid|sang|sank|shook|stood"
+    r"|struck|swore|tore|wore|woke|fought|bent|dug|fled|froze|rang|spun|swept|swung"
+    r"|understood|wept|withdrew|overslept"
     r"|ago|yesterday)\b"
     rf"|\b(?!(?:{_ED_ADJECTIVES})\b)\w+[^e\W]ed\b",
     re.IGNORECASE,
@@ -239,6 +239,7 @@ _EVENT_NOUNS = (
     "|lunch|breakfast|brunch|dentist|doctor|offsite|off-site|stand-?up|demo|launch|release"
     "|holiday|vacation|gig|play|ceremony|celebration|reunion|hearing|trial|race|marathon"
     "|tournament|practice|rehearsal|training|picnic|barbecue|bbq|sleepover|playdate"
+    "|kickoff|kick-off|check-?in|standup|stand-up|retro|sprint|deadline"
 )
 # Words in -ing that are no verb after "is": "the view is amazing on Friday", "there is
 # nothing on Friday", "the wedding".
@@ -256,7 +257,8 @@ _PRESENT_PLAN = _lazy(
     r"\s+(?:on|due|scheduled|booked|set|planned)\b"
     r"|\b(?:leaves|departs|starts|begins|opens|arrives|lands|takes\s+place|kicks\s+off"
     # "Sam turns 40 on 9 December", "Mia moves to Geneva on 3 January".
-    r"|turns|moves|returns|ends|closes|finishes|graduates|retires|flies)\b"
+    r"|turns|moves|returns|ends|closes|finishes|graduates|retires|flies|expires|renews"
+    r"|lapses)\b"
     # A day said to be what is due: "the deadline is 15 December".
     r"|\b(?:is|are)\s+(?=[0-9])"
     # An appointment had, a visit or a meeting to come: "I have a dentist appointment on 9
@@ -294,8 +296,8 @@ _PROGRESSIVE = _lazy(
     # A plan kept ("we're still meeting on Friday", "still on for Friday"); "I'm still
     # thinking about the concert on 28 December" tells of one gone.
     r"|\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
-    r"\s+still\s+(?:on\b|meeting|going|coming|seeing|visiting|flying|leaving|driving"
-    r"|travell?ing|hosting|having|doing|playing|getting\s+together)",
+    r"\s+still\s+(?:on\b|meeting|coming|seeing|visiting|flying|leaving|driving"
+    r"|travell?ing|hosting|playing|getting\s+together)",
     re.IGNORECASE,
 )
 # A weekday's mornings or evenings, after it or after a second one ("Maya runs on Tuesday and
@@ -326,6 +328,14 @@ _WEAK_PLAN = _lazy(
 _ARRANGED = _lazy(
     r"\b(?:booked|reserved|scheduled|arranged|got\s+tickets|bought\s+tickets|signed\s+up"
     r"|registered)\b",
+    re.IGNORECASE,
+)
+# Booked told in the present: the thing's day is ahead however far ("the surgery is booked for
+# 15 September", said in March), where "I booked the flight on 30 December" tells of the day
+# of the booking.
+_BOOKED_NOW = _lazy(
+    r"\b(?:is|are|am|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it)['\u2019]s)\s+"
+    r"(?:booked|reserved|scheduled|arranged|registered|signed\s+up)\b",
     re.IGNORECASE,
 )
 # What is to be done or comes: a record of a day it names is still to be sent, written, met.
@@ -391,6 +401,22 @@ _SHORT_FORM = _lazy(
 )
 
 
+#: An initial ("A. Patel", "J. Smith"): a capital alone, not after a word it grades or names
+#: ("I got a B.", "Plan B.", "vitamin C.").
+_INITIAL = _lazy(
+    r"(?<!\ba\s)(?<!\ban\s)(?<!\bthe\s)(?<!\bplan\s)(?<!\bgrade\s)(?<!\bvitamin\s)"
+    r"(?<!\btype\s)(?<!\boption\s)(?<!\bpart\s)(?<!\bstep\s)(?<!\bclass\s)"
+    r"(?:^|(?<=\s))[A-Z]$",
+    re.IGNORECASE,
+)
+#: A weekday or a month named after a short form: "at 9 a.m. Tuesday" goes on.
+_DAY_NAME = _lazy(
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct"
+    r"|nov|dec)[a-z]*\b",
+    re.IGNORECASE,
+)
+
+
 def _ends(text: str, at: int) -> bool:
     """Whether the mark at ``at`` ends a sentence (a full stop may not: inside a word or a
     number, after a title, or after a short form the sentence goes on from)."""
@@ -398,13 +424,15 @@ def _ends(text: str, at: int) -> bool:
         return True
     after = text[at + 1 : at + 2]
     if after and not after.isspace():
-        return not after.isalnum()  # '."' and '.)' end one
+        return not (after.isalnum() or after == ",")  # '."' and '.)' end one
     before = text[max(0, at - 8) : at]
     if _TITLE.search(before):
         return False
+    if _INITIAL.search(text[max(0, at - 20) : at]):
+        return False
     if _SHORT_FORM.search(before):
-        goes_on = text[at + 1 :].lstrip()[:1]
-        return not (goes_on.islower() or goes_on.isdigit())
+        goes_on = text[at + 1 :].lstrip()
+        return not (goes_on[:1].islower() or goes_on[:1].isdigit() or _DAY_NAME.match(goes_on))
     return True
 
 
@@ -594,6 +622,16 @@ class _Context:
         before = self.text[left : match.start()]
         return bool(_TOLD_OF.search(before) or _RECORD_OF.search(before))
 
+    def came_from(self, match: re.Match[str]) -> bool:
+        """The day is of a thing something comes from (``_TOLD_OF``): "the photos from the
+        wedding on 3 June" are to be sent, the wedding was."""
+        left, _ = self._bounds(match)
+        return bool(_TOLD_OF.search(self.text[left : match.start()]))
+
+    def booked_now(self, match: re.Match[str]) -> bool:
+        """Booked told in the present ("the surgery is booked for", "we're scheduled to")."""
+        return self._says(match, "booked now", lambda s: bool(_BOOKED_NOW.search(s)))
+
     def arranged(self, match: re.Match[str]) -> bool:
         """The day is of a thing booked (``_ARRANGED``), not of the booking."""
         return self._says(match, "arranged", lambda s: bool(_ARRANGED.search(s)))
@@ -776,7 +814,7 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     mode = _direction(match, ctx)
     if mode != "past" or date.day is None or date.month is None:
         return mode
-    if ctx.told_of(match) and not ctx.due(match):
+    if ctx.came_from(match) or (ctx.told_of(match) and not ctx.due(match)):
         return mode
     arranged = ctx.arranged(match)
     plan = arranged or ctx.plans(match)
@@ -789,7 +827,7 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
         return mode
     today = ctx.today
     later = (date.month, date.day) > (today.month, today.day)
-    if later and plan and not arranged and ctx.firm_plan(match):
+    if later and plan and (not arranged or ctx.booked_now(match)) and ctx.firm_plan(match):
         return "future"
     try:
         # The day gone and the one to come, of this year and the one before or after.

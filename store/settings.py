@@ -6,6 +6,7 @@ database driver."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -178,7 +179,7 @@ _PLURALS = frozenset([
 #: Words that make a singular one of them ("best friend", "native language", "is allergic").
 _ONE_OF = frozenset([
     "favourite", "favorite", "best", "main", "current", "primary", "first", "last", "latest",
-    "only", "preferred", "native", "default", "highest", "lowest", "mother", "is",
+    "only", "preferred", "native", "default", "highest", "lowest", "mother",
 ])  # fmt: skip
 #: A count or a measure of them is one value ("number of children", "skill level").
 _MEASURE = frozenset(["number", "count", "level", "rate", "age", "size", "total"])
@@ -188,18 +189,23 @@ _LINKING = frozenset(["of", "to", "with", "for", "in", "at", "on"])
 
 def unlisted_cardinality(predicate: str) -> str:
     """The cardinality of a predicate in neither list (normalised, ``predicate_key``):
-    "many" when what it names (its last word before "of", "to"…) is what one often has
-    several of (``SEVERAL``, or their plurals), neither counted nor measured ("number of
-    children", "interest rate") nor made one of them ("best friend"), else "one"."""
+    "many" when it names, in the plural, what one often has several of, or in the singular
+    as the word before "of", "to"… or its last word (``SEVERAL``), neither counted nor
+    measured ("number of children", "interest rate") nor made one of them ("best friend"),
+    else "one"."""
     words = predicate.split("_")
-    while len(words) > 1 and words[-1] in _LINKING:
-        words.pop()
-    head, others = words[-1], set(words[:-1])
-    if others & _MEASURE:
+    if set(words) & _MEASURE:
         return "one"
-    if head in _PLURALS:
+    if set(words) & _PLURALS:  # "languages spoken", "children names"
         return "many"
-    return "many" if head in SEVERAL and not others & _ONE_OF else "one"
+    # What it names: the word before a linking one ("sister in law", "friend of"), else the
+    # last.
+    named = next(
+        (w for w, after in itertools.pairwise(words) if after in _LINKING),
+        words[-1],
+    )
+    others = set(words) - {named}
+    return "many" if named in SEVERAL and not others & _ONE_OF else "one"
 
 
 class PredicateSettings(BaseModel):

@@ -141,8 +141,15 @@ _LOOKS_AHEAD = re.compile(
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(
-    r"\b(?:did|was|were|had|went|met|bought|ate|saw|got|made|took|paid|happened)\b",
+    r"\b(?:did|was|were|had|went|met|bought|ate|saw|got|made|took|paid|happened|found|said"
+    r"|told|left|lost|sent|started|ended|finished|decided|fixed|talked|discussed|learn[et]d?"
+    r"|noticed|mentioned)\b",
     re.IGNORECASE,
+)
+# Words just before a month that place it in the past, whatever else the question asks:
+# "how are you feeling about last January", "since March", "notes from the November…".
+_GONE_BEFORE = re.compile(
+    r"\b(?:last|since|from|past|previous|back\s+in)\s+(?:the\s+)?$", re.IGNORECASE
 )
 # "later this week", "earlier this month": the part of "this week" after or before today.
 _LATER_OR_EARLIER = re.compile(r"\b(later|earlier)\s+(?:in\s+)?$", re.IGNORECASE)
@@ -424,7 +431,7 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
         month = MONTHS[word]
         if year_text:
             year = int(year_text)
-        elif _looks_ahead(query):
+        elif _looks_ahead(query) and not _GONE_BEFORE.search(before):
             # "What do I have in January?" asked in December: the one to come (the latest was
             # eleven months gone); "on 3 January" too, unless it is today.
             year = _next_year(month, int(day_text) if day_text else None, reference)
@@ -494,8 +501,12 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
             return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
         if match[1].casefold() == "this":
             # The one of this week, Monday to Sunday, as "this weekend" ("What's on this
-            # Saturday?" asked on a Wednesday read the Saturday gone).
-            return _day(today + timedelta(days=weekday - today.weekday()))
+            # Saturday?" asked on a Wednesday read the Saturday gone); the latest when the
+            # question looks back, the next when it looks ahead.
+            if _looks_ahead(query):
+                return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
+            if _LOOKS_BACK.search(query) is None:
+                return _day(today + timedelta(days=weekday - today.weekday()))
         back = (today.weekday() - weekday) % 7
         if back == 0 and match[1].casefold() in ("last", "past", "previous"):
             back = 7
@@ -513,6 +524,10 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         unit = words.split()[1]
         if words.startswith("this"):
             later = _LATER_OR_EARLIER.search(query[max(0, match.start() - 20) : match.start()])
+            if later is None and unit == "weekend" and _LOOKS_BACK.search(query):
+                # "What did we do this weekend?" asked on a Monday: the one just gone.
+                saturday = day - timedelta(days=(day.weekday() - 5) % 7)
+                return saturday - timedelta(days=1), saturday + timedelta(days=3)
             return _this(unit, day, later[1].casefold() if later else None)
         span = {"week": 7, "weekend": 3, "month": 31, "year": 366}[unit]
         return day - timedelta(days=2 * span), day

@@ -111,11 +111,17 @@ def within_budget(
     return kept, note
 
 
+def _marks(character: str) -> bool:
+    """Whether ``character`` marks or joins the one before it (an accent, a vowel sign, a
+    zero-width joiner)."""
+    return unicodedata.category(character) in ("Mn", "Mc", "Me") or character == "\u200d"
+
+
 def _cut(text: str, most: int) -> str:
     """``text`` to at most ``most`` characters, ending in "…": at a word's end when one is
     near, never inside a letter and its accents."""
     end = most - 1
-    while end > 0 and (unicodedata.combining(text[end]) or text[end] == "\u200d"):
+    while end > 0 and (_marks(text[end]) or text[end - 1] == "\u200d"):
         end -= 1  # the character at ``end`` would be cut from the one it marks or joins
     head = text[:end]
     space = head.rfind(" ", end * 4 // 5)

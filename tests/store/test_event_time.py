@@ -1540,6 +1540,7 @@ def test_two_days_of_an_interval_written_with_a_slash_or_two_dots_are_read() -> 
 
 
 THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
+MARCH_10 = datetime(2024, 3, 10, 10, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -1585,6 +1586,32 @@ THURSDAY_3_DECEMBER = datetime(2026, 12, 3, 10, tzinfo=UTC)
         (THURSDAY_3_DECEMBER, "We arranged it all and the party was on 10 December.", "2025-12-10"),
         (datetime(2024, 3, 1, tzinfo=UTC), "Maya broke her arm on 20 August.", "2023-08-20"),
         (datetime(2024, 3, 1, tzinfo=UTC), "Maya fell on 20 August.", "2023-08-20"),
+        # From a second review: booked told in the present is ahead however far; a thing
+        # something comes from is of a day gone even in an errand; what expires is a plan;
+        # initials, "a.m." before a day named and ".," go on; "still having" is no plan;
+        # "LED", "I want to quit" are no past tense.
+        (MARCH_10, "The surgery is booked for 15 September.", "2024-09-15"),
+        (MARCH_10, "We're scheduled to fly out on 20 October.", "2024-10-20"),
+        (MARCH_10, "My passport expires on 20 August.", "2024-08-20"),
+        (MARCH_10, "The LED strip arrives on 20 March.", "2024-03-20"),
+        (MARCH_10, "I want to quit smoking on 1 April.", "2024-04-01"),
+        (MARCH_10, "Send Ana the photos from the wedding on 3 June.", "2023-06-03"),
+        (
+            THURSDAY_3_DECEMBER,
+            "I have a meeting with Mr. Tanaka and A. Patel on Friday.",
+            "2026-12-04",
+        ),
+        (THURSDAY_3_DECEMBER, "I have a call with Acme at 3 p.m. Friday.", "2026-12-04"),
+        (
+            THURSDAY_3_DECEMBER,
+            "Maya has an appointment with the vet at 9 a.m., Friday.",
+            "2026-12-04",
+        ),
+        (
+            THURSDAY_3_DECEMBER,
+            "I'm still having nightmares about the crash on Saturday.",
+            "2026-11-28",
+        ),
         # A plan kept is a plan; "still" of a thought is of a day gone.
         (THURSDAY_3_DECEMBER, "We're still meeting on Saturday.", "2026-12-05"),
         (THURSDAY_3_DECEMBER, "We're still on for Saturday.", "2026-12-05"),

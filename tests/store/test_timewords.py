@@ -119,6 +119,12 @@ WEDNESDAY = datetime(2026, 12, 9, 15, tzinfo=UTC)
         ("What are we doing this weekend?", WEDNESDAY, (day(2026, 12, 11), day(2026, 12, 15))),
         # on a Sunday, yesterday and today
         ("What did we do this weekend?", SUNDAY, (day(2026, 12, 4), day(2026, 12, 8))),
+        # asked of the past on a Monday, the weekend just gone
+        (
+            "What did we do this weekend?",
+            SUNDAY + timedelta(days=1),
+            (day(2026, 12, 4), day(2026, 12, 8)),
+        ),
         ("this week", WEDNESDAY, (day(2026, 12, 7), day(2026, 12, 14))),
         ("this week", SUNDAY, (day(2026, 11, 30), day(2026, 12, 7))),
         ("What do I have this month?", SUNDAY, (day(2026, 12, 1), day(2027, 1, 1))),
@@ -210,6 +216,13 @@ def test_a_day_of_the_month_is_read_as_a_weekday(
         ("What will we do in May?", (day(2027, 5, 1), day(2027, 6, 1))),
         ("What is happening in December?", (day(2026, 12, 1), day(2027, 1, 1))),
         ("What are we doing in January?", (day(2027, 1, 1), day(2027, 2, 1))),
+        # ... but not a month said to be gone, whatever else it asks
+        ("How are you feeling about last January?", (day(2026, 1, 1), day(2026, 2, 1))),
+        ("What are we doing differently since March?", (day(2026, 3, 1), day(2026, 4, 1))),
+        (
+            "Is anything happening with the leak we found in May?",
+            (day(2026, 5, 1), day(2026, 6, 1)),
+        ),
         # ... the first such day from today on
         ("What do I have on 3 January?", (day(2027, 1, 2), day(2027, 1, 5))),
         ("What is on on 6 December?", (day(2026, 12, 5), day(2026, 12, 8))),
@@ -255,9 +268,11 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         ("What are we doing on Saturday?", day(2024, 6, 15)),
         ("Who did I meet this Monday?", day(2024, 6, 10)),
         ("What do we have this Wednesday?", day(2024, 6, 12)),
+        ("Who did I meet this Sunday?", day(2024, 6, 9)),
     ],
 )
 def test_this_weekday_is_the_one_of_this_week(query: str, that_day: datetime) -> None:
+    """... the latest when the question looks back, the next when it looks ahead."""
     wednesday = datetime(2024, 6, 12, 9, tzinfo=UTC)
     assert time_window(query, wednesday) == (
         that_day - timedelta(days=1),

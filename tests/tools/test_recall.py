@@ -689,6 +689,9 @@ def test_the_budget_holds_for_a_hundred_long_texts_and_cuts_end_cleanly() -> Non
     accents = "e\u0301" * 15_000
     [accented], _ = within_budget([item(accents)])
     assert accented.text[-2] == "\u0301" and accented.text.endswith("…")
+    # nor between a joiner and what it joins
+    [joined], _ = within_budget([item("x" + "\U0001f468\u200d" * 15_000)])
+    assert joined.text[-2] != "\u200d" and joined.text.endswith("…")
 
 
 async def test_an_answer_within_its_budget_is_whole(client: Client) -> None:
