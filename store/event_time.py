@@ -318,7 +318,7 @@ _WEAK_PLAN = _lazy(
     # A note of an event, without a verb: "Lunch with Ana on 9 May.", "Dentist on Friday at
     # 10", "Team offsite on 20 May" (a past tense in it tells of one gone).
     r"|^\W*(?:(?:the|a|an|my|our|his|her|their|team|[\w-]+['\u2019]s)\s+)?"
-    rf"(?:[\w-]+\s+)?(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
+    rf"(?:[\w-]+\s+){{0,2}}(?:{_EVENT_NOUNS})s?\s+(?:with|on|at|in|for|this|next|tomorrow|tonight"
     r"|\d)\b",
     re.IGNORECASE,
 )

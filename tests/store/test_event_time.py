@@ -1593,6 +1593,7 @@ MARCH_10 = datetime(2024, 3, 10, 10, tzinfo=UTC)
         (MARCH_10, "The surgery is booked for 15 September.", "2024-09-15"),
         (MARCH_10, "We're scheduled to fly out on 20 October.", "2024-10-20"),
         (MARCH_10, "My passport expires on 20 August.", "2024-08-20"),
+        (MARCH_10, "Q3 planning kickoff on 1 July.", "2024-07-01"),
         (MARCH_10, "The LED strip arrives on 20 March.", "2024-03-20"),
         (MARCH_10, "I want to quit smoking on 1 April.", "2024-04-01"),
         (MARCH_10, "Send Ana the photos from the wedding on 3 June.", "2023-06-03"),
