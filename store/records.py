@@ -563,6 +563,9 @@ class WhereField(NamedTuple):
     value: Key
     name: str
     op: str = "="
+    #: The text a date-time was read from, which an earlier version kept as a string (with a
+    #: space before its offset): an equality finds that string too.
+    also: str | None = None
 
 
 #: The comparisons a ``where`` may ask of a number or a date: {"milliseconds": {">": 3e5}}.
@@ -680,7 +683,14 @@ def parse_where(raw: object) -> list[WhereField]:
         # before such numbers were refused, is found as that text (an equality needs no
         # number; a bound, below, does); so is a date-time of 7 decimals of a second.
         kind, typed_value = typed(value, path, kept=True, asked=True)
-        wanted.append(WhereField(field_key(field_name), where_key(kind, typed_value), field_name))
+        also = (
+            comparable("string", value)[0][1]
+            if kind == "datetime" and isinstance(value, str)
+            else None
+        )
+        wanted.append(
+            WhereField(field_key(field_name), where_key(kind, typed_value), field_name, also=also)
+        )
     return wanted
 
 
@@ -789,7 +799,7 @@ def unmatched_where(
         for field, cls, _ in values:
             if field in classes:
                 classes[field].add(cls)
-    for field, (cls, canonical), given, op in wanted:
+    for field, (cls, canonical), given, op, _ in wanted:
         if field == TYPE:
             named = sorted(types, key=lambda t: (-types[t], t))
             if canonical in {type_name_key(t) for t in named}:
@@ -845,7 +855,7 @@ def unmatched_where(
     for canonical in asked_types if type_fields else []:
         assert type_fields is not None
         name, held = type_fields.get(canonical, ("", set()))
-        for field, _, given, _ in wanted:
+        for field, _, given, _, _ in wanted:
             if field != TYPE and held and field not in held:
                 return (
                     f'where.{given}: no record of type "{name}" has this field; its fields: '

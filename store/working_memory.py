@@ -955,7 +955,11 @@ class WorkingMemory:
         first = condition[0]
         cls, value = first.value
         if first.op == "=":
-            return self.rows_of(self.record_values, (first.key, cls, value))
+            rows = self.rows_of(self.record_values, (first.key, cls, value))
+            if first.also is None:
+                return rows
+            kept = self.rows_of(self.record_values, (first.key, "string", first.also))
+            return np.union1d(rows, kept) if len(kept) else rows
         classes = {w.value[0] for w in condition}
         if "number" in classes and len(classes) > 1:
             return np.zeros(0, dtype=np.int64)  # no value is a number and a date

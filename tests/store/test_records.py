@@ -74,7 +74,7 @@ def test_numbers_compare_as_numbers_and_dates_by_day_and_instant() -> None:
         ("day", "2024-04-30"),
     ]
     assert parse_where({"Released": "2024-04-30"}) == [
-        ("released", ("day", "2024-04-30"), "Released", "=")
+        ("released", ("day", "2024-04-30"), "Released", "=", None)
     ]
 
 
@@ -247,7 +247,7 @@ def test_nested_objects_and_lists_are_fields_kept_as_given() -> None:
     assert {f.stored_name for f in record.fields} >= {"customer.Country", "tags[]", "one[]"}
     # A path names a nested field in where and in a query's words.
     assert parse_where({"Customer.Country": "BR"}) == [
-        ("customer.country", ("string", "BR"), "Customer.Country", "=")
+        ("customer.country", ("string", "BR"), "Customer.Country", "=", None)
     ]
     known = {"customer.country": 1, "country": 1}
     assert [f for f, _, _ in query_pairs("customer country BR", known)] == ["customer.country"]
