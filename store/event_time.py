@@ -617,16 +617,22 @@ class _Context:
 
     def told_of(self, match: re.Match[str]) -> bool:
         """The day is said of a thing something comes from, or of a record of what was
-        (``_TOLD_OF``, ``_RECORD_OF``)."""
-        left, _ = self._bounds(match)
-        before = self.text[left : match.start()]
-        return bool(_TOLD_OF.search(before) or _RECORD_OF.search(before))
+        (``came_from``, ``record_of``)."""
+        return self.came_from(match) or self.record_of(match)
 
     def came_from(self, match: re.Match[str]) -> bool:
         """The day is of a thing something comes from (``_TOLD_OF``): "the photos from the
         wedding on 3 June" are to be sent, the wedding was."""
+        return bool(_TOLD_OF.search(self._before(match)))
+
+    def record_of(self, match: re.Match[str]) -> bool:
+        """The day is of a record of what was (``_RECORD_OF``): "the minutes of 2 May"."""
+        return bool(_RECORD_OF.search(self._before(match)))
+
+    def _before(self, match: re.Match[str]) -> str:
+        """The sentence's words before ``match``."""
         left, _ = self._bounds(match)
-        return bool(_TOLD_OF.search(self.text[left : match.start()]))
+        return self.text[left : match.start()]
 
     def booked_now(self, match: re.Match[str]) -> bool:
         """Booked told in the present ("the surgery is booked for", "we're scheduled to")."""
@@ -814,7 +820,7 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     mode = _direction(match, ctx)
     if mode != "past" or date.day is None or date.month is None:
         return mode
-    if ctx.came_from(match) or (ctx.told_of(match) and not ctx.due(match)):
+    if ctx.came_from(match) or (ctx.record_of(match) and not ctx.due(match)):
         return mode
     arranged = ctx.arranged(match)
     plan = arranged or ctx.plans(match)
