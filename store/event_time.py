@@ -51,7 +51,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast, get_args
 
-from doxa.store.timewords import MONTHS, SEASONS, season_window
+from doxa.store.timewords import COUNT_WORDS, COUNTS, MONTHS, SEASONS, season_window
 
 
 class _LazyPattern:
@@ -134,28 +134,6 @@ _WEEKDAY_SHORT = {
     "sun": 6,
 }
 _WEEKDAY_INDEX = {**_WEEKDAYS, **_WEEKDAY_SHORT}
-_COUNTS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "a couple of": 2,
-    "a couple": 2,
-    "couple of": 2,
-    "couple": 2,
-    "a few": 3,
-    "few": 3,
-}
 
 _MONTH = r"(?P<m>{})".format("|".join(sorted(MONTHS, key=len, reverse=True)))
 # "may" is also a verb: not when a verb or pronoun follows ("May I ask", "5 may be enough").
@@ -170,10 +148,7 @@ _MAY_VERB_AFTER_CUE = rf"(?!(?<=may)\s+(?:{_MAY_VERBS})\b)"
 _WEEKDAY = r"(?P<wd>{})".format("|".join(_WEEKDAYS))
 _WEEKDAY_ABBREVIATED = r"(?P<wd>{})".format("|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True)))
 _SEASON = r"(?P<season>{})".format("|".join(SEASONS))
-_COUNT = (
-    r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|an|a|one|two|three"
-    r"|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-)
+_COUNT = rf"(?P<n>\d{{1,4}}|{COUNT_WORDS})"
 # "two years and a half" is not two years: such a count is left unread.
 _UNIT = r"(?P<unit>day|week|month|year|decade)s?(?!\s+and\s+a\s+half)"
 _UNIT_OR_HOUR = r"(?P<unit>minute|hour|day|week|month|year|decade)s?(?!\s+and\s+a\s+half)"
@@ -529,7 +504,7 @@ def _unit_around(moment: datetime, unit: str) -> _Span:
 
 def _count(words: str) -> int:
     words = " ".join(words.casefold().split())
-    return _COUNTS[words] if words in _COUNTS else int(words)
+    return COUNTS[words] if words in COUNTS else int(words)
 
 
 def _unit(match: re.Match[str]) -> str:

@@ -637,9 +637,9 @@ def _read_by_26(observation: dict[str, Any]) -> bool:
 
 def _read_by_27(observation: dict[str, Any]) -> bool:
     """Whether migration 27 has an observation's event times read again: a text naming a
-    month or a weekday, as its query picks them."""
+    month or a weekday, or saying "several", as its query picks them."""
     text = observation["text"] or ""
-    return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text))
+    return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text) or _SEVERAL.search(text))
 
 
 _DIGIT = re.compile(r"[0-9]")
@@ -650,6 +650,7 @@ _ISO_DAY = re.compile(schema.ISO_DAY)
 _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
+_SEVERAL = re.compile(schema.SEVERAL, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

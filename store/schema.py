@@ -110,6 +110,9 @@ PLAN_VERBS = (
 )
 #: A weekday's name.
 WEEKDAY = _WEEKDAY
+#: A count the event time reads since migration 27 ("several weeks ago"): migration 27 reads
+#: such a text again.
+SEVERAL = r"\bseveral\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -504,17 +507,23 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         27,
         "event times read again: days of a month told in no past tense, full stops of short"
-        " forms, habits of weekday mornings, plans kept",
+        " forms, habits of weekday mornings, plans kept, counts of several",
         (
             # "Maya has a check-in on 10 December", said on 3 December, was a year back, and so
             # was "her passport expires on 10 January"; "an appointment with Dr. Kim on Monday"
             # was the Monday gone ("Dr." ended the sentence and its plan); "runs on Tuesday
-            # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone. Read
-            # again every text naming a month or a weekday.
+            # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone, and
+            # "several weeks ago" no time (a count a question reads). Read again every text
+            # naming a month or a weekday, or saying "several".
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){SEVERAL}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
+        # Its statement before "several" was read: a store that ran it runs this one again,
+        # and start-up reads the texts it clears from their words (clearing twice is
+        # harmless).
+        earlier=("95dcf90867c5b99dc65ef5f1a1c2316588df069588e2770b047a122181cdf157",),
     ),
 )
 

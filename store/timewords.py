@@ -38,6 +38,35 @@ MONTHS = {
 #: Season names -> the month each begins (meteorological seasons; also read by ``event_time``).
 SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _MONTH_WORD = "|".join(sorted(MONTHS, key=len, reverse=True))
+#: Count words -> the count they stand for ("a couple of weeks ago", "the past several days";
+#: also read by ``event_time``: a note and a question read the same counts).
+COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "couple": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 5,
+}
+#: ``COUNTS``' words as a pattern's alternatives, the longest first ("a couple of" before "a").
+COUNT_WORDS = "|".join(
+    words.replace(" ", r"\s+") for words in sorted(COUNTS, key=len, reverse=True)
+)
 # Not inside a name joined by marks ("GPT-4o-2024-08-06", "results-2023-11-02.jsonl").
 _ISO_DATE = re.compile(
     r"(?<![^\W\d_]-)(?<![^\W\d_]\d-)(?<!-\d-)(?<![.]-)(?<![\w_])(?<![^\d]/)(?<![^.]\.)"
@@ -71,7 +100,7 @@ _RANGE = re.compile(
     re.IGNORECASE,
 )
 _FOUR_DIGIT_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-_AGO = re.compile(r"\b(\d+|a|an|one|two|three)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_AGO = re.compile(rf"\b(\d+|{COUNT_WORDS})\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|(?:last|this|past)\s+(?:week|month|year|weekend))\b",
     re.IGNORECASE,
@@ -102,30 +131,12 @@ _AFTER_NEXT = re.compile(
 )
 # "in the next two weeks", "the next 7 days", "the coming days", "in the past two weeks",
 # "the last 10 days": a count of days from today, ahead or back; without a count only ahead
-# ("the coming weeks": a few). Not "the last two weeks of the trip".
-_COUNTS = {
-    "a couple of": 2,
-    "a couple": 2,
-    "couple of": 2,
-    "a few": 3,
-    "few": 3,
-    "several": 5,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
+# ("the coming weeks": a few). Not "the last two weeks of the trip". A lone "a" counts
+# nothing here: "the past a week" is no English, and "did the rain last a week?" asks of
+# no week.
 _SPAN_FROM_TODAY = re.compile(
     r"\b(?P<side>next|coming|past|last)\s+(?:(?P<count>\d{1,3}|"
-    + "|".join(c.replace(" ", r"\s+") for c in _COUNTS)
+    + "|".join(c for c in COUNT_WORDS.split("|") if c not in ("a", "an"))
     + r")\s+(?P<unit>day|week|month|year)s?|(?P<units>day|week|month|year)s)\b(?!\s+of\b)",
     re.IGNORECASE,
 )
@@ -169,7 +180,6 @@ _DAY_OF_MONTH = re.compile(
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
 Window = tuple[datetime, datetime]
 
@@ -454,7 +464,7 @@ def _relative(query: str, reference: datetime) -> Window | None:
     """The span ``query`` names from ``reference``'s day: some time ago, or beside today."""
     match = _AGO.search(query)
     if match:
-        count = _NUMBERS.get(match[1].casefold()) or int(match[1])
+        count = COUNTS.get(" ".join(match[1].casefold().split())) or int(match[1])
         unit = match[2].casefold()
         days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * count
         centre = reference - timedelta(days=days)
@@ -574,7 +584,7 @@ def _span_from_today(query: str, today: datetime) -> Window | None:
         if match["count"] is None and not ahead:
             continue  # "the last days of summer"
         words = " ".join((match["count"] or "few").casefold().split())
-        count = _COUNTS.get(words) or int(words)
+        count = COUNTS.get(words) or int(words)
         unit = (match["unit"] or match["units"]).casefold()
         days = timedelta(days={"day": 1, "week": 7, "month": 31, "year": 366}[unit] * count)
         if ahead:

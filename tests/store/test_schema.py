@@ -24,7 +24,15 @@ from doxa.store.event_time import event_times, shown, stored
 from doxa.store.graph import Graph, query_vector_text
 from doxa.store.health import check
 from doxa.store.index import SearchIndex
-from doxa.store.schema import EXPECTED, MIGRATION_TABLE, MIGRATIONS, Migration, compare
+from doxa.store.schema import (
+    DAYS_NAMED,
+    EXPECTED,
+    MIGRATION_TABLE,
+    MIGRATIONS,
+    WEEKDAY,
+    Migration,
+    compare,
+)
 from doxa.store.values import parse_time
 
 
@@ -179,12 +187,18 @@ def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> No
     )
 
 
-# The statement migration 20 had when first committed (400cd2b), before it was narrowed:
-# stores that version migrated recorded its checksum.
+# The statement migration 20 had when first committed (400cd2b), before it was narrowed, and
+# migration 27's before texts saying "several" were read again: stores those versions
+# migrated recorded its checksum.
 EARLIER_STATEMENTS = {
     20: (
         "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
         " SET o.event_times = NULL",
+    ),
+    27: (
+        f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+        f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+        " SET o.event_times = NULL".replace("\\", "\\\\"),
     ),
 }
 
@@ -213,6 +227,7 @@ def test_a_store_migrated_by_an_earlier_statement_opens_and_is_migrated_again(
             MemoryDraft("My dentist appointment is on Tuesday 21 May.", observed_at=said),
             MemoryDraft("Ran `make` yesterday.", observed_at=said),
             MemoryDraft("We hiked yesterday.", observed_at=said),
+            MemoryDraft("We moved here several weeks ago.", observed_at=said),
         ]
     )
     memory.close()
@@ -229,7 +244,10 @@ def test_a_store_migrated_by_an_earlier_statement_opens_and_is_migrated_again(
         happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
     finally:
         memory.close()
-    read_again = {20: [["2024-05-21"], [], []]}
+    read_again = {
+        20: [["2024-05-21"], [], [], []],
+        27: [["2024-05-21"], [], [], ["2024-04-08/2024-04-14"]],
+    }
     assert happened == read_again[version]
     history = graph_rows(
         settings, f"MATCH (m:{MIGRATION_TABLE}) RETURN m.version, m.name, m.checksum"
@@ -809,7 +827,8 @@ def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_ag
 ) -> None:
     # A store at migration 26 read "Maya has a check-in on 10 December", said on Thursday 3
     # December, as a year back, "with Dr. Kim on Monday" as the Monday gone and "on Tuesday
-    # mornings" as one Tuesday; migration 27 reads every text naming a month or a weekday.
+    # mornings" as one Tuesday, and "several weeks ago" as no time; migration 27 reads every
+    # text naming a month or a weekday, or saying "several".
     said = "2026-12-03T10:00:00Z"
     memory = open_memory(settings)
     done = memory.remember(
@@ -819,11 +838,19 @@ def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_ag
             MemoryDraft("Maya runs on Tuesday mornings.", observed_at=said),
             MemoryDraft("Maya went to Paris on 10 December.", observed_at=said),
             MemoryDraft("Sam flies to Osaka tomorrow.", observed_at=said),
+            MemoryDraft("Sam moved to Oslo several weeks ago.", observed_at=said),
         ]
     )
     memory.close()
     happened = _event_times_read_again(settings, 27, [m.observation_id for m in done])
-    assert happened == [["2026-12-10"], ["2026-12-07"], [], ["2025-12-10"], []]
+    assert happened == [
+        ["2026-12-10"],
+        ["2026-12-07"],
+        [],
+        ["2025-12-10"],
+        [],
+        ["2026-10-26/2026-11-01"],
+    ]
 
 
 def test_a_day_read_inside_a_name_is_read_again_as_none(settings: Settings) -> None:

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from doxa.store.event_time import event_times
 from doxa.store.timewords import (
+    COUNTS,
     asks_when,
     relative_window,
     time_window,
@@ -142,6 +144,17 @@ def test_this_week_month_or_year_is_the_calendar_one(
     assert time_window(query, asked) == window
 
 
+@pytest.mark.parametrize("words", sorted(COUNTS))
+def test_a_note_and_a_question_read_the_same_counts(words: str) -> None:
+    days = COUNTS[words]
+    said = f"{words} {'day' if days == 1 else 'days'} ago"
+    back = SUNDAY - timedelta(days=days)
+    told = event_times(f"We fixed the roof {said}.", SUNDAY)
+    assert [(t.phrase, t.start) for t in told] == [(said, back.replace(hour=0))]
+    slack = timedelta(days=max(1, days // 4))  # a quarter of the time back, at least a day
+    assert time_window(f"What did we fix {said}?", SUNDAY) == (back - slack, back + slack)
+
+
 @pytest.mark.parametrize(
     ("query", "asked", "window"),
     [
@@ -171,6 +184,15 @@ def test_this_week_month_or_year_is_the_calendar_one(
         ),
         ("who called me the last 10 days", SUNDAY, (day(2026, 11, 26), day(2026, 12, 7))),
         ("the past few days", SUNDAY, (day(2026, 12, 3), day(2026, 12, 7))),
+        # "couple" without "of", as a note says it
+        (
+            "what did I do in the past couple weeks?",
+            SUNDAY,
+            (day(2026, 11, 22), day(2026, 12, 7)),
+        ),
+        ("anything in the past several days?", SUNDAY, (day(2026, 12, 1), day(2026, 12, 7))),
+        # "last" the verb, and an article no count
+        ("did the rain last a day?", SUNDAY, None),
         # not from today
         ("the last two weeks of the trip", SUNDAY, None),
         ("the last days of summer", SUNDAY, None),
