@@ -378,6 +378,12 @@ def relative_window(query: str, reference: datetime) -> Window | None:
 # The words that name days from the day they are said: in a note, another day than in the
 # question ("last Tuesday", but not "on Tuesday": a weekly habit may be told so).
 _FROM_TODAY = (
+    # "the 31st of next month", whole, before "next month" alone is taken and leaves "the 31st
+    # of" (a bare "on the 10th" stays, as "on Friday" does).
+    re.compile(
+        r"\bthe\s+(?:[12]?\d|3[01])(?:st|nd|rd|th)\s+(?:of\s+)?(?:this|next|last)\s+month\b",
+        re.I,
+    ),
     _LATER_OR_EARLIER_THIS,
     re.compile(rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+)?{_SPAN_FROM_TODAY.pattern}", re.I),
     re.compile(rf"\b(?:the\s+)?{_AFTER_NEXT.pattern}", re.I),

@@ -475,6 +475,9 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
         ("what is on later this week", True, "what is on"),
         ("what do I have in the next two weeks", True, "what do I have"),
         ("what is on the week after next", True, "what is on"),
+        # the day of a month named from today, whole
+        ("What's on the 31st of next month?", True, "What's on ?"),
+        ("what did I pay on the 3rd of last month", True, "what did I pay on"),
         # "on Tuesday" may be a weekly habit: its words stay
         ("what is on on Tuesday", True, None),
         # a time of its own: no window from today, though words from today are taken out
