@@ -51,6 +51,25 @@ def predicate_key(predicate: str) -> str:
     return "_".join(w for w in _PREDICATE_SEPARATORS.split(folded) if w)
 
 
+def predicate_words(predicate: str) -> str:
+    """A predicate's words, to read what it names (``settings.unlisted_cardinality``): its
+    ``predicate_key`` with camelCase split too ("hasSister" -> ``has_sister``, "favoriteColor"
+    -> ``favorite_color``, "HTMLParser" -> ``html_parser``). Not its stored name: "hasSister"
+    and "hassister" are one predicate, which a split name would make two, leaving the facts
+    stored under ``hassister`` behind."""
+    text = unicodedata.normalize("NFC", predicate)
+    split = []
+    for i, letter in enumerate(text):
+        if i and letter.isupper():
+            before, after = text[i - 1], text[i + 1 : i + 2]
+            # A word begins at a capital after a small letter or digit ("hasSister"), or at
+            # the last capital of a run that a small letter follows ("HTMLParser").
+            if before.islower() or before.isdigit() or (before.isupper() and after.islower()):
+                split.append(" ")
+        split.append(letter)
+    return predicate_key("".join(split))
+
+
 @dataclass
 class FactDraft:
     """A subject-predicate-object triple with optional validity, as given."""
@@ -101,6 +120,9 @@ class Fact:
     valid_from: datetime | None
     valid_until: datetime | None
     cardinality: str | None = None  # as given: "one", "many", or None (the predicate's own)
+    #: The predicate's words as given (``predicate_words``): what its cardinality is read
+    #: from when it is unlisted ("hasSister" names a sister, though stored ``hassister``).
+    words: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -305,7 +327,15 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
                 f'must be "one" (a newer object replaces the current one) or "many" (objects'
                 f" accumulate), got {cardinality!r}",
             )
-        fact = Fact(subject, normalised, obj, valid_from, valid_until, cardinality)
+        fact = Fact(
+            subject,
+            normalised,
+            obj,
+            valid_from,
+            valid_until,
+            cardinality,
+            predicate_words(predicate),
+        )
     supports: list[tuple[str, Decimal]] = []
     for i, item in enumerate(_list(draft.supports, "supports", MAX_LINKS)):
         if not isinstance(item, SupportDraft):

@@ -558,7 +558,8 @@ def _end_by_later(plan: Plan, facts: list[Held]) -> None:
 
 def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: str) -> str:
     """The cardinality of ``fact``'s predicate: as the graph records it (or this write
-    decided), else as the fact gives it, else as configured, else as ``unlisted_cardinality``.
+    decided), else as the fact gives it, else as configured, else as ``unlisted_cardinality``
+    reads its words as given (``Fact.words``: "hasSister" names a sister).
 
     Raises:
         InvalidInput: the fact gives a cardinality other than the one its predicate has.
@@ -575,7 +576,9 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
             )
         return known
     chosen = (
-        fact.cardinality or working.configured.get(predicate) or unlisted_cardinality(predicate)
+        fact.cardinality
+        or working.configured.get(predicate)
+        or unlisted_cardinality(fact.words or predicate)
     )
     state.predicates[predicate] = chosen
     return chosen

@@ -188,7 +188,7 @@ _LINKING = frozenset(["of", "to", "with", "for", "in", "at", "on"])
 
 
 def unlisted_cardinality(predicate: str) -> str:
-    """The cardinality of a predicate in neither list (normalised, ``predicate_key``):
+    """The cardinality of a predicate in neither list (its words, ``predicate_words``):
     "many" when it names, in the plural, what one often has several of, or in the singular
     as the word before "of", "to"… or its last word (``SEVERAL``), neither counted nor
     measured ("number of children", "interest rate") nor made one of them ("best friend"),

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.drafts import predicate_key
+from doxa.store.drafts import predicate_key, predicate_words
 from doxa.store.event_time import SLACK, EventTime, overlaps
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
 from doxa.store.records import Record, WhereField, loose, meets, type_key, type_name_key
@@ -433,7 +433,8 @@ class WorkingMemory:
         """ "one" or "many": as the graph records it, else as configured, else as
         ``unlisted_cardinality``."""
         key = predicate_key(predicate)
-        return self.predicates.get(key) or self.configured.get(key) or unlisted_cardinality(key)
+        known = self.predicates.get(key) or self.configured.get(key)
+        return known or unlisted_cardinality(predicate_words(predicate))
 
     def held_text(self, said: str) -> list[int]:
         """Live rows holding this memory (``said_key``), by any agent, oldest first."""

@@ -14,6 +14,7 @@ import pytest
 
 from doxa.server.settings import Settings
 from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft
+from doxa.store.drafts import predicate_words
 from doxa.store.memory import Remembered
 from doxa.store.settings import unlisted_cardinality
 from tests.conftest import hash_settings
@@ -138,6 +139,42 @@ def test_an_unlisted_predicate_of_what_one_has_several_of_accumulates(memory: Me
 )
 def test_an_unlisted_predicate_is_many_by_what_it_names(predicate: str, cardinality: str) -> None:
     assert unlisted_cardinality(predicate) == cardinality
+
+
+@pytest.mark.parametrize(
+    ("predicate", "words"),
+    [
+        ("hasSister", "has_sister"),
+        ("favoriteColor", "favorite_color"),
+        ("numberOfChildren", "number_of_children"),
+        ("HTMLParser", "html_parser"),
+        ("has2Kids", "has2_kids"),
+        ("lives in", "lives_in"),
+        ("LIVES_IN", "lives_in"),
+        ("hassister", "hassister"),
+    ],
+)
+def test_a_predicate_in_camel_case_is_read_as_its_words(predicate: str, words: str) -> None:
+    assert predicate_words(predicate) == words
+
+
+def test_a_camel_case_predicate_has_the_cardinality_of_its_words_and_keeps_its_name(
+    memory: Memory,
+) -> None:
+    # "hasSister" was read as one word, "hassister", which names nothing one has several of:
+    # Clara replaced Anna. Its name stays ``hassister``, as stored facts have it.
+    said(memory, "Maya", "hasSister", "Anna", when="2024-05-01T08:00:00Z")
+    last = said(memory, "Maya", "hasSister", "Clara", when="2024-05-02T08:00:00Z")
+    found = current(memory, "Maya hasSister", limit=10)
+    assert found["Maya hasSister Anna."] is True
+    assert found["Maya hasSister Clara."] is True
+    cited = memory.evidence(last)
+    assert (cited["predicate"], cited["cardinality"]) == ("hassister", "many")
+    said(memory, "Maya", "favoriteColor", "red", when="2024-05-01T08:00:00Z")
+    said(memory, "Maya", "favoriteColor", "blue", when="2024-05-02T08:00:00Z")
+    found = current(memory, "Maya favoriteColor", limit=10)
+    assert found["Maya favoriteColor red."] is False
+    assert found["Maya favoriteColor blue."] is True
 
 
 def test_different_objects_of_a_multi_valued_predicate_never_clash_across_agents(
