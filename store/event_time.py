@@ -297,6 +297,19 @@ _WEAK_PLAN = _lazy(
     r"|\d)\b",
     re.IGNORECASE,
 )
+# An outcome told after a note's day, past a colon or a dash ("Dentist on Friday: no
+# cavities!", "Dinner with Ana on Friday - lovely evening"): the event was, though the note
+# has no verb. Only words that tell how it went, ending the clause ("Party on Saturday: great
+# food and music" may be the plan's).
+_OUTCOME = _lazy(
+    r"(?::|\s[-\u2013\u2014])\s*(?:no\s+(?:cavities|issues|problems|complications|injuries"
+    r"|fractures|surprises|concerns)|all\s+(?:clear|good|went\s+well)|clean\s+bill\s+of\s+health"
+    r"|nailed\s+it|great\s+fun|(?:a\s+)?(?:(?:really|very|so)\s+)?(?:great|good|lovely|fun"
+    r"|wonderful|fantastic|amazing|awesome|brilliant|terrible|awful|horrible)\s+(?:time|evening"
+    r"|night|day|afternoon|morning)|(?:a|an)\s+(?:[\w-]+\s+)?(?:success|blast|disaster|flop))"
+    r"\s*(?:[.!;)]|$)",
+    re.IGNORECASE,
+)
 # A thing booked, reserved or scheduled, with its day ("Maya booked a flight to Osaka on 12
 # December", said in November): the day is the flight's, no booking's, and the nearer of the
 # one gone and the one to come.
@@ -529,6 +542,7 @@ class _Context:
     marks: tuple[int, ...] = ()  # where the sentence marks are, in order
     tenses: dict[tuple[int, str], bool] = field(default_factory=dict)
     stated: tuple[datetime, ...] = ()  # days the memory states outright, aware UTC
+    outcomes: dict[int, int] = field(default_factory=dict)  # sentence start -> ``_OUTCOME``'s
 
     @classmethod
     def of(cls, text: str, said_at: datetime, stated: Sequence[datetime] = ()) -> _Context:
@@ -586,9 +600,19 @@ class _Context:
         return progressive and not self.told_of(match)
 
     def weak_plan(self, match: re.Match[str]) -> bool:
-        """A cue of ``_WEAK_PLAN`` in the sentence, the day not said of a thing told of."""
+        """A cue of ``_WEAK_PLAN`` in the sentence, the day not said of a thing told of nor
+        followed by how it went (``reported``)."""
         weak = self._says(match, "weak plan", lambda s: bool(_WEAK_PLAN.search(s)))
-        return weak and not self.told_of(match)
+        return weak and not self.told_of(match) and not self.reported(match)
+
+    def reported(self, match: re.Match[str]) -> bool:
+        """An outcome (``_OUTCOME``) follows the day in its sentence: "Dentist on Friday: no
+        cavities!" tells of the Friday gone. Found once per sentence, as its tenses are."""
+        left, right = self._bounds(match)
+        if left not in self.outcomes:
+            found = _OUTCOME.search(self.text, left, right)
+            self.outcomes[left] = -1 if found is None else found.start()
+        return self.outcomes[left] >= match.end()
 
     def told_of(self, match: re.Match[str]) -> bool:
         """The day is said of a thing something comes from, or of a record of what was

@@ -507,14 +507,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         27,
         "event times read again: days of a month told in no past tense, full stops of short"
-        " forms, habits of weekday mornings, plans kept, counts of several",
+        " forms, habits of weekday mornings, plans kept, counts of several, outcomes told",
         (
             # "Maya has a check-in on 10 December", said on 3 December, was a year back, and so
             # was "her passport expires on 10 January"; "an appointment with Dr. Kim on Monday"
             # was the Monday gone ("Dr." ended the sentence and its plan); "runs on Tuesday
-            # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone, and
-            # "several weeks ago" no time (a count a question reads). Read again every text
-            # naming a month or a weekday, or saying "several".
+            # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone,
+            # "Dentist on Friday: no cavities!" the Friday to come, and "several weeks ago" no
+            # time (a count a question reads). Read again every text naming a month or a
+            # weekday, or saying "several".
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" OR regexp_matches(o.text, '(?i){SEVERAL}')"

@@ -1450,9 +1450,8 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
     [
         # Cues of a plan that tell of a finished event as often: "still" with the
         # progressive, a day said of a thing something comes from ("from the party on …"),
-        # "reminds me of", and a note's day of a month nearer gone than to come. (A note's
-        # weekday is the one to come: "Dentist on Friday: no cavities!" said on Sunday is
-        # read so too.)
+        # "reminds me of", a note's day of a month nearer gone than to come, and a note's
+        # weekday followed by how it went.
         (JAN_3, "I'm still recovering from the party on 31 December."),
         (JAN_3, "We are still eating leftovers from the dinner on 25 December."),
         (JAN_3, "I'm still thinking about the concert on 28 December."),
@@ -1465,6 +1464,10 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
         (SUNDAY, "That reminds me of the picnic on Saturday, so much fun."),
         (SUNDAY, "My legs are aching from the race on Saturday."),
         (SUNDAY, "I'm sharing the pictures from the party on Saturday."),
+        (SUNDAY, "Dentist on Friday: no cavities!"),
+        (SUNDAY, "Dinner with Ana on Friday - lovely evening."),
+        (SUNDAY, "Recital on Saturday: a huge success!"),
+        (SUNDAY, "Checkup on Friday: all clear."),
     ],
 )
 def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
@@ -1472,6 +1475,21 @@ def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
 ) -> None:
     [found] = event_times(text, said)
     assert found.start < said, (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dentist on Friday: bring the insurance card.",
+        "Party on Saturday: great food and music.",
+        "Dentist on Friday.",
+        # how it will go
+        "Dentist on Friday: no cavities, I hope.",
+    ],
+)
+def test_a_note_of_an_event_without_how_it_went_is_still_a_plan(text: str) -> None:
+    [found] = event_times(text, SUNDAY)
+    assert found.start > SUNDAY, (text, found)
 
 
 @pytest.mark.parametrize(

@@ -827,8 +827,9 @@ def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_ag
 ) -> None:
     # A store at migration 26 read "Maya has a check-in on 10 December", said on Thursday 3
     # December, as a year back, "with Dr. Kim on Monday" as the Monday gone and "on Tuesday
-    # mornings" as one Tuesday, and "several weeks ago" as no time; migration 27 reads every
-    # text naming a month or a weekday, or saying "several".
+    # mornings" as one Tuesday, "Dentist on Monday: no cavities!" as the Monday to come, and
+    # "several weeks ago" as no time; migration 27 reads every text naming a month or a
+    # weekday, or saying "several".
     said = "2026-12-03T10:00:00Z"
     memory = open_memory(settings)
     done = memory.remember(
@@ -839,6 +840,7 @@ def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_ag
             MemoryDraft("Maya went to Paris on 10 December.", observed_at=said),
             MemoryDraft("Sam flies to Osaka tomorrow.", observed_at=said),
             MemoryDraft("Sam moved to Oslo several weeks ago.", observed_at=said),
+            MemoryDraft("Dentist on Monday: no cavities!", observed_at=said),
         ]
     )
     memory.close()
@@ -850,6 +852,7 @@ def test_days_of_a_month_told_in_no_past_tense_and_after_short_forms_are_read_ag
         ["2025-12-10"],
         [],
         ["2026-10-26/2026-11-01"],
+        ["2026-11-30"],
     ]
 
 
