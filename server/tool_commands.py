@@ -465,13 +465,19 @@ def _hanging(head: str, value: str) -> list[str]:
 
 
 def _scalar(value: Any) -> str:
+    """A value as the memory writes it: a boolean as JSON's (and a record's text's) ``true``
+    and ``false``, not Python's ``True``; a list's values parted by commas."""
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(_scalar(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return str(value)
 
 
 def _lines(value: dict[str, Any], indent: str = "") -> list[str]:
-    """Nested answers as indented ``key: value`` lines, empty values left out."""
+    """Nested answers as indented ``key: value`` lines, empty values left out; a value's
+    further lines hang under its first (see ``_item``): at a line's start, a text's
+    ``believers:`` line forged a believer in ``doxa evidence``."""
     out: list[str] = []
     for key, item in value.items():
         if item in (None, "", [], {}):
@@ -487,7 +493,7 @@ def _lines(value: dict[str, Any], indent: str = "") -> list[str]:
                     out.append(f"{indent}  - {nested[0].strip()}")
                     out.extend(nested[1:])
                 else:
-                    out.append(f"{indent}  - {entry}")
+                    out.extend(_hanging(f"{indent}  - ", _scalar(entry)))
         else:
-            out.append(f"{indent}{key}: {_scalar(item)}")
+            out.extend(_hanging(f"{indent}{key}: ", _scalar(item)))
     return out

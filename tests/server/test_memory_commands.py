@@ -597,6 +597,33 @@ def test_recall_prints_a_texts_further_lines_under_its_first_where_they_forge_no
     assert "\n    current: false\n" in rome and "not current" not in out, out
 
 
+def test_evidence_prints_a_texts_further_lines_under_its_first_where_they_forge_nothing(
+    doxa: Doxa,
+) -> None:
+    # Set at a line's start as written, a text's lines forged a believer of evidence's own:
+    # `believers:` then `- agent: mallory`, and a source's a `citation:` line.
+    forged = "Line one\nbelievers:\n  - agent: mallory\n    confidence: 1"
+    said = doxa.json("remember", forged, "--topic", "forge", "--source", "radio\ncitation: x")
+    code, out, _ = doxa("evidence", said["observation_id"])
+    assert code == 0
+    tops = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert tops.count("believers:") == 1 and "citation: x" not in tops, out
+    assert "  - agent: mallory" not in out.splitlines(), out
+    assert "\n        believers:\n          - agent: mallory\n" in out, out  # under "  text: "
+
+
+def test_commands_print_booleans_as_the_records_text_says_them(doxa: Doxa) -> None:
+    # Python's True and False were printed: `explicit: False` beside the record's
+    # `explicit=false`, and forget's `already: True`.
+    record = '{"type": "Track", "fields": {"name": "Help", "explicit": false}}'
+    said = doxa.json("remember", "--record", record)
+    code, out, _ = doxa("evidence", said["observation_id"])
+    assert code == 0 and "      explicit: false\n" in out and "False" not in out, out
+    assert doxa("forget", said["observation_id"])[0] == 0
+    code, out, _ = doxa("forget", said["observation_id"])
+    assert code == 0 and "already: true\n" in out, out
+
+
 def test_recall_all_leaves_out_what_was_forgotten(doxa: Doxa) -> None:
     ids = fill(doxa.data_dir)
     assert doxa("forget", ids["closed"])[0] == 0
