@@ -409,11 +409,34 @@ def test_a_page_of_no_entities_says_so_rather_than_that_a_search_found_none(
     data_dir, page = tmp_path / "m", tmp_path / "memory.html"
     where = ["--embedder", "hash", "--data-dir", str(data_dir)]
     assert main(["remember", "A note about nothing in particular.", *where]) == 0
+    record = '{"type": "Track", "fields": {"name": "Help"}}'
+    assert main(["remember", "--record", record, *where]) == 0
+    assert main(["view", *where, "--out", str(page)]) == 0
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    assert 'data-rendered-ms="' in dom, "the page's script did not finish"
+    # A memory of notes and records that name no entity is not empty (the page said it was,
+    # under "2 observations" in its header).
+    assert '<p class="muted">The memory is empty.</p>' not in dom
+    assert (
+        '<p class="muted">2 observations, no entity: none names a topic or states a fact'
+        " (doxa recall --all lists them).</p>"
+    ) in dom
+    assert '<li class="more">no entities yet</li>' in dom  # it said "nothing matches"
+
+
+@needs_chromium
+def test_a_page_of_no_observations_says_the_memory_is_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir, page = tmp_path / "m", tmp_path / "memory.html"
+    where = ["--embedder", "hash", "--data-dir", str(data_dir)]
+    assert main(["remember", "A note soon gone.", "--json", *where]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert main(["forget", said["observation_id"], "--mode", "purge", *where]) == 0
     assert main(["view", *where, "--out", str(page)]) == 0
     dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert 'data-rendered-ms="' in dom, "the page's script did not finish"
     assert '<p class="muted">The memory is empty.</p>' in dom
-    assert '<li class="more">no entities yet</li>' in dom  # it said "nothing matches"
 
 
 def test_view_counts_what_it_drew_in_words_that_fit_the_count(
