@@ -120,14 +120,24 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         # Standard output carries an export or the judgements alone: what was done is said
         # on stderr then, so `doxa export - | doxa import -` reads a clean file.
         summary = sys.stderr if any(_to_stdout(p) for p in both) else sys.stdout
+        judged = None
         if args.judgements is not None:
-            done = _judgements(settings, args.judgements, args.json and args.file is None, summary)
-            if done or (args.file is None and args.markdown is None):
-                return done
+            from doxa.server.judgements_command import say_judgements, write_judgements
+
+            judged = write_judgements(settings, args.judgements)
+            if judged is None:
+                return 1
+            alone = args.file is None and args.markdown is None
+            if alone or not args.json:
+                say_judgements(judged, args.json, summary)
+            if alone:
+                return 0
         if args.file is None and args.markdown is None:
             print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
             return 1
-        return _export(settings, args.file, args.markdown, args.json, summary)
+        # With --json, one document says all that was written: the judgements' own line
+        # before the export's JSON left nothing a JSON reader could parse.
+        return _export(settings, args.file, args.markdown, args.json, summary, judged)
     except BrokenPipeError:
         raise  # the reader of standard output went away: main's to end quietly
     except (CommandError, MemoryStoreError, OSError) as error:
@@ -152,9 +162,11 @@ def _export(
     markdown: Path | None,
     as_json: bool,
     summary: TextIO,
+    judged: dict[str, Any] | None = None,
 ) -> int:
     """Write the export to ``file`` (``-``: standard output) and the pages to ``markdown``;
-    say what was written on ``summary``."""
+    say what was written on ``summary`` (with ``as_json``, ``judged``: the judgements
+    written before, under ``judgements``)."""
     if markdown is not None and markdown.exists() and not markdown.is_dir():
         # Before the export: the file was written, then the pages failed ([Errno 17]).
         print(f"doxa export: --markdown {markdown} is a file; give a directory", file=sys.stderr)
@@ -182,6 +194,8 @@ def _export(
     if as_json:
         import json
 
+        if judged is not None:
+            header["judgements"] = judged
         print(json.dumps(header, indent=2), file=summary)
         return 0
     total = sum(header["counts"].values())
@@ -192,12 +206,6 @@ def _export(
     said = f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s"
     print(said, file=summary)
     return 0
-
-
-def _judgements(settings: Settings, path: Path, as_json: bool, summary: TextIO) -> int:
-    from doxa.server.judgements_command import judgements_command
-
-    return judgements_command(settings, path, as_json, summary)
 
 
 def _import(settings: Settings, file: Path, as_json: bool) -> int:

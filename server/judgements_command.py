@@ -39,33 +39,44 @@ def judgements_command(
     """Write the judgements of the configured data directory to ``path`` (``-``: standard
     output); say how many, in words or (``as_json``) as JSON, on ``summary`` (default:
     stdout, or stderr when the judgements go there)."""
-    from doxa.store.sharing import SharedMemory
+    said = write_judgements(settings, path)
+    if said is None:
+        return 1
+    say_judgements(said, as_json, summary or (sys.stderr if str(path) == "-" else sys.stdout))
+    return 0
 
-    piped = str(path) == "-"
-    summary = summary or (sys.stderr if piped else sys.stdout)
+
+def write_judgements(settings: Settings, path: Path) -> dict[str, Any] | None:
+    """Write the judgements to ``path`` (``-``: standard output). Returns what was written
+    (``file``, ``judged_results``, ``recalls``), or None, having said why on stderr."""
+    from doxa.store.sharing import SharedMemory
 
     shared = SharedMemory(settings.store, trains=False)
     try:
         rows = shared.judgements()
     except MemoryStoreError as error:
         print(f"doxa export: {error}", file=sys.stderr)
-        return 1
+        return None
     finally:
         shared.close()
-    if piped:
+    if str(path) == "-":
         for row in rows:
             sys.stdout.write(judgement_line(row) + "\n")
         sys.stdout.flush()
     elif not _written(rows, path):
-        return 1
+        return None
     recalls = len({r["recall_id"] for r in rows})
+    return {"file": str(path), "judged_results": len(rows), "recalls": recalls}
+
+
+def say_judgements(said: dict[str, Any], as_json: bool, summary: TextIO) -> None:
+    """Say what ``write_judgements`` wrote, in words or as JSON, on ``summary``."""
     if as_json:
-        said = {"file": str(path), "judged_results": len(rows), "recalls": recalls}
         print(json.dumps(said), file=summary)
-    else:
-        where = "standard output" if piped else path
-        print(f"wrote {len(rows)} judged results of {recalls} recalls to {where}", file=summary)
-    return 0
+        return
+    where = "standard output" if said["file"] == "-" else said["file"]
+    n, recalls = said["judged_results"], said["recalls"]
+    print(f"wrote {n} judged results of {recalls} recalls to {where}", file=summary)
 
 
 def _written(rows: list[dict[str, Any]], path: Path) -> bool:

@@ -865,6 +865,22 @@ def test_import_and_remember_read_standard_input_from_a_dash(
     assert code == 1 and "--memories: standard input is not UTF-8 text (byte 1)" in err
 
 
+def test_export_with_judgements_and_json_prints_one_json_document(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # `--json` printed the judgements' line in words, then the export's JSON (with --markdown
+    # alone, two JSON documents): no JSON reader could parse what it said.
+    fill(doxa.data_dir)
+    file, judged, pages = tmp_path / "a.jsonl", tmp_path / "j.jsonl", tmp_path / "pages"
+    for args in ([str(file)], ["--markdown", str(pages)], [str(file), "--markdown", str(pages)]):
+        said = doxa.json("export", *args, "--judgements", str(judged))
+        assert said["judgements"] == {"file": str(judged), "judged_results": 1, "recalls": 1}
+        assert said["doxa"] == "export" and said["counts"]["Observation"] == 5
+    code, out, _ = doxa("export", str(file), "--judgements", str(judged))
+    assert code == 0 and out.startswith("wrote 1 judged results of 1 recalls to "), out
+    assert "\nexported " in out  # in words, both are said, as before
+
+
 def test_export_and_judgements_to_a_dash_go_to_standard_output_said_on_stderr(
     doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
