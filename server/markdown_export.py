@@ -324,5 +324,17 @@ def write_markdown(export: Path, target: Path) -> int:
             text = shown(o["text"])
             page.append(f"- **{o['observed_at']}** {text} ({'; '.join(notes)}) `{o['id']}`")
         (target / file).write_text("\n".join(page) + "\n", encoding="utf-8")
+    # Records and notes with no topic or fact name no entity: said, or a memory of records
+    # wrote an index of nothing. Retracted ones aside, as recall leaves them out.
+    placed = set().union(*about.values())
+    unplaced = [i for i, o in observations.items() if i not in placed and not o.get("retracted_at")]
+    if unplaced:
+        one = len(unplaced) == 1
+        index += [""] if len(index) > 2 else []  # after the pages' list, a line apart
+        index.append(
+            f"{len(unplaced)} observation{'' if one else 's'} name{'s' if one else ''} no topic"
+            f" or fact, so no page shows {'it' if one else 'them'}; doxa recall --all lists"
+            f" {'it' if one else 'them'}"
+        )
     (target / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     return len(about) + 1

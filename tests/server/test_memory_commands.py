@@ -1019,6 +1019,31 @@ def test_markdown_export_writes_one_file_per_entity_and_an_index(
     assert "- [bridge](bridge.md) (3 observations)" in index
 
 
+def test_markdown_index_says_how_many_observations_no_page_shows(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # Records and notes with no topic or fact name no entity: a memory of them exported an
+    # index of nothing, and the pages of others left them out without a word.
+    pages = tmp_path / "pages"
+    doxa.json("remember", "--record", '{"type": "Track", "fields": {"name": "Help"}}')
+    doxa.json("remember", "A note on nothing in particular.")
+    assert doxa("export", "--markdown", str(pages))[0] == 0
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    said = (
+        "2 observations name no topic or fact, so no page shows them; doxa recall --all lists them"
+    )
+    assert index == f"# doxa memory\n\n{said}\n", index
+    doxa.json("remember", "Bridge closed.", "--topic", "bridge")
+    gone = doxa.json("remember", "A note soon retracted.")
+    assert doxa("forget", gone["observation_id"])[0] == 0
+    assert doxa("export", "--markdown", str(pages))[0] == 0
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    assert index.endswith("(1 observation)\n\n" + said + "\n"), index  # not the retracted
+    (pages / "bridge.md").unlink()
+    assert doxa("export", "--markdown", str(pages))[0] == 0  # its index read back, as before
+    assert (pages / "bridge.md").exists()
+
+
 def test_markdown_pages_are_one_per_entity_in_any_case_and_none_outlives_a_purge(
     doxa: Doxa, tmp_path: Path
 ) -> None:
