@@ -256,7 +256,9 @@ def _links(
     co = working.mentioned_with(key, clock.known, clock.until)
     co.pop(key, None)
     me = display_name(working, key)
-    for other in heapq.nlargest(co_mentions, co, key=co.__getitem__):
+    # Ties by key: in the counts' own order they came as a set of strings iterates, which
+    # the hash seed changes from one process to the next (`doxa about` differed each run).
+    for other in heapq.nlargest(co_mentions, sorted(co), key=co.__getitem__):
         links[other].append(f"{me} mentioned with {display_name(working, other)}")
     return dict(sorted(links.items(), key=lambda kv: -len(kv[1])))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import socket
 import subprocess
@@ -187,6 +188,28 @@ def test_many_memories_are_remembered_from_a_json_file_or_none_if_one_is_bad(
     code, _, err = doxa("remember", "--memories", str(tmp_path / "none.json"))
     assert code == 1 and err.endswith("none.json (No such file or directory)\n")
     assert doxa.json("recall", "--all")["total"] == 2
+
+
+def test_about_lists_entities_mentioned_as_often_in_the_same_order_in_every_process(
+    doxa: Doxa,
+) -> None:
+    # Tied ones came in the order of a set of strings, which Python's hash seed changes
+    # from one process to the next: `doxa about hub` answered differently each run.
+    topics = ["hub", "kiwi", "apple", "mango", "fig", "cherry", "lime", "date"]
+    doxa.json("remember", "A note on fruit.", *(a for t in topics for a in ("--topic", t)))
+    where = ["--embedder", "hash", "--data-dir", str(doxa.data_dir), "--json"]
+    seen = []
+    for seed in ("1", "2", "3", "4"):
+        done = subprocess.run(
+            [sys.executable, "-m", "doxa.server", "about", "hub", *where],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        seen.append([r["name"] for r in json.loads(done.stdout)["related"]])
+    assert seen == [sorted(topics[1:])] * 4, seen
 
 
 def test_about_conflicts_and_evidence_answer_as_the_tools_do(doxa: Doxa) -> None:
