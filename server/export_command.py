@@ -133,7 +133,8 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
             if alone:
                 return 0
         if args.file is None and args.markdown is None:
-            print("doxa export: give the FILE to write, or --markdown DIR", file=sys.stderr)
+            said = "give the FILE to write, --markdown DIR or --judgements FILE"
+            print(f"doxa export: {said}", file=sys.stderr)
             return 1
         # With --json, one document says all that was written: the judgements' own line
         # before the export's JSON left nothing a JSON reader could parse.

@@ -423,6 +423,14 @@ def test_judgements_that_cannot_be_written_exit_1_on_stderr_and_leave_no_file(
     assert not target.parent.exists()
 
 
+def test_an_export_of_nothing_to_write_names_every_way_to_give_one(doxa: Doxa) -> None:
+    # It named FILE and --markdown, not --judgements, which alone is an export too.
+    fill(doxa.data_dir)
+    code, out, err = doxa("export")
+    assert code == 1 and out == ""
+    assert err == "doxa export: give the FILE to write, --markdown DIR or --judgements FILE\n"
+
+
 @pytest.mark.parametrize("flag", [None, "--judgements"])
 def test_an_export_to_a_directory_is_refused_and_leaves_nothing_beside_it(
     doxa: Doxa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None
