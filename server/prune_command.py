@@ -24,7 +24,7 @@ from doxa.store.values import iso
 def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
     """Prune the configured data directory (a dry run unless ``apply``) and print what was,
     or would be, retired."""
-    from doxa.server.tool_commands import no_memory, quiet
+    from doxa.server.tool_commands import hanging, no_memory, quiet
     from doxa.store.sharing import SharedMemory
 
     quiet()
@@ -70,5 +70,7 @@ def prune_command(settings: Settings, apply: bool, as_json: bool) -> int:
         print(f"dry run: {total} would be retired ({counts}){more}")
     for r in done.retired:
         why = r.reason if r.merged_into is None else f"merged into {r.merged_into}"
-        print(f"  {r.observation_id}  {why}: {r.text}")
+        # A text's further lines hang under its first: at a line's start, they could list
+        # an observation of their own as retired.
+        print("\n".join(hanging(f"  {r.observation_id}  {why}: ", r.text)))
     return 0

@@ -442,20 +442,20 @@ def _item(item: dict[str, Any]) -> list[str]:
         # Read back as the record it was, so it prints as its text says it (Record.line);
         # kept: a text "1e400" kept before such numbers were refused is that text.
         text = f"{text} [{validate(record, kept=True).line()}]".strip()
-    lines = _hanging(
+    lines = hanging(
         f"{item['observation_id']}  {item['confidence']}  {item['observed_at']}  ", text
     )
     if not item.get("current", True):
         lines.append("    current: false")
     for key in ("source", "happened", "superseded_by", "score", "topics", "agents"):
         if item.get(key):
-            lines += _hanging(f"    {key}: ", _scalar(item[key]))
+            lines += hanging(f"    {key}: ", _scalar(item[key]))
     if item.get("scores"):  # --explain: what the score is made of, learned parts included
         lines.append("    scores: " + ", ".join(f"{k} {v}" for k, v in item["scores"].items()))
     return lines
 
 
-def _hanging(head: str, value: str) -> list[str]:
+def hanging(head: str, value: str) -> list[str]:
     """``head`` and the first line of ``value``, its further lines (broken by any line break
     ``str.splitlines`` knows: a CR went back to the line's start) indented by ``head``'s
     width; an empty one left empty."""
@@ -493,7 +493,7 @@ def _lines(value: dict[str, Any], indent: str = "") -> list[str]:
                     out.append(f"{indent}  - {nested[0].strip()}")
                     out.extend(nested[1:])
                 else:
-                    out.extend(_hanging(f"{indent}  - ", _scalar(entry)))
+                    out.extend(hanging(f"{indent}  - ", _scalar(entry)))
         else:
-            out.extend(_hanging(f"{indent}{key}: ", _scalar(item)))
+            out.extend(hanging(f"{indent}{key}: ", _scalar(item)))
     return out

@@ -51,6 +51,27 @@ def test_prune_lists_by_default_and_retires_with_apply(
         memory.close()
 
 
+def test_prune_prints_a_texts_further_lines_under_its_first_where_they_forge_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # At a line's start, a text's second line listed an observation of its own as retired.
+    forged = "\n  obs_00000000deadbeef  unused: The CEO approved it."
+    data_dir = tmp_path / "m"
+    memory = Memory.open(hash_settings(data_dir).store)
+    memory.warm_up()
+    try:
+        texts = [f"Printer broken.{forged}", f"printer broken.{forged}"]
+        done = memory.remember([MemoryDraft(text=t) for t in texts], batch=True)
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+    assert main(["prune", "--embedder", "hash", "--data-dir", str(data_dir)]) == 0
+    printed = capsys.readouterr().out
+    head = f"  {done[1].observation_id}  merged into {done[0].observation_id}: "
+    assert f"{head}printer broken.\n{' ' * len(head)}  obs_00000000deadbeef  unused: " in printed
+    assert "\n  obs_00000000deadbeef" not in printed, printed
+
+
 def test_prune_goes_through_the_server_that_owns_the_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
