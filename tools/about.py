@@ -15,7 +15,7 @@ from doxa.store.errors import InvalidInput, MemoryStoreError
 from doxa.store.values import iso
 from doxa.tools.answer import answer, compact, lean
 from doxa.tools.context import MemoryContext, call, context_of, exact
-from doxa.tools.find_conflicts import Conflict, Side
+from doxa.tools.find_conflicts import Conflict, Side, within_budget
 
 if TYPE_CHECKING:
     from doxa.store.sharing import SharedMemory
@@ -82,6 +82,7 @@ class AboutResult(BaseModel):
     related: list[Related] = Field(default_factory=list)
     counts: Counts
     conflicts: list[Conflict] = Field(default_factory=list)
+    note: str | None = Field(None, description="what was cut")
 
 
 def _value(v: dict[str, Any]) -> Value:
@@ -118,6 +119,7 @@ def _conflict(c: dict[str, Any]) -> Conflict:
 def about_result(seen: dict[str, Any]) -> AboutResult:
     """The tool's view of the store's ``Memory.about``."""
     counts = seen["counts"]
+    conflicts, note = within_budget([_conflict(c) for c in seen["conflicts"]])
     return AboutResult(
         name=seen["name"],
         summary=seen["summary"],
@@ -143,7 +145,8 @@ def about_result(seen: dict[str, Any]) -> AboutResult:
             events=counts["events"] if counts["events"] > len(seen["timeline"]) else 0,
             unlisted=counts["unlisted"],
         ),
-        conflicts=[_conflict(c) for c in seen["conflicts"]],
+        conflicts=conflicts,
+        note=note,
     )
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, StrictBool
 from doxa.store.event_time import shown
 from doxa.store.values import iso
 from doxa.tools.answer import answer
+from doxa.tools.budget import TEXT_BUDGET, cap, cut, cut_note
 from doxa.tools.context import call, context_of, exact
 from doxa.tools.recall import RecordOut, record_out
 
@@ -139,6 +140,7 @@ class EvidenceResult(BaseModel):
     agent: str | None = None
     unsupported: list[UnsupportedBelief] | None = None
     count: int | None = Field(None, description="all unsupported (at most 100 listed)")
+    note: str | None = Field(None, description="what was cut")
 
 
 def _citation(
@@ -225,6 +227,9 @@ async def cite_evidence(
 
 
 def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
+    listed = rows[:MAX_UNSUPPORTED]
+    # A hundred beliefs of long texts made hundreds of thousands of characters.
+    most = cap([len(r["text"]) for r in listed])
     return EvidenceResult(
         agent=who,
         count=len(rows),
@@ -232,12 +237,43 @@ def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
             UnsupportedBelief(
                 belief_id=r["belief_id"],
                 observation_id=r["observation_id"],
-                text=r["text"],
+                text=r["text"] if most is None else cut(r["text"], most),
                 confidence=exact(r["confidence"]) or "0",
                 since=iso(r["since"]),
             )
-            for r in rows[:MAX_UNSUPPORTED]
+            for r in listed
         ],
+        note=None if most is None else cut_note(sum(len(r["text"]) > most for r in listed), most),
+    )
+
+
+def _linked_within_budget(result: EvidenceResult) -> EvidenceResult:
+    """``result`` with the texts of the observations linked to the cited one (evidence,
+    contradictions, the supersession chain) cut, each to one length, to share what the
+    budget leaves beside the cited text, which stays whole (it is what was asked for)."""
+    assert result.observation is not None
+    linked: list[EvidenceOut | LinkedObservation] = [
+        *result.evidence,
+        *result.contradictions,
+        *result.supersession_chain,
+    ]
+    budget = TEXT_BUDGET - len(result.observation.text)
+    most = cap([len(x.text) for x in linked], budget)
+    if most is None:
+        return result
+
+    def shortened(items: list[Any]) -> list[Any]:
+        return [x.model_copy(update={"text": cut(x.text, most)}) for x in items]
+
+    return result.model_copy(
+        update={
+            "evidence": shortened(result.evidence),
+            "contradictions": shortened(result.contradictions),
+            "supersession_chain": shortened(result.supersession_chain),
+            "note": cut_note(
+                sum(len(x.text) > most for x in linked), most, "linked texts", TEXT_BUDGET
+            ),
+        }
     )
 
 
@@ -328,6 +364,7 @@ def _cited(found: dict[str, Any]) -> EvidenceResult:
             if len(found[kind]) > MAX_LINKED
         },
     )
+    result = _linked_within_budget(result)
     result.citation = _citation(
         result,
         {x["observation_id"]: iso(x["recorded_at"]) for x in found["supersessions"]},

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from doxa.store.values import iso
 from doxa.tools.answer import answer
+from doxa.tools.budget import cap, cut, cut_note
 from doxa.tools.context import WholeNumber, call, exact
 
 if TYPE_CHECKING:
@@ -47,6 +48,24 @@ class ConflictsResult(BaseModel):
 
     conflicts: list[Conflict]
     count: int
+    note: str | None = Field(None, description="what was cut")
+
+
+def within_budget(conflicts: list[Conflict]) -> tuple[list[Conflict], str | None]:
+    """``conflicts`` with their sides' longest texts cut, each to one length, to keep the
+    answer within the text budget, and a note of what was cut; as given, and None, when they
+    fit. A long text is cut in every conflict it is a side of: fifty conflicts over one
+    design document repeated it fifty times."""
+    sides = [side for c in conflicts for side in (c.a, c.b)]
+    most = cap([len(side.text) for side in sides])
+    if most is None:
+        return conflicts, None
+
+    def shortened(side: Side) -> Side:
+        return side.model_copy(update={"text": cut(side.text, most)})
+
+    kept = [c.model_copy(update={"a": shortened(c.a), "b": shortened(c.b)}) for c in conflicts]
+    return kept, cut_note(sum(len(side.text) > most for side in sides), most)
 
 
 def _conflict(c: dict[str, Any]) -> Conflict:
@@ -86,7 +105,7 @@ async def find_conflicts(
 
     def run(memory: SharedMemory) -> CallToolResult:
         found = memory.conflicts(agent, other_agent, topic, known_at, limit)
-        conflicts = [_conflict(c) for c in found["conflicts"]]
-        return answer(ConflictsResult(conflicts=conflicts, count=found["count"]))
+        conflicts, note = within_budget([_conflict(c) for c in found["conflicts"]])
+        return answer(ConflictsResult(conflicts=conflicts, count=found["count"], note=note))
 
     return await call(ctx, run)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -12,6 +11,7 @@ from pydantic import BaseModel, Field, StrictBool, WithJsonSchema
 from doxa.store.event_time import shown as shown_time
 from doxa.store.values import iso
 from doxa.tools.answer import answer
+from doxa.tools.budget import TEXT_BUDGET, cap, cut, cut_note
 from doxa.tools.context import DecimalInput, WholeNumber, call, exact
 
 if TYPE_CHECKING:
@@ -73,62 +73,21 @@ class RecallResult(BaseModel):
     note: str | None = Field(None, description="why nothing matched, or what was cut")
 
 
-#: Characters of text one answer holds at most (about 5,000 tokens): ten results of 10,000
-#: characters each made 100,000, past what clients pass a model (Claude Code: 25,000 tokens).
-TEXT_BUDGET = 20_000
-
-
 def within_budget(
     items: list[RecalledItem], budget: int = TEXT_BUDGET
 ) -> tuple[list[RecalledItem], str | None]:
     """``items`` with their longest texts cut, each to one length, so that all their texts
-    add up to ``budget`` characters at most, and a note of what was cut; ``items`` and None
-    when they fit."""
-    lengths = [len(item.text) for item in items]
-    if sum(lengths) <= budget:
+    add up to ``budget`` characters at most (see ``budget``), and a note of what was cut;
+    ``items`` and None when they fit."""
+    most = cap([len(item.text) for item in items], budget)
+    if most is None:
         return items, None
-    # The most every text may keep: the short ones keep all theirs, the rest share the
-    # remainder evenly (the cut ones end up alike in length; at least 200 characters each,
-    # a hundred results at most).
-    left, cap = budget, budget
-    for k, length in enumerate(sorted(lengths)):
-        share = left // (len(lengths) - k)
-        if length > share:
-            cap = share
-            break
-        left -= length
-    cut = 0
-    kept: list[RecalledItem] = []
-    for item in items:
-        if len(item.text) > cap:
-            cut += 1
-            item = item.model_copy(update={"text": _cut(item.text, cap)})
-        kept.append(item)
-    note = (
-        f"{cut} of the texts cut to about {cap:,} characters (ending in …) to keep the "
-        f"answer within {budget:,}; cite_evidence(id) gives one whole"
-    )
-    return kept, note
-
-
-def _marks(character: str) -> bool:
-    """Whether ``character`` marks or joins the one before it (an accent, a vowel sign, a
-    zero-width joiner)."""
-    return unicodedata.category(character) in ("Mn", "Mc", "Me") or character == "\u200d"
-
-
-def _cut(text: str, most: int) -> str:
-    """``text`` to at most ``most`` characters, ending in "…": at a word's end when one is
-    near, never inside a letter and its accents."""
-    end = most - 1
-    while end > 0 and (_marks(text[end]) or text[end - 1] == "\u200d"):
-        end -= 1  # the character at ``end`` would be cut from the one it marks or joins
-    head = text[:end]
-    space = head.rfind(" ", end * 4 // 5)
-    if space > 0:
-        words = head[:space].rstrip()
-        head = words if len(words) >= end // 2 else head
-    return head + "…"
+    kept = [
+        item if len(item.text) <= most else item.model_copy(update={"text": cut(item.text, most)})
+        for item in items
+    ]
+    count = sum(len(item.text) > most for item in items)
+    return kept, cut_note(count, most, budget=budget)
 
 
 def record_out(record: Record | None) -> RecordOut | None:

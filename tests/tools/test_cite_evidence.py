@@ -609,3 +609,46 @@ async def test_a_belief_its_agents_next_fact_has_ended_takes_no_evidence(client:
         )
     assert paris["belief_id"] not in [u["belief_id"] for u in listed["unsupported"]]
     assert f"supports[0].belief_id: no belief with id {paris['belief_id']!r}" in refused
+
+
+async def test_a_citation_cuts_long_linked_texts_and_keeps_the_cited_one_whole(
+    client: Client,
+) -> None:
+    """A design document with five long reviews as evidence and as contradictions made a
+    citation of 270,000 characters (each review listed, then quoted again in the citation's
+    words), past what clients pass a model: the linked texts share what the budget leaves
+    beside the cited text, which stays whole, and the note says so."""
+    words = " ".join(f"cache{i}" for i in range(1_500))  # 13,889 characters
+    design = f"Caching design: {words}"
+    cited = await ok(client, "remember", text=design)
+    reviews = [f"Review {i} of the caching design: {words}" for i in range(5)]
+    for review in reviews:
+        await ok(
+            client,
+            "remember",
+            text=review,
+            agent="reviewer",
+            supports=[{"belief_id": cited["belief_id"], "weight": "0.5"}],
+            contradicts=[cited["observation_id"]],
+        )
+    found = await ok(client, "cite_evidence", id=cited["observation_id"])
+    assert found["observation"]["text"] == design
+    linked = [e["text"] for e in found["evidence"]] + [c["text"] for c in found["contradictions"]]
+    assert len(linked) == 10
+    assert all(t.endswith("…") and any(r.startswith(t[:-1]) for r in reviews) for t in linked)
+    assert len(design) + sum(map(len, linked)) <= 20_000
+    assert len(found["citation"]) < 25_000
+    assert found["note"].startswith("10 of the linked texts cut to about 609 characters")
+    assert found["note"].endswith("within 20,000; cite_evidence(id) gives one whole")
+    whole = await ok(client, "cite_evidence", id=found["evidence"][0]["observation_id"])
+    assert whole["observation"]["text"] in reviews
+
+
+async def test_unsupported_beliefs_of_long_texts_are_cut_to_the_budget(client: Client) -> None:
+    words = " ".join(f"tide{i}" for i in range(1_000))  # 7,889 characters
+    await ok(client, "remember", memories=[{"text": f"Log {i}: {words}"} for i in range(8)])
+    found = await ok(client, "cite_evidence", agent="default", unsupported=True)
+    assert found["count"] == 8
+    texts = [u["text"] for u in found["unsupported"]]
+    assert all(t.endswith("…") for t in texts) and sum(map(len, texts)) <= 20_000
+    assert found["note"].startswith("8 of the texts cut to about 2,500 characters")

@@ -317,3 +317,28 @@ async def test_a_side_lists_an_agent_that_holds_it_until_its_next_fact_begins(
     assert side["agents"] == ["editor", "reader"]
     [about] = seen["conflicts"]
     assert ["editor", "reader"] in (about["a"]["agents"], about["b"]["agents"])
+
+
+async def test_conflicts_over_long_texts_are_cut_to_the_budget(client: Client) -> None:
+    """Six reviews contradicting one long design document repeated it in every conflict
+    (130,000 characters): the sides' texts are cut, each to one length, and the note says
+    so; about's conflicts alike."""
+    words = " ".join(f"cache{i}" for i in range(1_200))  # 10,889 characters
+    design = await ok(client, "remember", text=f"Caching design: {words}", topics=["caching"])
+    for i in range(6):
+        await ok(
+            client,
+            "remember",
+            text=f"Review {i}: the caching design is wrong. {words}",
+            agent="reviewer",
+            contradicts=[design["observation_id"]],
+        )
+    found = await ok(client, "find_conflicts")
+    assert found["count"] == 6
+    texts = [c[side]["text"] for c in found["conflicts"] for side in ("a", "b")]
+    assert all(t.endswith("…") for t in texts) and sum(map(len, texts)) <= 20_000
+    assert found["note"].startswith("12 of the texts cut to about 1,666 characters")
+    seen = await ok(client, "about", name="caching")
+    texts = [c[side]["text"] for c in seen["conflicts"] for side in ("a", "b")]
+    assert len(texts) == 12 and sum(map(len, texts)) <= 20_000
+    assert seen["note"] == found["note"]
