@@ -1192,10 +1192,17 @@ class Memory:
             # Only those answered are described: a thousand texts are slow to send and to
             # read, and no model wants them at once.
             shown = found if limit is None else found[:limit]
-            return {
+            answer: dict[str, Any] = {
                 "count": len(found),
                 "conflicts": provenance.described(shown, working, at, known, me),
             }
+            # A filter naming no one believing anything, or nothing held, finds no conflict
+            # whatever the memory holds: "claude" asked before acting on a plan read the
+            # empty answer as "nothing disagrees".
+            note = None if found else _unmatched_filter(working, me, other, about)
+            if note is not None:
+                answer["note"] = note
+            return answer
 
     # ---- entities ---------------------------------------------------------------------------
 
@@ -1401,10 +1408,28 @@ _FREEZE_EVERY_ROWS = 5000
 MAX_CONFLICTS = 1000
 
 
-def _unknown_agent(working: WorkingMemory, agent: str) -> str | None:
+def _unmatched_filter(
+    working: WorkingMemory, agent: str | None, other_agent: str | None, topic: str | None
+) -> str | None:
+    """Why conflicts filtered by ``agent``, ``other_agent`` or ``topic`` found none when one
+    names no agent that believes anything, or nothing the memory holds; None when each
+    names something (the caller holds the read lock)."""
+    for field_name, who in (("agent", agent), ("other_agent", other_agent)):
+        if who is not None and (why := _unknown_agent(working, who, field_name)) is not None:
+            return why
+    if topic is None or entity_views.exists(working, topic_key(topic)):
+        return None
+    meant = known_names.alike(working, "entity", topic)
+    return f"topic {topic!r} names nothing in the memory (no fact or topic)" + (
+        f"; did you mean {' or '.join(map(repr, meant))}?" if meant else ""
+    )
+
+
+def _unknown_agent(working: WorkingMemory, agent: str, field_name: str = "agent") -> str | None:
     """Why a recall of ``agent``'s beliefs found nothing when no such agent believes
     anything (an agent cannot know its own name: "claude" found nothing, read as "nothing is
-    known"), with the names it may have meant; None when it does."""
+    known"), with the names it may have meant; None when it does. ``field_name``: the
+    argument that named it."""
     rows = working.agent_rows.get(agent)
     if rows is not None and len(rows):
         return None
@@ -1416,7 +1441,7 @@ def _unknown_agent(working: WorkingMemory, agent: str) -> str | None:
     return (
         f"no agent {agent!r} believes anything; agents: {', '.join(meant[:5])}"
         + (" …" if len(meant) > 5 else "")
-        + " (or leave agent out)"
+        + f" (or leave {field_name} out)"
     )
 
 

@@ -48,7 +48,7 @@ class ConflictsResult(BaseModel):
 
     conflicts: list[Conflict]
     count: int
-    note: str | None = Field(None, description="what was cut")
+    note: str | None = Field(None, description="why none was found, or what was cut")
 
 
 def within_budget(conflicts: list[Conflict]) -> tuple[list[Conflict], str | None]:
@@ -105,7 +105,8 @@ async def find_conflicts(
 
     def run(memory: SharedMemory) -> CallToolResult:
         found = memory.conflicts(agent, other_agent, topic, known_at, limit)
-        conflicts, note = within_budget([_conflict(c) for c in found["conflicts"]])
+        conflicts, cut = within_budget([_conflict(c) for c in found["conflicts"]])
+        note = found.get("note") or cut
         return answer(ConflictsResult(conflicts=conflicts, count=found["count"], note=note))
 
     return await call(ctx, run)

@@ -79,7 +79,8 @@ async def test_agents_outside_a_conflict_see_none(client: Client) -> None:
         unknown = await ok(client, "find_conflicts", agent="nobody-at-all")
     assert clerk == {"conflicts": [], "count": 0}
     assert scout_and_clerk == {"conflicts": [], "count": 0}
-    assert unknown == {"conflicts": [], "count": 0}
+    assert unknown["conflicts"] == [] and unknown["count"] == 0
+    assert unknown["note"].startswith("no agent 'nobody-at-all' believes anything; agents: ")
 
 
 async def test_topic_narrows_conflicts_to_either_side_mentioning_it(client: Client) -> None:
@@ -342,3 +343,28 @@ async def test_conflicts_over_long_texts_are_cut_to_the_budget(client: Client) -
     texts = [c[side]["text"] for c in seen["conflicts"] for side in ("a", "b")]
     assert len(texts) == 12 and sum(map(len, texts)) <= 20_000
     assert seen["note"] == found["note"]
+
+
+async def test_a_filter_naming_nothing_held_says_so(client: Client) -> None:
+    """An agent cannot know its own name: "claude" found no conflict and read it as "nothing
+    disagrees" before acting on a plan. A filter naming no agent that believes anything, or
+    no topic or entity, says so in a note, with the names it may have meant."""
+    await seed_bridge(client)
+    found = await ok(client, "find_conflicts", agent="claude")
+    assert found == {
+        "conflicts": [],
+        "count": 0,
+        "note": "no agent 'claude' believes anything; agents: driver, scout (or leave agent out)",
+    }
+    found = await ok(client, "find_conflicts", agent="scout", other_agent="drivr")
+    assert found["note"] == (
+        "no agent 'drivr' believes anything; agents: driver (or leave other_agent out)"
+    )
+    found = await ok(client, "find_conflicts", topic="bridges")
+    assert found["note"] == (
+        "topic 'bridges' names nothing in the memory (no fact or topic); did you mean 'bridge'?"
+    )
+    # Names that are held, with no conflict among them, say nothing more.
+    await ok(client, "remember", text="The canteen opens at 8.", agent="carol", topics=["canteen"])
+    found = await ok(client, "find_conflicts", agent="carol", topic="canteen")
+    assert found == {"conflicts": [], "count": 0}
