@@ -88,6 +88,7 @@ from doxa.store.recall_log import RecallLog, Recent
 from doxa.store.records import Record, unmatched_where
 from doxa.store.settings import StoreSettings
 from doxa.store.trainer import Trainer
+from doxa.store.unmatched_names import unmatched_names
 from doxa.store.values import (
     from_micros,
     from_naive_utc,
@@ -698,6 +699,15 @@ class Memory:
                     )
             if not results and note is None and asked.agent is not None:
                 note = _unknown_agent(working, asked.agent)
+            if not results and note is None:
+                note = unmatched_names(
+                    working,
+                    asked.topics,
+                    asked.subject,
+                    asked.predicate,
+                    asked.obj,
+                    asked.episode,
+                )
             if vector is None and matched > len(results):
                 note = _listing_cut(matched, asked.limit)
         recall_id = new_id("rec")

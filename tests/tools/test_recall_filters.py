@@ -97,3 +97,43 @@ async def test_an_agent_that_believes_nothing_is_named_with_those_that_do(client
     )
     known = await ok(client, "recall", query="nothing like it", agent="cursor", limit=1)
     assert "note" not in known
+
+
+async def test_a_name_filter_naming_nothing_held_says_so(client: Client) -> None:
+    """A model guesses the names it filters by: predicate "status" where facts say "state"
+    found nothing and no note, read as "nothing is known". Each name filter naming nothing
+    held says so, with the names it may have meant."""
+    await seed(client)
+    await ok(
+        client,
+        "remember",
+        text="Ticket PROJ-7 is open.",
+        topics=["tickets"],
+        fact={"subject": "PROJ-7", "predicate": "state", "object": "open"},
+    )
+
+    async def note(**filters: Any) -> str | None:
+        found = await ok(client, "recall", query="", **filters)
+        assert found["results"] == []
+        return found.get("note")
+
+    assert await note(predicate="status") == (
+        "predicate: no fact has the predicate 'status'; did you mean 'state'?"
+    )
+    assert await note(subject="PROJ7") == (
+        "subject: no fact has 'PROJ7' as its subject; did you mean 'PROJ-7'?"
+    )
+    assert await note(object="Berlinn") == (
+        "object: no fact has 'Berlinn' as its object; did you mean 'Berlin'?"
+    )
+    assert await note(topics=["ticket", "nothing"]) == (
+        "topics: no topic or fact names 'ticket' or 'nothing'; did you mean 'tickets'?"
+    )
+    assert await note(episode="stand-up") == (
+        "episode: no memory has the episode 'stand-up'; did you mean 'standup'?"
+    )
+    # Names that are held but hold nothing together say nothing: the filter is no mistake.
+    assert await note(subject="PROJ-7", predicate="lives in") is None
+    with anyio.fail_after(10):
+        found = await ok(client, "recall", query="where", subject="Carol", predicate="likes")
+    assert found["results"] == [] and "note" not in found
