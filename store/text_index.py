@@ -10,8 +10,9 @@ start-up (about a second per 100k memories).
 Text is analysed the way LanceDB's English full-text index did it (split on anything that is
 not a letter or digit, lower-cased and folded to ASCII, English stop words removed, Snowball
 (Porter2) stemming, so "remembered" finds "remember"), but tokens are dropped only over 64
-characters, not 40, so a SHA-256 in hex is found, and words joined by marks are a term of
-their own too, so a path or a version is found whole (``_COMPOUND``).
+characters, not 40, so a SHA-256 in hex is found, words joined by marks are a term of
+their own too, so a path or a version is found whole (``_COMPOUND``), and a camelCase word's
+parts are words too (``_CAMEL``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 #: hyphen before them (a flag).
 _COMPOUND = re.compile(r"(-?)([^\W_]+(?:[./:_-][^\W_]+)+)", re.UNICODE)
 _NAME_MARKS = re.compile(r"[./:_0-9]")
+#: A word in camelCase or PascalCase ("PaymentRetryPolicy", "getUserProfile",
+#: "XMLHttpRequest"): its parts are words too, beside it whole, as snake_case's are (split at
+#: "_"): "payment retry policy" found no note naming PaymentRetryPolicy by its words, and
+#: "parseInvoiceLine" none naming parse_invoice_line.
+_CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
+#: What only such a word holds: most texts hold none and are not read again for one.
+_CASE_CHANGE = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: "to do" and "to-do" are the word "todo": "to" and "do" are stop words, so "what's still to
 #: do?" found no note saying "TODO:" by its words.
 _TO_DO = re.compile(r"\bto[\s-]?do\b")
@@ -81,6 +90,8 @@ class Analyzer:
         folded = unicodedata.normalize("NFKD", text.casefold())
         plain = _TO_DO.sub("todo", folded.encode("ascii", "ignore").decode())
         words = [w for w in _TOKEN.findall(plain) if len(w) <= MAX_TOKEN and w not in STOP_WORDS]
+        if _CASE_CHANGE.search(text):
+            words += self._camel_parts(text)
         names = [
             name
             for flag, name in _COMPOUND.findall(plain)
@@ -95,6 +106,17 @@ class Analyzer:
             with self._stemming:  # a Snowball stemmer keeps state: one thread at a time
                 stems.update(zip(unknown, self._stemmer.stemWords(unknown), strict=True))
         return [stems[w] for w in words] + names
+
+    @staticmethod
+    def _camel_parts(text: str) -> list[str]:
+        """The parts of ``text``'s camelCase words, lower-cased, stop words left out."""
+        return [
+            part
+            for camel in _CAMEL.findall(text)
+            if len(camel) <= MAX_TOKEN
+            for part in map(str.lower, _CAMEL_PART.findall(camel))
+            if part not in STOP_WORDS
+        ]
 
 
 class TextIndex:

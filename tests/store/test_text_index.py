@@ -119,3 +119,32 @@ def test_to_do_is_the_word_todo() -> None:
     assert rows(index.search("what's still to do?", 10, everything(2))) == [0]
     assert index.analyzer.terms("my to-do list") == ["todo", "list"]
     assert index.analyzer.terms("a trip to Dover") == ["trip", "dover"]
+
+
+def test_a_camel_case_word_is_found_by_its_parts_and_whole() -> None:
+    # "payment retry policy" found no note naming PaymentRetryPolicy by its words, as
+    # "parse invoice line" found parse_invoice_line; nor "parseInvoiceLine" that note.
+    notes = [
+        "PaymentRetryPolicy caps attempts at 7.",
+        "Retry logic for emails lives in the mailer.",
+        "The payment form validates card numbers.",
+        "parse_invoice_line drops lines with a zero quantity.",
+        "XMLHttpRequestWrapper swallows network errors.",
+        "Get requests are cached by the CDN.",
+    ]
+    index = index_of(notes)
+    assert rows(index.search("payment retry policy", 10, everything(6)))[0] == 0
+    assert rows(index.search("RetryPolicy", 10, everything(6)))[0] == 0
+    assert rows(index.search("PaymentRetryPolicy", 10, everything(6)))[0] == 0
+    assert rows(index.search("parseInvoiceLine", 10, everything(6)))[0] == 3
+    assert rows(index.search("xml http request wrapper", 10, everything(6)))[0] == 4
+    assert index.analyzer.terms("getUserProfile in iOS") == [
+        "getuserprofil",
+        "io",
+        "get",
+        "user",
+        "profil",
+        "os",
+    ]
+    # A word in one case, or capitalised, is one word.
+    assert index.analyzer.terms("HTTP Caroline") == ["http", "carolin"]
