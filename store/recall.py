@@ -108,7 +108,12 @@ def question(
     if not isinstance(query, str):
         raise InvalidInput("query", "must be a string: what to look for, in words")
     if len(query) > MAX_QUERY:
-        raise InvalidInput("query", f"is {len(query)} characters long; the limit is {MAX_QUERY}")
+        # A pasted log or stack trace is the usual one: its key lines find what it would.
+        raise InvalidInput(
+            "query",
+            f"is {len(query)} characters long; the limit is {MAX_QUERY}: ask with its key"
+            " words (an error line, a name, a path), not a whole log or document",
+        )
     # The recall is recorded in the graph, which stores UTF-8: a surrogate would fail the
     # recorder's whole batch later, far from this call.
     unicode_text(query, "query")

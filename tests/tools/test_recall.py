@@ -499,7 +499,11 @@ async def test_older_fact_arriving_late_is_history_not_current(client: Client) -
     [
         ({"query": ""}, "query must not be empty unless a filter (agent, topics, subject,"),
         ({"query": "   "}, "query must not be empty unless a filter (agent, topics, subject,"),
-        ({"query": "q" * 4001}, "query is 4001 characters long; the limit is 4000"),
+        (
+            {"query": "q" * 4001},
+            "query is 4001 characters long; the limit is 4000: ask with its key words (an error"
+            " line, a name, a path), not a whole log or document",
+        ),
         ({"query": "x", "min_confidence": 2}, "min_confidence must be between 0 and 1, got 2"),
         ({"query": "x", "min_confidence": "most"}, "min_confidence must be a decimal number"),
         ({"query": "x", "as_of": "last spring"}, "as_of must be an ISO 8601 time"),
