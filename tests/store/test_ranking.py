@@ -632,3 +632,49 @@ def test_only_the_strongest_accepting_links_become_candidates() -> None:
     assert strongest_accepted(links, usable, 10) == [1, 2, 3, 4]
     assert strongest_accepted({}, usable, 3) == []
     assert strongest_accepted(links, usable, 0) == []
+
+
+def test_a_judged_question_about_another_ticket_lends_no_link_however_far(
+    memory: Memory,
+) -> None:
+    """Another invoice, ticket or person lends nothing at any likeness: an acceptance for
+    "ticket 9358" was a far link to a question about ticket 5582 (0.83 alike to the bundled
+    model, below the 0.85 of the same question), and a trained model weighed it."""
+    memory.remember(
+        [
+            MemoryDraft(text="Ticket 9358: the customer cannot log in after the update."),
+            MemoryDraft(text="Ticket 5582: the export of invoices is slow."),
+            MemoryDraft(text="Support rota: Anna covers the weekend queue."),
+        ]
+    )
+    first = memory.recall("What happened with ticket 9358?", limit=3)
+    judged = next(r.observation_id for r in first.results if "9358" in r.text)
+    memory.feedback(first.recall_id, accepted=[judged])
+    asked = "What happened with ticket 5582?"
+    vectors = memory.embedder.embed([asked, "What happened with ticket 9358?"])
+    likeness = float(vectors[0] @ vectors[1])
+    assert 0.2 <= likeness < 0.85  # a far link, were the details not read
+    second = memory.recall(asked, limit=3)
+    shown = [r.observation_id for r in second.results]
+    assert judged in shown
+    memory.feedback(second.recall_id, rejected=[judged])
+    assert recorded(memory, second.recall_id)[shown.index(judged)].get("accept_far", 0) == 0
+    # The same question about the same ticket, reworded, still lends its link.
+    third = memory.recall("Any news on ticket 9358?", limit=3)
+    memory.feedback(third.recall_id, rejected=[judged])
+    linked = recorded(memory, third.recall_id)[
+        [r.observation_id for r in third.results].index(judged)
+    ]
+    assert linked.get("accept_far", 0) + linked.get("accept_close", 0) > 0
+
+
+def recorded(memory: Memory, recall_id: str) -> dict[int, dict[str, float]]:
+    """The features a recall kept, by rank (a judged recall keeps them)."""
+    import json
+
+    rows = memory.graph.read(
+        "MATCH (r:Recall) WHERE r.id = $id RETURN r.features", {"id": recall_id}
+    )
+    return {
+        int(rank): json.loads(text) for rank, text in (line.split(" ", 1) for line in rows[0][0])
+    }
