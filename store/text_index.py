@@ -13,6 +13,11 @@ not a letter or digit, lower-cased and folded to ASCII, English stop words remov
 characters, not 40, so a SHA-256 in hex is found, words joined by marks are a term of
 their own too, so a path or a version is found whole (``_COMPOUND``), and a camelCase word's
 parts are words too (``_CAMEL``).
+
+A text longer than a passage (``PASSAGE_WORDS``) is indexed as overlapping passages, and a row
+scores as its best passage: over a whole design document BM25's length normalisation made
+four of a question's words in one of its sections count for less than one word in a short
+note. Shorter texts, every chat turn among them, are one passage: scored as before.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ B = 0.75
 #: hex, a git commit and a UUID's parts findable: at 40, a sha256 named in a query found
 #: nothing by its words, and ranked below four notes that shared none.
 MAX_TOKEN = 64
+#: Words (split at white space) of a passage of a long text, and how far the next one starts:
+#: passages overlap by a third, so a phrase cut by one is whole in the next.
+PASSAGE_WORDS = 150
+PASSAGE_STEP = 100
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 #: Words joined by marks into one name: a path, a version, a host, an identifier, a flag
@@ -119,35 +128,56 @@ class Analyzer:
         ]
 
 
+def passages(text: str) -> list[str]:
+    """``text`` as the passages it is indexed by: itself when it holds at most
+    ``PASSAGE_WORDS`` words, else windows of that many words, ``PASSAGE_STEP`` apart, the
+    last one reaching the text's end."""
+    words = text.split()
+    if len(words) <= PASSAGE_WORDS:
+        return [text]
+    starts = list(range(0, len(words) - PASSAGE_WORDS, PASSAGE_STEP))
+    starts.append(len(words) - PASSAGE_WORDS)
+    return [" ".join(words[start : start + PASSAGE_WORDS]) for start in starts]
+
+
 class TextIndex:
-    """An inverted index of the working memory's rows, scored with BM25."""
+    """An inverted index of the working memory's rows, scored with BM25 per passage (a
+    row's text is one passage unless it is long: ``passages``)."""
 
     def __init__(self) -> None:
         self.analyzer = Analyzer()
-        # term -> rows holding it, and how often each holds it (parallel arrays).
+        # term -> passages holding it, and how often each holds it (parallel arrays).
         self._rows: dict[str, array.array[int]] = {}
         self._counts: dict[str, array.array[int]] = {}
-        # Documents still searchable, per term (idf), and their total length (avgdl).
+        # Passages still searchable, per term (idf), and their total length (avgdl).
         self._frequency: Counter[str] = Counter()
-        self._lengths = array.array("i")  # terms per row; -1: not searchable
+        self._lengths = array.array("i")  # terms per passage; -1: not searchable
+        self._row_of = array.array("q")  # the row of each passage
+        self._first = array.array("q")  # each row's first passage (-1: none indexed)
         self._documents = 0
         self._total_length = 0
 
     def add(self, row: int, text: str) -> None:
         """Index ``text`` as row ``row`` (rows are added in order, from 0)."""
-        terms = Counter(self.analyzer.terms(text))
-        while len(self._lengths) <= row:
-            self._lengths.append(-1)
+        while len(self._first) <= row:
+            self._first.append(-1)
+        self._first[row] = len(self._lengths)
+        for passage in passages(text):
+            self._add_passage(row, Counter(self.analyzer.terms(passage)))
+
+    def _add_passage(self, row: int, terms: Counter[str]) -> None:
+        unit = len(self._lengths)
         length = sum(terms.values())
-        self._lengths[row] = length
+        self._lengths.append(length)
+        self._row_of.append(row)
         self._documents += 1
         self._total_length += length
         for term, count in terms.items():
-            rows = self._rows.get(term)
-            if rows is None:
-                rows = self._rows[term] = array.array("q")
+            units = self._rows.get(term)
+            if units is None:
+                units = self._rows[term] = array.array("q")
                 self._counts[term] = array.array("i")
-            rows.append(row)
+            units.append(unit)
             self._counts[term].append(count)
         self._frequency.update(terms.keys())
 
@@ -156,12 +186,17 @@ class TextIndex:
 
         Its postings stay and are skipped; ``text`` names the terms whose counts drop.
         """
-        if row >= len(self._lengths) or self._lengths[row] < 0:
+        if row >= len(self._first) or self._first[row] < 0:
             return
-        self._documents -= 1
-        self._total_length -= self._lengths[row]
-        self._lengths[row] = -1
-        self._frequency.subtract(set(self.analyzer.terms(text)))
+        first = self._first[row]
+        self._first[row] = -1
+        for unit, passage in enumerate(passages(text), start=first):
+            if unit >= len(self._lengths) or self._lengths[unit] < 0:
+                continue
+            self._documents -= 1
+            self._total_length -= self._lengths[unit]
+            self._lengths[unit] = -1
+            self._frequency.subtract(set(self.analyzer.terms(passage)))
 
     def search(
         self, query: str, limit: int, allowed: npt.NDArray[np.bool_]
@@ -173,6 +208,7 @@ class TextIndex:
             return []
         average = max(self._total_length / self._documents, 1e-9)
         lengths = np.frombuffer(self._lengths, dtype=np.int32)
+        row_of = np.frombuffer(self._row_of, dtype=np.int64)
         found: list[npt.NDArray[np.int64]] = []
         scores: list[npt.NDArray[np.float64]] = []
         for term in terms:
@@ -180,26 +216,32 @@ class TextIndex:
             frequency = self._frequency.get(term, 0)
             if postings is None or frequency <= 0:
                 continue
-            rows = np.frombuffer(postings, dtype=np.int64)
+            units = np.frombuffer(postings, dtype=np.int64)
             counts = np.frombuffer(self._counts[term], dtype=np.int32)
+            rows = row_of[units]
             keep = rows < n
-            inside = rows[keep]
-            keep[keep] = allowed[inside] & (lengths[inside] >= 0)  # removed rows: never
-            rows, tf = rows[keep], counts[keep].astype(np.float64)
-            if len(rows) == 0:
+            keep[keep] = allowed[rows[keep]] & (lengths[units[keep]] >= 0)  # removed: never
+            units, tf = units[keep], counts[keep].astype(np.float64)
+            if len(units) == 0:
                 continue
             idf = math.log(1.0 + (self._documents - frequency + 0.5) / (frequency + 0.5))
-            norm = K1 * (1.0 - B + B * lengths[rows] / average)
-            found.append(rows)
+            norm = K1 * (1.0 - B + B * lengths[units] / average)
+            found.append(units)
             scores.append(idf * tf * (K1 + 1.0) / (tf + norm))
         if not found:
             return []
-        rows, score = np.concatenate(found), np.concatenate(scores)
-        # Sum each row's terms: sort by row, then add up the runs.
-        order = np.argsort(rows, kind="stable")
-        rows, score = rows[order], score[order]
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        rows, score = rows[starts], np.add.reduceat(score, starts)
+        units, score = np.concatenate(found), np.concatenate(scores)
+        # Sum each passage's terms: sort by passage, then add up the runs.
+        order = np.argsort(units, kind="stable")
+        units, score = units[order], score[order]
+        starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
+        units, score = units[starts], np.add.reduceat(score, starts)
+        rows = row_of[units]
+        if len(rows) > 1 and bool(np.any(rows[1:] == rows[:-1])):
+            # A long text's passages: the row scores as its best one (passages of a row are
+            # numbered in a run, so they sort together).
+            starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+            rows, score = rows[starts], np.maximum.reduceat(score, starts)
         if len(rows) > limit:
             top = np.argpartition(-score, limit - 1)[:limit]
             rows, score = rows[top], score[top]

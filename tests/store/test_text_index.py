@@ -148,3 +148,43 @@ def test_a_camel_case_word_is_found_by_its_parts_and_whole() -> None:
     ]
     # A word in one case, or capitalised, is one word.
     assert index.analyzer.terms("HTTP Caroline") == ["http", "carolin"]
+
+
+def _design_document() -> str:
+    """A long document whose payments section (deep inside) answers one question."""
+    filler = [
+        f"Section {i}: the {topic} service keeps its state in the cluster and logs each"
+        f" request with its latency, owner and region for later review by the team."
+        for i, topic in enumerate(["search", "profile", "catalogue", "email", "report"] * 24)
+    ]
+    payments = (
+        "Payments: calls to the payment gateway are retried with a retry budget of three"
+        " attempts per minute, after which the gateway circuit opens."
+    )
+    return " ".join([*filler[:70], payments, *filler[70:]])
+
+
+def test_a_long_document_is_found_by_words_of_one_of_its_sections() -> None:
+    """Each short note holds one of the question's words; the document holds all of them in
+    one passage. Scored whole, its length made its four words count for less than one."""
+    document = _design_document()
+    assert len(document.split()) > 3000
+    notes = [
+        "The payment was late.",
+        "Gateway rebooted overnight.",
+        "Retry later.",
+        "Budget approved for Q3.",
+        *(f"Standup {i}: nothing new." for i in range(12)),
+    ]
+    at = len(notes)
+    index = index_of([*notes, document])
+    found = index.search("payment gateway retry budget", 10, everything(at + 1))
+    assert rows(found)[0] == at
+    # Forgotten, none of its passages is found, and the statistics are those of the notes.
+    index.remove(at, document)
+    assert at not in rows(index.search("payment gateway retry budget", 10, everything(at + 1)))
+    assert index.search("latency", 10, everything(at + 1)) == []
+    alone = index_of(notes)
+    assert index.search("retry", 10, everything(at + 1)) == alone.search(
+        "retry", 10, everything(at)
+    )
