@@ -18,7 +18,8 @@ judged query is helped as much as its similarity warrants:
 
 The model is a logistic regression over the standardised features (Newton's method, a few
 milliseconds for thousands of examples), whose weights keep the signs ``WEIGHT_SIGNS`` gives
-(relevance and acceptances never count against a result, rejections never for it). Once
+(relevance and acceptances never count against a result, rejections never for it, and how
+often a result was accepted and shown, ``POPULARITY``, is not weighed: kept for the export). Once
 ``min_judgements`` exist it is trained in the background (``trainer``), checked on held-out
 judged recalls against the base score, and used only while it ranks significantly more of
 them better than worse (a sign test) and orders at least ``min_ordering`` of their pairs right
@@ -77,14 +78,22 @@ CLOSE = 0.85
 RELATED = 0.2
 #: Every feature, in the order the model takes them; ``base`` is the fused score.
 FEATURES = (*COMPONENTS, "base", *SIGNALS)
-#: The sign each feature's weight may take (0: either). More relevance, or an acceptance,
-#: never counts against a result, nor a rejection for it: judgements biased by rank (an agent
-#: accepting from the top 40 but rejecting only in the top 10) otherwise taught a model to
-#: prefer the least relevant, and its held-out check, biased alike, passed it (new questions'
-#: R@10 0.84 -> 0.01 in bench/feedback.py --noise --depth 40).
+#: What a result's judgements say whatever the question: how often it was accepted and shown.
+#: Not weighed by the model (kept as features, for the export): they are the same for every
+#: question, so a model that weighed them ranked what was accepted often above what a question
+#: asks for. Trained where the same questions came back, one weighed ``hit_rate`` 1.95 and
+#: relevance 0: 31 of 40 lookups of a support ticket by its own words lost it from the top
+#: to notes often accepted for other questions. ``hit_rate`` stays in the base score, weighed
+#: as cross-validation on LoCoMo chose.
+POPULARITY = ("hit_rate", "impressions", "unrewarded")
+#: The sign each feature's weight may take (0: none, held at 0: ``POPULARITY``). More
+#: relevance, or an acceptance, never counts against a result, nor a rejection for it:
+#: judgements biased by rank (an agent accepting from the top 40 but rejecting only in the
+#: top 10) otherwise taught a model to prefer the least relevant, and its held-out check,
+#: biased alike, passed it (new questions' R@10 0.84 -> 0.01 in bench/feedback.py --noise
+#: --depth 40).
 WEIGHT_SIGNS = tuple(
-    -1.0 if name.startswith("reject_") else 0.0 if name in ("impressions", "unrewarded") else 1.0
-    for name in FEATURES
+    -1.0 if name.startswith("reject_") else 0.0 if name in POPULARITY else 1.0 for name in FEATURES
 )
 
 MODEL_FILE = "ranker.json"
@@ -222,8 +231,9 @@ def _flag(value: object, key: str) -> bool:
 
 
 def keeps_signs(model: RankerModel) -> bool:
-    """Whether every weight of ``model`` has the sign ``WEIGHT_SIGNS`` allows it."""
-    return all(c * s >= 0 for c, s in zip(model.coef, WEIGHT_SIGNS, strict=True))
+    """Whether every weight of ``model`` has the sign ``WEIGHT_SIGNS`` allows it (0 where it
+    allows none)."""
+    return all(c * s > 0 or c == 0 for c, s in zip(model.coef, WEIGHT_SIGNS, strict=True))
 
 
 def load_model(data_dir: Path) -> RankerModel | None:
@@ -395,9 +405,10 @@ def fit(
 ) -> tuple[FloatArray, FloatArray, FloatArray, float]:
     """Logistic regression by Newton's method: (mean, scale, coef, intercept).
 
-    ``signs`` (one per column; +1 at least 0, -1 at most 0, 0 either) constrains the
-    weights: the column whose weight is furthest out of its sign is held at 0 and the rest
-    refitted, until every weight keeps its sign (an active set, one column a round).
+    ``signs`` (one per column; +1 at least 0, -1 at most 0, 0 held at 0; None: any)
+    constrains the weights: the column whose weight is furthest out of its sign is held at 0
+    and the rest refitted, until every weight keeps its sign (an active set, one column a
+    round).
     """
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
@@ -405,6 +416,8 @@ def fit(
     z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
     wanted = np.zeros(x.shape[1]) if signs is None else np.asarray(signs, dtype=np.float64)
     free = np.ones(z.shape[1], dtype=bool)
+    if signs is not None:
+        free[:-1] = wanted != 0
     while True:
         w = np.zeros(z.shape[1])
         w[free] = _newton(z[:, free], y, l2)

@@ -4,6 +4,7 @@ score lacks train an active model; random judgements, seed after seed, train non
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from doxa.store.learning import (
     Example,
     better_than_base,
     fit,
+    keeps_signs,
     significantly_more,
     train,
 )
@@ -128,17 +130,38 @@ def test_judgements_biased_by_rank_cannot_teach_the_model_to_prefer_the_least_re
         assert not model.active
 
 
-def test_fitted_weights_keep_their_signs_and_a_free_one_may_go_either_way() -> None:
+def test_fitted_weights_keep_their_signs_and_one_held_at_zero_stays_there() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(size=(400, 3))
     # Acceptance falls with column 0 and rises with columns 1 and 2.
     y = (x[:, 1] + x[:, 2] - 2 * x[:, 0] + rng.normal(size=400) > 0).astype(np.float64)
     _, _, free, _ = fit(x, y, 1.0)
     assert free[0] < 0 < free[1]
-    _, _, kept, _ = fit(x, y, 1.0, [1.0, 1.0, 0.0])
+    _, _, kept, _ = fit(x, y, 1.0, [1.0, 1.0, 1.0])
     assert kept[0] == 0.0 and kept[1] > 0 and kept[2] > 0
-    _, _, either, _ = fit(x, y, 1.0, [0.0, -1.0, 0.0])
-    assert either[0] < 0 and either[1] == 0.0
+    _, _, held, _ = fit(x, y, 1.0, [-1.0, 1.0, 0.0])
+    assert held[0] < 0 < held[1] and held[2] == 0.0
+
+
+def test_how_often_a_result_was_accepted_is_not_weighed_by_the_model() -> None:
+    """Where the same questions come back, how often a result was accepted predicts the next
+    acceptance; weighed, it ranked what was accepted often above what a new question asks
+    for (a ticket looked up by its own words lost the top to often-accepted notes)."""
+    rng = np.random.default_rng(5)
+    examples = []
+    hit_rate, vector = FEATURES.index("hit_rate"), FEATURES.index("vector")
+    for r in range(300):
+        for _ in range(10):
+            x = np.zeros(len(FEATURES))
+            x[vector] = rng.uniform(0.3, 0.6)
+            x[hit_rate] = rng.uniform(0, 1)
+            examples.append(Example(f"again-{r}", x, bool(rng.random() < x[hit_rate])))
+    model = train(examples, 1, SETTINGS, "now")
+    assert model is not None
+    weights = dict(zip(model.features, model.coef, strict=True))
+    assert weights["hit_rate"] == weights["impressions"] == weights["unrewarded"] == 0.0
+    assert keeps_signs(model)
+    assert not keeps_signs(replace(model, coef=tuple(1.0 for _ in model.coef)))
 
 
 def test_the_sign_test_is_the_exact_binomial_tail_at_any_size() -> None:

@@ -50,7 +50,7 @@ def topic(t: int) -> list[str]:
     rewording (every topic has words of its own). The base ranking puts it first for the
     question and last for the rewording: only what the question's judgement taught can lift
     it there (a model may not learn that the least relevant is wanted: ``WEIGHT_SIGNS``)."""
-    w, a, b, c, d = (f"{word}{t}" for word in ("zorb", "sched", "detail", "timing", "info"))
+    w, a, b, c, d = (f"{word}{code(t)}" for word in ("zorb", "sched", "detail", "timing", "info"))
     return [
         f"{w} {a} {b} notes",
         f"{w} {c} {d} one",
@@ -60,12 +60,19 @@ def topic(t: int) -> list[str]:
 
 
 def asking(t: int) -> str:
-    return f"zorb{t} sched{t} detail{t}"
+    return f"zorb{code(t)} sched{code(t)} detail{code(t)}"
 
 
 def rewording(t: int) -> str:
     # Cosine to asking(t) 1/3 with the hash embedder: far below the 0.75 cut-off.
-    return f"zorb{t} timing{t} info{t}"
+    return f"zorb{code(t)} timing{code(t)} info{code(t)}"
+
+
+def code(t: int) -> str:
+    """A topic's own letters ("bb" for 11): words with a digit would be details
+    (``store/details.py``), and a question and its rewording holding different ones would
+    be questions about different things, lending each other nothing."""
+    return "".join(chr(ord("a") + int(digit)) for digit in str(t))
 
 
 def ids_of(found: dict[str, Any]) -> list[str]:
@@ -407,7 +414,7 @@ async def test_a_judgement_decays_with_time_and_with_impressions_without_a_hit(
                 now += timedelta(days=30)  # one half-life later
                 month = await boost()
                 decayed = []
-                for query in ("zorb0 notes answer", asking(0)):
+                for query in (f"zorb{code(0)} notes answer", asking(0)):
                     # Shown three times (one impression half-life), never hit: for another
                     # question (cosine 1/3), then for the question that accepted it.
                     for _ in range(3):
