@@ -48,7 +48,9 @@ def unmatched_names(
         key = topic_key(episode)
         episodes = {e for e, rows in working.episode_rows.items() if rows}
         if key not in {topic_key(e) for e in episodes}:
-            folded = {e.casefold(): e for e in episodes}
+            # In sorted order: of two spellings of one episode ("Standup", "standup"), the
+            # same one is named in every process (a set's order changes with the hash seed).
+            folded = {e.casefold(): e for e in sorted(episodes)}
             close = difflib.get_close_matches(episode.casefold(), list(folded), 3, 0.6)
             return _note(
                 "episode", f"no memory has the episode {episode!r}", [folded[c] for c in close]
