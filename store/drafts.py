@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -123,6 +123,8 @@ class Fact:
     #: The predicate's words as given (``predicate_words``): what its cardinality is read
     #: from when it is unlisted ("hasSister" names a sister, though stored ``hassister``).
     words: str = field(default="", compare=False)
+    #: Whether ``valid_from`` is the time the words gave (``begun_as_told``), not the caller.
+    from_words: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,22 @@ def _ahead(gap: timedelta) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
+def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime) -> Fact:
+    """``fact``, beginning when its words place it if it was given no time and they place
+    it once, before it was said: "We moved to SQLite in March", told in May, holds from
+    1 March (from May, ``as_of`` April answered Postgres while ``happened`` said March).
+    A time to come is left to ``valid_from`` (a plan may be put off), and so are two times
+    (which one the fact began at, the words do not say). Planning tells it from when it was
+    said after all if a fact of its subject and predicate already begins later
+    (``planning``: news, not the history before what is held)."""
+    if fact.valid_from is not None or fact.valid_until is not None or len(times) != 1:
+        return fact
+    start = times[0].start
+    if start >= said:
+        return fact
+    return replace(fact, valid_from=start, from_words=True)
+
+
 def fact_times(valid_from: datetime | None, valid_until: datetime | None) -> tuple[datetime, ...]:
     """The times a fact states (``valid_from``, ``valid_until`` as given), for reading its
     words' dates: they say which year "from 11 June" means (``event_times``' ``stated``)."""
@@ -352,6 +370,15 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     # The record in words, given or not, is no text of its own (as for ``memory_key``).
     told = "" if record is not None and record.is_in_words(text) else text
     stated = fact_times(fact.valid_from, fact.valid_until) if fact else ()
+    # Read here, before any lock: a long text takes a few hundred microseconds. A memory
+    # without observed_at is said now (planning stamps it a moment later).
+    # A record's fields are data, not a story: a track named "Yesterday" happened on no
+    # day, so only a text given with the record is read.
+    # Read in the speaker's own calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May.
+    # A fact's own times say which year a date in its words means ("from 11 June").
+    times = tuple(event_times(told, said or now, stated))
+    if fact is not None:
+        fact = begun_as_told(fact, times, said or now)
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),
@@ -364,12 +391,6 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
         fact=fact,
         supports=tuple(supports),
         contradicts=tuple(contradicts),
-        # Read here, before any lock: a long text takes a few hundred microseconds. A memory
-        # without observed_at is said now (planning stamps it a moment later).
-        # A record's fields are data, not a story: a track named "Yesterday" happened on no
-        # day, so only a text given with the record is read.
-        # Read in the speaker's own calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May.
-        # A fact's own times say which year a date in its words means ("from 11 June").
-        event_times=tuple(event_times(told, said or now, stated)),
+        event_times=times,
         record=record,
     )

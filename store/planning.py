@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -233,6 +233,8 @@ def plan(
         for j, other in enumerate(memory.contradicts):
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
+        if memory.fact is not None and memory.fact.from_words and cardinality == "one":
+            memory = _unless_held_later(memory, working, state)
         if memory.fact is None:
             found = _known_plain(memory, working, state, now)
         else:
@@ -443,6 +445,20 @@ def _held_before(held: Held) -> bool:
 def _moment(value: int) -> datetime | None:
     """A time in microseconds, None for NO_END (no end)."""
     return None if value == NO_END else from_micros(value)
+
+
+def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) -> NewMemory:
+    """``memory``, its fact beginning when it is said after all (as one given no time) if a
+    fact of its subject and predicate already begins after the time its words gave
+    (``drafts.begun_as_told``): told later, it is news ("Alice moved to Rome in December",
+    told in May while Paris holds from January), not history that what is held ends. Decided
+    before the repeats are looked for, so a repeat is found as it was told the first time."""
+    fact = memory.fact
+    assert fact is not None and fact.valid_from is not None
+    key = (topic_key(fact.subject), fact.predicate)
+    if not any(h.start > fact.valid_from for h in state.facts(working, key, fact.valid_from)):
+        return memory
+    return replace(memory, fact=replace(fact, valid_from=None, from_words=False))
 
 
 def _since(start: datetime, fact: Fact) -> datetime:

@@ -947,3 +947,74 @@ def test_retracting_the_newer_fact_leaves_no_trace_of_it_as_a_superseder(memory:
     assert found.observation_id == paris and found.current and found.superseded_by == []
     chain = {c["observation_id"]: c for c in cited["supersession_chain"]}
     assert chain[berlin]["retracted_at"] is not None
+
+
+def _held_at(memory: Memory, when: str) -> list[str]:
+    """The objects of the project's current `uses_database` facts at valid time ``when``."""
+    facts = memory.about("project", as_of=when)["facts"].get("uses_database", [])
+    return [f["object"] for f in facts]
+
+
+def test_a_fact_given_no_time_begins_when_its_words_place_it(memory: Memory) -> None:
+    """ "We moved to SQLite in March", told in May: from 1 March (from May, as_of April
+    answered Postgres while its `happened` said March). Told again, it is a repeat."""
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    moved = said(
+        memory,
+        "project",
+        "uses database",
+        "SQLite",
+        when="2026-05-10T09:00:00Z",
+        text="We moved to SQLite in March.",
+    )
+    assert _held_at(memory, "2026-02-15T00:00:00Z") == ["Postgres"]
+    assert _held_at(memory, "2026-04-01T00:00:00Z") == ["SQLite"]
+    [entry] = memory.about("project", as_of="2026-04-01T00:00:00Z")["facts"]["uses_database"]
+    assert entry["since"].isoformat() == "2026-03-01T00:00:00+00:00"
+    [again] = memory.remember(
+        [
+            MemoryDraft(
+                text="We moved to SQLite in March.",
+                agent="scout",
+                observed_at="2026-05-11T09:00:00Z",
+                fact=FactDraft("project", "uses database", "SQLite"),
+            )
+        ]
+    )
+    assert again.duplicate_of == moved
+
+
+def test_a_fact_whose_words_place_it_before_what_is_held_is_news_not_history(
+    memory: Memory,
+) -> None:
+    """Told in May that the move was in December, while Postgres holds from January: the
+    newer telling wins from when it is told, as a fact given no time (the words' December
+    would have made it history that Postgres ended)."""
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    said(
+        memory,
+        "project",
+        "uses database",
+        "SQLite",
+        when="2026-05-10T09:00:00Z",
+        text="We moved to SQLite in December.",
+    )
+    assert _held_at(memory, "2026-06-01T00:00:00Z") == ["SQLite"]
+    assert _held_at(memory, "2026-04-01T00:00:00Z") == ["Postgres"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We move to SQLite next Monday.",  # a time to come: a plan may be put off
+        "We left Oracle in 2019 and moved to SQLite in March.",  # which time it began at?
+        "We use SQLite.",  # no time at all
+    ],
+)
+def test_a_fact_whose_words_give_no_one_past_time_begins_when_told(
+    memory: Memory, text: str
+) -> None:
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    said(memory, "project", "uses database", "SQLite", when="2026-05-10T09:00:00Z", text=text)
+    assert _held_at(memory, "2026-05-01T00:00:00Z") == ["Postgres"]
+    assert _held_at(memory, "2026-05-11T00:00:00Z") == ["SQLite"]
