@@ -307,8 +307,11 @@ class Memory:
         stores = startup.open_stores(self.settings, self.embedder)
         self._graph, self._index, self._working = stores.graph, stores.index, stores.working
         # The model last: its ~120 MB need not sit under the transients of loading above
-        # (the graph's rows, the index's ranges of vectors).
-        self.embedder.load()
+        # (the graph's rows, the index's ranges of vectors). A one-shot command (``trains``
+        # False) loads it with its first embedding: `doxa stats`, `export` or `about` embed
+        # nothing, and spent a second and 120 MB on it.
+        if self._trains:
+            self.embedder.load()
         from doxa.store.index_writer import IndexWriter
 
         stores.index.maintain(self.settings.maintenance_every)

@@ -21,6 +21,7 @@ from mcp.client import Client
 from doxa.server.app import create_server
 from doxa.server.settings import Settings, load_settings
 from doxa.store import FactDraft, Memory, MemoryDraft, SupportDraft
+from doxa.store.embedder import HashEmbedder
 from doxa.store.errors import StorageError
 from doxa.store.graph import GraphWriter
 from doxa.store.index import SearchIndex
@@ -756,3 +757,30 @@ def test_ctrl_c_while_warming_up_stops_it_without_a_logged_traceback(
     with pytest.raises(KeyboardInterrupt):
         memory.warm_up()
     assert not [r for r in caplog.records if "warm-up failed" in r.getMessage()]
+
+
+class _CountedLoads(HashEmbedder):
+    """The hash embedder, counting the loads asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+
+    def load(self) -> None:
+        self.loads += 1
+
+
+@pytest.mark.parametrize("trains", [True, False])
+def test_a_one_shot_memory_loads_the_model_only_to_embed(settings: Settings, trains: bool) -> None:
+    """A server (``trains``) loads the model as it warms up, for its first call not to wait;
+    a one-shot command loads it with its first embedding: `doxa stats`, `export` and `about`
+    embed nothing, and spent a second and 120 MB on it."""
+    embedder = _CountedLoads()
+    memory = Memory.open(settings.store, embedder=embedder, trains=trains)
+    try:
+        memory.warm_up()
+        assert embedder.loads == (1 if trains else 0)
+        memory.remember([MemoryDraft(text="The ferry leaves at nine.")])
+        assert memory.recall("ferry").results
+    finally:
+        memory.close()
