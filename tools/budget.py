@@ -21,7 +21,9 @@ LEAST_KEPT = 200
 def cap(lengths: Sequence[int], budget: int = TEXT_BUDGET) -> int | None:
     """The most characters each of texts of ``lengths`` may keep so that they add up to
     ``budget`` at most: the short ones keep all theirs, the rest share the remainder evenly
-    (the cut ones end up alike in length, at least ``LEAST_KEPT`` each); None when all fit."""
+    (the cut ones end up alike in length, at least ``LEAST_KEPT`` each); None when all fit,
+    or when none is longer than ``LEAST_KEPT`` (there is nothing to cut: many short texts, or a
+    budget a cited text used up, made a note of "0 of the texts cut")."""
     if sum(lengths) <= budget:
         return None
     left, most = max(budget, 0), max(budget, 0)
@@ -31,7 +33,8 @@ def cap(lengths: Sequence[int], budget: int = TEXT_BUDGET) -> int | None:
             most = share
             break
         left -= length
-    return max(most, LEAST_KEPT)
+    most = max(most, LEAST_KEPT)
+    return most if any(length > most for length in lengths) else None
 
 
 def cut(text: str, most: int) -> str:

@@ -652,3 +652,26 @@ async def test_unsupported_beliefs_of_long_texts_are_cut_to_the_budget(client: C
     texts = [u["text"] for u in found["unsupported"]]
     assert all(t.endswith("…") for t in texts) and sum(map(len, texts)) <= 20_000
     assert found["note"].startswith("8 of the texts cut to about 2,500 characters")
+
+
+async def test_a_cited_text_over_the_budget_cuts_nothing_linked_that_is_short(
+    client: Client,
+) -> None:
+    """A cited text of 25,000 characters left a negative budget for the linked texts: their
+    cut was the least one (200), which cut none of them, yet the note said "0 of the linked
+    texts cut", and said it with no linked text at all."""
+    words = " ".join(f"spec{i}" for i in range(3_500))  # 26,389 characters
+    cited = await ok(client, "remember", text=f"Specification: {words}")
+    alone = await ok(client, "cite_evidence", id=cited["observation_id"])
+    assert "note" not in alone, alone.get("note")
+    review = "Reviewed: the specification reads well."
+    await ok(
+        client,
+        "remember",
+        text=review,
+        agent="reviewer",
+        supports=[{"belief_id": cited["belief_id"], "weight": "0.5"}],
+    )
+    found = await ok(client, "cite_evidence", id=cited["observation_id"])
+    assert [e["text"] for e in found["evidence"]] == [review]
+    assert "note" not in found, found.get("note")
