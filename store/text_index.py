@@ -99,8 +99,13 @@ class Analyzer:
         folded = unicodedata.normalize("NFKD", text.casefold())
         plain = _TO_DO.sub("todo", folded.encode("ascii", "ignore").decode())
         words = [w for w in _TOKEN.findall(plain) if len(w) <= MAX_TOKEN and w not in STOP_WORDS]
-        if _CASE_CHANGE.search(text):
-            words += self._camel_parts(text)
+        # Split as its plain letters: an accented one ended the word before it ("naïveBayes"
+        # was "bay" alone, "getÜberMode" "ber" and "mode").
+        cased = text
+        if not text.isascii():
+            cased = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+        if _CASE_CHANGE.search(cased):
+            words += self._camel_parts(cased)
         names = [
             name
             for flag, name in _COMPOUND.findall(plain)

@@ -188,3 +188,14 @@ def test_a_long_document_is_found_by_words_of_one_of_its_sections() -> None:
     assert index.search("retry", 10, everything(at + 1)) == alone.search(
         "retry", 10, everything(at)
     )
+
+
+def test_a_camel_case_word_with_accents_is_split_as_its_plain_letters_are() -> None:
+    # An accented letter ended the camelCase word before it: "naïveBayes" was "bay" alone
+    # ("ve" a stop word), "ÉtatCivil" was "tat" and "civil", "getÜberMode" "ber" and "mode",
+    # so "naive bayes" or "etat civil" did not find them by their words.
+    terms = index_of(["x"]).analyzer.terms
+    assert terms("naïveBayes") == terms("naiveBayes") == ["naivebay", "naiv", "bay"]
+    assert terms("ÉtatCivil") == terms("EtatCivil") == ["etatcivil", "etat", "civil"]
+    assert terms("getÜberMode") == ["getubermod", "get", "uber", "mode"]
+    assert terms("readÜber") == ["readub", "read", "uber"]  # the accented capital alone
