@@ -137,3 +137,31 @@ async def test_a_name_filter_naming_nothing_held_says_so(client: Client) -> None
     with anyio.fail_after(10):
         found = await ok(client, "recall", query="where", subject="Carol", predicate="likes")
     assert found["results"] == [] and "note" not in found
+
+
+async def test_a_purged_name_is_no_name_a_note_may_have_meant(client: Client) -> None:
+    """A purge leaves no trace a tool reads: the names of a purged fact and its topics were
+    still offered as what a filter naming nothing may have meant (recall's, find_conflicts'
+    and about's "did you mean 'Zorblax'?")."""
+    said = await ok(
+        client,
+        "remember",
+        text="Zorblax owns the vault.",
+        topics=["Project Nightjar"],
+        fact={"subject": "Zorblax", "predicate": "owns", "object": "vault"},
+    )
+    await ok(client, "remember", text="Anna likes tea.", topics=["misc"])
+    await ok(client, "forget", id=said["observation_id"], mode="purge")
+    notes = [
+        (await ok(client, "recall", query="", **filters)).get("note") or ""
+        for filters in (
+            {"subject": "Zorblx"},
+            {"object": "vaul"},
+            {"topics": ["Project Nightjr"]},
+        )
+    ]
+    notes.append((await ok(client, "find_conflicts", topic="Nightjar")).get("note") or "")
+    notes.append(await error(client, "about", name="Zorblx"))
+    assert notes[0] == "subject: no fact has 'Zorblx' as its subject"
+    meant = ("'Zorblax'", "'Project Nightjar'", "'vault'")
+    assert not any(name in note for note in notes for name in meant), notes
