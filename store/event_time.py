@@ -300,9 +300,10 @@ _WEAK_PLAN = _lazy(
 # An outcome told after a note's day, past a colon or a dash ("Dentist on Friday: no
 # cavities!", "Dinner with Ana on Friday - lovely evening"): the event was, though the note
 # has no verb. Only words that tell how it went, ending the clause ("Party on Saturday: great
-# food and music" may be the plan's).
+# food and music" may be the plan's). A dash may be set close ("Friday\u2014all clear"); a
+# hyphen set close joins words.
 _OUTCOME = _lazy(
-    r"(?::|\s[-\u2013\u2014])\s*(?:no\s+(?:cavities|issues|problems|complications|injuries"
+    r"(?::|\s[-\u2013\u2014]|[\u2013\u2014])\s*(?:no\s+(?:cavities|issues|problems|complications|injuries"
     r"|fractures|surprises|concerns)|all\s+(?:clear|good|went\s+well)|clean\s+bill\s+of\s+health"
     r"|nailed\s+it|great\s+fun|(?:a\s+)?(?:(?:really|very|so)\s+)?(?:great|good|lovely|fun"
     r"|wonderful|fantastic|amazing|awesome|brilliant|terrible|awful|horrible)\s+(?:time|evening"

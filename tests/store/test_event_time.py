@@ -1466,6 +1466,9 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
         (SUNDAY, "I'm sharing the pictures from the party on Saturday."),
         (SUNDAY, "Dentist on Friday: no cavities!"),
         (SUNDAY, "Dinner with Ana on Friday - lovely evening."),
+        # a dash set close, as typeset text sets it
+        (SUNDAY, "Checkup on Friday\u2014all clear."),
+        (SUNDAY, "Dinner with Ana on Friday \u2013lovely evening."),
         (SUNDAY, "Recital on Saturday: a huge success!"),
         (SUNDAY, "Checkup on Friday: all clear."),
     ],
@@ -1485,6 +1488,8 @@ def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
         "Dentist on Friday.",
         # how it will go
         "Dentist on Friday: no cavities, I hope.",
+        # a hyphen set close joins words: no dash
+        "Checkup on Friday-all clear.",
     ],
 )
 def test_a_note_of_an_event_without_how_it_went_is_still_a_plan(text: str) -> None:
