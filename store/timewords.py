@@ -379,9 +379,12 @@ def relative_window(query: str, reference: datetime) -> Window | None:
 # question ("last Tuesday", but not "on Tuesday": a weekly habit may be told so).
 _FROM_TODAY = (
     # "the 31st of next month", whole, before "next month" alone is taken and leaves "the 31st
-    # of" (a bare "on the 10th" stays, as "on Friday" does).
+    # of" (a bare "on the 10th" stays, as "on Friday" does). Only after "on", as the window
+    # reads that day: without it the window is next month's, and the day's words are all
+    # that says which day.
     re.compile(
-        r"\bthe\s+(?:[12]?\d|3[01])(?:st|nd|rd|th)\s+(?:of\s+)?(?:this|next|last)\s+month\b",
+        r"(?<=\bon\s)the\s+(?:[12]?\d|3[01])(?:st|nd|rd|th)\s+(?:of\s+)?(?:this|next|last)"
+        r"\s+month\b",
         re.I,
     ),
     _LATER_OR_EARLIER_THIS,

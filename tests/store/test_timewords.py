@@ -478,6 +478,8 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
         # the day of a month named from today, whole
         ("What's on the 31st of next month?", True, "What's on ?"),
         ("what did I pay on the 3rd of last month", True, "what did I pay on"),
+        # without "on" the window is no day's but next month's: the day's words stay
+        ("anything due the 15th of next month", True, "anything due the 15th of"),
         # "on Tuesday" may be a weekly habit: its words stay
         ("what is on on Tuesday", True, None),
         # a time of its own: no window from today, though words from today are taken out
