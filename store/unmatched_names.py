@@ -59,9 +59,12 @@ def unmatched_names(
 
 
 def _is_part(working: WorkingMemory, part: str, wanted: str) -> bool:
+    """Whether a fact not purged (a purged row keeps its slot until a restart) has
+    ``wanted`` as its ``part``."""
     key = topic_key(wanted)
     return any(
         topic_key(getattr(working.entries[row], part) or "") == key
+        and working.row_of.get(working.entries[row].id) == row
         for row in working.entity_facts.get(key, ())
     )
 

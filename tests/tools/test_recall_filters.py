@@ -165,3 +165,6 @@ async def test_a_purged_name_is_no_name_a_note_may_have_meant(client: Client) ->
     assert notes[0] == "subject: no fact has 'Zorblx' as its subject"
     meant = ("'Zorblax'", "'Project Nightjar'", "'vault'")
     assert not any(name in note for note in notes for name in meant), notes
+    # Named as written, a purged fact's subject is no subject held either.
+    found = await ok(client, "recall", query="", subject="Zorblax")
+    assert found.get("note") == "subject: no fact has 'Zorblax' as its subject"
