@@ -48,9 +48,10 @@ def unmatched_names(
         key = topic_key(episode)
         episodes = {e for e, rows in working.episode_rows.items() if rows}
         if key not in {topic_key(e) for e in episodes}:
-            # In sorted order: of two spellings of one episode ("Standup", "standup"), the
-            # same one is named in every process (a set's order changes with the hash seed).
-            folded = {e.casefold(): e for e in sorted(episodes)}
+            # One spelling of each ("standup", "Standup"): the most used, then the first in
+            # order; by a set's order the note named either, as the hash seed had it.
+            by_use = sorted(episodes, key=lambda e: (-len(working.episode_rows[e]), e))
+            folded = {e.casefold(): e for e in reversed(by_use)}
             close = difflib.get_close_matches(episode.casefold(), list(folded), 3, 0.6)
             return _note(
                 "episode", f"no memory has the episode {episode!r}", [folded[c] for c in close]
