@@ -17,6 +17,7 @@ strongest "far" link there is, and the model lifted invoice 98's total for invoi
 
 from __future__ import annotations
 
+import array
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,6 +86,12 @@ class JudgedQueries:
         self._queries: FloatArray = np.zeros((16, dim), dtype=np.float32)
         self._judged_at: IntArray = np.zeros(16, dtype=np.int64)
         self._details: list[Details | None] = []
+        # For ``_kin`` over thousands of queries at once: per query, how many details it
+        # has; per detail, the queries having it; per word, the queries with details
+        # saying it.
+        self._detail_count: IntArray = np.zeros(16, dtype=np.int64)
+        self._by_detail: dict[str, array.array[int]] = {}
+        self._by_word: dict[str, array.array[int]] = {}
         self._n_queries = 0
         self._rows: IntArray = np.zeros(64, dtype=np.int64)
         self._signs: FloatArray = np.zeros(64, dtype=np.float32)
@@ -108,10 +115,17 @@ class JudgedQueries:
         if not judged:
             return
         # A query without details never differs: kept as None, as are the many such queries.
-        self._details.append(details if details is not None and details[0] else None)
+        kept = details if details is not None and details[0] else None
+        self._details.append(kept)
         if self._n_queries == len(self._queries):
             self._queries = _grown(self._queries)
             self._judged_at = _grown(self._judged_at)
+            self._detail_count = _grown(self._detail_count)
+        self._detail_count[self._n_queries] = 0 if kept is None else len(kept[0])
+        if kept is not None:
+            for index, words in ((self._by_detail, kept[0]), (self._by_word, kept[1])):
+                for word in words:
+                    index.setdefault(word, array.array("q")).append(self._n_queries)
         self._queries[self._n_queries] = query_vector
         self._judged_at[self._n_queries] = at
         k = len(judged)
@@ -204,8 +218,8 @@ class JudgedQueries:
         kept = int(np.count_nonzero(keep))
         if kept == self._n:
             return
-        for array in (self._rows, self._signs, self._query_of, self._unrewarded):
-            array[:kept] = array[: self._n][keep]
+        for column in (self._rows, self._signs, self._query_of, self._unrewarded):
+            column[:kept] = column[: self._n][keep]
         self._n = kept
 
     def similar(
@@ -245,13 +259,25 @@ class JudgedQueries:
 
     def _kin(self, queries: IntArray, details: Details | None) -> npt.NDArray[np.bool_]:
         """Whether each of ``queries`` (indices) has details that do not differ from
-        ``details``."""
-        out = np.ones(len(queries), dtype=bool)
-        if details is None or not details[0]:
-            return out
-        for i, q in enumerate(queries.tolist()):
-            known = self._details[q]
-            out[i] = known is None or not differ(known, details)
+        ``details`` (``differ``: neither's details are all words of the other), counted over
+        every judged query at once: a loop over them took 5 ms at 5,000 judged queries."""
+        if details is None or not details[0] or len(queries) == 0:
+            return np.ones(len(queries), dtype=bool)
+        n = self._n_queries
+        # Its details all words of this query (none: never differs).
+        said_here = np.zeros(n, dtype=np.int64)
+        for word in details[1]:
+            having = self._by_detail.get(word)
+            if having is not None:
+                said_here[np.frombuffer(having, dtype=np.int64)] += 1
+        # This query's details all words of it.
+        said_there = np.zeros(n, dtype=np.int64)
+        for word in details[0]:
+            saying = self._by_word.get(word)
+            if saying is not None:
+                said_there[np.frombuffer(saying, dtype=np.int64)] += 1
+        kin = (said_here == self._detail_count[:n]) | (said_there == len(details[0]))
+        out: npt.NDArray[np.bool_] = kin[queries]
         return out
 
 
