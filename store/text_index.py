@@ -17,7 +17,8 @@ parts are words too (``_CAMEL``).
 A text longer than a passage (``PASSAGE_WORDS``) is indexed as overlapping passages, and a row
 scores as its best passage: over a whole design document BM25's length normalisation made
 four of a question's words in one of its sections count for less than one word in a short
-note. Shorter texts, every chat turn among them, are one passage: scored as before.
+note. Shorter texts, every chat turn among them, are one passage each. BM25's counts (how many
+passages hold a term, their average length) are of passages.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ observation or belief id); `citation` is ready to paste into an answer. Or give 
 MAX_UNSUPPORTED = 100
 #: Evidence, supports and contradictions listed per citation; ``unlisted`` counts the rest.
 MAX_LINKED = 50
+#: The most characters of a text the citation's words quote ("…" after): the texts are whole
+#: (or cut to the budget) in the answer's own fields, and a 30,000-character cited text
+#: quoted again in full doubled the answer.
+QUOTED = 500
 #: Of those, the lines the citation's words give (the rest are counted in one line).
 CITED_LINES = 10
 
@@ -151,7 +155,7 @@ def _citation(
     ``retracted``: the beliefs it supports whose observations were retracted."""
     o = result.observation
     assert o is not None
-    lines = [f'"{o.text}" (confidence {o.confidence}; observed {o.observed_at}']
+    lines = [f'"{cut(o.text, QUOTED)}" (confidence {o.confidence}; observed {o.observed_at}']
     lines[0] += f"; source: {o.source})" if o.source else ")"
     for h in o.happened:
         lines.append(f"happened {h.when} ({h.phrase})")
@@ -166,7 +170,8 @@ def _citation(
         src = f", source: {e.source}" if e.source else ""
         gone = "; RETRACTED" if e.retracted else ""
         lines.append(
-            f'- evidence (weight {e.weight}): "{e.text}" (confidence {e.confidence}{src}{gone})'
+            f'- evidence (weight {e.weight}): "{cut(e.text, QUOTED)}" (confidence'
+            f" {e.confidence}{src}{gone})"
         )
     more = len(result.evidence) - CITED_LINES + result.unlisted.get("evidence", 0)
     if more > 0:
@@ -181,7 +186,7 @@ def _citation(
         lines.append(f"- and {more} more supported")
     for c in result.contradictions[:CITED_LINES]:
         gone = " (RETRACTED)" if c.retracted else ""
-        lines.append(f'- contradicted by: "{c.text}"{gone}')
+        lines.append(f'- contradicted by: "{cut(c.text, QUOTED)}"{gone}')
     more = len(result.contradictions) - CITED_LINES + result.unlisted.get("contradictions", 0)
     if more > 0:
         lines.append(f"- and {more} more contradictions")

@@ -637,7 +637,11 @@ async def test_a_citation_cuts_long_linked_texts_and_keeps_the_cited_one_whole(
     assert len(linked) == 10
     assert all(t.endswith("…") and any(r.startswith(t[:-1]) for r in reviews) for t in linked)
     assert len(design) + sum(map(len, linked)) <= 20_000
-    assert len(found["citation"]) < 25_000
+    # The citation's words quote each text's first 500 characters (the cited text was
+    # quoted again whole: twice its length in one answer).
+    assert len(found["citation"]) < 7_000
+    assert found["citation"].startswith(f'"{design[:400]}')
+    assert design not in found["citation"]
     assert found["note"].startswith("10 of the linked texts cut to about 609 characters")
     assert found["note"].endswith("within 20,000; cite_evidence(id) gives one whole")
     whole = await ok(client, "cite_evidence", id=found["evidence"][0]["observation_id"])
