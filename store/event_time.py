@@ -818,8 +818,10 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     is nearer ("Mia moves to Geneva on 3 January", said on 3 December; "I'm in Rome from 3
     to 10 June", said on the 12th, is the stay just gone)."""
     mode = _direction(match, ctx)
-    if mode != "past" or date.day is None or date.month is None:
+    if mode != "past" or date.month is None:
         return mode
+    if date.day is None:
+        return _month_direction(date.month, match, ctx, mode)
     if ctx.came_from(match) or (ctx.record_of(match) and not ctx.due(match)):
         return mode
     arranged = ctx.arranged(match)
@@ -852,6 +854,27 @@ def _day_direction(date: _Date, match: re.Match[str], ctx: _Context) -> Mode | N
     return "future" if ahead - today < today - gone else mode
 
 
+def _month_direction(month: int, match: re.Match[str], ctx: _Context, mode: Mode) -> Mode:
+    """A month without a year, told in no past tense, is the nearer of the one gone and the
+    one to come, as a day of a month is (``_day_direction``): "the next visit is in June",
+    said in May, was the June a year back. With no cue of a plan, only a month beginning
+    within a season ahead ("Concert in August", said in May); this month stays this one."""
+    if ctx.came_from(match) or (ctx.record_of(match) and not ctx.due(match)):
+        return mode
+    plan = ctx.arranged(match) or ctx.plans(match)
+    if ctx.told_past(match) if plan else ctx.past(match):
+        return mode
+    today = ctx.today
+    if month == today.month:
+        return mode
+    later = month > today.month
+    gone = _date(today.year - (1 if later else 0), month, 1)
+    ahead = _date(today.year + (0 if later else 1), month, 1)
+    if not plan and ahead - today > _NO_CUE_AHEAD:
+        return mode
+    return "future" if ahead - today < today - gone else mode
+
+
 _CUE_MODES: dict[str, Mode] = {"last": "last", "next": "next", "this": "this", "back in": "past"}
 _SEASON_MODES: dict[str, Mode] = {"last": "last", "this past": "last", "next": "next"}
 
@@ -860,8 +883,13 @@ def _resolve_cued_month(match: re.Match[str], ctx: _Context) -> _Span | None:
     cue = " ".join(match["cue"].casefold().split())
     if cue == "this" and match["m"].casefold() == "may":
         return None  # "this may be", "this may work"
-    mode = _CUE_MODES.get(cue) or _direction(match, ctx)
-    return _date_span(_parse_date(match), ctx, mode) if mode else None
+    date = _parse_date(match)
+    mode = _CUE_MODES.get(cue)
+    if mode is None:
+        mode = _direction(match, ctx)
+        if mode == "past" and date.year is None and date.month is not None:
+            mode = _month_direction(date.month, match, ctx, mode)
+    return _date_span(date, ctx, mode) if mode else None
 
 
 # --- relative words ---------------------------------------------------------------------------

@@ -513,7 +513,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             # was "her passport expires on 10 January"; "an appointment with Dr. Kim on Monday"
             # was the Monday gone ("Dr." ended the sentence and its plan); "runs on Tuesday
             # mornings" was one Tuesday, "we're still meeting on Friday" the Friday gone,
-            # "Dentist on Friday: no cavities!" the Friday to come, and "several weeks ago" no
+            # "Dentist on Friday: no cavities!" the Friday to come, "The next visit is in June",
+            # said in May, the June a year back, and "several weeks ago" no
             # time (a count a question reads). Read again every text naming a month or a
             # weekday, or saying "several".
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"

@@ -1650,6 +1650,34 @@ def test_a_day_told_in_no_past_tense_is_the_nearer_and_short_forms_end_no_senten
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The next visit is in June.", "2024-06"),
+        ("Dentist in June.", "2024-06"),
+        ("My birthday is in August.", "2024-08"),
+        ("Concert in October.", "2024-10"),  # a concert is a plan's: however far ahead
+        # A past tense keeps the month gone, and so does one more than a season ahead
+        # told with no cue of a plan; this month is this one.
+        ("We went to the concert in June.", "2023-06"),
+        ("I was born in June.", "2023-06"),
+        ("Maya fell ill in October.", "2023-10"),
+        ("Trip to Rome in March.", "2024-03"),
+        ("Rent is due in May.", "2024-05"),
+    ],
+)
+def test_a_month_told_in_no_past_tense_is_the_nearer_within_a_season(
+    text: str, expected: str
+) -> None:
+    """As a day of a month is: "the next visit is in June", said in May, was the June a
+    year back."""
+    [found] = event_times(text, MAY_12)
+    assert shown(found) == expected, text
+
+
+MAY_12 = datetime(2024, 5, 12, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
     "text",
     ["Maya goes running on Tuesday and Thursday mornings.", "We have yoga on Monday evenings."],
 )
