@@ -4,7 +4,8 @@ The import writes the graph directly, so it needs the directory to itself: it ta
 ownership lock (``doxa.store.sharing``) and refuses while a server owns the directory (a
 running server's working memory would not see the imported objects). Once the graph has
 committed, the memory is opened once: its start-up embeds the imported observations with
-this directory's model and fills the search index, as after a crash.
+this directory's model and fills the search index, as after a crash (but as expected
+work, logged at INFO: an export keeps no vectors).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _import_into(
         if len(parsed.pruned) > added:
             done.skipped[PRUNED] = len(parsed.pruned) - added
         say("embedding the imported observations for the search index")
-        memory = Memory.open(settings, trains=False)
+        memory = Memory.open(settings, trains=False, imported=True)
         try:
             memory.warm_up()
             memory.settle(timeout=INDEX_WAIT_S)

@@ -215,10 +215,17 @@ class Memory:
     database work of writes; writes are serialized (see the module docstring for the locks).
     """
 
-    def __init__(self, settings: StoreSettings, embedder: Embedder, trains: bool = True) -> None:
+    def __init__(
+        self,
+        settings: StoreSettings,
+        embedder: Embedder,
+        trains: bool = True,
+        imported: bool = False,
+    ) -> None:
         self.settings = settings
         self.embedder = embedder
         self._trains = trains
+        self._imported = imported
         self._graph: Graph | None = None
         self._index: SearchIndex | None = None
         self._index_writer: IndexWriter | None = None
@@ -255,17 +262,23 @@ class Memory:
 
     @classmethod
     def open(
-        cls, settings: StoreSettings, embedder: Embedder | None = None, trains: bool = True
+        cls,
+        settings: StoreSettings,
+        embedder: Embedder | None = None,
+        trains: bool = True,
+        imported: bool = False,
     ) -> Memory:
         """The memory in ``settings.data_dir`` (created if absent). Cheap: the stores open,
         and migrations run, on warm-up (``start`` or ``warm_up``); a store written by another
         schema then fails every call with ``SchemaMismatch``. ``trains``: False for a process
         that only looks (``Trainer``): the kept ranker is never retrained nor rewritten.
+        ``imported``: the start right after an import, whose embedding of what it brought is
+        expected work, not a repair (``startup.open_stores``).
         """
         data_dir = Path(settings.data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True)
         chosen = embedder or make_embedder(settings.embedding)
-        return cls(settings, chosen, trains)
+        return cls(settings, chosen, trains, imported)
 
     def _claim_warm_up(self) -> bool:
         with self._warm_lock:
@@ -304,7 +317,7 @@ class Memory:
     def _load_everything(self) -> None:
         """Open the stores and load the working memory (``startup``), then load the model
         and start the background threads."""
-        stores = startup.open_stores(self.settings, self.embedder)
+        stores = startup.open_stores(self.settings, self.embedder, self._imported)
         self._graph, self._index, self._working = stores.graph, stores.index, stores.working
         # The model last: its ~120 MB need not sit under the transients of loading above
         # (the graph's rows, the index's ranges of vectors). A one-shot command (``trains``

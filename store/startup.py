@@ -66,10 +66,12 @@ class Stores:
     working: WorkingMemory
 
 
-def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
+def open_stores(settings: StoreSettings, embedder: Embedder, imported: bool = False) -> Stores:
     """Open the graph (migrating it), open the index, load the working memory from the
     graph, and repair the index. The embedder must give its dimension without loading
-    (it embeds only what the index lacks).
+    (it embeds only what the index lacks). ``imported``: the first start after an import,
+    whose observations and judged queries are expected to lack vectors (said at INFO, not
+    as the warning a crash's gaps are).
 
     Raises:
         SchemaMismatch, DamagedStore, MemoryStoreError: the graph cannot be served; every
@@ -132,10 +134,10 @@ def open_stores(settings: StoreSettings, embedder: Embedder) -> Stores:
         if index.problem is not None:
             index.reset(f"it cannot be read ({index.problem})")
         with graph.exclusive():
-            repair(index, working, embedder)
+            repair(index, working, embedder, imported)
             if judged:
                 alike = settings.ranking.feedback_similarity
-                learn_judged(graph, working, embedder, judged, alike)
+                learn_judged(graph, working, embedder, judged, alike, imported)
             ended = planning.overlapping(working)
             if ended:
                 end_overlaps(graph, working, ended)
@@ -292,6 +294,7 @@ def learn_judged(
     embedder: Embedder,
     judged: dict[str, JudgedQuery],
     alike: float,
+    imported: bool = False,
 ) -> None:
     """Learn what the judged recalls taught, in the order they were judged (what each showed
     counts against the acceptances of earlier queries at least ``alike`` similar:
@@ -299,7 +302,8 @@ def learn_judged(
     embedded by another embedder (the model changed), of another size, or none kept (judged
     before schema migration 14, or imported) is embedded again from the recall's query and
     kept with the embedder's fingerprint. A query whose embedding is zeros itself (no words)
-    teaches nothing."""
+    teaches nothing. ``imported``: right after an import (an export keeps no vectors), so
+    embedding them is expected and said at INFO."""
     fingerprint = embedder.fingerprint
     stamped: dict[str, npt.NDArray[np.float32]] = {}
     vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -316,7 +320,8 @@ def learn_judged(
             stamped[recall] = vector  # kept even as zeros, so the next start need not again
             if vector.any():
                 vectors[recall] = vector
-        log.warning(
+        log.log(
+            logging.INFO if imported else logging.WARNING,
             "feedback: %d judged queries embedded again (another embedder's, or none kept)",
             len(again),
         )
@@ -427,9 +432,14 @@ def refill(graph: Graph, computed: dict[str, list[tuple[str, str]]]) -> None:
     graph.checkpoint()
 
 
-def repair(index: SearchIndex, working: WorkingMemory, embedder: Embedder) -> None:
+def repair(
+    index: SearchIndex, working: WorkingMemory, embedder: Embedder, imported: bool = False
+) -> None:
     """Load the index's vectors into the working memory, in the same pass learn which
-    rows the index holds, then make it hold exactly the graph's current observations."""
+    rows the index holds, then make it hold exactly the graph's current observations.
+    Observations it lacks are a warning (a crash lost them) unless the index held no row
+    (new, or just reset, which says why) or an import brought them (``imported``): then
+    embedding them is the expected work, said at INFO."""
     from doxa.store.index import error_line
 
     wanted = {e.id for e in working.entries if not e.retracted}
@@ -458,7 +468,12 @@ def repair(index: SearchIndex, working: WorkingMemory, embedder: Embedder) -> No
         log.warning("search index: removing %d rows the graph does not hold", len(extra))
         index.delete(extra)
     if missing:
-        log.warning("search index: embedding %d observations it lacks", len(missing))
+        expected = imported or not (present or malformed)
+        log.log(
+            logging.INFO if expected else logging.WARNING,
+            "search index: embedding %d observations it lacks",
+            len(missing),
+        )
         batch = 1024
         for start in range(0, len(missing), batch):
             ids = missing[start : start + batch]

@@ -4,6 +4,7 @@ object by object; duplicates are skipped, a bad line writes nothing, a newer for
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import numpy as np
 import pytest
 from calls import ok, seed_bridge
@@ -273,6 +275,47 @@ async def test_a_file_from_before_migration_14_has_its_judged_queries_embedded_a
         assert by == embedder.fingerprint
         assert np.array_equal(vector, embedder.embed([queries[rid] or " "])[0])
     assert any(r.scores.get("feedback", 0) > 0 for r in found.results)
+
+
+async def test_an_import_embedding_what_it_brought_logs_no_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An export keeps no vectors: the start after an import embeds every observation and
+    # judged query it brought. That is the import's work, not a repair, into a new memory
+    # or one that held others.
+    await fill_everything(tmp_path / "a")
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    async with Client(create_server(hash_settings(tmp_path / "c"))) as client:
+        await ok(client, "remember", text="A note of the memory imported into.")
+    caplog.set_level(logging.INFO, logger="doxa.store.startup")
+    for into in ("b", "c"):
+        caplog.clear()
+        import_file(hash_settings(tmp_path / into).store, tmp_path / "a.jsonl")
+        said = {r.getMessage(): r.levelno for r in caplog.records}
+        assert [m for m, level in said.items() if level >= logging.WARNING] == [], into
+        assert any("observations it lacks" in m for m in said), into
+        assert any("judged queries embedded again" in m for m in said), into
+
+
+def test_an_index_that_lost_rows_is_still_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = hash_settings(tmp_path / "a")
+    memory = Memory.open(settings.store)
+    memory.warm_up()
+    try:
+        done = memory.remember([MemoryDraft(text=f"Note {i}.") for i in range(3)], batch=True)
+        assert memory.settle(timeout=30)
+    finally:
+        memory.close()
+    index = lancedb.connect(str(tmp_path / "a" / "index")).open_table("observations")
+    index.delete(f"id = '{done[0].observation_id}'")
+    caplog.set_level(logging.INFO, logger="doxa.store.startup")
+    memory = Memory.open(settings.store)
+    memory.warm_up()
+    memory.close()
+    [lost] = [r for r in caplog.records if "observations it lacks" in r.getMessage()]
+    assert lost.levelno == logging.WARNING and "embedding 1 " in lost.getMessage()
 
 
 async def test_importing_the_same_file_twice_skips_what_is_there(tmp_path: Path) -> None:
