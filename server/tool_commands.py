@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from doxa.server import flag_names
 from doxa.server.exact import exact_loads
 from doxa.server.settings import Settings
 
@@ -122,6 +123,10 @@ def add_parsers(commands: Any) -> None:
     stats = commands.add_parser("stats", help="counts of everything and the data's size")
     for parser in (remember, recall, about, conflicts, evidence, feedback, forget, stats):
         add_common(parser)
+    for command, parser in zip(
+        COMMANDS, (remember, recall, about, conflicts, evidence, feedback, forget), strict=False
+    ):
+        flag_names.learn(command, parser)
 
 
 #: Flags that are no tool argument.
@@ -135,6 +140,10 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "forget":
         given.pop("agent", None)  # the configured agent forgets (--agent sets it)
     if args.command == "remember":
+        if "memories" in given and ("text" in given or "record" in given):
+            raise CommandError("give TEXT or --record (one memory), or --memories (many)")
+        if not {"text", "record", "memories"} & given.keys():
+            raise CommandError("give the TEXT to remember, a --record, or --memories FILE for many")
         fact = given.pop("fact", None)
         extra = {k: given.pop(k, None) for k in ("valid_from", "valid_until", "cardinality")}
         if fact is not None:
@@ -168,9 +177,32 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
                 "give --accepted or --rejected ids, or --none if nothing in the recall helped"
                 " (a recall is judged once)"
             )
+    if args.command == "evidence":
+        _evidence_flags(given)
     if "where" in given:
         given["where"] = _json(given["where"], "--where")
     return given
+
+
+def _evidence_flags(given: dict[str, Any]) -> None:
+    """Refuse what cite_evidence refuses in words of its arguments, in the command's: which
+    of an id and ``--unsupported`` (with ``--agent``) to give is said in prose there, where
+    its argument names are not told from words (``flag_names``)."""
+    cited = bool(str(given.get("id") or "").strip())
+    agent = bool(str(given.get("agent") or "").strip())
+    if given.get("unsupported"):
+        if cited:
+            raise CommandError("give either an id to cite or --unsupported, not both")
+    elif not cited:
+        raise CommandError(
+            "give an observation or belief id to cite, or --unsupported [--agent NAME] for"
+            " beliefs without evidence"
+        )
+    elif agent:
+        raise CommandError(
+            "--agent names whose unsupported beliefs to list (with --unsupported); a citation"
+            " of an id names every believer: leave --agent out"
+        )
 
 
 class CommandError(Exception):
@@ -231,7 +263,10 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
         elif args.command == "recall" and args.everything:
             result = _everything(settings, args)
         else:
-            result = call_tool(settings, TOOLS[args.command], arguments(args))
+            try:
+                result = call_tool(settings, TOOLS[args.command], arguments(args))
+            except ToolRefused as refused:  # in the tool's argument names: told in flags
+                raise ToolRefused(flag_names.flagged(args.command, str(refused))) from None
     except (CommandError, ToolRefused) as error:
         if new and data_dir.exists():
             _unmade(data_dir)

@@ -289,10 +289,27 @@ def test_stats_counts_everything_and_the_data_directory_size(doxa: Doxa) -> None
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (["remember", "Too sure.", "--confidence", "7"], "confidence"),
-        (["remember", "Bad time.", "--observed-at", "yesterday-ish"], "observed_at"),
+        (["remember", "Too sure.", "--confidence", "7"], "--confidence must be"),
+        (["remember", "Bad time.", "--observed-at", "yesterday-ish"], "--observed-at must be"),
         (["remember", "--record", "{not json"], "--record: not JSON"),
-        (["recall", "x", "--limit", "500"], "limit"),
+        (["recall", "x", "--limit", "500"], "--limit must be"),
+        # The tool names its arguments; the command names its flags.
+        (["conflicts", "--other-agent", "x"], "--agent is required when --other-agent is given"),
+        (["evidence"], "give an observation or belief id to cite, or --unsupported"),
+        (["evidence", "obs_x", "--unsupported"], "an id to cite or --unsupported, not both"),
+        (["evidence", "obs_x", "--agent", "x"], "leave --agent out"),
+        (["remember"], "give the TEXT to remember, a --record, or --memories FILE"),
+        (["remember", "Topic.", "--topic", "a", "--topic", " "], "the 2nd --topic must not"),
+        (["remember", "F.", "--fact", " ", "is", "x"], "--fact SUBJECT must not be empty"),
+        (
+            [
+                *("remember", "F.", "--fact", "a", "is", "x"),
+                *("--valid-from", "2024-02-01T00:00:00Z", "--valid-until", "2024-01-01T00:00:00Z"),
+            ],
+            "--valid-until must be later than --valid-from",
+        ),
+        (["recall", "x", "--known-at", "later"], "--known-at must be an ISO 8601 time"),
+        (["recall", "", "--limit", "3"], "unless a filter (--agent, --topic, --subject"),
         (["recall", "x", "--where", "[1"], "--where: not JSON"),
         (
             ["remember", "--record", '{"type": "T", "fields": {"v": NaN}}'],
@@ -329,8 +346,25 @@ def test_a_bad_input_exits_1_naming_the_field_and_writes_nothing(
     code, out, err = doxa(*args)
     assert code == 1 and out == ""
     assert err.startswith(f"doxa {args[0]}: ") and named in err
+    assert not re.search(r"\b(other_agent|known_at|valid_from|observed_at|topics\[)|=true", err)
     counts = doxa.counts()
     assert counts["Observation"] == 1 and counts["Recall"] == 0
+
+
+def test_a_refusal_names_flags_where_it_names_arguments_not_in_its_prose() -> None:
+    from doxa.server.cli import _parser
+    from doxa.server.flag_names import flagged
+
+    _parser()  # the commands' flags are learned as their parsers are built
+    said = "agent: lists unsupported beliefs (with unsupported=true); leave agent out"
+    assert flagged("evidence", said) == (
+        "--agent: lists unsupported beliefs (with --unsupported); leave agent out"
+    )
+    said = "where must be an object; limit is 3 where 'as_of' is; memories[0].confidence"
+    assert flagged("recall", said) == (
+        "--where must be an object; --limit is 3 where 'as_of' is; memories[0].confidence"
+    )
+    assert flagged("remember", "supports[2].weight: x") == "the 3rd --supports WEIGHT: x"
 
 
 @pytest.mark.parametrize(
