@@ -26,6 +26,8 @@ CLIENTS = ("claude-desktop", "claude-code", "cursor")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from doxa.server.tool_commands import EMBEDDER_HELP
+
     parser = argparse.ArgumentParser(
         prog="doxa", description="doxa: a typed, time-aware memory for LLM agents, over MCP."
     )
@@ -39,17 +41,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--data-dir", help="memory directory (default: the user data dir)")
     serve.add_argument("--agent", help="agent that believes what is remembered (default: default)")
-    serve.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    serve.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
     serve.add_argument("--model", help="sentence-transformers model name or path")
     serve.add_argument("--config", type=Path, help="a TOML file overriding configs/default.toml")
-    serve.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="the lowest level logged (default INFO)",
+    )
     serve.add_argument(
         "--auth", choices=["auto", "tokens", "none"], help="bearer tokens for sse/http (auto)"
     )
     serve.add_argument("--allowed-hosts", help="extra Host headers for sse/http, comma-separated")
     serve.add_argument("--allowed-origins", help="extra Origin headers, comma-separated")
     config = commands.add_parser("config", help="print a client configuration for this install")
-    config.add_argument("client", choices=CLIENTS)
+    config.add_argument("client", choices=CLIENTS, help="the client to configure")
     config.add_argument("--data-dir", help="memory directory to put in the configuration")
     config.add_argument(
         "--agent", help="the agent name the client's memories are kept under (default: CLIENT)"
@@ -68,7 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     for maintenance in (check, repair):
         maintenance.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-        maintenance.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+        maintenance.add_argument(
+            "--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP
+        )
         maintenance.add_argument("--model", help="sentence-transformers model name or path")
         maintenance.add_argument("--config", type=Path, help="a TOML file of settings")
         maintenance.add_argument("--json", action="store_true", help="print JSON")
@@ -77,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--apply", action="store_true", help="retire them (default: only list)")
     prune.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-    prune.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    prune.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
     prune.add_argument("--model", help="sentence-transformers model name or path")
     prune.add_argument("--config", type=Path, help="a TOML file of settings ([store.prune])")
     prune.add_argument("--json", action="store_true", help="print JSON")
@@ -88,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, help="the page to write (default: doxa-memory.html; -: standard output)"
     )
     view.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-    view.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    view.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
     view.add_argument("--model", help="sentence-transformers model name or path")
     view.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)

@@ -36,11 +36,14 @@ TOOLS = {
 }
 COMMANDS = (*TOOLS, "stats")
 
+#: ``--embedder``'s help, on every command that takes it.
+EMBEDDER_HELP = "sentence-transformers (the model; default) or hash (fast, meaningless: tests)"
+
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """The flags every memory command takes: where the memory is, and how to print."""
     parser.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-    parser.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+    parser.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
     parser.add_argument("--model", help="sentence-transformers model name or path")
     parser.add_argument("--config", type=Path, help="a TOML file of settings")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -56,7 +59,12 @@ def add_parsers(commands: Any) -> None:
     remember.add_argument("--observed-at", help="ISO 8601; default now")
     remember.add_argument("--source", help="a URL, a person, a file")
     remember.add_argument("--episode", help="conversation id")
-    remember.add_argument("--fact", nargs=3, metavar=("SUBJECT", "PREDICATE", "OBJECT"))
+    remember.add_argument(
+        "--fact",
+        nargs=3,
+        metavar=("SUBJECT", "PREDICATE", "OBJECT"),
+        help='the fact the text states: Alice "lives in" Lyon',
+    )
     remember.add_argument("--valid-from", help="the fact's start, ISO 8601")
     remember.add_argument("--valid-until", help="the fact's end, ISO 8601")
     remember.add_argument("--cardinality", choices=["one", "many"], help="of the predicate")
@@ -72,17 +80,27 @@ def add_parsers(commands: Any) -> None:
     recall.add_argument("query", nargs="?", default="", help="may be empty with a filter")
     recall.add_argument("--agent", help="only what this agent believes")
     recall.add_argument("--topic", action="append", dest="topics", help="repeatable")
-    for name in ("subject", "predicate", "object", "episode"):
-        recall.add_argument(f"--{name}", help=f"fact {name}" if name != "episode" else None)
+    for name in ("subject", "predicate", "object"):
+        recall.add_argument(f"--{name}", help=f"fact {name}")
+    recall.add_argument("--episode", help="only what was remembered in this episode")
     recall.add_argument(
         "--where", help='record fields as JSON, e.g. {"album_id": 176, "@type": "Track"}'
     )
     recall.add_argument("--min-confidence", help='exact decimal, e.g. "0.8"')
     recall.add_argument("--as-of", help="ISO 8601: what was true then")
     recall.add_argument("--known-at", help="ISO 8601: what the memory held then")
-    recall.add_argument("--include-superseded", action="store_true", default=None)
+    recall.add_argument(
+        "--include-superseded",
+        action="store_true",
+        default=None,
+        help="also replaced facts (marked current: false)",
+    )
     recall.add_argument("--limit", type=int, help="1..100 (default 10; with --all: all)")
-    recall.add_argument("--order-by", choices=["relevance", "confidence", "newest", "oldest"])
+    recall.add_argument(
+        "--order-by",
+        choices=["relevance", "confidence", "newest", "oldest"],
+        help="default relevance; the others sort the most relevant (no query: all that match)",
+    )
     recall.add_argument("--explain", action="store_true", default=None, help="scores and ids")
     recall.add_argument(
         "--all",
@@ -92,7 +110,7 @@ def add_parsers(commands: Any) -> None:
         help="list every observation, newest first (no query or filter)",
     )
     about = commands.add_parser("about", help="one entity at a glance (the about tool)")
-    about.add_argument("name")
+    about.add_argument("name", help="an entity: a fact's subject or object, or a topic")
     about.add_argument("--as-of", help="ISO 8601: what was true then")
     about.add_argument("--known-at", help="ISO 8601: as held then")
     conflicts = commands.add_parser("conflicts", help="disagreements (find_conflicts)")
@@ -104,10 +122,15 @@ def add_parsers(commands: Any) -> None:
     evidence = commands.add_parser("evidence", help="why a belief is held (cite_evidence)")
     evidence.add_argument("id", nargs="?", help="an observation or belief id")
     evidence.add_argument("--agent", help="with --unsupported: whose beliefs")
-    evidence.add_argument("--unsupported", action="store_true", default=None)
+    evidence.add_argument(
+        "--unsupported",
+        action="store_true",
+        default=None,
+        help="list beliefs without evidence (--agent's; default: the configured agent's)",
+    )
     evidence.add_argument("--known-at", help="ISO 8601: what the memory held then")
     feedback = commands.add_parser("feedback", help="judge a recall (the feedback tool)")
-    feedback.add_argument("recall_id")
+    feedback.add_argument("recall_id", help="the id recall printed (rec_…)")
     feedback.add_argument("--accepted", action="append", metavar="ID", help="repeatable")
     feedback.add_argument("--rejected", action="append", metavar="ID", help="repeatable")
     feedback.add_argument(
@@ -118,7 +141,11 @@ def add_parsers(commands: Any) -> None:
     )
     forget = commands.add_parser("forget", help="retract or purge (the forget tool)")
     forget.add_argument("id", help="observation id")
-    forget.add_argument("--mode", choices=["retract", "purge"])
+    forget.add_argument(
+        "--mode",
+        choices=["retract", "purge"],
+        help="retract (default: kept for audit) or purge (deleted with its beliefs and links)",
+    )
     forget.add_argument("--agent", help="who forgets (default: the configured agent)")
     stats = commands.add_parser("stats", help="counts of everything and the data's size")
     for parser in (remember, recall, about, conflicts, evidence, feedback, forget, stats):

@@ -566,3 +566,21 @@ def test_a_data_dir_that_is_a_file_is_named_without_a_traceback(tmp_path: Path) 
     )
     assert "Traceback" not in done.stderr
     assert file.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_every_flag_and_argument_of_every_command_says_what_it_is() -> None:
+    import argparse
+
+    from doxa.server.cli import _parser
+
+    def bare(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += bare(sub, f"{path} {name}")
+            elif not action.help and not isinstance(action, argparse._HelpAction):
+                found.append(f"{path} {(action.option_strings or [action.dest])[0]}")
+        return found
+
+    assert bare(_parser(), "doxa") == []
