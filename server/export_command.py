@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from doxa.server.settings import Settings
-from doxa.server.tool_commands import add_common
+from doxa.server.tool_commands import add_common, counted
 
 COMMANDS = ("export", "import", "backup")
 
@@ -203,8 +203,8 @@ def _export(
     where = [] if file is None else ["standard output" if piped else str(file)]
     if markdown is not None:
         files = header["markdown_files"]
-        where.append(f"{markdown}/ ({files} Markdown file{'s' * (files != 1)})")
-    said = f"exported {total} objects to {' and '.join(where)} in {header['seconds']} s"
+        where.append(f"{markdown}/ ({counted(files, 'Markdown file')})")
+    said = f"exported {counted(total, 'object')} to {' and '.join(where)} in {header['seconds']} s"
     print(said, file=summary)
     return 0
 
@@ -234,7 +234,9 @@ def _import(settings: Settings, file: Path, as_json: bool) -> int:
         print(json.dumps({"created": done.created, "skipped": done.skipped, "seconds": seconds}))
         return 0
     created, skipped = sum(done.created.values()), sum(done.skipped.values())
-    print(f"imported {created} objects ({skipped} already there, skipped) in {seconds} s")
+    print(
+        f"imported {counted(created, 'object')} ({skipped} already there, skipped) in {seconds} s"
+    )
     return 0
 
 
@@ -244,5 +246,6 @@ def _report(result: dict[str, Any], as_json: bool, verb: str) -> int:
 
         print(json.dumps(result, indent=2))
     else:
-        print(f"{verb} {result['target']}: {result['files']} files, {result['bytes']} bytes")
+        files, size = counted(result["files"], "file"), counted(result["bytes"], "byte")
+        print(f"{verb} {result['target']}: {files}, {size}")
     return 0

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from doxa.server.settings import Settings
+from doxa.server.tool_commands import counted
 from doxa.store.errors import MemoryStoreError
 from doxa.store.values import iso
 
@@ -76,7 +77,8 @@ def say_judgements(said: dict[str, Any], as_json: bool, summary: TextIO) -> None
         return
     where = "standard output" if said["file"] == "-" else said["file"]
     n, recalls = said["judged_results"], said["recalls"]
-    print(f"wrote {n} judged results of {recalls} recalls to {where}", file=summary)
+    judged = f"{counted(n, 'judged result')} of {counted(recalls, 'recall')}"
+    print(f"wrote {judged} to {where}", file=summary)
 
 
 def _written(rows: list[dict[str, Any]], path: Path) -> bool:

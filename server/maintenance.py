@@ -11,6 +11,7 @@ import sys
 from dataclasses import asdict
 
 from doxa.server.settings import Settings
+from doxa.server.tool_commands import counted
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.settings import LearningSettings
 
@@ -72,9 +73,10 @@ def _first_training(judged: int, learning: LearningSettings) -> str:
     needed, every = learning.min_judgements, learning.retrain_every
     serving = f", or while serving at each {every} newly judged" if every else ""
     if judged < needed:
-        when = f"{judged} results judged of the {needed} the first needs"
+        when = f"{counted(judged, 'result')} judged of the {needed} the first needs"
     else:
-        when = f"{judged} results judged (the first needs {needed}, accepted and rejected ones)"
+        when = f"{counted(judged, 'result')} judged (the first needs {needed}, accepted and"
+        when += " rejected ones)"
     return (
         f"{when}; it is trained at the next start that has them{serving}, and used only if"
         " it ranks held-out judged recalls better than the base ranking"
@@ -94,15 +96,17 @@ def _describe(health: object, learning: LearningSettings) -> None:
         )
         print(f"graph: {counts}; write-ahead log {health.graph['wal_bytes']} bytes")
         if pending := health.graph.get("migrations_pending"):
-            print(f"schema: {pending} migrations to apply, at the next start")
+            print(f"schema: {counted(pending, 'migration')} to apply, at the next start")
     if health.index:
         print(
-            f"search index: {health.index['rows']} rows, {health.index['not_unit']} damaged vectors"
+            f"search index: {counted(health.index['rows'], 'row')},"
+            f" {counted(health.index['not_unit'], 'damaged vector')}"
         )
     if health.orphans:
         print(
-            f"orphans: {health.orphans['index_rows_unknown']} index rows of no observation,"
-            f" {health.orphans['observations_unindexed']} observations not indexed"
+            f"orphans: {counted(health.orphans['index_rows_unknown'], 'index row')} of no"
+            f" observation, {counted(health.orphans['observations_unindexed'], 'observation')}"
+            " not indexed"
         )
     if health.ranker.get("damaged"):
         print("ranker: its file is damaged (see below); recall uses the base ranking")
@@ -119,10 +123,12 @@ def _describe(health: object, learning: LearningSettings) -> None:
                 ": it learned from another embedding model's recalls (used again under that"
                 " model, until one trained on this one's replaces it)"
             )
-        print(f"ranker: v{ranker['version']} trained on {ranker['examples']} judged results, {use}")
+        trained = counted(int(ranker["examples"]), "judged result")
+        print(f"ranker: v{ranker['version']} trained on {trained}, {use}")
         if "held_out_recalls" in ranker:
+            held_out = counted(int(ranker["held_out_recalls"]), "held-out judged recall")
             print(
-                f"  checked on {ranker['held_out_recalls']} held-out judged recalls: it ordered"
+                f"  checked on {held_out}: it ordered"
                 f" {ranker['better']} better than the base ranking and {ranker['worse']} worse,"
                 f" and {ranker['pairs_right']:.0%} of their (accepted, rejected) pairs right"
                 f" (the base {ranker['base_pairs_right']:.0%})"

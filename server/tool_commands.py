@@ -470,9 +470,15 @@ def render(command: str, result: dict[str, Any]) -> str:
     return "\n".join(_lines(result)) or "(nothing)"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (its last word takes the "s": "judged
+    result")."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def _recall(result: dict[str, Any]) -> str:
     found = result["results"]
-    lines = [f"recall {result['recall_id']}: {len(found)} result{'s' * (len(found) != 1)}"]
+    lines = [f"recall {result['recall_id']}: {counted(len(found), 'result')}"]
     for item in found:
         lines += _item(item)
     if result.get("note"):
@@ -482,7 +488,7 @@ def _recall(result: dict[str, Any]) -> str:
 
 def _listing(result: dict[str, Any]) -> str:
     found, total = result["results"], result["total"]
-    lines = [f"{len(found)} of {total} observations, newest first"]
+    lines = [f"{len(found)} of {counted(total, 'observation')}, newest first"]
     for item in found:
         lines += _item(item)
     return "\n".join(lines)

@@ -75,7 +75,8 @@ def import_file(
     """
     say = progress or (lambda _: None)
     parsed = parse_export(path, name)
-    say(f"read {parsed.total} objects from {path if name is None else name}")
+    objects = f"{parsed.total} object{'s' * (parsed.total != 1)}"
+    say(f"read {objects} from {path if name is None else name}")
     data_dir = Path(settings.data_dir).expanduser()
     created = _first_missing(data_dir)
     if unfinished(data_dir):

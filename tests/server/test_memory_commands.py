@@ -942,8 +942,17 @@ def test_export_with_judgements_and_json_prints_one_json_document(
         assert said["judgements"] == {"file": str(judged), "judged_results": 1, "recalls": 1}
         assert said["doxa"] == "export" and said["counts"]["Observation"] == 5
     code, out, _ = doxa("export", str(file), "--judgements", str(judged))
-    assert code == 0 and out.startswith("wrote 1 judged results of 1 recalls to "), out
+    assert code == 0 and out.startswith("wrote 1 judged result of 1 recall to "), out
     assert "\nexported " in out  # in words, both are said, as before
+
+
+def test_counts_of_one_are_said_in_the_singular() -> None:
+    # "exported 1 objects", "1 judged results", "search index: 1 rows".
+    from doxa.server.tool_commands import counted
+
+    assert counted(1, "object") == "1 object" and counted(0, "object") == "0 objects"
+    assert counted(1, "judged result") == "1 judged result"
+    assert counted(2, "judged result") == "2 judged results"
 
 
 def test_export_and_judgements_to_a_dash_go_to_standard_output_said_on_stderr(
@@ -967,7 +976,7 @@ def test_export_and_judgements_to_a_dash_go_to_standard_output_said_on_stderr(
     assert json.loads(err) == {"file": "-", "judged_results": 1, "recalls": 1}
     code, out, err = doxa("export", "-", "--judgements", str(tmp_path / "j.jsonl"))
     assert code == 0 and out.splitlines()[1:] == lines
-    assert "wrote 1 judged results of 1 recalls to " in err and "standard output" in err
+    assert "wrote 1 judged result of 1 recall to " in err and "standard output" in err
     code, out, err = doxa("export", "-", "--judgements", "-")
     assert code == 1 and out == "" and "both name -" in err
     for refused in (["export", "--markdown", "-"], ["backup", "-"]):
