@@ -20,9 +20,18 @@ from doxa.store.errors import InvalidInput
 
 
 def token_command(settings: Settings, args: argparse.Namespace) -> int:
-    """Run ``doxa token <args.token_command>``; returns the exit code (1: no such token,
-    2: a bad value or an unreadable token file)."""
+    """Run ``doxa token <args.token_command>``; returns the exit code (1: no such token, or
+    neither a memory nor tokens in the data directory; 2: a bad value or an unreadable token
+    file)."""
     store = TokenStore(Path(settings.store.data_dir))
+    if args.token_command != "create" and _nothing_there(store):
+        # "no tokens in typo/tokens.json", exit 0, read as a memory without tokens.
+        print(
+            f"doxa token {args.token_command}: no memory and no tokens in {store.path.parent};"
+            " check --data-dir (or DOXA_DATA_DIR)",
+            file=sys.stderr,
+        )
+        return 1
     try:
         if args.token_command == "create":
             return _create(store, args)
@@ -32,6 +41,13 @@ def token_command(settings: Settings, args: argparse.Namespace) -> int:
     except TokenFileError as error:
         print(f"doxa: {error}", file=sys.stderr)
         return 2
+
+
+def _nothing_there(store: TokenStore) -> bool:
+    """Whether the data directory holds neither a memory nor a token file (one that held
+    tokens keeps its file, emptied, after the last is revoked; tokens may come before a
+    memory's first start)."""
+    return not store.path.exists() and not (store.path.parent / "graph").exists()
 
 
 def _public(record: TokenRecord) -> dict[str, Any]:

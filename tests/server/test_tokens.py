@@ -107,6 +107,25 @@ def test_revoke_deletes_the_token_and_an_unknown_id_exits_1(
     assert "no token with id" in capsys.readouterr().err
 
 
+def test_list_and_revoke_where_there_is_no_memory_nor_token_exit_1_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A mistyped --data-dir listed "no tokens in typo/tokens.json" and exited 0.
+    typo = tmp_path / "typo"
+    for args in (["list"], ["list", "--json"], ["revoke", "tok_x"]):
+        assert main(["token", *args, "--data-dir", str(typo)]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and f"no memory and no tokens in {typo}; check --data-dir" in err
+    assert not typo.exists()
+    # A memory without tokens lists none; tokens made before a first start are listed.
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "graph").touch()  # what a memory's directory holds
+    assert main(["token", "list", "--data-dir", str(tmp_path / "memory")]) == 0
+    assert "no tokens in" in capsys.readouterr().err
+    _token(capsys, tmp_path / "early", "--agent", "scout")
+    assert [t["agent"] for t in _listed(capsys, tmp_path / "early")] == ["scout"]
+
+
 def test_a_token_is_read_only_or_admin_not_both_and_needs_an_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
