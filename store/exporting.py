@@ -288,6 +288,34 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
         raise ImportRefused(f"{where}: {name} {value!r} is not a {kind} ({error})") from None
 
 
+#: The first bytes of compressed files, and the tool that undoes each.
+_COMPRESSED = {
+    b"\x1f\x8b": ("gzip", "gunzip"),
+    b"BZh": ("bzip2", "bunzip2"),
+    b"\xfd7zXZ\x00": ("xz", "unxz"),
+    b"\x28\xb5\x2f\xfd": ("zstd", "unzstd"),
+    b"PK\x03\x04": ("zip", "unzip"),
+}
+
+
+def _not_an_export(first: bytes, header: object) -> str:
+    """Why a file whose first line is no export header is refused, saying what it looks like
+    when that is known: a compressed export, or the judgements ``doxa export --judgements``
+    writes beside one (both were refused as "not a doxa export header", which left the user
+    to guess)."""
+    for magic, (kind, undo) in _COMPRESSED.items():
+        if first.startswith(magic):
+            return f"is compressed ({kind}): {undo} it first, then import the file it gives"
+    if isinstance(header, dict) and {"recall_id", "result_id", "judgement"} <= header.keys():
+        return (
+            "this is a judgements file (doxa export --judgements); import takes a doxa export"
+            " FILE (doxa export FILE)"
+        )
+    if not first:
+        return "is empty: a doxa export starts with its header line"
+    return "line 1 is not a doxa export header"
+
+
 def parse_export(path: Path, name: str | None = None) -> Parsed:
     """Read and check a whole export file (named ``name`` in messages; default: its path).
 
@@ -307,7 +335,7 @@ def parse_export(path: Path, name: str | None = None) -> Parsed:
         except ValueError:
             header = None
         if not isinstance(header, dict) or header.get("doxa") != "export":
-            raise ImportRefused(f"{shown}: line 1 is not a doxa export header")
+            raise ImportRefused(f"{shown}: {_not_an_export(first, header)}")
         version = header.get("format")
         if not isinstance(version, int) or isinstance(version, bool):
             raise ImportRefused(

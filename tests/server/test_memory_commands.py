@@ -5,6 +5,7 @@ another process owns (an in-process owner here, a real ``doxa serve`` in the slo
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -885,6 +886,27 @@ def test_export_then_import_into_an_empty_directory_compares_equal(
     assert header["counts"] == head_a["counts"] and header["bytes"] == second.stat().st_size
     found = doxa.json("recall", "Lyon", data_dir=copy)  # re-embedded: found by meaning too
     assert found["results"][0]["text"] == "Alice lives in Lyon."
+
+
+def test_import_of_a_compressed_export_or_a_judgements_file_says_what_it_is(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # Both were refused as "line 1 is not a doxa export header".
+    fill(doxa.data_dir)
+    file, judged = tmp_path / "a.jsonl", tmp_path / "j.jsonl"
+    assert doxa("export", str(file), "--judgements", str(judged))[0] == 0
+    packed = tmp_path / "a.jsonl.gz"
+    packed.write_bytes(gzip.compress(file.read_bytes()))
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    for given, said in [
+        (packed, "is compressed (gzip): gunzip it first"),
+        (judged, "this is a judgements file (doxa export --judgements); import takes a doxa"),
+        (empty, "is empty: a doxa export starts with its header line"),
+    ]:
+        code, out, err = doxa("import", str(given), data_dir=tmp_path / "copy")
+        assert code == 1 and out == "" and f"{given}: {said}" in err
+        assert not (tmp_path / "copy").exists()
 
 
 def test_import_into_an_existing_memory_skips_what_it_holds(doxa: Doxa, tmp_path: Path) -> None:
