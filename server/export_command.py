@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from doxa.server.settings import Settings
-from doxa.server.tool_commands import add_common, counted
+from doxa.server.tool_commands import CommandError, add_common, counted
 
 COMMANDS = ("export", "import", "backup")
 
@@ -87,7 +87,7 @@ def add_parsers(commands: Any) -> None:
 
 def export_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run ``export``, ``import`` or ``backup`` as ``args`` say."""
-    from doxa.server.tool_commands import CommandError, quiet, require_memory
+    from doxa.server.tool_commands import quiet, require_memory
     from doxa.store.errors import MemoryStoreError
 
     quiet()
@@ -146,6 +146,21 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
         return 1
 
 
+def _pages_failed(markdown: Path, error: OSError, file: Path | None, piped: bool) -> str:
+    """What to say when the pages of ``--markdown`` could not be written, the export's
+    ``file`` done (written, or to be sent to standard output: then it is not)."""
+    where = (
+        f" ({error.filename})" if error.filename and str(error.filename) != str(markdown) else ""
+    )
+    why = f"{error.strerror or error}{where}"
+    pages = f"--markdown {markdown}: the pages were not written ({why})"
+    if file is None:
+        return pages
+    if piped:
+        return f"{pages}; nothing was sent to standard output"
+    return f"wrote the export to {file}, but not the pages of --markdown {markdown} ({why})"
+
+
 def _shared(settings: Settings, operation: str, path: Path) -> dict[str, Any]:
     from doxa.store.sharing import SharedMemory
 
@@ -185,7 +200,11 @@ def _export(
             from doxa.server.markdown_export import write_markdown
 
             header["markdown"] = str(markdown)
-            header["markdown_files"] = write_markdown(target, markdown)
+            try:
+                header["markdown_files"] = write_markdown(target, markdown)
+            except OSError as error:
+                # After FILE: a bare "[Errno 2] …" left unsaid that the export was written.
+                raise CommandError(_pages_failed(markdown, error, file, piped)) from None
         if piped:
             sys.stdout.flush()
             with target.open("rb") as written:

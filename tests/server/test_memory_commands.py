@@ -480,6 +480,28 @@ def test_an_export_to_a_directory_is_refused_and_leaves_nothing_beside_it(
     assert sorted(tmp_path.iterdir()) == before
 
 
+def test_pages_that_cannot_be_written_after_the_export_file_say_the_file_was_written(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # A bare "[Errno 20] Not a directory: …" left unsaid that FILE was written.
+    fill(doxa.data_dir)
+    (tmp_path / "afile").write_text("mine")
+    pages, file = tmp_path / "afile" / "pages", tmp_path / "out.jsonl"
+    code, out, err = doxa("export", str(file), "--markdown", str(pages))
+    assert code == 1 and out == ""
+    assert err == (
+        f"doxa export: wrote the export to {file}, but not the pages of --markdown {pages}"
+        " (Not a directory)\n"
+    )
+    assert export_lines(file)[0]["doxa"] == "export"
+    code, out, err = doxa("export", "-", "--markdown", str(pages))
+    assert code == 1 and out == ""
+    assert err == (
+        f"doxa export: --markdown {pages}: the pages were not written (Not a directory);"
+        " nothing was sent to standard output\n"
+    )
+
+
 def test_an_export_whose_pages_or_backup_target_is_a_file_is_refused_writing_nothing(
     doxa: Doxa, tmp_path: Path
 ) -> None:
