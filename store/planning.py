@@ -449,14 +449,20 @@ def _moment(value: int) -> datetime | None:
 
 def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) -> NewMemory:
     """``memory``, its fact beginning when it is said after all (as one given no time) if a
-    fact of its subject and predicate already begins after the time its words gave
+    fact of its agent, subject and predicate already begins after the time its words gave
     (``drafts.begun_as_told``): told later, it is news ("Alice moved to Rome in December",
     told in May while Paris holds from January), not history that what is held ends. Decided
     before the repeats are looked for, so a repeat is found as it was told the first time."""
     fact = memory.fact
     assert fact is not None and fact.valid_from is not None
     key = (topic_key(fact.subject), fact.predicate)
-    if not any(h.start > fact.valid_from for h in state.facts(working, key, fact.valid_from)):
+    # The agent's own facts only: it supersedes no other agent's, and another's later fact
+    # would make the agent's history wait for a telling of someone else's.
+    agent = memory.agent
+    if not any(
+        h.start > fact.valid_from and (agent in h.beliefs or agent in h.ended)
+        for h in state.facts(working, key, fact.valid_from)
+    ):
         return memory
     return replace(memory, fact=replace(fact, valid_from=None, from_words=False))
 

@@ -1018,3 +1018,22 @@ def test_a_fact_whose_words_give_no_one_past_time_begins_when_told(
     said(memory, "project", "uses database", "SQLite", when="2026-05-10T09:00:00Z", text=text)
     assert _held_at(memory, "2026-05-01T00:00:00Z") == ["Postgres"]
     assert _held_at(memory, "2026-05-11T00:00:00Z") == ["SQLite"]
+
+
+def test_another_agents_later_fact_leaves_the_words_time_to_this_agents_fact(
+    memory: Memory,
+) -> None:
+    """Only the agent's own facts make its words' time news from when it is told (it
+    supersedes only its own): another agent's MySQL from April left scout's SQLite, moved to
+    in March, beginning in May, and scout's Postgres held in April."""
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    said(memory, "project", "uses database", "MySQL", agent="other", when="2026-04-10T09:00:00Z")
+    said(
+        memory,
+        "project",
+        "uses database",
+        "SQLite",
+        when="2026-05-10T09:00:00Z",
+        text="We moved to SQLite in March.",
+    )
+    assert _held_at(memory, "2026-04-01T00:00:00Z") == ["SQLite"]
