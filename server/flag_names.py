@@ -23,6 +23,9 @@ import re
 
 #: Flags of each command by the tool argument (dest) they give, learned from its parser.
 _FLAGS: dict[str, dict[str, str]] = {}
+#: The arguments of each command given by a repeated flag: only their ``[i]`` is the i-th
+#: flag (``memories[2]`` is the 3rd memory in the one ``--memories`` file).
+_REPEATED: dict[str, set[str]] = {}
 
 #: ``remember --fact SUBJECT PREDICATE OBJECT [--valid-from …]`` gives one ``fact`` argument;
 #: ``--supports BELIEF[=WEIGHT]`` one object per flag.
@@ -53,6 +56,11 @@ def learn(command: str, parser: argparse.ArgumentParser) -> None:
         if action.option_strings and action.option_strings[0].startswith("--")
     }
     _FLAGS[command] = {**flags, **_NESTED.get(command, {})}
+    _REPEATED[command] = {
+        action.dest
+        for action in parser._actions
+        if isinstance(action, argparse._AppendAction)  # argparse names no public kind
+    }
 
 
 def flagged(command: str, message: str) -> str:
@@ -70,7 +78,7 @@ def flagged(command: str, message: str) -> str:
         index = re.search(r"\[(\d+)\]", path)
         key = re.sub(r"\[\d+\]", "", path)
         flag = flags.get(key)
-        if flag is None:
+        if flag is None or (index and key.split(".")[0] not in _REPEATED.get(command, ())):
             return match.group(0)
         start = match.start()
         at_clause = start == 0 or message[:start].endswith("; ")

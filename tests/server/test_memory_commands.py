@@ -366,6 +366,9 @@ def test_a_refusal_names_flags_where_it_names_arguments_not_in_its_prose() -> No
         "--where must be an object; --limit is 3 where 'as_of' is; memories[0].confidence"
     )
     assert flagged("remember", "supports[2].weight: x") == "the 3rd --supports WEIGHT: x"
+    # One --memories FILE: its 3rd memory is no 3rd flag.
+    said = "memories[2] must be an object, got 'oops'"
+    assert flagged("remember", said) == said
 
 
 @pytest.mark.parametrize(
