@@ -253,20 +253,47 @@ def _ahead(gap: timedelta) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
-def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime) -> Fact:
+#: What may stand between a fact's object and the time its words give, for the time to be
+#: the fact's: a few words, in one clause ("moved to SQLite in March", "In March we moved to
+#: SQLite"). Not a clause's or a sentence's break: "Bob works at Acme. He graduated in
+#: 2015", "Alice, who joined in 2019, lives in Rome", "left Paris in 2020 and lives in Rome".
+_SAME_CLAUSE = re.compile(
+    r"[^\W_]+(?:['\u2019][^\W_]+)?(?:\s+[^\W_]+(?:['\u2019][^\W_]+)?){0,3}|", re.UNICODE
+)
+_CLAUSE_WORDS = frozenset(("and", "but", "or", "while", "who", "which", "that", "because"))
+
+
+def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str) -> Fact:
     """``fact``, beginning when its words place it if it was given no time and they place
-    it once, before it was said: "We moved to SQLite in March", told in May, holds from
-    1 March (from May, ``as_of`` April answered Postgres while ``happened`` said March).
-    A time to come is left to ``valid_from`` (a plan may be put off), and so are two times
-    (which one the fact began at, the words do not say). Planning tells it from when it was
-    said after all if a fact of its subject and predicate already begins later
+    it once, before it was said, in the clause naming the fact's object: "We moved to SQLite
+    in March", told in May, holds from 1 March (from May, ``as_of`` April answered Postgres
+    while ``happened`` said March). A time to come is left to ``valid_from`` (a plan may be
+    put off), and so are two times (which one the fact began at, the words do not say) and
+    a time told of something else (``_SAME_CLAUSE``). Planning tells it from when it was said
+    after all if a fact of its agent, subject and predicate already begins later
     (``planning``: news, not the history before what is held)."""
     if fact.valid_from is not None or fact.valid_until is not None or len(times) != 1:
         return fact
     start = times[0].start
-    if start >= said:
+    if start >= said or not _beside(text, fact.object, times[0].phrase):
         return fact
     return replace(fact, valid_from=start, from_words=True)
+
+
+def _beside(text: str, obj: str, phrase: str) -> bool:
+    """Whether ``phrase`` (a time) and ``obj`` (a fact's object) are told in one clause of
+    ``text``, a few words apart at most."""
+    folded = text.casefold()
+    at, named = folded.find(phrase.casefold()), folded.find(obj.casefold())
+    if at < 0 or named < 0:
+        return False
+    first, second = sorted(((at, len(phrase)), (named, len(obj))))
+    gap = text[first[0] + first[1] : second[0]]
+    if "\n" in gap or "\r" in gap:
+        return False  # another line
+    between = gap.strip()
+    words = set(between.casefold().split())
+    return _SAME_CLAUSE.fullmatch(between) is not None and not _CLAUSE_WORDS & words
 
 
 def fact_times(valid_from: datetime | None, valid_until: datetime | None) -> tuple[datetime, ...]:
@@ -378,7 +405,7 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     # A fact's own times say which year a date in its words means ("from 11 June").
     times = tuple(event_times(told, said or now, stated))
     if fact is not None:
-        fact = begun_as_told(fact, times, said or now)
+        fact = begun_as_told(fact, times, said or now, told)
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),

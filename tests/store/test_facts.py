@@ -1009,6 +1009,11 @@ def test_a_fact_whose_words_place_it_before_what_is_held_is_news_not_history(
         "We move to SQLite next Monday.",  # a time to come: a plan may be put off
         "We left Oracle in 2019 and moved to SQLite in March.",  # which time it began at?
         "We use SQLite.",  # no time at all
+        # A time told of something else: another sentence, clause or line.
+        "We use SQLite. Ana joined the team in March.",
+        "The team, formed in March, uses SQLite.",
+        "We hired Ana in March and use SQLite.",
+        "We moved to SQLite\nin March.",
     ],
 )
 def test_a_fact_whose_words_give_no_one_past_time_begins_when_told(
