@@ -197,6 +197,8 @@ _PAST = _lazy(
     r"|struck|swore|tore|wore|woke|fought|bent|dug|fled|froze|rang|spun|swept|swung"
     r"|understood|wept|withdrew|overslept"
     r"|ago|yesterday)\b"
+    # "Born in June" (said in May) was the June to come; not "first-born", "newborn".
+    r"|(?<![-\w])born\b"
     rf"|\b(?!(?:{_ED_ADJECTIVES})\b)\w+[^e\W]ed\b",
     re.IGNORECASE,
 )

@@ -1660,6 +1660,8 @@ def test_a_day_told_in_no_past_tense_is_the_nearer_and_short_forms_end_no_senten
         # told with no cue of a plan; this month is this one.
         ("We went to the concert in June.", "2023-06"),
         ("I was born in June.", "2023-06"),
+        ("Born in June.", "2023-06"),
+        ("Her first-born arrives in June.", "2024-06"),
         ("Maya fell ill in October.", "2023-10"),
         ("Trip to Rome in March.", "2024-03"),
         ("Rent is due in May.", "2024-05"),
