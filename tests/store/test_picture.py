@@ -60,7 +60,8 @@ def test_picture_holds_entities_facts_with_their_times_and_both_kinds_of_conflic
     assert berlin.predicate == "lives_in" and berlin.subject_key == "alice"
     assert berlin.superseded_by == (moved.observation_id,) and not berlin.current
     assert berlin.start.isoformat() == "2026-01-05T10:00:00+00:00"
-    assert berlin.end is not None and berlin.end.isoformat() == "2026-03-10T10:00:00+00:00"
+    # "Alice moved to Hamburg in March": Hamburg holds from 1 March, as its words place it.
+    assert berlin.end is not None and berlin.end.isoformat() == "2026-03-01T00:00:00+00:00"
     hamburg = next(f for f in taken.facts if f.object == "Hamburg")
     assert hamburg.current and hamburg.agents == ("scout",) and hamburg.events == ("2026-03",)
     assert ("acme", "alice", 1) in taken.mentioned_together

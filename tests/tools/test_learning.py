@@ -465,7 +465,7 @@ async def test_export_writes_every_judged_result_as_a_json_line(
     out = tmp_path / "judged.jsonl"
     where = ["--embedder", "hash", "--data-dir", str(data_dir)]
     assert main(["export", "--judgements", str(out), *where]) == 0
-    assert capsys.readouterr().out.startswith("wrote 3 judged results of 1 recalls")
+    assert capsys.readouterr().out.startswith("wrote 3 judged results of 1 recall ")
     assert main(["export", "--judgements", str(out), "--json", *where]) == 0
     said = json.loads(capsys.readouterr().out)
     assert said == {"file": str(out), "judged_results": 3, "recalls": 1}
