@@ -65,8 +65,7 @@ def exists(working: WorkingMemory, key: str, known: int | None = None) -> bool:
     """Whether any observation (retracted or not, but not purged) names the entity; with
     ``known`` (record time, microseconds), one recorded by then."""
     return any(
-        working.row_of.get(working.entries[row].id) == row
-        and (known is None or working.recorded_at[row] <= known)
+        working.kept(row) and (known is None or working.recorded_at[row] <= known)
         for index in (working.entity_facts, working.topic_rows)
         for row in index.get(key, ())
     )

@@ -85,7 +85,6 @@ class JudgedQueries:
     def __init__(self, dim: int) -> None:
         self._queries: FloatArray = np.zeros((16, dim), dtype=np.float32)
         self._judged_at: IntArray = np.zeros(16, dtype=np.int64)
-        self._details: list[Details | None] = []
         # For ``_kin`` over thousands of queries at once: per query, how many details it
         # has; per detail, the queries having it; per word, the queries with details
         # saying it.
@@ -114,9 +113,8 @@ class JudgedQueries:
         judged row's sign and its query's details."""
         if not judged:
             return
-        # A query without details never differs: kept as None, as are the many such queries.
+        # A query without details never differs: counted as none, as are the many such.
         kept = details if details is not None and details[0] else None
-        self._details.append(kept)
         if self._n_queries == len(self._queries):
             self._queries = _grown(self._queries)
             self._judged_at = _grown(self._judged_at)

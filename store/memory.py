@@ -1262,7 +1262,7 @@ class Memory:
                 raise InvalidInput(
                     "name",
                     f"{wanted!r} names nothing in the memory (no fact or topic); "
-                    + (f"did you mean {' or '.join(map(repr, meant))}? Or use" if meant else "use")
+                    + (f"did you mean {known_names.either(meant)}? Or use" if meant else "use")
                     + " recall to search for it in words",
                 )
         # The graph under no lock of ours (as conflicts reads it).
@@ -1447,7 +1447,7 @@ def _unmatched_filter(
         return None
     meant = known_names.alike(working, "entity", topic)
     return f"topic {topic!r} names nothing in the memory (no fact or topic)" + (
-        f"; did you mean {' or '.join(map(repr, meant))}?" if meant else ""
+        known_names.did_you_mean(meant)
     )
 
 

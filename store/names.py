@@ -72,6 +72,18 @@ def alike(working: WorkingMemory, kind: NameKind, wanted: str, limit: int = 3) -
     return list(dict.fromkeys([*holding, *spelt]))[: max(0, limit)]
 
 
+def either(names: Iterable[str]) -> str:
+    """Names as a choice: "'Raj Patel' or 'Raj'"."""
+    return " or ".join(map(repr, names))
+
+
+def did_you_mean(meant: Iterable[str]) -> str:
+    """The clause offering the names meant, each once ("; did you mean 'a' or 'b'?"), or
+    nothing for none."""
+    names = list(dict.fromkeys(meant))
+    return f"; did you mean {either(names)}?" if names else ""
+
+
 def _words(name: str) -> set[str]:
     return set(re.findall(r"\w+", name.casefold()))
 
@@ -93,4 +105,4 @@ def _names(working: WorkingMemory, kind: NameKind) -> list[str]:
 def _held(working: WorkingMemory, rows: Iterable[int]) -> bool:
     """Whether any of ``rows`` is not purged: a purged row keeps its slot in these lists
     until a restart, and its names were offered as what a filter may have meant."""
-    return any(working.row_of.get(working.entries[row].id) == row for row in rows)
+    return any(working.kept(row) for row in rows)

@@ -205,7 +205,7 @@ def _rows(working: WorkingMemory) -> list[tuple[int, Entry]]:
     return [
         (row, entry)
         for row, entry in enumerate(working.entries[: len(working)])
-        if working.row_of.get(entry.id) == row
+        if working.kept(row)
     ]
 
 

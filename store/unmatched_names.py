@@ -29,7 +29,7 @@ def unmatched_names(
     each names something (the caller holds the working memory's read lock)."""
     if topics and not any(entity_views.exists(working, topic_key(t)) for t in topics):
         meant = [m for t in topics for m in known_names.alike(working, "entity", t)]
-        return _note("topics", "no topic or fact names " + _either(topics), meant)
+        return _note("topics", "no topic or fact names " + known_names.either(topics), meant)
     for field, wanted in (("subject", subject), ("object", obj)):
         if wanted is not None and not _is_part(working, field, wanted):
             alike = known_names.alike(working, "entity", wanted, limit=10)
@@ -64,16 +64,10 @@ def _is_part(working: WorkingMemory, part: str, wanted: str) -> bool:
     ``wanted`` as its ``part``."""
     key = topic_key(wanted)
     return any(
-        topic_key(getattr(working.entries[row], part) or "") == key
-        and working.row_of.get(working.entries[row].id) == row
+        topic_key(getattr(working.entries[row], part) or "") == key and working.kept(row)
         for row in working.entity_facts.get(key, ())
     )
 
 
-def _either(names: list[str]) -> str:
-    return " or ".join(map(repr, names))
-
-
 def _note(field: str, why: str, meant: Iterable[str]) -> str:
-    names = list(dict.fromkeys(meant))
-    return f"{field}: {why}" + (f"; did you mean {_either(names)}?" if names else "")
+    return f"{field}: {why}{known_names.did_you_mean(meant)}"

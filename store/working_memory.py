@@ -253,6 +253,11 @@ class WorkingMemory:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def kept(self, row: int) -> bool:
+        """Whether ``row`` is not purged: a purged row keeps its slot (and its place in the
+        per-name lists) until a restart, so other rows keep their numbers."""
+        return self.row_of.get(self.entries[row].id) == row
+
     # ---- growth ----------------------------------------------------------------------------
 
     def _ensure_capacity(self, needed: int) -> None:
