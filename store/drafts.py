@@ -255,7 +255,8 @@ def _ahead(gap: timedelta) -> str:
 
 #: What may stand between a fact's object and the time its words give, for the time to be
 #: the fact's: a few words, in one clause ("moved to SQLite in March", "In March we moved to
-#: SQLite"). Not a clause's or a sentence's break: "Bob works at Acme. He graduated in
+#: SQLite", and after a time that opens its sentence, its comma: "Since 2019, Bob has worked
+#: at Acme"). Not a clause's or a sentence's break: "Bob works at Acme. He graduated in
 #: 2015", "Alice, who joined in 2019, lives in Rome", "left Paris in 2020 and lives in Rome".
 _SAME_CLAUSE = re.compile(
     r"[^\W_]+(?:['\u2019][^\W_]+)?(?:\s+[^\W_]+(?:['\u2019][^\W_]+)?){0,3}|", re.UNICODE
@@ -292,8 +293,16 @@ def _beside(text: str, obj: str, phrase: str) -> bool:
     if "\n" in gap or "\r" in gap:
         return False  # another line
     between = gap.strip()
+    if at == first[0] and between.startswith(",") and _opens_sentence(text[:at]):
+        between = between[1:].lstrip()  # "Since 2019, Bob has worked at Acme"
     words = set(between.casefold().split())
     return _SAME_CLAUSE.fullmatch(between) is not None and not _CLAUSE_WORDS & words
+
+
+def _opens_sentence(before: str) -> bool:
+    """Whether a phrase told after ``before`` opens its sentence (or the text)."""
+    before = before.rstrip()
+    return not before or before[-1] in ".!?;:\n"
 
 
 def fact_times(valid_from: datetime | None, valid_until: datetime | None) -> tuple[datetime, ...]:

@@ -984,6 +984,19 @@ def test_a_fact_given_no_time_begins_when_its_words_place_it(memory: Memory) -> 
     assert again.duplicate_of == moved
 
 
+@pytest.mark.parametrize(
+    "text", ["In March, we moved to SQLite.", "Tests were slow. Since March, we have used SQLite."]
+)
+def test_a_time_opening_the_sentence_before_its_comma_begins_the_fact(
+    memory: Memory, text: str
+) -> None:
+    """A time that opens its sentence is the clause's, its comma no break: "Since 2019, Bob
+    has worked at Acme" began in 2019, not when told."""
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    said(memory, "project", "uses database", "SQLite", when="2026-05-10T09:00:00Z", text=text)
+    assert _held_at(memory, "2026-04-01T00:00:00Z") == ["SQLite"]
+
+
 def test_a_fact_whose_words_place_it_before_what_is_held_is_news_not_history(
     memory: Memory,
 ) -> None:
@@ -1012,6 +1025,9 @@ def test_a_fact_whose_words_place_it_before_what_is_held_is_news_not_history(
         # A time told of something else: another sentence, clause or line.
         "We use SQLite. Ana joined the team in March.",
         "The team, formed in March, uses SQLite.",
+        "In March, Ana joined and we moved to SQLite.",
+        "In March, Ana joined. We use SQLite.",
+        "Tests, in March, were slow with SQLite.",
         "We hired Ana in March and use SQLite.",
         "We moved to SQLite\nin March.",
     ],
