@@ -131,12 +131,12 @@ _AFTER_NEXT = re.compile(
 )
 # "in the next two weeks", "the next 7 days", "the coming days", "in the past two weeks",
 # "the last 10 days": a count of days from today, ahead or back; without a count only ahead
-# ("the coming weeks": a few). Not "the last two weeks of the trip". A lone "a" counts
-# nothing here: "the past a week" is no English, and "did the rain last a week?" asks of
-# no week.
+# ("the coming weeks": a few). Not "the last two weeks of the trip". No count with "a"
+# ("a week", "a few days") counts here: "the past a week" is no English, and "did the rain
+# last a week?" or "did the storm last a few days?" asks of no week or days.
 _SPAN_FROM_TODAY = re.compile(
     r"\b(?P<side>next|coming|past|last)\s+(?:(?P<count>\d{1,3}|"
-    + "|".join(c for c in COUNT_WORDS.split("|") if c not in ("a", "an"))
+    + "|".join(c for c in COUNT_WORDS.split("|") if c.split("\\s+")[0] not in ("a", "an"))
     + r")\s+(?P<unit>day|week|month|year)s?|(?P<units>day|week|month|year)s)\b(?!\s+of\b)",
     re.IGNORECASE,
 )

@@ -319,6 +319,9 @@ def test_this_weekday_is_the_one_of_this_week(query: str, that_day: datetime) ->
         "I sat on Sun Street",
         "I live on the 3rd floor",
         "she won on the 2nd try",
+        "did the rain last a week?",  # "last" the verb: no week, no days
+        "did the storm last a few days?",
+        "will the battery last a couple of days?",
         "",
     ],
 )
