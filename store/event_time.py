@@ -302,15 +302,16 @@ _WEAK_PLAN = _lazy(
 # An outcome told after a note's day, past a colon or a dash ("Dentist on Friday: no
 # cavities!", "Dinner with Ana on Friday - lovely evening"): the event was, though the note
 # has no verb. Only words that tell how it went, ending the clause ("Party on Saturday: great
-# food and music" may be the plan's). A dash may be set close ("Friday\u2014all clear"); a
-# hyphen set close joins words.
+# food and music" may be the plan's), though an emoji or a smiley may follow ("no cavities
+# \U0001f389", "all clear :)"). A dash may be set close ("Friday\u2014all clear"); a hyphen
+# set close joins words.
 _OUTCOME = _lazy(
     r"(?::|\s[-\u2013\u2014]|[\u2013\u2014])\s*(?:no\s+(?:cavities|issues|problems|complications|injuries"
     r"|fractures|surprises|concerns)|all\s+(?:clear|good|went\s+well)|clean\s+bill\s+of\s+health"
     r"|nailed\s+it|great\s+fun|(?:a\s+)?(?:(?:really|very|so)\s+)?(?:great|good|lovely|fun"
     r"|wonderful|fantastic|amazing|awesome|brilliant|terrible|awful|horrible)\s+(?:time|evening"
     r"|night|day|afternoon|morning)|(?:a|an)\s+(?:[\w-]+\s+)?(?:success|blast|disaster|flop))"
-    r"\s*(?:[.!;)]|$)",
+    r"(?:\s*(?:[:;]-?[)D]|[^\w\s.,!?;:()'\"\u2019-]))*\s*(?:[.!;)]|$)",
     re.IGNORECASE,
 )
 # A thing booked, reserved or scheduled, with its day ("Maya booked a flight to Osaka on 12

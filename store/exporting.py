@@ -518,6 +518,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(25) and _read_by_25(observation))
             or (before(26) and _read_by_26(observation))
             or (before(27) and _read_by_27(observation))
+            or (before(28) and _read_by_28(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -670,6 +671,14 @@ def _read_by_27(observation: dict[str, Any]) -> bool:
     return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text) or _SEVERAL.search(text))
 
 
+def _read_by_28(observation: dict[str, Any]) -> bool:
+    """Whether migration 28 has an observation's event times read again: a text naming a
+    month or a weekday and holding a colon or a dash, as its query picks them."""
+    text = observation["text"] or ""
+    days = _DAYS_NAMED.search(text) or _WEEKDAY.search(text)
+    return bool(days and _OUTCOME_MARK.search(text))
+
+
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
@@ -679,6 +688,7 @@ _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _SEVERAL = re.compile(schema.SEVERAL, re.IGNORECASE)
+_OUTCOME_MARK = re.compile(schema.OUTCOME_MARK)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

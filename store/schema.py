@@ -113,6 +113,9 @@ WEEKDAY = _WEEKDAY
 #: A count the event time reads since migration 27 ("several weeks ago"): migration 27 reads
 #: such a text again.
 SEVERAL = r"\bseveral\b"
+#: A colon or a dash, after which a note tells how its day went ("Dentist on Friday: no
+#: cavities \U0001f389"): migration 28 reads such a text naming a month or weekday again.
+OUTCOME_MARK = ":|\\s-|[\u2013\u2014]"  # a hyphen joining words is no dash
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -526,6 +529,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         # and start-up reads the texts it clears from their words (clearing twice is
         # harmless).
         earlier=("95dcf90867c5b99dc65ef5f1a1c2316588df069588e2770b047a122181cdf157",),
+    ),
+    Migration(
+        28,
+        "event times read again: how it went, then an emoji or a smiley",
+        (
+            # "Dentist on Friday: no cavities \U0001f389", said on Sunday, was the Friday to
+            # come (how it went had to end its clause). Read again every text naming a month
+            # or a weekday and holding a colon or a dash, which tell how it went.
+            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}'))"
+            f" AND regexp_matches(o.text, '{OUTCOME_MARK}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
     ),
 )
 

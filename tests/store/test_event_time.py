@@ -1471,6 +1471,10 @@ SUNDAY = datetime(2024, 5, 12, 12, tzinfo=UTC)
         (SUNDAY, "Dinner with Ana on Friday \u2013lovely evening."),
         (SUNDAY, "Recital on Saturday: a huge success!"),
         (SUNDAY, "Checkup on Friday: all clear."),
+        # an emoji or a smiley after how it went
+        (SUNDAY, "Dentist on Friday: no cavities \U0001f389"),
+        (SUNDAY, "Dentist on Friday - no cavities \U0001f389\U0001f389!"),
+        (SUNDAY, "Checkup on Friday: all clear :)"),
     ],
 )
 def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
@@ -1488,6 +1492,7 @@ def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
         "Dentist on Friday.",
         # how it will go
         "Dentist on Friday: no cavities, I hope.",
+        "Dentist on Friday: no cavities \U0001f91e I hope.",
         # a hyphen set close joins words: no dash
         "Checkup on Friday-all clear.",
     ],

@@ -959,6 +959,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-03T10:00:00Z",
             ((26, "2026-10-26/2026-11-01"), (27, None)),
         ),
+        # Before migration 28 how it went, then an emoji, was a plan: the Friday to come.
+        (
+            "Dentist on Friday: no cavities \U0001f389",
+            "2026-12-06T10:00:00Z",
+            ((27, "2026-12-04"), (28, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

@@ -1129,3 +1129,30 @@ def test_recalls_recorded_before_migration_10_say_which_embedder_ranked_them(
     assert stamped == ("hash-v1:384" if model == "same" else "")
     [[recorded]] = graph_rows(settings, "MATCH (r:Recall) WHERE r.id <> 'rec_1' RETURN r.embedder")
     assert recorded == embedder.fingerprint
+
+
+def test_migration_28_reads_again_the_days_a_colon_or_a_dash_follows(settings: Settings) -> None:
+    # Before it, how a day went followed by an emoji was a plan: Kùzu's own regex picks
+    # the texts, a hyphen inside a word is no dash.
+    said = "2026-12-06T10:00:00Z"  # a Sunday
+    texts = [
+        "Dentist on Friday: no cavities \U0001f389",
+        "Checkup on Friday \u2014 all clear \U0001f389",
+        "Maya has a check-in on 10 December.",
+        "No cavities: great news",
+    ]
+    memory = open_memory(settings)
+    done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 28}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        ids = [m.observation_id for m in done]
+        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    assert happened == [["2026-12-04"], ["2026-12-04"], [], []]
