@@ -305,6 +305,8 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
+        if isinstance(result.get("note"), str):  # told in the flags typed, as a refusal is
+            result = {**result, "note": flag_names.flagged(args.command, result["note"])}
         print(render(args.command, result))
     return 0
 

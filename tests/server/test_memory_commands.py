@@ -609,6 +609,16 @@ def test_an_empty_recall_without_a_filter_is_refused_saying_how_to_list(doxa: Do
     assert code == 1 and "query must not be empty unless a filter" in err
 
 
+def test_a_note_names_the_flags_typed_and_json_the_tools_arguments(doxa: Doxa) -> None:
+    doxa.json("remember", "Alice works with Bob.", "--agent", "scout", "--topic", "Alice")
+    code, out, _ = doxa("recall", "Bob", "--topic", "alcie")
+    assert code == 0 and "--topic: no topic or fact names 'alcie'; did you mean 'Alice'?" in out
+    code, out, _ = doxa("recall", "Bob", "--predicate", "works_with")
+    assert code == 0 and "--predicate: no fact has the predicate 'works_with'" in out
+    note = doxa.json("recall", "Bob", "--topic", "alcie")["note"]
+    assert note.startswith("topics: no topic or fact names 'alcie'")
+
+
 # ---- listing everything -----------------------------------------------------------------------
 
 
