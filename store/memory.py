@@ -1456,11 +1456,11 @@ def _unknown_agent(working: WorkingMemory, agent: str, field_name: str = "agent"
     anything (an agent cannot know its own name: "claude" found nothing, read as "nothing is
     known"), with the names it may have meant; None when it does. ``field_name``: the
     argument that named it."""
-    rows = working.agent_rows.get(agent)
-    if rows is not None and len(rows):
+    # A purged row keeps its place in the agent's rows until a restart: no belief of it.
+    if known_names.held(working, working.agent_rows.get(agent, ())):
         return None
     meant = known_names.alike(working, "agent", agent) or sorted(
-        a for a, held in working.agent_rows.items() if len(held)
+        a for a, rows in working.agent_rows.items() if known_names.held(working, rows)
     )
     if not meant:
         return f"no agent {agent!r} believes anything: the memory is empty"

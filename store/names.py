@@ -90,19 +90,19 @@ def _words(name: str) -> set[str]:
 
 def _names(working: WorkingMemory, kind: NameKind) -> list[str]:
     if kind == "agent":
-        return [agent for agent, rows in working.agent_rows.items() if _held(working, rows)]
+        return [agent for agent, rows in working.agent_rows.items() if held(working, rows)]
     if kind == "topic":
         return [
             working.topic_names.get(key, key)
             for key, rows in working.topic_rows.items()
-            if _held(working, rows)
+            if held(working, rows)
         ]
-    keys = {key for key, rows in working.entity_facts.items() if _held(working, rows)}
-    keys |= {key for key, rows in working.topic_rows.items() if _held(working, rows)}
+    keys = {key for key, rows in working.entity_facts.items() if held(working, rows)}
+    keys |= {key for key, rows in working.topic_rows.items() if held(working, rows)}
     return [entity_views.display_name(working, key) for key in keys]
 
 
-def _held(working: WorkingMemory, rows: Iterable[int]) -> bool:
+def held(working: WorkingMemory, rows: Iterable[int]) -> bool:
     """Whether any of ``rows`` is not purged: a purged row keeps its slot in these lists
     until a restart, and its names were offered as what a filter may have meant."""
     return any(working.kept(row) for row in rows)

@@ -168,3 +168,17 @@ async def test_a_purged_name_is_no_name_a_note_may_have_meant(client: Client) ->
     # Named as written, a purged fact's subject is no subject held either.
     found = await ok(client, "recall", query="", subject="Zorblax")
     assert found.get("note") == "subject: no fact has 'Zorblax' as its subject"
+
+
+async def test_an_agent_whose_every_memory_was_purged_believes_nothing(client: Client) -> None:
+    said = await ok(client, "remember", text="The vault code is 4411.", agent="ghost")
+    await ok(client, "remember", text="Anna likes tea.", agent="cursor")
+    await ok(client, "forget", id=said["observation_id"], mode="purge")
+    found = await ok(client, "recall", query="vault", agent="ghost")
+    assert found.get("note") == (
+        "no agent 'ghost' believes anything; agents: cursor (or leave agent out)"
+    )
+    conflicts = await ok(client, "find_conflicts", agent="ghst")
+    assert conflicts.get("note") == (
+        "no agent 'ghst' believes anything; agents: cursor (or leave agent out)"
+    )
