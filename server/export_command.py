@@ -115,6 +115,9 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
                 raise CommandError(f"{what}: {path} is a directory; name a file to write")
             if path is not None and not path.parent.is_dir():
                 raise CommandError(f"cannot write {path}: there is no directory {path.parent}")
+        if args.markdown is not None and args.markdown.exists() and not args.markdown.is_dir():
+            # Before anything is written: the file was, then the pages failed ([Errno 17]).
+            raise CommandError(f"--markdown {args.markdown} is a file; give a directory")
         if None not in both and both[0].resolve() == both[1].resolve():
             raise CommandError(f"FILE and --judgements both name {args.file}; give each its own")
         # Standard output carries an export or the judgements alone: what was done is said
@@ -138,7 +141,14 @@ def export_command(settings: Settings, args: argparse.Namespace) -> int:
             return 1
         # With --json, one document says all that was written: the judgements' own line
         # before the export's JSON left nothing a JSON reader could parse.
-        return _export(settings, args.file, args.markdown, args.json, summary, judged)
+        try:
+            return _export(settings, args.file, args.markdown, args.json, summary, judged)
+        except (CommandError, MemoryStoreError, OSError) as error:
+            if judged is None or not args.json:
+                raise  # none written, or already said
+            sent = "sent to standard output" if _to_stdout(args.judgements) else "written to"
+            where = "" if _to_stdout(args.judgements) else f" {args.judgements}"
+            raise CommandError(f"{error}; the judgements were {sent}{where}") from None
     except BrokenPipeError:
         raise  # the reader of standard output went away: main's to end quietly
     except (CommandError, MemoryStoreError, OSError) as error:
@@ -183,10 +193,6 @@ def _export(
     """Write the export to ``file`` (``-``: standard output) and the pages to ``markdown``;
     say what was written on ``summary`` (with ``as_json``, ``judged``: the judgements
     written before, under ``judgements``)."""
-    if markdown is not None and markdown.exists() and not markdown.is_dir():
-        # Before the export: the file was written, then the pages failed ([Errno 17]).
-        print(f"doxa export: --markdown {markdown} is a file; give a directory", file=sys.stderr)
-        return 1
     began = time.perf_counter()
     piped = _to_stdout(file)
     with tempfile.TemporaryDirectory() as scratch:

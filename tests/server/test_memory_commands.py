@@ -513,10 +513,15 @@ def test_an_export_whose_pages_or_backup_target_is_a_file_is_refused_writing_not
     fill(doxa.data_dir)
     (tmp_path / "afile").write_text("mine")
     code, _, err = doxa(
-        "export", str(tmp_path / "out.jsonl"), "--markdown", str(tmp_path / "afile")
+        "export",
+        str(tmp_path / "out.jsonl"),
+        "--markdown",
+        str(tmp_path / "afile"),
+        "--judgements",
+        str(tmp_path / "j.jsonl"),
     )
     assert code == 1 and "is a file; give a directory" in err
-    assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "j.jsonl").exists()
     code, _, err = doxa("backup", str(tmp_path / "afile"))
     assert code == 1 and "is a file; give a new or empty directory" in err
     assert (tmp_path / "afile").read_text() == "mine"
@@ -985,6 +990,20 @@ def test_import_and_remember_read_standard_input_from_a_dash(
     typed(b"\xff[]")
     code, _, err = doxa("remember", "--memories", "-", data_dir=copy)
     assert code == 1 and "--memories: standard input is not UTF-8 text (byte 1)" in err
+
+
+def test_an_export_failing_after_its_judgements_with_json_says_they_were_written(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # With --json the judgements are said in the export's one document: an export that then
+    # failed said nothing of the file written.
+    fill(doxa.data_dir)
+    judged, pages = tmp_path / "j.jsonl", tmp_path / "pages"
+    pages.mkdir()
+    (pages / "index.md").mkdir()  # the pages cannot be written
+    code, _, err = doxa("export", "--markdown", str(pages), "--judgements", str(judged), "--json")
+    assert code == 1 and err.rstrip().endswith(f"; the judgements were written to {judged}")
+    assert judged.exists()
 
 
 def test_export_with_judgements_and_json_prints_one_json_document(
