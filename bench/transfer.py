@@ -22,12 +22,15 @@ learning, are re-ranked offline by:
   learned per conversation from its judged half's accepted against rejected turns, whatever
   the question, lifting each result by ``b`` x (its logit - the mean of the results').
 
-Printed: the unseen half's R@10 before; per rule the change leave one conversation out (each
-conversation scored at the grid point the other four chose) and at the best point chosen on
-all the questions (in-sample, so it flatters), with the questions the held-out change moved
-up and down and its standard error; and the ceiling, overall and per category:
-lifting into each unseen question's top 10 exactly its gold turns accepted for a judged
-question, and nothing else. Then what the judgements tell a rule to go on (``evidence``):
+Printed: the unseen half's R@10 before; the judged half's R@10, R@20 and R@40 before
+learning (judged from its top 10, asked again it can hold what ranked in the first 10 and
+the results that take the place of those rejected: about its R@20); per rule the change
+leave one conversation out (each conversation scored at the grid point the other four
+chose) and at the best point chosen on all the questions (in-sample, so it flatters), with
+the questions the held-out change moved up and down and its standard error; and the
+ceiling, overall and per category: lifting into each unseen question's top 10 exactly its
+gold turns accepted for a judged question, and nothing else. Then what the judgements tell
+a rule to go on (``evidence``):
 
 - of the (accepted turn, unseen question) pairs a re-rank could lift (the turn accepted for a
   judged question, ranked 11-40 for the unseen one), how many are gold there; how well the
@@ -96,9 +99,9 @@ class Unseen:
     refusals: list[tuple[float, list[str]]] = field(default_factory=list)
 
 
-def r10(order: Sequence[str], gold: set[str]) -> float:
-    """Share of ``gold`` in the first 10 of ``order``."""
-    return len(gold & set(order[:10])) / len(gold)
+def r10(order: Sequence[str], gold: set[str], k: int = 10) -> float:
+    """Share of ``gold`` in the first 10 (or ``k``) of ``order``."""
+    return len(gold & set(order[:k])) / len(gold)
 
 
 def reranked(unseen: Unseen, lift: dict[str, float]) -> list[str]:
@@ -264,8 +267,10 @@ def collect(
     noise: bool,
     seed: int,
     split: int = 0,
+    judged_depths: list[tuple[float, float, float]] | None = None,
 ) -> list[Unseen]:
-    """Every conversation's unseen questions, with what its judged half said."""
+    """Every conversation's unseen questions, with what its judged half said; each judged
+    question's R@10, R@20 and R@40 before learning appended to ``judged_depths`` if given."""
     embedder = tune_ranking.load_embedder(embedder_kind)
 
     def unit(texts: list[str]) -> np.ndarray:
@@ -339,6 +344,16 @@ def collect(
                         [(float(s), r) for s, r in zip(likeness[i], refused, strict=True)],
                     )
                 )
+            # Last, so these recalls are no part of what the others saw.
+            for question, top in zip(judged, shown, strict=True):
+                if judged_depths is None:
+                    break
+                gold = set(question.gold)
+                found = memory.recall(question.question, limit=DEPTH).results
+                deeper = [r.source or "" for r in found]
+                judged_depths.append(
+                    (r10(top, gold), r10(deeper, gold, 20), r10(deeper, gold, DEPTH))
+                )
     return out
 
 
@@ -403,7 +418,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     locomo.add_split_argument(parser)
     args = parser.parse_args(argv)
     conversations = locomo.load_conversations(args.data)
-    questions = collect(conversations, args.embedder, args.noise, args.seed, args.split)
+    judged_depths: list[tuple[float, float, float]] = []
+    questions = collect(
+        conversations, args.embedder, args.noise, args.seed, args.split, judged_depths
+    )
     before = np.mean([r10([s for s, _ in q.results], q.gold) for q in questions])
     kind = "random" if args.noise else "gold"
     print(f"LoCoMo, {len(questions)} unseen questions, {kind} judgements of the other half")
@@ -435,6 +453,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  {name:12} {len(mine):4} questions ({many} ask for several things): "
                 f"{np.mean([ceiling(q) for q in mine]):+.3f}"
             )
+    at10, at20, at40 = np.mean(judged_depths, axis=0)
+    print(
+        f"judged half before learning: R@10 {at10:.3f}, R@20 {at20:.3f}, R@{DEPTH} {at40:.3f};"
+        " judged from its top 10, asked again it can hold at most what ranked in the first 10"
+        " + the results rejected (about R@20) unless what it learns lifts gold from deeper"
+    )
     print("what the judgements tell a rule to go on:")
     for line in evidence(questions):
         print(f"  {line}")
