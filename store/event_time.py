@@ -1110,6 +1110,30 @@ def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
     return None
 
 
+#: How many months either side of today a weekday said with a day of the month may move it.
+_WEEKDAY_DAY_MONTHS = 6
+
+
+def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "Thursday the 19th": the 19th that is a Thursday, nearest to today either way (as a
+    # weekday with a day and month chooses its year), not the weekday alone (the 12th, a
+    # week early); a tie goes the sentence's way. None when no month near has one.
+    if ctx.habitual(match):
+        return None
+    wanted, weekday = int(match["d"]), _WEEKDAY_INDEX[match["wd"].casefold()]
+    fitting = []
+    for offset in range(-_WEEKDAY_DAY_MONTHS, _WEEKDAY_DAY_MONTHS + 1):
+        year, month = _add_months(ctx.today.year, ctx.today.month, offset)
+        if 1 <= year <= 9999 and wanted <= monthrange(year, month)[1]:
+            day = _date(year, month, wanted)
+            if day.weekday() == weekday:
+                fitting.append(day)
+    if not fitting:
+        return None
+    ahead = ctx.ahead(match)
+    return _days(min(fitting, key=lambda day: (abs(day - ctx.today), (day < ctx.today) == ahead)))
+
+
 def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> datetime:
     """The ``nth`` given weekday of a month (``nth`` -1: the last)."""
     if nth < 0:
@@ -1356,6 +1380,8 @@ _DAY_OF_MONTH = (
     r"|so|but|with|because|which|where|too|as|i|we|you|he|she|they|it|my|our|the|this|that|to"
     r"|for|in|was|were|is|will)\b))"
 )
+# "on Thursday the 19th", "Tuesday 1st": a weekday and an ordinal day of the month.
+_WEEKDAY_DAY = rf"\b(?:on\s+)?{_WEEKDAY},?\s+(?:the\s+)?(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b"
 _HOLIDAYS = (
     rf"\b(?P<cue>on|at|for|over|during|around|last|this|next)\s+(?:the\s+)?{_HOLIDAY}\b"
     rf"(?:,?\s+{_YEAR}\b)?"
@@ -1440,6 +1466,7 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_THE_WEEKEND), _resolve_the_weekend),
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
     (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
+    (_compile(_WEEKDAY_DAY), _resolve_weekday_day),
     (_compile(_HOLIDAYS), _resolve_holiday),
     (_compile(_SEASONS_AGO), _resolve_seasons_ago),
     (_compile(_SEASON_BEFORE_LAST), _resolve_seasons_ago),

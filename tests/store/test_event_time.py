@@ -1693,3 +1693,36 @@ def test_a_weekday_s_mornings_or_evenings_are_a_habit_no_day(text: str) -> None:
     # of that weekday alone
     [met] = event_times("I met Maya on Tuesday and she swims on Thursday mornings.", SATURDAY)
     assert shown(met) == "2023-05-09"
+
+
+# A Thursday evening in November.
+NOV_5 = datetime(2026, 11, 5, 18, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "phrase"),
+    [
+        # A weekday said with a day of the month is that day, in the nearest month where it
+        # falls on that weekday: "Thursday the 19th" was read as the weekday alone (the 12th).
+        ("Dentist on Thursday the 19th.", day(2026, 11, 19), "on Thursday the 19th"),
+        (
+            "I have a dentist appointment on Thursday the 19th.",
+            day(2026, 11, 19),
+            "on Thursday the 19th",
+        ),
+        ("Lunch with Ana on Friday the 20th.", day(2026, 11, 20), "on Friday the 20th"),
+        ("We met on Tuesday the 3rd.", day(2026, 11, 3), "on Tuesday the 3rd"),
+        (
+            "The party is on Saturday, the 5th of December.",
+            day(2026, 12, 5),
+            "on Saturday, the 5th of December",
+        ),
+        ("Dinner with Sam on Tuesday 1st at 8.", day(2026, 12, 1), "on Tuesday 1st"),
+        ("The recital was on Sunday the 25th.", day(2026, 10, 25), "on Sunday the 25th"),
+    ],
+)
+def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
+    text: str, expected: datetime, phrase: str
+) -> None:
+    times = event_times(text, NOV_5)
+    assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
