@@ -260,7 +260,12 @@ _PRESENT_PLAN = _lazy(
     # December", "the call is postponed until Friday" ("we moved to Berlin" is no plan).
     r"|\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
     r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
-    r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b",
+    r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
+    # Someone moved an event: "the dentist moved my appointment to Thursday", "they pushed
+    # the meeting back to Monday" (an event named: "we moved the sofa to …" is none).
+    r"|\b(?:moved|rescheduled|postponed|pushed|delayed|brought|put|shifted)\s+"
+    rf"(?:(?:the|my|our|his|her|their|your|a|an)\s+)?(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})"
+    r"\s+(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\b",
     re.IGNORECASE,
 )
 # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm seeing the

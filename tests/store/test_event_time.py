@@ -1726,3 +1726,24 @@ def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
 ) -> None:
     times = event_times(text, NOV_5)
     assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "phrase"),
+    [
+        # A plan someone moved: the new day is ahead, as "was moved to" says ("the dentist
+        # moved my appointment to Thursday" was read as the Thursday gone, today).
+        ("The dentist moved my appointment to Thursday.", day(2026, 11, 12), "Thursday"),
+        ("They pushed the meeting back to Monday.", day(2026, 11, 9), "Monday"),
+        ("I rescheduled my haircut for Saturday.", day(2026, 11, 7), "Saturday"),
+        ("Ana moved our lunch to 20 November.", day(2026, 11, 20), "20 November"),
+        # A move of no event is the day gone.
+        ("We moved the sofa to the garden on Friday.", day(2026, 10, 30), "on Friday"),
+        ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
+    ],
+)
+def test_a_plan_someone_moved_is_on_the_day_ahead(
+    text: str, expected: datetime, phrase: str
+) -> None:
+    times = event_times(text, NOV_5)
+    assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
