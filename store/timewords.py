@@ -177,6 +177,11 @@ _DAY_OF_MONTH = re.compile(
     r"|you|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))",
     re.IGNORECASE,
 )
+# "on Thursday the 19th", "Tuesday 1st": a weekday and an ordinal day of the month.
+_WEEKDAY_DAY = re.compile(
+    rf"\b({'|'.join(_WEEKDAY_NAMES)}),?\s+(?:the\s+)?(?P<day>[12]?\d|3[01])(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
@@ -494,6 +499,9 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
     window = _span_from_today(query, today)
     if window is not None:
         return window
+    match = _WEEKDAY_DAY.search(query)
+    if match:
+        return _weekday_day(match, query, today)
     match = _DAY_OF_MONTH.search(query)
     if match:
         return _day_of_month(match, query, today)
@@ -606,6 +614,24 @@ def _looks_ahead(query: str) -> bool:
     """Whether ``query`` asks of what is to come ("what will we do on Friday") and not of the
     past ("what did we plan for Friday")."""
     return _LOOKS_AHEAD.search(query) is not None and _LOOKS_BACK.search(query) is None
+
+
+def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | None:
+    """The day "Thursday the 19th" names: the nearest 19th, within six months either way,
+    that is a Thursday (as a note's event time reads it; the weekday alone was a week
+    off); a tie goes ahead when the question looks ahead. None when no month near has one."""
+    wanted, weekday = int(match["day"]), _WEEKDAY_NAMES.index(match[1].casefold())
+    fitting = []
+    for offset in range(-6, 7):
+        year, month = divmod(today.year * 12 + today.month - 1 + offset, 12)
+        if wanted <= monthrange(year, month + 1)[1]:
+            day = datetime(year, month + 1, wanted, tzinfo=UTC)
+            if day.weekday() == weekday:
+                fitting.append(day)
+    if not fitting:
+        return None
+    ahead = _looks_ahead(query)
+    return _day(min(fitting, key=lambda day: (abs(day - today), (day < today) == ahead)))
 
 
 def _day_of_month(match: re.Match[str], query: str, today: datetime) -> Window | None:

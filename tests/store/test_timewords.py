@@ -497,3 +497,26 @@ def test_days_named_from_today(query: str, relative: bool, plain: str | None) ->
     if window is not None:
         assert window == time_window(query, REFERENCE)
     assert without_days_from_today(query) == plain
+
+
+# A Monday morning.
+NOV_16 = datetime(2026, 11, 16, 8, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "that_day"),
+    [
+        # A weekday with an ordinal day is that day, in the nearest month it fits, either
+        # way: read as the weekday alone, the 26th was the 19th and the 3rd the 10th.
+        ("What do I have on Thursday the 26th?", day(2026, 11, 26)),
+        ("what's on Friday the 27th?", day(2026, 11, 27)),
+        ("What did I do on Tuesday the 3rd?", day(2026, 11, 3)),
+        ("Anything on Tuesday 1st?", day(2026, 12, 1)),
+        ("what happened on Sunday the 25th", day(2026, 10, 25)),
+    ],
+)
+def test_a_weekday_with_an_ordinal_day_is_that_day(query: str, that_day: datetime) -> None:
+    assert time_window(query, NOV_16) == (
+        that_day - timedelta(days=1),
+        that_day + timedelta(days=2),
+    )
