@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Literal, TypeVar
 
@@ -41,7 +41,7 @@ from doxa.store.timewords import (
     time_window,
     without_days_from_today,
 )
-from doxa.store.values import micros, parse_limit, parse_time, parse_unit_decimal, scaled, utc_now
+from doxa.store.values import micros, parse_limit, parse_moment, parse_unit_decimal, scaled, utc_now
 from doxa.store.working_memory import BoolArray, IntArray, WorkingMemory, fact_key, topic_key
 
 OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
@@ -143,13 +143,18 @@ def question(
     minimum = (
         None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
     )
-    known = None if known_at is None else parse_time(known_at, "known_at")
+    told_known = None if known_at is None else parse_moment(known_at, "known_at")
+    known = None if told_known is None else told_known[1]
     # What was believed current then, unless a valid time is asked for too.
-    at = parse_time(as_of, "as_of") if as_of is not None else known or utc_now()
+    told = parse_moment(as_of, "as_of") if as_of is not None else told_known
+    at = utc_now() if told is None else told[1]
+    # Days the query names ("tomorrow") are read in the calendar of the offset the time was
+    # given in, as a note's are at remember: 21:00 at -08:00 is 05:00Z the next day.
+    wall = at if told is None else told[0].replace(tzinfo=UTC)
     parse_limit(limit, "limit", MAX_LIMIT)
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
         raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
-    window = time_window(query, at)
+    window = time_window(query, wall)
     return Question(
         query=query,
         agent=agent_name,
@@ -168,7 +173,7 @@ def question(
         known_at=known,
         asks_when=asks_when(query),
         where=fields,
-        from_today=relative_window(query, at) is not None,
+        from_today=relative_window(query, wall) is not None,
     )
 
 

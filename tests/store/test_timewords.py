@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from doxa.store.event_time import event_times
+from doxa.store.recall import question
 from doxa.store.timewords import (
     COUNTS,
     asks_when,
@@ -14,6 +15,7 @@ from doxa.store.timewords import (
     time_window,
     without_days_from_today,
 )
+from doxa.store.values import micros
 
 # A Saturday afternoon.
 REFERENCE = datetime(2024, 6, 15, 13, 45, tzinfo=UTC)
@@ -520,3 +522,20 @@ def test_a_weekday_with_an_ordinal_day_is_that_day(query: str, that_day: datetim
         that_day - timedelta(days=1),
         that_day + timedelta(days=2),
     )
+
+
+@pytest.mark.parametrize(
+    ("as_of", "that_day"),
+    [
+        # 21:00 on 16 November in California is 05:00Z on the 17th: its tomorrow is the 17th
+        # (read in UTC it was the 18th), as a note's "tomorrow" is read in its own offset.
+        ("2026-11-16T21:00:00-08:00", day(2026, 11, 17)),
+        ("2026-11-17T07:00:00+09:00", day(2026, 11, 18)),
+        ("2026-11-16T21:00:00Z", day(2026, 11, 17)),
+    ],
+)
+def test_a_recall_reads_its_days_in_the_calendar_of_the_offset_as_of_gives(
+    as_of: str, that_day: datetime
+) -> None:
+    asked = question("What do I have tomorrow?", as_of=as_of)
+    assert asked.window == (micros(that_day), micros(that_day + timedelta(days=1)))
