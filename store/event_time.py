@@ -1385,8 +1385,12 @@ _DAY_OF_MONTH = (
     r"|so|but|with|because|which|where|too|as|i|we|you|he|she|they|it|my|our|the|this|that|to"
     r"|for|in|was|were|is|will)\b))"
 )
-# "on Thursday the 19th", "Tuesday 1st": a weekday and an ordinal day of the month.
-_WEEKDAY_DAY = rf"\b(?:on\s+)?{_WEEKDAY},?\s+(?:the\s+)?(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b"
+# "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
+_WEEKDAY_DAY = (
+    r"\b(?:on\s+)?(?P<wd>{})\.?,?\s+(?:the\s+)?(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b".format(
+        "|".join(sorted(_WEEKDAY_INDEX, key=len, reverse=True))
+    )
+)
 _HOLIDAYS = (
     rf"\b(?P<cue>on|at|for|over|during|around|last|this|next)\s+(?:the\s+)?{_HOLIDAY}\b"
     rf"(?:,?\s+{_YEAR}\b)?"

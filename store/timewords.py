@@ -177,9 +177,10 @@ _DAY_OF_MONTH = re.compile(
     r"|you|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))",
     re.IGNORECASE,
 )
-# "on Thursday the 19th", "Tuesday 1st": a weekday and an ordinal day of the month.
+# "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
 _WEEKDAY_DAY = re.compile(
-    rf"\b({'|'.join(_WEEKDAY_NAMES)}),?\s+(?:the\s+)?(?P<day>[12]?\d|3[01])(?:st|nd|rd|th)\b",
+    rf"\b({'|'.join(_WEEKDAY_NAMES)}|(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?),?\s+"
+    r"(?:the\s+)?(?P<day>[12]?\d|3[01])(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
 # "this morning", "this afternoon", "this evening": today.
@@ -620,7 +621,9 @@ def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | 
     """The day "Thursday the 19th" names: the nearest 19th, within six months either way,
     that is a Thursday (as a note's event time reads it; the weekday alone was a week
     off); a tie goes ahead when the question looks ahead. None when no month near has one."""
-    wanted, weekday = int(match["day"]), _WEEKDAY_NAMES.index(match[1].casefold())
+    said = match[1].casefold()
+    weekday = next(i for i, name in enumerate(_WEEKDAY_NAMES) if name.startswith(said[:3]))
+    wanted = int(match["day"])
     fitting = []
     for offset in range(-6, 7):
         year, month = divmod(today.year * 12 + today.month - 1 + offset, 12)

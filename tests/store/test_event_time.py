@@ -1718,6 +1718,8 @@ NOV_5 = datetime(2026, 11, 5, 18, 30, tzinfo=UTC)
             "on Saturday, the 5th of December",
         ),
         ("Dinner with Sam on Tuesday 1st at 8.", day(2026, 12, 1), "on Tuesday 1st"),
+        ("Parents' evening is on Wed 18th.", day(2026, 11, 18), "on Wed 18th"),
+        ("Dentist Thurs. 19th at 10", day(2026, 11, 19), "Thurs. 19th"),
         ("The recital was on Sunday the 25th.", day(2026, 10, 25), "on Sunday the 25th"),
     ],
 )

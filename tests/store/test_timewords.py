@@ -514,6 +514,8 @@ NOV_16 = datetime(2026, 11, 16, 8, tzinfo=UTC)
         ("what's on Friday the 27th?", day(2026, 11, 27)),
         ("What did I do on Tuesday the 3rd?", day(2026, 11, 3)),
         ("Anything on Tuesday 1st?", day(2026, 12, 1)),
+        ("what's on Wed 18th?", day(2026, 11, 18)),
+        ("anything on thurs the 26th", day(2026, 11, 26)),
         ("what happened on Sunday the 25th", day(2026, 10, 25)),
     ],
 )
