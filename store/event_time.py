@@ -227,6 +227,8 @@ _NOT_PROGRESSIVE = (
     "|missing|willing|worth\\w*|tiring|fascinating|shocking|terrifying|touching|inspiring"
     "|frustrating|embarrassing|pleasing|satisfying|refreshing|rewarding|challenging|thriving"
 )
+# Weekdays (also short) and months: a day something was moved to names one.
+_DAY_NAMES = "|".join(sorted([*_WEEKDAY_INDEX, *MONTHS], key=len, reverse=True))
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
 _PRESENT_PLAN = _lazy(
     # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.
@@ -261,11 +263,15 @@ _PRESENT_PLAN = _lazy(
     r"|\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
     r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
-    # Someone moved an event: "the dentist moved my appointment to Thursday", "they pushed
-    # the meeting back to Monday" (an event named: "we moved the sofa to …" is none).
+    # Someone moved an event, or moved it to a day: "the dentist moved my appointment to
+    # Thursday", "they pushed the meeting back to Monday", "moved it to Friday", "dinner got
+    # pushed to Saturday" ("we moved the sofa to …" or "to Berlin" is none).
     r"|\b(?:moved|rescheduled|postponed|pushed|delayed|brought|put|shifted)\s+"
     rf"(?:(?:the|my|our|his|her|their|your|a|an)\s+)?(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})"
-    r"\s+(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\b",
+    r"\s+(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\b"
+    r"|\b(?:(?:was|were|got|been|be)\s+)?(?:moved|rescheduled|postponed|pushed|delayed"
+    r"|shifted)\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\s+"
+    rf"(?=(?:(?:next|this|the|on)\s+)?(?:{_DAY_NAMES})\b)",
     re.IGNORECASE,
 )
 # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm seeing the

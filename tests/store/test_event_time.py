@@ -1739,9 +1739,15 @@ def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
         ("They pushed the meeting back to Monday.", day(2026, 11, 9), "Monday"),
         ("I rescheduled my haircut for Saturday.", day(2026, 11, 7), "Saturday"),
         ("Ana moved our lunch to 20 November.", day(2026, 11, 20), "20 November"),
+        # Whatever was moved, moved to a day ("it", "dinner with Ana", "got pushed").
+        ("The dentist moved it to Friday.", day(2026, 11, 6), "Friday"),
+        ("We've rescheduled dinner with Ana for Saturday.", day(2026, 11, 7), "Saturday"),
+        ("Dinner with Ana got pushed to Saturday.", day(2026, 11, 7), "Saturday"),
+        ("They moved it to next Monday.", day(2026, 11, 9), "next Monday"),
         # A move of no event is the day gone.
         ("We moved the sofa to the garden on Friday.", day(2026, 10, 30), "on Friday"),
         ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
+        ("I brought cake for Friday.", day(2026, 10, 30), "Friday"),
     ],
 )
 def test_a_plan_someone_moved_is_on_the_day_ahead(
