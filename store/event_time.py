@@ -271,7 +271,8 @@ _PRESENT_PLAN = _lazy(
     r"\s+(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\b"
     r"|\b(?:(?:was|were|got|been|be)\s+)?(?:moved|rescheduled|postponed|pushed|delayed"
     r"|shifted)\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\s+"
-    rf"(?=(?:(?:next|this|the|on)\s+)?(?:{_DAY_NAMES})\b)",
+    r"(?=(?:(?:next|this|the|on)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    rf"(?:{_DAY_NAMES})\b)",
     re.IGNORECASE,
 )
 # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm seeing the

@@ -1744,6 +1744,8 @@ def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
         ("We've rescheduled dinner with Ana for Saturday.", day(2026, 11, 7), "Saturday"),
         ("Dinner with Ana got pushed to Saturday.", day(2026, 11, 7), "Saturday"),
         ("They moved it to next Monday.", day(2026, 11, 9), "next Monday"),
+        ("They moved it to 20 November.", day(2026, 11, 20), "20 November"),
+        ("We moved it to the 3rd of December.", day(2026, 12, 3), "the 3rd of December"),
         # A move of no event is the day gone.
         ("We moved the sofa to the garden on Friday.", day(2026, 10, 30), "on Friday"),
         ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
