@@ -1122,6 +1122,9 @@ def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
     return None
 
 
+#: Short weekdays that are words too, read as weekdays only capitalised: "she sat 3rd".
+_WORDS_AS_WEEKDAYS = frozenset(("sat", "sun"))
+
 #: How many months either side of today a weekday said with a day of the month may move it.
 _WEEKDAY_DAY_MONTHS = 6
 
@@ -1130,7 +1133,7 @@ def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "Thursday the 19th": the 19th that is a Thursday, nearest to today either way (as a
     # weekday with a day and month chooses its year), not the weekday alone (the 12th, a
     # week early); a tie goes the sentence's way. None when no month near has one.
-    if ctx.habitual(match):
+    if ctx.habitual(match) or match["wd"] in _WORDS_AS_WEEKDAYS:
         return None
     wanted, weekday = int(match["d"]), _WEEKDAY_INDEX[match["wd"].casefold()]
     fitting = []

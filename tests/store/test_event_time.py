@@ -1730,6 +1730,11 @@ def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
     assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
 
 
+@pytest.mark.parametrize("text", ["She sat 3rd in the exam hall.", "I sat the 3rd row."])
+def test_sat_and_sun_in_lower_case_are_no_weekdays_before_a_day(text: str) -> None:
+    assert event_times(text, NOV_5) == []
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "phrase"),
     [

@@ -541,3 +541,7 @@ def test_a_recall_reads_its_days_in_the_calendar_of_the_offset_as_of_gives(
 ) -> None:
     asked = question("What do I have tomorrow?", as_of=as_of)
     assert asked.window == (micros(that_day), micros(that_day + timedelta(days=1)))
+
+
+def test_sat_in_lower_case_is_no_weekday_before_a_day() -> None:
+    assert time_window("where I sat 3rd", NOV_16) is None
