@@ -228,7 +228,12 @@ _NOT_PROGRESSIVE = (
     "|frustrating|embarrassing|pleasing|satisfying|refreshing|rewarding|challenging|thriving"
 )
 # Weekdays (also short) and months: a day something was moved to names one.
-_DAY_NAMES = "|".join(sorted([*_WEEKDAY_INDEX, *MONTHS], key=len, reverse=True))
+_DAY_NAMES = "|".join(
+    [
+        *sorted({*_WEEKDAY_INDEX, *MONTHS} - {"sat", "sun"}, key=len, reverse=True),
+        "(?-i:Sat|Sun)",  # "moved the plants to the sun" names no day
+    ]
+)
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
 _PRESENT_PLAN = _lazy(
     # "'s" after a pronoun only: "Bob's due diligence report of 3 June" is no plan.

@@ -1755,6 +1755,7 @@ def test_sat_and_sun_in_lower_case_are_no_weekdays_before_a_day(text: str) -> No
         ("We moved the sofa to the garden on Friday.", day(2026, 10, 30), "on Friday"),
         ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
         ("I brought cake for Friday.", day(2026, 10, 30), "Friday"),
+        ("I moved the plants to the sun on Friday.", day(2026, 10, 30), "on Friday"),
     ],
 )
 def test_a_plan_someone_moved_is_on_the_day_ahead(
