@@ -673,10 +673,9 @@ def _read_by_27(observation: dict[str, Any]) -> bool:
 
 def _read_by_28(observation: dict[str, Any]) -> bool:
     """Whether migration 28 has an observation's event times read again: a text naming a
-    month or a weekday and holding a colon or a dash, as its query picks them."""
+    month, a weekday or an ordinal day, as its query picks them."""
     text = observation["text"] or ""
-    days = _DAYS_NAMED.search(text) or _WEEKDAY.search(text)
-    return bool(days and _OUTCOME_MARK.search(text))
+    return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text))
 
 
 _DIGIT = re.compile(r"[0-9]")
@@ -688,7 +687,6 @@ _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _SEVERAL = re.compile(schema.SEVERAL, re.IGNORECASE)
-_OUTCOME_MARK = re.compile(schema.OUTCOME_MARK)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

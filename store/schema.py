@@ -113,9 +113,6 @@ WEEKDAY = _WEEKDAY
 #: A count the event time reads since migration 27 ("several weeks ago"): migration 27 reads
 #: such a text again.
 SEVERAL = r"\bseveral\b"
-#: A colon or a dash, after which a note tells how its day went ("Dentist on Friday: no
-#: cavities \U0001f389"): migration 28 reads such a text naming a month or weekday again.
-OUTCOME_MARK = ":|\\s-|[\u2013\u2014]"  # a hyphen joining words is no dash
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -532,14 +529,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         28,
-        "event times read again: how it went, then an emoji or a smiley",
+        "event times read again: how it went, then an emoji; weekdays with their day; plans moved",
         (
             # "Dentist on Friday: no cavities \U0001f389", said on Sunday, was the Friday to
-            # come (how it went had to end its clause). Read again every text naming a month
-            # or a weekday and holding a colon or a dash, which tell how it went.
-            f"MATCH (o:Observation) WHERE (regexp_matches(o.text, '(?i){DAYS_NAMED}')"
-            f" OR regexp_matches(o.text, '(?i){WEEKDAY}'))"
-            f" AND regexp_matches(o.text, '{OUTCOME_MARK}')"
+            # come; "on Thursday the 19th" the Thursday alone, "Wed 18th" no day; "the dentist
+            # moved my appointment to Thursday" and "moved it to 20 November" days gone. Read
+            # again every text naming a month, a weekday or an ordinal day.
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -912,46 +912,60 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         (
             "I'm in Rome from 3 to 10 June.",
             "2024-05-20T10:00:00Z",
-            ((20, "2024-06-03/2024-06-10"), (24, "2024-06-03/2024-06-10"), (27, None)),
+            (
+                (20, "2024-06-03/2024-06-10"),
+                (24, "2024-06-03/2024-06-10"),
+                (27, "2024-06-03/2024-06-10"),
+                (28, None),
+            ),
         ),
         # Before migration 22 "from Monday to Wednesday" was Wednesday alone.
         (
             "I was in Rome from Monday to Wednesday.",
             "2024-05-15T10:00:00Z",
-            ((21, "2024-05-13/2024-05-15"), (22, "2024-05-13/2024-05-15"), (27, None)),
+            (
+                (21, "2024-05-13/2024-05-15"),
+                (22, "2024-05-13/2024-05-15"),
+                (27, "2024-05-13/2024-05-15"),
+                (28, None),
+            ),
         ),
         # Before migration 24 a weekday of a plan told in the present was one gone.
         # (and migration 25 reads plans in the present again, whoever they tell of).
         (
             "My flight leaves on Friday.",
             "2024-05-20T10:00:00Z",
-            ((23, "2024-05-24"), (25, "2024-05-24"), (27, None)),
+            ((23, "2024-05-24"), (25, "2024-05-24"), (27, "2024-05-24"), (28, None)),
         ),
         (
             "The trip is booked on 3 June.",
             "2024-05-20T10:00:00Z",
-            ((23, "2024-06-03"), (25, "2024-06-03"), (27, None)),
+            ((23, "2024-06-03"), (25, "2024-06-03"), (27, "2024-06-03"), (28, None)),
         ),
         # Before migration 25 a plan told of a named person, or one moved, was a day gone.
         (
             "Sam is flying to Lisbon on Tuesday.",
             "2026-12-03T10:00:00Z",
-            ((24, "2026-12-08"), (27, None)),
+            ((24, "2026-12-08"), (27, "2026-12-08"), (28, None)),
         ),
         (
             "The offsite was moved to 18 December.",
             "2026-12-03T10:00:00Z",
-            ((24, "2026-12-18"), (27, None)),
+            ((24, "2026-12-18"), (27, "2026-12-18"), (28, None)),
         ),
         # Before migration 26 a note of an event without a verb was a day gone (and every
         # text naming a weekday, or a digit beside a day, is read again; by migration 27 every
         # text naming a month or a weekday).
-        ("Lunch with Ana on Friday.", "2024-05-20T10:00:00Z", ((25, "2024-05-24"), (27, None))),
+        (
+            "Lunch with Ana on Friday.",
+            "2024-05-20T10:00:00Z",
+            ((25, "2024-05-24"), (27, "2024-05-24"), (28, None)),
+        ),
         # Before migration 27 a day of a month told in no past tense was the one gone.
         (
             "Maya has a check-in on 10 December.",
             "2026-12-03T10:00:00Z",
-            ((26, "2026-12-10"), (27, None)),
+            ((26, "2026-12-10"), (27, "2026-12-10"), (28, None)),
         ),
         # Before migration 27 "several" counted nothing.
         (

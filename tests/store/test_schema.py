@@ -1131,9 +1131,9 @@ def test_recalls_recorded_before_migration_10_say_which_embedder_ranked_them(
     assert recorded == embedder.fingerprint
 
 
-def test_migration_28_reads_again_the_days_a_colon_or_a_dash_follows(settings: Settings) -> None:
-    # Before it, how a day went followed by an emoji was a plan: Kùzu's own regex picks
-    # the texts, a hyphen inside a word is no dash.
+def test_migration_28_reads_again_the_texts_naming_a_day(settings: Settings) -> None:
+    # Before it, how a day went followed by an emoji was a plan (and the day of a month,
+    # told in no past tense, is the nearer one): Kùzu's own regex picks the texts.
     said = "2026-12-06T10:00:00Z"  # a Sunday
     texts = [
         "Dentist on Friday: no cavities \U0001f389",
@@ -1155,4 +1155,4 @@ def test_migration_28_reads_again_the_days_a_colon_or_a_dash_follows(settings: S
         happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
     finally:
         memory.close()
-    assert happened == [["2026-12-04"], ["2026-12-04"], [], []]
+    assert happened == [["2026-12-04"], ["2026-12-04"], ["2026-12-10"], []]
