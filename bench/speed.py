@@ -39,7 +39,7 @@ a temporary directory (``--keep`` keeps it); nothing is written into the reposit
 
 Usage:
     python bench/speed.py [--sizes 1000,10000,100000] [--queries 200] [--json OUT]
-        [--skip-reference] [--quick] [--keep]
+        [--skip-reference] [--quick] [--keep] [--only handshake] [--handshake-runs N]
 """
 
 from __future__ import annotations
@@ -1197,6 +1197,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 1k,10k, fewer queries")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data")
     parser.add_argument(
+        "--only", choices=["handshake"], help="run this part alone (the handshake: seconds)"
+    )
+    parser.add_argument(
+        "--handshake-runs", type=int, help="fresh processes of each server (default 7; quick: 3)"
+    )
+    parser.add_argument(
         "--fill-batch", type=int, default=FILL_BATCH, help="memories per Memory.remember in fills"
     )
     parser.add_argument(
@@ -1242,6 +1248,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [1000, 10000] if options.sizes == parser.get_default("sizes") else sizes
         options.queries = min(options.queries, 50)
         handshake_runs, ingest_n, singles = 3, 1000, 30
+    handshake_runs = options.handshake_runs or handshake_runs
     root = Path(tempfile.mkdtemp(prefix="doxa-speed-"))
     started = time.perf_counter()
     results: dict[str, Any] = {"meta": report_header(options, sizes)}
@@ -1269,6 +1276,12 @@ def main(argv: list[str] | None = None) -> int:
             f"   runs: doxa {' '.join(f'{x:.3f}' for x in hs['doxa_tools_list_s'])}; minimal "
             f"{' '.join(f'{x:.3f}' for x in hs['minimal_tools_list_s'])}"
         )
+        if options.only == "handshake":
+            out(
+                f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+                f"{os.cpu_count()} cpus"
+            )
+            return 0
 
         # 1 and 5. recall at each size.
         results["fill"], results["recall"] = {}, {}
