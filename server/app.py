@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import ModuleType, UnionType
+from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import anyio
@@ -26,6 +27,7 @@ from mcp.types import (
     SetLevelRequestParams,
     ToolAnnotations,
 )
+from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -37,17 +39,9 @@ from doxa.server.exact import exact_loads
 from doxa.server.params_errors import NamedParamsErrors
 from doxa.server.prompt_checks import CheckedPrompt, CheckedPrompts
 from doxa.server.settings import Settings, load_settings
+from doxa.server.tool_listing import listed_tools
 from doxa.server.view_page import view_endpoint
-from doxa.tools import (
-    about,
-    cite_evidence,
-    feedback,
-    find_conflicts,
-    forget,
-    prune,
-    recall,
-    remember,
-)
+from doxa.tools import about
 from doxa.tools.context import MemoryContext
 from doxa.tools.schema import compact, lean_input, left_out_when_null
 
@@ -69,17 +63,19 @@ exact confidence, evidence and contradictions, shared by the agents that use thi
 - `forget` retracts what turned out wrong (kept for audit) or purges what must not be kept."""
 
 
-#: The tools: module (whose function of the same name is the tool), title, and whether it
-#: only reads, may destroy data, and is idempotent (the hints clients show and rely on).
-_TOOLS: tuple[tuple[ModuleType, str, bool, bool, bool], ...] = (
-    (remember, "Remember", False, False, True),
-    (recall, "Recall", True, False, False),
-    (about, "About an entity", True, False, True),
-    (find_conflicts, "Find conflicts", True, False, True),
-    (cite_evidence, "Cite evidence", True, False, True),
-    (feedback, "Feedback on a recall", False, False, False),
-    (forget, "Forget", False, True, True),
-    (prune, "Prune", False, True, False),
+#: The tools, in the order they are listed: the module under ``doxa.tools`` (whose function of
+#: the same name is the tool), title, and whether it only reads, may destroy data, and is
+#: idempotent (the hints clients show and rely on). A module is imported when its tool is
+#: first called (``CheckedTools``); ``tools/list`` answers from ``doxa.server.tool_listing``.
+_TOOLS: tuple[tuple[str, str, bool, bool, bool], ...] = (
+    ("remember", "Remember", False, False, True),
+    ("recall", "Recall", True, False, False),
+    ("about", "About an entity", True, False, True),
+    ("find_conflicts", "Find conflicts", True, False, True),
+    ("cite_evidence", "Cite evidence", True, False, True),
+    ("feedback", "Feedback on a recall", False, False, False),
+    ("forget", "Forget", False, True, True),
+    ("prune", "Prune", False, True, False),
 )
 
 
@@ -120,7 +116,7 @@ def create_server(
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(shared.close)
 
-    server: MCPServer[MemoryContext] = MCPServer(
+    server: MCPServer[MemoryContext] = _Server(
         name="doxa",
         title="doxa memory",
         description="Typed, time-aware, evidence-backed memory for agents",
@@ -135,9 +131,7 @@ def create_server(
         subscriptions=False,
     )
     # An unknown tool is a protocol error (-32602) naming the tools, as an unknown prompt is.
-    server._tool_manager = CheckedTools(
-        server.settings.warn_on_duplicate_tools, tools=[_tool(*entry) for entry in _TOOLS]
-    )
+    server._tool_manager = CheckedTools(server.settings.warn_on_duplicate_tools)
     _add_prompts(server)
     _add_resources(server, shared)
     # Served by the HTTP and SSE transports only (stdio has no routes).
@@ -176,14 +170,42 @@ def _default_server() -> MCPServer[MemoryContext]:
     return create_server(load_settings(environ=os.environ))
 
 
+class _Server(MCPServer[MemoryContext]):
+    """The SDK's server, answering ``tools/list`` from the kept listing, which a test holds
+    equal to what the SDK lists from the built tools (``doxa.server.tool_listing``)."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools as listed, none of them built."""
+        return list(listed_tools())
+
+
 class CheckedTools(ToolManager):
-    """The server's tools; calling one it lacks is refused as a protocol error, naming those
-    it has.
+    """The server's tools, each built at its first use; calling one it lacks is refused as a
+    protocol error, naming those it has.
+
+    Building the eight tools' argument models and schemas took about 40 ms of every start,
+    before ``tools/list`` could be answered; the first call of a tool waits for the memory to
+    open anyway (seconds with the model), so a few milliseconds more there go unseen.
 
     The SDK answers an unknown tool with a tool result (``isError``, "Unknown tool: x"),
     which the protocol reserves for a tool that ran and failed; it lists an unknown tool
     among the invalid params (-32602).
     """
+
+    def __init__(self, warn_on_duplicate_tools: bool = True) -> None:
+        super().__init__(warn_on_duplicate_tools)
+        self._unbuilt = {entry[0]: entry for entry in _TOOLS}
+
+    def get_tool(self, name: str) -> Tool | None:
+        """The tool ``name``, built now if this is its first use; None if there is none."""
+        entry = self._unbuilt.pop(name, None)
+        if entry is not None:
+            self._tools[name] = _tool(*entry)
+        return super().get_tool(name)
+
+    def list_tools(self) -> list[Tool]:
+        """Every tool, built (the SDK's own listing, ``tool_listing.derived_listing``)."""
+        return [tool for name, *_ in _TOOLS if (tool := self.get_tool(name)) is not None]
 
     async def call_tool(
         self,
@@ -198,7 +220,7 @@ class CheckedTools(ToolManager):
             MCPError: -32602, when there is no such tool, with the names there are.
         """
         if self.get_tool(name) is None:
-            known = ", ".join(tool.name for tool in self.list_tools())
+            known = ", ".join(dict.fromkeys([*(entry[0] for entry in _TOOLS), *self._tools]))
             shown = name if len(name) <= 80 else name[:79] + "…"
             raise MCPError(INVALID_PARAMS, f"unknown tool {shown!r}; the tools are: {known}")
         return await super().call_tool(name, arguments, context, convert_result=convert_result)
@@ -232,9 +254,10 @@ class ToldTool(Tool):
             raise ToolError(f"Error executing tool {self.name}: {clauses}") from cause
 
 
-def _tool(module: ModuleType, title: str, reads: bool, destroys: bool, idempotent: bool) -> Tool:
-    """The tool ``module``'s function of the same name, publishing a compact output schema."""
-    name = module.__name__.rsplit(".", 1)[-1]
+def _tool(name: str, title: str, reads: bool, destroys: bool, idempotent: bool) -> Tool:
+    """The function ``name`` of the module ``doxa.tools.<name>`` as a tool, publishing a
+    compact output schema."""
+    module = importlib.import_module(f"doxa.tools.{name}")
     tool = ToldTool.from_function(
         getattr(module, name),
         name=name,

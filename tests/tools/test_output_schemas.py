@@ -5,6 +5,7 @@ schemas accept but ``null`` for the optional fields the answers leave out instea
 from __future__ import annotations
 
 import copy
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,7 @@ from doxa.tools.schema import compact, left_out_when_null
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = [module.__name__.rsplit(".", 1)[-1] for module, *_ in _TOOLS]
+TOOL_NAMES = [name for name, *_ in _TOOLS]
 
 
 def validator(schema: dict[str, Any]) -> Validator:
@@ -36,7 +37,7 @@ def validator(schema: dict[str, Any]) -> Validator:
 def derived_schema(name: str) -> dict[str, Any]:
     """The schema the SDK derives from the tool's return annotation, before ``compact``,
     without ``null`` for the optional fields defaulting to it (``left_out_when_null``)."""
-    module = next(m for m, *_ in _TOOLS if m.__name__.rsplit(".", 1)[-1] == name)
+    module = importlib.import_module(f"doxa.tools.{name}")
     schema = Tool.from_function(getattr(module, name), name=name).output_schema
     assert schema is not None
     return left_out_when_null(schema)
