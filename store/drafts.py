@@ -21,10 +21,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import InvalidInput
-from doxa.store.event_time import EventTime, event_times
 from doxa.store.values import parse_moment, parse_time, parse_unit_decimal, utc_now
 
 if TYPE_CHECKING:
+    from doxa.store.event_time import EventTime
     from doxa.store.records import Record
 
 MAX_TEXT = 32_000
@@ -412,6 +412,10 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     # day, so only a text given with the record is read.
     # Read in the speaker's own calendar: "yesterday" at 23:30 -08:00 on 8 May is 7 May.
     # A fact's own times say which year a date in its words means ("from 11 June").
+    # Imported here: its patterns take about 6 ms to compile, which a server's handshake
+    # (settings import this module) need not wait for; the memory's thread imports it.
+    from doxa.store.event_time import event_times
+
     times = tuple(event_times(told, said or now, stated))
     if fact is not None:
         fact = begun_as_told(fact, times, said or now, told)
