@@ -18,6 +18,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from doxa.server.app import create_server
 from doxa.server.cli import main, serve_command
 from doxa.server.settings import SettingsError, default_data_dir, load_settings
 from doxa.store.settings import BUNDLED_MODEL
@@ -472,6 +473,23 @@ def test_the_modules_a_handshake_needs_leave_the_stores_libraries_to_the_memory_
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_server_tells_its_version_read_from_the_metadata_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import metadata
+
+    installed = metadata.version("doxa")
+
+    def parsed(_: object) -> None:
+        raise AssertionError("the whole metadata parsed, README and all")
+
+    # importlib's version() parses the whole METADATA file, the README as its description
+    # included: about 3 ms of every start.
+    monkeypatch.setattr(metadata.PathDistribution, "metadata", property(parsed))
+    server = create_server(load_settings(None, {}, {("store", "data_dir"): str(tmp_path)}))
+    assert server.version == installed
 
 
 @pytest.mark.slow
