@@ -25,13 +25,24 @@ log = logging.getLogger("doxa")
 CLIENTS = ("claude-desktop", "claude-code", "cursor")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """The command line's parser; with ``serve_only``, one that knows ``serve`` alone: it
+    parses a ``serve`` command line as the whole one does, without building the twenty other
+    commands' parsers (about 5 ms of a server's start)."""
     from doxa.server.tool_commands import EMBEDDER_HELP
 
     parser = argparse.ArgumentParser(
         prog="doxa", description="doxa: a typed, time-aware memory for LLM agents, over MCP."
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(commands, EMBEDDER_HELP)
+    if not serve_only:
+        _other_parsers(commands, EMBEDDER_HELP)
+    _own_errors(commands)
+    return parser
+
+
+def _serve_parser(commands: Any, embedder_help: str) -> None:
     serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
     serve.add_argument("--transport", choices=["stdio", "sse", "http"], help="default: stdio")
     serve.add_argument("--host", help="bind address for sse/http (default 127.0.0.1)")
@@ -41,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--data-dir", help="memory directory (default: the user data dir)")
     serve.add_argument("--agent", help="agent that believes what is remembered (default: default)")
-    serve.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
+    serve.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=embedder_help)
     serve.add_argument("--model", help="sentence-transformers model name or path")
     serve.add_argument("--config", type=Path, help="a TOML file overriding configs/default.toml")
     serve.add_argument(
@@ -54,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--allowed-hosts", help="extra Host headers for sse/http, comma-separated")
     serve.add_argument("--allowed-origins", help="extra Origin headers, comma-separated")
+
+
+def _other_parsers(commands: Any, embedder_help: str) -> None:
     config = commands.add_parser("config", help="print a client configuration for this install")
     config.add_argument("client", choices=CLIENTS, help="the client to configure")
     config.add_argument("--data-dir", help="memory directory to put in the configuration")
@@ -75,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     for maintenance in (check, repair):
         maintenance.add_argument("--data-dir", help="memory directory (default: the user data dir)")
         maintenance.add_argument(
-            "--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP
+            "--embedder", choices=["sentence-transformers", "hash"], help=embedder_help
         )
         maintenance.add_argument("--model", help="sentence-transformers model name or path")
         maintenance.add_argument("--config", type=Path, help="a TOML file of settings")
@@ -85,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--apply", action="store_true", help="retire them (default: only list)")
     prune.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-    prune.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
+    prune.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=embedder_help)
     prune.add_argument("--model", help="sentence-transformers model name or path")
     prune.add_argument("--config", type=Path, help="a TOML file of settings ([store.prune])")
     prune.add_argument("--json", action="store_true", help="print JSON")
@@ -96,13 +110,11 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, help="the page to write (default: doxa-memory.html; -: standard output)"
     )
     view.add_argument("--data-dir", help="memory directory (default: the user data dir)")
-    view.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=EMBEDDER_HELP)
+    view.add_argument("--embedder", choices=["sentence-transformers", "hash"], help=embedder_help)
     view.add_argument("--model", help="sentence-transformers model name or path")
     view.add_argument("--config", type=Path, help="a TOML file of settings")
     _token_parser(commands)
     _memory_parsers(commands)
-    _own_errors(commands)
-    return parser
 
 
 def _own_errors(commands: Any) -> None:
@@ -113,7 +125,8 @@ def _own_errors(commands: Any) -> None:
 
 
 def _parsed(argv: list[str] | None) -> argparse.Namespace:
-    args, unknown = _parser().parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args, unknown = _parser(serve_only=given[:1] == ["serve"]).parse_known_args(given)
     command = args.command_parser
     del args.command_parser  # the arguments are relayed to a running server as they are
     if unknown:
