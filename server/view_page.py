@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from doxa.store.errors import MemoryStoreError
 
 if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecurityMiddleware
     from starlette.requests import Request
     from starlette.responses import Response
 
@@ -149,15 +150,21 @@ def view_endpoint(state: MemoryContext, server: ServerSettings) -> Any:
     Origin checks the SDK makes on ``/mcp`` are made here too, or a page elsewhere could
     read the memory through a name it points at this machine (DNS rebinding).
     """
-    import anyio.to_thread
-    from mcp.server.transport_security import TransportSecurityMiddleware
-    from starlette.responses import HTMLResponse, PlainTextResponse
-
-    from doxa.server.access import transport_security
-
-    security = TransportSecurityMiddleware(transport_security(server))
+    # Made at the first request: only HTTP and SSE serve the route, and the checks' modules
+    # took about 2 ms of every start, stdio's included.
+    security: TransportSecurityMiddleware | None = None
 
     async def view(request: Request) -> Response:
+        nonlocal security
+        import anyio.to_thread
+        from starlette.responses import HTMLResponse, PlainTextResponse
+
+        if security is None:
+            from mcp.server.transport_security import TransportSecurityMiddleware
+
+            from doxa.server.access import transport_security
+
+            security = TransportSecurityMiddleware(transport_security(server))
         refused = await security.validate_request(request)
         if refused is not None:
             return refused
