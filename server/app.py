@@ -198,9 +198,10 @@ class CheckedTools(ToolManager):
 
     def get_tool(self, name: str) -> Tool | None:
         """The tool ``name``, built now if this is its first use; None if there is none."""
-        entry = self._unbuilt.pop(name, None)
+        entry = self._unbuilt.get(name)
         if entry is not None:
             self._tools[name] = _tool(*entry)
+            del self._unbuilt[name]  # only once built: a failure is tried again, not unknown
         return super().get_tool(name)
 
     def list_tools(self) -> list[Tool]:

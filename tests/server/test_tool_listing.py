@@ -108,3 +108,23 @@ def test_the_listing_is_written_as_the_code_derives_it(tmp_path: Path) -> None:
     listing = json.loads(written.read_text(encoding="utf-8"))
     assert listing == derived_listing()
     assert _entry(listing, "recall")["annotations"]["readOnlyHint"] is True
+
+
+def test_a_tool_that_failed_to_build_is_built_again_at_its_next_use(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from doxa.server import app
+
+    tools = app.CheckedTools()
+    real = app._tool
+
+    def failing(*_: object) -> None:
+        raise RuntimeError("no memory for the argument model")
+
+    monkeypatch.setattr(app, "_tool", failing)
+    with pytest.raises(RuntimeError):
+        tools.get_tool("recall")
+    monkeypatch.setattr(app, "_tool", real)
+    # Not taken for an unknown tool from then on.
+    built = tools.get_tool("recall")
+    assert built is not None and built.name == "recall"
