@@ -79,6 +79,7 @@ from doxa.store.recall import (
     MAX_LIMIT,
     Plain,
     SecondCore,
+    nothing_close,
     answer,
     question,
     without_days_asked,
@@ -726,6 +727,8 @@ class Memory:
                 )
             if vector is None and matched > len(results):
                 note = _listing_cut(matched, asked.limit)
+            if note is None and vector is not None:
+                note = nothing_close(ranked, asked, self.settings.ranking)
         recall_id = new_id("rec")
         self._recalls.note(
             recall_id,

@@ -177,6 +177,36 @@ def question(
     )
 
 
+#: Components that find a result by something the query names (``ranking.rank``).
+_FOUND_BY_NAME = ("text", "topic", "time", "fact", "field")
+
+
+def nothing_close(ranked: Sequence[Ranked], asked: Question, weights: RankingWeights) -> str | None:
+    """The note of a recall whose results are only the nearest: none shares a word with
+    the query, none is ``weights.close_meaning`` alike to it in meaning, and none was found
+    by a topic, time, fact or field the query names, or by feedback (with ten unrelated
+    notes, "neighbour divorce" came back with ten answers and no word that none was about
+    it); None otherwise, for a listing, or with a filter (what it selects is what was
+    asked)."""
+    filtered = asked.agent or asked.topics or asked.subject or asked.predicate or asked.obj
+    if not ranked or not asked.query.strip() or filtered or asked.episode or asked.where:
+        return None
+    if weights.close_meaning <= 0 or weights.vector <= 0:
+        return None
+    nearest = 0.0
+    for r in ranked:
+        scores = r.components
+        if any(scores.get(k, 0.0) > 0 for k in _FOUND_BY_NAME) or scores.get("feedback", 0) > 0:
+            return None
+        nearest = max(nearest, scores.get("vector", 0.0) / weights.vector)
+    if nearest >= weights.close_meaning:
+        return None
+    return (
+        f"nothing shares a word with the query or is close in meaning (nearest {nearest:.2f}"
+        " alike): these are only the nearest, and what was asked may not be in the memory"
+    )
+
+
 def without_days_asked(asked: Question) -> str | None:
     """The query without its words naming days from today (``Question.from_today``), or None.
 

@@ -73,6 +73,9 @@ class RankingWeights(BaseModel):
     hit_rate: float = Field(0.05, ge=0)
     pool: int = Field(60, ge=1, le=10_000)
     text_pool: int = Field(40, ge=0, le=10_000)
+    #: A recall whose results share no word with the query, none this alike to it in
+    #: meaning, and none found by topic, time, fact, field or feedback says so (0: never).
+    close_meaning: float = Field(0.3, ge=0, le=1)
 
 
 class EmbeddingSettings(BaseModel):
