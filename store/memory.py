@@ -79,8 +79,8 @@ from doxa.store.recall import (
     MAX_LIMIT,
     Plain,
     SecondCore,
-    nothing_close,
     answer,
+    nothing_close,
     question,
     without_days_asked,
 )

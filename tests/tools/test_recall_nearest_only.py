@@ -21,7 +21,9 @@ NEAREST = "nothing shares a word with the query or is close in meaning (nearest 
 
 
 async def told(client: Client) -> None:
-    await ok(client, "remember", memories=[{"text": t, "topics": ["home"]} for t in NOTES], agent="me")
+    await ok(
+        client, "remember", memories=[{"text": t, "topics": ["home"]} for t in NOTES], agent="me"
+    )
 
 
 async def test_results_that_match_nothing_asked_are_said_to_be_only_the_nearest(
