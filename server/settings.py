@@ -23,6 +23,7 @@ Auth = Literal["auto", "tokens", "none"]
 ENVIRONMENT = {
     "DOXA_DATA_DIR": ("store", "data_dir"),
     "DOXA_AGENT": ("store", "agent"),
+    "DOXA_TIMEZONE": ("store", "timezone"),
     "DOXA_EMBEDDER": ("store", "embedding", "kind"),
     "DOXA_MODEL": ("store", "embedding", "model"),
     "DOXA_MODEL_RUNTIME": ("store", "embedding", "runtime"),

@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import InvalidInput
-from doxa.store.values import parse_moment, parse_time, parse_unit_decimal, utc_now
+from doxa.store.values import in_zone, parse_moment, parse_time, parse_unit_decimal, utc_now
 
 if TYPE_CHECKING:
     from doxa.store.event_time import EventTime
@@ -311,7 +311,7 @@ def fact_times(valid_from: datetime | None, valid_until: datetime | None) -> tup
     return tuple(t for t in (valid_from, valid_until) if t is not None)
 
 
-def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
+def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMemory:
     """Check a draft and give it exact types.
 
     Raises:
@@ -416,9 +416,11 @@ def validate(draft: MemoryDraft, default_agent: str) -> NewMemory:
     # (settings import this module) need not wait for; the memory's thread imports it.
     from doxa.store.event_time import event_times
 
-    times = tuple(event_times(told, said or now, stated))
+    # Told without a time, in the calendar of the memory's time zone (``zone``).
+    said = said or in_zone(now, zone)
+    times = tuple(event_times(told, said, stated))
     if fact is not None:
-        fact = begun_as_told(fact, times, said or now, told)
+        fact = begun_as_told(fact, times, said, told)
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),

@@ -59,7 +59,14 @@ from doxa.store.records import (
     type_name,
 )
 from doxa.store.records import validate as validate_record
-from doxa.store.values import from_naive_utc, iso, parse_unit_decimal, to_naive_utc, utc_now
+from doxa.store.values import (
+    from_naive_utc,
+    in_zone,
+    iso,
+    parse_unit_decimal,
+    to_naive_utc,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph, GraphWriter
@@ -316,7 +323,7 @@ def _not_an_export(first: bytes, header: object) -> str:
     return "line 1 is not a doxa export header"
 
 
-def parse_export(path: Path, name: str | None = None) -> Parsed:
+def parse_export(path: Path, name: str | None = None, zone: str = "UTC") -> Parsed:
     """Read and check a whole export file (named ``name`` in messages; default: its path).
 
     Raises:
@@ -391,7 +398,7 @@ def parse_export(path: Path, name: str | None = None) -> Parsed:
     if isinstance(written_at, int) and written_at < 6:
         _features_to_recalls(parsed)
     _without_retired(parsed)
-    _read_again(parsed, written_at if isinstance(written_at, int) else None, records)
+    _read_again(parsed, written_at if isinstance(written_at, int) else None, records, zone)
     return parsed
 
 
@@ -486,7 +493,9 @@ def _all_there(parsed: Parsed, shown: str) -> None:
         )
 
 
-def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Record]) -> None:
+def _read_again(
+    parsed: Parsed, written_at: int | None, records: dict[str, Record], zone: str
+) -> None:
     """Compute what the file's version read differently, or did not keep, as the migrations
     since compute it for a memory's own observations: event times (every observation's
     before migration 11, a record's before 12, a fact's or a text with a digit before 20,
@@ -520,7 +529,7 @@ def _read_again(parsed: Parsed, written_at: int | None, records: dict[str, Recor
             or (before(27) and _read_by_27(observation))
             or (before(28) and _read_by_28(observation))
         ):
-            observation["event_times"] = _event_times(observation, record, where)
+            observation["event_times"] = _event_times(observation, record, where, zone)
         if observation.get("text_key") is None or (record is not None and before(13)):
             observation["text_key"] = memory_key(observation["text"] or "", record)
     for recall in parsed.objects.get("Recall", []):
@@ -693,10 +702,11 @@ _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)
 _PLAN_VERBS = re.compile(schema.PLAN_VERBS, re.IGNORECASE)
 
 
-def _event_times(observation: dict[str, Any], record: Record | None, where: str) -> str:
+def _event_times(observation: dict[str, Any], record: Record | None, where: str, zone: str) -> str:
     """An imported observation's event times read from its words, as ``remember`` reads
     them (a record's own words, ``Record.line``, tell of no time; a fact's times say which
-    year its words' dates mean)."""
+    year its words' dates mean), in the calendar of the memory's time zone ``zone`` (a file
+    keeps no offset a time was told in)."""
     text = observation["text"] or ""
     said = from_naive_utc(observation["observed_at"] or observation["recorded_at"])
     if said is None:
@@ -706,7 +716,7 @@ def _event_times(observation: dict[str, Any], record: Record | None, where: str)
         from_naive_utc(observation.get("valid_from")),
         from_naive_utc(observation.get("stated_until")),
     )
-    return event_time.stored(event_time.event_times(told, said, stated))
+    return event_time.stored(event_time.event_times(told, in_zone(said, zone), stated))
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:

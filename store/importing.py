@@ -74,7 +74,7 @@ def import_file(
         MemoryStoreError: a server owns the directory, or the memory failed.
     """
     say = progress or (lambda _: None)
-    parsed = parse_export(path, name)
+    parsed = parse_export(path, name, settings.timezone)
     objects = f"{parsed.total} object{'s' * (parsed.total != 1)}"
     say(f"read {objects} from {path if name is None else name}")
     data_dir = Path(settings.data_dir).expanduser()

@@ -474,7 +474,7 @@ class Memory:
         memories: list[NewMemory] = []
         for i, draft in enumerate(drafts):
             try:
-                memories.append(validate(draft, default_agent))
+                memories.append(validate(draft, default_agent, self.settings.timezone))
             except InvalidInput as error:
                 raise (error.within(f"memories[{i}]") if batch else error) from None
         if not memories:
@@ -642,6 +642,7 @@ class Memory:
             episode=episode,
             known_at=known_at,
             where=where,
+            zone=self.settings.timezone,
         )
         working = self._wm
         remembered = self._embeddings.queued

@@ -41,7 +41,15 @@ from doxa.store.timewords import (
     time_window,
     without_days_from_today,
 )
-from doxa.store.values import micros, parse_limit, parse_moment, parse_unit_decimal, scaled, utc_now
+from doxa.store.values import (
+    in_zone,
+    micros,
+    parse_limit,
+    parse_moment,
+    parse_unit_decimal,
+    scaled,
+    utc_now,
+)
 from doxa.store.working_memory import BoolArray, IntArray, WorkingMemory, fact_key, topic_key
 
 OrderBy = Literal["relevance", "confidence", "newest", "oldest"]
@@ -99,8 +107,11 @@ def question(
     episode: str | None = None,
     known_at: object = None,
     where: object = None,
+    zone: str = "UTC",
 ) -> Question:
-    """Validate a recall's arguments (see ``Memory.recall``; ``obj`` is its ``object``).
+    """Validate a recall's arguments (see ``Memory.recall``; ``obj`` is its ``object``;
+    ``zone``: the memory's time zone, whose calendar a question asked without a time is
+    read in).
 
     Raises:
         InvalidInput: naming the argument and the fix.
@@ -150,7 +161,8 @@ def question(
     at = utc_now() if told is None else told[1]
     # Days the query names ("tomorrow") are read in the calendar of the offset the time was
     # given in, as a note's are at remember: 21:00 at -08:00 is 05:00Z the next day.
-    wall = at if told is None else told[0].replace(tzinfo=UTC)
+    # Asked without a time, in the calendar of the memory's time zone (``zone``).
+    wall = (in_zone(at, zone) if told is None else told[0]).replace(tzinfo=UTC)
     parse_limit(limit, "limit", MAX_LIMIT)
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
         raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")

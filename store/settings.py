@@ -308,6 +308,10 @@ class StoreSettings(BaseModel):
 
     data_dir: Path
     agent: str = Field("default", min_length=1, max_length=200)
+    #: Whose calendar a memory told, or a question asked, without a time is read in
+    #: ("tomorrow" at 21:30 in California is the next Californian day): ``local`` (the
+    #: machine's), ``UTC`` or an IANA name.
+    timezone: str = Field("local", min_length=1, max_length=100)
     buffer_pool_mb: int = Field(256, ge=64, le=65536)
     #: The page cache grows (doubling) up to this when Kùzu finds it full.
     buffer_pool_max_mb: int = Field(2048, ge=64, le=65536)
@@ -319,6 +323,23 @@ class StoreSettings(BaseModel):
     predicates: PredicateSettings = PredicateSettings()
     prune: PruneSettings = PruneSettings()
     learning: LearningSettings = LearningSettings()
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        named = value.strip()
+        if named.casefold() in ("local", "utc"):
+            return named.casefold().replace("utc", "UTC")
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(named)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"names no time zone ({value!r}): give 'local' (the machine's), 'UTC' or an"
+                " IANA name such as 'Europe/Paris'"
+            ) from None
+        return named
 
     @field_validator("agent")
     @classmethod

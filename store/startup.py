@@ -39,7 +39,7 @@ from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
 from doxa.store.records import Record, RecordField, type_name, value_node
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_naive_utc, micros, utc_now
+from doxa.store.values import from_naive_utc, in_zone, micros, utc_now
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -113,7 +113,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder, imported: bool = Fa
                 capacity=graph.observation_count() + 1024,
                 cardinalities=settings.predicates.cardinalities(),
             )
-            computed, judged, recomposed = load(working, graph)
+            computed, judged, recomposed = load(working, graph, settings.timezone)
             refill(graph, computed)
             refile_fields(graph, recomposed)
     finally:
@@ -152,7 +152,7 @@ def open_stores(settings: StoreSettings, embedder: Embedder, imported: bool = Fa
 
 
 def load(
-    working: WorkingMemory, graph: Graph
+    working: WorkingMemory, graph: Graph, zone: str = "UTC"
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, JudgedQuery], set[str]]:
     """Fill an empty working memory from the graph: observations (with their records),
     beliefs (held and withdrawn), predicates' cardinalities, supersessions, co-activations
@@ -207,7 +207,7 @@ def load(
             retracted=row["retracted_at"] is not None,
             retracted_at=from_naive_utc(row["retracted_at"]),
             stated_until=from_naive_utc(row["stated_until"]),
-            event_times=_event_times(row, record, unread),
+            event_times=_event_times(row, record, unread, zone),
             episode=episodes.get(row["id"]),
             topics=tuple(sorted(topics.get(row["id"], []))),
             record=record,
@@ -375,17 +375,20 @@ def refile_fields(graph: Graph, recomposed: set[str]) -> None:
 
 
 def _event_times(
-    row: dict[str, Any], record: Record | None, unread: list[tuple[str, str]]
+    row: dict[str, Any], record: Record | None, unread: list[tuple[str, str]], zone: str
 ) -> tuple[EventTime, ...]:
     """A loaded observation's event times: as stored, or read now from its words (and
-    added to ``unread``) when they were read by an earlier version, or never. A record's
-    own words (``Record.line``) tell of no time, and a fact's times say which year its
-    words' dates mean, as at remember (its start, given or not, is no other year's)."""
+    added to ``unread``) when they were read by an earlier version, or never, in the
+    calendar of the memory's time zone ``zone`` (the graph keeps no offset a time was told
+    in). A record's own words (``Record.line``) tell of no time, and a fact's times say
+    which year its words' dates mean, as at remember (its start, given or not, is no other
+    year's)."""
     if row["event_times"] is not None:
         return event_time.loaded(row["event_times"])
     told = "" if record is not None and record.is_in_words(row["text"]) else row["text"]
     stated = fact_times(from_naive_utc(row["valid_from"]), from_naive_utc(row["stated_until"]))
-    times = tuple(event_time.event_times(told, _aware(row["observed_at"]), stated))
+    said = in_zone(_aware(row["observed_at"]), zone)
+    times = tuple(event_time.event_times(told, said, stated))
     unread.append((row["id"], event_time.stored(times)))
     return times
 

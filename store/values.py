@@ -146,6 +146,19 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def in_zone(moment: datetime, zone: str) -> datetime:
+    """``moment`` (aware) on the clock of the time zone ``zone`` names (the ``timezone``
+    setting): ``local``, the machine's, as it is at that moment (daylight saving follows);
+    ``UTC``; or an IANA name (``Europe/Paris``)."""
+    if zone == "local":
+        return moment.astimezone()
+    if zone == "UTC":
+        return moment.astimezone(UTC)
+    from zoneinfo import ZoneInfo  # cached per name by the module
+
+    return moment.astimezone(ZoneInfo(zone))
+
+
 def to_naive_utc(moment: datetime) -> datetime:
     """The naive UTC datetime Kùzu binds (it drops offsets silently, so convert first)."""
     return moment.astimezone(UTC).replace(tzinfo=None)

@@ -3,6 +3,8 @@ deterministic hash embedder, and an in-memory MCP client connected to a real dox
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -29,6 +31,12 @@ class OtherEmbedder(HashEmbedder):
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# The suite reads times in UTC wherever it runs: a memory's default time zone is the
+# machine's (``timezone = "local"``), and the servers it starts inherit this.
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 def hash_settings(data_dir: Path, **store: object) -> Settings:
