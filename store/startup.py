@@ -166,55 +166,59 @@ def load(
         once the embedder is known to fit them (``learn_judged``); and the ids of the records
         kept in another Unicode form than they are compared in (``records_of``).
     """
-    table = graph.observations()
     # Topic, agent, episode and kind names repeat across many observations, and the
     # database hands out a new string (and a new Decimal) for every row: sharing one
     # object per distinct value saves ~60 MB at 100k memories.
     shared: dict[Any, Any] = {}
     one = shared.setdefault
-    topics: dict[str, list[str]] = {}
-    for obs, topic in graph.mentions():
-        topics.setdefault(obs, []).append(one(topic, topic))
-    episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links()}
     records, recomposed = records_of(graph)
     unread: list[tuple[str, str]] = []
     rekeyed: list[tuple[str, str]] = []
-    # A batch of rows at a time: 100k rows as Python dicts at once cost ~150 MB of peak.
-    for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
-        record = records.get(row["id"])
-        if row["id"] in recomposed:
-            # Kept before types and string values were composed: keyed as remember keys it
-            # now, so the same record told again is a repeat. At each start, never written
-            # back: Kùzu 0.11.3 garbles a string set in place (``Graph.summarize``), and such
-            # records are few.
-            row["text_key"] = memory_key(row["text"], records[row["id"]])
-        entry = Entry(
-            id=row["id"],
-            seq=int(row["seq"]),
-            text=row["text"],
-            text_key=row["text_key"] or _rekeyed(row, record, rekeyed),
-            confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
-            observed_at=_aware(row["observed_at"]),
-            # One remember gives its memories one time: share it as the strings.
-            recorded_at=one(("recorded", row["recorded_at"]), _aware(row["recorded_at"])),
-            source=row["source"],
-            kind=one(row["kind"], row["kind"]),
-            subject=row["subject"],
-            predicate=row["predicate"],
-            object=row["object"],
-            valid_from=from_naive_utc(row["valid_from"]),
-            valid_until=from_naive_utc(row["valid_until"]),
-            retracted=row["retracted_at"] is not None,
-            retracted_at=from_naive_utc(row["retracted_at"]),
-            stated_until=from_naive_utc(row["stated_until"]),
-            event_times=_event_times(row, record, unread, zone),
-            episode=episodes.get(row["id"]),
-            topics=tuple(sorted(topics.get(row["id"], []))),
-            record=record,
-        )
-        r = working.add(entry)
-        working.hits[r] = row["hits"] or 0
-        working.impressions[r] = row["impressions"] or 0
+    # A range of observations at a time, with their topics and episodes: Kùzu keeps the
+    # memory of a result to the end of loading, and the 100k rows read at once held ~100 MB
+    # more there (``Graph.seq_ranges``); as Python dicts, a batch at a time.
+    for seqs in graph.seq_ranges():
+        topics: dict[str, list[str]] = {}
+        for obs, topic in graph.mentions(seqs):
+            topics.setdefault(obs, []).append(one(topic, topic))
+        episodes = {obs: one(episode, episode) for obs, episode in graph.episode_links(seqs)}
+        table = graph.observations(seqs)
+        for row in (row for batch in table.to_batches(4096) for row in batch.to_pylist()):
+            record = records.get(row["id"])
+            if row["id"] in recomposed:
+                # Kept before types and string values were composed: keyed as remember keys
+                # it now, so the same record told again is a repeat. At each start, never
+                # written back: Kùzu 0.11.3 garbles a string set in place
+                # (``Graph.summarize``), and such records are few.
+                row["text_key"] = memory_key(row["text"], records[row["id"]])
+            entry = Entry(
+                id=row["id"],
+                seq=int(row["seq"]),
+                text=row["text"],
+                text_key=row["text_key"] or _rekeyed(row, record, rekeyed),
+                confidence=one(("confidence", row["confidence"]), Decimal(row["confidence"])),
+                observed_at=_aware(row["observed_at"]),
+                # One remember gives its memories one time: share it as the strings.
+                recorded_at=one(("recorded", row["recorded_at"]), _aware(row["recorded_at"])),
+                source=row["source"],
+                kind=one(row["kind"], row["kind"]),
+                subject=row["subject"],
+                predicate=row["predicate"],
+                object=row["object"],
+                valid_from=from_naive_utc(row["valid_from"]),
+                valid_until=from_naive_utc(row["valid_until"]),
+                retracted=row["retracted_at"] is not None,
+                retracted_at=from_naive_utc(row["retracted_at"]),
+                stated_until=from_naive_utc(row["stated_until"]),
+                event_times=_event_times(row, record, unread, zone),
+                episode=episodes.get(row["id"]),
+                topics=tuple(sorted(topics.get(row["id"], []))),
+                record=record,
+            )
+            r = working.add(entry)
+            working.hits[r] = row["hits"] or 0
+            working.impressions[r] = row["impressions"] or 0
+        del table
     for agent, belief, obs, since, withdrawn, confidence, until, forgot in graph.beliefs():
         row = working.row_of[obs]
         if withdrawn is None:

@@ -606,6 +606,62 @@ def test_start_up_loads_every_vector_of_an_index_read_in_ranges(settings: Settin
         memory.close()
 
 
+def test_start_up_reads_the_graph_in_ranges_of_observations_as_it_read_it_whole(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kùzu keeps the memory of a whole result to the end of loading (~100 MB at 100k
+    # observations): the observations, their topics and episodes are read a range of seq
+    # at a time, and load as one read of them all did (order, topics, episodes, agents),
+    # across the gap a purge leaves.
+    import doxa.store.graph as graph_module
+
+    memory = reopen(settings)
+    try:
+        done = memory.remember(
+            [
+                MemoryDraft(
+                    text=f"Dock note {i}: crane {i % 4} moved pallets.",
+                    topics=[f"crane {i % 4}", "dock"],
+                    agent=f"scout {i % 3}",
+                    episode=f"shift {i // 5}",
+                    fact=FactDraft(f"crane {i}", "stands at", f"berth {i % 2}")
+                    if i % 6 == 0
+                    else None,
+                )
+                for i in range(23)
+            ],
+            batch=True,
+        )
+        memory.forget(done[7].observation_id, mode="purge")
+        memory.forget(done[11].observation_id)
+        memory.settle()
+    finally:
+        memory.close()
+
+    def loaded() -> list[tuple[Any, ...]]:
+        memory = reopen(settings)
+        try:
+            return [
+                (e.id, e.seq, e.topics, e.episode, e.agents, e.beliefs, e.retracted)
+                for e in memory._wm.entries
+            ]
+        finally:
+            memory.close()
+
+    whole = loaded()
+    read: list[tuple[int, int] | None] = []
+    observations = graph_module.Graph.observations
+
+    def spied(graph: Any, seqs: tuple[int, int] | None = None) -> Any:
+        read.append(seqs)
+        return observations(graph, seqs)
+
+    monkeypatch.setattr(graph_module, "_SEQ_RANGE", 5)
+    monkeypatch.setattr(graph_module.Graph, "observations", spied)
+    assert loaded() == whole and len(whole) == 22
+    assert len(read) >= 5 and None not in read
+
+
 def test_remember_answers_before_its_embedding_and_a_recall_waits_for_it(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
