@@ -318,14 +318,13 @@ class Memory:
     def _load_everything(self) -> None:
         """Open the stores and load the working memory (``startup``), then load the model
         and start the background threads."""
-        stores = startup.open_stores(self.settings, self.embedder, self._imported)
+        # The model loads on the way, once the graph's rows are in (``open_stores``). A
+        # one-shot command (``trains`` False) loads it with its first embedding: `doxa
+        # stats`, `export` or `about` embed nothing, and spent a second and 120 MB on it.
+        stores = startup.open_stores(
+            self.settings, self.embedder, self._imported, model=self._trains
+        )
         self._graph, self._index, self._working = stores.graph, stores.index, stores.working
-        # The model last: its ~120 MB need not sit under the transients of loading above
-        # (the graph's rows, the index's ranges of vectors). A one-shot command (``trains``
-        # False) loads it with its first embedding: `doxa stats`, `export` or `about` embed
-        # nothing, and spent a second and 120 MB on it.
-        if self._trains:
-            self.embedder.load()
         from doxa.store.index_writer import IndexWriter
 
         stores.index.maintain(self.settings.maintenance_every)

@@ -693,6 +693,44 @@ def test_start_up_shares_one_object_for_a_repeated_source_fact_and_event_time(
         memory.close()
 
 
+def test_the_model_loads_while_the_process_is_smallest_and_only_to_serve(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loading the ONNX model briefly takes ~125 MB more than it keeps (the file read whole,
+    # then parsed): between the graph's rows loaded (their database closed) and the index's
+    # vectors read, not on top of the whole served state, where it was the 100k peak.
+    import doxa.store.graph as graph_module
+    import doxa.store.index as index_module
+
+    filled = reopen(settings)
+    try:
+        filled.remember([MemoryDraft(text=f"Quay note {i}: crane {i} idle.") for i in range(5)])
+    finally:
+        filled.close()
+    steps: list[str] = []
+    close, vectors = graph_module.Graph.close, index_module.SearchIndex.vectors
+
+    def closing(graph: Any) -> None:
+        steps.append("graph closed")
+        close(graph)
+
+    def reading(index: Any, *args: Any) -> Any:
+        steps.append("vectors read")
+        return vectors(index, *args)
+
+    monkeypatch.setattr(graph_module.Graph, "close", closing)
+    monkeypatch.setattr(index_module.SearchIndex, "vectors", reading)
+    for trains in (True, False):
+        steps.clear()
+        embedder = HashEmbedder(settings.store.embedding.dim)
+        monkeypatch.setattr(embedder, "load", lambda: steps.append("model loaded"))
+        memory = Memory.open(settings.store, embedder=embedder, trains=trains)
+        memory.warm_up()
+        memory.close()
+        expected = ["graph closed", *(["model loaded"] if trains else []), "vectors read"]
+        assert steps[: len(expected)] == expected
+
+
 def test_remember_answers_before_its_embedding_and_a_recall_waits_for_it(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
