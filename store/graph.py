@@ -832,13 +832,16 @@ class Graph:
     # ---- loading the working memory ----------------------------------------------------------
 
     def seq_ranges(self) -> list[tuple[int, int]]:
-        """(first, past) ranges of ``seq`` that together cover every observation, each of
-        ``_SEQ_RANGE`` order numbers, in order (none for an empty graph)."""
-        size = _SEQ_RANGE
-        first, last = self._rows("MATCH (o:Observation) RETURN min(o.seq), max(o.seq)")[0]
-        if first is None:
+        """(first, past) ranges of ``seq`` that together cover every observation, in order,
+        each holding ``_SEQ_RANGE`` of them (the last fewer; none for an empty graph). Cut
+        where the observations are: order numbers far apart (an import's, a file's) make
+        no run of empty ranges."""
+        table = self._arrow("MATCH (o:Observation) RETURN o.seq AS seq ORDER BY o.seq")
+        seqs = table.column("seq").to_pylist()
+        if not seqs:
             return []
-        return [(start, start + size) for start in range(int(first), int(last) + 1, size)]
+        firsts = sorted({int(seq) for seq in seqs[::_SEQ_RANGE]})
+        return list(zip(firsts, [*firsts[1:], int(seqs[-1]) + 1], strict=True))
 
     def observations(self, seqs: tuple[int, int] | None = None) -> pa.Table:
         """Every observation's scalar fields (those of one range of ``seq_ranges``), ordered

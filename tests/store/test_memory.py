@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import kuzu
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -660,6 +661,37 @@ def test_start_up_reads_the_graph_in_ranges_of_observations_as_it_read_it_whole(
     monkeypatch.setattr(graph_module.Graph, "observations", spied)
     assert loaded() == whole and len(whole) == 22
     assert len(read) >= 5 and None not in read
+
+
+def test_ranges_of_observations_are_cut_where_they_are(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Order numbers far apart (an import moves its own past the memory's last, a file may
+    # hold any) make no run of empty ranges: each range starts at an observation.
+    import doxa.store.graph as graph_module
+
+    memory = reopen(settings)
+    try:
+        done = memory.remember([MemoryDraft(text=f"Berth note {i}.") for i in range(12)])
+    finally:
+        memory.close()
+    database = kuzu.Database(str(settings.store.data_dir / "graph"))
+    connection = kuzu.Connection(database)
+    far = {d.observation_id: 10**12 + i for i, d in enumerate(done[8:])}
+    for obs, seq in far.items():
+        connection.execute(
+            "MATCH (o:Observation {id: $id}) SET o.seq = $seq", {"id": obs, "seq": seq}
+        )
+    connection.close()
+    database.close()
+    monkeypatch.setattr(graph_module, "_SEQ_RANGE", 5)
+    memory = reopen(settings)
+    try:
+        assert len(memory.graph.seq_ranges()) == 3
+        assert [e.id for e in memory._wm.entries] == [d.observation_id for d in done]
+        assert memory._wm.entries[-1].seq == 10**12 + 3
+    finally:
+        memory.close()
 
 
 def test_start_up_shares_one_object_for_a_repeated_source_fact_and_event_time(
