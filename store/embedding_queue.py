@@ -6,8 +6,9 @@ working memory (the memory is found by its words at once), queues the text here 
 answers. This thread waits ``delay_s`` (2 ms) for more texts, so that a burst of remembers,
 an agent storing several things from one turn, shares one forward pass, and so the
 remember's answer leaves before the model takes both cores; then it embeds everything
-queued as one batch, gives the vectors to the working memory and hands the rows to the
-index writer (see ``Memory._deliver``).
+queued as one batch (a long text's passages with it: ``passage_vectors``), gives the
+vectors to the working memory and hands the rows to the index writer (see
+``Memory._deliver``). A recall's wait for embeddings so covers a long text's passages too.
 
 A recall first waits for every embedding queued before it began, so it never misses a memory
 by meaning: what was remembered is recalled, and a recall right after a remember waits about
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from doxa.store.batch_queue import BatchQueue
 from doxa.store.embedder import Vectors
+from doxa.store.passage_vectors import Passages, embed_with_passages
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +44,8 @@ class EmbeddingQueue(BatchQueue[_Texts]):
 
     Args:
         embed: texts -> unit vectors (the memory's embedder).
-        deliver: called on this thread with (ids, texts, vectors) of each embedded batch.
+        deliver: called on this thread with (ids, texts, vectors, passages) of each
+            embedded batch.
         delay_s: how long the first text queued waits for others to share its batch.
         batch_rows: texts that start a batch at once (a batch takes whole puts).
         retry_s: pause before the one retry of a failed embedding.
@@ -51,7 +54,7 @@ class EmbeddingQueue(BatchQueue[_Texts]):
     def __init__(
         self,
         embed: Callable[[list[str]], Vectors],
-        deliver: Callable[[list[str], list[str], Vectors], None],
+        deliver: Callable[[list[str], list[str], Vectors, Passages], None],
         delay_s: float = 0.002,
         batch_rows: int = 256,
         retry_s: float = 0.5,
@@ -79,7 +82,7 @@ class EmbeddingQueue(BatchQueue[_Texts]):
         ids = [i for t in items for i in t.ids]
         texts = [text for t in items for text in t.texts]
         try:
-            self._deliver(ids, texts, self._embedding(texts))
+            self._deliver(ids, texts, *embed_with_passages(self._embedding, texts))
         except Exception:
             log.exception(
                 "embedding: %d memories are found by their words only until the next start",

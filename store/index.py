@@ -9,6 +9,12 @@ be read (a fragment missing, cut short or overwritten) is reported in ``problem`
 it is: whether to rebuild it is the caller's decision, since it may hold the only copy of the
 texts when the graph is damaged too.
 
+A long text's passages have vectors of their own (``passage_vectors``), kept in a second
+table, ``passages`` (the observation's id, the passage's number from 0, the vector), not as
+rows of the first (whose ids are the observations'), under the same fingerprint rules:
+dropped and rebuilt with the rows. It holds no text, so one that cannot be read is made anew
+(the repair embeds the passages again).
+
 Writes come in batches (one Lance fragment and version per ``add``, applied by the
 ``IndexWriter`` thread), and ``maintain`` compacts fragments once enough rows arrived.
 """
@@ -32,6 +38,7 @@ from doxa.store.embedder import Vectors
 log = logging.getLogger(__name__)
 
 TABLE = "observations"
+PASSAGES = "passages"
 _FINGERPRINT_KEY = b"doxa.embedder"
 #: Size of each of LanceDB's caches (index, metadata) for the search index.
 _CACHE_BYTES = 16 * 1024 * 1024
@@ -83,7 +90,16 @@ class SearchIndex:
             ],
             metadata={_FINGERPRINT_KEY: fingerprint.encode()},
         )
+        self._passage_schema = pa.schema(
+            [
+                pa.field("id", pa.string(), nullable=False),
+                pa.field("passage", pa.int32(), nullable=False),
+                pa.field("vector", pa.list_(pa.float32(), dim)),
+            ],
+            metadata={_FINGERPRINT_KEY: fingerprint.encode()},
+        )
         self._rows = 0
+        self._fingerprint = fingerprint
         names = set(self._db.list_tables().tables)
         if TABLE in names:
             try:
@@ -109,21 +125,53 @@ class SearchIndex:
             return
         if TABLE not in names or self.rebuilt:
             self._table = self._db.create_table(TABLE, schema=self._schema)
+        self._passages = self._open_passages(PASSAGES in names)
+
+    def _open_passages(self, exists: bool) -> lancedb.table.Table:
+        """The passages table: as it is if it can be read and matches the rows' embedder,
+        else made anew, empty (its passages are embedded again by the repair)."""
+        if exists:
+            try:
+                table = self._db.open_table(PASSAGES)
+                metadata = table.schema.metadata or {}
+                table.count_rows()
+                if (
+                    not self.rebuilt
+                    and metadata.get(_FINGERPRINT_KEY) == self._fingerprint.encode()
+                ):
+                    return table
+            except (OSError, RuntimeError, ValueError) as error:
+                log.warning(
+                    "search index: passages cannot be read (%s); rebuilding them", error_line(error)
+                )
+            self._drop(PASSAGES)
+        return self._db.create_table(PASSAGES, schema=self._passage_schema)
+
+    def _drop(self, name: str) -> None:
+        try:
+            self._db.drop_table(name)
+        except (OSError, RuntimeError, ValueError):  # too damaged to drop: remove it
+            shutil.rmtree(self._path / f"{name}.lance", ignore_errors=True)
 
     def reset(self, reason: str) -> None:
         """Drop the table and start an empty one (the caller embeds every observation
         again): for a table that cannot be read or holds vectors that are no embeddings."""
         log.warning("search index: %s; rebuilding it from the graph", reason)
         with self._lock:
-            try:
-                self._db.drop_table(TABLE)
-            except (OSError, RuntimeError, ValueError):  # too damaged to drop: remove it
-                shutil.rmtree(self._path / f"{TABLE}.lance", ignore_errors=True)
+            self._drop(TABLE)
             self._table = self._db.create_table(TABLE, schema=self._schema)
+            self._drop(PASSAGES)
+            self._passages = self._db.create_table(PASSAGES, schema=self._passage_schema)
             self._rows = 0
             self._since_maintenance = 0
             self.rebuilt = True
             self.problem = None
+
+    def clear_passages(self) -> None:
+        """Drop every passage (the caller embeds them again): for a table that cannot be read."""
+        with self._lock:
+            self._drop(PASSAGES)
+            self._passages = self._db.create_table(PASSAGES, schema=self._passage_schema)
 
     def count(self) -> int:
         """Number of rows."""
@@ -147,14 +195,34 @@ class SearchIndex:
             self._since_maintenance += len(ids)
             self._rows += len(ids)
 
-    def delete(self, ids: Sequence[str]) -> None:
-        """Remove rows by id."""
+    def add_passages(self, ids: Sequence[str], numbers: Sequence[int], vectors: Vectors) -> None:
+        """Add passage vectors in one batch: ``ids[i]``'s passage ``numbers[i]``."""
+        if not ids:
+            return
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        batch = pa.table(
+            {
+                "id": pa.array(list(ids), pa.string()),
+                "passage": pa.array(list(numbers), pa.int32()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, self._dim),
+            },
+            schema=self._passage_schema,
+        )
+        with self._lock:
+            self._passages.add(batch)
+            self._since_maintenance += len(ids)
+
+    def delete(self, ids: Sequence[str], rows: bool = True) -> None:
+        """Remove rows by id, and their passages. ``rows`` False: the passages alone."""
         if not ids:
             return
         with self._lock:
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                self._table.delete("id IN (" + ", ".join(_quote(i) for i in chunk) + ")")
+                where = "id IN (" + ", ".join(_quote(i) for i in chunk) + ")"
+                if rows:
+                    self._table.delete(where)
+                self._passages.delete(where)
             self._since_maintenance += len(ids)
             self._rows = int(self._table.count_rows())
 
@@ -179,9 +247,25 @@ class SearchIndex:
             self._table.add(
                 pa.concat_tables(kept) if kept else self._schema.empty_table(), mode="overwrite"
             )
+            # A passage holds no words, but its vector tells of them: rewritten likewise.
+            count = int(self._passages.count_rows())
+            passages = [
+                self._passages.search()
+                .select(["id", "passage", "vector"])
+                .offset(start)
+                .limit(min(batch_rows, count - start))
+                .to_arrow()
+                .cast(self._passage_schema)
+                for start in range(0, count, batch_rows)
+            ]
+            self._passages.add(
+                pa.concat_tables(passages) if passages else self._passage_schema.empty_table(),
+                mode="overwrite",
+            )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 self._table.optimize(cleanup_older_than=timedelta(seconds=0))
+                self._passages.optimize(cleanup_older_than=timedelta(seconds=0))
             self._since_maintenance = 0
             self._rows = int(self._table.count_rows())
 
@@ -228,6 +312,23 @@ class SearchIndex:
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, matrix
 
+    def passage_vectors(
+        self, batch_rows: int = 2048
+    ) -> Iterator[tuple[list[str], list[int], Vectors]]:
+        """Every passage's id, number and vector, a range at a time (as ``vectors``)."""
+        rows = int(self._passages.count_rows())
+        for start in range(0, rows, batch_rows):
+            query = self._passages.search().select(["id", "passage", "vector"])
+            batch = query.offset(start).limit(min(batch_rows, rows - start)).to_arrow()
+            ids = [str(v) for v in batch.column("id").to_pylist()]
+            if not ids:
+                break
+            numbers = [int(v) for v in batch.column("passage").to_pylist()]
+            column = batch.column("vector").combine_chunks()
+            values = column.values.to_numpy(zero_copy_only=False)
+            matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
+            yield ids, numbers, matrix
+
     def maintain(self, every: int = 2000, force: bool = False) -> bool:
         """Compact fragments (``optimize``) after ``every`` changed rows, or sooner while the
         table is small: every ``add`` makes a fragment, and reading many small ones at
@@ -244,6 +345,7 @@ class SearchIndex:
                 # One process owns the data directory, so no reader holds an old version.
                 warnings.simplefilter("ignore", UserWarning)
                 self._table.optimize(cleanup_older_than=timedelta(seconds=0))
+                self._passages.optimize(cleanup_older_than=timedelta(seconds=0))
             return True
 
 

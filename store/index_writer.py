@@ -24,6 +24,7 @@ import numpy as np
 from doxa.store.batch_queue import BatchQueue, Queued
 from doxa.store.embedder import Vectors
 from doxa.store.index import SearchIndex
+from doxa.store.passage_vectors import Passages
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class _Write:
     texts: list[str]
     vectors: Vectors | None
     scrub: bool = False  # a delete whose rows must leave the index's files too
+    passages: Passages | None = None  # an add's passages (``of``: positions in ``ids``)
 
 
 class IndexWriter(BatchQueue[_Write]):
@@ -63,9 +65,16 @@ class IndexWriter(BatchQueue[_Write]):
         self._maintenance_every = maintenance_every
         super().__init__("doxa-index", delay_s, batch_rows, retry_s)
 
-    def add(self, ids: Sequence[str], texts: Sequence[str], vectors: Vectors) -> int:
-        """Queue rows to add; returns the write's ticket."""
-        return self._enqueue(_Write("add", list(ids), list(texts), vectors), len(ids))
+    def add(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        vectors: Vectors,
+        passages: Passages | None = None,
+    ) -> int:
+        """Queue rows to add, with their ``passages``; returns the write's ticket."""
+        rows = len(ids) + (0 if passages is None else len(passages))
+        return self._enqueue(_Write("add", list(ids), list(texts), vectors, False, passages), rows)
 
     def delete(self, ids: Sequence[str], scrub: bool = False) -> int:
         """Queue rows to remove; returns the write's ticket. ``scrub``: then write the table
@@ -122,6 +131,18 @@ class IndexWriter(BatchQueue[_Write]):
             return
         texts = [t for write in batch for t in write.texts]
         vectors = np.concatenate([w.vectors for w in batch if w.vectors is not None])
+        passages = [
+            (w.ids, w.passages) for w in batch if w.passages is not None and len(w.passages)
+        ]
+        if passages:
+            # Before the rows: a row written is taken as whole. Should the rows' append then
+            # fail, its retry appends the passages again, and the repair at the next start
+            # finds a row's passages doubled and embeds them anew.
+            self._index.add_passages(
+                [ids_of[int(k)] for ids_of, p in passages for k in p.of],
+                [int(n) for _, p in passages for n in p.numbers],
+                np.concatenate([p.vectors for _, p in passages]),
+            )
         self._index.add(ids, texts, vectors)
 
     def _idle(self) -> None:

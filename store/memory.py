@@ -70,6 +70,7 @@ from doxa.store.judged_queries import JudgedRecall
 from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.long_lived import LongLived
 from doxa.store.names import MAX_NAMES, NameKind, Names
+from doxa.store.passage_vectors import Passages
 from doxa.store.planning import Duplicate, Plan, Shared, new_id
 from doxa.store.progress import REMEMBER_STEPS, Progress, unheard
 from doxa.store.pruning import Pruned
@@ -563,9 +564,11 @@ class Memory:
             for call, done in zip(calls, planned, strict=True):
                 call.results = [_remembered(p, working) for p in done]
 
-    def _deliver(self, ids: list[str], texts: list[str], vectors: Vectors) -> None:
-        """Embedded memories (from the embedding queue's thread): into the working memory,
-        then to the index writer, unless forgotten meanwhile."""
+    def _deliver(
+        self, ids: list[str], texts: list[str], vectors: Vectors, passages: Passages
+    ) -> None:
+        """Embedded memories and their passages (from the embedding queue's thread): into
+        the working memory, then to the index writer, unless forgotten meanwhile."""
         working = self._wm
         with self._working_lock.writing():
             rows = {
@@ -577,8 +580,12 @@ class Memory:
                 return
             keep = list(rows)
             working.embeddings.put(list(rows.values()), vectors[keep])
+            kept = passages.of_texts(keep)
+            if len(kept):
+                owners = [rows[keep[int(k)]] for k in kept.of]
+                working.passages.put(owners, kept.vectors)
             # Under the write lock, so a forget's index delete is queued after this add.
-            self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep])
+            self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep], kept)
             grown = len(working)
         # Outside the lock: a collection of what came since the last freeze may take a while.
         self._long_lived.settle(grown)

@@ -190,7 +190,7 @@ def rank(
         window: (start, end) in microseconds named by the query's time words, or None.
         weights: the ranking weights.
         limit: how many to return.
-        similarity: ``memory.embeddings.similarity(query_vector, n)`` (the caller scans
+        similarity: ``memory.similarity(query_vector, n)`` (the caller scans
             while the full text is searched), or None for a query without text; the
             candidates' entries are rescored in place with the unrounded query.
         question: the query's words, to find the facts it names (``fact_questions``).
@@ -282,7 +282,7 @@ def rank(
     if query_vector is not None:
         # The scan rounded the query to 7 bits to find candidates fast; the candidates are
         # scored with the query as it is (ties at the margin otherwise flip).
-        similarity[pool] = memory.embeddings.refined(
+        similarity[pool] = memory.refined(
             query_vector if search_vector is None else search_vector, pool
         )
     neighbourhood = np.zeros(len(pool), dtype=np.float32)

@@ -379,7 +379,7 @@ def answer(
         searching = second_core.start(lambda: working.text.search(words, pool, allowed))
     try:
         scanned = vector if search_vector is None else search_vector
-        similarity = None if scanned is None else working.embeddings.similarity(scanned, n)
+        similarity = None if scanned is None else working.similarity(scanned, n)
     finally:
         # Always collected, even if the scan failed: the search reads the working memory,
         # and the caller's read lock must outlast it.

@@ -5,11 +5,13 @@ The graph is the source of truth. The working memory is rebuilt from it at every
 search index (LanceDB) only saves re-embedding every memory, and is made to hold exactly the
 graph's current observations: rows it lacks (a crash before the index writer wrote them, or
 an embedding that failed) are embedded again, rows the graph does not hold are removed, and
-rows whose vectors are not embeddings are replaced. A graph that is empty while its index is
-not is refused instead: that repair would delete the only other copy of the texts. What
-judged recalls taught is learned with each query's vector as this embedder gives it: a vector
-of another embedder, or none kept (none is read from before schema migration 14, when Kùzu
-could garble them), is embedded again from the recall's words and kept (``learn_judged``).
+rows whose vectors are not embeddings are replaced; a long text's passage vectors likewise
+(a text without them, as every long text of a memory made before they were kept, gets them).
+A graph that is empty while its index is not is refused instead: that repair would delete
+the only other copy of the texts. What judged recalls taught is learned with each query's
+vector as this embedder gives it: a vector of another embedder, or none kept (none is read
+from before schema migration 14, when Kùzu could garble them), is embedded again from the
+recall's words and kept (``learn_judged``).
 Recalls recorded before schema migration 10 are stamped with the embedder that ranked them
 (the ranker learns only from this embedder's).
 
@@ -37,6 +39,7 @@ from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
+from doxa.store.passage_vectors import embed_with_passages, extra_passages, is_long
 from doxa.store.records import Record, RecordField, type_name, value_node
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, in_zone, micros, utc_now
@@ -491,6 +494,7 @@ def repair(
     if extra:
         log.warning("search index: removing %d rows the graph does not hold", len(extra))
         index.delete(extra)
+    unpassaged = load_passages(index, working, wanted, set(missing))
     if missing:
         expected = imported or not (present or malformed)
         log.log(
@@ -503,9 +507,25 @@ def repair(
             ids = missing[start : start + batch]
             rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
             texts = [working.entries[r].text for r in rows]
-            vectors = embedder.embed(texts)
+            vectors, passages = embed_with_passages(embedder.embed, texts)
+            index.add_passages(
+                [ids[k] for k in passages.of], passages.numbers.tolist(), passages.vectors
+            )
             index.add(ids, texts, vectors)
             working.embeddings.put(rows, vectors)
+            working.passages.put(rows[passages.of], passages.vectors)
+    if unpassaged:
+        log.info("search index: embedding the passages of %d long texts", len(unpassaged))
+        batch = 64
+        for start in range(0, len(unpassaged), batch):
+            ids = unpassaged[start : start + batch]
+            rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
+            texts = [working.entries[r].text for r in rows]
+            passages = embed_with_passages(embedder.embed, texts, own=False)[1]
+            index.add_passages(
+                [ids[k] for k in passages.of], passages.numbers.tolist(), passages.vectors
+            )
+            working.passages.put(rows[passages.of], passages.vectors)
     n = len(working)
     loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
     if loaded != len(wanted):  # the ranges did not tile the table: never hide it
@@ -516,6 +536,67 @@ def repair(
             len(wanted),
         )
     release_free_memory()
+
+
+def load_passages(
+    index: SearchIndex, working: WorkingMemory, wanted: set[str], missing: set[str]
+) -> list[str]:
+    """Load the index's passage vectors into the working memory and remove the ones it
+    should not hold (of observations not ``wanted``, or ``missing``: embedded again with
+    them), or holds only in part or twice (a write cut short).
+
+    Returns:
+        The ids of the long texts (``passage_vectors``) among ``wanted`` and not ``missing``
+        whose passages the index lacks now, to embed.
+    """
+    from doxa.store.index import error_line
+
+    numbers: dict[str, list[int]] = {}
+    try:
+        for ids, batch_numbers, batch in index.passage_vectors():
+            sound = are_embeddings(batch)
+            rows = np.fromiter(
+                (
+                    working.row_of.get(i, -1) if i in wanted and i not in missing else -1
+                    for i in ids
+                ),
+                dtype=np.int64,
+                count=len(ids),
+            )
+            for i, number, ok in zip(ids, batch_numbers, sound, strict=True):
+                numbers.setdefault(i, []).append(number if ok else -1)
+            # Put as they come (the whole table at once as float32 would be four times the
+            # int8 it becomes); a row whose set turns out wrong is cleared below.
+            known = (rows >= 0) & sound
+            working.passages.put(rows[known], batch[known])
+    except (OSError, RuntimeError, ValueError) as error:  # as the rows': embedded again
+        log.warning(
+            "search index: passages cannot be read (%s); embedding them again",
+            error_line(error),
+        )
+        index.clear_passages()
+        for i in numbers:
+            if i in working.row_of:
+                working.passages.clear(working.row_of[i])
+        numbers = {}
+    stale: list[str] = []
+    for i, held in numbers.items():
+        row = working.row_of.get(i)
+        if i not in wanted or i in missing or row is None:
+            stale.append(i)
+            continue
+        expected = len(extra_passages(working.entries[row].text))
+        if sorted(held) != list(range(expected)):
+            stale.append(i)  # a passage missing, doubled or no embedding: all again
+            working.passages.clear(row)
+    if stale:
+        index.delete(sorted(stale), rows=False)
+    return sorted(
+        i
+        for i in wanted - missing
+        if working.passages.count(working.row_of[i]) == 0
+        and is_long(working.entries[working.row_of[i]].text)
+    )
 
 
 def release_free_memory() -> None:

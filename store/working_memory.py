@@ -32,6 +32,7 @@ import numpy.typing as npt
 from doxa.store.drafts import predicate_key, predicate_words
 from doxa.store.event_time import SLACK, EventTime, overlaps
 from doxa.store.judged_queries import JudgedQueries, JudgedRecall
+from doxa.store.passage_vectors import PassageVectors
 from doxa.store.records import Record, WhereField, loose, meets, type_key, type_name_key
 from doxa.store.settings import PredicateSettings, unlisted_cardinality
 from doxa.store.text_index import TextIndex
@@ -142,6 +143,8 @@ class WorkingMemory:
         self._cap = capacity
         # Embeddings as int8, scanned by ONNX Runtime (a quarter of float32's memory).
         self.embeddings = VectorMatrix(dim, capacity)
+        # A long text's passages after its first (see passage_vectors), by owner row.
+        self.passages = PassageVectors(dim)
         self.live: BoolArray = np.zeros(capacity, dtype=bool)  # not retracted, not purged
         self.confidence: IntArray = np.zeros(capacity, dtype=np.int64)
         self.valid_from: IntArray = np.zeros(capacity, dtype=np.int64)
@@ -294,6 +297,17 @@ class WorkingMemory:
     def has_vector(self) -> BoolArray:
         """Per row: whether its embedding is there (it follows the write; see Memory)."""
         return self.embeddings.present
+
+    def similarity(self, query: FloatArray, n: int) -> FloatArray:
+        """Approximate similarity of ``query`` to rows ``0..n-1``: each row's best of its
+        own vector and its passages' (``passage_vectors``)."""
+        similarity = self.embeddings.similarity(query, n)
+        self.passages.widen(similarity, query)
+        return similarity
+
+    def refined(self, query: FloatArray, rows: IntArray) -> FloatArray:
+        """``similarity`` of ``rows`` with the query unrounded (``VectorMatrix.refined``)."""
+        return self.passages.refined(query, rows, self.embeddings.refined(query, rows))
 
     def add(self, entry: Entry) -> int:
         """Add one observation (already committed to the graph); returns its row. Its
@@ -680,6 +694,7 @@ class WorkingMemory:
         # Out of the search index, as after a restart: found at an earlier ``known_at`` by
         # its words only.
         self.embeddings.clear(row)
+        self.passages.clear(row)
 
     def purge(self, row: int) -> None:
         """Forget a row entirely (its slot stays, dead, so other rows keep their numbers)."""
@@ -727,6 +742,7 @@ class WorkingMemory:
         if entry.episode is not None and row in self.episode_rows.get(entry.episode, ()):
             self.episode_rows[entry.episode].remove(row)
         self.embeddings.clear(row)
+        self.passages.clear(row)
         self.co_activated.pop(row, None)
         for neighbours in self.co_activated.values():
             neighbours.pop(row, None)

@@ -116,3 +116,58 @@ async def test_the_fact_a_question_names_comes_first_with_the_real_model(
     assert result.structured_content is not None
     texts = [item["text"] for item in result.structured_content["results"]]
     assert texts[0] == "Alice moved to Berlin.", texts
+
+
+#: Notes of a week's work as one long text: what the question asks is told near its end,
+#: past the 256 tokens the model reads of a text.
+WEEKLY_NOTES = " ".join(
+    [
+        "Weekly notes of the platform team.",
+        "Monday: we reviewed the quarterly roadmap with product and agreed to ship the billing"
+        " dashboard before the onboarding flow. Priya presented three mock-ups of the invoice"
+        " page; the one with the summary on top won. We will test it with five customers.",
+        "Tuesday: the design review of the new login page ran long. Security asked for rate"
+        " limits on password resets and for a second factor for administrators. Jonas will"
+        " write the proposal and circulate it by Friday.",
+        "Wednesday: hiring. We interviewed two candidates for the frontend role; both were"
+        " strong, and we made an offer to the one with more accessibility experience. The"
+        " onboarding buddy will be Mei, who joined last spring.",
+        "Thursday: the team lunch moved to the Italian place near the station, and we talked"
+        " about the offsite in June. Most people prefer the lake house over the city hotel;"
+        " the budget allows either, and the vote closes next week.",
+        "Friday: a customer call about exports. They want monthly spreadsheets with every"
+        " transaction, and the current export times out after ten thousand rows. We will"
+        " page through the results instead of building the file in one request.",
+        "Retrospective: the sprint went well overall. We closed most tickets, though the"
+        " translations for the German release slipped again, and the design system still"
+        " lacks a date picker. Marco volunteered to pair with the translators next sprint.",
+        "Operations: the staging server runs out of disk space every weekend, because the"
+        " nightly job retains old build artifacts and never deletes them. Until the cleanup"
+        " script is written, someone empties the artifacts folder by hand on Friday evening.",
+        "Next week: finish the billing dashboard, send the offer letter, and plan the offsite.",
+    ]
+)
+NEIGHBOURS = [
+    "The office printer jams whenever someone prints on both sides.",
+    "Priya's laptop is slow since the last update; IT will replace it in May.",
+    "The database backups are copied to a second region every night.",
+]
+
+
+@pytest.mark.slow
+async def test_a_long_text_is_found_by_the_meaning_of_its_later_part_with_the_real_model(
+    bundled_settings: Settings,
+) -> None:
+    question = "which machine keeps filling its storage?"
+    assert WEEKLY_NOTES.split().index("Operations:") > 220  # past what the model reads
+    assert _words(question).isdisjoint(_words(WEEKLY_NOTES))
+    with anyio.fail_after(180):
+        async with Client(create_server(bundled_settings)) as client:
+            stored = await client.call_tool(
+                "remember", {"memories": [{"text": t} for t in [*NEIGHBOURS, WEEKLY_NOTES]]}
+            )
+            assert not stored.is_error, stored.content
+            result = await client.call_tool("recall", {"query": question, "limit": 3})
+    assert result.structured_content is not None
+    texts = [item["text"] for item in result.structured_content["results"]]
+    assert texts[0] == WEEKLY_NOTES, texts

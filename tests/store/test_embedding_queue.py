@@ -34,7 +34,7 @@ class Recorder:
             raise RuntimeError("model failed")
         return np.array([[float(len(t))] for t in texts], dtype=np.float32)
 
-    def deliver(self, ids: list[str], texts: list[str], vectors: Any) -> None:
+    def deliver(self, ids: list[str], texts: list[str], vectors: Any, passages: Any) -> None:
         self.delivered.append((ids, texts, vectors))
 
 
