@@ -116,6 +116,8 @@ class PassageVectors:
         self._owner: IntArray = np.zeros(0, dtype=np.int64)  # -1: forgotten
         self._count = 0
         self._slots: dict[int, IntArray] = {}
+        # Per row: whether it holds passages (the pool's rows are looked up at once).
+        self._holding: npt.NDArray[np.bool_] = np.zeros(1, dtype=bool)
 
     def __len__(self) -> int:
         """Passages held (forgotten ones not counted)."""
@@ -142,6 +144,11 @@ class PassageVectors:
             self._owner = grown
         self._owner[slots] = owners
         self._count += len(owners)
+        if len(self._holding) <= int(owners.max()):
+            grown_rows = np.zeros(max(2 * len(self._holding), int(owners.max()) + 1), dtype=bool)
+            grown_rows[: len(self._holding)] = self._holding
+            self._holding = grown_rows
+        self._holding[owners] = True
         for row in np.unique(owners):
             held = self._slots.get(int(row))
             mine = slots[owners == row]
@@ -152,6 +159,7 @@ class PassageVectors:
         slots = self._slots.pop(row, None)
         if slots is None or self._matrix is None:
             return
+        self._holding[row] = False
         for slot in slots:
             self._matrix.clear(int(slot))
         self._owner[slots] = -1
@@ -172,12 +180,18 @@ class PassageVectors:
         scored with the unrounded query (``VectorMatrix.refined``)."""
         if self._matrix is None or not self._slots or len(rows) == 0:
             return scores
-        owned = [self._slots[int(r)] for r in rows if int(r) in self._slots]
-        if not owned:
+        holding = self._holding[np.minimum(rows, len(self._holding) - 1)] & (
+            rows < len(self._holding)
+        )
+        if not holding.any():
             return scores
-        slots = np.concatenate(owned)
-        order = np.argsort(rows, kind="stable")
-        where = order[np.searchsorted(rows[order], self._owner[slots])]
+        # Each slot's place in ``rows`` (-1: not asked), with no loop over the rows.
+        place = np.full(int(rows.max()) + 1, -1, dtype=np.int64)
+        place[rows[holding]] = np.flatnonzero(holding)
+        owners = self._owner[: self._count]
+        slots = np.flatnonzero((owners >= 0) & (owners < len(place)))
+        where = place[owners[slots]]
+        slots, where = slots[where >= 0], where[where >= 0]
         best = scores.copy()
         np.maximum.at(best, where, self._matrix.refined(query, slots))
         return best
