@@ -231,7 +231,8 @@ _NOT_PROGRESSIVE = (
 _DAY_NAMES = "|".join(
     [
         *sorted({*_WEEKDAY_INDEX, *MONTHS} - {"sat", "sun"}, key=len, reverse=True),
-        "(?-i:Sat|Sun)",  # "moved the plants to the sun" names no day
+        # "moved the plants to the sun" (or "to the Sun room") names no day
+        r"(?<!the\s)(?-i:Sat|Sun)",
     ]
 )
 # A plan told in the present: "my flight leaves on 3 June", "the appointment is on 14 May".
@@ -277,7 +278,8 @@ _PRESENT_PLAN = _lazy(
     r"|\b(?:(?:was|were|got|been|be)\s+)?(?:moved|rescheduled|postponed|pushed|delayed"
     r"|shifted)\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\s+"
     r"(?=(?:(?:next|this|the|on)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
-    rf"(?:{_DAY_NAMES})\b)",
+    # Not a name's: "moved my things to May's flat" moved nothing to May.
+    rf"(?:{_DAY_NAMES})\b(?!['\u2019]s\b))",
     re.IGNORECASE,
 )
 # The present progressive, said of a day: "the user is meeting Ana on 9 May", "I'm seeing the

@@ -1756,6 +1756,10 @@ def test_sat_and_sun_in_lower_case_are_no_weekdays_before_a_day(text: str) -> No
         ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
         ("I brought cake for Friday.", day(2026, 10, 30), "Friday"),
         ("I moved the plants to the sun on Friday.", day(2026, 10, 30), "on Friday"),
+        # A month or weekday that is a name's or a place's names no day moved to.
+        ("I moved my things to May's flat on Friday.", day(2026, 10, 30), "on Friday"),
+        ("On Friday I moved the boxes to June\u2019s garage.", day(2026, 10, 30), "On Friday"),
+        ("On Friday I moved the plants to the Sun room.", day(2026, 10, 30), "On Friday"),
     ],
 )
 def test_a_plan_someone_moved_is_on_the_day_ahead(
