@@ -621,7 +621,7 @@ def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | 
     """The day "Thursday the 19th" names: the nearest 19th, within six months either way,
     that is a Thursday (as a note's event time reads it; the weekday alone was a week
     off); a tie goes ahead when the question looks ahead. None when no month near has one."""
-    if match[1] in ("sat", "sun"):
+    if match[1].rstrip(".") in ("sat", "sun"):
         return None  # words too, read as weekdays only capitalised: "where I sat 3rd"
     said = match[1].casefold()
     weekday = next(i for i, name in enumerate(_WEEKDAY_NAMES) if name.startswith(said[:3]))

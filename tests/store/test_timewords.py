@@ -543,5 +543,7 @@ def test_a_recall_reads_its_days_in_the_calendar_of_the_offset_as_of_gives(
     assert asked.window == (micros(that_day), micros(that_day + timedelta(days=1)))
 
 
-def test_sat_in_lower_case_is_no_weekday_before_a_day() -> None:
-    assert time_window("where I sat 3rd", NOV_16) is None
+@pytest.mark.parametrize("query", ["where I sat 3rd", "where I sat. 3rd", "was the sun. 8th?"])
+def test_sat_in_lower_case_is_no_weekday_before_a_day(query: str) -> None:
+    # A full stop after it too, as a note's event time reads it.
+    assert time_window(query, NOV_16) is None
