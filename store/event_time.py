@@ -330,7 +330,8 @@ _OUTCOME = _lazy(
     r"|nailed\s+it|great\s+fun|(?:a\s+)?(?:(?:really|very|so)\s+)?(?:great|good|lovely|fun"
     r"|wonderful|fantastic|amazing|awesome|brilliant|terrible|awful|horrible)\s+(?:time|evening"
     r"|night|day|afternoon|morning)|(?:a|an)\s+(?:[\w-]+\s+)?(?:success|blast|disaster|flop))"
-    r"(?:\s*(?:[:;]-?[)D]|[^\w\s.,!?;:()'\"\u2019-]))*\s*(?:[.!;)]|$)",
+    # Not crossed fingers or folded hands: "no cavities \U0001f91e" hopes for it.
+    r"(?:\s*(?:[:;]-?[)D]|[^\w\s.,!?;:()'\"\u2019\U0001f91e\U0001f64f-]))*\s*(?:[.!;)]|$)",
     re.IGNORECASE,
 )
 # A thing booked, reserved or scheduled, with its day ("Maya booked a flight to Osaka on 12
