@@ -1133,6 +1133,9 @@ def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
 #: Short weekdays that are words too, read as weekdays only capitalised: "she sat 3rd".
 _WORDS_AS_WEEKDAYS = frozenset(("sat", "sun"))
 
+#: "Friday the 13th" without "on": the name of the superstition or the film, no day.
+_FRIDAY_13TH = re.compile(r"friday\s+the\s+13th", re.IGNORECASE)
+
 #: How many months either side of today a weekday said with a day of the month may move it.
 _WEEKDAY_DAY_MONTHS = 6
 
@@ -1143,6 +1146,8 @@ def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     # week early); a tie goes the sentence's way. None when no month near has one.
     if ctx.habitual(match) or match["wd"] in _WORDS_AS_WEEKDAYS:
         return None
+    if _FRIDAY_13TH.fullmatch(match[0]):
+        return None  # the superstition's or the film's: "on Friday the 13th" is a day
     wanted, weekday = int(match["d"]), _WEEKDAY_INDEX[match["wd"].casefold()]
     fitting = []
     for offset in range(-_WEEKDAY_DAY_MONTHS, _WEEKDAY_DAY_MONTHS + 1):

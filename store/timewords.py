@@ -623,6 +623,10 @@ def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | 
     off); a tie goes ahead when the question looks ahead. None when no month near has one."""
     if match[1].rstrip(".") in ("sat", "sun"):
         return None  # words too, read as weekdays only capitalised: "where I sat 3rd"
+    if re.fullmatch(r"friday\s+the\s+13th", match[0], re.IGNORECASE) and not re.search(
+        r"\bon\s+$", query[: match.start()], re.IGNORECASE
+    ):
+        return None  # the film's or the superstition's: "on Friday the 13th" is a day
     said = match[1].casefold()
     weekday = next(i for i, name in enumerate(_WEEKDAY_NAMES) if name.startswith(said[:3]))
     wanted = int(match["day"])

@@ -1739,6 +1739,16 @@ def test_sat_and_sun_in_lower_case_are_no_weekdays_before_a_day(text: str) -> No
 
 
 @pytest.mark.parametrize(
+    "text", ["I'm superstitious about Friday the 13th.", "Friday the 13th scared me as a kid."]
+)
+def test_friday_the_13th_without_on_is_the_name_of_one_not_a_day(text: str) -> None:
+    # The superstition's or the film's; "on Friday the 13th" is a day.
+    assert event_times(text, NOV_5) == []
+    [day_of] = event_times("The dentist is on Friday the 13th.", NOV_5)
+    assert day_of.start == day(2026, 11, 13)
+
+
+@pytest.mark.parametrize(
     ("text", "expected", "phrase"),
     [
         # A plan someone moved: the new day is ahead, as "was moved to" says ("the dentist

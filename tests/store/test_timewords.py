@@ -543,6 +543,12 @@ def test_a_recall_reads_its_days_in_the_calendar_of_the_offset_as_of_gives(
     assert asked.window == (micros(that_day), micros(that_day + timedelta(days=1)))
 
 
+def test_friday_the_13th_without_on_is_the_name_of_one_not_a_day() -> None:
+    # The film's or the superstition's: a note's event time reads it so too.
+    assert time_window("did we watch Friday the 13th?", NOV_16) is None
+    assert time_window("what did we do on Friday the 13th?", NOV_16) is not None
+
+
 @pytest.mark.parametrize("query", ["where I sat 3rd", "where I sat. 3rd", "was the sun. 8th?"])
 def test_sat_in_lower_case_is_no_weekday_before_a_day(query: str) -> None:
     # A full stop after it too, as a note's event time reads it.
