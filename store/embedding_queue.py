@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from doxa.store.batch_queue import BatchQueue
 from doxa.store.embedder import Vectors
-from doxa.store.passage_vectors import Passages, embed_with_passages
+from doxa.store.passage_vectors import Passages, embed_with_passages, embeddings_of
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,14 @@ class EmbeddingQueue(BatchQueue[_Texts]):
         super().__init__("doxa-embed", delay_s, batch_rows, retry_s)
 
     def put(self, ids: Sequence[str], texts: Sequence[str]) -> int:
-        """Queue texts to embed; returns the ticket to ``wait`` for. Never blocks."""
-        return self._enqueue(_Texts(list(ids), list(texts)), len(ids))
+        """Queue texts to embed; returns the ticket to ``wait`` for. Never blocks.
+
+        Counted as the vectors they take (a long text's passages too: ``embeddings_of``), so
+        batches and ``wait_below`` bound the model's work and memory, not the texts: a text
+        at the 32,000-character limit is 54 embeddings of prose, 161 of one-letter words."""
+        return self._enqueue(
+            _Texts(list(ids), list(texts)), sum(embeddings_of(text) for text in texts)
+        )
 
     def close(self, timeout: float = 60.0) -> None:
         """Embed and deliver what is queued, then stop."""

@@ -1435,7 +1435,8 @@ _BACKUP_SETTLE_S = 60.0
 #: How long a recall or a prune waits for memories still being embedded (the model is failing
 #: if longer).
 _EMBEDDING_WAIT_S = 30.0
-#: Texts waiting for the model before ``remember`` waits for it (about 4 s of model time).
+#: Embeddings waiting for the model before ``remember`` waits for it (about 4 s of model
+#: time; a long text counts its passages: ``EmbeddingQueue.put``).
 MAX_QUEUED_TEXTS = 2048
 #: The heap is frozen again each time the working memory grew by this many rows (see
 #: long_lived): a collection of 5,000 rows' objects takes some 40 ms.

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from doxa.store.embedder import Vectors
-from doxa.store.text_index import PASSAGE_WORDS, passages
+from doxa.store.text_index import PASSAGE_STEP, PASSAGE_WORDS, passages
 from doxa.store.vector_matrix import VectorMatrix
 
 IntArray = npt.NDArray[np.int64]
@@ -41,6 +41,17 @@ def extra_passages(text: str) -> list[str]:
     text of one passage (at most ``text_index.PASSAGE_WORDS`` words)."""
     found = passages(text)
     return found if len(found) > 1 else []
+
+
+def embeddings_of(text: str) -> int:
+    """How many vectors ``text`` is embedded as: its own and one per ``extra_passages``
+    (counted without making them)."""
+    if len(text) <= _SHORTEST_LONG:
+        return 1
+    words = len(text.split())
+    if words <= PASSAGE_WORDS:
+        return 1
+    return 2 + len(range(0, words - PASSAGE_WORDS, PASSAGE_STEP))
 
 
 @dataclass(frozen=True)

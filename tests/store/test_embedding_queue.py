@@ -134,3 +134,23 @@ def test_close_delivers_what_is_queued_then_refuses_more() -> None:
     assert [i for batch in recorder.delivered for i in batch[0]] == ["a", "b"]
     with pytest.raises(RuntimeError, match="closed"):
         queue.put(["c"], ["z"])
+
+
+def test_a_long_text_counts_as_the_embeddings_it_takes() -> None:
+    # 400 words: its own vector and 4 passages'. Backpressure and batches count the model's
+    # work: two such texts fill a batch of 8 rows no more than 10 short ones do.
+    long_text = " ".join(f"w{k}" for k in range(400))
+    recorder = Recorder()
+    recorder.gate.clear()
+    with running(recorder, delay_s=0.0, batch_rows=8) as queue:
+        queue.put(["h"], ["held"])  # the thread takes it and waits at the gate
+        assert recorder.entered.wait(5)
+        queue.put(["a"], [long_text])
+        queue.put(["b"], [long_text])  # 5 + 5 > 8: the next batch
+        try:
+            assert queue.pending_rows == 1 + 5 + 5
+            assert not queue.wait_below(6, timeout=0.05)
+        finally:
+            recorder.gate.set()
+        assert queue.wait(timeout=5)
+        assert [len(call) for call in recorder.calls] == [1, 5, 5]

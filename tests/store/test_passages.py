@@ -21,6 +21,7 @@ from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
 from doxa.store.embedder import HashEmbedder, Vectors
 from doxa.store.importing import import_file
+from doxa.store.passage_vectors import embeddings_of, extra_passages
 from doxa.store.text_index import passages
 
 #: Words the embedder below takes for one another: a query in these words matches a text in
@@ -243,3 +244,10 @@ def test_a_row_scores_as_the_best_of_its_own_vector_and_its_passages() -> None:
     assert refined == pytest.approx([0.2, 1.0], abs=0.01)
     assert cleared == pytest.approx(own)
     assert len(vectors) == 1
+
+
+@pytest.mark.parametrize("words", [1, 150, 151, 250, 251, 252, 350, 351, 5000])
+@pytest.mark.parametrize("word", ["a", "word"])
+def test_the_embeddings_of_a_text_are_counted_as_they_are_made(words: int, word: str) -> None:
+    text = " ".join([word] * words)
+    assert embeddings_of(text) == 1 + len(extra_passages(text))
