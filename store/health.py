@@ -389,6 +389,8 @@ def _inspect_index(index: SearchIndex, live: set[str] | None, health: Health) ->
         health.problems.append(
             "the search index was built by another embedding model; the next start rebuilds it"
         )
+    elif (held := _passages_held(index)) is not None:
+        health.problems.append(held)
     if live is None:
         return
     health.orphans = {
@@ -401,6 +403,29 @@ def _inspect_index(index: SearchIndex, live: set[str] | None, health: Health) ->
             f" {len(present - live)} rows of none; the next start repairs it, or run"
             " `doxa repair`"
         )
+
+
+def _passages_held(index: SearchIndex) -> str | None:
+    """What is wrong with the index's passages (``passage_vectors``) table, if anything:
+    the next start embeds again those it cannot read, or that are no embeddings."""
+    from doxa.store.index import error_line
+
+    try:
+        held = index.passages_held()
+    except (OSError, RuntimeError, ValueError) as error:
+        return (
+            f"the search index's passages cannot be read ({error_line(error)}); the next"
+            " start embeds them again, or run `doxa repair`"
+        )
+    if held is None:
+        return None
+    rows, not_unit = held
+    if not_unit:
+        return (
+            f"{not_unit} of the search index's {rows} passages hold vectors that are no"
+            " embeddings; the next start embeds them again, or run `doxa repair`"
+        )
+    return None
 
 
 def repair(settings: StoreSettings, force: bool = False, set_aside_log: bool = False) -> Health:

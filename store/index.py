@@ -33,7 +33,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from doxa.store.embedder import Vectors
+from doxa.store.embedder import Vectors, are_embeddings
 
 log = logging.getLogger(__name__)
 
@@ -328,6 +328,24 @@ class SearchIndex:
             values = column.values.to_numpy(zero_copy_only=False)
             matrix: Vectors = np.asarray(values, dtype=np.float32).reshape(len(ids), self._dim)
             yield ids, numbers, matrix
+
+    def passages_held(self) -> tuple[int, int] | None:
+        """For ``doxa check`` (a read-only index too): the passages table's rows and those
+        whose vectors are no embeddings; None when it has no such table (a memory made
+        before passages were kept).
+
+        Raises:
+            OSError, RuntimeError, ValueError: the table cannot be read.
+        """
+        if not hasattr(self, "_passages"):  # read only: the table is not opened at start
+            if PASSAGES not in set(self._db.list_tables().tables):
+                return None
+            self._passages = self._db.open_table(PASSAGES)
+        rows = not_unit = 0
+        for ids, _numbers, vectors in self.passage_vectors():
+            rows += len(ids)
+            not_unit += int(np.count_nonzero(~are_embeddings(vectors)))
+        return rows, not_unit
 
     def maintain(self, every: int = 2000, force: bool = False) -> bool:
         """Compact fragments (``optimize``) after ``every`` changed rows, or sooner while the

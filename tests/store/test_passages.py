@@ -20,6 +20,7 @@ from doxa.server.app import create_server
 from doxa.server.settings import Settings
 from doxa.store import Memory, MemoryDraft
 from doxa.store.embedder import HashEmbedder, Vectors
+from doxa.store.health import check
 from doxa.store.importing import import_file
 from doxa.store.passage_vectors import embeddings_of, extra_passages
 from doxa.store.text_index import passages
@@ -251,3 +252,25 @@ def test_a_row_scores_as_the_best_of_its_own_vector_and_its_passages() -> None:
 def test_the_embeddings_of_a_text_are_counted_as_they_are_made(words: int, word: str) -> None:
     text = " ".join([word] * words)
     assert embeddings_of(text) == 1 + len(extra_passages(text))
+
+
+@pytest.mark.parametrize("damage", ["unreadable", "not_unit"])
+def test_check_reports_passages_the_next_start_embeds_again(
+    settings: Settings, damage: str
+) -> None:
+    memory = Memory.open(settings.store)  # the configured embedder, as `doxa check` reads
+    memory.warm_up()
+    try:
+        remember_long(memory)
+    finally:
+        memory.close()
+    table = Path(settings.store.data_dir) / "index" / "passages.lance"
+    if damage == "unreadable":
+        for fragment in (table / "data").iterdir():
+            fragment.unlink()
+    else:
+        db = lancedb.connect(str(table.parent))
+        db.open_table("passages").update(where="passage = 1", values={"vector": [0.5] * 384})
+    health = check(settings.store)
+    assert len(health.problems) == 1
+    assert "passages" in health.problems[0] and "next start" in health.problems[0]
