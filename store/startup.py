@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -39,7 +40,12 @@ from doxa.store.embedder import Embedder, are_embeddings
 from doxa.store.errors import DamagedStore, MemoryStoreError
 from doxa.store.event_time import EventTime
 from doxa.store.judged_queries import JudgedRecall
-from doxa.store.passage_vectors import embed_with_passages, extra_passages, is_long
+from doxa.store.passage_vectors import (
+    embed_with_passages,
+    embeddings_of,
+    extra_passages,
+    is_long,
+)
 from doxa.store.records import Record, RecordField, type_name, value_node
 from doxa.store.settings import StoreSettings
 from doxa.store.values import from_naive_utc, in_zone, micros, utc_now
@@ -502,9 +508,7 @@ def repair(
             "search index: embedding %d observations it lacks",
             len(missing),
         )
-        batch = 1024
-        for start in range(0, len(missing), batch):
-            ids = missing[start : start + batch]
+        for ids in _by_embeddings(missing, working, own=True):
             rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
             texts = [working.entries[r].text for r in rows]
             vectors, passages = embed_with_passages(embedder.embed, texts)
@@ -516,9 +520,7 @@ def repair(
             working.passages.put(rows[passages.of], passages.vectors)
     if unpassaged:
         log.info("search index: embedding the passages of %d long texts", len(unpassaged))
-        batch = 64
-        for start in range(0, len(unpassaged), batch):
-            ids = unpassaged[start : start + batch]
+        for ids in _by_embeddings(unpassaged, working, own=False):
             rows = np.array([working.row_of[i] for i in ids], dtype=np.int64)
             texts = [working.entries[r].text for r in rows]
             passages = embed_with_passages(embedder.embed, texts, own=False)[1]
@@ -536,6 +538,29 @@ def repair(
             len(wanted),
         )
     release_free_memory()
+
+
+#: Embeddings per call of the start's repair: a long text counts its passages
+#: (``embeddings_of``): 1,024 texts of 5,000 words were ~55,000 embeddings in one call, ~260 MB
+#: of passages, tokens and vectors (an import of long documents is all embedded at its first
+#: start).
+_REPAIR_EMBEDDINGS = 1024
+
+
+def _by_embeddings(ids: list[str], working: WorkingMemory, own: bool) -> Iterator[list[str]]:
+    """``ids`` in runs of at most ``_REPAIR_EMBEDDINGS`` embeddings (a text longer alone, alone):
+    each text's own and its passages', or (``own`` False) its passages alone."""
+    run: list[str] = []
+    size = 0
+    for i in ids:
+        n = embeddings_of(working.entries[working.row_of[i]].text) - (0 if own else 1)
+        if run and size + n > _REPAIR_EMBEDDINGS:
+            yield run
+            run, size = [], 0
+        run.append(i)
+        size += n
+    if run:
+        yield run
 
 
 def load_passages(

@@ -18,7 +18,7 @@ from mcp.client import Client
 
 from doxa.server.app import create_server
 from doxa.server.settings import Settings
-from doxa.store import Memory, MemoryDraft
+from doxa.store import Memory, MemoryDraft, startup
 from doxa.store.embedder import HashEmbedder, Vectors
 from doxa.store.health import check
 from doxa.store.importing import import_file
@@ -274,3 +274,42 @@ def test_check_reports_passages_the_next_start_embeds_again(
     health = check(settings.store)
     assert len(health.problems) == 1
     assert "passages" in health.problems[0] and "next start" in health.problems[0]
+
+
+class Counting(ReadsTheStart):
+    """Records how many texts each call embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("lost", ["index", "passages"])
+def test_the_start_embeds_long_texts_a_bounded_number_of_embeddings_at_a_time(
+    settings: Settings, lost: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An import of long documents is all embedded at its first start: 1,024 texts of
+    # 5,000 words at once were ~55,000 embeddings in one call (~260 MB).
+    monkeypatch.setattr(startup, "_REPAIR_EMBEDDINGS", 8, raising=False)
+    memory = opened(settings)
+    try:
+        memory.remember([MemoryDraft(text=f"{LONG} note {k}") for k in range(5)], batch=True)
+        assert memory.settle(timeout=10)
+    finally:
+        memory.close()
+    db = lancedb.connect(str(Path(settings.store.data_dir) / "index"))
+    for table in ["observations", "passages"] if lost == "index" else ["passages"]:
+        db.drop_table(table)
+    embedder = Counting()
+    memory = opened(settings, embedder)
+    try:
+        held = len(memory._wm.passages)
+    finally:
+        memory.close()
+    assert held == 5 * 3
+    assert sum(embedder.calls) == 5 * (4 if lost == "index" else 3)
+    assert max(embedder.calls) <= 8
