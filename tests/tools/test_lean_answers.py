@@ -85,7 +85,9 @@ def schema_keywords(node: Any, in_properties: bool = False) -> Iterator[tuple[st
 async def test_a_recall_answer_is_compact_json_within_its_budget(client: Client) -> None:
     with anyio.fail_after(30):
         await remember_notes(client)
-        result = await client.call_tool("recall", {"query": "What do we know?", "limit": 10})
+        result = await client.call_tool(
+            "recall", {"query": "What do we know about Alice?", "limit": 10}
+        )
     text = text_of(result)
     answer = result.structured_content
     assert isinstance(answer, dict)
