@@ -330,8 +330,10 @@ _OUTCOME = _lazy(
     r"|nailed\s+it|great\s+fun|(?:a\s+)?(?:(?:really|very|so)\s+)?(?:great|good|lovely|fun"
     r"|wonderful|fantastic|amazing|awesome|brilliant|terrible|awful|horrible)\s+(?:time|evening"
     r"|night|day|afternoon|morning)|(?:a|an)\s+(?:[\w-]+\s+)?(?:success|blast|disaster|flop))"
-    # Not crossed fingers or folded hands: "no cavities \U0001f91e" hopes for it.
-    r"(?:\s*(?:[:;]-?[)D]|[^\w\s.,!?;:()'\"\u2019\U0001f91e\U0001f64f-]))*\s*(?:[.!;)]|$)",
+    # Emoji (with their joiners and variation selectors), not any symbol ("no cavities \u20ac"),
+    # and not crossed fingers or folded hands: "no cavities \U0001f91e" hopes for it.
+    r"(?:\s*(?:[:;]-?[)D]|[\u2600-\u27bf\U0001f300-\U0001f64e\U0001f650-\U0001f91d"
+    r"\U0001f91f-\U0001faff\ufe0f\u200d]))*\s*(?:[.!;)]|$)",
     re.IGNORECASE,
 )
 # A thing booked, reserved or scheduled, with its day ("Maya booked a flight to Osaka on 12

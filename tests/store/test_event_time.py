@@ -1493,6 +1493,7 @@ def test_a_weak_cue_of_a_plan_leaves_a_finished_event_in_the_past(
         # how it will go
         "Dentist on Friday: no cavities, I hope.",
         "Dentist on Friday: no cavities \U0001f91e I hope.",
+        "Dentist on Friday: no cavities \u20ac",  # a symbol, no emoji
         # crossed fingers or folded hands hope for it
         "Dentist on Friday: no cavities \U0001f91e",
         "Checkup on Friday: all clear \U0001f64f\U0001f3fc",
