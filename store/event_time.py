@@ -1145,7 +1145,9 @@ _WEEKDAY_DAY_MONTHS = 6
 def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "Thursday the 19th": the 19th that is a Thursday, nearest to today either way (as a
     # weekday with a day and month chooses its year), not the weekday alone (the 12th, a
-    # week early); a tie goes the sentence's way. None when no month near has one.
+    # week early); a tie goes the sentence's way. Told in the past tense, or with how it
+    # went, the latest gone ("I met Ana on Friday the 18th", said on 6 December 2026, was 18
+    # September, not the 18 December to come). None when no month near has one.
     if ctx.habitual(match) or match["wd"] in _WORDS_AS_WEEKDAYS:
         return None
     if _FRIDAY_13TH.fullmatch(match[0]):
@@ -1161,6 +1163,9 @@ def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     if not fitting:
         return None
     ahead = ctx.ahead(match)
+    gone = [day for day in fitting if day <= ctx.today]
+    if gone and not ahead and (ctx.told_past(match) or ctx.reported(match)):
+        return _days(gone[-1])
     return _days(min(fitting, key=lambda day: (abs(day - ctx.today), (day < ctx.today) == ahead)))
 
 

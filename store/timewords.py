@@ -620,7 +620,9 @@ def _looks_ahead(query: str) -> bool:
 def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | None:
     """The day "Thursday the 19th" names: the nearest 19th, within six months either way,
     that is a Thursday (as a note's event time reads it; the weekday alone was a week
-    off); a tie goes ahead when the question looks ahead. None when no month near has one."""
+    off); a tie goes ahead when the question looks ahead, and a question that looks back
+    asks of the latest gone ("what did I do on Friday the 18th?"). None when no month near
+    has one."""
     if match[1].rstrip(".") in ("sat", "sun"):
         return None  # words too, read as weekdays only capitalised: "where I sat 3rd"
     if re.fullmatch(r"friday\s+the\s+13th", match[0], re.IGNORECASE) and not re.search(
@@ -640,6 +642,9 @@ def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | 
     if not fitting:
         return None
     ahead = _looks_ahead(query)
+    gone = [day for day in fitting if day <= today]
+    if gone and not ahead and _LOOKS_BACK.search(query):
+        return _day(gone[-1])
     return _day(min(fitting, key=lambda day: (abs(day - today), (day < today) == ahead)))
 
 

@@ -1734,6 +1734,26 @@ def test_a_weekday_with_an_ordinal_day_is_that_day_in_the_nearest_month_it_fits(
     assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Told in the past tense, or with how it went: the latest gone, not the nearest (18
+        # December, to come).
+        ("I met Ana on Friday the 18th.", day(2026, 9, 18)),
+        ("Dentist on Friday the 18th: all clear.", day(2026, 9, 18)),
+        # Else the nearest.
+        ("Lunch with Ana on Friday the 18th.", day(2026, 12, 18)),
+        ("The party was moved to Friday the 18th.", day(2026, 12, 18)),
+    ],
+)
+def test_a_weekday_with_its_day_told_as_gone_is_the_latest_gone(
+    text: str, expected: datetime
+) -> None:
+    said = datetime(2026, 12, 6, 12, tzinfo=UTC)  # a Sunday
+    [found] = event_times(text, said)
+    assert found.start == expected, text
+
+
 @pytest.mark.parametrize("text", ["She sat 3rd in the exam hall.", "I sat the 3rd row."])
 def test_sat_and_sun_in_lower_case_are_no_weekdays_before_a_day(text: str) -> None:
     assert event_times(text, NOV_5) == []

@@ -517,6 +517,9 @@ NOV_16 = datetime(2026, 11, 16, 8, tzinfo=UTC)
         ("what's on Wed 18th?", day(2026, 11, 18)),
         ("anything on thurs the 26th", day(2026, 11, 26)),
         ("what happened on Sunday the 25th", day(2026, 10, 25)),
+        # A question that looks back asks of the latest gone, not the nearest (18 December).
+        ("What did I do on Friday the 18th?", day(2026, 9, 18)),
+        ("What do I have on Friday the 18th?", day(2026, 12, 18)),
     ],
 )
 def test_a_weekday_with_an_ordinal_day_is_that_day(query: str, that_day: datetime) -> None:
