@@ -51,7 +51,14 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Literal, cast, get_args
 
-from doxa.store.timewords import COUNT_WORDS, COUNTS, MONTHS, SEASONS, season_window
+from doxa.store.timewords import (
+    COUNT_WORDS,
+    COUNTS,
+    MONTHS,
+    SEASONS,
+    season_window,
+    weekday_dates,
+)
 
 
 class _LazyPattern:
@@ -1138,9 +1145,6 @@ _WORDS_AS_WEEKDAYS = frozenset(("sat", "sun"))
 #: "Friday the 13th" without "on": the name of the superstition or the film, no day.
 _FRIDAY_13TH = re.compile(r"friday\s+the\s+13th", re.IGNORECASE)
 
-#: How many months either side of today a weekday said with a day of the month may move it.
-_WEEKDAY_DAY_MONTHS = 6
-
 
 def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "Thursday the 19th": the 19th that is a Thursday, nearest to today either way (as a
@@ -1152,14 +1156,8 @@ def _resolve_weekday_day(match: re.Match[str], ctx: _Context) -> _Span | None:
         return None
     if _FRIDAY_13TH.fullmatch(match[0]):
         return None  # the superstition's or the film's: "on Friday the 13th" is a day
-    wanted, weekday = int(match["d"]), _WEEKDAY_INDEX[match["wd"].casefold()]
-    fitting = []
-    for offset in range(-_WEEKDAY_DAY_MONTHS, _WEEKDAY_DAY_MONTHS + 1):
-        year, month = _add_months(ctx.today.year, ctx.today.month, offset)
-        if 1 <= year <= 9999 and wanted <= monthrange(year, month)[1]:
-            day = _date(year, month, wanted)
-            if day.weekday() == weekday:
-                fitting.append(day)
+    weekday = _WEEKDAY_INDEX[match["wd"].casefold()]
+    fitting = weekday_dates(int(match["d"]), weekday, ctx.today)
     if not fitting:
         return None
     ahead = ctx.ahead(match)

@@ -617,6 +617,24 @@ def _looks_ahead(query: str) -> bool:
     return _LOOKS_AHEAD.search(query) is not None and _LOOKS_BACK.search(query) is None
 
 
+#: How many months either side of today a weekday said with a day of the month may move it.
+WEEKDAY_DATE_MONTHS = 6
+
+
+def weekday_dates(wanted: int, weekday: int, today: datetime) -> list[datetime]:
+    """The days (UTC midnights, in order) within ``WEEKDAY_DATE_MONTHS`` either side of
+    ``today`` that are the ``wanted`` day of their month and fall on ``weekday`` (0 Monday):
+    where "Thursday the 19th" may be, for a note's event time and a question's window."""
+    fitting = []
+    for offset in range(-WEEKDAY_DATE_MONTHS, WEEKDAY_DATE_MONTHS + 1):
+        year, month = divmod(today.year * 12 + today.month - 1 + offset, 12)
+        if 1 <= year <= 9999 and wanted <= monthrange(year, month + 1)[1]:
+            day = datetime(year, month + 1, wanted, tzinfo=UTC)
+            if day.weekday() == weekday:
+                fitting.append(day)
+    return fitting
+
+
 def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | None:
     """The day "Thursday the 19th" names: the nearest 19th, within six months either way,
     that is a Thursday (as a note's event time reads it; the weekday alone was a week
@@ -631,14 +649,7 @@ def _weekday_day(match: re.Match[str], query: str, today: datetime) -> Window | 
         return None  # the film's or the superstition's: "on Friday the 13th" is a day
     said = match[1].casefold()
     weekday = next(i for i, name in enumerate(_WEEKDAY_NAMES) if name.startswith(said[:3]))
-    wanted = int(match["day"])
-    fitting = []
-    for offset in range(-6, 7):
-        year, month = divmod(today.year * 12 + today.month - 1 + offset, 12)
-        if wanted <= monthrange(year, month + 1)[1]:
-            day = datetime(year, month + 1, wanted, tzinfo=UTC)
-            if day.weekday() == weekday:
-                fitting.append(day)
+    fitting = weekday_dates(int(match["day"]), weekday, today)
     if not fitting:
         return None
     ahead = _looks_ahead(query)
