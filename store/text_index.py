@@ -146,12 +146,94 @@ def passages(text: str) -> list[str]:
     return [" ".join(words[start : start + PASSAGE_WORDS]) for start in starts]
 
 
+#: A source's term of digits alone counts by itself only from this many digits ("2606" of
+#: "arxiv:2606.04321", a ticket's "4521"); a shorter one only beside a word of the same source
+#: ("issue 12" of ".../issues/12"): a day of the month asked of ("on 16 November") is no
+#: reference to the turn "D5:16" or to page 16.
+_NUMBER_ALONE = 3
+
+
+class SourceIndex:
+    """The words of each row's ``source``, searched beside its text (``TextIndex``).
+
+    A source is a short name (a URL, a person, a file, "email"), so its terms are scored as
+    BM25 gives a term found once in a document of average length: its idf, over all rows
+    (a source many rows share weighs little). Kept apart from the text so a source's words
+    neither lengthen the text's passages nor count once per passage.
+    """
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self._analyzer = analyzer
+        self._rows: dict[str, array.array[int]] = {}  # term -> rows whose source holds it
+        self._frequency: Counter[str] = Counter()  # term -> searchable rows holding it
+        self._held: dict[int, tuple[str, ...]] = {}  # row -> its source's terms (searchable)
+        self._searchable = np.zeros(1024, dtype=bool)  # by row: in ``_held``
+
+    def add(self, row: int, source: str) -> None:
+        """Index ``source`` as row ``row``'s."""
+        terms = tuple(dict.fromkeys(self._analyzer.terms(source)))
+        if not terms:
+            return
+        self._held[row] = terms
+        if row >= len(self._searchable):
+            grown = np.zeros(max(2 * len(self._searchable), row + 1), dtype=bool)
+            grown[: len(self._searchable)] = self._searchable
+            self._searchable = grown
+        self._searchable[row] = True
+        for term in terms:
+            rows = self._rows.get(term)
+            if rows is None:
+                rows = self._rows[term] = array.array("q")
+            rows.append(row)
+        self._frequency.update(terms)
+
+    def remove(self, row: int) -> None:
+        """Stop finding row ``row`` by its source (its postings stay and are skipped)."""
+        terms = self._held.pop(row, None)
+        if terms is not None:
+            self._searchable[row] = False
+            self._frequency.subtract(terms)
+
+    def scores(
+        self, terms: set[str], documents: int, allowed: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.float64] | None:
+        """By row (as ``allowed``), the sum of the idf over ``documents`` rows of the
+        ``terms`` its source holds (0: none, or a short number alone: ``_NUMBER_ALONE``);
+        None when no source holds any."""
+        n = len(allowed)
+        # Dense, not sorted runs: a source many rows share ("email") would sort them all.
+        score: npt.NDArray[np.float64] | None = None
+        worded = np.zeros(0, dtype=bool)
+        for term in terms:
+            postings = self._rows.get(term)
+            frequency = self._frequency.get(term, 0)
+            if postings is None or frequency <= 0:
+                continue
+            rows = np.frombuffer(postings, dtype=np.int64)
+            keep = rows < n
+            keep[keep] = allowed[rows[keep]] & self._searchable[rows[keep]]
+            rows = rows[keep]
+            if len(rows) == 0:
+                continue
+            if score is None:
+                score, worded = np.zeros(n), np.zeros(n, dtype=bool)
+            # A row holds each of its source's terms once: no repeats within ``rows``.
+            score[rows] += math.log(1.0 + (documents - frequency + 0.5) / (frequency + 0.5))
+            if not term.isdigit() or len(term) >= _NUMBER_ALONE:
+                worded[rows] = True
+        if score is not None:
+            score[~worded] = 0.0
+        return score
+
+
 class TextIndex:
     """An inverted index of the working memory's rows, scored with BM25 per passage (a
-    row's text is one passage unless it is long: ``passages``)."""
+    row's text is one passage unless it is long: ``passages``), and by its source's words
+    (``SourceIndex``)."""
 
     def __init__(self) -> None:
         self.analyzer = Analyzer()
+        self._sources = SourceIndex(self.analyzer)
         # term -> passages holding it, and how often each holds it (parallel arrays).
         self._rows: dict[str, array.array[int]] = {}
         self._counts: dict[str, array.array[int]] = {}
@@ -163,13 +245,17 @@ class TextIndex:
         self._documents = 0
         self._total_length = 0
 
-    def add(self, row: int, text: str) -> None:
-        """Index ``text`` as row ``row`` (rows are added in order, from 0)."""
+    def add(self, row: int, text: str, source: str | None = None) -> None:
+        """Index ``text`` as row ``row`` (rows are added in order, from 0), and its
+        ``source``: "what did arxiv 2606.04321 say?" names where a note came from, not what
+        it says."""
         while len(self._first) <= row:
             self._first.append(-1)
         self._first[row] = len(self._lengths)
         for passage in passages(text):
             self._add_passage(row, Counter(self.analyzer.terms(passage)))
+        if source:
+            self._sources.add(row, source)
 
     def _add_passage(self, row: int, terms: Counter[str]) -> None:
         unit = len(self._lengths)
@@ -194,6 +280,7 @@ class TextIndex:
         """
         if row >= len(self._first) or self._first[row] < 0:
             return
+        self._sources.remove(row)
         first = self._first[row]
         self._first[row] = -1
         for unit, passage in enumerate(passages(text), start=first):
@@ -234,20 +321,31 @@ class TextIndex:
             norm = K1 * (1.0 - B + B * lengths[units] / average)
             found.append(units)
             scores.append(idf * tf * (K1 + 1.0) / (tf + norm))
-        if not found:
+        named = self._sources.scores(terms, self._documents, allowed)
+        rows, score = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        if found:
+            units, text_score = np.concatenate(found), np.concatenate(scores)
+            # Sum each passage's terms: sort by passage, then add up the runs.
+            order = np.argsort(units, kind="stable")
+            units, text_score = units[order], text_score[order]
+            starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
+            units, text_score = units[starts], np.add.reduceat(text_score, starts)
+            text_rows = row_of[units]
+            if len(text_rows) > 1 and bool(np.any(text_rows[1:] == text_rows[:-1])):
+                # A long text's passages: the row scores as its best one (passages of a row
+                # are numbered in a run, so they sort together).
+                starts = np.flatnonzero(np.r_[True, text_rows[1:] != text_rows[:-1]])
+                text_rows = text_rows[starts]
+                text_score = np.maximum.reduceat(text_score, starts)
+            if named is None:
+                rows, score = text_rows, text_score
+            else:
+                named[text_rows] += text_score  # a row's source adds to its best passage
+        if named is not None:
+            rows = np.flatnonzero(named)
+            score = named[rows]
+        if len(rows) == 0:
             return []
-        units, score = np.concatenate(found), np.concatenate(scores)
-        # Sum each passage's terms: sort by passage, then add up the runs.
-        order = np.argsort(units, kind="stable")
-        units, score = units[order], score[order]
-        starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
-        units, score = units[starts], np.add.reduceat(score, starts)
-        rows = row_of[units]
-        if len(rows) > 1 and bool(np.any(rows[1:] == rows[:-1])):
-            # A long text's passages: the row scores as its best one (passages of a row are
-            # numbered in a run, so they sort together).
-            starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-            rows, score = rows[starts], np.maximum.reduceat(score, starts)
         if len(rows) > limit:
             top = np.argpartition(-score, limit - 1)[:limit]
             rows, score = rows[top], score[top]

@@ -356,7 +356,7 @@ class WorkingMemory:
                 self.episode_start[entry.episode] = entry.observed_at
         # A retracted row keeps its words and fact key: recalls as of an earlier record time
         # find it (filters keep it out of every other recall).
-        self.text.add(row, entry.text)
+        self.text.add(row, entry.text, entry.source)
         key = fact_key(entry)
         if key is not None:
             rows = self.fact_index[key]

@@ -199,3 +199,43 @@ def test_a_camel_case_word_with_accents_is_split_as_its_plain_letters_are() -> N
     assert terms("ÉtatCivil") == terms("EtatCivil") == ["etatcivil", "etat", "civil"]
     assert terms("getÜberMode") == ["getubermod", "get", "uber", "mode"]
     assert terms("readÜber") == ["readub", "read", "uber"]  # the accented capital alone
+
+
+def test_a_source_is_found_by_its_words_beside_the_text() -> None:
+    index = TextIndex()
+    index.add(0, "Retrieval quality saturates beyond 10B parameters.", "arxiv:2501.01234")
+    index.add(1, "Retrieval quality keeps improving up to 70B.", "arxiv:2606.04321")
+    index.add(2, "We met for lunch.", None)
+    assert rows(index.search("what did arxiv 2606.04321 say?", 10, everything(3)))[0] == 1
+    assert rows(index.search("the paper 2606.04321", 10, everything(3))) == [1]
+    # The text's words and its source's add up: both notes say "retrieval", one is cited.
+    assert rows(index.search("retrieval in 2606.04321", 10, everything(3))) == [1, 0]
+
+
+def test_a_short_number_of_a_source_counts_only_beside_its_words() -> None:
+    index = TextIndex()
+    index.add(0, "Caroline went hiking.", "D5:16")
+    index.add(1, "We looked at issue twelve.", "https://github.com/doxa/doxa/issues/12")
+    index.add(2, "Nothing here.", "page 2606")
+    # "16 November" asks of a day, not of the turn D5:16 or of page 16.
+    assert index.search("what happened on 16 November?", 10, everything(3)) == []
+    assert index.search("d5 16", 10, everything(3))[0][0] == 0
+    assert rows(index.search("what did issue 12 say", 10, everything(3))) == [1]
+    assert index.search("12", 10, everything(3)) == []
+    assert rows(index.search("2606", 10, everything(3))) == [2]
+
+
+def test_a_source_many_rows_share_weighs_little_and_a_purged_row_is_not_found_by_it() -> None:
+    index = TextIndex()
+    for row in range(8):
+        index.add(row, f"note {row} about the budget", "email")
+    index.add(8, "the budget is due", "Dr. Patel")
+    shared = dict(index.search("email", 10, everything(9)))
+    named = dict(index.search("patel", 10, everything(9)))
+    assert len(shared) == 8 and max(shared.values()) < named[8]
+    index.remove(8, "the budget is due")
+    assert index.search("patel", 10, everything(9)) == []
+    # Filters apply to a source's rows as to a text's.
+    allowed = everything(9)
+    allowed[:4] = False
+    assert sorted(rows(index.search("email", 10, allowed))) == [4, 5, 6, 7]

@@ -10,6 +10,7 @@ import pytest
 from calls import error, ok, seed_bridge
 from mcp.client import Client
 
+from doxa.server.app import create_server
 from doxa.store import Memory
 
 pytestmark = pytest.mark.anyio
@@ -704,3 +705,26 @@ async def test_an_answer_within_its_budget_is_whole(client: Client) -> None:
     found = await ok(client, "recall", query="tide note", limit=10)
     assert sorted(r["text"] for r in found["results"]) == sorted(t.strip() for t in texts)
     assert "note" not in found
+
+
+async def test_a_recall_finds_a_note_by_the_words_of_its_source_also_after_a_restart(
+    settings: Any,
+) -> None:
+    cited = [
+        ("Retrieval quality saturates beyond 10B parameters.", "arxiv:2501.01234"),
+        ("Retrieval quality keeps improving up to 70B parameters.", "arxiv:2606.04321"),
+        ("Lunch with the team on Friday.", "calendar"),
+    ]
+    memories = [{"text": text, "source": source} for text, source in cited]
+    for attempt in range(2):  # the second server reads the memory the first one wrote
+        async with Client(create_server(settings)) as client:
+            if attempt == 0:
+                await ok(client, "remember", memories=memories)
+            found = await ok(client, "recall", query="what did arxiv 2606.04321 say?")
+            assert found["results"][0]["source"] == "arxiv:2606.04321"
+            assert "note" not in found  # a word of the query was found: no mere nearest
+            forgotten = found["results"][0]["observation_id"]
+            if attempt == 1:
+                await ok(client, "forget", id=forgotten, mode="purge")
+                again = await ok(client, "recall", query="2606.04321")
+                assert forgotten not in {r["observation_id"] for r in again["results"]}
