@@ -327,6 +327,13 @@ def answer(
     beside = _ended(working, seen, valid, ends)
     if asked.beside_now:
         beside |= _upcoming(working, n, at_us, known_us, ends)
+    # A question of a time ("Where did Alice live in March?") is asked of what held then:
+    # a fact replaced since comes too (it was found by nothing but ``as_of``), and each fact
+    # is ordered as if then were now (``_beside_current``).
+    then = None
+    if asked.window is not None and not asked.include_superseded:
+        then = seen & (working.valid_from[:n] < asked.window[1]) & (ends > asked.window[0])
+        beside |= then & ~valid
     mask |= beside
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
@@ -426,7 +433,8 @@ def answer(
     if asked.include_superseded:
         shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
         return shown[:limit], current, len(shown)
-    return _order(ranked, working, asked.order_by, own, current)[:limit], current, len(ranked)
+    shown = _order(ranked, working, asked.order_by, own, current, then)
+    return shown[:limit], current, len(ranked)
 
 
 def _upcoming(
@@ -503,11 +511,13 @@ def _order(
     order_by: OrderBy,
     own: dict[int, Decimal],
     current: BoolArray | None,
+    then: BoolArray | None = None,
 ) -> list[Ranked]:
     """Present results in the requested order (by confidence: ``own`` where a result shows
     another than its observation's); facts not valid now (not ``current``) come last, but by
     relevance each stands where it ranks, only never before a current fact of its own
-    subject and predicate (``_beside_current``)."""
+    subject and predicate (``_beside_current``; of a question of a time, before one that
+    held ``then``)."""
     entries = working.entries
     if order_by == "confidence":
         ranked = sorted(
@@ -521,7 +531,7 @@ def _order(
     if current is None:
         return ranked
     if order_by == "relevance":
-        return _beside_current(ranked, working, current)
+        return _beside_current(ranked, working, current if then is None else then)
     return sorted(ranked, key=lambda r: not current[r.row])
 
 

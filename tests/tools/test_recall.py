@@ -728,3 +728,43 @@ async def test_a_recall_finds_a_note_by_the_words_of_its_source_also_after_a_res
                 await ok(client, "forget", id=forgotten, mode="purge")
                 again = await ok(client, "recall", query="2606.04321")
                 assert forgotten not in {r["observation_id"] for r in again["results"]}
+
+
+async def test_a_question_of_a_time_gone_finds_the_fact_that_held_then_though_replaced_since(
+    client: Client,
+) -> None:
+    paris = await ok(
+        client,
+        "remember",
+        text="Alice lives in Paris.",
+        observed_at="2026-01-10T09:00:00Z",
+        fact={"subject": "Alice", "predicate": "lives in", "object": "Paris"},
+    )
+    berlin = await ok(
+        client,
+        "remember",
+        text="Alice lives in Berlin now.",
+        observed_at="2026-06-02T09:00:00Z",
+        fact={
+            "subject": "Alice",
+            "predicate": "lives in",
+            "object": "Berlin",
+            "valid_from": "2026-06-01T00:00:00Z",
+        },
+    )
+    now = "2026-12-06T12:00:00Z"
+
+    def shown(found: dict[str, Any]) -> list[tuple[str, bool]]:
+        return [(r["observation_id"], r.get("current", True)) for r in found["results"]]
+
+    march = await ok(client, "recall", query="Where did Alice live in March?", as_of=now)
+    # Paris held in March: it comes first, marked replaced; Berlin, which began after, next.
+    assert shown(march)[:2] == [
+        (paris["observation_id"], False),
+        (berlin["observation_id"], True),
+    ]
+    assert march["results"][0]["superseded_by"] == [berlin["observation_id"]]
+    # Asked of now, or of a time after Paris ended, the replaced fact stays out.
+    for query in ("Where does Alice live?", "Where did Alice live last week?"):
+        found = await ok(client, "recall", query=query, as_of=now)
+        assert paris["observation_id"] not in dict(shown(found))
