@@ -24,7 +24,9 @@ winter); "for three months" only when it runs up to now ("for three
 months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
 duration ("I learned it in two weeks"); days of one month ("from 3 to 10 June", "3-10 June",
 "June 3 to 10") only in order, with "and" only after "between" ("on 3 and 10 June" is no
-span); an expression after "until", "by", "before", "after" or "every" is dropped;
+span); ordinal days with no month ("from the 20th to the 23rd", "20th-23rd") only in order,
+before no noun of theirs ("from the 1st to the 3rd floor"), joined by a word only after
+"the"; an expression after "until", "by", "before", "after" or "every" is dropped;
 habitual sentences ("I usually go in May") give no date for words whose year or week they
 leave open.
 
@@ -1406,13 +1408,14 @@ _WORD_UNIT_AGO = (
 )
 _THE_WEEKEND = r"\b(?:over|on|at|during)\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)"
 _THE_OTHER_DAY = r"\bthe\s+other\s+day\b"
-# "on the 15th", not "on the 3rd floor": only before an end, a mark, or a word that cannot be
-# the ordinal's noun.
-_DAY_OF_MONTH = (
-    r"\bon\s+the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b(?=\s*(?:$|[^\w\s]|(?:and|after|at|when"
-    r"|so|but|with|because|which|where|too|as|i|we|you|he|she|they|it|my|our|the|this|that|to"
-    r"|for|in|was|were|is|will)\b))"
+# After an ordinal day: an end, a mark, or a word that cannot be the ordinal's noun ("the 3rd
+# floor" is none).
+_NO_ORDINAL_NOUN = (
+    r"(?=\s*(?:$|[^\w\s]|(?:and|after|at|when|so|but|with|because|which|where|too|as|i|we|you"
+    r"|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))"
 )
+# "on the 15th", not "on the 3rd floor".
+_DAY_OF_MONTH = rf"\bon\s+the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{_NO_ORDINAL_NOUN}"
 # "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
 _WEEKDAY_DAY = (
     r"\b(?:on\s+)?(?P<wd>{})\.?,?\s+(?:the\s+)?(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b".format(
@@ -1692,6 +1695,50 @@ def _day_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield match.start(), match.end(), span
 
 
+# Ordinal days with no month: "from the 20th to the 23rd", "between the 20th and the 23rd",
+# "20th-23rd". Joined by a word only with "the" before the first ("went from 1st to 3rd" is a
+# ranking), and only before what cannot be the ordinals' noun, as "on the 15th" ("from the 1st
+# to the 3rd floor", "the 18th-19th century" are none).
+_ORDINAL_DAYS = _compile(
+    r"\b(?:(?P<kw>from|between)\s+)?(?P<the>the\s+)?(?P<d1>[12]?\d|3[01])(?:st|nd|rd|th)"
+    r"(?:\s*(?P<dash>-|\u2013)\s*|\s+(?P<word>to|until|till|through|thru|and)\s+(?:the\s+)?)"
+    r"(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b" + _NO_ORDINAL_NOUN
+)
+
+
+def _resolve_ordinal_days(match: re.Match[str], ctx: _Context) -> _Span | None:
+    """The days of the month they fall in: looking back (a past tense), the latest month
+    whose first day is today or gone; else this month if its first day is today or ahead,
+    or the next that has both days (words with no month rarely tell of one long gone). A
+    habit gives none."""
+    if ctx.habitual(match):
+        return None
+    first, last = int(match["d1"]), int(match["d"])
+    past = not ctx.ahead(match) and ctx.past(match)
+    step = -1 if past else 1
+    for offset in range(13):
+        year, month = _add_months(ctx.today.year, ctx.today.month, step * offset)
+        if last > monthrange(year, month)[1]:
+            continue
+        start = _date(year, month, first)
+        if (start <= ctx.today) if past else (start >= ctx.today):
+            return start, _date(year, month, last) + timedelta(days=1), "span"
+    return None
+
+
+def _ordinal_days_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    for match in _ORDINAL_DAYS.finditer(ctx.text):
+        between = (match["kw"] or "").casefold() == "between"
+        if between != ((match["word"] or "").casefold() == "and"):
+            continue
+        if match["word"] and not match["the"]:
+            continue
+        if not int(match["d1"]) < int(match["d"]):
+            continue  # "from the 23rd to the 20th" is no stretch of a month
+        span = _safely(partial(_resolve_ordinal_days, match, ctx))
+        yield match.start(), match.end(), span
+
+
 # Two days with their months and no "from" before them: "28 May to 3 June", "May 28 - June 3",
 # "2024-05-01 to 2024-05-03".
 _BARE_RANGE_STARTS = [_compile(_ISO), *(_compile(rf"\b{_WEEKDAY_LEAD}{d}") for d in (_DMY, _MDY))]
@@ -1815,6 +1862,7 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
     yield from _moved_candidates(ctx)
     yield from _range_candidates(ctx)
     yield from _day_range_candidates(ctx)
+    yield from _ordinal_days_candidates(ctx)
     yield from _bare_range_candidates(ctx)
     yield from _weekday_range_candidates(ctx)
 

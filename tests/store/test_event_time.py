@@ -1801,3 +1801,95 @@ def test_a_plan_someone_moved_is_on_the_day_ahead(
 ) -> None:
     times = event_times(text, NOV_5)
     assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
+
+
+# A Sunday afternoon in December.
+DEC_6 = datetime(2026, 12, 6, 15, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "start", "end", "phrase"),
+    [
+        # Ordinal days with no month: this month's if the first is today or ahead, else next
+        # month's; in the past tense the latest whose first day is gone.
+        (
+            "We're in Porto from the 20th to the 23rd.",
+            DEC_6,
+            day(2026, 12, 20),
+            day(2026, 12, 24),
+            "from the 20th to the 23rd",
+        ),
+        (
+            "We're in Porto from the 20th until the 23rd.",
+            DEC_6,
+            day(2026, 12, 20),
+            day(2026, 12, 24),
+            "from the 20th until the 23rd",
+        ),
+        ("We're in Porto 20th-23rd.", DEC_6, day(2026, 12, 20), day(2026, 12, 24), "20th-23rd"),
+        (
+            "Ana is visiting between the 20th and the 23rd.",
+            DEC_6,
+            day(2026, 12, 20),
+            day(2026, 12, 24),
+            "between the 20th and the 23rd",
+        ),
+        (
+            "We're in Porto from the 6th to the 9th.",
+            DEC_6,
+            day(2026, 12, 6),
+            day(2026, 12, 10),
+            "from the 6th to the 9th",
+        ),
+        (
+            "We're in Porto from the 2nd to the 4th.",
+            DEC_6,
+            day(2027, 1, 2),
+            day(2027, 1, 5),
+            "from the 2nd to the 4th",
+        ),
+        (
+            "We were in Porto from the 2nd to the 4th.",
+            DEC_6,
+            day(2026, 12, 2),
+            day(2026, 12, 5),
+            "from the 2nd to the 4th",
+        ),
+        (
+            "We were in Porto from the 20th to the 23rd.",
+            DEC_6,
+            day(2026, 11, 20),
+            day(2026, 11, 24),
+            "from the 20th to the 23rd",
+        ),
+        # A day the month has not: the next month that has it.
+        (
+            "I'm off from the 30th to the 31st.",
+            datetime(2026, 11, 10, tzinfo=UTC),
+            day(2026, 12, 30),
+            day(2027, 1, 1),
+            "from the 30th to the 31st",
+        ),
+    ],
+)
+def test_ordinal_days_with_no_month_are_a_span_of_the_month_they_fall_in(
+    text: str, said_at: datetime, start: datetime, end: datetime, phrase: str
+) -> None:
+    times = event_times(text, said_at)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (start, end, "span", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We moved from the 1st to the 3rd floor.",
+        "It was built in the 18th-19th century.",
+        "I usually travel from the 20th to the 23rd.",
+        "We're in Porto from the 23rd to the 20th.",
+        "She finished 2nd-3rd place.",
+    ],
+)
+def test_ordinals_that_are_no_days_or_no_order_are_no_span(text: str) -> None:
+    assert event_times(text, DEC_6) == []
