@@ -1122,6 +1122,27 @@ def _resolve_the_other_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     return ctx.today - timedelta(days=7), ctx.today, "span"
 
 
+#: The days at a month's end that "the end of the month" may mean.
+_MONTH_END_DAYS = 7
+
+
+def _resolve_end_of_the_month(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # The month whose end it is, as "the end of March" is March: looking ahead, this month;
+    # in the past tense the latest whose last seven days have begun (said on 6 December,
+    # November). A habit, or a sentence with no direction ("I pay rent at the end of the
+    # month"), gives none.
+    if ctx.habitual(match):
+        return None
+    today = ctx.today
+    if ctx.ahead(match):
+        return _month(today.year, today.month)
+    if not ctx.past(match):
+        return None
+    if today.day > monthrange(today.year, today.month)[1] - _MONTH_END_DAYS:
+        return _month(today.year, today.month)
+    return _month(*_add_months(today.year, today.month, -1))
+
+
 def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "on the 15th": the nearest 15th in the sentence's direction, in this month or another
     # (ahead in a plan told in the present: "the new job starts on the 15th").
@@ -1408,6 +1429,11 @@ _WORD_UNIT_AGO = (
 )
 _THE_WEEKEND = r"\b(?:over|on|at|during)\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)"
 _THE_OTHER_DAY = r"\bthe\s+other\s+day\b"
+# "at the end of the month", "by the end of the month" (a deadline; "by" alone is dropped), not
+# "the end of the month-long trip" nor "the end of the month of May".
+_END_OF_THE_MONTH = (
+    r"\b(?:by\s+)?(?:the\s+)?end\s+of\s+the\s+month\b(?!-)(?!\s+(?:of|before|after)\b)"
+)
 # After an ordinal day: an end, a mark, or a word that cannot be the ordinal's noun ("the 3rd
 # floor" is none).
 _NO_ORDINAL_NOUN = (
@@ -1505,6 +1531,7 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
     (_compile(_THE_WEEKEND), _resolve_the_weekend),
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
+    (_compile(_END_OF_THE_MONTH), _resolve_end_of_the_month),
     (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
     (_compile(_WEEKDAY_DAY), _resolve_weekday_day),
     (_compile(_HOLIDAYS), _resolve_holiday),

@@ -1893,3 +1893,49 @@ def test_ordinal_days_with_no_month_are_a_span_of_the_month_they_fall_in(
 )
 def test_ordinals_that_are_no_days_or_no_order_are_no_span(text: str) -> None:
     assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "month", "phrase"),
+    [
+        # As "the end of March" is March: the month whose end it is; ahead, this month.
+        ("I'll finish the report by the end of the month.", DEC_6, 12, "by the end of the month"),
+        ("The rent is due at the end of the month.", DEC_6, 12, "the end of the month"),
+        ("We're going to Lisbon at the end of the month.", DEC_6, 12, "the end of the month"),
+        # In the past tense, the latest whose last seven days have begun.
+        ("We moved at the end of the month.", DEC_6, 11, "the end of the month"),
+        (
+            "We moved at the end of the month.",
+            datetime(2026, 12, 28, 9, tzinfo=UTC),
+            12,
+            "the end of the month",
+        ),
+        (
+            "By the end of the month we had moved.",
+            DEC_6,
+            11,
+            "By the end of the month",
+        ),
+    ],
+)
+def test_the_end_of_the_month_is_that_month(
+    text: str, said_at: datetime, month: int, phrase: str
+) -> None:
+    times = event_times(text, said_at)
+    year = 2026
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(year, month, 1), day(year + month // 12, month % 12 + 1, 1), "month", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I pay rent at the end of the month.",
+        "I usually pay rent at the end of the month.",
+        "I'm in Rome until the end of the month.",
+        "The end of the month-long trip was sad.",
+    ],
+)
+def test_the_end_of_the_month_told_as_a_habit_or_with_no_tense_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
