@@ -26,7 +26,8 @@ duration ("I learned it in two weeks"); days of one month ("from 3 to 10 June", 
 "June 3 to 10") only in order, with "and" only after "between" ("on 3 and 10 June" is no
 span); ordinal days with no month ("from the 20th to the 23rd", "20th-23rd") only in order,
 before no noun of theirs ("from the 1st to the 3rd floor"), joined by a word only after
-"the"; an expression after "until", "by", "before", "after" or "every" is dropped;
+"the"; an expression after "until", "by", "before", "after" or "every" is dropped, but for a
+deadline to come ("by Friday": from today through Friday) and "by the end of the month";
 habitual sentences ("I usually go in May") give no date for words whose year or week they
 leave open.
 
@@ -1045,6 +1046,28 @@ def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _days(_weekday_before(today, weekday, or_today=True))
 
 
+# A deadline: "by Friday", "by next Friday" ("by" alone drops what follows it); not "by Friday's
+# place", nor "by Friday of next week".
+_BY_WEEKDAY = (
+    rf"\bby\s+(?:(?P<which>next|this\s+coming|this)\s+)?{_WEEKDAY}\b(?!['\u2019]s\b)(?!\s+of\b)"
+)
+
+
+def _resolve_by_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # From today to the end of the weekday to come ("this Friday", said on a Friday, is
+    # today), when the sentence looks ahead or tells of what is to be done (``_DUE``: "please
+    # send it by Friday") and of nothing gone: "I finished it by Friday", "by Friday I was
+    # exhausted" and a habit are no time.
+    if ctx.habitual(match) or ctx.told_past(match):
+        return None
+    if not (ctx.ahead(match) or ctx.due(match)):
+        return None
+    which = " ".join((match["which"] or "").casefold().split())
+    weekday = _WEEKDAYS[match["wd"].casefold()]
+    last = _weekday_after(ctx.today, weekday, or_today=which == "this")
+    return ctx.today, last + timedelta(days=1), "span"
+
+
 # Words before a weekday that make it a name or another reading ("Black Friday", "every
 # Monday") or that another pattern reads ("last Friday", "since Friday").
 _NOT_BEFORE_BARE_WEEKDAY = _lazy(
@@ -1532,6 +1555,7 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_THE_WEEKEND), _resolve_the_weekend),
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
     (_compile(_END_OF_THE_MONTH), _resolve_end_of_the_month),
+    (_compile(_BY_WEEKDAY), _resolve_by_weekday),
     (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
     (_compile(_WEEKDAY_DAY), _resolve_weekday_day),
     (_compile(_HOLIDAYS), _resolve_holiday),

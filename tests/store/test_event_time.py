@@ -1939,3 +1939,36 @@ def test_the_end_of_the_month_is_that_month(
 )
 def test_the_end_of_the_month_told_as_a_habit_or_with_no_tense_is_no_time(text: str) -> None:
     assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "friday", "phrase"),
+    [
+        # A deadline: from today to the end of the day named.
+        ("I have to finish the report by Friday.", day(2026, 12, 11), "by Friday"),
+        ("The essay is due by Friday.", day(2026, 12, 11), "by Friday"),
+        ("Please send it by Friday.", day(2026, 12, 11), "by Friday"),
+        ("I'll be back by Thursday.", day(2026, 12, 10), "by Thursday"),
+        ("The essay is due by next Friday.", day(2026, 12, 11), "by next Friday"),
+    ],
+)
+def test_by_a_weekday_to_come_is_the_span_up_to_it(
+    text: str, friday: datetime, phrase: str
+) -> None:
+    times = event_times(text, DEC_6)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(2026, 12, 6), friday + timedelta(days=1), "span", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I finished it by Friday.",
+        "By Friday I was exhausted.",
+        "I usually get it done by Friday.",
+        "I'll stop by Friday's place.",
+    ],
+)
+def test_by_a_weekday_gone_or_habitual_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
