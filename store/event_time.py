@@ -1069,10 +1069,11 @@ def _resolve_by_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 
 # Words before a weekday that make it a name or another reading ("Black Friday", "every
-# Monday") or that another pattern reads ("last Friday", "since Friday").
+# Monday") or that another pattern reads ("last Friday", "since Friday", "this coming
+# Friday"); "coming" alone is a verb ("Sam is coming Thursday": the tense says which way).
 _NOT_BEFORE_BARE_WEEKDAY = _lazy(
     r"\b(?:black|good|super|cyber|ash|holy|maundy|fat|the|a|an|every|each|on|last|next|this"
-    r"|past|coming|since|until|till|by|before|after|from)\s+$",
+    r"|past|(?:this|the)\s+coming|since|until|till|by|before|after|from)\s+$",
     re.IGNORECASE,
 )
 

@@ -1972,3 +1972,29 @@ def test_by_a_weekday_to_come_is_the_span_up_to_it(
 )
 def test_by_a_weekday_gone_or_habitual_is_no_time(text: str) -> None:
     assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "phrase"),
+    [
+        # A weekday after "coming", "arriving", "leaving" told in the present progressive:
+        # the one to come ("coming" was taken for "this coming" and left it unread).
+        ("Sam is coming Thursday.", day(2026, 12, 10), "Thursday"),
+        ("They're coming Thursday for dinner.", day(2026, 12, 10), "Thursday"),
+        ("The kids are arriving Monday.", day(2026, 12, 7), "Monday"),
+        ("We're leaving Friday.", day(2026, 12, 11), "Friday"),
+        ("Sam is coming this coming Thursday.", day(2026, 12, 10), "this coming Thursday"),
+    ],
+)
+def test_a_weekday_someone_is_coming_is_the_one_to_come(
+    text: str, expected: datetime, phrase: str
+) -> None:
+    times = event_times(text, DEC_6)
+    assert [(t.start, t.precision, t.phrase) for t in times] == [(expected, "day", phrase)]
+
+
+@pytest.mark.parametrize(
+    "text", ["Coming Thursday: the new album.", "I love coming Thursday nights."]
+)
+def test_coming_before_a_weekday_with_no_tense_or_as_a_habit_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
