@@ -528,6 +528,7 @@ def _read_again(
             or (before(26) and _read_by_26(observation))
             or (before(27) and _read_by_27(observation))
             or (before(28) and _read_by_28(observation))
+            or (before(29) and _read_by_29(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where, zone)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -687,6 +688,15 @@ def _read_by_28(observation: dict[str, Any]) -> bool:
     return bool(_DAYS_NAMED.search(text) or _WEEKDAY.search(text))
 
 
+def _read_by_29(observation: dict[str, Any]) -> bool:
+    """Whether migration 29 has an observation's event times read again: a text holding an
+    ordinal day, naming a weekday or saying "end of the month", as its query picks them."""
+    text = observation["text"] or ""
+    return bool(
+        _ORDINAL_DAY.search(text) or _WEEKDAY.search(text) or _END_OF_THE_MONTH.search(text)
+    )
+
+
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
@@ -696,6 +706,8 @@ _WEEKDAYS_JOINED = re.compile(schema.WEEKDAYS_JOINED, re.IGNORECASE)
 _TIME_WORDS = re.compile(schema.TIME_WORDS, re.IGNORECASE)
 _WEEKDAY = re.compile(schema.WEEKDAY, re.IGNORECASE)
 _SEVERAL = re.compile(schema.SEVERAL, re.IGNORECASE)
+_ORDINAL_DAY = re.compile(schema.ORDINAL_DAY, re.IGNORECASE)
+_END_OF_THE_MONTH = re.compile(schema.END_OF_THE_MONTH, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

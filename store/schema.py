@@ -113,6 +113,11 @@ WEEKDAY = _WEEKDAY
 #: A count the event time reads since migration 27 ("several weeks ago"): migration 27 reads
 #: such a text again.
 SEVERAL = r"\bseveral\b"
+#: An ordinal day ("the 20th"): beside ``WEEKDAY`` and ``END_OF_THE_MONTH``, the texts migration
+#: 29 reads again ("from the 20th to the 23rd" is a span).
+ORDINAL_DAY = r"[0-9](?:st|nd|rd|th)\b"
+#: "the end of the month", which the event time reads since migration 29.
+END_OF_THE_MONTH = r"\bend\s+of\s+the\s+month\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -537,6 +542,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             # again every text naming a month, a weekday or an ordinal day.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ),
+    Migration(
+        29,
+        "event times read again: ordinal days with no month, the end of the month, deadlines,"
+        " weekdays someone is coming",
+        (
+            # "We're in Porto from the 20th to the 23rd", "by the end of the month", "the essay
+            # is due by Friday" and "Sam is coming Thursday" were no time. Read again every
+            # text holding an ordinal day, naming a weekday or saying "end of the month".
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

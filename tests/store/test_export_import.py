@@ -927,7 +927,8 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
                 (21, "2024-05-13/2024-05-15"),
                 (22, "2024-05-13/2024-05-15"),
                 (27, "2024-05-13/2024-05-15"),
-                (28, None),
+                (28, "2024-05-13/2024-05-15"),
+                (29, None),
             ),
         ),
         # Before migration 24 a weekday of a plan told in the present was one gone.
@@ -935,7 +936,13 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         (
             "My flight leaves on Friday.",
             "2024-05-20T10:00:00Z",
-            ((23, "2024-05-24"), (25, "2024-05-24"), (27, "2024-05-24"), (28, None)),
+            (
+                (23, "2024-05-24"),
+                (25, "2024-05-24"),
+                (27, "2024-05-24"),
+                (28, "2024-05-24"),
+                (29, None),
+            ),
         ),
         (
             "The trip is booked on 3 June.",
@@ -946,7 +953,7 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         (
             "Sam is flying to Lisbon on Tuesday.",
             "2026-12-03T10:00:00Z",
-            ((24, "2026-12-08"), (27, "2026-12-08"), (28, None)),
+            ((24, "2026-12-08"), (27, "2026-12-08"), (28, "2026-12-08"), (29, None)),
         ),
         (
             "The offsite was moved to 18 December.",
@@ -959,7 +966,7 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         (
             "Lunch with Ana on Friday.",
             "2024-05-20T10:00:00Z",
-            ((25, "2024-05-24"), (27, "2024-05-24"), (28, None)),
+            ((25, "2024-05-24"), (27, "2024-05-24"), (28, "2024-05-24"), (29, None)),
         ),
         # Before migration 27 a day of a month told in no past tense was the one gone.
         (
@@ -977,7 +984,20 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
         (
             "Dentist on Friday: no cavities \U0001f389",
             "2026-12-06T10:00:00Z",
-            ((27, "2026-12-04"), (28, None)),
+            ((27, "2026-12-04"), (28, "2026-12-04"), (29, None)),
+        ),
+        # Before migration 29 ordinal days with no month and the end of the month were no
+        # time (and every text naming a weekday is read again: "by Friday", "Sam is coming
+        # Thursday" were none either).
+        (
+            "We're in Porto from the 20th to the 23rd.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2026-12-20/2026-12-23"), (29, None)),
+        ),
+        (
+            "I'll finish the report by the end of the month.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2026-12"), (29, None)),
         ),
     ],
 )

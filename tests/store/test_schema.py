@@ -1156,3 +1156,39 @@ def test_migration_28_reads_again_the_texts_naming_a_day(settings: Settings) -> 
     finally:
         memory.close()
     assert happened == [["2026-12-04"], ["2026-12-04"], ["2026-12-10"], []]
+
+
+def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month(
+    settings: Settings,
+) -> None:
+    # Before it, ordinal days with no month, "by the end of the month", a deadline "by
+    # Friday" and a weekday someone is coming were no time: Kùzu's own regex picks the texts.
+    said = "2026-12-06T10:00:00Z"  # a Sunday
+    texts = [
+        "We're in Porto from the 20th to the 23rd.",
+        "I'll finish the report by the end of the month.",
+        "The essay is due by Friday.",
+        "Sam is coming Thursday.",
+        "No cavities: great news",
+    ]
+    memory = open_memory(settings)
+    done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 29}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        ids = [m.observation_id for m in done]
+        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    assert happened == [
+        ["2026-12-20/2026-12-23"],
+        ["2026-12"],
+        ["2026-12-06/2026-12-11"],
+        ["2026-12-10"],
+        [],
+    ]
