@@ -1778,12 +1778,24 @@ def _resolve_ordinal_days(match: re.Match[str], ctx: _Context) -> _Span | None:
     return None
 
 
+# A place in an order, told of someone: "I was 1st-2nd in line", "she finished 2nd-3rd".
+_RANKED = _lazy(
+    r"(?:\b(?:was|were|is|are|am|be|been|came|come|comes|finish(?:ed|es)?|plac(?:ed|es|e)"
+    r"|rank(?:ed|s)?|got|gets?)|['\u2019](?:m|re|s))\s+$",
+    re.IGNORECASE,
+)
+
+
 def _ordinal_days_candidates(ctx: _Context) -> Iterator[_Candidate]:
-    for match in _ORDINAL_DAYS.finditer(ctx.text):
+    text = ctx.text
+    for match in _ORDINAL_DAYS.finditer(text):
         between = (match["kw"] or "").casefold() == "between"
         if between != ((match["word"] or "").casefold() == "and"):
             continue
         if match["word"] and not match["the"]:
+            continue
+        bare = not match["the"] and not match["kw"]
+        if bare and _RANKED.search(text[max(0, match.start() - 12) : match.start()]):
             continue
         if not int(match["d1"]) < int(match["d"]):
             continue  # "from the 23rd to the 20th" is no stretch of a month

@@ -1889,6 +1889,8 @@ def test_ordinal_days_with_no_month_are_a_span_of_the_month_they_fall_in(
         "I usually travel from the 20th to the 23rd.",
         "We're in Porto from the 23rd to the 20th.",
         "She finished 2nd-3rd place.",
+        "I was 1st-2nd in line.",
+        "She finished 2nd-3rd.",
     ],
 )
 def test_ordinals_that_are_no_days_or_no_order_are_no_span(text: str) -> None:
