@@ -2,14 +2,17 @@
 
 Confidence and weights are exact decimals end to end. A JSON number arrives in Python as a
 float; it is read through its shortest repr, so ``0.1`` stays ``Decimal("0.1")`` rather than
-``0.1000000000000000055…``. Times are timezone-aware UTC; a naive time is taken to be UTC.
+``0.1000000000000000055…``. Times are timezone-aware UTC; a naive time is taken to be UTC,
+and a bare date (``2026-12-03``) means its midnight UTC, except where a question is asked of
+a time (``as_of``, ``known_at``: ``parse_asked_time``), where it means the end of that day in
+the memory's time zone ("what did we believe on the 3rd?" is by the end of the 3rd).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal, InvalidOperation
 
 from doxa.store.errors import InvalidInput
@@ -139,6 +142,65 @@ def parse_moment(value: object, field: str) -> tuple[datetime, datetime]:
         return moment, moment.astimezone(UTC)
     except OverflowError:
         raise InvalidInput(field, f"must be a time {TIME_RANGE}, got {value!r}") from None
+
+
+def parse_asked_time(value: object, field: str, zone: str) -> datetime:
+    """Read the time a question is asked of (``as_of``, ``known_at``) as an aware UTC datetime:
+    as ``parse_time``, but a bare date (``2026-12-03``, or any ISO 8601 date without a time)
+    means the last instant of that day (23:59:59.999999) in the time zone ``zone`` names (the
+    ``timezone`` setting, as ``in_zone`` reads it), as asked "by the end of the 3rd": the
+    clocks compare with ``<=``, so what was told at 23:59:59 on the 3rd is held then and what
+    was told at 00:00 on the 4th is not.
+
+    Raises:
+        InvalidInput: as ``parse_time``.
+    """
+    return parse_asked_moment(value, field, zone)[1]
+
+
+def parse_asked_moment(value: object, field: str, zone: str) -> tuple[datetime, datetime]:
+    """``parse_asked_time``, also on the clock it was asked in (the calendar a question's days
+    are read in): (as given, in UTC); a bare date's is the end of that day on ``zone``'s clock.
+
+    Raises:
+        InvalidInput: as ``parse_time``.
+    """
+    day = _bare_date(value)
+    if day is None:
+        return parse_moment(value, field)
+    # fold=1: on a day whose last hour is repeated (a zone's clocks going back at midnight),
+    # its later pass, the day's true end.
+    end = datetime.combine(day, time.max, tzinfo=_zone_info(zone)).replace(fold=1)
+    try:
+        if end.tzinfo is None:  # "local": the machine's offset as it is on that day
+            end = end.astimezone()
+        return end, end.astimezone(UTC).replace(fold=0)
+    except (OverflowError, ValueError):
+        # 9999-12-31 west of UTC ends after the last time the memory holds, which comes
+        # after everything in it: asked "by then", the last time answers the same.
+        return LATEST, LATEST
+
+
+def _bare_date(value: object) -> date | None:
+    """The day ``value`` names when it is a date without a time of day, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        return None
+
+
+def _zone_info(zone: str) -> tzinfo | None:
+    """The tzinfo of the ``timezone`` setting ``zone`` (as ``in_zone`` reads it); None for
+    ``local``, whose offset depends on the day (``datetime.astimezone`` finds it)."""
+    if zone == "local":
+        return None
+    if zone == "UTC":
+        return UTC
+    from zoneinfo import ZoneInfo  # cached per name by the module
+
+    return ZoneInfo(zone)
 
 
 def utc_now() -> datetime:

@@ -9,10 +9,13 @@ import pytest
 
 from doxa.store.errors import InvalidInput
 from doxa.store.values import (
+    LATEST,
     decimal_text,
     from_naive_utc,
     iso,
     micros,
+    parse_asked_moment,
+    parse_asked_time,
     parse_time,
     parse_unit_decimal,
     scaled,
@@ -167,6 +170,58 @@ def test_a_time_naming_no_such_day_says_which_part_is_wrong() -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_time("2023-02-29", "observed_at")
     assert str(caught.value).endswith("got '2023-02-29' (day is out of range for month)")
+
+
+@pytest.mark.parametrize(
+    ("given", "zone", "expected"),
+    [
+        # A bare date asked of is the last instant of that day in the memory's time zone.
+        ("2026-12-03", "UTC", datetime(2026, 12, 3, 23, 59, 59, 999999, tzinfo=UTC)),
+        (" 2026-12-03 ", "UTC", datetime(2026, 12, 3, 23, 59, 59, 999999, tzinfo=UTC)),
+        ("20261203", "UTC", datetime(2026, 12, 3, 23, 59, 59, 999999, tzinfo=UTC)),
+        ("2026-W49-4", "UTC", datetime(2026, 12, 3, 23, 59, 59, 999999, tzinfo=UTC)),
+        ("2026-12-03", "local", datetime(2026, 12, 3, 23, 59, 59, 999999, tzinfo=UTC)),  # TZ=UTC
+        (
+            "2026-12-03",
+            "America/Los_Angeles",
+            datetime(2026, 12, 4, 7, 59, 59, 999999, tzinfo=UTC),
+        ),
+        ("2026-12-03", "Asia/Kolkata", datetime(2026, 12, 3, 18, 29, 59, 999999, tzinfo=UTC)),
+        # Santiago's clocks go back from midnight to 23:00 at the end of 4 April: its later pass.
+        ("2026-04-04", "America/Santiago", datetime(2026, 4, 5, 3, 59, 59, 999999, tzinfo=UTC)),
+        # West of UTC the last day ends after the last time held: that time answers the same.
+        ("9999-12-31", "America/Los_Angeles", LATEST),
+        ("0001-01-01", "Asia/Kolkata", datetime(1, 1, 1, 18, 6, 31, 999999, tzinfo=UTC)),
+        # A time keeps its meaning, a naive one UTC.
+        ("2026-12-03T00:00:00", "America/Los_Angeles", datetime(2026, 12, 3, tzinfo=UTC)),
+        ("2026-12-03T10:00:00-08:00", "UTC", datetime(2026, 12, 3, 18, tzinfo=UTC)),
+        (
+            datetime(2026, 12, 3, tzinfo=UTC),
+            "America/Los_Angeles",
+            datetime(2026, 12, 3, tzinfo=UTC),
+        ),
+    ],
+)
+def test_a_bare_date_asked_of_means_the_end_of_that_day_in_the_memorys_zone(
+    given: object, zone: str, expected: datetime
+) -> None:
+    moment = parse_asked_time(given, "as_of", zone)
+    assert moment == expected
+    assert moment.utcoffset() == timedelta(0)
+
+
+def test_a_bare_date_asked_of_is_read_on_the_memorys_calendar() -> None:
+    # The calendar a question's days ("tomorrow") are read in: the 3rd, on the zone's clock.
+    given, _ = parse_asked_moment("2026-12-03", "known_at", "America/Los_Angeles")
+    assert given.replace(tzinfo=None) == datetime(2026, 12, 3, 23, 59, 59, 999999)
+    assert given.utcoffset() == timedelta(hours=-8)
+
+
+@pytest.mark.parametrize("given", ["2023-02-29", "yesterday", 20261203])
+def test_a_wrong_date_asked_of_is_refused_as_a_wrong_time(given: object) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_asked_time(given, "known_at", "UTC")
+    assert str(caught.value).startswith("known_at must be an ISO 8601 time")
 
 
 def test_iso_renders_utc_with_a_z() -> None:
