@@ -95,6 +95,7 @@ from doxa.store.values import (
     from_micros,
     from_naive_utc,
     micros,
+    parse_asked_time,
     parse_limit,
     parse_time,
     utc_now,
@@ -616,7 +617,8 @@ class Memory:
             agent: only observations this agent believes.
             topics: only observations mentioning any of these topics.
             min_confidence: only confidence >= this exact decimal.
-            as_of: answer with what was valid then (ISO 8601); default now.
+            as_of: answer with what was valid then (ISO 8601; a bare date is the end of that
+                day in the memory's time zone); default now.
             include_superseded: also return facts no longer valid, ranked as current ones
                 are, each replaced fact right after the fact that replaced it.
             limit: at most this many results (1..100).
@@ -625,8 +627,9 @@ class Memory:
             subject, predicate, object: only facts with this subject, predicate or object
                 (names as topics match; predicates as ``predicate_key`` normalises them).
             episode: only observations learned in this episode.
-            known_at: answer with what the memory held then (ISO 8601, record time): what
-                it had been told and not yet retracted; ``as_of`` defaults to it.
+            known_at: answer with what the memory held then (ISO 8601, record time; a bare
+                date as ``as_of``'s): what it had been told and not yet retracted; ``as_of``
+                defaults to it.
             where: only records whose fields hold these values, {field: value} (all of
                 them; compared by type: see ``records``).
 
@@ -1133,6 +1136,13 @@ class Memory:
 
     # ---- evidence and conflicts -------------------------------------------------------------
 
+    def _asked(self, value: object, field: str) -> datetime | None:
+        """The time a question is asked of (``as_of``, ``known_at``) in UTC, None if not
+        given: a bare date is the end of that day in the memory's time zone."""
+        if value is None:
+            return None
+        return parse_asked_time(value, field, self.settings.timezone)
+
     def evidence(self, id: str, known_at: object = None) -> dict[str, Any]:
         """Everything known about an observation or belief, for citing it; with
         ``known_at`` (ISO 8601, record time), as the memory held it then.
@@ -1153,7 +1163,7 @@ class Memory:
         """
         key = name(id, "id")
         assert key is not None
-        known = None if known_at is None else parse_time(known_at, "known_at")
+        known = self._asked(known_at, "known_at")
         found = provenance.cite(self.graph, key, known)
         working = self._wm
         with self._working_lock.reading():
@@ -1179,7 +1189,7 @@ class Memory:
         """
         who = name(agent, "agent")
         assert who is not None
-        known = None if known_at is None else parse_time(known_at, "known_at")
+        known = self._asked(known_at, "known_at")
         rows = self.graph.unsupported_beliefs(who, known)
         with self._working_lock.reading():
             return provenance.unsupported(rows, self._wm, who, known)
@@ -1198,8 +1208,9 @@ class Memory:
             agent: only conflicts involving this agent's beliefs.
             other_agent: with ``agent``: only conflicts between the two agents.
             topic: only conflicts where either side mentions this topic.
-            known_at: the conflicts the memory held then (ISO 8601, record time): between
-                what it had been told by then and believed current then.
+            known_at: the conflicts the memory held then (ISO 8601, record time; a bare
+                date is the end of that day in the memory's time zone): between what it had
+                been told by then and believed current then.
             limit: describe at most this many (None: all); ``count`` still counts them all.
 
         Returns:
@@ -1213,7 +1224,7 @@ class Memory:
         if other is not None and me is None:
             raise InvalidInput("agent", "is required when other_agent is given")
         about = name(topic, "topic", required=False)
-        known = None if known_at is None else parse_time(known_at, "known_at")
+        known = self._asked(known_at, "known_at")
         if limit is not None:
             parse_limit(limit, "limit", MAX_CONFLICTS)
         working = self._wm
@@ -1250,7 +1261,8 @@ class Memory:
             entity: its name.
             as_of: valid time (ISO 8601): facts true then; the timeline up to then.
             known_at: record time (ISO 8601): what the memory held then. ``as_of`` defaults
-                to it (what was believed current then), else to now.
+                to it (what was believed current then), else to now. In either, a bare date
+                is the end of that day in the memory's time zone.
 
         Returns:
             ``entities.view``'s dict without ``ids``, plus ``conflicts`` (as ``conflicts``
@@ -1262,8 +1274,8 @@ class Memory:
         wanted = name(entity, "name")
         assert wanted is not None
         key = topic_key(wanted)
-        known = None if known_at is None else parse_time(known_at, "known_at")
-        at = parse_time(as_of, "as_of") if as_of is not None else known or utc_now()
+        known = self._asked(known_at, "known_at")
+        at = self._asked(as_of, "as_of") or known or utc_now()
         working = self._wm
         graph = self.graph
         with self._working_lock.reading():

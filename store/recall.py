@@ -44,8 +44,8 @@ from doxa.store.timewords import (
 from doxa.store.values import (
     in_zone,
     micros,
+    parse_asked_moment,
     parse_limit,
-    parse_moment,
     parse_unit_decimal,
     scaled,
     utc_now,
@@ -111,7 +111,7 @@ def question(
 ) -> Question:
     """Validate a recall's arguments (see ``Memory.recall``; ``obj`` is its ``object``;
     ``zone``: the memory's time zone, whose calendar a question asked without a time is
-    read in).
+    read in, and a bare date ``as_of`` or ``known_at``, which ends that day on its clock).
 
     Raises:
         InvalidInput: naming the argument and the fix.
@@ -154,14 +154,16 @@ def question(
     minimum = (
         None if min_confidence is None else parse_unit_decimal(min_confidence, "min_confidence")
     )
-    told_known = None if known_at is None else parse_moment(known_at, "known_at")
+    # A bare date is the end of that day in the memory's time zone: "as of the 3rd" is by
+    # the end of the 3rd, not its first instant in UTC.
+    told_known = None if known_at is None else parse_asked_moment(known_at, "known_at", zone)
     known = None if told_known is None else told_known[1]
     # What was believed current then, unless a valid time is asked for too.
-    told = parse_moment(as_of, "as_of") if as_of is not None else told_known
+    told = parse_asked_moment(as_of, "as_of", zone) if as_of is not None else told_known
     at = utc_now() if told is None else told[1]
     # Days the query names ("tomorrow") are read in the calendar of the offset the time was
-    # given in, as a note's are at remember: 21:00 at -08:00 is 05:00Z the next day.
-    # Asked without a time, in the calendar of the memory's time zone (``zone``).
+    # given in, as a note's are at remember: 21:00 at -08:00 is 05:00Z the next day; a bare
+    # date's, and a question asked without a time, in the memory's time zone (``zone``).
     wall = (in_zone(at, zone) if told is None else told[0]).replace(tzinfo=UTC)
     parse_limit(limit, "limit", MAX_LIMIT)
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
