@@ -271,8 +271,10 @@ def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     while ``happened`` said March). A time to come is left to ``valid_from`` (a plan may be
     put off), and so are two times (which one the fact began at, the words do not say) and
     a time told of something else (``_SAME_CLAUSE``). Planning tells it from when it was said
-    after all if a fact of its agent, subject and predicate already begins later
-    (``planning``: news, not the history before what is held)."""
+    after all if a fact of its agent, subject and predicate already begins later from a
+    start given or placed by its words (``planning``: news, not the history before what is
+    held); one of the agent's alone that began only when told, it supersedes from its start
+    (stale when told)."""
     if fact.valid_from is not None or fact.valid_until is not None or len(times) != 1:
         return fact
     start = times[0].start

@@ -107,6 +107,13 @@ class Held:
     #: (others hold it on), held until that fact began.
     ended: dict[str, tuple[str, datetime | None]] = field(default_factory=dict)
     record: bool = False  # a structured record's observation
+    #: Its start is only when it was told: no start was given nor read from its words (a
+    #: start given equal to the time told says no more). A fact its agent places before it
+    #: shows that it was stale when told (``_stale_when_told``).
+    told: bool = False
+    #: Superseded from its start by a fact beginning before it (``_stale_when_told``): it
+    #: never held, and ends no fact told late.
+    stale: bool = False
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -173,6 +180,8 @@ class Batch:
                     stated=entry.stated_until,
                     ended=ended,
                     record=entry.record is not None,
+                    told=entry.record is None and entry.valid_from in (None, entry.observed_at),
+                    stale=stale(working, row),
                 )
             )
         if added:
@@ -296,6 +305,11 @@ def plan(
                     new.withdraws.append((held.id, belief, held.start))
                     if held.beliefs:
                         new.conflicts.append(held.id)
+            if fact.from_words and cardinality == "one":
+                # Its words place it before facts of the agent's that began only when told
+                # ("My sister moved to Lisbon in March", told in June after "My sister lives
+                # in Porto" on 1 June): those were stale when told.
+                _stale_when_told(new, facts)
             # A fact that never holds (told with only an end already past, its start
             # unknown) ends nothing and clashes with nothing.
             if cardinality == "one" and holds_ever(new.valid_from, new.valid_until):
@@ -317,6 +331,7 @@ def plan(
                     new,
                     stated=fact.valid_until,
                     record=memory.record is not None,
+                    told=memory.record is None and new.valid_from == observed_at,
                 )
             )
         planned.append(new)
@@ -450,9 +465,11 @@ def _moment(value: int) -> datetime | None:
 def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) -> NewMemory:
     """``memory``, its fact beginning when it is said after all (as one given no time) if a
     fact of its agent, subject and predicate already begins after the time its words gave
-    (``drafts.begun_as_told``): told later, it is news ("Alice moved to Rome in December",
-    told in May while Paris holds from January), not history that what is held ends. Decided
-    before the repeats are looked for, so a repeat is found as it was told the first time."""
+    (``drafts.begun_as_told``) at a start given or read from its own words: told later, it
+    is news ("Alice moved to Rome in December", told in May while Paris holds from January),
+    not history that what is held ends. A fact the agent alone holds that began only when it
+    was told counts not: it was stale when told (``_stale_when_told``). Decided before the
+    repeats are looked for, so a repeat is found as it was told the first time."""
     fact = memory.fact
     assert fact is not None and fact.valid_from is not None
     key = (topic_key(fact.subject), fact.predicate)
@@ -460,7 +477,9 @@ def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) 
     # would make the agent's history wait for a telling of someone else's.
     agent = memory.agent
     if not any(
-        h.start > fact.valid_from and (agent in h.beliefs or agent in h.ended)
+        h.start > fact.valid_from
+        and (agent in h.beliefs or agent in h.ended)
+        and not _alone_as_told(h, agent)
         for h in state.facts(working, key, fact.valid_from)
     ):
         return memory
@@ -554,6 +573,54 @@ def _end_older(
     return superseded, withdrawn, conflicts
 
 
+def _alone_as_told(held: Held, agent: str) -> bool:
+    """Whether ``held`` began only when it was told (``Held.told``) and is ``agent``'s
+    alone: no other agent holds it, nor held it until a later fact of its own (ending it
+    from its start would take that history)."""
+    return held.told and list(held.beliefs) == [agent] and not _held_before(held)
+
+
+def _stale_when_told(plan: Plan, facts: list[Held]) -> None:
+    """Supersedes, from their start, the facts of ``plan``'s agent alone with another
+    object that began only when they were told, after the time ``plan``'s words place it at
+    (``_alone_as_told``): "My sister lives in Porto", told on 1 June, was stale once "My
+    sister moved to Lisbon in March" is told on 10 June. Such a fact never holds in valid
+    time as known now: it ends where it began, as a plan replaced before it began (an end
+    before its start would be an interval backwards); at an earlier ``known_at`` it holds
+    as told. ``facts`` are changed to match."""
+    memory = plan.memory
+    assert memory.fact is not None and plan.valid_from is not None
+    obj, agent = topic_key(memory.fact.object), memory.agent
+    for held in facts:
+        if (
+            held.object == obj
+            or held.start <= plan.valid_from
+            or not held.holds_at(held.start)
+            or not _alone_as_told(held, agent)
+        ):
+            continue
+        plan.superseded.append((held.id, held.start))
+        held.until, held.stale = held.start, True
+        if held.plan is not None:
+            held.plan.valid_until = held.start
+
+
+def stale(working: WorkingMemory, row: int) -> bool:
+    """Whether the fact at ``row`` was stale when told: superseded from its start by a fact
+    beginning before it (``_stale_when_told``), so it never held in valid time as known now.
+    (One replaced from its start by a fact of the same start, as a plan replaced before it
+    began, is not: that one took its place.)"""
+    entry = working.entries[row]
+    start = entry.valid_from or entry.observed_at
+    if entry.valid_until != start:
+        return False
+    for newer in entry.superseded_by:
+        other = working.row_of.get(newer)
+        if other is not None and int(working.valid_from[other]) < micros(start):
+            return True
+    return False
+
+
 def _end_by_later(plan: Plan, facts: list[Held]) -> None:
     """An older fact arriving late is history: it ends when the first later fact of its
     agent begins, unless it ended by then (its own end). One of the same object counts
@@ -569,6 +636,7 @@ def _end_by_later(plan: Plan, facts: list[Held]) -> None:
         and (h.object != obj or _covers(h.stated, plan.valid_until))
         and h.start > plan.valid_from
         and holds_ever(h.start, h.stated)
+        and not h.stale
     ]
     if not later:
         return
@@ -780,6 +848,7 @@ def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
                     or not agents <= set(later.agents)
                     or entry.id in later.superseded_by
                     or not holds_ever(start, later.stated_until)
+                    or stale(working, newer)
                 ):
                     continue
                 end = entry.valid_until

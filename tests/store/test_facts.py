@@ -17,6 +17,7 @@ from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraf
 from doxa.store.drafts import predicate_words
 from doxa.store.memory import Remembered
 from doxa.store.settings import unlisted_cardinality
+from doxa.store.values import iso, utc_now
 from tests.conftest import hash_settings
 
 
@@ -997,13 +998,20 @@ def test_a_time_opening_the_sentence_before_its_comma_begins_the_fact(
     assert _held_at(memory, "2026-04-01T00:00:00Z") == ["SQLite"]
 
 
+@pytest.mark.parametrize(
+    "postgres",
+    [
+        {"valid_from": "2026-01-05T00:00:00Z"},
+        {"text": "We moved to Postgres in January."},
+    ],
+)
 def test_a_fact_whose_words_place_it_before_what_is_held_is_news_not_history(
-    memory: Memory,
+    memory: Memory, postgres: dict[str, Any]
 ) -> None:
-    """Told in May that the move was in December, while Postgres holds from January: the
-    newer telling wins from when it is told, as a fact given no time (the words' December
-    would have made it history that Postgres ended)."""
-    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z")
+    """Told in May that the move was in December, while Postgres holds from January (given,
+    or placed so by its words): the newer telling wins from when it is told, as a fact given
+    no time (the words' December would have made it history that Postgres ended)."""
+    said(memory, "project", "uses database", "Postgres", when="2026-01-10T09:00:00Z", **postgres)
     said(
         memory,
         "project",
@@ -1058,3 +1066,123 @@ def test_another_agents_later_fact_leaves_the_words_time_to_this_agents_fact(
         text="We moved to SQLite in March.",
     )
     assert _held_at(memory, "2026-04-01T00:00:00Z") == ["SQLite"]
+
+
+def _sister_in(memory: Memory, as_of: str) -> list[str]:
+    """The objects of the sister's current `lives_in` facts at valid time ``as_of``."""
+    facts = memory.about("sister", as_of=as_of)["facts"].get("lives_in", [])
+    return [f["object"] for f in facts]
+
+
+def test_a_fact_placed_before_one_begun_only_when_told_holds_from_its_words(
+    memory: Memory,
+) -> None:
+    """Porto, told on 1 June with no time, began only when told; "My sister moved to Lisbon
+    in March", told on 10 June, holds from 1 March and Porto, stale when told, never held in
+    valid time as known now (it began 10 June before: news, as if Porto had begun on 1
+    June). What the memory believed on 5 June is still Porto."""
+    porto = said(memory, "sister", "lives in", "Porto", when="2026-06-01T09:00:00Z")
+    believed = iso(utc_now())
+    [lisbon] = memory.remember(
+        [
+            MemoryDraft(
+                text="My sister moved to Lisbon in March.",
+                agent="scout",
+                observed_at="2026-06-10T09:00:00Z",
+                fact=FactDraft("sister", "lives in", "Lisbon"),
+            )
+        ]
+    )
+    assert lisbon.superseded == [porto] and lisbon.superseded_by == []
+    for as_of in ("2026-04-15T00:00:00Z", "2026-06-05T00:00:00Z", "2026-06-11T00:00:00Z"):
+        assert _sister_in(memory, as_of) == ["Lisbon"], as_of
+    [entry] = memory.about("sister", as_of="2026-06-05T00:00:00Z")["facts"]["lives_in"]
+    assert entry["since"].isoformat() == "2026-03-01T00:00:00+00:00"
+    # What was believed before Lisbon was told: Porto, from when it was told.
+    then = memory.about("sister", as_of="2026-06-05T00:00:00Z", known_at=believed)
+    assert [f["object"] for f in then["facts"]["lives_in"]] == ["Porto"]
+    # Porto never held: it ends no fact told late ("moved to Faro in April" holds on).
+    said(
+        memory,
+        "sister",
+        "lives in",
+        "Faro",
+        when="2026-06-12T09:00:00Z",
+        text="My sister moved to Faro in April.",
+    )
+    assert _sister_in(memory, "2026-03-15T00:00:00Z") == ["Lisbon"]
+    assert _sister_in(memory, "2026-06-05T00:00:00Z") == ["Faro"]
+
+
+@pytest.mark.parametrize(
+    "porto",
+    [
+        {"valid_from": "2026-04-01T00:00:00Z"},
+        {"text": "My sister moved to Porto in April."},
+    ],
+)
+def test_a_fact_placed_before_a_start_given_is_still_news_from_when_told(
+    memory: Memory, porto: dict[str, Any]
+) -> None:
+    """Porto from April, given or read from its words: a real start, so Lisbon "in March",
+    told on 10 June, is news from 10 June, not history that Porto ended."""
+    said(memory, "sister", "lives in", "Porto", when="2026-06-01T09:00:00Z", **porto)
+    said(
+        memory,
+        "sister",
+        "lives in",
+        "Lisbon",
+        when="2026-06-10T09:00:00Z",
+        text="My sister moved to Lisbon in March.",
+    )
+    assert _sister_in(memory, "2026-05-01T00:00:00Z") == ["Porto"]
+    assert _sister_in(memory, "2026-06-05T00:00:00Z") == ["Porto"]
+    assert _sister_in(memory, "2026-06-11T00:00:00Z") == ["Lisbon"]
+
+
+def test_another_agents_fact_begun_when_told_is_not_ended_by_a_fact_placed_before_it(
+    memory: Memory,
+) -> None:
+    """driver's Porto, told on 1 June, is driver's: scout's Lisbon "in March" holds from
+    March, clashes with it, and ends none of driver's facts."""
+    porto = said(memory, "sister", "lives in", "Porto", agent="driver", when="2026-06-01T09:00:00Z")
+    [lisbon] = memory.remember(
+        [
+            MemoryDraft(
+                text="My sister moved to Lisbon in March.",
+                agent="scout",
+                observed_at="2026-06-10T09:00:00Z",
+                fact=FactDraft("sister", "lives in", "Lisbon"),
+            )
+        ]
+    )
+    assert lisbon.superseded == [] and lisbon.conflicts == [porto]
+    assert _sister_in(memory, "2026-04-15T00:00:00Z") == ["Lisbon"]
+    assert sorted(_sister_in(memory, "2026-06-05T00:00:00Z")) == ["Lisbon", "Porto"]
+
+
+def test_a_fact_begun_when_told_that_another_agent_holds_too_is_news_from_when_told(
+    memory: Memory,
+) -> None:
+    """Porto, told on 1 June by scout and driver alike, is not scout's alone: ending it from
+    its start would take driver's, so scout's Lisbon "in March" is news from 10 June, as
+    after a start given; driver still holds Porto, and the two clash."""
+    porto = said(memory, "sister", "lives in", "Porto", when="2026-06-01T09:00:00Z")
+    shared = said(
+        memory, "sister", "lives in", "Porto", agent="driver", when="2026-06-02T09:00:00Z"
+    )
+    assert shared == porto
+    [lisbon] = memory.remember(
+        [
+            MemoryDraft(
+                text="My sister moved to Lisbon in March.",
+                agent="scout",
+                observed_at="2026-06-10T09:00:00Z",
+                fact=FactDraft("sister", "lives in", "Lisbon"),
+            )
+        ]
+    )
+    assert lisbon.superseded == [] and lisbon.conflicts == [porto]
+    scouts = memory.recall("", agent="scout", subject="sister", as_of="2026-06-05T00:00:00Z")
+    assert [r.text for r in scouts.results] == ["sister lives in Porto."]
+    assert sorted(_sister_in(memory, "2026-06-11T00:00:00Z")) == ["Lisbon", "Porto"]

@@ -484,3 +484,46 @@ async def test_a_fact_told_again_with_only_an_end_ends_it_and_the_news_comes_bac
     assert [(r["text"], r.get("current", True)) for r in back_then["results"]] == [
         ("Sam sold his VW Golf.", True)
     ]
+
+
+async def test_a_fact_placed_before_one_begun_only_when_told_holds_from_its_words(
+    client: Client,
+) -> None:
+    """ "My sister lives in Porto", told on 1 June, began only when told; "My sister moved
+    to Lisbon in March", told on 10 June, holds from 1 March: as_of April and as_of 5 June
+    answer Lisbon (it was news from 10 June), and known_at before it was told, Porto. Porto
+    told from April is a start of its own: then Lisbon is news from 10 June."""
+    sister = {"subject": "sister", "predicate": "lives in"}
+    with anyio.fail_after(30):
+        porto = await fact(
+            client, "sister", "lives in", "Porto", text="My sister lives in Porto.",
+            observed_at="2026-06-01T09:00:00Z",
+        )  # fmt: skip
+        time.sleep(0.01)
+        t = iso(utc_now())
+        time.sleep(0.01)
+        told = await ok(
+            client, "remember", text="My sister moved to Lisbon in March.", agent="scout",
+            observed_at="2026-06-10T09:00:00Z", fact={**sister, "object": "Lisbon"},
+        )  # fmt: skip
+        april = await ok(client, "recall", query="", subject="sister", as_of="2026-04-15")
+        june = await ok(client, "recall", query="", subject="sister", as_of="2026-06-05")
+        believed = await ok(client, "recall", query="", subject="sister", known_at=t)
+        about = await ok(client, "about", name="sister")
+        await fact(
+            client, "brother", "lives in", "Porto", text="My brother moved to Porto in April.",
+            observed_at="2026-06-01T09:00:00Z",
+        )  # fmt: skip
+        news = await ok(
+            client, "remember", text="My brother moved to Lisbon in March.", agent="scout",
+            observed_at="2026-06-10T09:00:00Z",
+            fact={"subject": "brother", "predicate": "lives in", "object": "Lisbon"},
+        )  # fmt: skip
+        brother = await ok(client, "recall", query="", subject="brother", as_of="2026-06-05")
+    lisbon = told["observation_id"]
+    assert told["superseded"] == [porto] and told["replaced"] == ["sister lives in Porto"]
+    assert ids(april) == [lisbon] and ids(june) == [lisbon]
+    assert ids(believed) == [porto]
+    assert [f["object"] for f in about["facts"]["lives_in"]] == ["Lisbon"]
+    assert news.get("superseded_by", []) == []
+    assert [r["text"] for r in brother["results"]] == ["My brother moved to Porto in April."]
