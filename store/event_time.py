@@ -277,16 +277,18 @@ _PRESENT_PLAN = _lazy(
     # A plan moved to a new day, though told in the past tense: "the offsite was moved to 18
     # December", "the call is postponed until Friday" ("we moved to Berlin" is no plan).
     r"|\b(?:was|were|is|are|has\s+been|have\s+been|got|been|be)\s+(?:moved|rescheduled"
-    r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off)\s+(?:to|until|till|for)\b"
+    r"|postponed|pushed\s+back|delayed|brought\s+forward|put\s+off|bumped|extended)"
+    r"\s+(?:to|until|till|for)\b"
     r"|\b(?:rescheduled|postponed)\s+(?:to|until|till|for)\b"
     # Someone moved an event, or moved it to a day: "the dentist moved my appointment to
     # Thursday", "they pushed the meeting back to Monday", "moved it to Friday", "dinner got
     # pushed to Saturday" ("we moved the sofa to …" or "to Berlin" is none).
-    r"|\b(?:moved|rescheduled|postponed|pushed|delayed|brought|put|shifted)\s+"
+    r"|\b(?:moved|rescheduled|postponed|pushed|delayed|brought|put|shifted|bumped|extended)\s+"
     rf"(?:(?:the|my|our|his|her|their|your|a|an)\s+)?(?:[\w-]+\s+){{0,2}}?(?:{_EVENT_NOUNS})"
     r"\s+(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\b"
+    # "The launch slipped to March 17", "the release slips to …", "was bumped", "extended".
     r"|\b(?:(?:was|were|got|been|be)\s+)?(?:moved|rescheduled|postponed|pushed|delayed"
-    r"|shifted)\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\s+"
+    r"|shifted|slipped|slips|slid|bumped|extended)\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?(?:to|until|till|for)\s+"
     r"(?=(?:(?:next|this|the|on)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
     # Not a name's: "moved my things to May's flat" moved nothing to May.
     rf"(?:{_DAY_NAMES})\b(?!['\u2019]s\b))",

@@ -1785,6 +1785,15 @@ def test_friday_the_13th_without_on_is_the_name_of_one_not_a_day(text: str) -> N
         ("They moved it to next Monday.", day(2026, 11, 9), "next Monday"),
         ("They moved it to 20 November.", day(2026, 11, 20), "20 November"),
         ("We moved it to the 3rd of December.", day(2026, 12, 3), "the 3rd of December"),
+        # A plan that slipped, was bumped or extended to a day, moved as any other ("the launch
+        # slipped to March 17", said in December, was the March gone).
+        ("Marketing says the launch slipped to 17 March.", day(2027, 3, 17), "17 March"),
+        ("The release slips to March 17.", day(2027, 3, 17), "March 17"),
+        ("The launch slid to 20 November.", day(2026, 11, 20), "20 November"),
+        ("The launch was bumped to Monday.", day(2026, 11, 9), "Monday"),
+        ("They bumped the demo to Friday.", day(2026, 11, 6), "Friday"),
+        ("The deadline was extended to 20 November.", day(2026, 11, 20), "20 November"),
+        ("The deadline has been extended to Friday.", day(2026, 11, 6), "Friday"),
         # A move of no event is the day gone.
         ("We moved the sofa to the garden on Friday.", day(2026, 10, 30), "on Friday"),
         ("I moved to Berlin on Friday.", day(2026, 10, 30), "on Friday"),
