@@ -243,7 +243,7 @@ def plan(
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
         if memory.fact is not None and memory.fact.from_words and cardinality == "one":
-            memory = _unless_held_later(memory, working, state)
+            memory = _unless_held_later(memory, working, state, memory.observed_at or now)
         if memory.fact is None:
             found = _known_plain(memory, working, state, now)
         else:
@@ -462,13 +462,16 @@ def _moment(value: int) -> datetime | None:
     return None if value == NO_END else from_micros(value)
 
 
-def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) -> NewMemory:
+def _unless_held_later(
+    memory: NewMemory, working: WorkingMemory, state: Batch, said: datetime
+) -> NewMemory:
     """``memory``, its fact beginning when it is said after all (as one given no time) if a
     fact of its agent, subject and predicate already begins after the time its words gave
     (``drafts.begun_as_told``) at a start given or read from its own words: told later, it
     is news ("Alice moved to Rome in December", told in May while Paris holds from January),
     not history that what is held ends. A fact the agent alone holds that began only when it
-    was told counts not: it was stale when told (``_stale_when_told``). Decided before the
+    was told, before ``memory`` was (``said``), counts not: it was stale when told
+    (``_stale_when_told``). Decided before the
     repeats are looked for, so a repeat is found as it was told the first time."""
     fact = memory.fact
     assert fact is not None and fact.valid_from is not None
@@ -479,7 +482,7 @@ def _unless_held_later(memory: NewMemory, working: WorkingMemory, state: Batch) 
     if not any(
         h.start > fact.valid_from
         and (agent in h.beliefs or agent in h.ended)
-        and not _alone_as_told(h, agent)
+        and not _alone_as_told(h, agent, said)
         for h in state.facts(working, key, fact.valid_from)
     ):
         return memory
@@ -573,11 +576,14 @@ def _end_older(
     return superseded, withdrawn, conflicts
 
 
-def _alone_as_told(held: Held, agent: str) -> bool:
-    """Whether ``held`` began only when it was told (``Held.told``) and is ``agent``'s
-    alone: no other agent holds it, nor held it until a later fact of its own (ending it
-    from its start would take that history)."""
-    return held.told and list(held.beliefs) == [agent] and not _held_before(held)
+def _alone_as_told(held: Held, agent: str, said: datetime) -> bool:
+    """Whether ``held`` began only when it was told (``Held.told``), before ``said`` (when
+    the fact placed before it was told: one told after that is the news), and is
+    ``agent``'s alone: no other agent holds it, nor held it until a later fact of its own
+    (ending it from its start would take that history)."""
+    return (
+        held.told and held.start < said and list(held.beliefs) == [agent] and not _held_before(held)
+    )
 
 
 def _stale_when_told(plan: Plan, facts: list[Held]) -> None:
@@ -596,7 +602,7 @@ def _stale_when_told(plan: Plan, facts: list[Held]) -> None:
             held.object == obj
             or held.start <= plan.valid_from
             or not held.holds_at(held.start)
-            or not _alone_as_told(held, agent)
+            or not _alone_as_told(held, agent, plan.observed_at)
         ):
             continue
         plan.superseded.append((held.id, held.start))

@@ -1186,3 +1186,25 @@ def test_a_fact_begun_when_told_that_another_agent_holds_too_is_news_from_when_t
     scouts = memory.recall("", agent="scout", subject="sister", as_of="2026-06-05T00:00:00Z")
     assert [r.text for r in scouts.results] == ["sister lives in Porto."]
     assert sorted(_sister_in(memory, "2026-06-11T00:00:00Z")) == ["Lisbon", "Porto"]
+
+
+def test_a_fact_told_after_one_placed_before_it_is_not_stale(memory: Memory) -> None:
+    """Lisbon "in March", told on 10 June, reaches the memory after Porto, told (with no
+    time) on 20 June: Porto was told later, so it is the news, not stale when told (it was
+    superseded from its start and Lisbon came back as current). Porto holds from 20 June
+    and ends Lisbon then."""
+    porto = said(memory, "sister", "lives in", "Porto", when="2026-06-20T09:00:00Z")
+    [lisbon] = memory.remember(
+        [
+            MemoryDraft(
+                text="My sister moved to Lisbon in March.",
+                agent="scout",
+                observed_at="2026-06-10T09:00:00Z",
+                fact=FactDraft("sister", "lives in", "Lisbon"),
+            )
+        ]
+    )
+    assert porto not in lisbon.superseded
+    assert lisbon.superseded_by == [porto]
+    assert _sister_in(memory, "2026-06-15T00:00:00Z") == ["Lisbon"]
+    assert _sister_in(memory, "2026-06-25T00:00:00Z") == ["Porto"]
