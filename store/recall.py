@@ -331,10 +331,12 @@ def answer(
         beside |= _upcoming(working, n, at_us, known_us, ends)
     # A question of a time ("Where did Alice live in March?") is asked of what held then:
     # a fact replaced since comes too (it was found by nothing but ``as_of``), and each fact
-    # is ordered as if then were now (``_beside_current``).
+    # is ordered as if then were now (``_beside_current``). Not one ending where it began
+    # (stale when told, a plan replaced before it began): it held at no time.
     then = None
     if asked.window is not None and not asked.include_superseded:
-        then = seen & (working.valid_from[:n] < asked.window[1]) & (ends > asked.window[0])
+        begins = working.valid_from[:n]
+        then = seen & (begins < asked.window[1]) & (ends > asked.window[0]) & (ends != begins)
         beside |= then & ~valid
     mask |= beside
     if asked.agent is not None:

@@ -1208,3 +1208,20 @@ def test_a_fact_told_after_one_placed_before_it_is_not_stale(memory: Memory) -> 
     assert lisbon.superseded_by == [porto]
     assert _sister_in(memory, "2026-06-15T00:00:00Z") == ["Lisbon"]
     assert _sister_in(memory, "2026-06-25T00:00:00Z") == ["Porto"]
+
+
+def test_a_question_of_a_time_leaves_out_a_fact_stale_when_told(memory: Memory) -> None:
+    """Porto, told on 1 June, was stale when told (Lisbon "in March", told on 10 June): it
+    never held, so "Where did my sister live in June?" does not bring it back as a fact
+    that held then."""
+    porto = said(memory, "sister", "lives in", "Porto", when="2026-06-01T09:00:00Z")
+    said(
+        memory,
+        "sister",
+        "lives in",
+        "Lisbon",
+        when="2026-06-10T09:00:00Z",
+        text="My sister moved to Lisbon in March.",
+    )
+    found = memory.recall("Where did my sister live in June?", as_of="2026-12-06T12:00:00Z")
+    assert porto not in [r.observation_id for r in found.results]
