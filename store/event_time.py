@@ -1762,9 +1762,9 @@ _ORDINAL_DAYS = _compile(
 
 def _resolve_ordinal_days(match: re.Match[str], ctx: _Context) -> _Span | None:
     """The days of the month they fall in: looking back (a past tense), the latest month
-    whose first day is today or gone; else this month if its first day is today or ahead,
-    or the next that has both days (words with no month rarely tell of one long gone). A
-    habit gives none."""
+    whose first day is today or gone; else this month if its last day is today or ahead (a
+    stretch under way, as "from 5 to 8 December" said on the 6th), or the next that has both
+    days (words with no month rarely tell of one long gone). A habit gives none."""
     if ctx.habitual(match):
         return None
     first, last = int(match["d1"]), int(match["d"])
@@ -1774,9 +1774,9 @@ def _resolve_ordinal_days(match: re.Match[str], ctx: _Context) -> _Span | None:
         year, month = _add_months(ctx.today.year, ctx.today.month, step * offset)
         if last > monthrange(year, month)[1]:
             continue
-        start = _date(year, month, first)
-        if (start <= ctx.today) if past else (start >= ctx.today):
-            return start, _date(year, month, last) + timedelta(days=1), "span"
+        start, end = _date(year, month, first), _date(year, month, last) + timedelta(days=1)
+        if (start <= ctx.today) if past else (end > ctx.today):
+            return start, end, "span"
     return None
 
 

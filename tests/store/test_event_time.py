@@ -1871,6 +1871,15 @@ DEC_6 = datetime(2026, 12, 6, 15, 0, tzinfo=UTC)
             day(2026, 11, 24),
             "from the 20th to the 23rd",
         ),
+        # A stretch under way (its last day today or ahead) is this month's, as "from 5 to
+        # 8 December" is.
+        (
+            "We're in Porto from the 5th to the 8th.",
+            DEC_6,
+            day(2026, 12, 5),
+            day(2026, 12, 9),
+            "from the 5th to the 8th",
+        ),
         # A day the month has not: the next month that has it.
         (
             "I'm off from the 30th to the 31st.",
