@@ -331,12 +331,19 @@ def answer(
         beside |= _upcoming(working, n, at_us, known_us, ends)
     # A question of a time ("Where did Alice live in March?") is asked of what held then:
     # a fact replaced since comes too (it was found by nothing but ``as_of``), and each fact
-    # is ordered as if then were now (``_beside_current``). Not one ending where it began
-    # (stale when told, a plan replaced before it began): it held at no time.
+    # is ordered as if then were now (``_beside_current``); of a time to come, a plan then
+    # comes too, also asked ``as_of`` now. Not one ending where it began (stale when told, a
+    # plan replaced before it began) or before (told with only an end past): it held at no
+    # time.
     then = None
     if asked.window is not None and not asked.include_superseded:
         begins = working.valid_from[:n]
-        then = seen & (begins < asked.window[1]) & (ends > asked.window[0]) & (ends != begins)
+        then = (
+            working.held(n, known_us)
+            & (begins < asked.window[1])
+            & (ends > asked.window[0])
+            & (ends > begins)
+        )
         beside |= then & ~valid
     mask |= beside
     if asked.agent is not None:

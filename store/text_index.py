@@ -157,8 +157,9 @@ class SourceIndex:
     """The words of each row's ``source``, searched beside its text (``TextIndex``).
 
     A source is a short name (a URL, a person, a file, "email"), so its terms are scored as
-    BM25 gives a term found once in a document of average length: its idf, over all rows
-    (a source many rows share weighs little). Kept apart from the text so a source's words
+    BM25 gives a term found once in a document of average length: its idf over the text
+    index's passages, as a text word's (a source many rows share weighs little; a long text
+    counts once per passage there). Kept apart from the text so a source's words
     neither lengthen the text's passages nor count once per passage.
     """
 
@@ -197,7 +198,7 @@ class SourceIndex:
     def scores(
         self, terms: set[str], documents: int, allowed: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.float64] | None:
-        """By row (as ``allowed``), the sum of the idf over ``documents`` rows of the
+        """By row (as ``allowed``), the sum of the idf over ``documents`` passages of the
         ``terms`` its source holds (0: none, or a short number alone: ``_NUMBER_ALONE``);
         None when no source holds any."""
         n = len(allowed)

@@ -768,3 +768,37 @@ async def test_a_question_of_a_time_gone_finds_the_fact_that_held_then_though_re
     for query in ("Where does Alice live?", "Where did Alice live last week?"):
         found = await ok(client, "recall", query=query, as_of=now)
         assert paris["observation_id"] not in dict(shown(found))
+
+
+async def test_a_question_of_a_time_to_come_finds_the_plan_then_also_asked_as_of_now(
+    client: Client,
+) -> None:
+    await ok(
+        client,
+        "remember",
+        text="Mia lives in Lyon.",
+        observed_at="2026-01-10T09:00:00Z",
+        fact={"subject": "Mia", "predicate": "lives in", "object": "Lyon"},
+    )
+    geneva = await ok(
+        client,
+        "remember",
+        text="Mia moves to Geneva in March 2027.",
+        observed_at="2026-11-02T09:00:00Z",
+        fact={
+            "subject": "Mia",
+            "predicate": "lives in",
+            "object": "Geneva",
+            "valid_from": "2027-03-01T00:00:00Z",
+        },
+    )
+    # as_of asks of now, so a plan was left out; the question names April 2027.
+    found = await ok(
+        client, "recall", query="Where will Mia live in April 2027?", as_of="2026-12-06T12:00:00Z"
+    )
+    first = found["results"][0]
+    assert first["observation_id"] == geneva["observation_id"]
+    assert first["current"] is False
+    # Asked of now, the plan stays out.
+    now = await ok(client, "recall", query="Where does Mia live?", as_of="2026-12-06T12:00:00Z")
+    assert geneva["observation_id"] not in {r["observation_id"] for r in now["results"]}
