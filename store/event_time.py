@@ -24,10 +24,12 @@ winter); "for three months" only when it runs up to now ("for three
 months now", "I've lived here for three months"); "in two weeks" only when it cannot be a past
 duration ("I learned it in two weeks"); days of one month ("from 3 to 10 June", "3-10 June",
 "June 3 to 10") only in order, with "and" only after "between" ("on 3 and 10 June" is no
-span); ordinal days with no month ("from the 20th to the 23rd", "20th-23rd") only in order,
-before no noun of theirs ("from the 1st to the 3rd floor"), joined by a word only after
-"the"; an expression after "until", "by", "before", "after" or "every" is dropped, but for a
-deadline to come ("by Friday": from today through Friday) and "by the end of the month";
+span); ordinal days with no month ("from the 20th to the 23rd", "20th-23rd") only in order or
+across a month's end within three weeks ("from the 28th to the 3rd"), before no noun of
+theirs ("from the 1st to the 3rd floor"), joined by a word only after "the"; an expression
+after "until", "by", "before", "after" or "every" is dropped, but for a deadline to come ("by
+Friday", "by 15 December", "by the end of March": from today through it) and "by the end of
+the month";
 habitual sentences ("I usually go in May") give no date for words whose year or week they
 leave open.
 
@@ -55,10 +57,18 @@ from functools import partial
 from typing import Literal, cast, get_args
 
 from doxa.store.timewords import (
+    BY_WEEKDAY,
     COUNT_WORDS,
     COUNTS,
+    DUE_WORDS,
+    END_OF_THE_MONTH,
     MONTHS,
+    NO_ORDINAL_NOUN,
+    ORDINAL_DAYS,
     SEASONS,
+    month_of_its_end,
+    ordinal_days,
+    ordinal_days_span,
     season_window,
     weekday_dates,
 )
@@ -364,13 +374,9 @@ _BOOKED_NOW = _lazy(
     r"(?:booked|reserved|scheduled|arranged|registered|signed\s+up)\b",
     re.IGNORECASE,
 )
-# What is to be done or comes: a record of a day it names is still to be sent, written, met.
-_DUE = _lazy(
-    r"\b(?:(?:is|are)\s+due|due\s+(?:on|by|date)|deadline|remind(?:er)?|send|submit"
-    r"|finish|write|prepare|needs?\s+to|has\s+to"
-    r"|have\s+to|must|will|going\s+to|shall)\b",
-    re.IGNORECASE,
-)
+# What is to be done or comes: a record of a day it names is still to be sent, written, met;
+# a deadline said with it is one to come (a question reads it so too).
+_DUE = _lazy(DUE_WORDS, re.IGNORECASE)
 #: How far ahead a day of a month told with no cue of a plan nor a past tense may be read.
 _NO_CUE_AHEAD = timedelta(days=92)
 # A day said of a thing something comes from: "recovering from the party on 31 December", "the
@@ -1048,21 +1054,20 @@ def _resolve_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _days(_weekday_before(today, weekday, or_today=True))
 
 
-# A deadline: "by Friday", "by next Friday" ("by" alone drops what follows it); not "by Friday's
-# place", nor "by Friday of next week".
-_BY_WEEKDAY = (
-    rf"\bby\s+(?:(?P<which>next|this\s+coming|this)\s+)?{_WEEKDAY}\b(?!['\u2019]s\b)(?!\s+of\b)"
-)
+def _deadline_to_come(match: re.Match[str], ctx: _Context) -> bool:
+    """A deadline ("by Friday", "by 15 December", "by the end of March") is one to come when
+    its sentence looks ahead or tells of what is to be done (``_DUE``: "please send it by
+    Friday") and of nothing gone: "I finished it by Friday", "by Friday I was exhausted" and
+    a habit are no time."""
+    if ctx.habitual(match) or ctx.told_past(match):
+        return False
+    return ctx.ahead(match) or ctx.due(match)
 
 
 def _resolve_by_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     # From today to the end of the weekday to come ("this Friday", said on a Friday, is
-    # today), when the sentence looks ahead or tells of what is to be done (``_DUE``: "please
-    # send it by Friday") and of nothing gone: "I finished it by Friday", "by Friday I was
-    # exhausted" and a habit are no time.
-    if ctx.habitual(match) or ctx.told_past(match):
-        return None
-    if not (ctx.ahead(match) or ctx.due(match)):
+    # today), when ``_deadline_to_come``.
+    if not _deadline_to_come(match, ctx):
         return None
     which = " ".join((match["which"] or "").casefold().split())
     weekday = _WEEKDAYS[match["wd"].casefold()]
@@ -1148,25 +1153,41 @@ def _resolve_the_other_day(match: re.Match[str], ctx: _Context) -> _Span | None:
     return ctx.today - timedelta(days=7), ctx.today, "span"
 
 
-#: The days at a month's end that "the end of the month" may mean.
-_MONTH_END_DAYS = 7
-
-
 def _resolve_end_of_the_month(match: re.Match[str], ctx: _Context) -> _Span | None:
     # The month whose end it is, as "the end of March" is March: looking ahead, this month;
     # in the past tense the latest whose last seven days have begun (said on 6 December,
-    # November). A habit, or a sentence with no direction ("I pay rent at the end of the
-    # month"), gives none.
+    # November); "by" it, this month also when the sentence tells of what is to be done
+    # (``_deadline_to_come``: "please send it by the end of the month"). A habit, or a
+    # sentence with no direction ("I pay rent at the end of the month"), gives none.
     if ctx.habitual(match):
         return None
-    today = ctx.today
-    if ctx.ahead(match):
-        return _month(today.year, today.month)
-    if not ctx.past(match):
+    ahead = ctx.ahead(match) or (match[0][:2].casefold() == "by" and _deadline_to_come(match, ctx))
+    if not ahead and not ctx.past(match):
         return None
-    if today.day > monthrange(today.year, today.month)[1] - _MONTH_END_DAYS:
-        return _month(today.year, today.month)
-    return _month(*_add_months(today.year, today.month, -1))
+    start, end = month_of_its_end(ctx.today, past=not ahead)
+    return start, end, "month"
+
+
+def _resolve_by_date(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "by 15 December", "by December 15th": from today through the first such day from
+    # today on (or the day of the year said, if it is not gone), when ``_deadline_to_come``.
+    if not _deadline_to_come(match, ctx):
+        return None
+    day = _date_span(_parse_date(match), ctx, "future")
+    if day is None or day[1] <= ctx.today:
+        return None
+    return ctx.today, day[1], "span"
+
+
+def _resolve_by_month_end(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "by the end of March": from today through the first March from this month on (or the
+    # March of the year said, if it is not gone), when ``_deadline_to_come``.
+    if not _deadline_to_come(match, ctx):
+        return None
+    month = _date_span(_parse_date(match), ctx, "future")
+    if month is None or month[1] <= ctx.today:
+        return None
+    return ctx.today, month[1], "span"
 
 
 def _resolve_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
@@ -1455,19 +1476,13 @@ _WORD_UNIT_AGO = (
 )
 _THE_WEEKEND = r"\b(?:over|on|at|during)\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)"
 _THE_OTHER_DAY = r"\bthe\s+other\s+day\b"
-# "at the end of the month", "by the end of the month" (a deadline; "by" alone is dropped), not
-# "the end of the month-long trip" nor "the end of the month of May".
-_END_OF_THE_MONTH = (
-    r"\b(?:by\s+)?(?:the\s+)?end\s+of\s+the\s+month\b(?!-)(?!\s+(?:of|before|after)\b)"
-)
-# After an ordinal day: an end, a mark, or a word that cannot be the ordinal's noun ("the 3rd
-# floor" is none).
-_NO_ORDINAL_NOUN = (
-    r"(?=\s*(?:$|[^\w\s]|(?:and|after|at|when|so|but|with|because|which|where|too|as|i|we|you"
-    r"|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))"
+# "by the end of March" (a deadline; "by" alone is dropped): its month, and year if said.
+_BY_MONTH_END = (
+    rf"\bby\s+(?:the\s+)?end\s+of\s+{_MONTH}\b{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)"
+    rf"(?:\.?,?\s+{_YEAR}\b)?"
 )
 # "on the 15th", not "on the 3rd floor".
-_DAY_OF_MONTH = rf"\bon\s+the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{_NO_ORDINAL_NOUN}"
+_DAY_OF_MONTH = rf"\bon\s+the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}"
 # "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
 _WEEKDAY_DAY = (
     r"\b(?:on\s+)?(?P<wd>{})\.?,?\s+(?:the\s+)?(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b".format(
@@ -1557,8 +1572,12 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_WORD_UNIT_AGO), _resolve_word_unit_ago),
     (_compile(_THE_WEEKEND), _resolve_the_weekend),
     (_compile(_THE_OTHER_DAY), _resolve_the_other_day),
-    (_compile(_END_OF_THE_MONTH), _resolve_end_of_the_month),
-    (_compile(_BY_WEEKDAY), _resolve_by_weekday),
+    (_compile(END_OF_THE_MONTH), _resolve_end_of_the_month),
+    (_compile(BY_WEEKDAY), _resolve_by_weekday),
+    (_compile(rf"\bby\s+{_ISO}"), _resolve_by_date),
+    (_compile(rf"\bby\s+{_WEEKDAY_LEAD}{_DMY}"), _resolve_by_date),
+    (_compile(rf"\bby\s+{_WEEKDAY_LEAD}{_MDY}"), _resolve_by_date),
+    (_compile(_BY_MONTH_END), _resolve_by_month_end),
     (_compile(_DAY_OF_MONTH), _resolve_day_of_month),
     (_compile(_WEEKDAY_DAY), _resolve_weekday_day),
     (_compile(_HOLIDAYS), _resolve_holiday),
@@ -1749,59 +1768,35 @@ def _day_range_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield match.start(), match.end(), span
 
 
-# Ordinal days with no month: "from the 20th to the 23rd", "between the 20th and the 23rd",
-# "20th-23rd". Joined by a word only with "the" before the first ("went from 1st to 3rd" is a
-# ranking), and only before what cannot be the ordinals' noun, as "on the 15th" ("from the 1st
-# to the 3rd floor", "the 18th-19th century" are none).
-_ORDINAL_DAYS = _compile(
-    r"\b(?:(?P<kw>from|between)\s+)?(?P<the>the\s+)?(?P<d1>[12]?\d|3[01])(?:st|nd|rd|th)"
-    r"(?:\s*(?P<dash>-|\u2013)\s*|\s+(?P<word>to|until|till|through|thru|and)\s+(?:the\s+)?)"
-    r"(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b" + _NO_ORDINAL_NOUN
-)
+# Ordinal days with no month ("from the 20th to the 23rd", "20th-23rd", "from the 28th to the
+# 3rd"): which are days, ``timewords.ordinal_days`` says, as for a question.
+_ORDINAL_DAYS = _compile(ORDINAL_DAYS)
 
 
-def _resolve_ordinal_days(match: re.Match[str], ctx: _Context) -> _Span | None:
-    """The days of the month they fall in: looking back (a past tense), the latest month
-    whose first day is today or gone; else this month if its last day is today or ahead (a
-    stretch under way, as "from 5 to 8 December" said on the 6th), or the next that has both
-    days (words with no month rarely tell of one long gone). A habit gives none."""
+def _resolve_ordinal_days(
+    match: re.Match[str], days: tuple[int, int], ctx: _Context
+) -> _Span | None:
+    """The days of the month they fall in (into the next across its end): looking back (a
+    past tense), the latest month whose first day is today or gone; else this month if its
+    last day is today or ahead (a stretch under way), or the next that has both days (words
+    with no month rarely tell of one long gone; ``timewords.ordinal_days_span``). A habit
+    gives none."""
     if ctx.habitual(match):
         return None
-    first, last = int(match["d1"]), int(match["d"])
     past = not ctx.ahead(match) and ctx.past(match)
-    step = -1 if past else 1
-    for offset in range(13):
-        year, month = _add_months(ctx.today.year, ctx.today.month, step * offset)
-        if last > monthrange(year, month)[1]:
-            continue
-        start, end = _date(year, month, first), _date(year, month, last) + timedelta(days=1)
-        if (start <= ctx.today) if past else (end > ctx.today):
-            return start, end, "span"
-    return None
-
-
-# A place in an order, told of someone: "I was 1st-2nd in line", "she finished 2nd-3rd".
-_RANKED = _lazy(
-    r"(?:\b(?:was|were|is|are|am|be|been|came|come|comes|finish(?:ed|es)?|plac(?:ed|es|e)"
-    r"|rank(?:ed|s)?|got|gets?)|['\u2019](?:m|re|s))\s+$",
-    re.IGNORECASE,
-)
+    span = ordinal_days_span(*days, ctx.today, past=past)
+    return None if span is None else (span[0], span[1], "span")
 
 
 def _ordinal_days_candidates(ctx: _Context) -> Iterator[_Candidate]:
     text = ctx.text
     for match in _ORDINAL_DAYS.finditer(text):
-        between = (match["kw"] or "").casefold() == "between"
-        if between != ((match["word"] or "").casefold() == "and"):
+        days = ordinal_days(match, text)
+        if days is None:
             continue
-        if match["word"] and not match["the"]:
-            continue
-        bare = not match["the"] and not match["kw"]
-        if bare and _RANKED.search(text[max(0, match.start() - 12) : match.start()]):
-            continue
-        if not int(match["d1"]) < int(match["d"]):
-            continue  # "from the 23rd to the 20th" is no stretch of a month
-        span = _safely(partial(_resolve_ordinal_days, match, ctx))
+        span = _safely(partial(_resolve_ordinal_days, match, days, ctx))
+        if span is None and days[1] < days[0]:
+            continue  # "from the 23rd to the 20th" is no stretch (as before it was read)
         yield match.start(), match.end(), span
 
 

@@ -167,15 +167,70 @@ _LATER_OR_EARLIER = re.compile(r"\b(later|earlier)\s+(?:in\s+)?$", re.IGNORECASE
 _LATER_OR_EARLIER_THIS = re.compile(
     r"\b(?:later|earlier)\s+(?:in\s+)?this\s+(?:week|weekend|month|year)\b", re.IGNORECASE
 )
-# "on the 10th": a day of the month, not "on the 3rd floor" (only before an end, a mark or a
-# word that cannot be the ordinal's noun, as ``event_time`` reads it); "of next month" names
-# the month.
+#: After an ordinal day: an end, a mark, or a word that cannot be the ordinal's noun ("the 3rd
+#: floor" is none). A pattern's source, read alike by ``event_time``.
+NO_ORDINAL_NOUN = (
+    r"(?=\s*(?:$|[^\w\s]|(?:and|after|at|when|so|but|with|because|which|where|too|as|i|we|you"
+    r"|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))"
+)
+# "on the 10th": a day of the month, not "on the 3rd floor"; "of next month" names the month.
 _DAY_OF_MONTH = re.compile(
     r"\bon\s+the\s+(?P<day>[12]?\d|3[01])(?:st|nd|rd|th)\b"
-    r"(?:\s+(?:of\s+)?(?P<which>this|next|last)\s+month\b)?"
-    r"(?=\s*(?:$|[^\w\s]|(?:and|after|at|when|so|but|with|because|which|where|too|as|i|we"
-    r"|you|he|she|they|it|my|our|the|this|that|to|for|in|was|were|is|will)\b))",
+    r"(?:\s+(?:of\s+)?(?P<which>this|next|last)\s+month\b)?" + NO_ORDINAL_NOUN,
     re.IGNORECASE,
+)
+#: Ordinal days with no month: "from the 20th to the 23rd", "between the 20th and the 23rd",
+#: "20th-23rd", "from the 28th to the 3rd". A pattern's source (``ordinal_days`` says which
+#: of its matches are days), read alike by ``event_time``: only before what cannot be the
+#: ordinals' noun ("from the 1st to the 3rd floor", "the 18th-19th century" are none).
+ORDINAL_DAYS = (
+    r"\b(?:(?P<kw>from|between)\s+)?(?P<the>the\s+)?(?P<d1>[12]?\d|3[01])(?:st|nd|rd|th)"
+    r"(?:\s*(?P<dash>-|\u2013)\s*|\s+(?P<word>to|until|till|through|thru|and)\s+(?:the\s+)?)"
+    r"(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b" + NO_ORDINAL_NOUN
+)
+_ORDINAL_DAYS = re.compile(ORDINAL_DAYS, re.IGNORECASE)
+# A place in an order, told of someone: "I was 1st-2nd in line", "she finished 2nd-3rd".
+_RANKED = re.compile(
+    r"(?:\b(?:was|were|is|are|am|be|been|came|come|comes|finish(?:ed|es)?|plac(?:ed|es|e)"
+    r"|rank(?:ed|s)?|got|gets?)|['\u2019](?:m|re|s))\s+$",
+    re.IGNORECASE,
+)
+#: How long a stretch of ordinal days across a month's end may be ("from the 28th to the
+#: 3rd"); "from the 23rd to the 20th" is no stretch said so.
+ORDINAL_DAYS_ACROSS = timedelta(days=21)
+#: A deadline: "by Friday", "by next Friday" ("by" alone drops what follows it in a note); not
+#: "by Friday's place", nor "by Friday of next week". A pattern's source, read alike by
+#: ``event_time``.
+BY_WEEKDAY = (
+    r"\bby\s+(?:(?P<which>next|this\s+coming|this)\s+)?"
+    rf"(?P<wd>{'|'.join(_WEEKDAY_NAMES)})\b(?!['\u2019]s\b)(?!\s+of\b)"
+)
+_BY_WEEKDAY = re.compile(BY_WEEKDAY, re.IGNORECASE)
+# "by 15 December", "by December 15th", "by the 15th of December": a deadline of a day.
+_BY = re.compile(r"\bby\s+", re.IGNORECASE)
+# "by the end of March": a deadline of a month's end.
+_BY_END_OF = re.compile(
+    rf"\bby\s+(?:the\s+)?end\s+of\s+({_MONTH_WORD})\b\.?(?:,?\s+(\d{{4}}))?", re.IGNORECASE
+)
+#: What is to be done or comes ("is due", "deadline", "needs to", "send", "will"): a deadline
+#: said with it is one to come. A pattern's source, read alike by ``event_time``.
+DUE_WORDS = (
+    r"\b(?:(?:is|are)\s+due|due\s+(?:on|by|date)|deadline|remind(?:er)?|send|submit"
+    r"|finish|write|prepare|needs?\s+to|has\s+to"
+    r"|have\s+to|must|will|going\s+to|shall)\b"
+)
+_DUE = re.compile(DUE_WORDS, re.IGNORECASE)
+#: "at the end of the month", "by the end of the month", not "the end of the month-long trip"
+#: nor "the end of the month of May". A pattern's source, read alike by ``event_time``.
+END_OF_THE_MONTH = (
+    r"\b(?:by\s+)?(?:the\s+)?end\s+of\s+the\s+month\b(?!-)(?!\s+(?:of|before|after)\b)"
+)
+_END_OF_THE_MONTH = re.compile(END_OF_THE_MONTH, re.IGNORECASE)
+#: The days at a month's end that "the end of the month" may mean.
+MONTH_END_DAYS = 7
+# "Is Sam coming Thursday?": a weekday after the verb ("the coming Thursday" is ``_NEXT``'s).
+_COMING_WEEKDAY = re.compile(
+    rf"(?<!\bthe\s)(?<!\bthis\s)\bcoming\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
 # "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
 _WEEKDAY_DAY = re.compile(
@@ -268,9 +323,10 @@ _LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
 _NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 
 
-def _named_day(text: str, reference: datetime) -> datetime | None:
+def _named_day(text: str, reference: datetime, *, ahead: bool = False) -> datetime | None:
     """The day ``text`` starts with ("16 November 2023", "May 3", "the 3rd of May",
-    "2023-05-04"), or None."""
+    "2023-05-04"), or None; said without its year, the latest such day (``ahead``: the first
+    from ``reference``'s on)."""
     text = _LEADING_THE.sub("", text)
     match = _ISO_DATE.match(text)
     if match:
@@ -278,9 +334,12 @@ def _named_day(text: str, reference: datetime) -> datetime | None:
     match = _MONTH_DATE.match(text)
     if match is None or not (match[1] or match[3]):
         return None
-    month = MONTHS[match[2].casefold()]
-    year = int(match[4]) if match[4] else _latest_year(month, reference)
-    return datetime(year, month, int(match[1] or match[3]), tzinfo=UTC)
+    month, day = MONTHS[match[2].casefold()], int(match[1] or match[3])
+    if match[4]:
+        year = int(match[4])
+    else:
+        year = _next_year(month, day, reference) if ahead else _latest_year(month, reference)
+    return datetime(year, month, day, tzinfo=UTC)
 
 
 def _next_to_day(query: str, reference: datetime) -> Window | None:
@@ -425,6 +484,7 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
     """The span ``query``'s own times name (a date, a month, a year, a season, a range)."""
     window = (
         (_range(query, reference) if ranges else None)
+        or _by_day(query, reference)
         or _next_to_day(query, reference)
         or _week_of(query, reference)
         or _named_season(query, reference)
@@ -497,7 +557,12 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         side = " ".join((match["side"] or "").casefold().split())
         shift = {"before yesterday": -2, "after tomorrow": 2}.get(side, 1)
         return today + timedelta(days=shift), today + timedelta(days=shift + 1)
-    window = _span_from_today(query, today)
+    window = (
+        _span_from_today(query, today)
+        or _by_weekday(query, today)
+        or _end_of_the_month(query, today)
+        or _ordinal_days_asked(query, today)
+    )
     if window is not None:
         return window
     match = _WEEKDAY_DAY.search(query)
@@ -522,6 +587,14 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
             return today, today + timedelta(days=span + 1)
         # As "last week" reaches back two weeks, "next week" reaches two ahead.
         return today + timedelta(days=1), today + timedelta(days=2 * span + 1)
+    match = _COMING_WEEKDAY.search(query)
+    if match:
+        # "Is Sam coming Thursday?": the one to come, as a note reads it (not today), or the
+        # latest, today's too, when the question looks back ("Was Sam coming Thursday?").
+        weekday = _WEEKDAY_NAMES.index(match[1].casefold())
+        if _LOOKS_BACK.search(query) and not _LOOKS_AHEAD.search(query):
+            return _day(today - timedelta(days=(today.weekday() - weekday) % 7))
+        return _day(today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1))
     match = _ASKED_WEEKDAY.search(query)
     if match:
         weekday = _WEEKDAY_NAMES.index(match[2].casefold())
@@ -608,6 +681,119 @@ def _span_from_today(query: str, today: datetime) -> Window | None:
         if ahead:
             return today, today + days + timedelta(days=1)
         return today - days, today + timedelta(days=1)
+    return None
+
+
+def _asks_by(query: str) -> bool:
+    """Whether a deadline ``query`` names ("by Friday") is one to come: the question looks
+    ahead or asks of what is due ("What is due by Friday?"), and not of the past ("What did
+    I finish by Friday?")."""
+    return (
+        _LOOKS_AHEAD.search(query) is not None or _DUE.search(query) is not None
+    ) and _LOOKS_BACK.search(query) is None
+
+
+def _by_weekday(query: str, today: datetime) -> Window | None:
+    """A deadline "by Friday" ("by next Friday"; "by this Friday" may be today): from today
+    through that Friday, when ``_asks_by``."""
+    match = _BY_WEEKDAY.search(query)
+    if match is None or not _asks_by(query):
+        return None
+    weekday = _WEEKDAY_NAMES.index(match["wd"].casefold())
+    ahead = (weekday - today.weekday()) % 7
+    if ahead == 0 and (match["which"] or "").casefold() != "this":
+        ahead = 7
+    return today, today + timedelta(days=ahead + 1)
+
+
+def _by_day(query: str, reference: datetime) -> Window | None:
+    """A deadline "by 15 December", "by December 15th", "by the end of March": from today
+    through that day (or month), the first from today on, when ``_asks_by``; None for one
+    gone ("by 15 December 2025"), which is read as the day it names."""
+    if not _asks_by(query):
+        return None
+    today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    match = _BY_END_OF.search(query)
+    if match:
+        month = MONTHS[match[1].casefold()]
+        year = int(match[2]) if match[2] else _next_year(month, None, reference)
+        end = _month(year, month)[1]
+        return (today, end) if end > today else None
+    for match in _BY.finditer(query):
+        try:
+            # A day is a few words: a text of many "by"s costs each 40 characters.
+            day = _named_day(query[match.end() : match.end() + 40], reference, ahead=True)
+        except ValueError:  # no such day ("31 April")
+            continue
+        if day is not None and day >= today:
+            return today, day + timedelta(days=1)
+    return None
+
+
+def month_of_its_end(today: datetime, *, past: bool) -> Window:
+    """The month "the end of the month" names, said on ``today``: this one, or when ``past``
+    the latest whose last ``MONTH_END_DAYS`` days have begun (said on 6 December, November).
+    A note's event time and a question read it alike."""
+    if past and today.day <= monthrange(today.year, today.month)[1] - MONTH_END_DAYS:
+        year, month = divmod(today.year * 12 + today.month - 2, 12)
+        return _month(year, month + 1)
+    return _month(today.year, today.month)
+
+
+def _end_of_the_month(query: str, today: datetime) -> Window | None:
+    """ "What's happening at the end of the month?": this month when the question looks ahead
+    or asks of what is due (``_asks_by``), else the latest gone (``month_of_its_end``)."""
+    if _END_OF_THE_MONTH.search(query) is None:
+        return None
+    return month_of_its_end(today, past=not _asks_by(query))
+
+
+def ordinal_days(match: re.Match[str], text: str) -> tuple[int, int] | None:
+    """The first and the last day an ``ORDINAL_DAYS`` match in ``text`` names, or None when
+    it names none: "and" only after "between" (and "between" only with "and"), a word joins
+    them only after "the" ("went from 1st to 3rd" is a ranking), no place in an order told
+    of someone ("I was 1st-2nd in line"), and no day to itself."""
+    between = (match["kw"] or "").casefold() == "between"
+    if between != ((match["word"] or "").casefold() == "and"):
+        return None
+    if match["word"] and not match["the"]:
+        return None
+    before = text[max(0, match.start() - 12) : match.start()]
+    if not match["the"] and not match["kw"] and _RANKED.search(before):
+        return None
+    first, last = int(match["d1"]), int(match["d"])
+    return None if first == last else (first, last)
+
+
+def ordinal_days_span(first: int, last: int, today: datetime, *, past: bool) -> Window | None:
+    """The days from the ``first`` to the ``last`` of a month (into the next month when
+    ``last`` is the smaller: "from the 28th to the 3rd"), end exclusive: when ``past``, the
+    latest month whose first day is today or gone; else this month if its last day is today
+    or ahead (a stretch under way, as "from 5 to 8 December" said on the 6th), or the next
+    that has both days. None when no month within a year has both days, or
+    when a stretch across a month's end is longer than ``ORDINAL_DAYS_ACROSS``. A note's
+    event time and a question read it alike."""
+    across = last < first
+    step = -1 if past else 1
+    for offset in range(13):
+        year, month = divmod(today.year * 12 + today.month - 1 + step * offset, 12)
+        end_year, end_month = divmod(year * 12 + month + across, 12)
+        if first > monthrange(year, month + 1)[1] or last > monthrange(end_year, end_month + 1)[1]:
+            continue
+        start = datetime(year, month + 1, first, tzinfo=UTC)
+        end = datetime(end_year, end_month + 1, last, tzinfo=UTC) + timedelta(days=1)
+        if (start <= today) if past else (end > today):
+            return None if across and end - start > ORDINAL_DAYS_ACROSS else (start, end)
+    return None
+
+
+def _ordinal_days_asked(query: str, today: datetime) -> Window | None:
+    """Ordinal days with no month ("What are we doing from the 20th to the 23rd?"), read as
+    "on the 10th" is: ahead when the question looks ahead, else the latest gone."""
+    for match in _ORDINAL_DAYS.finditer(query):
+        days = ordinal_days(match, query)
+        if days is not None:
+            return ordinal_days_span(*days, today, past=not _looks_ahead(query))
     return None
 
 

@@ -1922,6 +1922,8 @@ def test_ordinals_that_are_no_days_or_no_order_are_no_span(text: str) -> None:
         ("I'll finish the report by the end of the month.", DEC_6, 12, "by the end of the month"),
         ("The rent is due at the end of the month.", DEC_6, 12, "the end of the month"),
         ("We're going to Lisbon at the end of the month.", DEC_6, 12, "the end of the month"),
+        # a deadline told of what is to be done, as "by Friday"
+        ("Please send it by the end of the month.", DEC_6, 12, "by the end of the month"),
         # In the past tense, the latest whose last seven days have begun.
         ("We moved at the end of the month.", DEC_6, 11, "the end of the month"),
         (
@@ -2017,4 +2019,91 @@ def test_a_weekday_someone_is_coming_is_the_one_to_come(
     "text", ["Coming Thursday: the new album.", "I love coming Thursday nights."]
 )
 def test_coming_before_a_weekday_with_no_tense_or_as_a_habit_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "end", "phrase"),
+    [
+        # A deadline of a day or a month's end: from today through it, as "by Friday" (after
+        # "by" the date was dropped).
+        ("The report is due by the end of March.", DEC_6, day(2027, 4, 1), "by the end of March"),
+        ("I need to finish the draft by end of March.", DEC_6, day(2027, 4, 1), "by end of March"),
+        ("Please send it by 15 December.", DEC_6, day(2026, 12, 16), "by 15 December"),
+        ("I need to have it by December 15th.", DEC_6, day(2026, 12, 16), "by December 15th"),
+        (
+            "I'll have it done by the 15th of December.",
+            DEC_6,
+            day(2026, 12, 16),
+            "by the 15th of December",
+        ),
+        ("The essay is due by 3 January.", DEC_6, day(2027, 1, 4), "by 3 January"),
+        ("We must move out by 31 March 2027.", DEC_6, day(2027, 4, 1), "by 31 March 2027"),
+        (
+            "The grant is due by the end of December.",
+            DEC_6,
+            day(2027, 1, 1),
+            "by the end of December",
+        ),
+        ("Please send it by 2026-12-15.", DEC_6, day(2026, 12, 16), "by 2026-12-15"),
+    ],
+)
+def test_by_a_date_or_a_months_end_to_come_is_the_span_up_to_it(
+    text: str, said_at: datetime, end: datetime, phrase: str
+) -> None:
+    times = event_times(text, said_at)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(2026, 12, 6), end, "span", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I finished it by 15 December.",
+        "By the end of March I was exhausted.",
+        "I usually file it by 15 December.",
+        "The house was sold by 3 March.",
+        "I read a book by 15 December.",
+        # a deadline gone, with its year
+        "Please send it by 15 December 2025.",
+    ],
+)
+def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "start", "end"),
+    [
+        # Ordinal days across a month's end: the first in one month, the last in the next.
+        ("We're in Porto from the 28th to the 3rd.", DEC_6, day(2026, 12, 28), day(2027, 1, 4)),
+        ("Ana is visiting 30th-2nd.", DEC_6, day(2026, 12, 30), day(2027, 1, 3)),
+        ("We were in Porto from the 28th to the 3rd.", DEC_6, day(2026, 11, 28), day(2026, 12, 4)),
+        # a month without the first day: the next that has it
+        (
+            "I'm off from the 30th to the 2nd.",
+            datetime(2027, 2, 3, tzinfo=UTC),
+            day(2027, 3, 30),
+            day(2027, 4, 3),
+        ),
+    ],
+)
+def test_ordinal_days_across_a_months_end_are_a_span_into_the_next_month(
+    text: str, said_at: datetime, start: datetime, end: datetime
+) -> None:
+    times = event_times(text, said_at)
+    assert [(t.start, t.end, t.precision) for t in times] == [(start, end, "span")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # longer than three weeks: no stretch of days said so
+        "We're in Porto from the 23rd to the 20th.",
+        "We're in Porto from the 10th to the 5th.",
+        "I usually travel from the 28th to the 3rd.",
+    ],
+)
+def test_ordinal_days_backwards_by_more_than_three_weeks_are_no_span(text: str) -> None:
     assert event_times(text, DEC_6) == []

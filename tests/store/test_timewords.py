@@ -556,3 +556,61 @@ def test_friday_the_13th_without_on_is_the_name_of_one_not_a_day() -> None:
 def test_sat_in_lower_case_is_no_weekday_before_a_day(query: str) -> None:
     # A full stop after it too, as a note's event time reads it.
     assert time_window(query, NOV_16) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        # A deadline asked ahead or of what is due: from today through the day or the
+        # month's end, as a note reads it (before, "by Friday" named no time and "by 15
+        # December" the day alone).
+        ("What is due by Friday?", (day(2026, 12, 6), day(2026, 12, 12))),
+        ("What do I have to send by next Friday?", (day(2026, 12, 6), day(2026, 12, 12))),
+        ("What is due by this Sunday?", (day(2026, 12, 6), day(2026, 12, 7))),
+        ("What is due by 15 December?", (day(2026, 12, 6), day(2026, 12, 16))),
+        ("What will I need by December 15th?", (day(2026, 12, 6), day(2026, 12, 16))),
+        ("What's due by the end of March?", (day(2026, 12, 6), day(2027, 4, 1))),
+        # the end of the month: this month when asked ahead or of what is due ...
+        ("What's happening at the end of the month?", (day(2026, 12, 1), day(2027, 1, 1))),
+        ("What's due by the end of the month?", (day(2026, 12, 1), day(2027, 1, 1))),
+        # ... else the latest whose last seven days have begun, as a note reads it
+        ("What did we do at the end of the month?", (day(2026, 11, 1), day(2026, 12, 1))),
+        # ordinal days with no month: ahead when the question looks ahead, else the latest
+        # gone, as "on the 10th"
+        ("What are we doing from the 20th to the 23rd?", (day(2026, 12, 20), day(2026, 12, 24))),
+        ("What will we do from the 2nd to the 4th?", (day(2027, 1, 2), day(2027, 1, 5))),
+        ("What did we do from the 20th to the 23rd?", (day(2026, 11, 20), day(2026, 11, 24))),
+        ("Where were we between the 2nd and the 4th?", (day(2026, 12, 2), day(2026, 12, 5))),
+        ("Where will we be from the 28th to the 3rd?", (day(2026, 12, 28), day(2027, 1, 4))),
+        # a weekday someone is coming: the one to come
+        ("Is Sam coming Thursday?", (day(2026, 12, 9), day(2026, 12, 12))),
+        ("Who is coming Friday?", (day(2026, 12, 10), day(2026, 12, 13))),
+        # ... or, asked of the past, the latest
+        ("Was Sam coming Thursday?", (day(2026, 12, 2), day(2026, 12, 5))),
+    ],
+)
+def test_a_question_reads_deadlines_months_ends_and_ordinal_days_as_a_note_does(
+    query: str, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window(query, SUNDAY) == window
+
+
+@pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        # a deadline gone: the day, as before
+        (
+            "How many tournaments has Nate won by July 10, 2022?",
+            (day(2022, 7, 9), day(2022, 7, 12)),
+        ),
+        ("What had I finished by 15 December?", (day(2026, 12, 14), day(2026, 12, 17))),
+        # no deadline, no span, no weekday to come
+        ("What did I finish by Friday?", None),
+        ("Who wrote the book by the 3rd floor?", None),
+        ("Which floors went from the 1st to the 3rd floor?", None),
+    ],
+)
+def test_a_question_reads_no_deadline_when_it_looks_back(
+    query: str, window: tuple[datetime, datetime] | None
+) -> None:
+    assert time_window(query, SUNDAY) == window
