@@ -113,11 +113,15 @@ WEEKDAY = _WEEKDAY
 #: A count the event time reads since migration 27 ("several weeks ago"): migration 27 reads
 #: such a text again.
 SEVERAL = r"\bseveral\b"
-#: An ordinal day ("the 20th"): beside ``WEEKDAY`` and ``END_OF_THE_MONTH``, the texts migration
-#: 29 reads again ("from the 20th to the 23rd" is a span).
+#: An ordinal day ("the 20th"): beside ``WEEKDAY``, ``END_OF_THE_MONTH`` and ``BY_DAY``, the
+#: texts migration 29 reads again ("from the 20th to the 23rd" is a span).
 ORDINAL_DAY = r"[0-9](?:st|nd|rd|th)\b"
 #: "the end of the month", which the event time reads since migration 29.
 END_OF_THE_MONTH = r"\bend\s+of\s+the\s+month\b"
+#: A deadline of a day or a month's end ("by 15 December", "by December 15", "by the end of
+#: March", "by 2026-12-15"), which the event time reads since migration 29 (after "by" it was
+#: dropped): beside ``ORDINAL_DAY``, the texts migration 29 reads again.
+BY_DAY = rf"\bby\s+(?:(?:the\s+)?end\s+of\s+)?(?:[0-9]|\b(?:{_MONTHS}))"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -550,14 +554,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         "event times read again: ordinal days with no month, the end of the month, deadlines,"
         " weekdays someone is coming",
         (
-            # "We're in Porto from the 20th to the 23rd", "by the end of the month", "the essay
-            # is due by Friday" and "Sam is coming Thursday" were no time. Read again every
-            # text holding an ordinal day, naming a weekday or saying "end of the month".
+            # "We're in Porto from the 20th to the 23rd" (or "from the 28th to the 3rd"), "by
+            # the end of the month", "the essay is due by Friday", "please send it by 15
+            # December", "by the end of March" and "Sam is coming Thursday" were no time. Read
+            # again every text holding an ordinal day, naming a weekday, saying "end of the
+            # month" or "by" before a day or a month's end.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
+            f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
+        # Its statement before "by 15 December" and "by the end of March" were read: a store
+        # that ran it runs this one again, and start-up reads the texts it clears from their
+        # words (clearing twice is harmless).
+        earlier=("bcc41f15eb92e066db2cdfe855fd47b30968fecea89b2385fb55a7b1c8539f10",),
     ),
 )
 

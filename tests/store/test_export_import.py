@@ -999,6 +999,17 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((28, "2026-12"), (29, None)),
         ),
+        # ... and deadlines of a day or a month's end were dropped after "by".
+        (
+            "Please send it by 15 December.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2026-12-06/2026-12-15"), (29, None)),
+        ),
+        (
+            "The report is due by the end of March.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2026-12-06/2027-03-31"), (29, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

@@ -26,9 +26,11 @@ from doxa.store.health import check
 from doxa.store.index import SearchIndex
 from doxa.store.schema import (
     DAYS_NAMED,
+    END_OF_THE_MONTH,
     EXPECTED,
     MIGRATION_TABLE,
     MIGRATIONS,
+    ORDINAL_DAY,
     WEEKDAY,
     Migration,
     compare,
@@ -187,9 +189,10 @@ def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> No
     )
 
 
-# The statement migration 20 had when first committed (400cd2b), before it was narrowed, and
-# migration 27's before texts saying "several" were read again: stores those versions
-# migrated recorded its checksum.
+# The statement migration 20 had when first committed (400cd2b), before it was narrowed,
+# migration 27's before texts saying "several" were read again, and migration 29's before
+# texts saying "by 15 December" or "by the end of March" were: stores those versions migrated
+# recorded its checksum.
 EARLIER_STATEMENTS = {
     20: (
         "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
@@ -198,6 +201,12 @@ EARLIER_STATEMENTS = {
     27: (
         f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
         f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+        " SET o.event_times = NULL".replace("\\", "\\\\"),
+    ),
+    29: (
+        f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+        f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+        f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
         " SET o.event_times = NULL".replace("\\", "\\\\"),
     ),
 }
@@ -247,6 +256,7 @@ def test_a_store_migrated_by_an_earlier_statement_opens_and_is_migrated_again(
     read_again = {
         20: [["2024-05-21"], [], [], []],
         27: [["2024-05-21"], [], [], ["2024-04-08/2024-04-14"]],
+        29: [["2024-05-21"], [], [], []],
     }
     assert happened == read_again[version]
     history = graph_rows(
@@ -1162,7 +1172,8 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
     settings: Settings,
 ) -> None:
     # Before it, ordinal days with no month, "by the end of the month", a deadline "by
-    # Friday" and a weekday someone is coming were no time: Kùzu's own regex picks the texts.
+    # Friday", "by 15 December" or "by the end of March" and a weekday someone is coming
+    # were no time: Kùzu's own regex picks the texts.
     said = "2026-12-06T10:00:00Z"  # a Sunday
     texts = [
         "We're in Porto from the 20th to the 23rd.",
@@ -1170,6 +1181,9 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         "The essay is due by Friday.",
         "Sam is coming Thursday.",
         "No cavities: great news",
+        "Please send it by 15 December.",
+        "The report is due by the end of March.",
+        "We're in Porto from the 28th to the 3rd.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1191,4 +1205,7 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         ["2026-12-06/2026-12-11"],
         ["2026-12-10"],
         [],
+        ["2026-12-06/2026-12-15"],
+        ["2026-12-06/2027-03-31"],
+        ["2026-12-28/2027-01-03"],
     ]
