@@ -1,6 +1,7 @@
 """Time words in a query ("in May 2023", "last week", "yesterday", "last Tuesday", "this
 morning", "the week before 16 November 2023", "the second week of May", "in summer 2021",
-"between May and July 2023") as a window of time.
+"between May and July 2023", "by Friday", "by the end of March", "at the end of the month",
+"from the 20th to the 23rd") as a window of time.
 
 Recall boosts observations made inside the window a question names. Relative words are read
 against the recall's reference time (``as_of``, else now). Only plain English forms are read;
