@@ -122,6 +122,10 @@ END_OF_THE_MONTH = r"\bend\s+of\s+the\s+month\b"
 #: March", "by 2026-12-15"), which the event time reads since migration 29 (after "by" it was
 #: dropped): beside ``ORDINAL_DAY``, the texts migration 29 reads again.
 BY_DAY = rf"\bby\s+(?:(?:the\s+)?end\s+of\s+)?(?:[0-9]|\b(?:{_MONTHS}))"
+#: A plan that slipped, slid, was bumped or extended ("the launch slipped to March 17"), read
+#: as one moved to a day ahead since migration 29 (it was the day gone): beside ``BY_DAY``,
+#: the texts migration 29 reads again.
+SLIPPED = r"\b(?:slipped|slips|slid|bumped|extended)\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -558,17 +562,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             # the end of the month", "the essay is due by Friday", "please send it by 15
             # December", "by the end of March" and "Sam is coming Thursday" were no time. Read
             # again every text holding an ordinal day, naming a weekday, saying "end of the
-            # month" or "by" before a day or a month's end.
+            # month" or "by" before a day or a month's end; and, as "the launch slipped to
+            # March 17" was the March gone, every text saying a plan slipped or was bumped.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
             f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
-        # Its statement before "by 15 December" and "by the end of March" were read: a store
-        # that ran it runs this one again, and start-up reads the texts it clears from their
-        # words (clearing twice is harmless).
-        earlier=("bcc41f15eb92e066db2cdfe855fd47b30968fecea89b2385fb55a7b1c8539f10",),
+        # Its statements before "by 15 December" and "by the end of March" were read, and
+        # before a plan that slipped was: a store that ran one runs this one again, and
+        # start-up reads the texts it clears from their words (clearing twice is harmless).
+        earlier=(
+            "bcc41f15eb92e066db2cdfe855fd47b30968fecea89b2385fb55a7b1c8539f10",
+            "245ad0a51ca604a42ee0fbcee0ffa3a4901928f2e14bce2e9f7ed3f857a9f518",
+        ),
     ),
 )
 

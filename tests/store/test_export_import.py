@@ -1010,6 +1010,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((28, "2026-12-06/2027-03-31"), (29, None)),
         ),
+        # ... and a plan that slipped to a day was the day gone.
+        (
+            "Marketing says the launch slipped to March 17.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2027-03-17"), (29, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

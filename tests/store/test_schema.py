@@ -25,6 +25,7 @@ from doxa.store.graph import Graph, query_vector_text
 from doxa.store.health import check
 from doxa.store.index import SearchIndex
 from doxa.store.schema import (
+    BY_DAY,
     DAYS_NAMED,
     END_OF_THE_MONTH,
     EXPECTED,
@@ -191,24 +192,37 @@ def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> No
 
 # The statement migration 20 had when first committed (400cd2b), before it was narrowed,
 # migration 27's before texts saying "several" were read again, and migration 29's before
-# texts saying "by 15 December" or "by the end of March" were: stores those versions migrated
-# recorded its checksum.
-EARLIER_STATEMENTS = {
-    20: (
-        "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
-        " SET o.event_times = NULL",
-    ),
-    27: (
-        f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
-        f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
-        " SET o.event_times = NULL".replace("\\", "\\\\"),
-    ),
-    29: (
-        f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
-        f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
-        f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
-        " SET o.event_times = NULL".replace("\\", "\\\\"),
-    ),
+# texts saying "by 15 December" or "by the end of March" were, and before a plan that slipped
+# was: stores those versions migrated recorded their checksums.
+EARLIER_STATEMENTS: dict[int, list[tuple[str, ...]]] = {
+    20: [
+        (
+            "MATCH (o:Observation) WHERE o.kind = 'fact' OR regexp_matches(o.text, '[0-9]')"
+            " SET o.event_times = NULL",
+        )
+    ],
+    27: [
+        (
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){DAYS_NAMED}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        )
+    ],
+    29: [
+        (
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+        (
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
+            f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+    ],
 }
 
 
@@ -218,13 +232,16 @@ def test_the_earlier_checksums_a_migration_accepts_are_of_its_earlier_statements
         if earlier is None:
             assert migration.earlier == ()
             continue
-        assert earlier != migration.statements
-        assert migration.earlier == (Migration(0, "", earlier).checksum,)
+        assert migration.statements not in earlier
+        assert migration.earlier == tuple(Migration(0, "", e).checksum for e in earlier)
 
 
-@pytest.mark.parametrize("version", sorted(EARLIER_STATEMENTS))
+@pytest.mark.parametrize(
+    ("version", "which"),
+    [(v, i) for v, earlier in sorted(EARLIER_STATEMENTS.items()) for i in range(len(earlier))],
+)
 def test_a_store_migrated_by_an_earlier_statement_opens_and_is_migrated_again(
-    settings: Settings, version: int
+    settings: Settings, version: int, which: int
 ) -> None:
     # A store an earlier doxa migrated with the migration's earlier statement: it opens,
     # the migration runs again (the texts it chooses are read again by this version) and
@@ -242,7 +259,7 @@ def test_a_store_migrated_by_an_earlier_statement_opens_and_is_migrated_again(
     memory.close()
     ids = [m.observation_id for m in done]
     [migration] = [m for m in MIGRATIONS if m.version == version]
-    earlier = Migration(version, migration.name, EARLIER_STATEMENTS[version]).checksum
+    earlier = Migration(version, migration.name, EARLIER_STATEMENTS[version][which]).checksum
     tamper(
         settings,
         "MATCH (o:Observation) SET o.event_times = '[]'",
@@ -1184,6 +1201,7 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         "Please send it by 15 December.",
         "The report is due by the end of March.",
         "We're in Porto from the 28th to the 3rd.",
+        "Marketing says the launch slipped to March 17.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1208,4 +1226,5 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         ["2026-12-06/2026-12-15"],
         ["2026-12-06/2027-03-31"],
         ["2026-12-28/2027-01-03"],
+        ["2027-03-17"],
     ]
