@@ -21,7 +21,14 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from doxa.store.errors import InvalidInput
-from doxa.store.values import in_zone, parse_moment, parse_time, parse_unit_decimal, utc_now
+from doxa.store.values import (
+    in_zone,
+    offset_minutes,
+    parse_moment,
+    parse_time,
+    parse_unit_decimal,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from doxa.store.event_time import EventTime
@@ -145,6 +152,10 @@ class NewMemory:
     # When what it tells of happened, read from its words against when it was said.
     event_times: tuple[EventTime, ...] = ()
     record: Record | None = None
+    #: The UTC offset its words were read in, minutes east of UTC: ``observed_at``'s as
+    #: given, else the memory zone's when it was told. Kept, so that a text read again
+    #: later (a migration, an import) is read in the same calendar.
+    told_offset: int = 0
 
 
 def text_key(text: str) -> str:
@@ -437,4 +448,5 @@ def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMe
         contradicts=tuple(contradicts),
         event_times=times,
         record=record,
+        told_offset=offset_minutes(said),
     )

@@ -10,9 +10,12 @@ retired each observation it retired (format 2):
 
 A node line holds its table's columns (``schema.EXPECTED``, but ``schema.RETIRED``), a link
 line the keys of its two ends and its own columns. Values are exact: decimals as text, times
-as ISO 8601 UTC. Vectors are not in the file: an import embeds the imported observations
-again with the importing memory's model (``startup`` fills the index from the graph), and
-the judged recalls' queries too, so a file moves between models and embedders.
+as ISO 8601 UTC, and beside an observation's ``observed_at`` the UTC offset it was told in
+(``told_offset``, minutes east of UTC: -480 for -08:00; absent or null in a file of a memory
+that did not keep it, whose texts are read again in the importing memory's zone). Vectors
+are not in the file: an import embeds the imported observations again with the importing
+memory's model (``startup`` fills the index from the graph), and the judged recalls' queries
+too, so a file moves between models and embedders.
 
 Reading a file back keeps every id; objects already present (same key, or same two ends for a
 link, with a record field's position and a supersession's record time) are skipped. The file
@@ -60,11 +63,12 @@ from doxa.store.records import (
 )
 from doxa.store.records import validate as validate_record
 from doxa.store.values import (
+    MAX_OFFSET,
     from_naive_utc,
-    in_zone,
     iso,
     parse_unit_decimal,
     to_naive_utc,
+    told_in,
     utc_now,
 )
 
@@ -266,11 +270,12 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
                 return format(parse_unit_decimal(value, name), "f")
             except InvalidInput as refused:
                 raise ImportRefused(f"{where}: {refused}") from None
-        if kind == "INT64":
+        if kind in _INTEGER_BITS:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError("not an integer")
-            if not -(2**63) <= value < 2**63:
-                raise ValueError("beyond a 64-bit integer")
+            bits = _INTEGER_BITS[kind]
+            if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+                raise ValueError(f"beyond a {bits}-bit integer")
             return value
         if kind == "DOUBLE":
             if not isinstance(value, int | float) or isinstance(value, bool):
@@ -293,6 +298,10 @@ def _in(value: Any, kind: str, where: str, name: str) -> Any:
         return value
     except (ValueError, ArithmeticError) as error:
         raise ImportRefused(f"{where}: {name} {value!r} is not a {kind} ({error})") from None
+
+
+#: The integer column types, and their bits.
+_INTEGER_BITS = {"INT64": 64, "INT16": 16}
 
 
 #: The first bytes of compressed files, and the tool that undoes each.
@@ -724,8 +733,9 @@ _PLAN_VERBS = re.compile(schema.PLAN_VERBS, re.IGNORECASE)
 def _event_times(observation: dict[str, Any], record: Record | None, where: str, zone: str) -> str:
     """An imported observation's event times read from its words, as ``remember`` reads
     them (a record's own words, ``Record.line``, tell of no time; a fact's times say which
-    year its words' dates mean), in the calendar of the memory's time zone ``zone`` (a file
-    keeps no offset a time was told in)."""
+    year its words' dates mean), in the calendar they were told in (the UTC offset the file
+    keeps with it, ``told_offset``), or, in a file written before offsets were kept, of the
+    memory's time zone ``zone``."""
     text = observation["text"] or ""
     said = from_naive_utc(observation["observed_at"] or observation["recorded_at"])
     if said is None:
@@ -735,7 +745,8 @@ def _event_times(observation: dict[str, Any], record: Record | None, where: str,
         from_naive_utc(observation.get("valid_from")),
         from_naive_utc(observation.get("stated_until")),
     )
-    return event_time.stored(event_time.event_times(told, in_zone(said, zone), stated))
+    said = told_in(said, observation.get("told_offset"), zone)
+    return event_time.stored(event_time.event_times(told, said, stated))
 
 
 def _pruned(line: dict[str, Any], where: str) -> tuple[str, str, str]:
@@ -989,6 +1000,16 @@ def _stored_event_times(value: Any) -> str | None:
     return None
 
 
+def _told_offset(value: Any) -> str | None:
+    """A UTC offset in minutes, as a time may be told in (less than a day either side)."""
+    if -MAX_OFFSET <= value <= MAX_OFFSET:
+        return None
+    return (
+        f"{value} is no UTC offset: minutes east of UTC, from {-MAX_OFFSET} to {MAX_OFFSET}"
+        " (-480 for -08:00), or null when not known"
+    )
+
+
 def _kept_features(value: Any) -> str | None:
     """What a recall keeps of its results for the ranker: "<rank> <features JSON>" each."""
     for i, item in enumerate(value):
@@ -1030,6 +1051,7 @@ _VALUES: dict[tuple[str, str], Callable[[Any], str | None]] = {
     ("Recall", "features"): _kept_features,
     ("Predicate", "cardinality"): _cardinality,
     ("Observation", "event_times"): _stored_event_times,
+    ("Observation", "told_offset"): _told_offset,
 }
 
 

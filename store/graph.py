@@ -855,7 +855,7 @@ class Graph:
             " o.predicate AS predicate, o.object AS object, o.valid_from AS valid_from,"
             " o.valid_until AS valid_until, o.retracted_at AS retracted_at, o.hits AS hits,"
             " o.impressions AS impressions, o.stated_until AS stated_until,"
-            " o.event_times AS event_times ORDER BY o.seq",
+            " o.event_times AS event_times, o.told_offset AS told_offset ORDER BY o.seq",
             params,
         )
 
@@ -1643,7 +1643,7 @@ class GraphWriter:
             " valid_from: CAST(r.valid_from AS TIMESTAMP),"
             " valid_until: CAST(r.valid_until AS TIMESTAMP),"
             " stated_until: CAST(r.stated_until AS TIMESTAMP), event_times: r.event_times,"
-            " hits: 0, impressions: 0})"
+            " told_offset: CAST(r.told_offset AS INT16), hits: 0, impressions: 0})"
             # Its topics (which must exist) in the same statement.
             " WITH o, r UNWIND CAST(r.topics AS STRING[]) AS topic"
             " MATCH (t:Topic {name: topic}) CREATE (o)-[:MENTIONS]->(t)",

@@ -64,6 +64,7 @@ def prepare(
                 "valid_until": plan.valid_until,
                 "stated_until": fact.valid_until if fact else None,
                 "event_times": event_time.stored(m.event_times),
+                "told_offset": m.told_offset,
             }
         )
     # Agents, topics and episodes the memory already holds need no MERGE (a statement

@@ -570,6 +570,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
             f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
+            # The UTC offset each observation was told in, minutes east of UTC: its words are
+            # read again in that calendar ("tomorrow" told at 21:30 -08:00 is the Californian
+            # tomorrow in a memory whose zone is UTC), not the memory's zone. Null for those
+            # stored before: unknown, read in the memory's zone as before. (If not there:
+            # the migration may run again, and the column is kept as it is.)
+            "ALTER TABLE Observation ADD IF NOT EXISTS told_offset INT16",
         ),
         # Its statements before "by 15 December" and "by the end of March" were read, and
         # before a plan that slipped was: a store that ran one runs this one again, and
@@ -625,6 +631,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "impressions": "INT64",
         "stated_until": "TIMESTAMP",
         "event_times": "STRING",
+        "told_offset": "INT16",
     },
     "Belief": {
         "id": "STRING",

@@ -48,7 +48,7 @@ from doxa.store.passage_vectors import (
 )
 from doxa.store.records import Record, RecordField, type_name, value_node
 from doxa.store.settings import StoreSettings
-from doxa.store.values import from_naive_utc, in_zone, micros, utc_now
+from doxa.store.values import from_naive_utc, micros, told_in, utc_now
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
@@ -404,10 +404,11 @@ def _event_times(
 ) -> tuple[EventTime, ...]:
     """A loaded observation's event times: as stored (one tuple in ``shared`` for each
     stored value), or read now from its words (and added to ``unread``) when they were read
-    by an earlier version, or never, in the calendar of the memory's time zone ``zone`` (the
-    graph keeps no offset a time was told in). A record's own words (``Record.line``) tell of
-    no time, and a fact's times say which year its words' dates mean, as at remember (its
-    start, given or not, is no other year's)."""
+    by an earlier version, or never, in the calendar they were told in (the UTC offset kept
+    with it, ``told_offset``), or, for one stored before offsets were kept, of the memory's
+    time zone ``zone``. A record's own words (``Record.line``) tell of no time, and a fact's
+    times say which year its words' dates mean, as at remember (its start, given or not, is
+    no other year's)."""
     stored = row["event_times"]
     if stored is not None:
         key = ("event_times", stored)
@@ -417,7 +418,7 @@ def _event_times(
         return times
     told = "" if record is not None and record.is_in_words(row["text"]) else row["text"]
     stated = fact_times(from_naive_utc(row["valid_from"]), from_naive_utc(row["stated_until"]))
-    said = in_zone(_aware(row["observed_at"]), zone)
+    said = told_in(_aware(row["observed_at"]), row["told_offset"], zone)
     times = tuple(event_time.event_times(told, said, stated))
     unread.append((row["id"], event_time.stored(times)))
     return times

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
 
 from doxa.store.errors import InvalidInput
@@ -219,6 +219,34 @@ def in_zone(moment: datetime, zone: str) -> datetime:
     from zoneinfo import ZoneInfo  # cached per name by the module
 
     return moment.astimezone(ZoneInfo(zone))
+
+
+#: The largest UTC offset a time may be told in, in minutes either side (Python's limit: less
+#: than a day).
+MAX_OFFSET = 24 * 60 - 1
+
+
+def offset_minutes(moment: datetime) -> int:
+    """The UTC offset of ``moment`` (aware), in whole minutes east of UTC: the calendar it
+    was told in, as the graph keeps it (``Observation.told_offset``). An offset's seconds
+    (no zone has had any since 1972) are dropped."""
+    offset = moment.utcoffset()
+    assert offset is not None
+    return int(offset.total_seconds() / 60)
+
+
+def told_in(moment: datetime, offset: int | None, zone: str) -> datetime:
+    """``moment`` (aware) on the clock it was told on: that of ``offset`` (minutes east of UTC,
+    as ``offset_minutes`` gives) when one was kept, else of the time zone ``zone`` names (an
+    observation stored before offsets were kept: ``in_zone``)."""
+    if offset is None:
+        return in_zone(moment, zone)
+    try:
+        return moment.astimezone(timezone(timedelta(minutes=offset)))
+    except OverflowError:
+        # Only an imported offset can move a time kept at the very end of the range off
+        # it (a time told so was within it as told): read it on UTC's clock instead.
+        return moment.astimezone(UTC)
 
 
 def to_naive_utc(moment: datetime) -> datetime:

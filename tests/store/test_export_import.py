@@ -492,6 +492,11 @@ UNLOADABLE: list[tuple[Any, dict[str, Any], str]] = [
     (_observation, {"event_times": "[[1,2]]"}, "(not enough values to unpack"),
     (_observation, {"event_times": '[["noon", "dusk", "day", "x"]]'}, "'noon'"),
     (_observation, {"event_times": f'[["{NAIVE}", "{NAIVE}", "day", "x"]]'}, "without its offset"),
+    # A UTC offset of a day or more: no calendar a time was told in (Python has none).
+    (_observation, {"told_offset": 1440}, "told_offset 1440 is no UTC offset"),
+    (_observation, {"told_offset": -2000}, "told_offset -2000 is no UTC offset"),
+    (_observation, {"told_offset": 40000}, "told_offset 40000 is not a INT16"),
+    (_observation, {"told_offset": "-08:00"}, "told_offset '-08:00' is not a INT16"),
     (_table("HAS_FIELD"), {"kind": "integer", "value": "abc"}, "'abc' is not an integer"),
     (_table("HAS_FIELD"), {"kind": "date", "value": "notadate"}, "'notadate' is not a date"),
     (_table("HAS_FIELD"), {"kind": "potato"}, "kind 'potato' is none of integer, decimal"),

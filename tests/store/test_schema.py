@@ -442,8 +442,15 @@ def before_18() -> dict[str, dict[str, str]]:
 
 def before_19() -> dict[str, dict[str, str]]:
     """The schema migration 18 left: beliefs held until a later fact, never forgotten."""
-    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    found = before_29()
     del found["Belief"]["forgotten_at"]
+    return found
+
+
+def before_29() -> dict[str, dict[str, str]]:
+    """The schema migration 28 left: observations without the offset they were told in."""
+    found = {table: dict(columns) for table, columns in EXPECTED.items()}
+    del found["Observation"]["told_offset"]
     return found
 
 
@@ -1228,3 +1235,6 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         ["2026-12-28/2027-01-03"],
         ["2027-03-17"],
     ]
+    # Run again, it keeps the offsets the texts were told in (``Z``: 0).
+    offsets = graph_rows(settings, "MATCH (o:Observation) RETURN o.told_offset")
+    assert offsets == [[0]] * len(texts)

@@ -3,6 +3,7 @@ is read in (``timezone``: local, UTC or an IANA name)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from pydantic import ValidationError
 
 from doxa.server.settings import Settings
 from doxa.store import drafts, recall
+from doxa.store import memory as memory_module
+from doxa.store.importing import import_file
 from doxa.store.memory import Memory, MemoryDraft
 from doxa.store.settings import StoreSettings
 
@@ -24,6 +27,18 @@ def opened(settings: Settings, zone: str) -> Memory:
     memory = Memory.open(settings.store.model_copy(update={"timezone": zone}))
     memory.warm_up()
     return memory
+
+
+def tamper(settings: Settings, *statements: str) -> None:
+    """Change the graph behind doxa's back, as a migration would (the memory is closed)."""
+    database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
+    connection = kuzu.Connection(database)
+    try:
+        for statement in statements:
+            connection.execute(statement)
+    finally:
+        connection.close()
+        database.close()
 
 
 def tomorrow(memory: Memory, observation_id: str) -> str:
@@ -59,16 +74,13 @@ def test_a_memory_told_and_a_question_asked_without_a_time_are_read_in_its_calen
 def test_words_read_again_at_a_start_are_read_in_its_calendar(
     settings: Settings, zone: str, day: str
 ) -> None:
-    # The graph keeps no offset: what a migration clears is read again in the memory's zone.
+    # An observation stored before its offset was kept (none stored): what a migration
+    # clears is read again in the memory's zone.
     memory = opened(settings, "UTC" if zone != "UTC" else "America/Los_Angeles")
     said = "2026-11-08T05:30:00Z"  # 21:30 on 7 November in California
     [done] = memory.remember([MemoryDraft("Dentist tomorrow at 9.", observed_at=said)])
     memory.close()
-    database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
-    connection = kuzu.Connection(database)
-    connection.execute("MATCH (o:Observation) SET o.event_times = NULL")
-    connection.close()
-    database.close()
+    tamper(settings, "MATCH (o:Observation) SET o.event_times = NULL, o.told_offset = NULL")
     memory = opened(settings, zone)
     try:
         assert tomorrow(memory, done.observation_id) == day
@@ -90,3 +102,115 @@ def test_a_time_zone_that_names_none_is_refused_saying_what_to_give(
 def test_local_and_utc_are_read_in_any_case(tmp_path: Path) -> None:
     assert StoreSettings(data_dir=tmp_path, timezone="Local").timezone == "local"
     assert StoreSettings(data_dir=tmp_path, timezone=" utc ").timezone == "UTC"
+
+
+#: 21:30 on Thursday 3 December in California ("tomorrow" is the 4th), 05:30Z on the 4th.
+CALIFORNIAN = "2026-12-03T21:30:00-08:00"
+
+
+def test_words_read_again_at_a_start_are_read_in_the_offset_they_were_told_in(
+    settings: Settings,
+) -> None:
+    memory = opened(settings, "UTC")
+    [done] = memory.remember([MemoryDraft("Dentist tomorrow at 9.", observed_at=CALIFORNIAN)])
+    assert tomorrow(memory, done.observation_id) == "2026-12-04"
+    memory.close()
+    [[kept]] = graph_rows(settings, "MATCH (o:Observation) RETURN o.told_offset")
+    assert kept == -480
+    tamper(settings, "MATCH (o:Observation) SET o.event_times = NULL")
+    memory = opened(settings, "UTC")
+    try:
+        assert tomorrow(memory, done.observation_id) == "2026-12-04"
+    finally:
+        memory.close()
+    # Read once and stored again: the next start reads the same.
+    [[stored]] = graph_rows(settings, "MATCH (o:Observation) RETURN o.event_times")
+    assert stored is not None and "2026-12-04" in stored
+
+
+def test_words_told_without_a_time_are_read_again_in_the_zone_they_were_told_in(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The memory's zone then, not now: a later change of the setting leaves them as read.
+    # Told (and stamped) at 21:30 on 3 December in California, 05:30Z on the 4th.
+    told = datetime(2026, 12, 4, 5, 30, tzinfo=UTC)
+    monkeypatch.setattr(drafts, "utc_now", lambda: told)
+    monkeypatch.setattr(memory_module, "utc_now", lambda: told)
+    memory = opened(settings, "America/Los_Angeles")
+    [done] = memory.remember([MemoryDraft("Dentist tomorrow at 9.")])
+    memory.close()
+    [[kept]] = graph_rows(settings, "MATCH (o:Observation) RETURN o.told_offset")
+    assert kept == -480
+    tamper(settings, "MATCH (o:Observation) SET o.event_times = NULL")
+    memory = opened(settings, "UTC")
+    try:
+        assert tomorrow(memory, done.observation_id) == "2026-12-04"
+    finally:
+        memory.close()
+
+
+def test_an_export_imported_again_reads_its_words_in_the_offset_they_were_told_in(
+    settings: Settings, tmp_path: Path
+) -> None:
+    memory = opened(settings, "UTC")
+    [done] = memory.remember([MemoryDraft("Dentist tomorrow at 9.", observed_at=CALIFORNIAN)])
+    memory.export(str(tmp_path / "memory.jsonl"))
+    memory.close()
+    lines = [json.loads(line) for line in (tmp_path / "memory.jsonl").read_text().splitlines()]
+    [observation] = [line for line in lines if line.get("table") == "Observation"]
+    assert observation["told_offset"] == -480
+    assert observation["observed_at"] == "2026-12-04T05:30:00Z"
+    # Null event times are read again at import (as a file written before a migration).
+    observation["event_times"] = None
+    (tmp_path / "again.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    fresh = settings.store.model_copy(update={"data_dir": tmp_path / "fresh", "timezone": "UTC"})
+    import_file(fresh, tmp_path / "again.jsonl")
+    imported = Memory.open(fresh)
+    try:
+        imported.warm_up()
+        assert tomorrow(imported, done.observation_id) == "2026-12-04"
+    finally:
+        imported.close()
+
+
+def test_an_older_file_without_offsets_is_read_in_the_memorys_zone(
+    settings: Settings, tmp_path: Path
+) -> None:
+    memory = opened(settings, "UTC")
+    [done] = memory.remember([MemoryDraft("Dentist tomorrow at 9.", observed_at=CALIFORNIAN)])
+    memory.export(str(tmp_path / "memory.jsonl"))
+    memory.close()
+    lines = [json.loads(line) for line in (tmp_path / "memory.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line.get("table") == "Observation":
+            del line["told_offset"]
+            line["event_times"] = None
+    (tmp_path / "older.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    fresh = settings.store.model_copy(update={"data_dir": tmp_path / "fresh", "timezone": "UTC"})
+    import_file(fresh, tmp_path / "older.jsonl")
+    imported = Memory.open(fresh)
+    try:
+        imported.warm_up()
+        assert tomorrow(imported, done.observation_id) == "2026-12-05"
+    finally:
+        imported.close()
+    [[kept]] = graph_rows(
+        settings.model_copy(update={"store": fresh}), "MATCH (o:Observation) RETURN o.told_offset"
+    )
+    assert kept is None
+
+
+def graph_rows(settings: Settings, query: str) -> list[list[object]]:
+    """What ``query`` reads from the graph (the memory is closed)."""
+    database = kuzu.Database(str(Path(settings.store.data_dir) / "graph"))
+    connection = kuzu.Connection(database)
+    try:
+        result = connection.execute(query)
+        assert not isinstance(result, list)
+        found = []
+        while result.has_next():
+            found.append(list(result.get_next()))
+        return found
+    finally:
+        connection.close()
+        database.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import kuzu
 import pytest
 from calls import ok
 from conftest import hash_settings
@@ -321,3 +322,26 @@ async def test_this_weekend_or_month_reaches_the_days_to_come(
 ) -> None:
     with anyio.fail_after(30):
         assert await _timed(client, query, as_of) == timed
+
+
+async def test_words_read_again_after_a_restart_keep_the_calendar_they_were_told_in(
+    tmp_path: Path,
+) -> None:
+    # Told at 21:30 on 3 December in California to a memory whose zone is UTC: "tomorrow"
+    # is the 4th, also once a migration has cleared its event times for a start to read.
+    settings = hash_settings(tmp_path / "memory", timezone="UTC")
+    told = {"text": "Dentist tomorrow at 9.", "observed_at": "2026-12-03T21:30:00-08:00"}
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            await ok(client, "remember", **told)
+        database = kuzu.Database(str(tmp_path / "memory" / "graph"))
+        connection = kuzu.Connection(database)
+        connection.execute("MATCH (o:Observation) SET o.event_times = NULL")
+        connection.close()
+        database.close()
+        async with Client(create_server(settings)) as client:
+            found = await ok(client, "recall", query="dentist")
+    [result] = found["results"]
+    assert result["happened"] == "2026-12-04"
+    # Shown in UTC, as every time a result holds.
+    assert result["observed_at"] == "2026-12-04T05:30:00Z"
