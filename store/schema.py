@@ -577,12 +577,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             # the migration may run again, and the column is kept as it is.)
             "ALTER TABLE Observation ADD IF NOT EXISTS told_offset INT16",
         ),
-        # Its statements before "by 15 December" and "by the end of March" were read, and
-        # before a plan that slipped was: a store that ran one runs this one again, and
-        # start-up reads the texts it clears from their words (clearing twice is harmless).
+        # Its statements before "by 15 December" and "by the end of March" were read, before
+        # a plan that slipped was, and before the offset was kept: a store that ran one runs
+        # this one again, and start-up reads the texts it clears from their words (clearing
+        # twice is harmless; the column is added if it is not there).
         earlier=(
             "bcc41f15eb92e066db2cdfe855fd47b30968fecea89b2385fb55a7b1c8539f10",
             "245ad0a51ca604a42ee0fbcee0ffa3a4901928f2e14bce2e9f7ed3f857a9f518",
+            "e421513c53c6ca01d86893c59c19eaeb1aeacbe754be1ccb21d0b349aa72e6c8",
         ),
     ),
 )

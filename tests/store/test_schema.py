@@ -32,6 +32,7 @@ from doxa.store.schema import (
     MIGRATION_TABLE,
     MIGRATIONS,
     ORDINAL_DAY,
+    SLIPPED,
     WEEKDAY,
     Migration,
     compare,
@@ -192,8 +193,9 @@ def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> No
 
 # The statement migration 20 had when first committed (400cd2b), before it was narrowed,
 # migration 27's before texts saying "several" were read again, and migration 29's before
-# texts saying "by 15 December" or "by the end of March" were, and before a plan that slipped
-# was: stores those versions migrated recorded their checksums.
+# texts saying "by 15 December" or "by the end of March" were, before a plan that slipped was,
+# and before the offset told in was kept: stores those versions migrated recorded their
+# checksums.
 EARLIER_STATEMENTS: dict[int, list[tuple[str, ...]]] = {
     20: [
         (
@@ -220,6 +222,14 @@ EARLIER_STATEMENTS: dict[int, list[tuple[str, ...]]] = {
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
             f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+        (
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
+            f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ],
