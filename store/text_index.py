@@ -204,26 +204,31 @@ class SourceIndex:
         n = len(allowed)
         # Dense, not sorted runs: a source many rows share ("email") would sort them all.
         score: npt.NDArray[np.float64] | None = None
-        worded = np.zeros(0, dtype=bool)
+        numbers: list[npt.NDArray[np.int64]] = []  # rows found by a short number alone, so far
+        worded: list[npt.NDArray[np.int64]] = []
+        searchable = self._searchable
         for term in terms:
             postings = self._rows.get(term)
             frequency = self._frequency.get(term, 0)
             if postings is None or frequency <= 0:
                 continue
             rows = np.frombuffer(postings, dtype=np.int64)
-            keep = rows < n
-            keep[keep] = allowed[rows[keep]] & self._searchable[rows[keep]]
-            rows = rows[keep]
+            if int(rows[-1]) >= n:
+                rows = rows[rows < n]
+            rows = rows[allowed[rows] & searchable[rows]]
             if len(rows) == 0:
                 continue
             if score is None:
-                score, worded = np.zeros(n), np.zeros(n, dtype=bool)
+                score = np.zeros(n)
             # A row holds each of its source's terms once: no repeats within ``rows``.
             score[rows] += math.log(1.0 + (documents - frequency + 0.5) / (frequency + 0.5))
-            if not term.isdigit() or len(term) >= _NUMBER_ALONE:
-                worded[rows] = True
-        if score is not None:
-            score[~worded] = 0.0
+            (worded if not term.isdigit() or len(term) >= _NUMBER_ALONE else numbers).append(rows)
+        if score is not None and numbers:
+            alone = np.zeros(n, dtype=bool)
+            alone[np.concatenate(numbers)] = True
+            if worded:
+                alone[np.concatenate(worded)] = False
+            score[alone] = 0.0
         return score
 
 
