@@ -1777,8 +1777,9 @@ def _resolve_ordinal_days(
     match: re.Match[str], days: tuple[int, int], ctx: _Context
 ) -> _Span | None:
     """The days of the month they fall in (into the next across its end): looking back (a
-    past tense), the latest month whose first day is today or gone; else this month if its
-    last day is today or ahead (a stretch under way), or the next that has both days (words
+    past tense), the latest month whose first day is today or gone; else the stretch under
+    way if its last day is today or ahead (across a month's end, begun last month), or the
+    next that has both days (words
     with no month rarely tell of one long gone; ``timewords.ordinal_days_span``). A habit
     gives none."""
     if ctx.habitual(match):

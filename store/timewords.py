@@ -769,14 +769,16 @@ def ordinal_days(match: re.Match[str], text: str) -> tuple[int, int] | None:
 def ordinal_days_span(first: int, last: int, today: datetime, *, past: bool) -> Window | None:
     """The days from the ``first`` to the ``last`` of a month (into the next month when
     ``last`` is the smaller: "from the 28th to the 3rd"), end exclusive: when ``past``, the
-    latest month whose first day is today or gone; else this month if its last day is today
-    or ahead (a stretch under way, as "from 5 to 8 December" said on the 6th), or the next
-    that has both days. None when no month within a year has both days, or
-    when a stretch across a month's end is longer than ``ORDINAL_DAYS_ACROSS``. A note's
-    event time and a question read it alike."""
+    latest month whose first day is today or gone; else the stretch under way if its last
+    day is today or ahead (as "from 5 to 8 December" said on the 6th; across a month's end,
+    begun last month: "from the 28th to the 3rd" said on 1 December), or the next that has
+    both days. None when no month within a year has both days, or when a stretch across a
+    month's end is longer than ``ORDINAL_DAYS_ACROSS``. A note's event time and a question
+    read it alike."""
     across = last < first
     step = -1 if past else 1
-    for offset in range(13):
+    # Looking ahead, a stretch across a month's end may have begun last month.
+    for offset in range(-1 if across and not past else 0, 13):
         year, month = divmod(today.year * 12 + today.month - 1 + step * offset, 12)
         end_year, end_month = divmod(year * 12 + month + across, 12)
         if first > monthrange(year, month + 1)[1] or last > monthrange(end_year, end_month + 1)[1]:

@@ -2080,6 +2080,14 @@ def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> No
         ("We're in Porto from the 28th to the 3rd.", DEC_6, day(2026, 12, 28), day(2027, 1, 4)),
         ("Ana is visiting 30th-2nd.", DEC_6, day(2026, 12, 30), day(2027, 1, 3)),
         ("We were in Porto from the 28th to the 3rd.", DEC_6, day(2026, 11, 28), day(2026, 12, 4)),
+        # under way (begun last month, its last day ahead): last month's, as "from the 5th to
+        # the 8th" said on the 6th is this month's
+        (
+            "We're in Porto from the 28th to the 3rd.",
+            datetime(2026, 12, 1, tzinfo=UTC),
+            day(2026, 11, 28),
+            day(2026, 12, 4),
+        ),
         # a month without the first day: the next that has it
         (
             "I'm off from the 30th to the 2nd.",

@@ -595,6 +595,14 @@ def test_a_question_reads_deadlines_months_ends_and_ordinal_days_as_a_note_does(
     assert time_window(query, SUNDAY) == window
 
 
+def test_ordinal_days_across_a_months_end_under_way_are_the_stretch_under_way() -> None:
+    # Asked on 1 December, "from the 28th to the 3rd" is 28 November to 3 December (under
+    # way), as a note reads it, not the stretch a month ahead.
+    asked = datetime(2026, 12, 1, 15, tzinfo=UTC)
+    query = "Where will we be from the 28th to the 3rd?"
+    assert time_window(query, asked) == (day(2026, 11, 28), day(2026, 12, 4))
+
+
 @pytest.mark.parametrize(
     ("query", "window"),
     [
