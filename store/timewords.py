@@ -149,7 +149,11 @@ _LOOKS_AHEAD = re.compile(
     r"\b(?:will|going\s+to|gonna|shall|plann(?:ed|ing)|scheduled|booked|upcoming"
     r"|coming\s+up|do\s+(?:i|we)\s+have|happening|(?:what|who)(?:['\u2019]s|\s+is)\s+on"
     # The present progressive asks of plans: "what are we doing in January?"
-    r"|(?:am\s+i|are\s+(?:we|you|they))\s+(?!(?:still|not)\b)\w+ing)\b",
+    r"|(?:am\s+i|are\s+(?:we|you|they))\s+(?!(?:still|not)\b)\w+ing"
+    # Where or when something is, or who is coming, asks of a day to come, as a note telling
+    # it reads: "When is the dentist on the 10th?", "Who is coming on Friday?".
+    r"|(?:when|where)(?:['\u2019]s|\s+(?:is|are))"
+    r"|(?:is|are)\s+(?:[\w'\u2019-]+\s+){0,2}?(?:coming|arriving|leaving|visiting|flying))\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(

@@ -220,6 +220,13 @@ def test_a_count_of_days_from_today(
         ("Who did I meet on the 31st?", SUNDAY, day(2026, 10, 31)),
         ("what is on on the 31st?", WEDNESDAY, day(2026, 12, 31)),
         ("What do I have on the 10th of next month?", SUNDAY, day(2027, 1, 10)),
+        # Asked where or when something is, or who is coming: ahead, as a note telling it
+        # ("When is the dentist on the 10th?" was the 10th gone).
+        ("When is the dentist on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Where's the party on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Who is coming on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Is Ana arriving on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Where was the party on the 10th?", SUNDAY, day(2026, 11, 10)),
     ],
 )
 def test_a_day_of_the_month_is_read_as_a_weekday(
