@@ -315,7 +315,14 @@ _PROGRESSIVE = _lazy(
     # thinking about the concert on 28 December" tells of one gone.
     r"|\b(?:am|is|are|(?:i|we|they|you)['\u2019](?:m|re)|(?:he|she|it|that)['\u2019]s)"
     r"\s+still\s+(?:on\b|meeting|coming|seeing|visiting|flying|leaving|driving"
-    r"|travell?ing|hosting|playing|getting\s+together)",
+    r"|travell?ing|hosting|playing|getting\s+together)"
+    # "is" contracted after a name or a noun ("Sam's coming Thursday", "my sister's arriving
+    # Monday"): only a verb of coming or going, and not one that names a thing ("Sam's flying
+    # lessons", "Sam's leaving party", "Sam's coming-out"), which a pronoun's "'s" never does.
+    r"|\b\w+['\u2019]s\s+(?:(?:also|just|finally|now)\s+)?(?:coming|arriving|leaving|going"
+    r"|heading|visiting|flying|driving|staying|returning|moving)\b(?!-)"
+    r"(?!\s+(?:of|out|party|parties|do|lessons?|tests?|hours|licen[cs]es?|school|instructor"
+    r"|exams?|range|age|plans?|notes|schedule|time|days?|away\s+part(?:y|ies))\b)",
     re.IGNORECASE,
 )
 # A weekday's mornings or evenings, after it or after a second one ("Maya runs on Tuesday and

@@ -2006,6 +2006,11 @@ def test_by_a_weekday_gone_or_habitual_is_no_time(text: str) -> None:
         ("The kids are arriving Monday.", day(2026, 12, 7), "Monday"),
         ("We're leaving Friday.", day(2026, 12, 11), "Friday"),
         ("Sam is coming this coming Thursday.", day(2026, 12, 10), "this coming Thursday"),
+        # "is" contracted after a name or a noun, as after a pronoun
+        ("Sam's coming Thursday.", day(2026, 12, 10), "Thursday"),
+        ("My sister\u2019s arriving Monday.", day(2026, 12, 7), "Monday"),
+        ("Sam's coming on Thursday.", day(2026, 12, 10), "on Thursday"),
+        ("Ana's leaving Friday for Lisbon.", day(2026, 12, 11), "Friday"),
     ],
 )
 def test_a_weekday_someone_is_coming_is_the_one_to_come(
@@ -2070,6 +2075,21 @@ def test_by_a_date_or_a_months_end_to_come_is_the_span_up_to_it(
     ],
 )
 def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A name's thing in -ing, no verb: "Sam's flying lessons" tell no plan.
+        "Sam's flying lessons Thursday.",
+        "Sam's driving test Thursday.",
+        "Sam's visiting hours Thursday.",
+        "Sam's coming-out party Thursday.",
+        "Sam's leaving party Friday.",
+    ],
+)
+def test_a_names_thing_in_ing_before_a_weekday_is_no_plan(text: str) -> None:
     assert event_times(text, DEC_6) == []
 
 
