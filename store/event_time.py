@@ -1072,13 +1072,15 @@ def _deadline_to_come(match: re.Match[str], ctx: _Context) -> bool:
 
 
 def _resolve_by_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
-    # From today to the end of the weekday to come ("this Friday", said on a Friday, is
-    # today), when ``_deadline_to_come``.
+    # From today to the end of the weekday to come, when ``_deadline_to_come``: "by Friday"
+    # or "by this Friday", said on a Friday, is today ("send it by Friday", said on Friday,
+    # asks for it that day, not a week later); "by next Friday" and "by this coming Friday"
+    # are the one after.
     if not _deadline_to_come(match, ctx):
         return None
     which = " ".join((match["which"] or "").casefold().split())
     weekday = _WEEKDAYS[match["wd"].casefold()]
-    last = _weekday_after(ctx.today, weekday, or_today=which == "this")
+    last = _weekday_after(ctx.today, weekday, or_today=which in ("", "this"))
     return ctx.today, last + timedelta(days=1), "span"
 
 

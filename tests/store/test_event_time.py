@@ -1996,6 +1996,30 @@ def test_by_a_weekday_gone_or_habitual_is_no_time(text: str) -> None:
     assert event_times(text, DEC_6) == []
 
 
+# A Friday morning.
+FRI_11 = datetime(2026, 12, 11, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "end", "phrase"),
+    [
+        # Said on a Friday, "by Friday" is today (it was read as the Friday a week away).
+        ("I need to send it by Friday.", day(2026, 12, 12), "by Friday"),
+        ("The essay is due by this Friday.", day(2026, 12, 12), "by this Friday"),
+        # "next" and "this coming" still skip today
+        ("The essay is due by next Friday.", day(2026, 12, 19), "by next Friday"),
+        ("The essay is due by this coming Friday.", day(2026, 12, 19), "by this coming Friday"),
+        # another weekday: the first to come
+        ("Please send it by Thursday.", day(2026, 12, 18), "by Thursday"),
+    ],
+)
+def test_by_the_weekday_it_is_said_on_is_today(text: str, end: datetime, phrase: str) -> None:
+    times = event_times(text, FRI_11)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(2026, 12, 11), end, "span", phrase)
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "phrase"),
     [
