@@ -217,12 +217,16 @@ _BY = re.compile(r"\bby\s+", re.IGNORECASE)
 _BY_END_OF = re.compile(
     rf"\bby\s+(?:the\s+)?end\s+of\s+({_MONTH_WORD})\b\.?(?:,?\s+(\d{{4}}))?", re.IGNORECASE
 )
-#: What is to be done or comes ("is due", "deadline", "needs to", "send", "will"): a deadline
-#: said with it is one to come. A pattern's source, read alike by ``event_time``.
+#: What is to be done or comes ("is due", "deadline", "needs to", "send", "will", "need it
+#: by"): a deadline said with it is one to come. A pattern's source, read alike by ``event_time``.
 DUE_WORDS = (
     r"\b(?:(?:is|are)\s+due|due\s+(?:on|by|date)|deadline|remind(?:er)?|send|submit"
     r"|finish|write|prepare|needs?\s+to|has\s+to"
-    r"|have\s+to|must|will|going\s+to|shall)\b"
+    r"|have\s+to|must|will|going\s+to|shall"
+    # What one needs, wants or will have ready by a day: "I need it by Friday", "can you have
+    # it ready by Thursday", "let's get it done by 15 December".
+    r"|(?:needs?|wants?)\s+(?:it|this|that|them)\s+(?:back\s+)?by"
+    r"|(?:have|has|get|gets)\s+(?:it|this|that|them)\s+(?:ready|done|finished)\s+by)\b"
 )
 _DUE = re.compile(DUE_WORDS, re.IGNORECASE)
 #: "at the end of the month", "by the end of the month", not "the end of the month-long trip"

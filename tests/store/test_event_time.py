@@ -1990,6 +1990,9 @@ def test_by_a_weekday_to_come_is_the_span_up_to_it(
         "By Friday I was exhausted.",
         "I usually get it done by Friday.",
         "I'll stop by Friday's place.",
+        "I needed it by Friday.",
+        "I had it ready by Friday.",
+        "I usually want it by Friday.",
     ],
 )
 def test_by_a_weekday_gone_or_habitual_is_no_time(text: str) -> None:
@@ -2017,6 +2020,26 @@ def test_by_the_weekday_it_is_said_on_is_today(text: str, end: datetime, phrase:
     times = event_times(text, FRI_11)
     assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
         (day(2026, 12, 11), end, "span", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "end", "phrase"),
+    [
+        # What one needs, wants, or will have ready by a day is due then, as "is due by".
+        ("I need it by Friday.", day(2026, 12, 12), "by Friday"),
+        ("Ana needs this by Thursday.", day(2026, 12, 11), "by Thursday"),
+        ("We need them by next Monday.", day(2026, 12, 8), "by next Monday"),
+        ("I want it by Friday.", day(2026, 12, 12), "by Friday"),
+        ("Can you have it ready by Thursday?", day(2026, 12, 11), "by Thursday"),
+        ("Let's get it done by 15 December.", day(2026, 12, 16), "by 15 December"),
+        ("The client needs it by December 15th.", day(2026, 12, 16), "by December 15th"),
+    ],
+)
+def test_what_is_needed_by_a_day_is_due_then(text: str, end: datetime, phrase: str) -> None:
+    times = event_times(text, DEC_6)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(2026, 12, 6), end, "span", phrase)
     ]
 
 
