@@ -700,7 +700,8 @@ def _read_by_28(observation: dict[str, Any]) -> bool:
 def _read_by_29(observation: dict[str, Any]) -> bool:
     """Whether migration 29 has an observation's event times read again: a text holding an
     ordinal day, naming a weekday, saying "end of the month" or "by" before a day or a
-    month's end, or that a plan slipped or was bumped, as its query picks them."""
+    month's end, that a plan slipped or was bumped, or "'s coming" (or going, leaving, ...),
+    as its query picks them."""
     text = observation["text"] or ""
     return bool(
         _ORDINAL_DAY.search(text)
@@ -708,6 +709,7 @@ def _read_by_29(observation: dict[str, Any]) -> bool:
         or _END_OF_THE_MONTH.search(text)
         or _BY_DAY.search(text)
         or _SLIPPED.search(text)
+        or _CONTRACTED_COMING.search(text)
     )
 
 
@@ -724,6 +726,7 @@ _ORDINAL_DAY = re.compile(schema.ORDINAL_DAY, re.IGNORECASE)
 _END_OF_THE_MONTH = re.compile(schema.END_OF_THE_MONTH, re.IGNORECASE)
 _BY_DAY = re.compile(schema.BY_DAY, re.IGNORECASE)
 _SLIPPED = re.compile(schema.SLIPPED, re.IGNORECASE)
+_CONTRACTED_COMING = re.compile(schema.CONTRACTED_COMING, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

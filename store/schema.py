@@ -126,6 +126,14 @@ BY_DAY = rf"\bby\s+(?:(?:the\s+)?end\s+of\s+)?(?:[0-9]|\b(?:{_MONTHS}))"
 #: as one moved to a day ahead since migration 29 (it was the day gone): beside ``BY_DAY``,
 #: the texts migration 29 reads again.
 SLIPPED = r"\b(?:slipped|slips|slid|bumped|extended)\b"
+#: "is" contracted after a name or a noun before a verb of coming or going ("Sam's coming on
+#: 20 March"), read as "Sam is coming" since migration 29 (it was no plan: the March gone):
+#: beside ``SLIPPED``, the texts migration 29 reads again. Any mark before the "s" (no quote
+#: in the pattern, which sits in a quoted Cypher string).
+CONTRACTED_COMING = (
+    r"[^\s\w]s\s+(?:coming|arriving|leaving|going|heading|visiting|flying|driving|staying"
+    r"|returning|moving)\b"
+)
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -562,13 +570,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             # the end of the month", "the essay is due by Friday", "please send it by 15
             # December", "by the end of March" and "Sam is coming Thursday" were no time. Read
             # again every text holding an ordinal day, naming a weekday, saying "end of the
-            # month" or "by" before a day or a month's end; and, as "the launch slipped to
-            # March 17" was the March gone, every text saying a plan slipped or was bumped.
+            # month" or "by" before a day or a month's end; as "the launch slipped to March
+            # 17" was the March gone, every text saying a plan slipped or was bumped; and, as
+            # "Sam's coming on 20 March" was no plan (the March gone), every text saying
+            # "'s coming" or so.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
             f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
             f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
             f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
             f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
+            f" OR regexp_matches(o.text, '(?i){CONTRACTED_COMING}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
             # The UTC offset each observation was told in, minutes east of UTC: its words are
             # read again in that calendar ("tomorrow" told at 21:30 -08:00 is the Californian
@@ -578,13 +589,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE Observation ADD IF NOT EXISTS told_offset INT16",
         ),
         # Its statements before "by 15 December" and "by the end of March" were read, before
-        # a plan that slipped was, and before the offset was kept: a store that ran one runs
+        # a plan that slipped was, before the offset was kept, and before "Sam's coming" was
+        # read as "Sam is coming": a store that ran one runs
         # this one again, and start-up reads the texts it clears from their words (clearing
         # twice is harmless; the column is added if it is not there).
         earlier=(
             "bcc41f15eb92e066db2cdfe855fd47b30968fecea89b2385fb55a7b1c8539f10",
             "245ad0a51ca604a42ee0fbcee0ffa3a4901928f2e14bce2e9f7ed3f857a9f518",
             "e421513c53c6ca01d86893c59c19eaeb1aeacbe754be1ccb21d0b349aa72e6c8",
+            "4d76e8c3f96909b683fa52fd95ee135e72b406d104894800b44a5c63e9b40a57",
         ),
     ),
 )

@@ -1021,6 +1021,13 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((28, "2027-03-17"), (29, None)),
         ),
+        # ... and "Sam's coming on 20 March" was no plan ("Sam is coming" was): the March
+        # gone.
+        (
+            "Sam's coming on 20 March.",
+            "2026-12-06T10:00:00Z",
+            ((28, "2027-03-20"), (29, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

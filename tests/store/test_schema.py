@@ -194,8 +194,8 @@ def test_a_store_whose_migration_was_altered_is_refused(created: Settings) -> No
 # The statement migration 20 had when first committed (400cd2b), before it was narrowed,
 # migration 27's before texts saying "several" were read again, and migration 29's before
 # texts saying "by 15 December" or "by the end of March" were, before a plan that slipped was,
-# and before the offset told in was kept: stores those versions migrated recorded their
-# checksums.
+# before the offset told in was kept, and before "Sam's coming" was read as "Sam is coming":
+# stores those versions migrated recorded their checksums.
 EARLIER_STATEMENTS: dict[int, list[tuple[str, ...]]] = {
     20: [
         (
@@ -231,6 +231,15 @@ EARLIER_STATEMENTS: dict[int, list[tuple[str, ...]]] = {
             f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
             f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
+        ),
+        (
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ORDINAL_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){WEEKDAY}')"
+            f" OR regexp_matches(o.text, '(?i){END_OF_THE_MONTH}')"
+            f" OR regexp_matches(o.text, '(?i){BY_DAY}')"
+            f" OR regexp_matches(o.text, '(?i){SLIPPED}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
+            "ALTER TABLE Observation ADD IF NOT EXISTS told_offset INT16",
         ),
     ],
 }
@@ -1219,6 +1228,7 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         "The report is due by the end of March.",
         "We're in Porto from the 28th to the 3rd.",
         "Marketing says the launch slipped to March 17.",
+        "Sam's coming on 20 March.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1244,6 +1254,7 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
         ["2026-12-06/2027-03-31"],
         ["2026-12-28/2027-01-03"],
         ["2027-03-17"],
+        ["2027-03-20"],
     ]
     # Run again, it keeps the offsets the texts were told in (``Z``: 0).
     offsets = graph_rows(settings, "MATCH (o:Observation) RETURN o.told_offset")
