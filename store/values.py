@@ -212,13 +212,7 @@ def in_zone(moment: datetime, zone: str) -> datetime:
     """``moment`` (aware) on the clock of the time zone ``zone`` names (the ``timezone``
     setting): ``local``, the machine's, as it is at that moment (daylight saving follows);
     ``UTC``; or an IANA name (``Europe/Paris``)."""
-    if zone == "local":
-        return moment.astimezone()
-    if zone == "UTC":
-        return moment.astimezone(UTC)
-    from zoneinfo import ZoneInfo  # cached per name by the module
-
-    return moment.astimezone(ZoneInfo(zone))
+    return moment.astimezone(_zone_info(zone))  # None: the machine's own
 
 
 #: The largest UTC offset a time may be told in, in minutes either side (Python's limit: less
