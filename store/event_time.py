@@ -1681,6 +1681,120 @@ def _since_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield since.start(), best[0], (span[0], ctx.said_at, "open")
 
 
+# "until Friday", "till 15 December", "until the end of March", "extended to June": a state
+# that holds from now through a time to come ("I'm in Berlin until Friday", "the office is
+# closed until the end of the month"), or, after a verb moving a plan, the day it moved to
+# ("the call is postponed until Friday"). Told in the past ("I lived in Paris until March"),
+# it says when something ended and not when it began: no time, as before.
+_UNTIL = _compile(
+    r"\b(?:until|till|til|extended\s+(?:[\w'\u2019-]+\s+){0,3}?(?:to|through|thru))\s+"
+)
+_UNTIL_WEEKDAY = _compile(
+    rf"(?:(?P<which>next|this\s+coming|this)\s+)?{_WEEKDAY}\b(?!['\u2019]s\b)(?!\s+of\b)"
+)
+_UNTIL_MONTH_END = _compile(
+    rf"(?:the\s+)?end\s+of\s+(?:the\s+month\b(?!-)(?!\s+of\b)|{_MONTH}\b"
+    rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b)?)"
+)
+_UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
+_UNTIL_HOLIDAY = _compile(rf"(?:the\s+)?{_HOLIDAY}\b(?:,?\s+{_YEAR}\b)?")
+# "is closed", "are booked", "'s delayed": a state told in the present, no past tense.
+_PRESENT_STATE = _lazy(
+    r"(?:\b(?:is|are|am|be|being|remains?|stays?)|['\u2019](?:s|re|m))\s+"
+    r"(?:(?:not|still|fully|completely|temporarily)\s+)?\w+ed\b",
+    re.IGNORECASE,
+)
+# A plan moved to the day after "until" ("postponed until Friday", "pushed back till 15
+# December"): that day, not the days up to it ("extended" is the state's new end).
+_MOVED_UNTIL = _compile(
+    r"\b(?:moved|rescheduled|postponed|pushed|delayed|shifted|slipped|slid|bumped|put\s+off)"
+    r"\s+(?:[\w'\u2019-]+\s+){0,4}?(?:back\s+|forward\s+|off\s+)?$"
+)
+
+
+def _until_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # The first such weekday after today: "until Friday" said on a Friday is the next one.
+    return _days(_weekday_after(ctx.today, _WEEKDAYS[match["wd"].casefold()], or_today=False))
+
+
+def _until_month_end(match: re.Match[str], ctx: _Context) -> _Span | None:
+    if match["m"] is None:
+        start, end = month_of_its_end(ctx.today, past=False)
+        return start, end, "month"
+    return _date_span(_parse_date(match), ctx, "future")
+
+
+# A plan's name before "extended": "the deadline was extended to Friday" moved it to Friday
+# ("her contract was extended to June" holds through June).
+_EXTENDED_PLAN = _lazy(rf"\b(?:{_EVENT_NOUNS})s?\b", re.IGNORECASE)
+
+
+def _until_day_of_month(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # The first such day after today, in this month or a later one with that many days.
+    wanted = int(match["d"])
+    for offset in range(13):
+        year, month = _add_months(ctx.today.year, ctx.today.month, offset)
+        if wanted <= monthrange(year, month)[1] and _date(year, month, wanted) > ctx.today:
+            return _days(_date(year, month, wanted))
+    return None
+
+
+def _until_holiday(match: re.Match[str], ctx: _Context) -> _Span | None:
+    name = " ".join(match["h"].casefold().replace("\u2019", "'").split())
+    if match["y"]:
+        return _days(_holiday_in(name, int(match["y"])))
+    days = (_holiday_in(name, ctx.today.year + offset) for offset in (0, 1))
+    return _days(min(d for d in days if d >= ctx.today))
+
+
+def _until_told_past(match: re.Match[str], ctx: _Context) -> bool:
+    """The sentence tells of the past, besides a plan's words and a state told in the
+    present ("the office is closed until Monday" is no past tense)."""
+    return ctx._says(
+        match,
+        "until past",
+        lambda s: bool(_PAST.search(_PRESENT_STATE.sub(" ", _PRESENT_PLAN.sub(" ", s)))),
+    )
+
+
+_UNTIL_OPTIONS: list[tuple[re.Pattern[str], _Resolver]] = [
+    (_compile(_RELATIVE_WORDS), _resolve_words),
+    (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
+    (_UNTIL_WEEKDAY, _until_weekday),
+    (_UNTIL_MONTH_END, _until_month_end),
+    (_UNTIL_DAY_OF_MONTH, _until_day_of_month),
+    (_UNTIL_HOLIDAY, _until_holiday),
+]
+
+
+def _until_candidates(ctx: _Context) -> Iterator[_Candidate]:
+    text = ctx.text
+    for until in _UNTIL.finditer(text):
+        if until[0][:8].casefold() == "extended" and _EXTENDED_PLAN.search(ctx._before(until)):
+            continue  # a plan extended to a day is moved to it, read as such (``_PRESENT_PLAN``)
+        pos = until.end()
+        best: tuple[int, Callable[[], _Span | None]] | None = None
+        date = _longest_date(text, pos)
+        if date is not None:
+            best = (date.end(), partial(_date_span, _parse_date(date), ctx, "future"))
+        for pattern, resolver in _UNTIL_OPTIONS:
+            match = pattern.match(text, pos)
+            if match and (best is None or match.end() > best[0]):
+                best = (match.end(), partial(resolver, match, ctx))
+        if best is None:
+            continue
+        if ctx.habitual(until) or _until_told_past(until, ctx):
+            yield until.start(), best[0], None
+            continue
+        span = _safely(best[1])
+        if span is None or span[1] <= ctx.today + timedelta(days=1):
+            yield until.start(), best[0], None
+        elif _MOVED_UNTIL.search(text, max(0, until.start() - 60), until.start()):
+            yield until.start(), best[0], span
+        else:
+            yield until.start(), best[0], (ctx.today, span[1], "span")
+
+
 def _order(date: _Date) -> tuple[int, int]:
     return date.month or 0, date.day or 0
 
@@ -1930,6 +2044,7 @@ def _candidates(ctx: _Context) -> Iterator[_Candidate]:
             span = _safely(partial(resolver, match, ctx))
             yield match.start(), match.end(), span
     yield from _since_candidates(ctx)
+    yield from _until_candidates(ctx)
     yield from _moved_candidates(ctx)
     yield from _range_candidates(ctx)
     yield from _day_range_candidates(ctx)

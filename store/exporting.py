@@ -538,6 +538,7 @@ def _read_again(
             or (before(27) and _read_by_27(observation))
             or (before(28) and _read_by_28(observation))
             or (before(29) and _read_by_29(observation))
+            or (before(30) and _UNTIL.search(observation["text"] or "") is not None)
         ):
             observation["event_times"] = _event_times(observation, record, where, zone)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -727,6 +728,7 @@ _END_OF_THE_MONTH = re.compile(schema.END_OF_THE_MONTH, re.IGNORECASE)
 _BY_DAY = re.compile(schema.BY_DAY, re.IGNORECASE)
 _SLIPPED = re.compile(schema.SLIPPED, re.IGNORECASE)
 _CONTRACTED_COMING = re.compile(schema.CONTRACTED_COMING, re.IGNORECASE)
+_UNTIL = re.compile(schema.UNTIL, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

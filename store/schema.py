@@ -134,6 +134,10 @@ CONTRACTED_COMING = (
     r"[^\s\w]s\s+(?:coming|arriving|leaving|going|heading|visiting|flying|driving|staying"
     r"|returning|moving)\b"
 )
+#: "until", "till" or "extended" ("I'm in Berlin until Friday", "her contract was extended to
+#: June"), after which a time to come is read since migration 30 (it was dropped): the texts
+#: migration 30 reads again.
+UNTIL = r"\b(?:until|till|til|extended)\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -598,6 +602,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "245ad0a51ca604a42ee0fbcee0ffa3a4901928f2e14bce2e9f7ed3f857a9f518",
             "e421513c53c6ca01d86893c59c19eaeb1aeacbe754be1ccb21d0b349aa72e6c8",
             "4d76e8c3f96909b683fa52fd95ee135e72b406d104894800b44a5c63e9b40a57",
+        ),
+    ),
+    Migration(
+        30,
+        "event times read again: until a time to come",
+        (
+            # "I'm in Berlin until Friday", "the office is closed until the end of the month"
+            # and "her contract was extended to June" were no time (after "until" a time was
+            # dropped), "the call is postponed until Friday" no day: read again every text
+            # saying "until", "till" or "extended".
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){UNTIL}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
 )

@@ -1174,7 +1174,7 @@ NEGATIVES = [
     "I'll be away for a week",
     "I usually go to Paris in May",
     "we go skiing every winter",
-    "the deadline is until May 3rd",
+    "the offer ran until May 3rd",
     "please reply by next week",
     "since I was a kid",
     "since then things changed",
@@ -1391,7 +1391,13 @@ def test_days_out_of_order_are_no_span() -> None:
         ),
         ("Back home in Berlin from 11 June.", [day(2024, 6, 11)], "2024-06-11", "2024-06-11"),
         ("Back home in Berlin in December.", [day(2024, 12, 1)], "2024-12", "2023-12"),
-        ("I rent the flat until 30 September.", [day(2024, 5, 1), day(2024, 9, 30)], None, None),
+        # from today through the day it holds until
+        (
+            "I rent the flat until 30 September.",
+            [day(2024, 5, 1), day(2024, 9, 30)],
+            "2024-05-20/2024-09-30",
+            "2024-05-20/2024-09-30",
+        ),
         (
             "A flat in Lisbon from 1 to 30 December.",
             [day(2024, 12, 1)],
@@ -1955,7 +1961,6 @@ def test_the_end_of_the_month_is_that_month(
     [
         "I pay rent at the end of the month.",
         "I usually pay rent at the end of the month.",
-        "I'm in Rome until the end of the month.",
         "The end of the month-long trip was sad.",
     ],
 )
@@ -2122,6 +2127,68 @@ def test_by_a_date_or_a_months_end_to_come_is_the_span_up_to_it(
     ],
 )
 def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> None:
+    assert event_times(text, DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "end", "phrase"),
+    [
+        # A state that holds from now through a time to come: from today through it (after
+        # "until" the time was dropped: "I'm in Berlin until Friday" placed nothing).
+        ("I'm in Berlin until Friday.", day(2026, 12, 12), "until Friday"),
+        ("The office is closed until Monday.", day(2026, 12, 8), "until Monday"),
+        ("I'm on leave till Thursday.", day(2026, 12, 11), "till Thursday"),
+        ("I will be away until 15 December.", day(2026, 12, 16), "until 15 December"),
+        ("I'm in Rome until the end of the month.", day(2027, 1, 1), "until the end of the month"),
+        ("The trial runs until the end of March.", day(2027, 4, 1), "until the end of March"),
+        ("The trial runs until January.", day(2027, 2, 1), "until January"),
+        ("She is staying with us until Christmas.", day(2026, 12, 26), "until Christmas"),
+        ("Stay until the 20th.", day(2026, 12, 21), "until the 20th"),
+        ("We have until tomorrow to decide.", day(2026, 12, 8), "until tomorrow"),
+        ("The road is closed until next week.", day(2026, 12, 14), "until next week"),
+        # "extended to": the state's new end ("her contract was extended to June" was no time).
+        ("Her contract was extended to June.", day(2027, 7, 1), "extended to June"),
+    ],
+)
+def test_until_a_time_to_come_is_the_span_up_to_it(text: str, end: datetime, phrase: str) -> None:
+    times = event_times(text, DEC_6)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (day(2026, 12, 6), end, "span", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "moved_to", "phrase"),
+    [
+        # A plan moved "until" a day is on that day, as one moved "to" it.
+        ("The call is postponed until Friday.", day(2026, 12, 11), "until Friday"),
+        ("The meeting was pushed back until 15 December.", day(2026, 12, 15), "until 15 December"),
+    ],
+)
+def test_a_plan_moved_until_a_day_is_that_day(text: str, moved_to: datetime, phrase: str) -> None:
+    times = event_times(text, DEC_6)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (moved_to, moved_to + timedelta(days=1), "day", phrase)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Told in the past, "until" says when something ended, not when it began.
+        "I lived in Paris until March.",
+        "I stayed until Friday.",
+        "I was on holiday until last Friday.",
+        "I worked there until 2019.",
+        # a habit, or no time named
+        "I usually work until Friday.",
+        "The shop is open until further notice.",
+        "Keep stirring until it thickens.",
+        # a time gone or today
+        "The sale runs until today.",
+    ],
+)
+def test_until_told_in_the_past_as_a_habit_or_of_no_time_to_come_is_no_time(text: str) -> None:
     assert event_times(text, DEC_6) == []
 
 

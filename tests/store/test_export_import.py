@@ -1028,6 +1028,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((28, "2027-03-20"), (29, None)),
         ),
+        # Before migration 30 a time after "until" was dropped.
+        (
+            "I'm in Berlin until Friday.",
+            "2026-12-06T10:00:00Z",
+            ((29, "2026-12-06/2026-12-11"), (30, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

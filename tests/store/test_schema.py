@@ -1259,3 +1259,38 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
     # Run again, it keeps the offsets the texts were told in (``Z``: 0).
     offsets = graph_rows(settings, "MATCH (o:Observation) RETURN o.told_offset")
     assert offsets == [[0]] * len(texts)
+
+
+def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> None:
+    # Before it, a time after "until" was dropped and "extended to June" was no time: Kùzu's
+    # own regex picks the texts.
+    said = "2026-12-06T10:00:00Z"  # a Sunday
+    texts = [
+        "I'm in Berlin until Friday.",
+        "The call is postponed till 15 December.",
+        "Her contract was extended to June.",
+        "I lived in Paris until March.",
+        "We hiked on Friday.",
+    ]
+    memory = open_memory(settings)
+    done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 30}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        ids = [m.observation_id for m in done]
+        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    # The last text says none of the words: left as it was.
+    assert happened == [
+        ["2026-12-06/2026-12-11"],
+        ["2026-12-15"],
+        ["2026-12-06/2027-06-30"],
+        [],
+        [],
+    ]
