@@ -110,7 +110,7 @@ _RELATIVE = re.compile(
 # previous; today counts after on / this). Full names only, after a cue ("Sun Street").
 _WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ASKED_WEEKDAY = re.compile(
-    rf"\b(last|past|previous|on|this)\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
+    rf"\b(last|past|previous|on|this|for)\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
 # "tomorrow", "the day after tomorrow", "the day before yesterday": a day next to today.
 _BESIDE_TODAY = re.compile(
@@ -153,7 +153,11 @@ _LOOKS_AHEAD = re.compile(
     # Where or when something is, or who is coming, asks of a day to come, as a note telling
     # it reads: "When is the dentist on the 10th?", "Who is coming on Friday?".
     r"|(?:when|where)(?:['\u2019]s|\s+(?:is|are))"
-    r"|(?:is|are)\s+(?:[\w'\u2019-]+\s+){0,2}?(?:coming|arriving|leaving|visiting|flying))\b",
+    r"|(?:is|are)\s+(?:[\w'\u2019-]+\s+){0,2}?(?:coming|arriving|leaving|visiting|flying)"
+    # A question in the present of a day asks of the day to come, as a note telling it
+    # reads: "Is the dentist on the 10th?", "Am I free on Friday?", "Is there anything on
+    # Friday?" (asked on a Monday, they read the days gone); "the plan for Friday".
+    r"|(?:^|[:;,.!?])\W*(?:is|are|am|do|does)\b|plans?\s+for)\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(
@@ -607,7 +611,7 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
     match = _ASKED_WEEKDAY.search(query)
     if match:
         weekday = _WEEKDAY_NAMES.index(match[2].casefold())
-        if match[1].casefold() == "on" and _looks_ahead(query):
+        if match[1].casefold() in ("on", "for") and _looks_ahead(query):
             return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
         if match[1].casefold() == "this":
             # The one of this week, Monday to Sunday, as "this weekend" ("What's on this

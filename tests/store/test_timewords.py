@@ -227,6 +227,13 @@ def test_a_count_of_days_from_today(
         ("Who is coming on the 10th?", SUNDAY, day(2026, 12, 10)),
         ("Is Ana arriving on the 10th?", SUNDAY, day(2026, 12, 10)),
         ("Where was the party on the 10th?", SUNDAY, day(2026, 11, 10)),
+        # A question in the present of a day: ahead, as a note telling it ("Is the dentist
+        # on the 10th?" was the 10th gone).
+        ("Is the dentist on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Am I free on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Quick one: is the dentist on the 10th?", SUNDAY, day(2026, 12, 10)),
+        ("Was the dentist on the 10th?", SUNDAY, day(2026, 11, 10)),
+        ("Is the photo I took on the 10th in the album?", SUNDAY, day(2026, 11, 10)),
     ],
 )
 def test_a_day_of_the_month_is_read_as_a_weekday(
@@ -285,6 +292,30 @@ def test_a_month_asked_ahead_is_the_one_to_come(
 def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) -> None:
     # A day's window, with a day of slack either side, as a date's.
     assert time_window(query, REFERENCE) == (
+        that_day - timedelta(days=1),
+        that_day + timedelta(days=2),
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "that_day"),
+    [
+        # Asked on Sunday 6 December 2026 in the present, of the Friday to come (each read
+        # the Friday gone, "for Friday" no day).
+        ("Is there anything on Friday?", day(2026, 12, 11)),
+        ("Am I free on Friday?", day(2026, 12, 11)),
+        ("Is Sam in Berlin on Friday?", day(2026, 12, 11)),
+        ("Does Sam work on Friday?", day(2026, 12, 11)),
+        ("What is planned for Friday?", day(2026, 12, 11)),
+        ("What's the plan for Friday?", day(2026, 12, 11)),
+        # ... and of the one gone when asked in the past
+        ("Was I free on Friday?", day(2026, 12, 4)),
+        ("Is it true Sam went to Paris on Friday?", day(2026, 12, 4)),
+        ("What did I buy for Friday?", day(2026, 12, 4)),
+    ],
+)
+def test_a_weekday_asked_in_the_present_is_the_one_to_come(query: str, that_day: datetime) -> None:
+    assert time_window(query, SUNDAY) == (
         that_day - timedelta(days=1),
         that_day + timedelta(days=2),
     )
