@@ -702,19 +702,26 @@ def _asks_by(query: str) -> bool:
     ahead or asks of what is due ("What is due by Friday?"), and not of the past ("What did
     I finish by Friday?")."""
     return (
-        _LOOKS_AHEAD.search(query) is not None or _DUE.search(query) is not None
+        _LOOKS_AHEAD.search(query) is not None
+        or _DUE.search(query) is not None
+        or _NEED_ASKED.search(query) is not None
     ) and _LOOKS_BACK.search(query) is None
 
 
+# "What do I need by Friday?", "what does Sam need by the 15th": what is needed by a day is due.
+_NEED_ASKED = re.compile(r"\b(?:do|does)\s+\w+\s+(?:still\s+)?need\b", re.IGNORECASE)
+
+
 def _by_weekday(query: str, today: datetime) -> Window | None:
-    """A deadline "by Friday" ("by next Friday"; "by this Friday" may be today): from today
-    through that Friday, when ``_asks_by``."""
+    """A deadline "by Friday" ("by next Friday"): from today through that Friday, when
+    ``_asks_by``. Asked on a Friday, "by Friday" and "by this Friday" are today, as a note
+    said then reads them, and "by next Friday" is a week on."""
     match = _BY_WEEKDAY.search(query)
     if match is None or not _asks_by(query):
         return None
     weekday = _WEEKDAY_NAMES.index(match["wd"].casefold())
     ahead = (weekday - today.weekday()) % 7
-    if ahead == 0 and (match["which"] or "").casefold() != "this":
+    if ahead == 0 and (match["which"] or "").casefold() not in ("", "this"):
         ahead = 7
     return today, today + timedelta(days=ahead + 1)
 

@@ -633,6 +633,24 @@ def test_a_question_reads_deadlines_months_ends_and_ordinal_days_as_a_note_does(
     assert time_window(query, SUNDAY) == window
 
 
+@pytest.mark.parametrize(
+    ("query", "last"),
+    [
+        # Asked on a Friday, "by Friday" is today, as a note said then reads it (it was the
+        # eight days to the next Friday); "by next Friday" is a week on.
+        ("What is due by Friday?", day(2026, 12, 11)),
+        ("What is due by this Friday?", day(2026, 12, 11)),
+        ("What is due by next Friday?", day(2026, 12, 18)),
+        # What one needs by a day is due then (it named no time).
+        ("What do I need by Friday?", day(2026, 12, 11)),
+        ("What does Sam still need by Tuesday?", day(2026, 12, 15)),
+    ],
+)
+def test_by_a_weekday_asked_on_that_weekday_is_today(query: str, last: datetime) -> None:
+    friday = datetime(2026, 12, 11, 9, tzinfo=UTC)
+    assert time_window(query, friday) == (day(2026, 12, 11), last + timedelta(days=1))
+
+
 def test_ordinal_days_across_a_months_end_under_way_are_the_stretch_under_way() -> None:
     # Asked on 1 December, "from the 28th to the 3rd" is 28 November to 3 December (under
     # way), as a note reads it, not the stretch a month ahead.
