@@ -1538,7 +1538,41 @@ _SEASON_YEAR = rf"\b(?:(?:in|during|over)\s+)?(?:the\s+)?{_SEASON}(?:\s+of)?\s+{
 _SEASONS_AGO = rf"\b{_COUNT}\s+{_SEASON}s\s+{_AGO_WORD}"
 _SEASON_BEFORE_LAST = rf"\bthe\s+{_SEASON}\s+before\s+last\b"
 
+# A day or a month of a year said relative to this one: "on March 17 last year", "in May of
+# next year", "the 3rd of June this year" (each read as the month or day alone, beside the
+# whole year: "in May last year", said in 2026, was May 2026).
+_OF_RELATIVE_YEAR = (
+    r"(?:,?\s+|\s+of\s+)(?P<rel>last|next|this)\s+year\b(?!\s+(?:of|before|after)\b)"
+)
+_DATE_CUE = r"(?:(?:on|in|during|of|back\s+in|early|late|mid)\s+)?"
+#: After "since": a day and month, a month and day, or a month ("since March last year").
+_SINCE_OF_RELATIVE_YEARS = [
+    _compile(rf"{_WEEKDAY_LEAD}{_DMY}{_OF_RELATIVE_YEAR}"),
+    _compile(rf"{_WEEKDAY_LEAD}{_MDY}{_OF_RELATIVE_YEAR}"),
+    _compile(rf"{_MONTH}\b{_OF_RELATIVE_YEAR}"),
+]
+
+
+def _resolve_of_relative_year(match: re.Match[str], ctx: _Context) -> _Span | None:
+    year = ctx.today.year + {"last": -1, "this": 0, "next": 1}[match["rel"].casefold()]
+    return _date_span(replace(_parse_date(match), year=year), ctx, "past")
+
+
 _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
+    (
+        _compile(rf"\b{_DATE_CUE}{_WEEKDAY_LEAD}{_DMY}{_OF_RELATIVE_YEAR}"),
+        _resolve_of_relative_year,
+    ),
+    (
+        _compile(rf"\b{_DATE_CUE}{_WEEKDAY_LEAD}{_MDY}{_OF_RELATIVE_YEAR}"),
+        _resolve_of_relative_year,
+    ),
+    (
+        _compile(
+            rf"\b(?:on|in|during|of|back\s+in|early|late|mid)\s+{_MONTH}\b{_OF_RELATIVE_YEAR}"
+        ),
+        _resolve_of_relative_year,
+    ),
     (_compile(rf"\b(?:on\s+)?{_ISO}"), _resolve_date),
     (_compile(rf"\b{_WEEKDAY_PREFIX}{_DMY}"), _resolve_date),
     (_compile(rf"\b{_WEEKDAY_PREFIX}{_MDY}"), _resolve_date),
@@ -1667,6 +1701,7 @@ def _since_candidates(ctx: _Context) -> Iterator[_Candidate]:
         options: list[tuple[re.Pattern[str], _Resolver]] = [
             *_SINCE_RELATIVE,
             (_SINCE_WEEKDAY, _since_weekday),
+            *((pattern, _resolve_of_relative_year) for pattern in _SINCE_OF_RELATIVE_YEARS),
         ]
         for pattern, resolver in options:
             match = pattern.match(text, pos)

@@ -538,7 +538,7 @@ def _read_again(
             or (before(27) and _read_by_27(observation))
             or (before(28) and _read_by_28(observation))
             or (before(29) and _read_by_29(observation))
-            or (before(30) and _UNTIL.search(observation["text"] or "") is not None)
+            or (before(30) and _read_by_30(observation))
         ):
             observation["event_times"] = _event_times(observation, record, where, zone)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -714,6 +714,13 @@ def _read_by_29(observation: dict[str, Any]) -> bool:
     )
 
 
+def _read_by_30(observation: dict[str, Any]) -> bool:
+    """Whether migration 30 has an observation's event times read again: a text saying
+    "until", "till" or "extended", or a year relative to this one, as its query picks them."""
+    text = observation["text"] or ""
+    return bool(_UNTIL.search(text) or _RELATIVE_YEAR.search(text))
+
+
 _DIGIT = re.compile(r"[0-9]")
 _DAYS_NAMED = re.compile(schema.DAYS_NAMED, re.IGNORECASE)
 _BEING_SOMEWHERE = re.compile(schema.BEING_SOMEWHERE, re.IGNORECASE)
@@ -729,6 +736,7 @@ _BY_DAY = re.compile(schema.BY_DAY, re.IGNORECASE)
 _SLIPPED = re.compile(schema.SLIPPED, re.IGNORECASE)
 _CONTRACTED_COMING = re.compile(schema.CONTRACTED_COMING, re.IGNORECASE)
 _UNTIL = re.compile(schema.UNTIL, re.IGNORECASE)
+_RELATIVE_YEAR = re.compile(schema.RELATIVE_YEAR, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

@@ -138,6 +138,9 @@ CONTRACTED_COMING = (
 #: June"), after which a time to come is read since migration 30 (it was dropped): the texts
 #: migration 30 reads again.
 UNTIL = r"\b(?:until|till|til|extended)\b"
+#: A year said relative to this one ("in May last year" was May of this year, beside the whole
+#: year gone): beside ``UNTIL``, the texts migration 30 reads again.
+RELATIVE_YEAR = r"\b(?:last|next|this)\s+year\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -606,13 +609,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         30,
-        "event times read again: until a time to come",
+        "event times read again: until a time to come, a day of last or next year",
         (
             # "I'm in Berlin until Friday", "the office is closed until the end of the month"
             # and "her contract was extended to June" were no time (after "until" a time was
-            # dropped), "the call is postponed until Friday" no day: read again every text
-            # saying "until", "till" or "extended".
+            # dropped), "the call is postponed until Friday" no day; "in May last year" was
+            # May of this year: read again every text saying "until", "till" or "extended",
+            # or a year relative to this one.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){UNTIL}')"
+            f" OR regexp_matches(o.text, '(?i){RELATIVE_YEAR}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

@@ -79,6 +79,10 @@ _MONTH_DATE = re.compile(
     rf"\b(?:{_ORDINAL}\s+(?:of\s+)?)?({_MONTH_WORD})\.?(?:\s+{_ORDINAL}\b)?(?:,?\s+(\d{{4}}))?\b",
     re.IGNORECASE,
 )
+# "in May last year", "on 3 June of next year": the year said relative to this one.
+_OF_RELATIVE_YEAR = re.compile(
+    r"(?:,?\s+|\s+of\s+)(last|next|this)\s+year\b(?!\s+(?:of|before|after)\b)", re.IGNORECASE
+)
 _YEAR = re.compile(
     r"\b(?:(?:in|during|of|since)\s+(?:(?:early|late|mid)[\s-]+)?|(?:early|late|mid)[\s-]+)"
     r"((?:19|20)\d{2})\b",
@@ -519,16 +523,21 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
         # Only the cue word just before counts: a slice of the whole text before each month
         # made a text of many "may"s take quadratic time.
         before = query[max(0, match.start() - 30) : match.start()].casefold()
+        relative = None if year_text else _OF_RELATIVE_YEAR.match(query, match.end())
         if (
             word == "may"
             and day_text is None
             and year_text is None
+            and relative is None
             and not _MONTH_CUE.search(before)
         ):
             continue
         month = MONTHS[word]
         if year_text:
             year = int(year_text)
+        elif relative is not None:
+            # "in May last year", "on 3 June next year": of that year, as a note reads it.
+            year = reference.year + {"last": -1, "this": 0, "next": 1}[relative[1].casefold()]
         elif _looks_ahead(query) and not _GONE_BEFORE.search(before):
             # "What do I have in January?" asked in December: the one to come (the latest was
             # eleven months gone); "on 3 January" too, unless it is today.

@@ -2193,6 +2193,36 @@ def test_until_told_in_the_past_as_a_habit_or_of_no_time_to_come_is_no_time(text
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end", "phrase"),
+    [
+        # A day or month of a year said relative to this one is of that year (each was read
+        # as the month or day alone, this year's, beside the whole year named).
+        ("I went to Rome in May last year.", day(2025, 5, 1), day(2025, 6, 1), "in May last year"),
+        ("We met in May of last year.", day(2025, 5, 1), day(2025, 6, 1), "in May of last year"),
+        (
+            "We met on March 17 last year.",
+            day(2025, 3, 17),
+            day(2025, 3, 18),
+            "on March 17 last year",
+        ),
+        (
+            "The launch slipped to March 17 last year.",
+            day(2025, 3, 17),
+            day(2025, 3, 18),
+            "March 17 last year",
+        ),
+        ("We marry on 3 June next year.", day(2027, 6, 3), day(2027, 6, 4), "on 3 June next year"),
+        ("We married in June this year.", day(2026, 6, 1), day(2026, 7, 1), "in June this year"),
+        ("I've lived here since May last year.", day(2025, 5, 1), DEC_6, "since May last year"),
+    ],
+)
+def test_a_date_of_last_or_next_year_is_of_that_year(
+    text: str, start: datetime, end: datetime, phrase: str
+) -> None:
+    assert [(t.start, t.end, t.phrase) for t in event_times(text, DEC_6)] == [(start, end, phrase)]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # A name's thing in -ing, no verb: "Sam's flying lessons" tell no plan.

@@ -1262,8 +1262,8 @@ def test_migration_29_reads_again_ordinal_days_weekdays_and_the_end_of_the_month
 
 
 def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> None:
-    # Before it, a time after "until" was dropped and "extended to June" was no time: Kùzu's
-    # own regex picks the texts.
+    # Before it, a time after "until" was dropped, "extended to June" was no time and "in May
+    # last year" was this year's May: Kùzu's own regex picks the texts.
     said = "2026-12-06T10:00:00Z"  # a Sunday
     texts = [
         "I'm in Berlin until Friday.",
@@ -1271,6 +1271,7 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         "Her contract was extended to June.",
         "I lived in Paris until March.",
         "We hiked on Friday.",
+        "I went to Rome in May last year.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1293,4 +1294,5 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         ["2026-12-06/2027-06-30"],
         [],
         [],
+        ["2025-05"],
     ]

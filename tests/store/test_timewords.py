@@ -279,6 +279,23 @@ def test_a_month_asked_ahead_is_the_one_to_come(
 
 
 @pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        # A month or day of a year said relative to this one (each was this year's month or
+        # day, or "for May next year" the two years ahead).
+        ("What did I do in May last year?", (day(2025, 5, 1), day(2025, 6, 1))),
+        ("What did we do in May of last year?", (day(2025, 5, 1), day(2025, 6, 1))),
+        ("What is planned for May next year?", (day(2027, 5, 1), day(2027, 6, 1))),
+        ("Where was I on March 17 last year?", (day(2025, 3, 16), day(2025, 3, 19))),
+    ],
+)
+def test_a_month_of_last_or_next_year_is_of_that_year(
+    query: str, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window(query, SUNDAY) == window
+
+
+@pytest.mark.parametrize(
     ("query", "that_day"),
     [
         # Read as nothing before: a question about last Tuesday got no time credit.
