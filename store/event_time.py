@@ -28,8 +28,10 @@ span); ordinal days with no month ("from the 20th to the 23rd", "20th-23rd") onl
 across a month's end within three weeks ("from the 28th to the 3rd"), before no noun of
 theirs ("from the 1st to the 3rd floor"), joined by a word only after "the"; an expression
 after "until", "by", "before", "after" or "every" is dropped, but for a deadline to come ("by
-Friday", "by 15 December", "by the end of March": from today through it) and "by the end of
-the month";
+Friday", "by 15 December", "by the end of March": from today through it), "by the end of
+the month" and a state that holds until a time to come ("I'm in Berlin until Friday", "her
+contract was extended to June": from today through it; "postponed until Friday" is Friday);
+a day or month of a year said relative to this one is of it ("in May last year");
 habitual sentences ("I usually go in May") give no date for words whose year or week they
 leave open.
 
@@ -409,6 +411,12 @@ _PERFECT = _lazy(
     r"|made|spent|\w+ed)\b",
     re.IGNORECASE,
 )
+# "is closed", "are booked", "'s delayed": a state told in the present, no past tense.
+_PRESENT_STATE = _lazy(
+    r"(?:\b(?:is|are|am|be|being|remains?|stays?)|['\u2019](?:s|re|m))\s+"
+    r"(?:(?:not|still|fully|completely|temporarily)\s+)?\w+ed\b",
+    re.IGNORECASE,
+)
 # Words after which an expression is not when the event happened ("until May", "every summer").
 _BLOCKERS = _lazy(
     r"\b(?:until|till|til|by|before|after|through|thru|throughout|every|each|per)\s*$",
@@ -711,6 +719,15 @@ class _Context:
         """``past``, a plan's own words aside ("is booked", "is planned" are no past tense)."""
         return self._says(
             match, "told past", lambda s: bool(_PAST.search(_PRESENT_PLAN.sub(" ", s)))
+        )
+
+    def told_past_of_a_state(self, match: re.Match[str]) -> bool:
+        """``told_past``, a state told in the present aside ("the office is closed until
+        Monday" is no past tense)."""
+        return self._says(
+            match,
+            "told past of a state",
+            lambda s: bool(_PAST.search(_PRESENT_STATE.sub(" ", _PRESENT_PLAN.sub(" ", s)))),
         )
 
     def ahead(self, match: re.Match[str]) -> bool:
@@ -1733,12 +1750,6 @@ _UNTIL_MONTH_END = _compile(
 )
 _UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
 _UNTIL_HOLIDAY = _compile(rf"(?:the\s+)?{_HOLIDAY}\b(?:,?\s+{_YEAR}\b)?")
-# "is closed", "are booked", "'s delayed": a state told in the present, no past tense.
-_PRESENT_STATE = _lazy(
-    r"(?:\b(?:is|are|am|be|being|remains?|stays?)|['\u2019](?:s|re|m))\s+"
-    r"(?:(?:not|still|fully|completely|temporarily)\s+)?\w+ed\b",
-    re.IGNORECASE,
-)
 # A plan moved to the day after "until" ("postponed until Friday", "pushed back till 15
 # December"): that day, not the days up to it ("extended" is the state's new end).
 _MOVED_UNTIL = _compile(
@@ -1782,16 +1793,6 @@ def _until_holiday(match: re.Match[str], ctx: _Context) -> _Span | None:
     return _days(min(d for d in days if d >= ctx.today))
 
 
-def _until_told_past(match: re.Match[str], ctx: _Context) -> bool:
-    """The sentence tells of the past, besides a plan's words and a state told in the
-    present ("the office is closed until Monday" is no past tense)."""
-    return ctx._says(
-        match,
-        "until past",
-        lambda s: bool(_PAST.search(_PRESENT_STATE.sub(" ", _PRESENT_PLAN.sub(" ", s)))),
-    )
-
-
 _UNTIL_OPTIONS: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_RELATIVE_WORDS), _resolve_words),
     (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
@@ -1818,7 +1819,7 @@ def _until_candidates(ctx: _Context) -> Iterator[_Candidate]:
                 best = (match.end(), partial(resolver, match, ctx))
         if best is None:
             continue
-        if ctx.habitual(until) or _until_told_past(until, ctx):
+        if ctx.habitual(until) or ctx.told_past_of_a_state(until):
             yield until.start(), best[0], None
             continue
         span = _safely(best[1])
