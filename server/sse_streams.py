@@ -176,13 +176,13 @@ class SseStreams:
         a call still running when a stop has refused it and ended the stream (a write, which
         is never cut off) held the request past uvicorn's graceful timeout, which cancelled
         it, with "Exception in ASGI application" and a traceback. So the session runs in the
-        lifespan's task group, and the request ends with its stream, the session's calls
-        finishing before the lifespan's shutdown completes, as the streamable HTTP sessions'
-        do before their manager stops.
+        lifespan's task group, and the request ends with its stream (drained, or its client
+        gone: ``_Watched``), the session's calls finishing before the lifespan's shutdown
+        completes, as the streamable HTTP sessions' do before their manager stops.
         """
         session = _Session()
         answer = Answer(send, session.answered)
-        released = anyio.Event()  # the stream has ended, or the session has
+        released = anyio.Event()  # the stream has ended, its client gone, or the session has
 
         async def sent(message: Message) -> None:
             if session.key is None and message["type"] == "http.response.body":
@@ -284,7 +284,13 @@ class _Watched:
     async def receive(self) -> Message:
         while not self.ended:
             with self.stop.interrupting(anyio.move_on_after(CHECK_EVERY_S)):
-                return await self._receive()
+                message = await self._receive()
+                if message["type"] == "http.disconnect":
+                    # Its client has gone: the request ends now, its session's calls running
+                    # on in the lifespan (``_stream``). Waiting for them held it past a stop's
+                    # graceful timeout when one ran long, and uvicorn cancelled it.
+                    self.released.set()
+                return message
             if self.stop.begun:
                 await self._drain()
                 break

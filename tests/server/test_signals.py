@@ -22,6 +22,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.sse import sse_client
 
+from doxa.server.draining import GRACE_SECONDS
 from doxa.server.stdio import DRAIN_SECONDS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -253,3 +254,43 @@ async def test_a_call_still_running_when_a_stop_has_drained_is_refused_over(
     assert "may still have taken effect" in answer["error"]["message"], answer
     assert DRAIN_SECONDS - 0.5 < after < DRAIN_SECONDS + 3
     _exits_cleanly(server)
+
+
+async def _call_then_hang_up(server: Any, request: dict[str, Any]) -> None:
+    """Open an SSE session, send it ``request`` and a ping, and close the stream once the
+    ping is answered: the session has read ``request``, which runs on."""
+    async with httpx2.AsyncClient(timeout=30) as http, http.stream("GET", server.url) as stream:
+        lines = stream.aiter_lines()
+        async for line in lines:
+            if line.startswith("data: /"):
+                endpoint = f"http://127.0.0.1:{server.port}{line[len('data: ') :]}"
+                break
+        ping = {"jsonrpc": "2.0", "id": request["id"] + 1, "method": "ping"}
+        for message in (INITIALIZE, INITIALIZED, request, ping):
+            assert (await http.post(endpoint, json=message)).status_code == 202
+        for message in (INITIALIZE, ping):
+            assert await _answer(lines, message["id"]) is not None
+
+
+async def test_an_sse_stream_whose_client_left_with_a_call_running_ends_quietly_at_a_stop(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # The stream's request waited for its session to end, and the session for its calls: a
+    # call running past uvicorn's graceful timeout (here, waiting for a memory held
+    # elsewhere; once, a remember on a loaded machine) had the request cancelled, with
+    # "Exception in ASGI application" and a traceback.
+    data_dir = tmp_path / "memory"
+    with _held(data_dir):
+        server = await start_server("sse", data_dir)
+        with anyio.fail_after(60):
+            await _call_then_hang_up(server, _call(3, "recall", {"query": "x"}))
+            server.process.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            # uvicorn is done with the requests (cancelling those past its timeout) before
+            # the app's shutdown, which waits for the call.
+            while "Waiting for application shutdown" not in server.output()[1]:
+                await anyio.sleep(0.05)
+            waited = time.monotonic() - signalled
+    # The call then gets the memory and ends.
+    stderr = _exits_cleanly(server)
+    assert waited < GRACE_SECONDS, stderr
