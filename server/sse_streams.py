@@ -176,13 +176,14 @@ class SseStreams:
         a call still running when a stop has refused it and ended the stream (a write, which
         is never cut off) held the request past uvicorn's graceful timeout, which cancelled
         it, with "Exception in ASGI application" and a traceback. So the session runs in the
-        lifespan's task group, and the request ends with its stream (drained, or its client
-        gone: ``_Watched``), the session's calls finishing before the lifespan's shutdown
-        completes, as the streamable HTTP sessions' do before their manager stops.
+        lifespan's task group, and the request ends with its stream (drained, closed for its
+        token, or its client gone: ``_Watched``), the session's calls finishing before the
+        lifespan's shutdown completes, as the streamable HTTP sessions' do before their
+        manager stops.
         """
         session = _Session()
         answer = Answer(send, session.answered)
-        released = anyio.Event()  # the stream has ended, its client gone, or the session has
+        released = anyio.Event()  # the stream has ended (or its client gone), or the session
 
         async def sent(message: Message) -> None:
             if session.key is None and message["type"] == "http.response.body":
@@ -303,6 +304,15 @@ class _Watched:
                     now or "nobody",
                 )
                 self.ended = True
+                # Ended here: the SDK ends its stream as for a client gone, with no closing
+                # chunk, which came only once the session's calls had ended; a call running
+                # on held the client's stream open, and at a stop the request, past
+                # uvicorn's graceful timeout. No answer went on the stream after it anyway.
+                self.answer.take_over()
+                try:
+                    await self.answer.end()
+                finally:
+                    self.released.set()
         return {"type": "http.disconnect"}
 
     async def _drain(self) -> None:

@@ -24,6 +24,7 @@ from mcp.client.sse import sse_client
 
 from doxa.server.draining import GRACE_SECONDS
 from doxa.server.stdio import DRAIN_SECONDS
+from doxa.server.tokens import TokenStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -256,20 +257,30 @@ async def test_a_call_still_running_when_a_stop_has_drained_is_refused_over(
     _exits_cleanly(server)
 
 
-async def _call_then_hang_up(server: Any, request: dict[str, Any]) -> None:
-    """Open an SSE session, send it ``request`` and a ping, and close the stream once the
-    ping is answered: the session has read ``request``, which runs on."""
-    async with httpx2.AsyncClient(timeout=30) as http, http.stream("GET", server.url) as stream:
-        lines = stream.aiter_lines()
-        async for line in lines:
-            if line.startswith("data: /"):
-                endpoint = f"http://127.0.0.1:{server.port}{line[len('data: ') :]}"
-                break
-        ping = {"jsonrpc": "2.0", "id": request["id"] + 1, "method": "ping"}
-        for message in (INITIALIZE, INITIALIZED, request, ping):
-            assert (await http.post(endpoint, json=message)).status_code == 202
-        for message in (INITIALIZE, ping):
-            assert await _answer(lines, message["id"]) is not None
+async def _running_call(
+    server: Any, http: httpx2.AsyncClient, lines: AsyncIterator[str], request: dict[str, Any]
+) -> None:
+    """Open an SSE session on the stream read from ``lines``, and send it ``request`` and a
+    ping: once the ping is answered the session has read ``request``, which runs on."""
+    async for line in lines:
+        if line.startswith("data: /"):
+            endpoint = f"http://127.0.0.1:{server.port}{line[len('data: ') :]}"
+            break
+    ping = {"jsonrpc": "2.0", "id": request["id"] + 1, "method": "ping"}
+    for message in (INITIALIZE, INITIALIZED, request, ping):
+        assert (await http.post(endpoint, json=message)).status_code == 202
+    assert await _answer(lines, ping["id"]) is not None
+
+
+async def _stopped_within_the_grace(server: Any) -> None:
+    """SIGTERM ``server``, and see uvicorn done with its requests within its graceful
+    timeout (it cancels those still running then, with a traceback), before the app's
+    shutdown, which waits for the calls still running."""
+    server.process.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    while "Waiting for application shutdown" not in server.output()[1]:
+        await anyio.sleep(0.05)
+    assert time.monotonic() - signalled < GRACE_SECONDS, server.output()[1]
 
 
 async def test_an_sse_stream_whose_client_left_with_a_call_running_ends_quietly_at_a_stop(
@@ -283,14 +294,35 @@ async def test_an_sse_stream_whose_client_left_with_a_call_running_ends_quietly_
     with _held(data_dir):
         server = await start_server("sse", data_dir)
         with anyio.fail_after(60):
-            await _call_then_hang_up(server, _call(3, "recall", {"query": "x"}))
-            server.process.send_signal(signal.SIGTERM)
-            signalled = time.monotonic()
-            # uvicorn is done with the requests (cancelling those past its timeout) before
-            # the app's shutdown, which waits for the call.
-            while "Waiting for application shutdown" not in server.output()[1]:
-                await anyio.sleep(0.05)
-            waited = time.monotonic() - signalled
-    # The call then gets the memory and ends.
-    stderr = _exits_cleanly(server)
-    assert waited < GRACE_SECONDS, stderr
+            async with (
+                httpx2.AsyncClient(timeout=30) as http,
+                http.stream("GET", server.url) as stream,
+            ):
+                request = _call(3, "recall", {"query": "x"})
+                await _running_call(server, http, stream.aiter_lines(), request)
+            await _stopped_within_the_grace(server)
+    _exits_cleanly(server)  # the call then gets the memory, and ends
+
+
+async def test_an_sse_stream_closed_for_its_token_with_a_call_running_ends_at_once(
+    tmp_path: Path, start_server: Start
+) -> None:
+    # Closed for its token (here, opened without one, and a first token created since), the
+    # stream stayed open to its client until its session's calls had ended, and its request
+    # past uvicorn's graceful timeout at a stop.
+    data_dir = tmp_path / "memory"
+    with _held(data_dir):
+        server = await start_server("sse", data_dir)
+        with anyio.fail_after(60):
+            async with (
+                httpx2.AsyncClient(timeout=30) as http,
+                http.stream("GET", server.url) as stream,
+            ):
+                lines = stream.aiter_lines()
+                request = _call(3, "recall", {"query": "x"})
+                await _running_call(server, http, lines, request)
+                TokenStore(data_dir).create("scout")
+                with anyio.fail_after(10):  # the check runs every second
+                    assert await _answer(lines, request["id"]) is None
+            await _stopped_within_the_grace(server)
+    _exits_cleanly(server)
