@@ -502,6 +502,7 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
     window = (
         (_range(query, reference) if ranges else None)
         or _by_day(query, reference)
+        or _until(query, reference)
         or _next_to_day(query, reference)
         or _week_of(query, reference)
         or _named_season(query, reference)
@@ -751,6 +752,36 @@ def _by_day(query: str, reference: datetime) -> Window | None:
     for match in _BY.finditer(query):
         try:
             # A day is a few words: a text of many "by"s costs each 40 characters.
+            day = _named_day(query[match.end() : match.end() + 40], reference, ahead=True)
+        except ValueError:  # no such day ("31 April")
+            continue
+        if day is not None and day >= today:
+            return today, day + timedelta(days=1)
+    return None
+
+
+# "Where is Sam until Friday?", "Is the office closed till 15 December?": a state asked of
+# from today through a time to come, as a note reads it.
+_UNTIL = re.compile(r"\b(?:until|till)\s+", re.IGNORECASE)
+_UNTIL_WEEKDAY = re.compile(
+    rf"\b(?:until|till)\s+(?:(?:next|this)\s+)?({'|'.join(_WEEKDAY_NAMES)})\b(?!['\u2019]s\b)",
+    re.IGNORECASE,
+)
+
+
+def _until(query: str, reference: datetime) -> Window | None:
+    """From today through the weekday or day after "until" (the first such weekday after
+    today, the first such day from today on), unless the question looks back ("Where did
+    Sam stay until Friday?" asks when a stay ended, not of the days up to it)."""
+    if _UNTIL.search(query) is None or _LOOKS_BACK.search(query) is not None:
+        return None
+    today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    match = _UNTIL_WEEKDAY.search(query)
+    if match:
+        ahead = (_WEEKDAY_NAMES.index(match[1].casefold()) - today.weekday()) % 7 or 7
+        return today, today + timedelta(days=ahead + 1)
+    for match in _UNTIL.finditer(query):
+        try:
             day = _named_day(query[match.end() : match.end() + 40], reference, ahead=True)
         except ValueError:  # no such day ("31 April")
             continue

@@ -650,6 +650,20 @@ def test_a_question_reads_deadlines_months_ends_and_ordinal_days_as_a_note_does(
     assert time_window(query, SUNDAY) == window
 
 
+def test_until_a_time_to_come_asked_is_from_today_through_it() -> None:
+    # As a note reads "until Friday" (no time before): from today through it, unless the
+    # question looks back.
+    assert time_window("Where is Sam until Friday?", SUNDAY) == (
+        day(2026, 12, 6),
+        day(2026, 12, 12),
+    )
+    assert time_window("Is the office closed till 15 December?", SUNDAY) == (
+        day(2026, 12, 6),
+        day(2026, 12, 16),
+    )
+    assert time_window("Where did Sam stay until Friday?", SUNDAY) is None
+
+
 @pytest.mark.parametrize(
     ("query", "last"),
     [
