@@ -178,6 +178,7 @@ def rank(
     search_vector: npt.NDArray[np.float32] | None = None,
     asks_many: bool = False,
     query_details: Details | None = None,
+    began: tuple[int, int] | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -188,6 +189,8 @@ def rank(
         text_hits: (row, BM25 score) from the full-text index.
         topics_in_query: topic keys the query names.
         window: (start, end) in microseconds named by the query's time words, or None.
+        began: ``window`` as instants when its days are another calendar's than UTC's
+            (``recall.Question.instants``), for what began then.
         weights: the ranking weights.
         limit: how many to return.
         similarity: ``memory.similarity(query_vector, n)`` (the caller scans
@@ -317,7 +320,7 @@ def rank(
             share[i] = max(direct, linked)
         components["topic"] = weights.topic * share
     if window is not None:
-        inside = memory.placed_in(window[0], window[1], pool)
+        inside = memory.placed_in(window[0], window[1], pool, began)
         components["time"] = weights.time * inside.astype(np.float32)
     if asks_when and weights.dated > 0:
         dated = np.fromiter(

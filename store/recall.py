@@ -71,7 +71,9 @@ class Question:
     include_superseded: bool
     limit: int
     order_by: OrderBy
-    #: (start, end) in microseconds of the time the query's words name, or None.
+    #: (start, end) in microseconds of the time the query's words name, or None: days of the
+    #: calendar asked in, as event times are kept (a note's "tomorrow" is a day, not an
+    #: instant).
     window: tuple[int, int] | None
     #: Exact filters on a fact's parts and on the episode (matched as topics are).
     subject: str | None = None
@@ -90,6 +92,14 @@ class Question:
     beside_now: bool = False
     #: ``window`` is named from the day asked ("tomorrow", "last week": ``relative_window``).
     from_today: bool = False
+    #: ``window`` as instants, for what began then (an observation made, a fact's start):
+    #: its days in the calendar asked in. None: ``window`` (asked in UTC).
+    instants: tuple[int, int] | None = None
+
+    @property
+    def began(self) -> tuple[int, int] | None:
+        """``instants``, or ``window`` where they are one."""
+        return self.window if self.instants is None else self.instants
 
 
 def question(
@@ -164,11 +174,13 @@ def question(
     # Days the query names ("tomorrow") are read in the calendar of the offset the time was
     # given in, as a note's are at remember: 21:00 at -08:00 is 05:00Z the next day; a bare
     # date's, and a question asked without a time, in the memory's time zone (``zone``).
-    wall = (in_zone(at, zone) if told is None else told[0]).replace(tzinfo=UTC)
+    asked_in = in_zone(at, zone) if told is None else told[0]
+    wall = asked_in.replace(tzinfo=UTC)
     parse_limit(limit, "limit", MAX_LIMIT)
     if order_by not in ("relevance", "confidence", "newest", "oldest"):
         raise InvalidInput("order_by", "must be one of relevance, confidence, newest, oldest")
     window = time_window(query, wall)
+    instants = None if window is None else _instants(window, asked_in)
     return Question(
         query=query,
         agent=agent_name,
@@ -188,7 +200,22 @@ def question(
         asks_when=asks_when(query),
         where=fields,
         from_today=relative_window(query, wall) is not None,
+        instants=instants,
     )
+
+
+def _instants(window: tuple[datetime, datetime], asked_in: datetime) -> tuple[int, int] | None:
+    """The days of ``window`` (read in the calendar of ``asked_in``) as instants: "what do I
+    have tomorrow?" asked at 21:30 in California is of 08:00Z on the 7th to 08:00Z on the
+    8th, and a note made at 05:30Z on the 7th was made the day before. None in UTC."""
+    zone = asked_in.tzinfo
+    try:
+        instants = tuple(micros(end.replace(tzinfo=zone)) for end in window)
+    except (OverflowError, ValueError):
+        # A span reaching the years' end (9999) read in a zone west of UTC: kept as days.
+        return None
+    start, end = instants
+    return None if (start, end) == (micros(window[0]), micros(window[1])) else (start, end)
 
 
 #: Components that find a result by something the query names (``ranking.rank``).
@@ -336,14 +363,10 @@ def answer(
     # plan replaced before it began) or before (told with only an end past): it held at no
     # time.
     then = None
-    if asked.window is not None and not asked.include_superseded:
+    began = asked.began
+    if began is not None and not asked.include_superseded:
         begins = working.valid_from[:n]
-        then = (
-            working.held(n, known_us)
-            & (begins < asked.window[1])
-            & (ends > asked.window[0])
-            & (ends > begins)
-        )
+        then = working.held(n, known_us) & (begins < began[1]) & (ends > began[0]) & (ends > begins)
         beside |= then & ~valid
     mask |= beside
     if asked.agent is not None:
@@ -388,7 +411,11 @@ def answer(
     # Days from today left out once a row the recall may return is placed then (``Plain``).
     words = query
     window = asked.window
-    if plain is not None and window and working.any_placed_in(*window, np.flatnonzero(mask)):
+    if (
+        plain is not None
+        and window
+        and working.any_placed_in(*window, np.flatnonzero(mask), asked.instants)
+    ):
         words, search_vector = plain.words, plain.vector
     # Full text among the rows the filters allow, so a filter never starves the pool.
     searching: Callable[[], list[tuple[int, float]]] | None = None
@@ -432,6 +459,7 @@ def answer(
         search_vector=search_vector,
         asks_many=asks_for_many(query),
         query_details=details(query) if len(working.judged) else None,
+        began=asked.instants,
     )
     if vector is None:  # a listing: everything matching is ordered as asked
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

@@ -803,12 +803,20 @@ class WorkingMemory:
                 end = at
         return end
 
-    def placed_in(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> BoolArray:
+    def placed_in(
+        self,
+        start: int,
+        end: int,
+        rows: npt.NDArray[np.int64],
+        began: tuple[int, int] | None = None,
+    ) -> BoolArray:
         """Per row of ``rows``: whether it began in [start, end) (microseconds) or tells of
         an event then (with its precision's slack: "I fixed the roof yesterday", said on 8
-        May, is placed on 7 May)."""
+        May, is placed on 7 May). ``began``: the span as instants, when its days are of
+        another calendar than UTC's (event times are days; a beginning is an instant)."""
+        first, last = (start, end) if began is None else began
         begins = self.valid_from[rows]
-        inside: BoolArray = (begins >= start) & (begins < end)
+        inside: BoolArray = (begins >= first) & (begins < last)
         maybe = ~inside & self._may_tell_of(start, end, rows)
         if maybe.any():
             begin, finish = from_micros(start), from_micros(end)
@@ -816,10 +824,17 @@ class WorkingMemory:
                 inside[i] = self._tells_of(int(rows[i]), begin, finish)
         return inside
 
-    def any_placed_in(self, start: int, end: int, rows: npt.NDArray[np.int64]) -> bool:
+    def any_placed_in(
+        self,
+        start: int,
+        end: int,
+        rows: npt.NDArray[np.int64],
+        began: tuple[int, int] | None = None,
+    ) -> bool:
         """Whether any of ``rows`` is ``placed_in`` [start, end), stopping at the first."""
+        first, last = (start, end) if began is None else began
         begins = self.valid_from[rows]
-        if ((begins >= start) & (begins < end)).any():
+        if ((begins >= first) & (begins < last)).any():
             return True
         begin, finish = from_micros(start), from_micros(end)
         maybe = rows[self._may_tell_of(start, end, rows)]

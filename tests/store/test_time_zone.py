@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import kuzu
 import pytest
@@ -214,3 +215,28 @@ def graph_rows(settings: Settings, query: str) -> list[list[object]]:
     finally:
         connection.close()
         database.close()
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Tokyo", "UTC"])
+def test_a_note_made_today_is_placed_on_the_day_of_its_zone_not_the_utc_day(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    # 21:30 on Sunday 6 December in California is 05:30Z on the 7th: a note made then was
+    # made on the 6th, not "tomorrow" (the 7th there), which a question of tomorrow asked
+    # then put first; in Tokyo, 14:30 on the 7th, it is no note of yesterday.
+    monkeypatch.setattr(drafts, "utc_now", lambda: EVENING)
+    monkeypatch.setattr(recall, "utc_now", lambda: EVENING)
+    memory = opened(settings, zone)
+    try:
+        memory.remember([MemoryDraft("The team pizza was great.")])
+        local = EVENING.astimezone(ZoneInfo(zone)).date()
+        asked = {
+            "what did I do yesterday?": False,
+            "what happened today?": True,
+            "what do I have tomorrow?": False,
+        }
+        for query, placed in asked.items():
+            [found] = memory.recall(query).results
+            assert ("time" in found.scores) is placed, (query, local, found.scores)
+    finally:
+        memory.close()
