@@ -255,6 +255,19 @@ def _list(value: object, field: str, limit: int) -> list[object]:
     return list(value)
 
 
+def _without_offset(value: object) -> bool:
+    """Whether an ISO 8601 time was given without its offset (and so read as UTC)."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        return False
+    try:
+        return datetime.fromisoformat(text).tzinfo is None
+    except ValueError:
+        return False
+
+
 def _ahead(gap: timedelta) -> str:
     """A gap in words: "5 h 30 min", "3 days"."""
     minutes = round(gap.total_seconds() / 60)
@@ -358,11 +371,17 @@ def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMe
         said, observed_at = parse_moment(draft.observed_at, "observed_at")
     now = utc_now()
     if observed_at is not None and observed_at > now + FUTURE_SKEW:
+        # Only a time given without its offset is told to give one: told so when it had,
+        # a model was asked to do what it had done.
+        fix = (
+            " a time without an offset is UTC, so give its offset (+05:30), or leave"
+            if _without_offset(draft.observed_at)
+            else " check its date, or leave"
+        )
         raise InvalidInput(
             "observed_at",
             f"is {_ahead(observed_at - now)} in the future ({observed_at:%Y-%m-%dT%H:%M:%SZ}):"
-            " a time without an offset is UTC, so give its offset (+05:30), or leave"
-            " observed_at out (now); for a fact that begins later, give fact.valid_from",
+            f"{fix} observed_at out (now); for a fact that begins later, give fact.valid_from",
         )
     source = optional_text(draft.source, "source", MAX_SOURCE)
     episode = name(draft.episode, "episode", required=False)

@@ -251,6 +251,21 @@ async def test_bad_input_is_an_error_naming_the_field_and_writes_nothing(
     assert found["results"] == []
 
 
+async def test_a_time_ahead_given_with_its_offset_is_not_told_to_give_its_offset(
+    client: Client,
+) -> None:
+    # "a time without an offset is UTC, so give its offset" told a model that had given
+    # one to do what it had done.
+    for given, utc in (
+        ("2999-01-01T00:00:00+02:00", "2998-12-31T22:00:00Z"),
+        ("2999-01-01T00:00:00Z", "2999-01-01T00:00:00Z"),
+    ):
+        text = await error(client, "remember", text="x", observed_at=given)
+        assert "observed_at is " in text and f"in the future ({utc})" in text
+        assert "without an offset" not in text
+        assert "leave observed_at out (now); for a fact that begins later" in text
+
+
 async def test_a_boolean_confidence_is_refused(memory_client: Client, memory: Memory) -> None:
     with anyio.fail_after(30):
         result = await memory_client.call_tool("remember", {"text": "x", "confidence": True})
