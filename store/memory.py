@@ -710,8 +710,17 @@ class Memory:
                 fields, types, type_fields = working.held_records(live=asked.known_at is None)
                 if asked.known_at is not None:
                     fields, types = working.record_fields, working.record_types
+                values = working.record_values
                 note = unmatched_where(
-                    asked.where, working.record_values, fields, types, type_fields
+                    asked.where,
+                    values,
+                    fields,
+                    types,
+                    type_fields,
+                    # A value only retracted records hold is none to suggest now.
+                    None
+                    if asked.known_at is not None
+                    else lambda key: any(working.live[row] for row in values[key]),
                 )
             # A where nothing is wrong with says nothing of the time asked: known_at may be
             # why (its note was lost whenever a where was given).

@@ -29,7 +29,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation
@@ -779,10 +779,12 @@ def unmatched_where(
     fields: Mapping[str, int],
     types: Mapping[str, int],
     type_fields: Mapping[str, tuple[str, set[str]]] | None = None,
+    held_now: Callable[[tuple[str, str, str]], bool] | None = None,
 ) -> str | None:
     """Why a recall's ``where`` (``parse_where``) can match no record at all, naming the field
     and the fix; None when every field is held with values of the class asked and the type
-    asked is some record's (the value may then simply be absent).
+    asked is some record's (the value may then simply be absent, unless a record holds it
+    in another case only: strings match exactly).
 
     Args:
         wanted: the ``where`` parsed.
@@ -792,13 +794,25 @@ def unmatched_where(
         types: per record type, how many records are of it (the most held named first).
         type_fields: per record type (``type_name_key``), its name and the fields its records hold:
             a field held by other types' records only is named with the type's fields.
+        held_now: whether a record holds the value now (None: every one of ``values`` is).
     """
     # The classes each asked field holds: one pass over the values, on this rare path only.
     classes: dict[str, set[str]] = {w.key: set() for w in wanted if fields.get(w.key)}
+    # The strings asked to equal, casefolded, and those held that differ only so.
+    folded = {
+        (w.key, w.value[1].casefold()): w
+        for w in wanted
+        if w.key in classes and w.op == "=" and w.value[0] == "string"
+    }
+    cased: dict[tuple[str, str], list[str]] = {}
     if classes:
-        for field, cls, _ in values:
+        for key in values:
+            field, cls, canonical = key
             if field in classes:
                 classes[field].add(cls)
+            fold = (field, canonical.casefold())
+            if cls == "string" and fold in folded and (held_now is None or held_now(key)):
+                cased.setdefault(fold, []).append(canonical)
     for field, (cls, canonical), given, op, _ in wanted:
         if field == TYPE:
             named = sorted(types, key=lambda t: (-types[t], t))
@@ -850,6 +864,13 @@ def unmatched_where(
             return (
                 f"where.{given}: records hold {kinds} here, not {_CLASS_WORDS[cls][0]}; "
                 f"give the value as {fix}"
+            )
+    for (field, _), w in folded.items():
+        spelt = sorted(cased.get((field, w.value[1].casefold()), []))
+        if spelt and w.value[1] not in spelt:
+            return (
+                f'where.{w.name}: no record holds "{w.value[1]}" here; strings match exactly:'
+                f' did you mean "{spelt[0]}"?'
             )
     asked_types = [w.value[1] for w in wanted if w.key == TYPE]
     for canonical in asked_types if type_fields else []:

@@ -781,6 +781,35 @@ async def test_a_where_note_names_only_fields_records_hold_now(memory_client: Cl
     assert as_type == "where.@type: no record is of this type; types: Track"
 
 
+async def test_a_where_string_held_only_in_another_case_is_noted(memory_client: Client) -> None:
+    # Strings match exactly: {"category": "Food"} found nothing beside records of "food",
+    # and said nothing, read as "no food expenses".
+    async def note(**fields: Any) -> str | None:
+        found = await ok(memory_client, "recall", query="", where=fields)
+        assert found["results"] == []
+        return found.get("note")
+
+    with anyio.fail_after(60):
+        for category in ("food", "travel"):
+            await ok(
+                memory_client,
+                "remember",
+                record={"type": "Expense", "fields": {"category": category, "amount": 4}},
+            )
+        secret = await ok(
+            memory_client, "remember", record={"type": "Vault", "fields": {"category": "Keys"}}
+        )
+        await ok(memory_client, "forget", id=secret["observation_id"])
+        food = await note(**{"@type": "Expense", "Category": "Food"})
+        gone = await note(category="keys")  # held by a retracted record only
+        absent = await note(category="rent")
+    assert food == (
+        'where.Category: no record holds "Food" here; strings match exactly: did you mean "food"?'
+    )
+    assert gone is None
+    assert absent is None
+
+
 async def test_a_where_value_beyond_a_float_is_noted_as_such(client: Client) -> None:
     # 1e400 sent as a JSON number arrives as its text ("1e400"), searched as that text: the
     # note said to give the value as a number, which it was.
