@@ -149,7 +149,7 @@ MANY = [
     "has_skill", "skill", "speaks", "works_on", "member_of", "has", "owns", "visited",
     "tag", "interest", "hobby", "child_of", "parent_of", "sibling_of", "colleague_of",
     "related_to", "uses", "contributes_to", "attended", "wrote", "plays", "studied",
-    "alias",
+    "alias", "depends_on", "requires",
 ]  # fmt: skip
 #: Predicates with one current object at a time (``[store.predicates] one``).
 ONE = [
@@ -169,7 +169,8 @@ SEVERAL = frozenset([
     "uncle", "niece", "nephew", "grandchild", "grandson", "granddaughter", "friend",
     "colleague", "coworker", "teammate", "neighbour", "neighbor", "pet", "dog", "cat",
     "allergy", "allergic", "intolerant", "language", "hobby", "interest", "skill", "tag",
-    "alias", "nickname", "degree", "award", "certification",
+    "alias", "nickname", "degree", "award", "certification", "restriction", "dependency",
+    "requirement",
 ])  # fmt: skip
 #: Their plurals: many however they are said ("current pets").
 _PLURALS = frozenset([
@@ -177,7 +178,8 @@ _PLURALS = frozenset([
     "aunts", "uncles", "nieces", "nephews", "grandchildren", "grandsons", "granddaughters",
     "friends", "colleagues", "coworkers", "teammates", "neighbours", "neighbors", "pets",
     "dogs", "cats", "allergies", "languages", "hobbies", "interests", "skills", "tags",
-    "aliases", "nicknames", "degrees", "awards", "certifications",
+    "aliases", "nicknames", "degrees", "awards", "certifications", "restrictions",
+    "dependencies", "requirements",
 ])  # fmt: skip
 #: Words that make a singular one of them ("best friend", "native language", "is allergic").
 _ONE_OF = frozenset([
@@ -200,6 +202,9 @@ def unlisted_cardinality(predicate: str) -> str:
     if set(words) & _MEASURE:
         return "one"
     if set(words) & _PLURALS:  # "languages spoken", "children names"
+        return "many"
+    if len(words) > 1 and words[-1] == "with" and not set(words) & _ONE_OF:
+        # Whom one is with ("works with", "lives with"): as "one", Raj replaced Ana.
         return "many"
     # What it names: the word before a linking one ("sister in law", "friend of"), else the
     # last.

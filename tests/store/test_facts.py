@@ -128,6 +128,14 @@ def test_an_unlisted_predicate_of_what_one_has_several_of_accumulates(memory: Me
         ("is_sister_of", "many"),
         ("languages_spoken", "many"),
         ("sister_in_law", "many"),
+        # Whom or what one is with, and what one depends on: Raj replaced Ana as whom the user
+        # works with, pandas numpy as what the project depends on.
+        ("works_with", "many"),
+        ("collaborates_with", "many"),
+        ("lives_with", "many"),
+        ("dietary_restriction", "many"),
+        ("dependencies", "many"),
+        ("requirement", "many"),
         # What it names is counted, measured or one of them; or it names something else.
         ("number_of_children", "one"),
         ("interest_rate", "one"),
@@ -140,6 +148,15 @@ def test_an_unlisted_predicate_of_what_one_has_several_of_accumulates(memory: Me
 )
 def test_an_unlisted_predicate_is_many_by_what_it_names(predicate: str, cardinality: str) -> None:
     assert unlisted_cardinality(predicate) == cardinality
+
+
+@pytest.mark.parametrize("predicate", ["depends on", "requires"])
+def test_what_a_project_depends_on_accumulates(memory: Memory, predicate: str) -> None:
+    said(memory, "doxa", predicate, "numpy", when="2024-05-01T08:00:00Z")
+    said(memory, "doxa", predicate, "pandas", when="2024-05-02T08:00:00Z")
+    found = current(memory, f"doxa {predicate}", limit=10)
+    assert found[f"doxa {predicate} numpy."] is True
+    assert found[f"doxa {predicate} pandas."] is True
 
 
 @pytest.mark.parametrize(
