@@ -279,6 +279,12 @@ _PRESENT_PLAN = _lazy(
     # "remind me to call mum on Sunday" ("that reminds me of the picnic" is none).
     r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind\s+(?:[\w-]+\s+){1,2}?to\b"
     r"|\breminder\b"
+    # An errand told by its verb, opening the sentence: "Call the plumber on Monday", "Pay
+    # the rent on the 20th" (a to-do's day, which was the one gone); not a call had ("Call
+    # with Ana on Friday", "Call on Friday went well").
+    r"|^\W*(?:please\s+)?(?:call|phone|email|e-mail|buy|pay|send|renew|submit|cancel|bring"
+    r"|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b(?!-)"
+    r"(?!\s+(?:with|from|on|at|in|is|was|went|about)\b)"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).

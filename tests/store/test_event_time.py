@@ -1570,6 +1570,27 @@ def test_a_plan_told_by_these_cues_is_a_day_to_come(said: datetime, text: str) -
     assert found.start > said, (text, found)
 
 
+@pytest.mark.parametrize(
+    ("text", "ahead"),
+    [
+        # An errand told as one, its verb opening the note: a to-do list's day is to come
+        # (the Monday gone, a plumber called days before the note was made).
+        ("Call the plumber on Monday.", True),
+        ("Pay the rent on the 20th.", True),
+        ("Pick up Emma from school on Friday.", True),
+        ("Please send Ana the invoice on Monday.", True),
+        ("Buy milk. Call mum on Sunday.", True),
+        # A call had, or a note of how it went, stays in the past.
+        ("Called the plumber on Monday.", False),
+        ("Call with Ana on Friday: lovely evening.", False),
+        ("Call on Friday went well.", False),
+    ],
+)
+def test_an_errand_told_by_its_verb_is_a_day_to_come(text: str, ahead: bool) -> None:
+    [found] = event_times(text, SATURDAY)
+    assert (found.start > SATURDAY) is ahead, (text, found)
+
+
 def test_two_days_of_an_interval_written_with_a_slash_or_two_dots_are_read() -> None:
     slash = event_times("Vacation 2024-05-01/2024-05-03.", SAID)
     dots = event_times("Sprint ran 2024-05-01..2024-05-14.", SAID)
