@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -67,9 +68,22 @@ def alike(working: WorkingMemory, kind: NameKind, wanted: str, limit: int = 3) -
         (n for n in names if words <= _words(n) and n.casefold() != wanted.casefold()),
         key=lambda n: (len(n), n.casefold()),
     )
+    # The same letters without their accents ("zoe" for "Zoë", "cafe muller"), too unlike
+    # by spelling alone to be offered.
+    bare = _bare(wanted)
+    unaccented = sorted(
+        (n for n in names if _bare(n) == bare and n.casefold() != wanted.casefold()),
+        key=lambda n: (len(n), n.casefold()),
+    )
     folded = {n.casefold(): n for n in names}
     spelt = [folded[f] for f in difflib.get_close_matches(wanted.casefold(), list(folded), 3, 0.75)]
-    return list(dict.fromkeys([*holding, *spelt]))[: max(0, limit)]
+    return list(dict.fromkeys([*unaccented, *holding, *spelt]))[: max(0, limit)]
+
+
+def _bare(name: str) -> str:
+    """A name's words, casefolded and without accents: "Zoë" is "zoe"."""
+    letters = unicodedata.normalize("NFKD", name.casefold())
+    return " ".join(re.findall(r"\w+", "".join(c for c in letters if not unicodedata.combining(c))))
 
 
 def either(names: Iterable[str]) -> str:

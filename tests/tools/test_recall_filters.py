@@ -139,6 +139,17 @@ async def test_a_name_filter_naming_nothing_held_says_so(client: Client) -> None
     assert found["results"] == [] and "note" not in found
 
 
+async def test_a_name_typed_without_its_accents_is_offered_with_them(client: Client) -> None:
+    # "zoe" for "Zoë" was too unlike by spelling (0.67) to be offered: the note said only
+    # that nothing was named, and the model read "nothing is known about her".
+    await ok(client, "remember", text="Zoë prefers oat milk.", topics=["Zoë", "Café Müller"])
+    found = await ok(client, "recall", query="milk", topics=["zoe"])
+    assert found["results"] == []
+    assert found["note"] == "topics: no topic or fact names 'zoe'; did you mean 'Zoë'?"
+    cafe = await ok(client, "recall", query="milk", topics=["cafe muller"])
+    assert cafe["note"].endswith("did you mean 'Café Müller'?")
+
+
 async def test_a_purged_name_is_no_name_a_note_may_have_meant(client: Client) -> None:
     """A purge leaves no trace a tool reads: the names of a purged fact and its topics were
     still offered as what a filter naming nothing may have meant (recall's, find_conflicts'
