@@ -94,6 +94,7 @@ from doxa.store.unmatched_names import unmatched_names
 from doxa.store.values import (
     from_micros,
     from_naive_utc,
+    iso,
     micros,
     parse_asked_time,
     parse_limit,
@@ -732,6 +733,17 @@ class Memory:
                     note = (
                         "nothing was recorded by known_at (when the memory learnt things, not"
                         " when they were observed); ask with a later known_at, or as_of"
+                    )
+            if not results and note is None and not asked.beside_now:
+                # An as_of before anything held began (a model unsure of the year): the
+                # empty answer read as "nothing was so then".
+                n = len(working)
+                known = None if asked.known_at is None else micros(asked.known_at)
+                begins = working.valid_from[:n][working.held(n, known)]
+                if len(begins) and int(begins.min()) > micros(asked.at):
+                    note = (
+                        "nothing held had begun by as_of (the earliest began"
+                        f" {iso(from_micros(int(begins.min())))}); ask with a later as_of"
                     )
             if not results and note is None and asked.agent is not None:
                 note = _unknown_agent(working, asked.agent)

@@ -620,6 +620,22 @@ async def test_a_known_at_before_anything_was_recorded_says_so(client: Client) -
     assert "note" not in now
 
 
+async def test_an_as_of_before_anything_held_began_says_so(client: Client) -> None:
+    # A model unsure of the year asked as_of 2024 of a memory begun in 2026: the empty
+    # answer read as "nothing was decided then", and said nothing of the year.
+    with anyio.fail_after(30):
+        await ok(client, "remember", text="We use Postgres.", observed_at="2026-11-03T10:00:00Z")
+        await ok(client, "remember", text="We use Redis.", observed_at="2026-11-05T10:00:00Z")
+        before = await ok(client, "recall", query="Postgres", as_of="2024-11-04")
+        between = await ok(client, "recall", query="Postgres", as_of="2026-11-04")
+    assert before["results"] == []
+    assert before["note"] == (
+        "nothing held had begun by as_of (the earliest began 2026-11-03T10:00:00Z); ask with"
+        " a later as_of"
+    )
+    assert between["results"] and "note" not in between
+
+
 async def test_a_known_at_before_anything_was_recorded_says_so_beside_a_where(
     client: Client,
 ) -> None:
