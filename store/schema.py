@@ -141,6 +141,12 @@ UNTIL = r"\b(?:until|till|til|extended)\b"
 #: A year said relative to this one ("in May last year" was May of this year, beside the whole
 #: year gone): beside ``UNTIL``, the texts migration 30 reads again.
 RELATIVE_YEAR = r"\b(?:last|next|this)\s+year\b"
+#: An errand opening a sentence with its verb ("Call the plumber on Monday" was the Monday
+#: gone): beside ``UNTIL``, the texts migration 30 reads again.
+ERRAND = (
+    r"(?:^|[.!?;\n])\W*(?:please\s+)?(?:call|phone|email|e-mail|buy|pay|send|renew|submit"
+    r"|cancel|bring|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b"
+)
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -609,15 +615,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         30,
-        "event times read again: until a time to come, a day of last or next year",
+        "event times read again: until a time to come, a day of last or next year, errands",
         (
             # "I'm in Berlin until Friday", "the office is closed until the end of the month"
             # and "her contract was extended to June" were no time (after "until" a time was
             # dropped), "the call is postponed until Friday" no day; "in May last year" was
-            # May of this year: read again every text saying "until", "till" or "extended",
-            # or a year relative to this one.
+            # May of this year; "Call the plumber on Monday" was the Monday gone: read again
+            # every text saying "until", "till" or "extended", a year relative to this one,
+            # or opening a sentence with an errand's verb.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){UNTIL}')"
             f" OR regexp_matches(o.text, '(?i){RELATIVE_YEAR}')"
+            f" OR regexp_matches(o.text, '(?i){ERRAND}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

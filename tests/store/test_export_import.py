@@ -1034,6 +1034,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((29, "2026-12-06/2026-12-11"), (30, None)),
         ),
+        # ... and an errand's day was the one gone.
+        (
+            "Call the plumber on Monday.",
+            "2026-12-06T10:00:00Z",
+            ((29, "2026-12-07"), (30, None)),
+        ),
         # ... and "in May last year" was this year's May.
         (
             "I went to Rome in May last year.",

@@ -1272,6 +1272,7 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         "I lived in Paris until March.",
         "We hiked on Friday.",
         "I went to Rome in May last year.",
+        "Groceries done. Call the plumber on Monday.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1295,4 +1296,5 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         [],
         [],
         ["2025-05"],
+        ["2026-12-07"],
     ]
