@@ -905,6 +905,14 @@ class Graph:
             f"MATCH (o:Observation)-[:`FROM`]->(e:Episode){where} RETURN o.id, e.id", params
         )
 
+    def contradiction_links(self) -> list[tuple[str, str, datetime]]:
+        """(id, other id, when the link was recorded) for every CONTRADICTS link, the
+        oldest first."""
+        return self._columns(
+            "MATCH (x:Observation)-[c:CONTRADICTS]->(y:Observation)"
+            " RETURN x.id, y.id, c.at ORDER BY c.at, x.id, y.id"
+        )
+
     def supersessions(self) -> list[tuple[str, str, datetime, datetime, datetime | None]]:
         """(newer id, older id, the newer fact's start, when the link was recorded, when a
         forget undid it or None) for every SUPERSEDES link."""

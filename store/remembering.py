@@ -185,6 +185,11 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
     for older, belief, until in withdrawn + [w for s in write.shares for w in s.withdraws]:
         working.withdraw(working.row_of[older], belief, write.at, until)
     for plan in write.plans:
+        for other in plan.memory.contradicts:
+            other_row = rows.get(other, working.row_of.get(other))
+            assert other_row is not None
+            working.contradict(rows[plan.observation_id], other_row, write.at)
+    for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))
             assert older_row is not None

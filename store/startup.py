@@ -253,6 +253,11 @@ def load(
     for predicate, cardinality in graph.predicates():
         # Keyed as facts look it up: earlier versions imported names such as "Works At".
         working.predicates[predicate_key(predicate)] = cardinality
+    for x, y, known in graph.contradiction_links():
+        rows = working.row_of[x], working.row_of[y]
+        # A link of unknown time is as old as the later of its sides.
+        told = max(working.entries[row].recorded_at for row in rows)
+        working.contradict(*rows, told if known is None else _aware(known))
     for newer, older, at, known, undone in graph.supersessions():
         newer_row, older_row = working.row_of[newer], working.row_of[older]
         # It ended the older fact from when it was recorded while its newer end was held,
