@@ -161,6 +161,9 @@ class Recollection:
     happened: EventTime | None = None
     #: A structured record's type and typed fields (``records``).
     record: Record | None = None
+    #: Ids of what disputes it at the recall's times, at most ``provenance.MOST_DISPUTING``:
+    #: observations a standing contradiction links to it, then facts that clash with it.
+    conflicts: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -700,8 +703,18 @@ class Memory:
                 if asked.agent is not None
                 else {r.row: working.shown_confidence(r.row, known, at) for r in ranked}
             )
+            # What disputes each result, as find_conflicts would list it asked then.
+            disputed = provenance.disputing(working, [r.row for r in ranked], at, known)
             results = [
-                _recollection(r, working, bool(current[r.row]), known, own.get(r.row), at)
+                _recollection(
+                    r,
+                    working,
+                    bool(current[r.row]),
+                    known,
+                    own.get(r.row),
+                    at,
+                    disputed.get(r.row, []),
+                )
                 for r in ranked
             ]
             note = None
@@ -1644,10 +1657,11 @@ def _recollection(
     known_at: int | None = None,
     confidence: Decimal | None = None,
     at: int | None = None,
+    conflicts: list[str] | None = None,
 ) -> Recollection:
     """One result as the memory held it at ``known_at`` (microseconds; None: now), with
-    ``confidence`` (default: the observation's), and the agents holding it at valid time
-    ``at``."""
+    ``confidence`` (default: the observation's), the agents holding it at valid time
+    ``at``, and the ids of what disputes it (``provenance.disputing``)."""
     entry = working.entries[ranked.row]
     beliefs = working.believers(ranked.row, known_at, at)
     end = working.end_of(ranked.row, known_at)
@@ -1680,6 +1694,7 @@ def _recollection(
         fact=fact,
         happened=most_specific(entry.event_times),
         record=entry.record,
+        conflicts=conflicts or [],
     )
 
 

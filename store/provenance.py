@@ -14,6 +14,7 @@ recalls go on throughout.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from doxa.store import event_time
 from doxa.store.errors import InvalidInput, NotFound
 from doxa.store.values import from_micros, micros, to_naive_utc, utc_now
-from doxa.store.working_memory import NO_END, WorkingMemory, topic_key
+from doxa.store.working_memory import NO_END, WorkingMemory, fact_key, topic_key
 
 if TYPE_CHECKING:
     from doxa.store.graph import Graph
@@ -321,19 +322,10 @@ def unsettled(
     tells an agent to settle a conflict so); a fact that ended as it was told, or begins
     later, is still a side. The caller holds the read lock."""
     when, known = micros(at), None if known_at is None else micros(known_at)
-
-    def replaced(row: int | None) -> bool:
-        return (
-            row is not None
-            and working.entries[row].subject is not None
-            and working.end_of(row, known) <= when
-            and working.ending_link(row, known) is not None
-        )
-
     kept = []
     for c in found:
         rows = working.row_of.get(c["a"]), working.row_of.get(c["b"])
-        if replaced(rows[0]) or replaced(rows[1]):
+        if settled(working, rows, when, known):
             continue
         if rows[0] is not None and rows[1] is not None:
             c["a_agents"] = sorted(holding(working, rows[0], when, known))
@@ -341,6 +333,38 @@ def unsettled(
         if _involves(me, other, set(c["a_agents"]), set(c["b_agents"])):
             kept.append(c)
     return kept
+
+
+def settled(
+    working: WorkingMemory, rows: tuple[int | None, int | None], at: int, known_at: int | None
+) -> bool:
+    """Whether the contradiction between the observations at ``rows`` is settled at valid
+    time ``at`` (microseconds) as the memory held them at ``known_at`` (None: now): a side is
+    a fact a newer one has superseded by then (one not in the working memory, or a fact
+    that ended as told or begins later, is still a side). The caller holds the read lock."""
+    return any(
+        row is not None
+        and working.entries[row].subject is not None
+        and working.end_of(row, known_at) <= at
+        and working.ending_link(row, known_at) is not None
+        for row in rows
+    )
+
+
+def clashing(
+    working: WorkingMemory, key: tuple[str, str], current: Callable[[int], bool]
+) -> list[tuple[int, int]]:
+    """The pairs of rows of the facts of ``key`` (subject, predicate: ``fact_key``) that
+    clash: both ``current``, with different objects, of a single-valued predicate. Only a
+    key in ``mixed_facts`` (its facts name more than one object) has any. The caller holds
+    the read lock."""
+    if key not in working.mixed_facts or working.cardinality(key[1]) == "many":
+        return []
+    rows = [r for r in working.fact_index[key] if current(r)]
+    objects = {r: topic_key(working.entries[r].object or "") for r in rows}
+    return [
+        (rx, ry) for i, rx in enumerate(rows) for ry in rows[i + 1 :] if objects[rx] != objects[ry]
+    ]
 
 
 def clashes(
@@ -365,24 +389,20 @@ def clashes(
     _, valid = working.view(len(working), when, known)
     found: list[dict[str, Any]] = []
     index = working.fact_index
+    held: dict[int, set[str]] = {}
+
+    def agents(row: int) -> set[str]:
+        # Each row's believers once (a row is in a pair with every other of its key).
+        if row not in held:
+            held[row] = holding(working, row, when, known)
+        return held[row]
+
     # In the order the keys were first used (as the index holds them), not the set's.
     for key in sorted(working.mixed_facts, key=lambda k: index[k][0]):
-        if working.cardinality(key[1]) == "many":
-            continue
-        rows = index[key]
-        current = [r for r in rows if valid[r]]
-        if len(current) < 2:
-            continue
-        # Each row's believers once (a row is in a pair with every other of its key).
-        held = {r: holding(working, r, when, known) for r in current}
-        for i, rx in enumerate(current):
-            for ry in current[i + 1 :]:
-                x, y = working.entries[rx], working.entries[ry]
-                if topic_key(x.object or "") == topic_key(y.object or ""):
-                    continue
-                xa, ya = held[rx], held[ry]
-                if not _involves(me, other, xa, ya):
-                    continue
+        for rx, ry in clashing(working, key, lambda r: bool(valid[r])):
+            x, y = working.entries[rx], working.entries[ry]
+            xa, ya = agents(rx), agents(ry)
+            if _involves(me, other, xa, ya):
                 found.append(
                     {
                         "kind": "clash",
@@ -395,6 +415,44 @@ def clashes(
                         "at": None,
                     }
                 )
+    return found
+
+
+#: At most this many observations are named as disputing one recalled result: a fact that
+#: ten agents each told otherwise needs only to say that it is disputed, and by whom first
+#: (``find_conflicts`` lists them all).
+MOST_DISPUTING = 5
+
+
+def disputing(
+    working: WorkingMemory, rows: Sequence[int], at: int, known_at: int | None
+) -> dict[int, list[str]]:
+    """Per row of ``rows`` (a recall's results) that something disputes, the ids of what
+    does, at most ``MOST_DISPUTING``: the observations a contradiction links to it (either
+    way, the oldest link first) that are not ``settled``, then the facts that clash with it
+    (``clashing``), at valid time ``at`` as the memory held them at ``known_at``
+    (microseconds; None: now): what ``find_conflicts`` lists with it as a side, asked then.
+    The caller holds the read lock."""
+    found: dict[int, list[str]] = {}
+
+    def add(row: int, other: int) -> None:
+        named = found.setdefault(row, [])
+        other_id = working.entries[other].id
+        if other_id not in named and len(named) < MOST_DISPUTING:
+            named.append(other_id)
+
+    for row in rows:
+        for other, linked in working.contradicting.get(row, ()):
+            held = (known_at is None or linked <= known_at) and working.held_row(other, known_at)
+            if held and not settled(working, (row, other), at, known_at):
+                add(row, other)
+    asked = set(rows)
+    keys = dict.fromkeys(key for row in rows if (key := fact_key(working.entries[row])) is not None)
+    for key in keys:
+        for rx, ry in clashing(working, key, lambda r: working.is_current(r, at, known_at)):
+            for x, y in ((rx, ry), (ry, rx)):
+                if x in asked:
+                    add(x, y)
     return found
 
 

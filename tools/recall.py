@@ -44,7 +44,7 @@ class RecordOut(BaseModel):
 
 
 class RecalledItem(BaseModel):
-    """One recalled observation; the fields after ``superseded_by`` only with ``explain``.
+    """One recalled observation; the fields after ``conflicts`` only with ``explain``.
     ``text`` is left out when it is only the record in words."""
 
     observation_id: str
@@ -56,6 +56,9 @@ class RecalledItem(BaseModel):
     source: str | None = None
     current: bool = Field(True, description="false: not valid at the recall's time")
     superseded_by: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(
+        default_factory=list, description="what contradicts or clashes with it (find_conflicts)"
+    )
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)
     belief_ids: list[str] = Field(default_factory=list)
@@ -111,6 +114,7 @@ def recalled(item: Recollection, explain: bool) -> RecalledItem:
         source=item.source,
         current=item.current,
         superseded_by=item.superseded_by,
+        conflicts=item.conflicts,
     )
     if not explain:
         return lean
