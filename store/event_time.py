@@ -1811,9 +1811,18 @@ _UNTIL_OPTIONS: list[tuple[re.Pattern[str], _Resolver]] = [
 
 def _until_candidates(ctx: _Context) -> Iterator[_Candidate]:
     text = ctx.text
+    # Per sentence (its start), where its first plan's name ends (-1: none): found once, not
+    # in all the words before each "extended" (a sentence of thousands took half a minute).
+    plans: dict[int, int] = {}
     for until in _UNTIL.finditer(text):
-        if until[0][:8].casefold() == "extended" and _EXTENDED_PLAN.search(ctx._before(until)):
-            continue  # a plan extended to a day is moved to it, read as such (``_PRESENT_PLAN``)
+        if until[0][:8].casefold() == "extended":
+            left, right = ctx._bounds(until)
+            if left not in plans:
+                found = _EXTENDED_PLAN.search(text, left, right)
+                plans[left] = -1 if found is None else found.end()
+            if 0 <= plans[left] <= until.start():
+                # A plan extended to a day is moved to it, read as such (``_PRESENT_PLAN``).
+                continue
         pos = until.end()
         best: tuple[int, Callable[[], _Span | None]] | None = None
         date = _longest_date(text, pos)

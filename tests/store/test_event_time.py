@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -2300,3 +2301,26 @@ def test_ordinal_days_across_a_months_end_are_a_span_into_the_next_month(
 )
 def test_ordinal_days_backwards_by_more_than_three_weeks_are_no_span(text: str) -> None:
     assert event_times(text, DEC_6) == []
+
+
+def test_a_text_of_thousands_of_extended_to_reads_its_words_before_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One sentence of "x extended to Friday" to the 32,000 characters a memory may hold: the
+    # plan's name before "extended" is looked for once in the sentence, not in all the words
+    # before each "extended" (which took half a minute).
+    from doxa.store import event_time as module
+
+    plan = module._EXTENDED_PLAN
+    read: list[int] = []
+
+    class Counting:
+        def search(self, text: str, *bounds: int) -> re.Match[str] | None:
+            start, end = (bounds[0], bounds[1]) if len(bounds) == 2 else (0, len(text))
+            read.append(end - start)
+            return plan.search(text, *bounds)
+
+    monkeypatch.setattr(module, "_EXTENDED_PLAN", Counting())
+    text = ("x extended to Friday " * 1_600)[:32_000]
+    event_times(text, SAID)
+    assert sum(read) <= 2 * len(text)
