@@ -1806,6 +1806,9 @@ _UNTIL_OPTIONS: list[tuple[re.Pattern[str], _Resolver]] = [
     (_UNTIL_MONTH_END, _until_month_end),
     (_UNTIL_DAY_OF_MONTH, _until_day_of_month),
     (_UNTIL_HOLIDAY, _until_holiday),
+    # "until March next year": of that year, as after "since" (it was this year's March,
+    # beside the whole year named).
+    *((pattern, _resolve_of_relative_year) for pattern in _SINCE_OF_RELATIVE_YEARS),
 ]
 
 

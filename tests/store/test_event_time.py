@@ -2170,6 +2170,15 @@ def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> No
         ("The road is closed until next week.", day(2026, 12, 14), "until next week"),
         # "extended to": the state's new end ("her contract was extended to June" was no time).
         ("Her contract was extended to June.", day(2027, 7, 1), "extended to June"),
+        # a day or month of a year said relative to this one, of it (this year's March or
+        # no time beside the whole year)
+        ("I'm in Berlin until March next year.", day(2027, 4, 1), "until March next year"),
+        ("I'm staying till 3 March next year.", day(2027, 3, 4), "till 3 March next year"),
+        (
+            "Her contract was extended to May of next year.",
+            day(2027, 6, 1),
+            "extended to May of next year",
+        ),
     ],
 )
 def test_until_a_time_to_come_is_the_span_up_to_it(text: str, end: datetime, phrase: str) -> None:
@@ -2208,6 +2217,7 @@ def test_a_plan_moved_until_a_day_is_that_day(text: str, moved_to: datetime, phr
         "Keep stirring until it thickens.",
         # a time gone or today
         "The sale runs until today.",
+        "Her contract was extended to June last year.",
     ],
 )
 def test_until_told_in_the_past_as_a_habit_or_of_no_time_to_come_is_no_time(text: str) -> None:
