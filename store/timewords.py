@@ -258,6 +258,9 @@ _WEEKDAY_DAY = re.compile(
 # "this morning", "this afternoon", "this evening": today.
 _PART_OF_TODAY = re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _MONTH_CUE = re.compile(r"\b(?:in|of|during|since|until|early|late|mid)\s*$")
+# Before "May" of a year said relative to this one, a cue of the month too ("plans for May
+# next year"); not a word "may" the verb follows ("what may this year bring").
+_MAY_OF_YEAR_CUE = re.compile(r"\b(?:for|by|to|from|before|after|till|on|at)\s*$")
 
 Window = tuple[datetime, datetime]
 
@@ -529,8 +532,9 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
             word == "may"
             and day_text is None
             and year_text is None
-            and relative is None
             and not _MONTH_CUE.search(before)
+            # "for May next year"; "what may this year bring" is the verb.
+            and not (relative is not None and _MAY_OF_YEAR_CUE.search(before))
         ):
             continue
         month = MONTHS[word]

@@ -295,6 +295,12 @@ def test_a_month_of_last_or_next_year_is_of_that_year(
     assert time_window(query, SUNDAY) == window
 
 
+def test_may_the_verb_before_this_year_is_no_month() -> None:
+    # "may" with no month's cue before it is the verb, "this year" the year asked ("May
+    # this year" was read as the month once a relative year followed).
+    assert time_window("What may this year bring?", SUNDAY) == (day(2026, 1, 1), day(2027, 1, 1))
+
+
 @pytest.mark.parametrize(
     ("query", "that_day"),
     [
