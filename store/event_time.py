@@ -409,6 +409,8 @@ _RECORD_OF = _lazy(
     r"\s+(?:from|of|dated)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+# How far before a day ``_TOLD_OF`` and ``_RECORD_OF`` are looked for (both end at it).
+_OF_REACH = 120
 # Present perfect: the state runs up to now ("I've lived here for five years").
 _PERFECT = _lazy(
     r"(?:\b(?:have|has|haven['\u2019]?t|hasn['\u2019]?t)|['\u2019]ve|\w['\u2019]s)\s+"
@@ -687,16 +689,18 @@ class _Context:
     def came_from(self, match: re.Match[str]) -> bool:
         """The day is of a thing something comes from (``_TOLD_OF``): "the photos from the
         wedding on 3 June" are to be sent, the wedding was."""
-        return bool(_TOLD_OF.search(self._before(match)))
+        return bool(_TOLD_OF.search(self.text, *self._just_before(match)))
 
     def record_of(self, match: re.Match[str]) -> bool:
         """The day is of a record of what was (``_RECORD_OF``): "the minutes of 2 May"."""
-        return bool(_RECORD_OF.search(self._before(match)))
+        return bool(_RECORD_OF.search(self.text, *self._just_before(match)))
 
-    def _before(self, match: re.Match[str]) -> str:
-        """The sentence's words before ``match``."""
+    def _just_before(self, match: re.Match[str]) -> tuple[int, int]:
+        """Where the sentence's last ``_OF_REACH`` characters before ``match`` are: what a
+        day is of ends just before it, and a search of all the words before each day of a
+        sentence of thousands took quadratic time."""
         left, _ = self._bounds(match)
-        return self.text[left : match.start()]
+        return max(left, match.start() - _OF_REACH), match.start()
 
     def booked_now(self, match: re.Match[str]) -> bool:
         """Booked told in the present ("the surgery is booked for", "we're scheduled to")."""

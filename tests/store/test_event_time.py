@@ -2334,3 +2334,27 @@ def test_a_text_of_thousands_of_extended_to_reads_its_words_before_once(
     text = ("x extended to Friday " * 1_600)[:32_000]
     event_times(text, SAID)
     assert sum(read) <= 2 * len(text)
+
+
+@pytest.mark.parametrize("name", ["_TOLD_OF", "_RECORD_OF"])
+def test_a_text_of_thousands_of_dates_reads_the_words_just_before_each(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    # One sentence of "in May last year" to the 32,000 characters a memory may hold: what a
+    # day is of ("the photos from", "the minutes of") is looked for in the words just before
+    # it, not in all the sentence's before it (which took a quarter of a minute).
+    from doxa.store import event_time as module
+
+    pattern = getattr(module, name)
+    read: list[int] = []
+
+    class Counting:
+        def search(self, text: str, *bounds: int) -> re.Match[str] | None:
+            start, end = (bounds[0], bounds[1]) if len(bounds) == 2 else (0, len(text))
+            read.append(end - start)
+            return pattern.search(text, *bounds)
+
+    monkeypatch.setattr(module, name, Counting())
+    text = ("in May last year " * 1_900)[:32_000]
+    assert len(event_times(text, SAID)) > 1_000
+    assert sum(read) <= 200 * len(read)
