@@ -167,7 +167,14 @@ _LOOKS_AHEAD = re.compile(
 _LOOKS_BACK = re.compile(
     r"\b(?:did|was|were|had|went|met|bought|ate|saw|got|made|took|paid|happened|found|said"
     r"|told|left|lost|sent|started|ended|finished|decided|fixed|talked|discussed|learn[et]d?"
-    r"|noticed|mentioned)\b",
+    r"|noticed|mentioned)\b"
+    # A clause in the past inside a question in the present: "Is the cake I baked on Friday
+    # still good?", "Does Ana like the gift I gave her?", "Who stayed until Friday?" (not
+    # the question's own "Am I booked", "Are we scheduled", "have we planned").
+    r"|(?<!\bam\s)(?<!\bare\s)(?<!\bis\s)(?<!\bhave\s)(?<!\bhas\s)(?<!\bdo\s)(?<!\bdoes\s)"
+    r"\b(?:i|we|you|he|she|they|who)\s+(?:just\s+|already\s+|recently\s+)?(?:\w+[^e\W]ed|gave|wrote"
+    r"|brought|drove|flew|ran|sang|swam|won|threw|drew|chose|spoke|broke|forgot|sold|built"
+    r"|taught|caught|kept|held|spent|lent|came|drank|began|grew|knew|wore|sat|stood)\b",
     re.IGNORECASE,
 )
 # Words just before a month that place it in the past, whatever else the question asks:

@@ -335,6 +335,15 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         ("Was I free on Friday?", day(2026, 12, 4)),
         ("Is it true Sam went to Paris on Friday?", day(2026, 12, 4)),
         ("What did I buy for Friday?", day(2026, 12, 4)),
+        # ... and so when a clause of the question is in the past (read ahead once questions
+        # in the present were)
+        ("Is the cake I baked on Friday still good?", day(2026, 12, 4)),
+        ("Does Ana like the gift I gave her on Friday?", day(2026, 12, 4)),
+        ("Is the report we wrote on Friday approved?", day(2026, 12, 4)),
+        # ... but not the question's own participle, nor a verb in -eed
+        ("Am I booked on Friday?", day(2026, 12, 11)),
+        ("What have we planned for Friday?", day(2026, 12, 11)),
+        ("Do I need anything on Friday?", day(2026, 12, 11)),
     ],
 )
 def test_a_weekday_asked_in_the_present_is_the_one_to_come(query: str, that_day: datetime) -> None:
@@ -668,6 +677,7 @@ def test_until_a_time_to_come_asked_is_from_today_through_it() -> None:
         day(2026, 12, 16),
     )
     assert time_window("Where did Sam stay until Friday?", SUNDAY) is None
+    assert time_window("Who stayed until Friday?", SUNDAY) is None
 
 
 @pytest.mark.parametrize(
