@@ -284,7 +284,8 @@ _PRESENT_PLAN = _lazy(
     # with Ana on Friday", "Call on Friday went well").
     r"|^\W*(?:please\s+)?(?:call|phone|email|e-mail|buy|pay|send|renew|submit|cancel|bring"
     r"|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b(?!-)"
-    r"(?!\s+(?:with|from|on|at|in|is|was|went|about)\b)"
+    # nor a name or a noun it begins ("Call of Duty", "Pay rise", "Cancel culture").
+    r"(?!\s+(?:with|from|on|at|in|is|was|went|about|of|rise|raise|cut|culture)\b)"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).
@@ -1756,7 +1757,7 @@ _UNTIL_WEEKDAY = _compile(
 )
 _UNTIL_MONTH_END = _compile(
     rf"(?:the\s+)?end\s+of\s+(?:the\s+month\b(?!-)(?!\s+of\b)|{_MONTH}\b"
-    rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b)?)"
+    rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b|{_OF_RELATIVE_YEAR})?)"
 )
 _UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
 _UNTIL_HOLIDAY = _compile(rf"(?:the\s+)?{_HOLIDAY}\b(?:,?\s+{_YEAR}\b)?")
@@ -1777,6 +1778,8 @@ def _until_month_end(match: re.Match[str], ctx: _Context) -> _Span | None:
     if match["m"] is None:
         start, end = month_of_its_end(ctx.today, past=False)
         return start, end, "month"
+    if match["rel"]:  # "until the end of March next year"
+        return _resolve_of_relative_year(match, ctx)
     return _date_span(_parse_date(match), ctx, "future")
 
 

@@ -1585,6 +1585,10 @@ def test_a_plan_told_by_these_cues_is_a_day_to_come(said: datetime, text: str) -
         ("Called the plumber on Monday.", False),
         ("Call with Ana on Friday: lovely evening.", False),
         ("Call on Friday went well.", False),
+        # A name or a noun the verb begins is no errand.
+        ("Call of Duty tournament on Friday was fun.", False),
+        ("Pay rise on Friday, finally.", False),
+        ("Cancel culture on Friday was the topic.", False),
     ],
 )
 def test_an_errand_told_by_its_verb_is_a_day_to_come(text: str, ahead: bool) -> None:
@@ -2163,6 +2167,16 @@ def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> No
         ("I will be away until 15 December.", day(2026, 12, 16), "until 15 December"),
         ("I'm in Rome until the end of the month.", day(2027, 1, 1), "until the end of the month"),
         ("The trial runs until the end of March.", day(2027, 4, 1), "until the end of March"),
+        (
+            "The trial runs until the end of March next year.",
+            day(2027, 4, 1),
+            "until the end of March next year",
+        ),
+        (
+            "The trial runs until the end of January next year.",
+            day(2027, 2, 1),
+            "until the end of January next year",
+        ),
         ("The trial runs until January.", day(2027, 2, 1), "until January"),
         ("She is staying with us until Christmas.", day(2026, 12, 26), "until Christmas"),
         ("Stay until the 20th.", day(2026, 12, 21), "until the 20th"),
