@@ -164,6 +164,9 @@ class Recollection:
     #: Ids of what disputes it at the recall's times, at most ``provenance.MOST_DISPUTING``:
     #: observations a standing contradiction links to it, then facts that clash with it.
     conflicts: list[str] = field(default_factory=list)
+    #: Where in a long text the passage that matched best lies, (start, end) characters;
+    #: None for a short text or one whose first passage matched best (``recall``).
+    passage: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -588,7 +591,7 @@ class Memory:
             kept = passages.of_texts(keep)
             if len(kept):
                 owners = [rows[keep[int(k)]] for k in kept.of]
-                working.passages.put(owners, kept.vectors)
+                working.passages.put(owners, kept.vectors, kept.numbers)
             # Under the write lock, so a forget's index delete is queued after this add.
             self._writer.add([ids[k] for k in keep], [texts[k] for k in keep], vectors[keep], kept)
             grown = len(working)
@@ -1695,6 +1698,7 @@ def _recollection(
         happened=most_specific(entry.event_times),
         record=entry.record,
         conflicts=conflicts or [],
+        passage=ranked.passage,
     )
 
 

@@ -125,6 +125,7 @@ class PassageVectors:
         # Made with the first passage: a memory of short texts holds none, and scans nothing.
         self._matrix: VectorMatrix | None = None
         self._owner: IntArray = np.zeros(0, dtype=np.int64)  # -1: forgotten
+        self._number: IntArray = np.zeros(0, dtype=np.int64)  # of the passage in its text
         self._count = 0
         self._slots: dict[int, IntArray] = {}
         # Per row: whether it holds passages (the pool's rows are looked up at once).
@@ -139,9 +140,12 @@ class PassageVectors:
         slots = self._slots.get(row)
         return 0 if slots is None else len(slots)
 
-    def put(self, owners: IntArray | list[int], vectors: FloatArray) -> None:
-        """Add passage vectors, ``owners[i]`` the row of ``vectors[i]`` (to those a row
-        holds: ``clear`` it first to replace them)."""
+    def put(
+        self, owners: IntArray | list[int], vectors: FloatArray, numbers: IntArray | list[int]
+    ) -> None:
+        """Add passage vectors, ``owners[i]``'s passage ``numbers[i]`` (numbered from 0 in its
+        text: ``extra_passages``) in ``vectors[i]`` (to those a row holds: ``clear`` it first
+        to replace them)."""
         owners = np.asarray(owners, dtype=np.int64).reshape(-1)
         if len(owners) == 0:
             return
@@ -153,7 +157,11 @@ class PassageVectors:
             grown = np.full(max(2 * len(self._owner), self._count + len(owners)), -1, np.int64)
             grown[: self._count] = self._owner[: self._count]
             self._owner = grown
+            grown_numbers = np.zeros(len(grown), np.int64)
+            grown_numbers[: self._count] = self._number[: self._count]
+            self._number = grown_numbers
         self._owner[slots] = owners
+        self._number[slots] = np.asarray(numbers, dtype=np.int64).reshape(-1)
         self._count += len(owners)
         if len(self._holding) <= int(owners.max()):
             grown_rows = np.zeros(max(2 * len(self._holding), int(owners.max()) + 1), dtype=bool)
@@ -174,6 +182,17 @@ class PassageVectors:
         for slot in slots:
             self._matrix.clear(int(slot))
         self._owner[slots] = -1
+
+    def scores(self, row: int, query: FloatArray) -> FloatArray:
+        """Similarity of ``query`` (unrounded) to each passage ``row`` holds, by passage
+        number (0 for one it lacks); empty when it holds none."""
+        slots = self._slots.get(row)
+        if slots is None or self._matrix is None:
+            return np.zeros(0, dtype=np.float32)
+        numbers = self._number[slots]
+        out = np.zeros(int(numbers.max()) + 1, dtype=np.float32)
+        out[numbers] = self._matrix.refined(query, slots)
+        return out
 
     def widen(self, similarity: FloatArray, query: FloatArray) -> None:
         """Raise each row's entry of ``similarity`` (rows ``0..len-1``, scanned) to its best

@@ -95,6 +95,10 @@ class Ranked:
     #: The features the learned ranker saw (``learning.features_text``), kept with the
     #: recall so its judgement can train the next model.
     features: str = ""
+    #: Where in a long text the passage that matched the query best lies, (start, end)
+    #: characters; None for a short text, or when its first passage matched best
+    #: (``recall.matched_passage``).
+    passage: tuple[int, int] | None = None
 
 
 def query_topics(memory: WorkingMemory, query: str) -> list[str]:

@@ -523,7 +523,7 @@ def repair(
             )
             index.add(ids, texts, vectors)
             working.embeddings.put(rows, vectors)
-            working.passages.put(rows[passages.of], passages.vectors)
+            working.passages.put(rows[passages.of], passages.vectors, passages.numbers)
     if unpassaged:
         log.info("search index: embedding the passages of %d long texts", len(unpassaged))
         for ids in _by_embeddings(unpassaged, working, own=False):
@@ -533,7 +533,7 @@ def repair(
             index.add_passages(
                 [ids[k] for k in passages.of], passages.numbers.tolist(), passages.vectors
             )
-            working.passages.put(rows[passages.of], passages.vectors)
+            working.passages.put(rows[passages.of], passages.vectors, passages.numbers)
     n = len(working)
     loaded = int(np.count_nonzero(working.has_vector[:n] & working.live[:n]))
     if loaded != len(wanted):  # the ranges did not tile the table: never hide it
@@ -599,7 +599,9 @@ def load_passages(
             # Put as they come (the whole table at once as float32 would be four times the
             # int8 it becomes); a row whose set turns out wrong is cleared below.
             known = (rows >= 0) & sound
-            working.passages.put(rows[known], batch[known])
+            working.passages.put(
+                rows[known], batch[known], np.asarray(batch_numbers, dtype=np.int64)[known]
+            )
     except (OSError, RuntimeError, ValueError) as error:  # as the rows': embedded again
         log.warning(
             "search index: passages cannot be read (%s); embedding them again",

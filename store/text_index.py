@@ -146,6 +146,20 @@ def passages(text: str) -> list[str]:
     return [" ".join(words[start : start + PASSAGE_WORDS]) for start in starts]
 
 
+def passage_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` each of its ``passages`` lies: (start, end) characters, from its
+    first word's start to its last word's end."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    if len(words) <= PASSAGE_WORDS:
+        return [(0, len(text))]
+    starts = list(range(0, len(words) - PASSAGE_WORDS, PASSAGE_STEP))
+    starts.append(len(words) - PASSAGE_WORDS)
+    return [(words[s][0], words[s + PASSAGE_WORDS - 1][1]) for s in starts]
+
+
+#: A word as ``str.split`` finds them (both split at what ``str.isspace`` calls a space).
+_WORD = re.compile(r"\S+")
+
 #: A source's term of digits alone counts by itself only from this many digits ("2606" of
 #: "arxiv:2606.04321", a ticket's "4521"); a shorter one only beside a word of the same source
 #: ("issue 12" of ".../issues/12"): a day of the month asked of ("on 16 November") is no
@@ -296,6 +310,32 @@ class TextIndex:
             self._total_length -= self._lengths[unit]
             self._lengths[unit] = -1
             self._frequency.subtract(set(self.analyzer.terms(passage)))
+
+    def passage_scores(self, row: int, query: str, count: int) -> npt.NDArray[np.float64]:
+        """BM25 score for ``query`` of each of the ``count`` passages of row ``row``, in
+        order (as ``search`` scores them; zeros for a row not indexed)."""
+        out = np.zeros(count, dtype=np.float64)
+        if row >= len(self._first) or self._first[row] < 0 or self._documents <= 0:
+            return out
+        first = self._first[row]
+        average = max(self._total_length / self._documents, 1e-9)
+        lengths = np.frombuffer(self._lengths, dtype=np.int32)
+        for term in set(self.analyzer.terms(query)):
+            postings = self._rows.get(term)
+            frequency = self._frequency.get(term, 0)
+            if postings is None or frequency <= 0:
+                continue
+            # Passages are numbered as they are added, so a term's postings are in order.
+            units = np.frombuffer(postings, dtype=np.int64)
+            low, high = np.searchsorted(units, [first, first + count])
+            if low == high:
+                continue
+            units = units[low:high]
+            tf = np.frombuffer(self._counts[term], dtype=np.int32)[low:high].astype(np.float64)
+            idf = math.log(1.0 + (self._documents - frequency + 0.5) / (frequency + 0.5))
+            norm = K1 * (1.0 - B + B * lengths[units] / average)
+            out[units - first] += idf * tf * (K1 + 1.0) / (tf + norm)
+        return out
 
     def search(
         self, query: str, limit: int, allowed: npt.NDArray[np.bool_]

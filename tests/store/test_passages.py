@@ -232,7 +232,7 @@ def test_a_row_scores_as_the_best_of_its_own_vector_and_its_passages() -> None:
 
     unit = np.eye(4, dtype=np.float32)
     vectors = PassageVectors(4)
-    vectors.put([1, 1, 2], unit[[0, 3, 2]])
+    vectors.put([1, 1, 2], unit[[0, 3, 2]], [0, 1, 0])
     query = unit[3]
     own = np.array([0.5, 0.1, 0.2], dtype=np.float32)  # rows 0..2 by their own vectors
     scanned = own.copy()
@@ -313,3 +313,35 @@ def test_the_start_embeds_long_texts_a_bounded_number_of_embeddings_at_a_time(
     assert held == 5 * 3
     assert sum(embedder.calls) == 5 * (4 if lost == "index" else 3)
     assert max(embedder.calls) <= 8
+
+
+def test_passage_spans_are_where_the_passages_lie() -> None:
+    from doxa.store.text_index import passage_spans
+
+    text = "  " + "\n".join(f"word{i}\u2003and  more" for i in range(200)) + " \t"
+    spans = passage_spans(text)
+    assert [" ".join(text[a:b].split()) for a, b in spans] == passages(text)
+    assert passage_spans("a short note") == [(0, len("a short note"))]
+
+
+def test_a_recall_names_the_passage_of_a_long_text_that_matched_also_after_a_restart(
+    settings: Settings,
+) -> None:
+    """The passage that matched is named by its words and by its vector, from a fresh start
+    too (the passages' vectors then come from the index, in whatever order it holds them)."""
+    sections = [f"Section {i}: the harbour crane number {i} is painted grey." for i in range(80)]
+    sections[60] = "Section 60: the lighthouse keeper feeds seventeen cats at noon."
+    document = " ".join(sections)
+    for attempt in range(2):
+        memory = Memory.open(settings.store)
+        try:
+            if attempt == 0:
+                memory.remember([MemoryDraft(text=document)])
+            [found] = memory.recall("lighthouse keeper cats").results
+            assert found.passage is not None
+            start, end = found.passage
+            assert "lighthouse keeper feeds seventeen cats" in document[start:end]
+            # A query of the start's words: no passage is named, the start is shown.
+            assert memory.recall("Section 0: the harbour crane").results[0].passage is None
+        finally:
+            memory.close()
