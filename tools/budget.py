@@ -37,11 +37,31 @@ def cap(lengths: Sequence[int], budget: int = TEXT_BUDGET) -> int | None:
     return most if any(length > most for length in lengths) else None
 
 
-def cut(text: str, most: int) -> str:
+def cut(text: str, most: int, around: tuple[int, int] | None = None) -> str:
     """``text`` to at most ``most`` characters, ending in "…": at a word's end when one is
-    near, never inside a letter and its accents; ``text`` itself when it fits."""
+    near, never inside a letter and its accents; ``text`` itself when it fits.
+
+    ``around``: the characters (start, end) of the part to show, a passage that matched a
+    query (a recall's ``passage``): the cut keeps it, centred in what it shows when it is
+    shorter, its start when longer, with "…" at either end where text was left out. The
+    start is a word's (a passage starts at one): a document's matching section far past
+    its start was never shown, cut from its start.
+    """
     if len(text) <= most:
         return text
+    if around is not None and around[0] > 0:
+        start, end = around
+        room = most - 2  # an "…" at either end
+        begin = start - max(room - (end - start), 0) // 2
+        begin = min(begin, len(text) - (most - 1))  # the rest fits after one "…"
+        if begin > 0:
+            begin = min(begin, start)
+            # Forward to a word's start (the passage's at the latest).
+            while begin < start and not text[begin - 1].isspace():
+                begin += 1
+            while begin < start and text[begin].isspace():
+                begin += 1
+            return "…" + cut(text[begin:], most - 1)
     end = most - 1
     while end > 0 and (_marks(text[end]) or text[end - 1] == "\u200d"):
         end -= 1  # the character at ``end`` would be cut from the one it marks or joins
@@ -53,10 +73,18 @@ def cut(text: str, most: int) -> str:
     return head + "…"
 
 
-def cut_note(count: int, most: int, what: str = "texts", budget: int = TEXT_BUDGET) -> str:
-    """What a note says of ``count`` texts cut to ``most`` characters."""
+def cut_note(
+    count: int, most: int, what: str = "texts", budget: int = TEXT_BUDGET, matched: int = 0
+) -> str:
+    """What a note says of ``count`` texts cut to ``most`` characters, ``matched`` of them
+    around the part that matched (``cut``'s ``around``)."""
+    how = " (ending in …)"
+    if matched == count:
+        how = ", to the part that matched (… where cut),"
+    elif matched:
+        how = f" (ending in …; {matched} to the part that matched, … where cut)"
     return (
-        f"{count} of the {what} cut to about {most:,} characters (ending in …) to keep the "
+        f"{count} of the {what} cut to about {most:,} characters{how} to keep the "
         f"answer within {budget:,}; cite_evidence(id) gives one whole"
     )
 

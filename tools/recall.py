@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -77,20 +78,30 @@ class RecallResult(BaseModel):
 
 
 def within_budget(
-    items: list[RecalledItem], budget: int = TEXT_BUDGET
+    items: list[RecalledItem],
+    budget: int = TEXT_BUDGET,
+    passages: Sequence[tuple[int, int] | None] = (),
 ) -> tuple[list[RecalledItem], str | None]:
     """``items`` with their longest texts cut, each to one length, so that all their texts
     add up to ``budget`` characters at most (see ``budget``), and a note of what was cut;
-    ``items`` and None when they fit."""
+    ``items`` and None when they fit. ``passages[i]``: the part of ``items[i]``'s text that
+    matched (``Recollection.passage``), kept by its cut."""
     most = cap([len(item.text) for item in items], budget)
     if most is None:
         return items, None
+    around = list(passages) + [None] * (len(items) - len(passages))
     kept = [
-        item if len(item.text) <= most else item.model_copy(update={"text": cut(item.text, most)})
-        for item in items
+        item
+        if len(item.text) <= most
+        else item.model_copy(update={"text": cut(item.text, most, part)})
+        for item, part in zip(items, around, strict=True)
     ]
     count = sum(len(item.text) > most for item in items)
-    return kept, cut_note(count, most, budget=budget)
+    matched = sum(
+        len(item.text) > most and part is not None and part[0] > 0
+        for item, part in zip(items, around, strict=True)
+    )
+    return kept, cut_note(count, most, budget=budget, matched=matched)
 
 
 def record_out(record: Record | None) -> RecordOut | None:
@@ -194,7 +205,10 @@ async def recall(
             known_at=known_at,
             where=where,
         )
-        results, cut = within_budget([recalled(r, explain) for r in outcome.results])
+        results, cut = within_budget(
+            [recalled(r, explain) for r in outcome.results],
+            passages=[r.passage for r in outcome.results],
+        )
         # Both may say what was cut: the rows past the limit, and the texts past the budget.
         note = "; ".join(n for n in (outcome.note, cut) if n) or None
         return answer(RecallResult(recall_id=outcome.recall_id, results=results, note=note))

@@ -818,3 +818,72 @@ async def test_a_question_of_a_time_to_come_finds_the_plan_then_also_asked_as_of
     # Asked of now, the plan stays out.
     now = await ok(client, "recall", query="Where does Mia live?", as_of="2026-12-06T12:00:00Z")
     assert geneva["observation_id"] not in {r["observation_id"] for r in now["results"]}
+
+
+def tables(clicks: int = 237) -> str:
+    """A catalogue of 239 tables in about 29,000 characters, one section each; the one
+    numbered ``clicks`` alone holds the click stream."""
+    sections = [
+        f"## events_{i:03d} table: holds the audit stream number {i}, partitioned by hour, "
+        f"owner team-{i % 7}, retention {i} days, cols a, b."
+        for i in range(1, 240)
+    ]
+    sections[clicks - 1] = (
+        f"## events_{clicks:03d} table: holds the click stream, partitioned by day, "
+        "owner data-eng, retention 90 days, cols id, url."
+    )
+    return "\n\n".join(sections)
+
+
+async def test_a_cut_long_text_shows_the_part_that_matched(client: Client) -> None:
+    """A document whose matching section lies far past its start was cut from its start,
+    and the section never shown: it is cut around the passage that matched instead."""
+    document = tables()
+    assert 28_000 < len(document) < 32_000
+    await ok(client, "remember", text=document)
+    found = await ok(client, "recall", query="events_237 table")
+    [shown] = found["results"]
+    text = shown["text"]
+    assert "## events_237 table: holds the click stream" in text
+    assert text.startswith("…") and len(text) <= 20_000
+    # What it shows is the document's own words, whole at both ends.
+    inner = text.strip("…")
+    assert inner in document
+    start = document.index(inner)
+    assert document[start - 1].isspace()
+    assert document.endswith(inner) or document[start + len(inner)].isspace()
+    assert found["note"] == (
+        "1 of the texts cut to about 20,000 characters, to the part that matched (… where"
+        " cut), to keep the answer within 20,000; cite_evidence(id) gives one whole"
+    )
+    cited = await ok(client, "cite_evidence", id=shown["observation_id"])
+    assert cited["observation"]["text"] == document
+    # A query matching its start still shows its start.
+    start_found = await ok(client, "recall", query="events_001 table")
+    first = start_found["results"][0]["text"]
+    assert first.startswith("## events_001 table") and first.endswith("…")
+    assert "events_237" not in first
+    assert "(ending in …)" in start_found["note"]
+
+
+async def test_texts_cut_to_a_small_share_show_their_matching_parts_within_the_budget(
+    client: Client,
+) -> None:
+    """Twelve catalogues share the budget (about 1,666 characters each): each shows the
+    section the query named, the answer keeps its budget, and a short text stays whole."""
+    documents = [
+        tables(150).replace("click stream", f"click stream of shop {i}") for i in range(12)
+    ]
+    short = "The click stream of shop 99 is archived."
+    await ok(client, "remember", memories=[{"text": t} for t in [*documents, short]])
+    found = await ok(client, "recall", query="events_150 click stream", limit=13)
+    texts = [r["text"] for r in found["results"]]
+    assert short in texts
+    cut = [t for t in texts if t != short]
+    assert len(cut) == 12
+    assert sum(map(len, texts)) <= 20_000
+    assert all(t.startswith("…") and t.endswith("…") and len(t) <= 1_666 for t in cut)
+    assert all("## events_150 table: holds the click stream of shop" in t for t in cut)
+    assert found["note"].startswith(
+        "12 of the texts cut to about 1,663 characters, to the part that matched"
+    )
