@@ -31,12 +31,11 @@ from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
 from doxa.store.fact_questions import question_words
 from doxa.store.learning import Learned
-from doxa.store.passage_vectors import is_long
 from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
 from doxa.store.records import WhereField, conditions, parse_where
 from doxa.store.settings import RankingWeights
-from doxa.store.text_index import passage_spans
+from doxa.store.text_index import passage_span
 from doxa.store.timewords import (
     asks_when,
     relative_window,
@@ -524,25 +523,26 @@ def matched_passage(
     score over the recall's best, weighted) as if the passage were the text; None for a text
     of one passage, or when none matched clearly better than its first (``_CLEARLY_BETTER``).
 
-    Only a long text's: a recall of ten short texts pays nothing for it. The passage's own
-    words are scored (``TextIndex.passage_scores``), and its vector (``PassageVectors``);
-    the first passage's similarity is its text's own vector's where that is higher (the model
+    Only a long text's, one that has passage vectors (the recall waited for them), and its
+    words are looked for only when a passage other than the first won. The passage's own
+    words are scored (``TextIndex.passage_scores``), and its vector (``PassageVectors``); the
+    first passage's similarity is its text's own vector's where that is higher (the model
     reads a text's first 256 tokens).
     """
-    text = working.entries[row].text
-    if not is_long(text):
+    count = working.passages.count(row)
+    if count < 2:
         return None
-    spans = passage_spans(text)
-    score = np.zeros(len(spans), dtype=np.float64)
+    score = np.zeros(count, dtype=np.float64)
     if best_text > 0 and weights.text:
-        score += weights.text * working.text.passage_scores(row, words, len(spans)) / best_text
-    similarity = working.passages.scores(row, vector)[: len(spans)]
-    if len(similarity):
-        own = float(working.embeddings.refined(vector, np.array([row], dtype=np.int64))[0])
-        similarity[0] = max(similarity[0], own)
-        score[: len(similarity)] += weights.vector * np.maximum(similarity, 0.0)
+        score += weights.text * working.text.passage_scores(row, words, count) / best_text
+    similarity = working.passages.scores(row, vector)[:count]
+    own = float(working.embeddings.refined(vector, np.array([row], dtype=np.int64))[0])
+    similarity[0] = max(similarity[0], own)
+    score[: len(similarity)] += weights.vector * np.maximum(similarity, 0.0)
     best = int(np.argmax(score))
-    return None if score[best] - score[0] < _CLEARLY_BETTER else spans[best]
+    if score[best] - score[0] < _CLEARLY_BETTER:
+        return None
+    return passage_span(working.entries[row].text, best, count)
 
 
 def _upcoming(

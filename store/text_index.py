@@ -146,19 +146,28 @@ def passages(text: str) -> list[str]:
     return [" ".join(words[start : start + PASSAGE_WORDS]) for start in starts]
 
 
-def passage_spans(text: str) -> list[tuple[int, int]]:
-    """Where in ``text`` each of its ``passages`` lies: (start, end) characters, from its
-    first word's start to its last word's end."""
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    if len(words) <= PASSAGE_WORDS:
-        return [(0, len(text))]
-    starts = list(range(0, len(words) - PASSAGE_WORDS, PASSAGE_STEP))
-    starts.append(len(words) - PASSAGE_WORDS)
-    return [(words[s][0], words[s + PASSAGE_WORDS - 1][1]) for s in starts]
+def passage_span(text: str, number: int, count: int) -> tuple[int, int] | None:
+    """Where in ``text`` passage ``number`` of its ``count`` ``passages`` lies: (start, end)
+    characters, from its first word's start to its last word's end; None if it has no such
+    passage. Found by the regular expression engine, words skipped without a list of them:
+    ``text.split()`` of ten texts of 30,000 characters took 20 ms a recall."""
+    if count < 2 or not 0 <= number < count:
+        return None
+    if number < count - 1:
+        start = re.compile(rf"\s*(?:\S+\s+){{{number * PASSAGE_STEP}}}").match(text)
+        end = start and _PASSAGE.match(text, start.end())
+        return None if not start or not end else (start.end(), end.end())
+    # The last passage reaches the text's end: its words counted back from there.
+    backwards = text[::-1]
+    trailing = len(backwards) - len(backwards.lstrip())
+    last = _PASSAGE.match(backwards, trailing)
+    return None if last is None else (len(text) - last.end(), len(text) - trailing)
 
 
-#: A word as ``str.split`` finds them (both split at what ``str.isspace`` calls a space).
-_WORD = re.compile(r"\S+")
+#: A passage's words from its first (``str.split``'s words: both split at what
+#: ``str.isspace`` calls a space).
+_PASSAGE = re.compile(rf"(?:\S+\s+){{{PASSAGE_WORDS - 1}}}\S+")
+
 
 #: A source's term of digits alone counts by itself only from this many digits ("2606" of
 #: "arxiv:2606.04321", a ticket's "4521"); a shorter one only beside a word of the same source

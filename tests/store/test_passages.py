@@ -315,13 +315,16 @@ def test_the_start_embeds_long_texts_a_bounded_number_of_embeddings_at_a_time(
     assert max(embedder.calls) <= 8
 
 
-def test_passage_spans_are_where_the_passages_lie() -> None:
-    from doxa.store.text_index import passage_spans
+def test_a_passage_span_is_where_the_passage_lies() -> None:
+    from doxa.store.text_index import passage_span
 
-    text = "  " + "\n".join(f"word{i}\u2003and  more" for i in range(200)) + " \t"
-    spans = passage_spans(text)
-    assert [" ".join(text[a:b].split()) for a, b in spans] == passages(text)
-    assert passage_spans("a short note") == [(0, len("a short note"))]
+    for lines in (51, 84, 200):  # 153, 252 and 600 words
+        text = "  " + "\n".join(f"word{i}\u2003and  more" for i in range(lines)) + " \t"
+        found = passages(text)
+        spans = [passage_span(text, k, len(found)) or (0, 0) for k in range(len(found))]
+        assert [" ".join(text[a:b].split()) for a, b in spans] == found
+        assert passage_span(text, len(found), len(found)) is None
+    assert passage_span("a short note", 0, 1) is None
 
 
 def test_a_recall_names_the_passage_of_a_long_text_that_matched_also_after_a_restart(
