@@ -401,7 +401,12 @@ def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMe
             else parse_time(draft.fact.valid_until, "fact.valid_until")
         )
         if valid_from is not None and valid_until is not None and valid_until <= valid_from:
-            raise InvalidInput("fact.valid_until", "must be later than fact.valid_from")
+            # A plan called off was told so: an end before the plan's start, with it.
+            raise InvalidInput(
+                "fact.valid_until",
+                "must be later than fact.valid_from; to end or cancel a fact told before,"
+                " tell it again with only fact.valid_until (now, to cancel a plan)",
+            )
         assert subject is not None and predicate is not None and obj is not None
         normalised = predicate_key(predicate)
         if not normalised:

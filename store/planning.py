@@ -20,7 +20,7 @@ from datetime import datetime
 
 import numpy as np
 
-from doxa.store.drafts import Fact, NewMemory
+from doxa.store.drafts import FUTURE_SKEW, Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
 from doxa.store.settings import unlisted_cardinality
 from doxa.store.values import from_micros, micros
@@ -283,15 +283,26 @@ def plan(
                 state.recorded.add(fact.predicate)
             key = (topic_key(fact.subject), fact.predicate)
             facts = state.facts(working, key, _since(new.valid_from, fact))
-            ending = _told_end(memory.agent, fact, facts)
+            ending = _told_end(memory.agent, fact, facts, observed_at)
             if ending:
                 # A fact the agent holds, told again with only an end: that fact's end. It
                 # holds from where the agent's began, which it replaces from there (as a plan
                 # replaced before it began: at an earlier ``known_at`` it held as told); one
                 # that others hold too (now, or until a later fact of theirs) stays theirs,
                 # the agent's belief in it withdrawn from its start, as a newer fact of its
-                # own withdraws it, and the two disagree.
-                new.valid_from = min(h.start for h in ending)
+                # own withdraws it, and the two disagree. A plan it ends before it begins is
+                # cancelled so: it holds at no time, nor does the end told, begun when told
+                # as one of a fact never held (an end a clock's skew ahead is taken as
+                # when told: it would hold until then, before the plan).
+                end = fact.valid_until
+                assert end is not None  # only an end tells one
+                begun = [h.start for h in ending if h.start < end]
+                if begun:
+                    new.valid_from = min(begun)
+                elif end > observed_at:
+                    fact = replace(fact, valid_until=observed_at)
+                    memory = new.memory = replace(memory, fact=fact)
+                    new.valid_until = observed_at
                 facts = state.facts(working, key, new.valid_from)
                 for held in ending:
                     if list(held.beliefs) == [memory.agent]:
@@ -393,13 +404,17 @@ def _known_fact(
     said = (memory.text_key, topic_key(fact.object))
     key = (topic_key(fact.subject), fact.predicate)
     since = _since(start, fact)
+    if fact.valid_from is None and fact.valid_until is not None:
+        since = min(since, fact.valid_until - FUTURE_SKEW)  # a plan cancelled ahead
     facts = state.facts(working, key, since)
-    ending = {h.id for h in _told_end(memory.agent, fact, facts)}
+    ending = {h.id for h in _told_end(memory.agent, fact, facts, memory.observed_at or now)}
     for held in facts:
         if (held.text_key, held.object) != said or held.start > start or held.id in ending:
             continue
         if memory.agent in held.beliefs and (
-            held.holds_at(start) or held.until == fact.valid_until
+            held.holds_at(start)
+            or held.until == fact.valid_until
+            or (not ending and _cancelled_ahead(held, fact.valid_until))
         ):
             return Duplicate(held.id, held.beliefs[memory.agent], list(held.topics))
         # Its belief in a fact others hold on, ended by a later fact of its own: repeated,
@@ -427,14 +442,17 @@ def _known_fact(
     return shared
 
 
-def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
-    """The facts ``fact`` tells the end of: with only a ``valid_until`` (no start), the
-    same value as facts that ``agent`` holds, begun before that end and holding on past it
-    ("Sam works at Acme" told again ending 10 November: Sam quit). Told with a start it is a
-    fact of its own. Not one the agent alone holds now that another held until a later
-    fact of its own: replaced from its start, it took that history; with the agent's belief
-    withdrawn, it held for nobody. Nor a record's: replaced, the record left every ``where``
-    ("order 17 is no longer on hold" took order 17 with it)."""
+def _told_end(agent: str, fact: Fact, facts: list[Held], said: datetime) -> list[Held]:
+    """The facts ``fact`` (told at ``said``) tells the end of: with only a ``valid_until``
+    (no start), the same value as facts that ``agent`` holds, begun before that end and
+    holding on past it ("Sam works at Acme" told again ending 10 November: Sam quit), or
+    plans of the agent's alone, still to come when it is told, that begin at or after that
+    end ("We fly to Lisbon from 10 January" told again ending now: the trip is off;
+    ``cancels``). Told with a start it is a fact of its own. Not one the agent alone holds
+    now that another held until a later fact of its own: replaced from its start, it took
+    that history; with the agent's belief withdrawn, it held for nobody. Nor a record's:
+    replaced, the record left every ``where`` ("order 17 is no longer on hold" took order
+    17 with it)."""
     end = fact.valid_until
     if end is None or fact.valid_from is not None:
         return []
@@ -446,9 +464,38 @@ def _told_end(agent: str, fact: Fact, facts: list[Held]) -> list[Held]:
         and not h.record
         and agent in h.beliefs
         and (len(h.beliefs) > 1 or not _held_before(h))
-        and h.start < end
-        and (h.until is None or h.until > end)
+        and (
+            (h.start < end and (h.until is None or h.until > end))
+            # A plan others hold too stays theirs: the agent's belief in it would hold on
+            # for it, as no fact of its own begins where the plan does.
+            or (
+                cancels(end, h.start, said)
+                and holds_ever(h.start, h.until)
+                and list(h.beliefs) == [agent]
+            )
+        )
     ]
+
+
+def cancels(end: datetime, start: datetime, said: datetime) -> bool:
+    """Whether an end told at ``said`` cancels a fact of the same value beginning at
+    ``start``: it is a plan still to come then, and the end comes at or before its start
+    (the plan would end before it began: it is off, and held at no time) and by when it
+    is told, a clock's skew aside. An end told of a later time is a fact of its own, held
+    until then ("We are in Lisbon until the 20th" beside a trip there in January)."""
+    return said < start and end <= start and end <= said + FUTURE_SKEW
+
+
+def _cancelled_ahead(held: Held, end: datetime | None) -> bool:
+    """Whether ``held`` is the end told of a plan with an end to come (``end``, or an
+    earlier one), taken as when it was told: it holds at no time, ending as it was stated
+    then, and the same call retried is its repeat."""
+    return (
+        end is not None
+        and held.stated is not None
+        and held.start == held.until == held.stated
+        and end > held.stated
+    )
 
 
 def _held_before(held: Held) -> bool:

@@ -103,8 +103,8 @@ def test_an_end_ends_only_what_holds_past_it_and_for_others_only_the_agents_beli
 ) -> None:
     """A fact another agent holds too stays theirs (scout's belief withdrawn, the two
     disagreeing; nothing changed, and scout's recall still had Sam at Acme); one that ended
-    before the end told, one that begins after it and another value are left as they were;
-    a forget of the ending gives the fact back."""
+    before the end told and another value are left as they were (one that begins after it
+    is a plan, cancelled); a forget of the ending gives the fact back."""
     tell(memory, "Sam works at Acme.", agent="driver")
     shared, _ = tell(memory, "Sam works at Acme.")  # shared by scout
     [left] = memory.remember(
@@ -127,8 +127,9 @@ def test_an_end_ends_only_what_holds_past_it_and_for_others_only_the_agents_beli
     later, _ = tell(memory, "Sam will run Initech.", "Initech", valid_from="2027-01-01")
     _, ended = tell(memory, "Sam stopped at Globex.", "Globex", when=DEC, valid_until=NOV)
     assert ended == []
+    # One that begins after the end told is a plan: cancelled (see test_a_plan_cancelled…).
     _, ended = tell(memory, "Sam left Initech.", "Initech", when=DEC, valid_until=NOV)
-    assert ended == []
+    assert ended == [later]
     mine, _ = tell(memory, "Sam works at Umbrella.", "Umbrella")
     quit, ended = tell(memory, "Sam quit Umbrella.", "Umbrella", when=DEC, valid_until=NOV)
     assert ended == [mine]
@@ -311,3 +312,66 @@ def test_an_import_refuses_an_end_before_a_start_given(memory: Memory, tmp_path:
     (tmp_path / "moved.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     with pytest.raises(ImportRefused, match=r"stated_until .* must be later than valid_from"):
         import_file(hash_settings(tmp_path / "copy").store, tmp_path / "moved.jsonl")
+
+
+def test_a_plan_cancelled_holds_at_no_time_and_comes_back_when_the_end_is_forgotten(
+    settings: Settings, memory: Memory, tmp_path: Path
+) -> None:
+    """Sam's move to Rome from January, told in October, called off in December (an end
+    told before the move begins): it held at no time, after a restart and an export and
+    import too, while at a known_at before the end was told it was the plan; an end told
+    of a later time (Sam in Rome until 20 November, told on 5 October) is a stint of its own
+    and leaves the plan; a plan another agent holds too stays theirs; forgetting the end
+    gives the plan back."""
+    [move] = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam moves to Rome in January.",
+                agent="scout",
+                observed_at=OCT,
+                fact=FactDraft("Sam", "lives in", "Rome", valid_from="2027-01-04"),
+            )
+        ]
+    )
+    stint, ended = tell(
+        memory, "Sam is in Rome until 20 November.", "Rome", predicate="lives in",
+        valid_until="2026-11-20T00:00:00Z",
+    )  # fmt: skip
+    assert ended == []
+    told_at = memory.evidence(stint)["recorded_at"]
+    off, ended = tell(
+        memory, "Sam's move to Rome is off.", "Rome", when=DEC, predicate="lives in",
+        valid_until=DEC,
+    )  # fmt: skip
+    assert ended == [move.observation_id]
+    memory.export(str(tmp_path / "sam.jsonl"))
+    into = hash_settings(tmp_path / "copy")
+    import_file(into.store, tmp_path / "sam.jsonl")
+    memory.close()
+    for path in (settings, into):
+        opened = open_memory(path)
+        try:
+            for when in ("2026-11-01", "2027-01-10", "2027-06-01"):
+                assert current(opened, as_of=when) == (
+                    ["Sam is in Rome until 20 November."] if when == "2026-11-01" else []
+                )
+            found = opened.recall("", subject="Sam", known_at=told_at, as_of="2027-01-10")
+            assert [r.text for r in found.results if r.current] == ["Sam moves to Rome in January."]
+            assert opened.evidence(move.observation_id)["superseded_by"] == [off]
+        finally:
+            opened.close()
+    again = open_memory(settings)
+    try:
+        again.forget(off, agent="scout")
+        assert current(again, as_of="2027-01-10") == ["Sam moves to Rome in January."]
+        tell(again, "Sam will work at Initech.", "Initech", valid_from="2027-02-01")
+        plan, _ = tell(
+            again, "Sam will work at Initech.", "Initech", agent="driver", valid_from="2027-02-01"
+        )
+        _, ended = tell(again, "Initech is off.", "Initech", when=DEC, valid_until=DEC)
+        assert ended == [] and plan
+        for agent in ("scout", "driver"):
+            held = current(again, as_of="2027-03-01", agent=agent)
+            assert "Sam will work at Initech." in held
+    finally:
+        again.close()

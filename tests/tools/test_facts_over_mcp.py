@@ -5,6 +5,7 @@ forgetting one agent's belief, and ``known_at`` beside ``as_of``."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -527,3 +528,72 @@ async def test_a_fact_placed_before_one_begun_only_when_told_holds_from_its_word
     assert [f["object"] for f in about["facts"]["lives_in"]] == ["Lisbon"]
     assert news.get("superseded_by", []) == []
     assert [r["text"] for r in brother["results"]] == ["My brother moved to Porto in April."]
+
+
+async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
+    client: Client,
+) -> None:
+    """ "We fly to Lisbon from 10 to 17 January", then the trip is called off: the same
+    fact told again with only an end now (before the plan begins) cancels it. The plan
+    stayed intact (as_of 12 January found it current) and the news was a fact of its own;
+    now it holds at no time, the news comes back not current, about's timeline says it was
+    superseded and when that was told, and known_at before the cancellation still has the
+    plan; the same call retried is a repeat. An end a clock's skew ahead is taken as now
+    (the trip held from the call to then)."""
+    trip = {"subject": "we", "predicate": "trip_to", "object": "Lisbon"}
+    plan = {**trip, "valid_from": "2030-01-10", "valid_until": "2030-01-17"}
+    with anyio.fail_after(30):
+        lisbon = await ok(
+            client, "remember", text="We fly to Lisbon from 10 to 17 January.", agent="scout",
+            fact=plan,
+        )  # fmt: skip
+        time.sleep(0.01)
+        t = iso(utc_now())
+        time.sleep(0.01)
+        off = {**trip, "valid_until": iso(utc_now())}
+        backwards = await error(
+            client, "remember", text="The Lisbon trip is cancelled.", agent="scout",
+            fact={**off, "valid_from": "2030-01-10"},
+        )  # fmt: skip
+        cancelled = await ok(
+            client, "remember", text="The Lisbon trip is cancelled.", agent="scout", fact=off
+        )
+        retried = await ok(
+            client, "remember", text="The Lisbon trip is cancelled.", agent="scout", fact=off
+        )
+        now = await ok(client, "recall", query="Lisbon trip", subject="we")
+        then = await ok(client, "recall", query="", subject="we", as_of="2030-01-12")
+        believed = await ok(client, "recall", query="", subject="we", known_at=t)
+        about = await ok(client, "about", name="we")
+        oslo = await ok(
+            client, "remember", text="We fly to Oslo in March.", agent="scout",
+            fact={**trip, "object": "Oslo", "valid_from": "2030-03-02"},
+        )  # fmt: skip
+        ahead = {**trip, "object": "Oslo", "valid_until": iso(utc_now() + timedelta(minutes=1))}
+        called_off = await ok(client, "remember", text="Oslo is off.", agent="scout", fact=ahead)
+        again = await ok(client, "remember", text="Oslo is off.", agent="scout", fact=ahead)
+        march = await ok(client, "recall", query="", subject="we", as_of="2030-03-05")
+        today = await ok(client, "recall", query="", subject="we")
+    plan_id, news = lisbon["observation_id"], cancelled["observation_id"]
+    # Its end before its start, given together, is refused, saying how to cancel.
+    assert backwards.endswith(
+        "fact.valid_until must be later than fact.valid_from; to end or cancel a fact told"
+        " before, tell it again with only fact.valid_until (now, to cancel a plan)"
+    )
+    assert cancelled["superseded"] == [plan_id]
+    assert retried["observation_id"] == news and retried.get("duplicate_of")
+    assert [(r["text"], r.get("current", True)) for r in now["results"]] == [
+        ("The Lisbon trip is cancelled.", False)
+    ]
+    assert [r["text"] for r in then["results"] if r.get("current", True)] == []
+    assert [(r["text"], r.get("current", True)) for r in believed["results"]] == [
+        ("We fly to Lisbon from 10 to 17 January.", False)
+    ]
+    assert "trip_to" not in about.get("facts", {})
+    events = [(e["event"], e["observation_id"]) for e in about["timeline"]]
+    assert ("started", plan_id) not in events and ("superseded", plan_id) in events
+    # An end a clock's skew ahead is now.
+    assert called_off["superseded"] == [oslo["observation_id"]]
+    assert again["observation_id"] == called_off["observation_id"]
+    for found in (march, today):
+        assert [r["text"] for r in found["results"] if r.get("current", True)] == []

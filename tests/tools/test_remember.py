@@ -391,7 +391,7 @@ async def test_batch_errors_read_as_the_readme_shows(client: Client) -> None:
         single = await error(
             client, "remember", text="x", supports=[{"belief_id": "bel_x", "weight": "0.5"}]
         )
-    assert batch.endswith("memories[3].fact.valid_until must be later than fact.valid_from")
+    assert "memories[3].fact.valid_until must be later than fact.valid_from; to end" in batch
     assert single.endswith(
         "supports[0].belief_id: no belief with id 'bel_x'; use an id returned by remember or recall"
     )
