@@ -282,7 +282,9 @@ _PRESENT_PLAN = _lazy(
     # An errand told by its verb, opening the sentence: "Call the plumber on Monday", "Pay
     # the rent on the 20th" (a to-do's day, which was the one gone); not a call had ("Call
     # with Ana on Friday", "Call on Friday went well").
-    r"|^\W*(?:please\s+)?(?:call|phone|email|e-mail|buy|pay|send|renew|submit|cancel|bring"
+    # After a list's label too: "Note: call the plumber on Monday", "TODO: pay the rent".
+    r"|^\W*(?:(?:note|todo|to-do|to\s+do|tasks?)\s*:\s*)?(?:please\s+)?"
+    r"(?:call|phone|email|e-mail|buy|pay|send|renew|submit|cancel|bring"
     r"|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b(?!-)"
     # nor a name or a noun it begins ("Call of Duty", "Pay rise", "Cancel culture").
     r"(?!\s+(?:with|from|on|at|in|is|was|went|about|of|rise|raise|cut|culture)\b)"

@@ -144,7 +144,8 @@ RELATIVE_YEAR = r"\b(?:last|next|this)\s+year\b"
 #: An errand opening a sentence with its verb ("Call the plumber on Monday" was the Monday
 #: gone): beside ``UNTIL``, the texts migration 30 reads again.
 ERRAND = (
-    r"(?:^|[.!?;\n])\W*(?:please\s+)?(?:call|phone|email|e-mail|buy|pay|send|renew|submit"
+    r"(?:^|[.!?;\n])\W*(?:(?:note|todo|to-do|to\s+do|tasks?)\s*:\s*)?(?:please\s+)?"
+    r"(?:call|phone|email|e-mail|buy|pay|send|renew|submit"
     r"|cancel|bring|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b"
 )
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells

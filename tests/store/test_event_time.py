@@ -1581,6 +1581,8 @@ def test_a_plan_told_by_these_cues_is_a_day_to_come(said: datetime, text: str) -
         ("Pick up Emma from school on Friday.", True),
         ("Please send Ana the invoice on Monday.", True),
         ("Buy milk. Call mum on Sunday.", True),
+        ("Note: call the plumber on Monday.", True),
+        ("TODO: pay the rent on the 20th.", True),
         # A call had, or a note of how it went, stays in the past.
         ("Called the plumber on Monday.", False),
         ("Call with Ana on Friday: lovely evening.", False),

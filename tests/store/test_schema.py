@@ -1273,6 +1273,7 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         "We hiked on Friday.",
         "I went to Rome in May last year.",
         "Groceries done. Call the plumber on Monday.",
+        "TODO: pay the rent on the 20th.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1297,4 +1298,5 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         [],
         ["2025-05"],
         ["2026-12-07"],
+        ["2026-12-20"],
     ]
