@@ -760,7 +760,15 @@ def _by_day(query: str, reference: datetime) -> Window | None:
         year = int(match[2]) if match[2] else _next_year(month, None, reference)
         end = _month(year, month)[1]
         return (today, end) if end > today else None
-    for match in _BY.finditer(query):
+    return _through_day_after(_BY, query, reference, today)
+
+
+def _through_day_after(
+    word: re.Pattern[str], query: str, reference: datetime, today: datetime
+) -> Window | None:
+    """From ``today`` through the first day named right after a match of ``word`` ("by",
+    "until") that is not gone (said without its year, the first such day from today on)."""
+    for match in word.finditer(query):
         try:
             # A day is a few words: a text of many "by"s costs each 40 characters.
             day = _named_day(query[match.end() : match.end() + 40], reference, ahead=True)
@@ -791,14 +799,7 @@ def _until(query: str, reference: datetime) -> Window | None:
     if match:
         ahead = (_WEEKDAY_NAMES.index(match[1].casefold()) - today.weekday()) % 7 or 7
         return today, today + timedelta(days=ahead + 1)
-    for match in _UNTIL.finditer(query):
-        try:
-            day = _named_day(query[match.end() : match.end() + 40], reference, ahead=True)
-        except ValueError:  # no such day ("31 April")
-            continue
-        if day is not None and day >= today:
-            return today, day + timedelta(days=1)
-    return None
+    return _through_day_after(_UNTIL, query, reference, today)
 
 
 def month_of_its_end(today: datetime, *, past: bool) -> Window:
