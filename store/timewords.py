@@ -161,7 +161,12 @@ _LOOKS_AHEAD = re.compile(
     # A question in the present of a day asks of the day to come, as a note telling it
     # reads: "Is the dentist on the 10th?", "Am I free on Friday?", "Is there anything on
     # Friday?" (asked on a Monday, they read the days gone); "the plan for Friday".
-    r"|(?:^|[:;,.!?])\W*(?:is|are|am|do|does)\b|plans?\s+for)\b",
+    r"|(?:^|[:;,.!?])\W*(?:is|are|am|do|does)\b|plans?\s+for"
+    # So does one of what one can or should do, "Can I deploy on Friday?" ("Could I have
+    # missed…" asks back), and one without its verb, "Anything on Friday?", "Any meetings on
+    # Friday?" (as "Is there anything…"; each read the Friday gone).
+    r"|(?:^|[:;,.!?])\W*(?:(?:can|could|should|may|must)\s+(?:i|we)\b(?!\s+have\b)"
+    r"|any(?:thing|one|body)?\b))\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(

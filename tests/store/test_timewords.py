@@ -344,6 +344,17 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         ("Am I booked on Friday?", day(2026, 12, 11)),
         ("What have we planned for Friday?", day(2026, 12, 11)),
         ("Do I need anything on Friday?", day(2026, 12, 11)),
+        # A question opening with what one can or should do, and one without its verb, asks
+        # ahead too (each read the Friday gone)
+        ("Can I deploy on Friday?", day(2026, 12, 11)),
+        ("Should we ship on Friday?", day(2026, 12, 11)),
+        ("Could we meet on Friday?", day(2026, 12, 11)),
+        ("Anything on Friday?", day(2026, 12, 11)),
+        ("Any meetings on Friday?", day(2026, 12, 11)),
+        # ... unless it asks of the past
+        ("Can you remind me what happened on Friday?", day(2026, 12, 4)),
+        ("Could I have missed anything on Friday?", day(2026, 12, 4)),
+        ("Anything I missed on Friday?", day(2026, 12, 4)),
     ],
 )
 def test_a_weekday_asked_in_the_present_is_the_one_to_come(query: str, that_day: datetime) -> None:
