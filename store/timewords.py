@@ -261,6 +261,13 @@ MONTH_END_DAYS = 7
 _COMING_WEEKDAY = re.compile(
     rf"(?<!\bthe\s)(?<!\bthis\s)\bcoming\s+({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE
 )
+# A weekday ending a question without "on": "Am I free Friday?", "Are we meeting Friday?"
+# (read only when the question looks ahead; "Was I free Friday?" stays no day).
+_LAST_WORD_WEEKDAY = re.compile(
+    rf"(?<!\bthe\s)(?<!\bthis\s)(?<!\blast\s)(?<!\bnext\s)(?<!\bcoming\s)"
+    rf"\b({'|'.join(_WEEKDAY_NAMES)})\s*\?*\s*$",
+    re.IGNORECASE,
+)
 # "on Thursday the 19th", "Tuesday 1st", "Wed 18th": a weekday and an ordinal day of the month.
 _WEEKDAY_DAY = re.compile(
     rf"\b({'|'.join(_WEEKDAY_NAMES)}|(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?),?\s+"
@@ -651,6 +658,10 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         if back == 0 and match[1].casefold() in ("last", "past", "previous"):
             back = 7
         return _day(today - timedelta(days=back))
+    match = _LAST_WORD_WEEKDAY.search(query)
+    if match and _looks_ahead(query):
+        weekday = _WEEKDAY_NAMES.index(match[1].casefold())
+        return _day(today + timedelta(days=(weekday - today.weekday()) % 7))
     if _PART_OF_TODAY.search(query):
         return _day(today)
     match = _RELATIVE.search(query)
