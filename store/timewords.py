@@ -164,9 +164,10 @@ _LOOKS_AHEAD = re.compile(
     r"|(?:^|[:;,.!?])\W*(?:is|are|am|do|does)\b|plans?\s+for"
     # So does one of what one can or should do, "Can I deploy on Friday?" ("Could I have
     # missed…" asks back), and one without its verb, "Anything on Friday?", "Any meetings on
-    # Friday?" (as "Is there anything…"; each read the Friday gone).
+    # Friday?" (as "Is there anything…"; each read the Friday gone; "Anything happen on
+    # Friday?", "Anyone know what broke on Friday?" ask back).
     r"|(?:^|[:;,.!?])\W*(?:(?:can|could|should|may|must)\s+(?:i|we)\b(?!\s+have\b)"
-    r"|any(?:thing|one|body)?\b))\b",
+    r"|any(?:thing)?\s+(?:\w+s\s+)?(?:on|for)\b))\b",
     re.IGNORECASE,
 )
 _LOOKS_BACK = re.compile(

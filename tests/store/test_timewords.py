@@ -355,6 +355,8 @@ def test_a_weekday_asked_is_the_latest_such_day(query: str, that_day: datetime) 
         ("Can you remind me what happened on Friday?", day(2026, 12, 4)),
         ("Could I have missed anything on Friday?", day(2026, 12, 4)),
         ("Anything I missed on Friday?", day(2026, 12, 4)),
+        ("Anything happen on Friday?", day(2026, 12, 4)),
+        ("Anyone know what broke on Friday?", day(2026, 12, 4)),
         # A weekday ending a question that looks ahead, without "on" (each was no day)
         ("Am I free Friday?", day(2026, 12, 11)),
         ("Are we meeting Friday?", day(2026, 12, 11)),
