@@ -278,6 +278,8 @@ _PRESENT_PLAN = _lazy(
     # What is to be done, or reminded of: "the user needs to renew the passport on 20 May",
     # "remind me to call mum on Sunday" ("that reminds me of the picnic" is none).
     r"|\b(?:needs?|ha(?:ve|s)|got)\s+to\b|\bmust\b|\bremind\s+(?:[\w-]+\s+){1,2}?to\b"
+    # "we should ship on Friday" (it was the Friday gone), not "should have shipped".
+    r"|\bshould\b(?!\s+have\b)"
     r"|\breminder\b"
     # An errand told by its verb, opening the sentence: "Call the plumber on Monday", "Pay
     # the rent on the 20th" (a to-do's day, which was the one gone); not a call had ("Call

@@ -1598,6 +1598,21 @@ def test_an_errand_told_by_its_verb_is_a_day_to_come(text: str, ahead: bool) -> 
     assert (found.start > SATURDAY) is ahead, (text, found)
 
 
+@pytest.mark.parametrize(
+    ("text", "ahead"),
+    [
+        # What should be done is to come, as what must be done (it was the Friday gone) ...
+        ("We should ship the release on Friday.", True),
+        ("Sam should review the PR on Monday.", True),
+        # ... but not what should have been
+        ("We should have shipped the release on Friday.", False),
+    ],
+)
+def test_what_should_be_done_is_a_day_to_come(text: str, ahead: bool) -> None:
+    [found] = event_times(text, SATURDAY)
+    assert (found.start > SATURDAY) is ahead, (text, found)
+
+
 def test_two_days_of_an_interval_written_with_a_slash_or_two_dots_are_read() -> None:
     slash = event_times("Vacation 2024-05-01/2024-05-03.", SAID)
     dots = event_times("Sprint ran 2024-05-01..2024-05-14.", SAID)
