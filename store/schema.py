@@ -148,6 +148,9 @@ ERRAND = (
     r"(?:call|phone|email|e-mail|buy|pay|send|renew|submit"
     r"|cancel|bring|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b"
 )
+#: What should be done ("We should ship on Friday" was the Friday gone): beside ``UNTIL``,
+#: the texts migration 30 reads again.
+SHOULD = r"\bshould\b"
 #: Words of time beside code (a backtick): migration 22 reads such a text again (code tells
 #: no time of the event).
 TIME_WORDS = (
@@ -623,10 +626,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             # dropped), "the call is postponed until Friday" no day; "in May last year" was
             # May of this year; "Call the plumber on Monday" was the Monday gone: read again
             # every text saying "until", "till" or "extended", a year relative to this one,
-            # or opening a sentence with an errand's verb.
+            # or opening a sentence with an errand's verb, or saying what should be done.
             f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){UNTIL}')"
             f" OR regexp_matches(o.text, '(?i){RELATIVE_YEAR}')"
             f" OR regexp_matches(o.text, '(?i){ERRAND}')"
+            f" OR regexp_matches(o.text, '(?i){SHOULD}')"
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),

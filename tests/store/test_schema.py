@@ -1274,6 +1274,7 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         "I went to Rome in May last year.",
         "Groceries done. Call the plumber on Monday.",
         "TODO: pay the rent on the 20th.",
+        "We should ship the release on Friday.",
     ]
     memory = open_memory(settings)
     done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
@@ -1299,4 +1300,5 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         ["2025-05"],
         ["2026-12-07"],
         ["2026-12-20"],
+        ["2026-12-11"],
     ]
