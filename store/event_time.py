@@ -66,11 +66,13 @@ from doxa.store.timewords import (
     END_OF_THE_MONTH,
     MONTHS,
     NO_ORDINAL_NOUN,
+    OF_RELATIVE_YEAR,
     ORDINAL_DAYS,
     SEASONS,
     month_of_its_end,
     ordinal_days,
     ordinal_days_span,
+    relative_year,
     season_window,
     weekday_dates,
 )
@@ -1573,38 +1575,30 @@ _SEASON_BEFORE_LAST = rf"\bthe\s+{_SEASON}\s+before\s+last\b"
 # A day or a month of a year said relative to this one: "on March 17 last year", "in May of
 # next year", "the 3rd of June this year" (each read as the month or day alone, beside the
 # whole year: "in May last year", said in 2026, was May 2026).
-_OF_RELATIVE_YEAR = (
-    r"(?:,?\s+|\s+of\s+)(?P<rel>last|next|this)\s+year\b(?!\s+(?:of|before|after)\b)"
-)
-_DATE_CUE = r"(?:(?:on|in|during|of|back\s+in|early|late|mid)\s+)?"
+_DATE_CUE_WORD = r"(?:on|in|during|of|back\s+in|early|late|mid)\s+"
 #: After "since": a day and month, a month and day, or a month ("since March last year").
 _SINCE_OF_RELATIVE_YEARS = [
-    _compile(rf"{_WEEKDAY_LEAD}{_DMY}{_OF_RELATIVE_YEAR}"),
-    _compile(rf"{_WEEKDAY_LEAD}{_MDY}{_OF_RELATIVE_YEAR}"),
-    _compile(rf"{_MONTH}\b{_OF_RELATIVE_YEAR}"),
+    _compile(rf"{_WEEKDAY_LEAD}{_DMY}{OF_RELATIVE_YEAR}"),
+    _compile(rf"{_WEEKDAY_LEAD}{_MDY}{OF_RELATIVE_YEAR}"),
+    _compile(rf"{_MONTH}\b{OF_RELATIVE_YEAR}"),
 ]
 
 
 def _resolve_of_relative_year(match: re.Match[str], ctx: _Context) -> _Span | None:
-    year = ctx.today.year + {"last": -1, "this": 0, "next": 1}[match["rel"].casefold()]
+    year = relative_year(match["rel"], ctx.today.year)
     return _date_span(replace(_parse_date(match), year=year), ctx, "past")
 
 
 _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (
-        _compile(rf"\b{_DATE_CUE}{_WEEKDAY_LEAD}{_DMY}{_OF_RELATIVE_YEAR}"),
+        _compile(rf"\b(?:{_DATE_CUE_WORD})?{_WEEKDAY_LEAD}{_DMY}{OF_RELATIVE_YEAR}"),
         _resolve_of_relative_year,
     ),
     (
-        _compile(rf"\b{_DATE_CUE}{_WEEKDAY_LEAD}{_MDY}{_OF_RELATIVE_YEAR}"),
+        _compile(rf"\b(?:{_DATE_CUE_WORD})?{_WEEKDAY_LEAD}{_MDY}{OF_RELATIVE_YEAR}"),
         _resolve_of_relative_year,
     ),
-    (
-        _compile(
-            rf"\b(?:on|in|during|of|back\s+in|early|late|mid)\s+{_MONTH}\b{_OF_RELATIVE_YEAR}"
-        ),
-        _resolve_of_relative_year,
-    ),
+    (_compile(rf"\b{_DATE_CUE_WORD}{_MONTH}\b{OF_RELATIVE_YEAR}"), _resolve_of_relative_year),
     (_compile(rf"\b(?:on\s+)?{_ISO}"), _resolve_date),
     (_compile(rf"\b{_WEEKDAY_PREFIX}{_DMY}"), _resolve_date),
     (_compile(rf"\b{_WEEKDAY_PREFIX}{_MDY}"), _resolve_date),
@@ -1761,7 +1755,7 @@ _UNTIL_WEEKDAY = _compile(
 )
 _UNTIL_MONTH_END = _compile(
     rf"(?:the\s+)?end\s+of\s+(?:the\s+month\b(?!-)(?!\s+of\b)|{_MONTH}\b"
-    rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b|{_OF_RELATIVE_YEAR})?)"
+    rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b|{OF_RELATIVE_YEAR})?)"
 )
 _UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
 _UNTIL_HOLIDAY = _compile(rf"(?:the\s+)?{_HOLIDAY}\b(?:,?\s+{_YEAR}\b)?")

@@ -754,9 +754,8 @@ class Memory:
                 # An as_of before anything held began (a model unsure of the year): the
                 # empty answer read as "nothing was so then".
                 n = len(working)
-                known = None if asked.known_at is None else micros(asked.known_at)
                 begins = working.valid_from[:n][working.held(n, known)]
-                if len(begins) and int(begins.min()) > micros(asked.at):
+                if len(begins) and int(begins.min()) > at:
                     note = (
                         "nothing held had begun by as_of (the earliest began"
                         f" {iso(from_micros(int(begins.min())))}); ask with a later as_of"

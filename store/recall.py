@@ -472,17 +472,11 @@ def answer(
         ranked = ranked[:limit]
     if asked.include_superseded:
         shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
-        return (
-            _with_passages(shown[:limit], working, words, scanned, hits, weights),
-            current,
-            len(shown),
-        )
-    shown = _order(ranked, working, asked.order_by, own, current, then)
-    return (
-        _with_passages(shown[:limit], working, words, scanned, hits, weights),
-        current,
-        len(ranked),
-    )
+        total = len(shown)
+    else:
+        shown = _order(ranked, working, asked.order_by, own, current, then)
+        total = len(ranked)
+    return _with_passages(shown[:limit], working, words, scanned, hits, weights), current, total
 
 
 #: How much more than a long text's first passage another must score to be shown instead of

@@ -341,10 +341,22 @@ class TextIndex:
                 continue
             units = units[low:high]
             tf = np.frombuffer(self._counts[term], dtype=np.int32)[low:high].astype(np.float64)
-            idf = math.log(1.0 + (self._documents - frequency + 0.5) / (frequency + 0.5))
-            norm = K1 * (1.0 - B + B * lengths[units] / average)
-            out[units - first] += idf * tf * (K1 + 1.0) / (tf + norm)
+            out[units - first] += self._bm25(frequency, tf, lengths[units], average)
         return out
+
+    def _bm25(
+        self,
+        frequency: int,
+        tf: npt.NDArray[np.float64],
+        lengths: npt.NDArray[np.int32],
+        average: float,
+    ) -> npt.NDArray[np.float64]:
+        """One term's BM25 score in passages of these ``lengths`` holding it ``tf`` times,
+        the term in ``frequency`` passages of the index."""
+        idf = math.log(1.0 + (self._documents - frequency + 0.5) / (frequency + 0.5))
+        norm = K1 * (1.0 - B + B * lengths / average)
+        result: npt.NDArray[np.float64] = idf * tf * (K1 + 1.0) / (tf + norm)
+        return result
 
     def search(
         self, query: str, limit: int, allowed: npt.NDArray[np.bool_]
@@ -372,10 +384,8 @@ class TextIndex:
             units, tf = units[keep], counts[keep].astype(np.float64)
             if len(units) == 0:
                 continue
-            idf = math.log(1.0 + (self._documents - frequency + 0.5) / (frequency + 0.5))
-            norm = K1 * (1.0 - B + B * lengths[units] / average)
             found.append(units)
-            scores.append(idf * tf * (K1 + 1.0) / (tf + norm))
+            scores.append(self._bm25(frequency, tf, lengths[units], average))
         named = self._sources.scores(terms, self._documents, allowed)
         rows, score = np.zeros(0, np.int64), np.zeros(0, np.float64)
         if found:

@@ -80,9 +80,17 @@ _MONTH_DATE = re.compile(
     re.IGNORECASE,
 )
 # "in May last year", "on 3 June of next year": the year said relative to this one.
-_OF_RELATIVE_YEAR = re.compile(
-    r"(?:,?\s+|\s+of\s+)(last|next|this)\s+year\b(?!\s+(?:of|before|after)\b)", re.IGNORECASE
-)
+#: A year said relative to this one after a day or a month ("in May last year", "on 3 June of
+#: next year"). A pattern's source, read alike by ``event_time``.
+OF_RELATIVE_YEAR = r"(?:,?\s+|\s+of\s+)(?P<rel>last|next|this)\s+year\b(?!\s+(?:of|before|after)\b)"
+_OF_RELATIVE_YEAR = re.compile(OF_RELATIVE_YEAR, re.IGNORECASE)
+
+
+def relative_year(word: str, this_year: int) -> int:
+    """The year "last", "this" or "next" year names, said in ``this_year``."""
+    return this_year + {"last": -1, "this": 0, "next": 1}[word.casefold()]
+
+
 _YEAR = re.compile(
     r"\b(?:(?:in|during|of|since)\s+(?:(?:early|late|mid)[\s-]+)?|(?:early|late|mid)[\s-]+)"
     r"((?:19|20)\d{2})\b",
@@ -562,7 +570,7 @@ def _absolute(query: str, reference: datetime, *, ranges: bool = True) -> Window
             year = int(year_text)
         elif relative is not None:
             # "in May last year", "on 3 June next year": of that year, as a note reads it.
-            year = reference.year + {"last": -1, "this": 0, "next": 1}[relative[1].casefold()]
+            year = relative_year(relative["rel"], reference.year)
         elif _looks_ahead(query) and not _GONE_BEFORE.search(before):
             # "What do I have in January?" asked in December: the one to come (the latest was
             # eleven months gone); "on 3 January" too, unless it is today.
