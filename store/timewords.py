@@ -1,7 +1,9 @@
 """Time words in a query ("in May 2023", "last week", "yesterday", "last Tuesday", "this
 morning", "the week before 16 November 2023", "the second week of May", "in summer 2021",
 "between May and July 2023", "by Friday", "by the end of March", "at the end of the month",
-"from the 20th to the 23rd") as a window of time.
+"from the 20th to the 23rd", "until Friday", "in May last year") as a window of time; a day
+without a month or year is the one to come when the question looks ahead ("will", "Am I free
+on Friday?", a question in the present with no clause in the past), else the latest gone.
 
 Recall boosts observations made inside the window a question names. Relative words are read
 against the recall's reference time (``as_of``, else now). Only plain English forms are read;
