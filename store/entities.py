@@ -287,8 +287,10 @@ def _related(working: WorkingMemory, key: str, clock: Clock) -> list[dict[str, A
 
 def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[dict[str, Any]]:
     """What happened to the facts, in valid-time order, each with its record time (at the
-    same time, what ended before what started, then in the order recorded)."""
+    same time, what ended before what started, then in the order recorded). A cancelled plan
+    shows once: superseded by the cancellation, when that was told."""
     events: list[tuple[int, bool, int, dict[str, Any]]] = []
+    enders = {f.superseded_by for f in facts if f.superseded_known is not None}
 
     def add(at: datetime, event: str, f: _Fact, recorded: datetime, **more: str) -> None:
         at_us = micros(at)
@@ -310,7 +312,10 @@ def _timeline(facts: list[_Fact], working: WorkingMemory, clock: Clock) -> list[
             # later still (a share, a forget or a start linked them).
             recorded = from_micros(f.superseded_known)
             add(_start(newer), "superseded", f, recorded, by=newer.id)
-        elif f.end != NO_END:
+        elif f.end != NO_END and (f.start < f.end or f.row not in enders):
+            # An end that held at no time but ended a plan (a cancellation) is told by the
+            # plan's ``superseded``: its own ``ended``, at the end given, came a moment
+            # before it (told "now" by the agent's clock) and said the same thing twice.
             add(from_micros(f.end), "ended", f, e.recorded_at)
         if e.retracted_at is not None and not f.held:
             add(e.retracted_at, "retracted", f, e.retracted_at)

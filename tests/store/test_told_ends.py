@@ -375,3 +375,31 @@ def test_a_plan_cancelled_holds_at_no_time_and_comes_back_when_the_end_is_forgot
             assert "Sam will work at Initech." in held
     finally:
         again.close()
+
+
+def test_a_cancelled_plans_timeline_says_once_that_it_was_called_off(memory: Memory) -> None:
+    """The Rome move called off by an end told a moment before the call (the agent's own
+    clock): the timeline shows the plan superseded by the cancellation, one event, not the
+    cancellation's own end first (a fact that held at no time, as the plan never started);
+    an end told that cancels nothing keeps its own ``ended``."""
+    [move] = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam moves to Rome in January.",
+                agent="scout",
+                observed_at=OCT,
+                fact=FactDraft("Sam", "lives in", "Rome", valid_from="2027-01-04"),
+            )
+        ]
+    )
+    off, ended = tell(
+        memory, "Sam's move to Rome is off.", "Rome", when=DEC, predicate="lives in",
+        valid_until="2026-12-03T08:59:55Z",
+    )  # fmt: skip
+    assert ended == [move.observation_id]
+    lone, _ = tell(memory, "Sam left Acme.", when=DEC, valid_until="2026-09-01T00:00:00Z")
+    events = [(e["event"], e["id"], e.get("by")) for e in memory.about("Sam")["timeline"]]
+    assert events == [
+        ("ended", lone, None),
+        ("superseded", move.observation_id, off),
+    ]
