@@ -259,6 +259,10 @@ def _import(settings: Settings, file: Path, as_json: bool) -> int:
         print(json.dumps({"created": done.created, "skipped": done.skipped, "seconds": seconds}))
         return 0
     created, skipped = sum(done.created.values()), sum(done.skipped.values())
+    if created == 0 and skipped:
+        every = counted(skipped, "object")
+        print(f"nothing imported: all {every} already there, skipped in {seconds} s")
+        return 0
     print(
         f"imported {counted(created, 'object')} ({skipped} already there, skipped) in {seconds} s"
     )

@@ -179,7 +179,10 @@ def _import_into(
             done.created[PRUNED] = added
         if len(parsed.pruned) > added:
             done.skipped[PRUNED] = len(parsed.pruned) - added
-        say("embedding the imported observations for the search index")
+        if done.created:
+            # A file imported already brought nothing to embed: saying so came before the
+            # line saying every object was skipped.
+            say("embedding the imported observations for the search index")
         memory = Memory.open(settings, trains=False, imported=True)
         try:
             memory.warm_up()

@@ -928,6 +928,19 @@ def test_export_then_import_into_an_empty_directory_compares_equal(
     assert found["results"][0]["text"] == "Alice lives in Lyon."
 
 
+def test_an_import_of_a_file_already_imported_says_only_that_it_skipped_everything(
+    doxa: Doxa, tmp_path: Path
+) -> None:
+    # It said it was embedding the imported observations, then that it imported none.
+    fill(doxa.data_dir)
+    file = tmp_path / "a.jsonl"
+    assert doxa("export", str(file))[0] == 0
+    total = sum(export_lines(file)[0]["counts"].values())
+    code, out, err = doxa("import", str(file))
+    assert code == 0 and "embedding" not in err, err
+    assert out.startswith(f"nothing imported: all {total} objects already there, skipped in ")
+
+
 def test_import_of_a_compressed_export_or_a_judgements_file_says_what_it_is(
     doxa: Doxa, tmp_path: Path
 ) -> None:
