@@ -66,6 +66,8 @@ _DATETIME = re.compile(
 #: The most decimals of a second a date-time keeps (a microsecond's).
 _MOST_DECIMALS = 6
 
+#: The casings of a ``where`` string a note names at most (the rest are counted).
+_CASINGS_NAMED = 4
 #: Normalises a number of any length this module lets through without rounding it.
 _EXACT = Context(prec=MAX_NUMBER + 2)
 _TOO_LONG = f"has more than {MAX_NUMBER} digits written out; send it as a string to keep it as text"
@@ -868,9 +870,14 @@ def unmatched_where(
     for (field, _), w in folded.items():
         spelt = sorted(cased.get((field, w.value[1].casefold()), []))
         if spelt and w.value[1] not in spelt:
+            # Every casing held, as naming one ("food") read as the only spelling when
+            # records hold "FOOD" too.
+            quoted = [f'"{c}"' for c in spelt[:_CASINGS_NAMED]]
+            meant = " or ".join([", ".join(quoted[:-1]), quoted[-1]] if quoted[:-1] else quoted)
+            more = len(spelt) - len(quoted)
             return (
                 f'where.{w.name}: no record holds "{w.value[1]}" here; strings match exactly:'
-                f' did you mean "{spelt[0]}"?'
+                f" did you mean {meant}{f' (+{more} more)' if more else ''}?"
             )
     asked_types = [w.value[1] for w in wanted if w.key == TYPE]
     for canonical in asked_types if type_fields else []:

@@ -803,11 +803,33 @@ async def test_a_where_string_held_only_in_another_case_is_noted(memory_client: 
         food = await note(**{"@type": "Expense", "Category": "Food"})
         gone = await note(category="keys")  # held by a retracted record only
         absent = await note(category="rent")
+        # Held in two casings, the note named one: each is named, up to four.
+        for category in ("TRAVEL", "Travel", "TrAvel", "traVel"):
+            await ok(
+                memory_client,
+                "remember",
+                record={"type": "Expense", "fields": {"category": category, "amount": 5}},
+            )
+        await ok(
+            memory_client,
+            "remember",
+            record={"type": "Expense", "fields": {"category": "FOOD", "amount": 6}},
+        )
+        foods = await note(category="Food")
+        travels = await note(category="tRAVEL")
     assert food == (
         'where.Category: no record holds "Food" here; strings match exactly: did you mean "food"?'
     )
     assert gone is None
     assert absent is None
+    assert foods == (
+        'where.category: no record holds "Food" here; strings match exactly: did you mean'
+        ' "FOOD" or "food"?'
+    )
+    assert travels == (
+        'where.category: no record holds "tRAVEL" here; strings match exactly: did you mean'
+        ' "TRAVEL", "TrAvel", "Travel" or "traVel" (+1 more)?'
+    )
 
 
 async def test_a_where_value_beyond_a_float_is_noted_as_such(client: Client) -> None:
