@@ -162,7 +162,8 @@ class Recollection:
     #: A structured record's type and typed fields (``records``).
     record: Record | None = None
     #: Ids of what disputes it at the recall's times, at most ``provenance.MOST_DISPUTING``:
-    #: observations a standing contradiction links to it, then facts that clash with it.
+    #: observations a standing contradiction links to it and facts that clash with it, the
+    #: newest first.
     conflicts: list[str] = field(default_factory=list)
     #: Where in a long text the passage that matched best lies, (start, end) characters;
     #: None for a short text or one whose first passage matched best (``recall``).

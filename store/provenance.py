@@ -428,31 +428,33 @@ def disputing(
     working: WorkingMemory, rows: Sequence[int], at: int, known_at: int | None
 ) -> dict[int, list[str]]:
     """Per row of ``rows`` (a recall's results) that something disputes, the ids of what
-    does, at most ``MOST_DISPUTING``: the observations a contradiction links to it (either
-    way, the oldest link first) that are not ``settled``, then the facts that clash with it
-    (``clashing``), at valid time ``at`` as the memory held them at ``known_at``
-    (microseconds; None: now): what ``find_conflicts`` lists with it as a side, asked then.
-    The caller holds the read lock."""
-    found: dict[int, list[str]] = {}
-
-    def add(row: int, other: int) -> None:
-        named = found.setdefault(row, [])
-        other_id = working.entries[other].id
-        if other_id not in named and len(named) < MOST_DISPUTING:
-            named.append(other_id)
-
+    does, at most ``MOST_DISPUTING``, the newest first (by when the memory learned of the
+    dispute: a contradiction's link, a clash's later fact recorded): the observations a
+    contradiction links to it (either way) that are not ``settled``, and the facts that
+    clash with it (``clashing``), at valid time ``at`` as the memory held them at
+    ``known_at`` (microseconds; None: now): what ``find_conflicts`` lists with it as a
+    side, asked then. The caller holds the read lock."""
+    # (when learned, other row) per row: the oldest first filled the five, and a dispute
+    # told since went unnamed.
+    disputes: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         for other, linked in working.contradicting.get(row, ()):
             held = (known_at is None or linked <= known_at) and working.held_row(other, known_at)
             if held and not settled(working, (row, other), at, known_at):
-                add(row, other)
+                disputes.setdefault(row, []).append((linked, other))
     asked = set(rows)
     keys = dict.fromkeys(key for row in rows if (key := fact_key(working.entries[row])) is not None)
     for key in keys:
         for rx, ry in clashing(working, key, lambda r: working.is_current(r, at, known_at)):
+            learned = int(max(working.recorded_at[rx], working.recorded_at[ry]))
             for x, y in ((rx, ry), (ry, rx)):
                 if x in asked:
-                    add(x, y)
+                    disputes.setdefault(x, []).append((learned, y))
+    found: dict[int, list[str]] = {}
+    for row, others in disputes.items():
+        others.sort(reverse=True)
+        ids = dict.fromkeys(working.entries[other].id for _, other in others)
+        found[row] = list(ids)[:MOST_DISPUTING]
     return found
 
 

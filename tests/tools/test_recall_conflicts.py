@@ -142,3 +142,29 @@ async def test_a_result_names_at_most_five_that_dispute_it(client: Client) -> No
         named = result["conflicts"]
         assert len(named) == 5 and result["observation_id"] not in named
         assert set(named) < set(ids)
+
+
+async def test_a_result_names_the_newest_disputes_first(settings: Settings) -> None:
+    # Six notes contradicted alice-bot's password, then bob-bot told another: the five named
+    # were the oldest links, so the clash told last (and the newest note) went unnamed.
+    with anyio.fail_after(90):
+        async with Client(create_server(settings)) as client:
+            tulip = await ok(client, "remember", **wifi("Tulip42", "alice-bot", "2024-05-01"))
+            old = tulip["observation_id"]
+            notes = [
+                await ok(
+                    client,
+                    "remember",
+                    text=f"Tulip42 failed at desk {i}.",
+                    agent="checker",
+                    contradicts=[old],
+                )
+                for i in range(6)
+            ]
+            orchid = await ok(client, "remember", **wifi("Orchid7", "bob-bot", "2024-06-01"))
+            found = await ok(client, "recall", query="", subject="office wifi")
+        async with Client(create_server(settings)) as client:
+            restarted = await ok(client, "recall", query="", subject="office wifi")
+    newest = [orchid["observation_id"], *[n["observation_id"] for n in notes[:0:-1]]][:5]
+    for answer in (found, restarted):
+        assert shown(answer)[old] == newest
