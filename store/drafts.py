@@ -16,7 +16,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,9 @@ class Fact:
     words: str = field(default="", compare=False)
     #: Whether ``valid_from`` is the time the words gave (``begun_as_told``), not the caller.
     from_words: bool = field(default=False, compare=False)
+    #: The words ``valid_until`` was read from ("until Friday", ``ended_as_told``); empty
+    #: when it was given, or there is none.
+    until_words: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -307,6 +310,34 @@ def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     return replace(fact, valid_from=start, from_words=True)
 
 
+def ended_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str) -> Fact:
+    """``fact``, ending when its words say it holds until, if it was given no end and they
+    tell one time, a state's end to come (``event_time.holds_until``: "Sam is in Berlin
+    until Friday", "her contract was extended to June"), in the clause naming the fact's
+    object (``_SAME_CLAUSE``), later than a ``valid_from`` given: at the end of that day (or
+    month) on the clock it was told on (``said``'s, whose calendar the words were read in).
+    The words are the fact's own, whoever its subject is. A deadline ("by Friday"), a time
+    already past ("Sam lived in Paris until March" is no time to come), two times (which one
+    ends the fact, the words do not say) and a time told of something else ("Sam is in
+    Berlin. The office is closed until Monday") give no end. The start is left as told: "until
+    Friday" says when the state ends, not when it began (``begun_as_told`` reads no start
+    once an end is set)."""
+    from doxa.store.event_time import holds_until
+
+    if fact.valid_until is not None or len(times) != 1 or not holds_until(times[0]):
+        return fact
+    read = times[0]
+    if not _beside(text, fact.object, read.phrase):
+        return fact
+    # The words' days are days of the clock they were told on, kept as if UTC: the end is
+    # that midnight on ``said``'s clock, at the offset its zone has then (summer time may
+    # be over by Friday).
+    until = read.end.replace(tzinfo=said.tzinfo).astimezone(UTC)
+    if fact.valid_from is not None and until <= fact.valid_from:
+        return fact  # "until the 17th" read in December, of a plan beginning in January
+    return replace(fact, valid_until=until, until_words=read.phrase)
+
+
 def _beside(text: str, obj: str, phrase: str) -> bool:
     """Whether ``phrase`` (a time) and ``obj`` (a fact's object) are told in one clause of
     ``text``, a few words apart at most."""
@@ -457,7 +488,7 @@ def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMe
     said = said or in_zone(now, zone)
     times = tuple(event_times(told, said, stated))
     if fact is not None:
-        fact = begun_as_told(fact, times, said, told)
+        fact = begun_as_told(ended_as_told(fact, times, said, told), times, said, told)
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),

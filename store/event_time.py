@@ -104,6 +104,7 @@ __all__ = [
     "Precision",
     "event_time",
     "event_times",
+    "holds_until",
     "loaded",
     "loaded_strictly",
     "most_specific",
@@ -2192,6 +2193,15 @@ def most_specific(times: Sequence[EventTime]) -> EventTime | None:
     if not times:
         return None
     return min(times, key=lambda event: event.end - event.start)
+
+
+def holds_until(event: EventTime) -> bool:
+    """Whether ``event`` is a state's end to come, read after "until", "till" or "extended
+    ... to" ("I'm in Berlin until Friday", "her contract was extended to June": the days
+    from the one said through that end, ``_until_candidates``). Not a deadline ("by
+    Friday"), a plan moved to a day ("postponed until Friday" is that day), nor a span
+    that opens with its start ("from May until July")."""
+    return event.precision == "span" and _UNTIL.match(event.phrase) is not None
 
 
 # --- storing, showing and matching --------------------------------------------------------------

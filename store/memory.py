@@ -137,6 +137,10 @@ class Remembered:
     #: the facts ``superseded`` names, in words ("Maya allergic to penicillin"): ids alone
     #: did not show an agent that its new fact had replaced one it still meant.
     replaced: list[str] = field(default_factory=list)
+    #: (valid_until, the words it was read from) of a fact given no end whose words gave one
+    #: ("until Friday", ``drafts.ended_as_told``): said, so that an agent that meant
+    #: otherwise can mend it.
+    ends: tuple[datetime, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -1575,6 +1579,7 @@ def _remembered(planned: Plan | Duplicate | Shared, working: WorkingMemory) -> R
             planned.conflicts,
             shared_with=sorted(set(planned.shared_with)),
             replaced=_in_words(working, planned.superseded),
+            ends=_read_end(planned.memory),
         )
     return Remembered(
         planned.observation_id,
@@ -1590,7 +1595,16 @@ def _remembered(planned: Plan | Duplicate | Shared, working: WorkingMemory) -> R
             else []
         ),
         replaced=_in_words(working, planned.superseded),
+        ends=_read_end(planned.memory),
     )
+
+
+def _read_end(memory: NewMemory) -> tuple[datetime, str] | None:
+    """The end ``memory``'s fact took from its words, and those words (``Remembered.ends``)."""
+    fact = memory.fact
+    if fact is None or not fact.until_words or fact.valid_until is None:
+        return None
+    return fact.valid_until, fact.until_words
 
 
 def _in_words(working: WorkingMemory, superseded: Sequence[tuple[str, Any]]) -> list[str]:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from doxa.store.drafts import FactDraft, MemoryDraft, SupportDraft
 from doxa.store.progress import REMEMBER_STEPS
+from doxa.store.values import iso
 from doxa.tools.answer import answer
 from doxa.tools.context import DecimalInput, call
 from doxa.tools.identity import own_agent, writer
@@ -101,6 +102,12 @@ _MEMORIES_SCHEMA = {
 }
 
 
+_ENDS = (
+    "the fact's valid_until, read from its words (none was given): \"<time> from 'until"
+    " Friday'\"; to change it, forget the memory and tell it with valid_until"
+)
+
+
 class RememberedItem(BaseModel):
     """What happened to one memory."""
 
@@ -123,6 +130,7 @@ class RememberedItem(BaseModel):
         description="ids of facts told before that begin later and end this one",
     )
     replaced: list[str] = Field(default_factory=list, description="the superseded facts, in words")
+    ends: str | None = Field(None, description=_ENDS)
 
 
 class RememberResult(BaseModel):
@@ -137,6 +145,7 @@ class RememberResult(BaseModel):
     shared_with: list[str] = Field(default_factory=list)
     superseded_by: list[str] = Field(default_factory=list)
     replaced: list[str] = Field(default_factory=list)
+    ends: str | None = None
     remembered: list[RememberedItem] = Field(default_factory=list)
 
 
@@ -177,6 +186,7 @@ def _item(done: Remembered) -> RememberedItem:
         shared_with=done.shared_with,
         superseded_by=done.superseded_by,
         replaced=done.replaced,
+        ends=None if done.ends is None else f"{iso(done.ends[0])} from '{done.ends[1]}'",
     )
 
 
