@@ -496,7 +496,11 @@ def _flattened(
             if not value:
                 raise InvalidInput(here, "is an empty object; leave out a field with no value")
             if name.count(".") >= MAX_DEPTH:
-                raise InvalidInput(here, f"nests deeper than {MAX_DEPTH} objects")
+                raise InvalidInput(
+                    here,
+                    f"nests deeper than {MAX_DEPTH} objects; give the deeper part as a"
+                    " field of its own, or as text",
+                )
             yield from _flattened(value, here, name + ".", kept)
         elif isinstance(value, list | tuple):
             if not value:

@@ -76,7 +76,9 @@ def parse_unit_decimal(value: object, field: str) -> Decimal:
     if number < 0 or number > _ONE:
         raise InvalidInput(field, f"must be between 0 and 1, got {value}")
     if number != number.quantize(_QUANTUM):
-        raise InvalidInput(field, f"has more than {SCALE} decimal places: {value}")
+        raise InvalidInput(
+            field, f"has more than {SCALE} decimal places: {value}; round it to {SCALE}"
+        )
     if number == 0:
         return Decimal(0)  # "-0" and "0.000" are plain zero
     return number

@@ -261,8 +261,10 @@ async def _http_session(url: str) -> AsyncIterator[_HttpSession]:
 #: Literals a float cannot carry: ``1e-400`` would arrive as 0, the next one rounded, and
 #: ``1e400`` as infinity. Each is refused, naming the field.
 INEXACT = {
-    "1e-400": "has more than 18 decimal places: 1e-400",
-    "0.1234567890123456789": "has more than 18 decimal places: 0.1234567890123456789",
+    "1e-400": "has more than 18 decimal places: 1e-400; round it to 18",
+    "0.1234567890123456789": (
+        "has more than 18 decimal places: 0.1234567890123456789; round it to 18"
+    ),
     "1.0000000000000000001": "must be between 0 and 1, got 1.0000000000000000001",
     "1e400": "must be between 0 and 1, got 1e400",
 }

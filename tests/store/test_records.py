@@ -121,6 +121,21 @@ def test_a_malformed_record_is_refused_naming_the_field(raw: object, field: str)
     assert caught.value.field == field
 
 
+def test_a_record_nested_too_deep_is_refused_saying_how_to_give_it() -> None:
+    # Four objects deep is kept as dotted fields; a fifth said only that it was too deep.
+    deep: dict[str, Any] = {"f": 1}
+    for name in "edcba":
+        deep = {name: deep}
+    with pytest.raises(InvalidInput) as caught:
+        validate({"type": "T", "fields": deep})
+    assert caught.value.field == "record.fields.a.b.c.d.e"
+    assert caught.value.problem == (
+        "nests deeper than 4 objects; give the deeper part as a field of its own, or as text"
+    )
+    deep["a"]["b"]["c"]["d"]["e"] = 1
+    assert [f.name for f in validate({"type": "T", "fields": deep}).fields] == ["a.b.c.d.e"]
+
+
 def test_a_number_beyond_a_floats_range_is_refused_as_one_too_long_is() -> None:
     # Over JSON, 1e400 and 1e-400 arrive as their text (server/exact.py): they were kept as
     # the strings "1e400" and "1e-400" while 1e300 was refused.
