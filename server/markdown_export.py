@@ -262,8 +262,9 @@ def write_markdown(export: Path, target: Path) -> int:
     believers = holders(tables, now)
     withdrawn = withdrawn_from(tables)
     superseded_by = superseders(tables)
-    # One page per entity as ``about`` knows them: named case- and space-insensitively
-    # (Alice, ALICE and alice had a page each), titled by the name most used for it.
+    # One page per entity as ``about`` knows them: named case- and space-insensitively, a
+    # leading article aside (Alice, ALICE and alice had a page each; "the user" and "User"
+    # are one), titled by the name most used for it.
     about: dict[str, set[str]] = defaultdict(set)
     names: dict[str, dict[str, int]] = defaultdict(dict)
 

@@ -1,8 +1,9 @@
 """Entities: one name at a glance, from the working memory.
 
 An entity is any name the memory holds something about: a fact's subject or object, or a
-topic, matched as topics are (``topic_key``: case- and space-insensitively). So the fact
-``{Bob, manager of, Alice}`` is about Alice too, though Alice was never a topic.
+topic, matched as topics are (``topic_key``: case- and space-insensitively, a leading article
+before a word aside: "the user" is "User"). So the fact ``{Bob, manager of, Alice}`` is about
+Alice too, though Alice was never a topic.
 
 ``view`` gathers what is known about one entity: its current facts grouped by predicate (as
 subject and as object), its timeline (facts started, superseded, ended, retracted, in valid

@@ -1296,7 +1296,7 @@ class Memory:
 
     def about(self, entity: str, as_of: object = None, known_at: object = None) -> dict[str, Any]:
         """What is known about one entity: a fact's subject or object, or a topic, named
-        case- and space-insensitively (see ``entities``).
+        case- and space-insensitively, a leading article aside (see ``entities``).
 
         Args:
             entity: its name.

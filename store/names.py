@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from doxa.store import entities as entity_views
-from doxa.store.working_memory import WorkingMemory
+from doxa.store.working_memory import WorkingMemory, topic_key
 
 #: The kinds of names a client may complete.
 NameKind = Literal["agent", "entity", "topic"]
@@ -40,7 +40,8 @@ class Names:
 def starting_with(
     working: WorkingMemory, kind: NameKind, prefix: str, limit: int = MAX_NAMES
 ) -> Names:
-    """The ``kind`` names that start with ``prefix`` (case-insensitively), sorted.
+    """The ``kind`` names that start with ``prefix`` (case-insensitively; an entity's or a
+    topic's also without a leading article, as ``topic_key`` keys it), sorted.
 
     Args:
         working: the working memory (the caller holds its read lock).
@@ -49,8 +50,16 @@ def starting_with(
         limit: at most this many names in ``values``.
     """
     wanted = prefix.casefold()
+    # An entity or topic is named with or without its leading article ("Beat" and "the
+    # beat" both complete to "The Beatles", and to "Beatles"): as its key is.
+    keyed = topic_key(prefix) if kind != "agent" else None
     matching = sorted(
-        {name for name in _names(working, kind) if name.casefold().startswith(wanted)},
+        {
+            name
+            for name in _names(working, kind)
+            if name.casefold().startswith(wanted)
+            or (keyed is not None and topic_key(name).startswith(keyed))
+        },
         key=lambda name: (name.casefold(), name),
     )
     return Names(matching[: max(0, limit)], len(matching))
@@ -60,23 +69,26 @@ def alike(working: WorkingMemory, kind: NameKind, wanted: str, limit: int = 3) -
     """The ``kind`` names a caller may have meant by ``wanted``, which names none: those
     holding its words ("Raj" for "Raj Patel"), then those spelt alike ("Ana" for "Anna"),
     at most ``limit`` (the caller holds the working memory's read lock)."""
-    words = _words(wanted)
+    # Entities and topics compared as their keys ("the Ringo" holds the words of "Ringo
+    # Starr"); agents as written, each name its own.
+    fold: Callable[[str], str] = str.casefold if kind == "agent" else topic_key
+    words = _words(fold(wanted))
     if not words:
         return []
     names = _names(working, kind)
     holding = sorted(
-        (n for n in names if words <= _words(n) and n.casefold() != wanted.casefold()),
+        (n for n in names if words <= _words(fold(n)) and fold(n) != fold(wanted)),
         key=lambda n: (len(n), n.casefold()),
     )
     # The same letters without their accents ("zoe" for "Zoë", "cafe muller"), too unlike
     # by spelling alone to be offered.
-    bare = _bare(wanted)
+    bare = _bare(fold(wanted))
     unaccented = sorted(
-        (n for n in names if _bare(n) == bare and n.casefold() != wanted.casefold()),
+        (n for n in names if _bare(fold(n)) == bare and fold(n) != fold(wanted)),
         key=lambda n: (len(n), n.casefold()),
     )
-    folded = {n.casefold(): n for n in names}
-    spelt = [folded[f] for f in difflib.get_close_matches(wanted.casefold(), list(folded), 3, 0.75)]
+    folded = {fold(n): n for n in names}
+    spelt = [folded[f] for f in difflib.get_close_matches(fold(wanted), list(folded), 3, 0.75)]
     return list(dict.fromkeys([*unaccented, *holding, *spelt]))[: max(0, limit)]
 
 

@@ -40,7 +40,8 @@ class PicturedEntity:
     """One entity: a fact's subject or object, or a topic (``doxa.store.entities``).
 
     Attributes:
-        key: its name as matched (case- and space-insensitive).
+        key: its name as matched (``topic_key``: case- and space-insensitive, a leading
+            article aside).
         name: as first written.
         observations: unretracted observations naming it.
         facts: its current facts (as subject or object).

@@ -589,7 +589,7 @@ def _predicate_rows(working: WorkingMemory, wanted: str) -> npt.NDArray[np.int64
 
 
 def _episode_rows(working: WorkingMemory, wanted: str) -> npt.NDArray[np.int64]:
-    """Rows learned in the episode ``wanted`` (named case- and space-insensitively)."""
+    """Rows learned in the episode ``wanted`` (named as topics are, ``topic_key``)."""
     key = topic_key(wanted)
     rows = [
         row

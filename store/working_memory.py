@@ -48,12 +48,31 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
 
+#: English articles a name's key leaves out before a word ("the user" is "User").
+ARTICLES = frozenset({"the", "a", "an"})
+
+
 @functools.lru_cache(maxsize=65536)
 def topic_key(name: str) -> str:
-    """Topics and fact keys match case- and space-insensitively, and in either Unicode form
-    of a letter (NFC: "Café" typed, or pasted with a combining accent); cached: ranking asks
-    for the keys of every candidate's topics."""
-    return " ".join(unicodedata.normalize("NFC", name).casefold().split())
+    """Topics and fact keys match case- and space-insensitively, in either Unicode form of
+    a letter (NFC: "Café" typed, or pasted with a combining accent), and without a leading
+    article before a word ("The Beatles" is "Beatles"); cached: ranking asks for the keys of
+    every candidate's topics.
+
+    An article is kept where it is the name, or all that is left of it: alone ("A", a
+    grade), before another article alone ("The The", a band), or before what starts with no
+    letter ("The 1975", a band, is not the year). Each leading article goes ("The A Team" is
+    "Team", as "A Team" is), so a key is its own key.
+    """
+    words = unicodedata.normalize("NFC", name).casefold().split()
+    while (
+        len(words) > 1
+        and words[0] in ARTICLES
+        and words[1][:1].isalpha()
+        and (len(words) > 2 or words[1] not in ARTICLES)
+    ):
+        del words[0]
+    return " ".join(words)
 
 
 def fact_key(entry: Entry) -> tuple[str, str] | None:
