@@ -407,6 +407,8 @@ def parse_export(path: Path, name: str | None = None, zone: str = "UTC") -> Pars
     if isinstance(written_at, int) and written_at < 6:
         _features_to_recalls(parsed)
     _without_retired(parsed)
+    if isinstance(written_at, int) and written_at < 31:
+        _summaries_written_anew(parsed)
     _read_again(parsed, written_at if isinstance(written_at, int) else None, records, zone)
     return parsed
 
@@ -788,6 +790,16 @@ def _without_retired(parsed: Parsed) -> None:
         for row in parsed.objects.get(table, []):
             for column in columns:
                 row.pop(column, None)
+
+
+def _summaries_written_anew(parsed: Parsed) -> None:
+    """A file written before migration 31 summarised a name told with and without a leading
+    article ("the user", "User") as two entities, each with half its facts: its summaries are
+    left out, as migration 31 deletes a memory's own, and one imported into an empty memory
+    writes every entity's summary anew at its start (into one holding observations, an
+    import has them all written anew)."""
+    parsed.objects.pop("Summary", None)
+    parsed.lines.pop("Summary", None)
 
 
 #: Fields of files written before a migration moved them: table -> field -> its type.

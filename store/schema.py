@@ -634,6 +634,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
+    Migration(
+        31,
+        "entity summaries written anew: names told with and without a leading article",
+        (
+            # "the user" and "User", "The Beatles" and "Beatles" are one entity now
+            # (``topic_key``); each was summarised with half its facts, on a node of its
+            # own. The names are keyed at start-up; the summaries are kept, so every one
+            # goes, and the start after this writes them all anew (as after migration 15).
+            "MATCH (s:Summary) DELETE s",
+        ),
+    ),
 )
 
 #: Columns no longer written or read, left in place (migrations 14, 15): table -> columns. An

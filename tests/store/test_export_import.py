@@ -1442,3 +1442,48 @@ def test_a_record_type_kept_with_runs_of_whitespace_is_read_as_told_now(
         assert found.observation_id == first.observation_id
         assert found.record is not None and found.record.type == "Widget Pro"
         assert again.duplicate_of == first.observation_id
+
+
+@pytest.mark.parametrize("schema", [30, 31])
+def test_a_file_before_migration_31_has_its_summaries_written_anew(
+    tmp_path: Path, schema: int
+) -> None:
+    # Its "the user" and "User" were two entities, each summarised with half the facts
+    # (as migration 31 finds a memory's own): imported, every summary is written anew.
+    memory = Memory.open(hash_settings(tmp_path / "a").store)
+    memory.warm_up()
+    try:
+        memory.remember(
+            [
+                MemoryDraft("The user likes tea.", fact=FactDraft("the user", "likes", "tea")),
+                MemoryDraft("User works at Acme.", fact=FactDraft("User", "works at", "Acme")),
+            ]
+        )
+        assert memory.settle(timeout=10)
+    finally:
+        memory.close()
+    export(tmp_path / "a", tmp_path / "a.jsonl")
+    header, rest = lines(tmp_path / "a.jsonl")
+    [summary] = [line for line in rest if line["table"] == "Summary"]
+    summary["text"] = "the user: likes tea (1 fact, 1 agent)"
+    rest.append({**summary, "topic": "User", "text": "User: works at Acme (1 fact, 1 agent)"})
+    header["counts"]["Summary"] += 1
+    header["schema"] = schema
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *rest]))
+    into = hash_settings(tmp_path / "b")
+    import_file(into.store, tmp_path / "old.jsonl")
+    memory = Memory.open(into.store)
+    memory.warm_up()
+    try:
+        assert memory.settle(timeout=10)
+        written = memory.graph.topic_summaries(["the user", "User"])
+    finally:
+        memory.close()
+    texts = {topic: text for topic, (text, _) in written.items()}
+    if schema == 31:  # a file of this version is taken as it is
+        assert texts == {
+            "the user": "the user: likes tea (1 fact, 1 agent)",
+            "User": "User: works at Acme (1 fact, 1 agent)",
+        }
+    else:
+        assert texts == {"the user": "the user: likes tea; works at Acme (2 facts, 1 agent)"}

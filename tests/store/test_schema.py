@@ -1302,3 +1302,45 @@ def test_migration_30_reads_again_until_a_time_to_come(settings: Settings) -> No
         ["2026-12-20"],
         ["2026-12-11"],
     ]
+
+
+def test_migration_31_writes_anew_the_summaries_of_names_told_with_and_without_an_article(
+    settings: Settings,
+) -> None:
+    # Before it, "the user" and "User" were two entities, each summarised with half its
+    # facts: the start after the migration writes every summary anew, of one entity.
+    memory = open_memory(settings)
+    memory.remember(
+        [
+            MemoryDraft(
+                "The user likes tea.", agent="a", fact=FactDraft("the user", "likes", "tea")
+            ),
+            MemoryDraft(
+                "User works at Acme.", agent="a", fact=FactDraft("User", "works at", "Acme")
+            ),
+        ]
+    )
+    assert memory.settle(timeout=10)
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (s:Summary) DELETE s",
+        "CREATE (:Summary {topic: 'the user', text: 'the user: likes tea (1 fact, 1 agent)',"
+        " at: timestamp('2024-05-01 08:00:00')})",
+        "CREATE (:Summary {topic: 'User', text: 'User: works at Acme (1 fact, 1 agent)',"
+        " at: timestamp('2024-05-01 08:00:00')})",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 31}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        assert memory.settle(timeout=10)
+        written = memory.graph.topic_summaries(["the user", "User"])
+    finally:
+        memory.close()
+    # One entity, its summary on the node of the name it was first told by.
+    assert written == {
+        "the user": (
+            "the user: likes tea; works at Acme (2 facts, 1 agent)",
+            written["the user"][1],
+        )
+    }
