@@ -304,7 +304,9 @@ def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     (stale when told)."""
     if fact.valid_from is not None or fact.valid_until is not None or len(times) != 1:
         return fact
-    start = times[0].start
+    # The words' days are days of the clock they were told on, kept as if UTC (as for an
+    # end, ``ended_as_told``): "in March" told at -07:00 began at midnight there.
+    start = times[0].start.replace(tzinfo=said.tzinfo).astimezone(UTC)
     if start >= said or not _beside(text, fact.object, times[0].phrase):
         return fact
     return replace(fact, valid_from=start, from_words=True)

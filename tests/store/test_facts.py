@@ -1002,6 +1002,42 @@ def test_a_fact_given_no_time_begins_when_its_words_place_it(memory: Memory) -> 
     assert again.duplicate_of == moved
 
 
+def test_a_start_read_from_words_is_that_day_on_the_clock_they_were_told_on(
+    tmp_path: Path,
+) -> None:
+    """Told at -07:00, "in March" begins at midnight on 1 March on that clock (07:00 UTC),
+    as the words' days are that clock's and an end read from words is; it began at midnight
+    UTC, so on the evening of 28 February there the move had already happened. Told with no
+    time, the memory's zone is the clock, at the offset it has on that day (winter time)."""
+    memory = open_memory(hash_settings(tmp_path / "m", timezone="America/Los_Angeles"))
+    try:
+        said(
+            memory,
+            "project",
+            "uses database",
+            "SQLite",
+            when="2026-05-10T09:00:00-07:00",
+            text="We moved to SQLite in March.",
+        )
+        assert _held_at(memory, "2026-03-01T06:00:00Z") == []  # 23:00 on 28 February there
+        [entry] = memory.about("project", as_of="2026-03-01T07:00:00Z")["facts"]["uses_database"]
+        assert entry["since"].isoformat() == "2026-03-01T07:00:00+00:00"
+        # Told with no time, on the memory's clock: its zone's midnight too.
+        memory.remember(
+            [
+                MemoryDraft(
+                    text="We moved to Postgres in February 2026.",
+                    agent="scout",
+                    fact=FactDraft("team", "uses database", "Postgres"),
+                )
+            ]
+        )
+        [team] = memory.about("team", as_of="2026-02-15T00:00:00Z")["facts"]["uses_database"]
+        assert team["since"].isoformat() == "2026-02-01T08:00:00+00:00"
+    finally:
+        memory.close()
+
+
 @pytest.mark.parametrize(
     "text", ["In March, we moved to SQLite.", "Tests were slow. Since March, we have used SQLite."]
 )
