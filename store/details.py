@@ -103,6 +103,55 @@ def details(text: str) -> Details:
     return frozenset(found), frozenset(words)
 
 
+#: Where a line of its own begins for ``values``: a sentence's end, a colon or semicolon
+#: ("Caroline: Thanks, Mel!" opens with a speaker and a greeting, neither a value), a line.
+_LINE_START = re.compile(r"[.!?:;]\s|\n")
+#: Marks inside a word that make it a value (``values``): a version, a time, a path, a host,
+#: an identifier; not the hyphen of a compound ("self-acceptance", "fire-fighting"), which
+#: names no one thing.
+_VALUE_MARK = re.compile(r"[./:_]")
+#: A possessive's ending: "Lisbon's" names Lisbon.
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+#: The day, month and season names ``values`` counts whatever their place.
+_CALENDAR = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+    | {name for name in MONTHS if len(name) > 3}
+    | set(SEASONS)
+)
+
+
+def values(text: str) -> Details:
+    """(values, words) of a text, casefolded: its values are the details that name what a
+    claim holds, numbers and names: its words with a digit or a mark inside ("3.12",
+    "10:00", "acme/widgets"; not a hyphen), its capitalised words but a sentence's or a
+    line's first ("Bumped", "Thanks", a speaker's name before a colon) and one it speaks to
+    ("Thanks, Mel!"), and day, month and season names.
+    Not the negations and times relative to now of ``details``: "yesterday" in March and
+    in June are no other value. A possessive is its name ("Lisbon's" is "lisbon"). Its words
+    are ``details``' words, and each possessive's name."""
+    found: set[str] = set()
+    for line in _LINE_START.split(text):
+        previous = 0
+        for i, match in enumerate(_WORD.finditer(line)):
+            word = match[0]
+            folded = _POSSESSIVE.sub("", word.casefold())
+            named = i > 0 and word[0].isupper() and folded != "i" and _name_first(folded)
+            # One spoken to: the line's second word, or its third after a comma ("Hey Mel!",
+            # "Thanks, Melanie.", "No problem, Joanna!"): a chat's turns name the other
+            # speaker by one name or another, and say no other value by it.
+            addressed = i == 1 or (i == 2 and "," in line[previous : match.start()])
+            previous = match.end()
+            if (
+                any(c.isdigit() for c in word)
+                or _VALUE_MARK.search(word) is not None
+                or (named and not addressed)
+                or folded in _CALENDAR
+            ):
+                found.add(sys.intern(folded))
+    words = details(text)[1]
+    return frozenset(found), words | {_POSSESSIVE.sub("", w) for w in words}
+
+
 def _name_first(folded: str) -> bool:
     """Whether a capitalised word opening a sentence is read as a name: no common opener,
     nor one's contraction or possessive ("What's", "It's", "I'm")."""

@@ -9,6 +9,7 @@ from doxa.store.details import (
     differ,
     same_way_round,
     says_no_more,
+    values,
     words_in_order,
 )
 
@@ -86,3 +87,24 @@ def test_a_copy_says_no_word_its_original_lacks_but_fillers() -> None:
     assert not no_more("The printer is broken again.", "The printer is broken.")
     assert not no_more("Caching decreases memory use.", "Caching increases memory use.")
     assert not no_more("The job exports records.", "The job imports records.")
+
+
+def test_values_are_numbers_and_names_not_speakers_greetings_or_compounds() -> None:
+    assert values("Python 3.12 is the minimum; bumped to 3.13 by Alice in June.")[0] == {
+        "3.12",
+        "3.13",
+        "alice",
+        "june",
+    }
+    # A speaker before a colon, a greeting, one spoken to, a negation, a relative time: none.
+    assert values("Joanna: Thanks, Nate! I'll not keep you waiting, see you today.")[0] == set()
+    assert values("Caroline: Hey Mel! See you on Friday at 5.")[0] == {"friday", "5"}
+    assert values("No problem, Joanna! Finding self-acceptance took years.")[0] == set()
+    assert values("We moved it to acme-group/widgets, near Porto.")[0] == {
+        "acme-group/widgets",
+        "porto",
+    }
+    # A possessive is its name, among the values and the words.
+    found, words = values("Bob now lives in Lisbon's Alfama district.")
+    assert found == {"lisbon", "alfama"}
+    assert {"lisbon", "lisbon's"} <= words
