@@ -172,6 +172,9 @@ class Recollection:
     #: Where in a long text the passage that matched best lies, (start, end) characters;
     #: None for a short text or one whose first passage matched best (``recall``).
     passage: tuple[int, int] | None = None
+    #: Ids of later plain notes about the same thing with other numbers or names, that say
+    #: something changed: they may update it (``updates``), newest first.
+    maybe_updated_by: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -1713,6 +1716,7 @@ def _recollection(
         record=entry.record,
         conflicts=conflicts or [],
         passage=ranked.passage,
+        maybe_updated_by=[working.entries[row].id for row in ranked.later],
     )
 
 

@@ -99,6 +99,8 @@ class Ranked:
     #: characters; None for a short text, or when its first passage matched best
     #: (``recall.matched_passage``).
     passage: tuple[int, int] | None = None
+    #: Rows of later plain notes that may update it, newest first (``updates.later_notes``).
+    later: tuple[int, ...] = ()
 
 
 def query_topics(memory: WorkingMemory, query: str) -> list[str]:

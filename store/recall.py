@@ -26,6 +26,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from doxa.store import updates
 from doxa.store.details import details
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
@@ -476,7 +477,32 @@ def answer(
     else:
         shown = _order(ranked, working, asked.order_by, own, current, then)
         total = len(ranked)
-    return _with_passages(shown[:limit], working, words, scanned, hits, weights), current, total
+    shown = _with_later_notes(
+        shown[:limit],
+        working,
+        updates.candidates(similarity, mask, [row for row, _ in hits], weights.pool),
+        weights,
+        reorder=vector is not None and asked.order_by == "relevance",
+    )
+    return _with_passages(shown, working, words, scanned, hits, weights), current, total
+
+
+def _with_later_notes(
+    ranked: list[Ranked],
+    working: WorkingMemory,
+    among: npt.NDArray[np.int64],
+    weights: RankingWeights,
+    reorder: bool,
+) -> list[Ranked]:
+    """``ranked`` with each plain note's later notes that may update it (``updates``),
+    found ``among`` the rows the recall allows, and, when ``reorder`` (by relevance), each
+    later note that is among them placed above the note it may update."""
+    later = updates.later_notes(working, [r.row for r in ranked], among, weights.update_alike)
+    if not later:
+        return ranked
+    if reorder:
+        ranked = updates.newer_first(ranked, later)
+    return [replace(r, later=tuple(later[r.row])) if r.row in later else r for r in ranked]
 
 
 #: How much more than a long text's first passage another must score to be shown instead of

@@ -76,6 +76,10 @@ class RankingWeights(BaseModel):
     #: A recall whose results share no word with the query, none this alike to it in
     #: meaning, and none found by topic, time, fact, field or feedback says so (0: never).
     close_meaning: float = Field(0.3, ge=0, le=1)
+    #: A later plain note at least this alike (cosine) to a result, with other numbers or
+    #: names and saying something changed, is named on it as one that may update it, and
+    #: ranked above it (``updates``; 0: never).
+    update_alike: float = Field(0.58, ge=0, le=1)
 
 
 class EmbeddingSettings(BaseModel):

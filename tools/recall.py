@@ -45,7 +45,7 @@ class RecordOut(BaseModel):
 
 
 class RecalledItem(BaseModel):
-    """One recalled observation; the fields after ``conflicts`` only with ``explain``.
+    """One recalled observation; the fields after ``maybe_updated_by`` only with ``explain``.
     ``text`` is left out when it is only the record in words."""
 
     observation_id: str
@@ -59,6 +59,11 @@ class RecalledItem(BaseModel):
     superseded_by: list[str] = Field(default_factory=list)
     conflicts: list[str] = Field(
         default_factory=list, description="what contradicts or clashes with it (find_conflicts)"
+    )
+    maybe_updated_by: list[str] = Field(
+        default_factory=list,
+        description="later notes on the same thing with other numbers or names that say it"
+        " changed: they may update it",
     )
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)
@@ -126,6 +131,7 @@ def recalled(item: Recollection, explain: bool) -> RecalledItem:
         current=item.current,
         superseded_by=item.superseded_by,
         conflicts=item.conflicts,
+        maybe_updated_by=item.maybe_updated_by,
     )
     if not explain:
         return lean

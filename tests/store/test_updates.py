@@ -1,0 +1,438 @@
+"""Plain notes that may update one another (``updates``): the words that say a change, the
+rule on two notes' values, the order that puts a later note first, and the cases the
+threshold ``update_alike`` was cross-validated on, with the bundled model."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from doxa.store.details import values
+from doxa.store.onnx_embedder import OnnxEmbedder
+from doxa.store.ranking import Ranked
+from doxa.store.settings import RankingWeights
+from doxa.store.updates import may_update, newer_first, says_change
+
+
+def updates(earlier: str, later: str) -> bool:
+    """``may_update`` of two texts (the cosine aside)."""
+    return may_update(values(earlier), values(later), later)
+
+
+def test_words_that_say_a_change() -> None:
+    none: frozenset[str] = frozenset()
+    for text in (
+        "The frontend now needs Node 20.",
+        "Bumped the minimum Python to 3.13.",
+        "Standup moved to 10:00.",
+        "The museum no longer closes on Mondays.",
+        "Support tickets go to #support instead.",
+        "The price went up to $12.99.",
+        "Down to 78 kg this month.",
+        "Emma turned 8 today.",
+    ):
+        assert says_change(text, none), text
+    for text in (
+        "Bye for now!",
+        "I'll send the recipe right now.",
+        "Anything new on your end?",
+        "We went to the beach in August.",
+        "Invoice 99 total is 4.10.",
+    ):
+        assert not says_change(text, none), text
+    # "new" is a change only of something the earlier note names.
+    earlier = values("The office wifi password is Tulip42.")[1]
+    assert says_change("New office wifi password: Orchid7.", earlier)
+    assert not says_change("I started a new chapter: Orchid7.", earlier)
+
+
+def test_a_later_note_with_other_values_saying_a_change_may_update() -> None:
+    assert updates(
+        "Python 3.12 is the minimum supported version", "Bumped the minimum Python to 3.13"
+    )
+    assert updates("Alice works at Acme.", "Alice now works at Globex.")
+    # The same numbers said again, or only more said: no update.
+    assert not updates(
+        "The minimum supported Python version is 3.12.",
+        "The minimum Python version supported is now 3.12.",
+    )
+    assert not updates("Bob lives in Lisbon.", "Bob now lives in Lisbon's Alfama district.")
+    # Other values and no word of a change: another invoice, not a new total.
+    assert not updates("Invoice 98 total is 3.98.", "Invoice 99 total is 4.10.")
+
+
+def test_chat_turns_naming_the_other_speaker_otherwise_are_no_update() -> None:
+    # LoCoMo stores turns as "Speaker: text": the name the other speaker goes by ("Mel",
+    # "Melanie") and compounds ("self-acceptance") told alike chatter of two sessions apart
+    # (``details.values`` reads neither as a value): 34 pairs of its turns were named, none
+    # an update.
+    assert not updates(
+        "Caroline: Thanks, Melanie! Your support means a lot.",
+        "Caroline: Thanks, Mel. Finding self-acceptance took long, but now I'm ready.",
+    )
+
+
+def ranked(*rows: int) -> list[Ranked]:
+    return [Ranked(row, 1.0 - i / 10, {}) for i, row in enumerate(rows)]
+
+
+def test_newer_first_places_each_later_note_above_the_note_it_may_update() -> None:
+    def rows(order: list[Ranked]) -> list[int]:
+        return [r.row for r in order]
+
+    # 1 is updated by 3; the rest keep their order.
+    assert rows(newer_first(ranked(1, 2, 3, 4), {1: [3]})) == [3, 1, 2, 4]
+    # A chain, each naming only its next: 1 < 2 < 3.
+    assert rows(newer_first(ranked(1, 2, 3), {1: [2], 2: [3]})) == [3, 2, 1]
+    # Named newest first: both above the oldest, the newest first.
+    assert rows(newer_first(ranked(1, 5, 2, 3), {1: [3, 2]})) == [3, 2, 1, 5]
+    # Already above, or not among the results: nothing moves.
+    assert rows(newer_first(ranked(3, 1, 2), {1: [3, 9]})) == [3, 1, 2]
+
+
+# ---- the cases ``update_alike`` was chosen on -------------------------------------------------
+
+#: (earlier, later): the later note updates the earlier.
+UPDATES = [
+    ("Python 3.12 is the minimum supported version.", "Bumped the minimum Python to 3.13."),
+    ("My phone number is 555-0142.", "I changed my phone number, it's now 555-0199."),
+    ("The team standup is at 9:30 every morning.", "Standup moved to 10:00 starting next week."),
+    ("Rent for the flat is 1200 euros a month.", "The landlord raised the rent to 1350 euros."),
+    ("Alice works at Acme as a data engineer.", "Alice joined Globex as a data engineer."),
+    ("The release is planned for March 3.", "The release slipped to March 17."),
+    ("We use PostgreSQL 14 in production.", "Production was upgraded to PostgreSQL 16."),
+    (
+        "The API rate limit is 100 requests per minute.",
+        "The API rate limit was raised to 500 requests per minute.",
+    ),
+    ("Our team has 6 engineers.", "The team grew to 9 engineers."),
+    ("The office wifi password is Tulip42.", "New office wifi password: Orchid7."),
+    ("Bob lives in Lisbon.", "Bob moved to Porto last month."),
+    ("The deploy key expires on 2025-01-31.", "The deploy key was renewed until 2026-01-31."),
+    ("The build takes about 12 minutes on CI.", "After caching, the CI build takes 4 minutes."),
+    ("Max heap size for the service is 2 GB.", "Raised the service heap limit to 4 GB."),
+    ("The dentist appointment is on Tuesday at 3pm.", "Rescheduled the dentist to Friday at 11am."),
+    ("Node 18 is required to build the frontend.", "The frontend now needs Node 20."),
+    ("Sarah's manager is Tom.", "Sarah now reports to Priya."),
+    ("The default timeout is 30 seconds.", "Default timeout changed to 60 seconds."),
+    ("I weigh 82 kg.", "Down to 78 kg this month."),
+    ("The project budget is $50,000.", "The project budget was cut to $35,000."),
+    ("The server runs Ubuntu 20.04.", "Upgraded the server to Ubuntu 22.04."),
+    ("The Kubernetes cluster has 3 nodes.", "Scaled the Kubernetes cluster to 5 nodes."),
+    ("The conference talk is scheduled for 14:00 in Room B.", "The talk moved to 16:30 in Room D."),
+    ("Emma is 7 years old.", "Emma turned 8 today."),
+    ("The coffee machine is on the 3rd floor.", "The coffee machine was moved to the 5th floor."),
+    ("The subscription costs $9.99 per month.", "Price of the subscription went up to $12.99."),
+    ("Log retention is 7 days.", "Log retention extended to 30 days."),
+    ("We ship from the Rotterdam warehouse.", "Shipping switched to the Hamburg warehouse."),
+    ("The mortgage rate is 3.5%.", "Our mortgage rate went up to 4.2% after the renewal."),
+    ("The project lead is Karen.", "Karen handed the project lead over to Miguel."),
+    ("Backups run nightly at 02:00.", "Backups now run at 04:00."),
+    ("The app supports iOS 15 and later.", "Dropped iOS 15; the app now requires iOS 16."),
+    ("The store opens at 8am on Saturdays.", "The store now opens at 9am on Saturdays."),
+    ("Our car gets serviced at Kwik Fit.", "We switched the car servicing to Halfords."),
+    ("My running pace is 6:10 per km.", "My running pace improved to 5:40 per km."),
+    (
+        "The vault holds 3 replicas of each secret.",
+        "The vault now keeps 5 replicas of each secret.",
+    ),
+]
+#: Two things of one kind, with other values: the later updates nothing.
+OTHER_THINGS = [
+    ("Invoice 98 total is 3.98.", "Invoice 99 total is 4.10."),
+    (
+        "Caroline went to an LGBTQ support group on May 7.",
+        "Caroline joined a pride parade in June.",
+    ),
+    ("Melanie painted a sunset with her kids last week.", "Melanie painted a horse in July."),
+    ("I ran a 5k race in March.", "I ran a half marathon in October."),
+    ("Alice's birthday is in May.", "Bob's birthday is in June."),
+    ("We fixed bug 4512 in the parser.", "We fixed bug 4630 in the lexer."),
+    (
+        "The flight to Lisbon departs at 7am on Monday.",
+        "The flight back from Lisbon lands at 9pm on Friday.",
+    ),
+    ("Tom is allergic to peanuts.", "Tom's daughter Ana is allergic to eggs."),
+    ("The staging server runs Postgres 16.", "The analytics server runs Postgres 15."),
+    (
+        "Bought 2 kg of apples at the market on Saturday.",
+        "Bought 3 kg of pears at the market on Sunday.",
+    ),
+    ("Jon visited Paris in 2019.", "Jon visited Rome in 2022."),
+    (
+        "Meeting notes March 3: agreed on the logo.",
+        "Meeting notes March 10: agreed on the colours.",
+    ),
+    ("Sprint 14 goal: finish the login page.", "Sprint 15 goal: finish the signup page."),
+    ("Read Dune by Frank Herbert in January.", "Read Neuromancer by William Gibson in April."),
+    ("Gina opened her clothing store in 2021.", "Gina launched an online shop in 2023."),
+    ("Q1 revenue was $1.2M.", "Q2 revenue was $1.5M."),
+    ("Caroline adopted a dog named Max.", "Caroline adopted a cat named Luna."),
+    ("Nate won a video game tournament in Seattle.", "Nate won another tournament in Chicago."),
+    ("The kids' school starts at 8:00.", "The kids' piano lesson starts at 16:00."),
+    ("Server A has 64 GB of RAM.", "Server B has 128 GB of RAM."),
+    (
+        "John: I went camping with my family in the mountains last summer.",
+        "John: We went camping at the beach in August, the kids loved it.",
+    ),
+    (
+        "Melanie: I signed up for a pottery class on Tuesday.",
+        "Melanie: I finished my first pottery bowl on Friday!",
+    ),
+    (
+        "Dave took his daughter to the zoo on Sunday.",
+        "Dave took his son to the aquarium on Saturday.",
+    ),
+    ("Deployed version 2.3 to staging.", "Deployed version 2.4 to staging."),
+    (
+        "Sam scored 3 goals in the match against Leeds.",
+        "Sam scored 2 goals in the match against York.",
+    ),
+    (
+        "The March newsletter went out to 1,200 subscribers.",
+        "The April newsletter went out to 1,350 subscribers.",
+    ),
+    (
+        "Joanna wrote a screenplay about her hometown in 2020.",
+        "Joanna finished her second screenplay, a thriller, in 2022.",
+    ),
+    ("Evan bought a new Prius in 2021.", "Evan's old Prius broke down in 2023."),
+    (
+        "Audrey adopted her first dog, Pepper, three years ago.",
+        "Audrey adopted two more dogs, Panda and Pixie, this year.",
+    ),
+    (
+        "Tim visited the Harry Potter studio in London.",
+        "Tim went to a Harry Potter trivia night in Boston.",
+    ),
+]
+#: The same subject, another of its sides, the later saying a change: no update of the first.
+OTHER_SIDES = [
+    ("Alice works at Acme as a data engineer.", "Alice moved to a flat in Kreuzberg."),
+    (
+        "The API rate limit is 100 requests per minute.",
+        "The API now supports pagination with 50 items per page.",
+    ),
+    ("Python 3.12 is the minimum supported version.", "We switched the Python linter to ruff 0.6."),
+    ("The team standup is at 9:30 every morning.", "The team now has a retro every second Friday."),
+    ("Rent for the flat is 1200 euros a month.", "We replaced the flat's boiler in November."),
+    ("Our team has 6 engineers.", "Our team moved to the Berlin office in May."),
+    ("Bob lives in Lisbon.", "Bob changed jobs and now works at Feedzai."),
+    ("Emma is 7 years old.", "Emma switched schools to Oakwood Primary."),
+    ("The server runs Ubuntu 20.04.", "The server's disk was replaced with a 2 TB SSD."),
+    ("The office wifi password is Tulip42.", "The office moved to the 5th floor."),
+    ("The dentist appointment is on Tuesday at 3pm.", "Dr Patel now also does Saturday clinics."),
+    (
+        "Caroline went to an LGBTQ support group on May 7.",
+        "Caroline now volunteers at the youth centre on Thursdays.",
+    ),
+    (
+        "Melanie painted a sunset with her kids last week.",
+        "Melanie turned her garage into a pottery studio.",
+    ),
+    (
+        "Nate won a video game tournament in Seattle.",
+        "Nate now streams on Twitch three nights a week.",
+    ),
+    ("The project budget is $50,000.", "The project deadline moved to September."),
+    (
+        "Node 18 is required to build the frontend.",
+        "The frontend now uses Vite instead of Webpack.",
+    ),
+    ("The Kubernetes cluster has 3 nodes.", "The cluster was upgraded to Kubernetes 1.30."),
+    ("Log retention is 7 days.", "Logs are now shipped to Loki instead of Elasticsearch."),
+    ("The coffee machine is on the 3rd floor.", "The 3rd floor kitchen got a new fridge."),
+    ("Backups run nightly at 02:00.", "Backups now go to the Frankfurt bucket."),
+]
+#: The same said again in other words: no update.
+PARAPHRASES = [
+    (
+        "Python 3.12 is the minimum supported version.",
+        "The lowest Python version we support is 3.12.",
+    ),
+    (
+        "The API rate limit is 100 requests per minute.",
+        "Clients may send up to 100 API requests each minute.",
+    ),
+    ("Bob lives in Lisbon.", "Bob's home is in Lisbon."),
+    ("Rent for the flat is 1200 euros a month.", "We pay 1200 euros monthly rent for the flat."),
+]
+
+#: Written apart from the cases above, before the rule was settled, to check it on cases its
+#: threshold was not chosen on (their figures were looked at while the rule's words were
+#: chosen: a weaker check than data never seen).
+LATER_UPDATES = [
+    (
+        "The printer on floor 2 uses toner cartridge TN-420.",
+        "Floor 2's printer was replaced; it now takes TN-760 cartridges.",
+    ),
+    (
+        "Our gym membership costs 35 euros a month.",
+        "The gym increased the membership to 42 euros a month.",
+    ),
+    ("Lena's flight lands at 18:20.", "Lena's flight is delayed, it now lands at 21:05."),
+    ("The wiki lives at wiki.internal.example.com.", "The wiki moved to docs.example.com."),
+    (
+        "Support tickets go to the #help channel.",
+        "Support tickets now go to #support instead of #help.",
+    ),
+    ("The trial period is 14 days.", "We shortened the trial period to 7 days."),
+    (
+        "The quarterly review is on Friday at 10.",
+        "The quarterly review was postponed to Monday at 14.",
+    ),
+    ("Dad takes 5 mg of amlodipine daily.", "The doctor raised dad's amlodipine to 10 mg daily."),
+    (
+        "The repo is hosted on GitHub under acme/widgets.",
+        "We migrated the repo to GitLab, under acme-group/widgets.",
+    ),
+    (
+        "Marco coaches the under-10 team.",
+        "Marco switched to coaching the under-12 team this season.",
+    ),
+    ("The batch size for training is 32.", "Training batch size updated to 64."),
+    ("The guest room sleeps 2 people.", "With the new sofa bed the guest room sleeps 4."),
+    ("Priya is the on-call contact this week.", "On-call contact changed from Priya to Daniel."),
+    (
+        "The cache TTL is 5 minutes.",
+        "Lowered the cache TTL to 1 minute after the stale-data bug.",
+    ),
+    ("Our daughter's school bus comes at 7:40.", "The school bus now comes at 7:25."),
+    (
+        "The museum is closed on Mondays.",
+        "The museum no longer closes on Mondays; it now closes on Tuesdays.",
+    ),
+]
+LATER_OTHERS = [
+    (
+        "The printer on floor 2 uses toner cartridge TN-420.",
+        "The printer on floor 3 uses toner cartridge TN-760.",
+    ),
+    ("Lena's flight lands at 18:20.", "Omar's flight lands at 20:45."),
+    ("Dad takes 5 mg of amlodipine daily.", "Mum takes 20 mg of simvastatin daily."),
+    ("Marco coaches the under-10 team.", "Marco's brother Luca plays in the under-14 team."),
+    ("We hiked Ben Nevis in 2018.", "We hiked Snowdon in 2021."),
+    ("Ticket 5582: login page times out.", "Ticket 5590: signup page times out."),
+    ("I baked sourdough bread on Sunday.", "I baked banana bread on Wednesday."),
+    ("The gym opens at 6am on weekdays.", "The pool opens at 7am on weekdays."),
+    (
+        "Maria visited her grandmother in Porto in April.",
+        "Maria visited her cousin in Braga in July.",
+    ),
+    ("Build 1042 failed on the arm64 runner.", "Build 1057 failed on the x86 runner."),
+    (
+        "Jake: I got a new guitar for my birthday!",
+        "Jake: I played my first gig at the Blue Note last Friday.",
+    ),
+    ("Ana finished a 10k in 52 minutes.", "Ana finished a half marathon in 1:58."),
+    ("The team lunch in May was at Nando's.", "The team lunch in June was at Wagamama."),
+    ("Sold 40 copies of the zine at the fair.", "Sold 25 prints at the market on Saturday."),
+    ("Lena's flight lands at 18:20.", "Lena changed her seat to 14C."),
+    ("The gym opens at 6am on weekdays.", "The gym now has a sauna."),
+    ("Marco coaches the under-10 team.", "Marco moved house to Didsbury."),
+    ("The trial period is 14 days.", "Trial users now get access to the API."),
+    ("The cache TTL is 5 minutes.", "The cache moved from Memcached to Redis 7."),
+    ("Dad takes 5 mg of amlodipine daily.", "Dad's GP moved to the Elm Street practice."),
+    ("The wiki lives at wiki.internal.example.com.", "The wiki now has a dark mode."),
+    (
+        "Our daughter's school bus comes at 7:40.",
+        "Our daughter joined the chess club on Wednesdays.",
+    ),
+]
+
+Case = tuple[str, str, bool, int]  # earlier, later, updates, group (cases of a group share a fold)
+
+
+def cases(updates_: list[tuple[str, str]], *others: list[tuple[str, str]]) -> list[Case]:
+    """The labelled pairs: each update, each update's earlier note with every other update's
+    later note (about another thing, saying a change), and the other pairs."""
+    found: list[Case] = []
+    for i, (earlier, later) in enumerate(updates_):
+        found.append((earlier, later, True, i))
+        found += [(earlier, b, False, i) for j, (_, b) in enumerate(updates_) if j != i]
+    group = len(updates_)
+    for pairs in others:
+        for earlier, later in pairs:
+            found.append((earlier, later, False, group))
+            group += 1
+    return found
+
+
+def scored(
+    embedder: OnnxEmbedder, labelled: list[Case]
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Per case: the two notes' cosine, whether the rule passes it apart from the cosine,
+    and its label."""
+    texts = sorted({t for a, b, _, _ in labelled for t in (a, b)})
+    vector = dict(zip(texts, embedder.embed(texts), strict=True))
+    cosine = np.array([float(vector[a] @ vector[b]) for a, b, _, _ in labelled], dtype=np.float32)
+    passes = np.array([updates(a, b) for a, b, _, _ in labelled])
+    return cosine, passes, np.array([label for _, _, label, _ in labelled])
+
+
+def f_half(marked: npt.NDArray[np.bool_], label: npt.NDArray[np.bool_]) -> float:
+    """F0.5: precision weighs twice recall. A wrong hint costs every recall that returns
+    the note a look and its tokens; a missing one leaves the answer as it was."""
+    hit = int(np.count_nonzero(marked & label))
+    wrong = int(np.count_nonzero(marked & ~label))
+    missed = int(np.count_nonzero(~marked & label))
+    return 1.25 * hit / max(1.25 * hit + 0.25 * missed + wrong, 1)
+
+
+GRID = [round(0.40 + 0.01 * i, 2) for i in range(56)]  # 0.40 .. 0.95
+
+
+def best_threshold(
+    cosine: npt.NDArray[np.float32], passes: npt.NDArray[np.bool_], label: npt.NDArray[np.bool_]
+) -> float:
+    """The threshold of ``GRID`` with the best F0.5; of equals, the middle one."""
+    score = [f_half(passes & (cosine >= t), label) for t in GRID]
+    best = [t for t, s in zip(GRID, score, strict=True) if s == max(score)]
+    return best[len(best) // 2]
+
+
+@pytest.fixture(scope="module")
+def embedder(onnx_cache: Path) -> OnnxEmbedder:
+    return OnnxEmbedder(cache_dir=onnx_cache)
+
+
+@pytest.mark.slow
+def test_update_alike_is_the_threshold_five_fold_cross_validation_chooses(
+    embedder: OnnxEmbedder,
+) -> None:
+    labelled = cases(UPDATES, OTHER_THINGS, OTHER_SIDES, PARAPHRASES)
+    cosine, passes, label = scored(embedder, labelled)
+    fold = np.array([group % 5 for _, _, _, group in labelled])
+    chosen, marked = [], np.zeros(len(labelled), dtype=bool)
+    for k in range(5):
+        tuned = fold != k
+        threshold = best_threshold(cosine[tuned], passes[tuned], label[tuned])
+        chosen.append(threshold)
+        held = fold == k
+        marked[held] = passes[held] & (cosine[held] >= threshold)
+    assert statistics.median(chosen) == RankingWeights().update_alike, chosen
+    # On the folds left out: most updates named, few wrongly.
+    hit = np.count_nonzero(marked & label)
+    assert hit / np.count_nonzero(label) >= 0.6
+    assert hit / np.count_nonzero(marked) >= 0.85
+
+
+@pytest.mark.slow
+def test_the_rule_holds_on_cases_the_threshold_was_not_chosen_on(embedder: OnnxEmbedder) -> None:
+    labelled = cases(LATER_UPDATES, LATER_OTHERS)
+    cosine, passes, label = scored(embedder, labelled)
+    marked = passes & (cosine >= RankingWeights().update_alike)
+    assert np.count_nonzero(marked & label) >= 0.75 * np.count_nonzero(label)
+    wrong = [labelled[i][:2] for i in np.flatnonzero(marked & ~label)]
+    assert wrong == []
+
+
+def test_the_words_of_a_change_miss_few_of_the_updates() -> None:
+    # The rule apart from the cosine: the updates it misses say their change in no word it
+    # reads ("joined", "After caching"), or repeat a value ("Dropped iOS 15").
+    missed = [later for earlier, later in UPDATES if not updates(earlier, later)]
+    assert len(missed) <= 5, missed
