@@ -343,19 +343,20 @@ def ended_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
 def _beside(text: str, obj: str, phrase: str) -> bool:
     """Whether ``phrase`` (a time) and ``obj`` (a fact's object) are told in one clause of
     ``text``, a few words apart at most."""
-    folded = text.casefold()
-    at, named = folded.find(phrase.casefold()), folded.find(obj.casefold())
+    # Found, measured and read in the folded text alike: a letter folding to two ("ß" is
+    # "ss") puts the folded text out of step with the text from there on.
+    folded, phrase, obj = text.casefold(), phrase.casefold(), obj.casefold()
+    at, named = folded.find(phrase), folded.find(obj)
     if at < 0 or named < 0:
         return False
     first, second = sorted(((at, len(phrase)), (named, len(obj))))
-    gap = text[first[0] + first[1] : second[0]]
+    gap = folded[first[0] + first[1] : second[0]]
     if "\n" in gap or "\r" in gap:
         return False  # another line
     between = gap.strip()
-    if at == first[0] and between.startswith(",") and _opens_sentence(text[:at]):
+    if at == first[0] and between.startswith(",") and _opens_sentence(folded[:at]):
         between = between[1:].lstrip()  # "Since 2019, Bob has worked at Acme"
-    words = set(between.casefold().split())
-    return _SAME_CLAUSE.fullmatch(between) is not None and not _CLAUSE_WORDS & words
+    return _SAME_CLAUSE.fullmatch(between) is not None and not _CLAUSE_WORDS & set(between.split())
 
 
 def _opens_sentence(before: str) -> bool:

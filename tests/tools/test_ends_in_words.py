@@ -122,6 +122,8 @@ async def test_an_explicit_valid_until_wins_and_an_explicit_valid_from_stays(
         "Sam lived in Berlin until March.",  # over when told: no time to come
         "Sam is in Berlin until Friday and in Rome until Monday.",  # two times
         "Sam is in Berlin. The office is closed until Monday.",  # told of something else
+        # Letters casefolding to two before both ("ß" is "ss") moved where each was found.
+        "Weiß, Strauß, Groß and Roß: Sam is in Berlin. We stay until Monday.",
         "Sam is in Berlin through Friday.",  # no reading of event time's
     ],
 )
