@@ -296,14 +296,19 @@ def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     it once, before it was said, in the clause naming the fact's object: "We moved to SQLite
     in March", told in May, holds from 1 March (from May, ``as_of`` April answered Postgres
     while ``happened`` said March). A time to come is left to ``valid_from`` (a plan may be
-    put off), and so are two times (which one the fact began at, the words do not say) and
-    a time told of something else (``_SAME_CLAUSE``). Planning tells it from when it was said
+    put off), and so are two times (which one the fact began at, the words do not say), a
+    time told of something else (``_SAME_CLAUSE``) and a state's end ("until Friday", whose
+    span opens today: ``ended_as_told``). Planning tells it from when it was said
     after all if a fact of its agent, subject and predicate already begins later from a
     start given or placed by its words (``planning``: news, not the history before what is
     held); one of the agent's alone that began only when told, it supersedes from its start
     (stale when told)."""
+    from doxa.store.event_time import holds_until
+
     if fact.valid_from is not None or fact.valid_until is not None or len(times) != 1:
         return fact
+    if holds_until(times[0]):
+        return fact  # "until Friday" tells an end (``ended_as_told``), its span's start today
     # The words' days are days of the clock they were told on, kept as if UTC (as for an
     # end, ``ended_as_told``): "in March" told at -07:00 began at midnight there.
     start = times[0].start.replace(tzinfo=said.tzinfo).astimezone(UTC)
@@ -320,16 +325,17 @@ def ended_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     month) on the clock it was told on (``said``'s, whose calendar the words were read in).
     The words are the fact's own, whoever its subject is. A deadline ("by Friday"), a time
     already past ("Sam lived in Paris until March" is no time to come), two times (which one
-    ends the fact, the words do not say) and a time told of something else ("Sam is in
-    Berlin. The office is closed until Monday") give no end. The start is left as told: "until
-    Friday" says when the state ends, not when it began (``begun_as_told`` reads no start
-    once an end is set)."""
+    ends the fact, the words do not say), a time told of something else ("Sam is in
+    Berlin. The office is closed until Monday") and one a negation comes before in its
+    sentence (``_NEGATION``: "Sam won't be in Berlin until Friday" is there from Friday on)
+    give no end. The start is left as told: "until Friday" says when the state ends, not
+    when it began (``begun_as_told`` reads no start from it)."""
     from doxa.store.event_time import holds_until
 
     if fact.valid_until is not None or len(times) != 1 or not holds_until(times[0]):
         return fact
     read = times[0]
-    if not _beside(text, fact.object, read.phrase):
+    if not _beside(text, fact.object, read.phrase) or _negated(text, read.phrase):
         return fact
     # The words' days are days of the clock they were told on, kept as if UTC: the end is
     # that midnight on ``said``'s clock, at the offset its zone has then (summer time may
@@ -357,6 +363,22 @@ def _beside(text: str, obj: str, phrase: str) -> bool:
     if at == first[0] and between.startswith(",") and _opens_sentence(folded[:at]):
         between = between[1:].lstrip()  # "Since 2019, Bob has worked at Acme"
     return _SAME_CLAUSE.fullmatch(between) is not None and not _CLAUSE_WORDS & set(between.split())
+
+
+#: A negation: before "until" in its sentence, it turns the time into a start ("Sam won't be
+#: in Berlin until Friday", "Not until Friday is Sam in Berlin") or keeps it an end ("Sam
+#: won't leave Berlin until Friday"), which the words' verb tells, not the time.
+_NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n['\u2019]t\b")
+
+
+def _negated(text: str, phrase: str) -> bool:
+    """Whether a negation comes before ``phrase`` (a time) in its sentence of ``text``."""
+    folded = text.casefold()
+    at = folded.find(phrase.casefold())
+    if at < 0:
+        return False
+    opened = max(folded.rfind(mark, 0, at) for mark in ".!?;\n") + 1
+    return _NEGATION.search(folded, opened, at) is not None
 
 
 def _opens_sentence(before: str) -> bool:

@@ -135,6 +135,30 @@ async def test_words_that_give_no_end_leave_the_fact_open(client: Client, text: 
     assert later == {text: True}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sam won't be in Berlin until Friday.",  # there from Friday on
+        "Sam isn't in Berlin until Friday.",
+        "Sam doesn't arrive in Berlin until Friday.",
+        "Not until Friday is Sam in Berlin.",
+        "Sam will never be in Berlin until Friday.",
+    ],
+)
+async def test_a_negated_until_gives_neither_end_nor_start(client: Client, text: str) -> None:
+    """ "Sam won't be in Berlin until Friday" says when the fact begins, not when it ends
+    ("won't leave Berlin until Friday" does say its end: a negation is not read either way).
+    It begins when told, as a fact whose words give no time."""
+    with anyio.fail_after(30):
+        told = await tell(client, text)
+        later = await sam(client, "2026-10-20")
+        found = await ok(client, "recall", query="", subject="Sam", explain=True)
+    assert "ends" not in told
+    assert later == {text: True}
+    [fact] = [r["fact"] for r in found["results"]]
+    assert fact["valid_from"] == WEDNESDAY and "valid_until" not in fact
+
+
 async def test_the_end_is_the_end_of_that_day_in_the_memorys_time_zone(tmp_path: Path) -> None:
     """Told now, in a memory whose zone is Berlin's, "until Friday" ends when the next
     Friday there does; told at a time with its own offset, on that clock (as its words are
