@@ -280,6 +280,20 @@ def _ahead(gap: timedelta) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
+def _on_clock(day: datetime, said: datetime, local: bool = False) -> datetime:
+    """``day``, a time the words of a memory said at ``said`` gave (``event_time`` keeps the
+    days of the clock they were told on as if UTC), in UTC: on ``said``'s clock (its offset,
+    or its zone's on that day), or with ``local`` (told now to a memory whose ``timezone``
+    is ``local``; ``said`` holds only today's offset), on the machine's, at the offset it
+    has on that day."""
+    if local:
+        try:
+            return day.replace(tzinfo=None).astimezone(UTC)  # naive: the machine's rules
+        except (OverflowError, OSError, ValueError):
+            pass  # a day the platform's clock cannot place: today's offset, as below
+    return day.replace(tzinfo=said.tzinfo).astimezone(UTC)
+
+
 #: What may stand between a fact's object and the time its words give, for the time to be
 #: the fact's: a few words, in one clause ("moved to SQLite in March", "In March we moved to
 #: SQLite", and after a time that opens its sentence, its comma: "Since 2019, Bob has worked
@@ -291,7 +305,9 @@ _SAME_CLAUSE = re.compile(
 _CLAUSE_WORDS = frozenset(("and", "but", "or", "while", "who", "which", "that", "because"))
 
 
-def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str) -> Fact:
+def begun_as_told(
+    fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str, local: bool = False
+) -> Fact:
     """``fact``, beginning when its words place it if it was given no time and they place
     it once, before it was said, in the clause naming the fact's object: "We moved to SQLite
     in March", told in May, holds from 1 March (from May, ``as_of`` April answered Postgres
@@ -309,20 +325,22 @@ def begun_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
         return fact
     if holds_until(times[0]):
         return fact  # "until Friday" tells an end (``ended_as_told``), its span's start today
-    # The words' days are days of the clock they were told on, kept as if UTC (as for an
-    # end, ``ended_as_told``): "in March" told at -07:00 began at midnight there.
-    start = times[0].start.replace(tzinfo=said.tzinfo).astimezone(UTC)
+    # "in March" told at -07:00 began at midnight there (``_on_clock``).
+    start = _on_clock(times[0].start, said, local)
     if start >= said or not _beside(text, fact.object, times[0].phrase):
         return fact
     return replace(fact, valid_from=start, from_words=True)
 
 
-def ended_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str) -> Fact:
+def ended_as_told(
+    fact: Fact, times: tuple[EventTime, ...], said: datetime, text: str, local: bool = False
+) -> Fact:
     """``fact``, ending when its words say it holds until, if it was given no end and they
     tell one time, a state's end to come (``event_time.holds_until``: "Sam is in Berlin
     until Friday", "her contract was extended to June"), in the clause naming the fact's
     object (``_SAME_CLAUSE``), later than a ``valid_from`` given: at the end of that day (or
-    month) on the clock it was told on (``said``'s, whose calendar the words were read in).
+    month) on the clock it was told on (``said``'s, whose calendar the words were read in;
+    with ``local``, the machine's, ``_on_clock``).
     The words are the fact's own, whoever its subject is. A deadline ("by Friday"), a time
     already past ("Sam lived in Paris until March" is no time to come), two times (which one
     ends the fact, the words do not say), a time told of something else ("Sam is in
@@ -337,10 +355,9 @@ def ended_as_told(fact: Fact, times: tuple[EventTime, ...], said: datetime, text
     read = times[0]
     if not _beside(text, fact.object, read.phrase) or _negated(text, read.phrase):
         return fact
-    # The words' days are days of the clock they were told on, kept as if UTC: the end is
-    # that midnight on ``said``'s clock, at the offset its zone has then (summer time may
-    # be over by Friday).
-    until = read.end.replace(tzinfo=said.tzinfo).astimezone(UTC)
+    # That midnight on the clock it was told on, at the offset it has then (summer time may
+    # be over by Friday: ``_on_clock``).
+    until = _on_clock(read.end, said, local)
     if fact.valid_from is not None and until <= fact.valid_from:
         return fact  # "until the 17th" read in December, of a plan beginning in January
     return replace(fact, valid_until=until, until_words=read.phrase)
@@ -510,10 +527,12 @@ def validate(draft: MemoryDraft, default_agent: str, zone: str = "UTC") -> NewMe
     from doxa.store.event_time import event_times
 
     # Told without a time, in the calendar of the memory's time zone (``zone``).
+    local = said is None and zone == "local"
     said = said or in_zone(now, zone)
     times = tuple(event_times(told, said, stated))
     if fact is not None:
-        fact = begun_as_told(ended_as_told(fact, times, said, told), times, said, told)
+        fact = ended_as_told(fact, times, said, told, local)
+        fact = begun_as_told(fact, times, said, told, local)
     return NewMemory(
         text=text,
         text_key=memory_key(text, record),

@@ -4,8 +4,9 @@ several agents, forgetting one agent's belief, and provenance after a retraction
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 
 from doxa.server.settings import Settings
-from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft
-from doxa.store.drafts import predicate_words
+from doxa.store import FactDraft, InvalidInput, Memory, MemoryDraft, SupportDraft, drafts
+from doxa.store.drafts import predicate_words, validate
 from doxa.store.memory import Remembered
 from doxa.store.settings import unlisted_cardinality
 from doxa.store.values import iso, utc_now
@@ -1036,6 +1037,32 @@ def test_a_start_read_from_words_is_that_day_on_the_clock_they_were_told_on(
         assert team["since"].isoformat() == "2026-02-01T08:00:00+00:00"
     finally:
         memory.close()
+
+
+def test_words_told_now_in_the_machines_zone_are_read_at_its_offset_on_their_day(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Told now (21 October, summer time) to a memory whose zone is the machine's (``local``,
+    here Berlin's): "in March" began at midnight there in winter time, and "until Monday"
+    (the 26th, after the clocks went back) ends at that Tuesday's midnight in winter time,
+    as for a zone named (a fixed offset, summer's, was an hour out both ways)."""
+    monkeypatch.setattr(drafts, "utc_now", lambda: datetime(2026, 10, 21, 10, tzinfo=UTC))
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        told = [
+            validate(MemoryDraft(text, fact=FactDraft(*fact)), "scout", "local").fact
+            for text, fact in [
+                ("Sam is in Berlin until Monday.", ("Sam", "located in", "Berlin")),
+                ("We moved to SQLite in March.", ("project", "uses database", "SQLite")),
+            ]
+        ]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    [until, since] = told
+    assert until is not None and until.valid_until == datetime(2026, 10, 26, 23, tzinfo=UTC)
+    assert since is not None and since.valid_from == datetime(2026, 2, 28, 23, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
