@@ -481,6 +481,51 @@ def test_the_page_lists_entities_of_a_count_alphabetically_in_any_case(
     assert [e[0] for e in json.loads(data)["e"]] == ["Bob", "active", "Zoë", "Émile"]
 
 
+@needs_chromium
+def test_a_cancelled_plans_timeline_on_the_page_is_as_about_tells_it(tmp_path: Path) -> None:
+    """The Lisbon trip called off on 3 December: ``about`` shows one event, the plan
+    superseded when the cancellation was told; the page showed the cancellation's own
+    ``ended`` too (it held at no time), and the plan superseded at its own start."""
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    trip = ("we", "trip to", "Lisbon")
+    try:
+        memory.remember(
+            [
+                MemoryDraft(
+                    "We fly to Lisbon from 10 to 17 January.",
+                    observed_at="2026-12-01T10:00:00Z",
+                    fact=FactDraft(*trip, valid_from="2027-01-10", valid_until="2027-01-17"),
+                )
+            ]
+        )
+        memory.remember(
+            [
+                MemoryDraft(
+                    "The Lisbon trip is cancelled.",
+                    observed_at="2026-12-03T10:00:00Z",
+                    fact=FactDraft(*trip, valid_until="2026-12-03T09:59:55Z"),
+                )
+            ]
+        )
+        told = [(e["event"], e["at"].isoformat()) for e in memory.about("we")["timeline"]]
+        assert memory.settle(timeout=10)
+    finally:
+        memory.close()
+    page = tmp_path / "memory.html"
+    where = ["--embedder", "hash", "--data-dir", str(tmp_path / "m")]
+    assert main(["view", *where, "--out", str(page)]) == 0
+    shown = chromium("--dump-dom", page.as_uri() + "#we", profile=tmp_path / "profile").stdout
+    rows = re.findall(
+        r'<td class="when">([^<]*)</td><td>(\w+): we trip to Lisbon[^<]*</td>',
+        isolates_dropped(shown),
+    )
+    assert told == [("superseded", "2026-12-03T10:00:00+00:00")]
+    assert [(event, at) for at, event in rows if event != "happened"] == [
+        ("superseded", "2026-12-03 10:00")
+    ]
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]
