@@ -53,6 +53,8 @@ def starting_with(
     # An entity or topic is named with or without its leading article ("Beat" and "the
     # beat" both complete to "The Beatles", and to "Beatles"): as its key is.
     keyed = topic_key(prefix) if kind != "agent" else None
+    if keyed is not None and prefix[-1:].isspace():
+        keyed += " "  # the word typed is whole: "the " is not "Theo"
     matching = sorted(
         {
             name

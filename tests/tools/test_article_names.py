@@ -89,6 +89,17 @@ async def test_the_beatles_and_beatles_are_one_topic(client: Client) -> None:
     assert named.completion.values == spelt.completion.values == ["The Beatles"]
 
 
+async def test_a_completion_ending_in_a_space_ends_a_word(client: Client) -> None:
+    # "the " keyed as "the" offered Theo: the space typed says the word is whole.
+    with anyio.fail_after(30):
+        for name in ("Theo", "the user", "The Beatles", "Anne"):
+            await fact(client, name, "likes", "tea")
+        the = await client.complete(ENTITY, {"name": "name", "value": "the "})
+        a = await client.complete(ENTITY, {"name": "name", "value": "a "})
+    assert the.completion.values == ["The Beatles", "the user"]
+    assert a.completion.values == []
+
+
 async def test_a_name_that_names_nothing_is_offered_what_it_is_spelt_like_without_the_article(
     client: Client,
 ) -> None:
