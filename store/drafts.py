@@ -285,13 +285,17 @@ def _on_clock(day: datetime, said: datetime, local: bool = False) -> datetime:
     days of the clock they were told on as if UTC), in UTC: on ``said``'s clock (its offset,
     or its zone's on that day), or with ``local`` (told now to a memory whose ``timezone``
     is ``local``; ``said`` holds only today's offset), on the machine's, at the offset it
-    has on that day."""
+    has on that day. A day no clock can move so (midnight of 1 January of year 1 east of
+    UTC, before the first day UTC holds) stays as if told in UTC."""
     if local:
         try:
             return day.replace(tzinfo=None).astimezone(UTC)  # naive: the machine's rules
         except (OverflowError, OSError, ValueError):
             pass  # a day the platform's clock cannot place: today's offset, as below
-    return day.replace(tzinfo=said.tzinfo).astimezone(UTC)
+    try:
+        return day.replace(tzinfo=said.tzinfo).astimezone(UTC)
+    except OverflowError:
+        return day
 
 
 #: What may stand between a fact's object and the time its words give, for the time to be

@@ -1039,6 +1039,23 @@ def test_a_start_read_from_words_is_that_day_on_the_clock_they_were_told_on(
         memory.close()
 
 
+def test_a_start_at_the_calendars_first_day_told_east_of_utc_is_that_day_in_utc(
+    memory: Memory,
+) -> None:
+    """Midnight of 1 January of year 1 at +08:00 is before the first day UTC can hold (the
+    call failed, "date value out of range"): it begins then, as if told in UTC."""
+    said(
+        memory,
+        "project",
+        "uses database",
+        "SQLite",
+        when="2026-05-10T09:00:00+08:00",
+        text="We moved to SQLite on 1 January 0001.",
+    )
+    [entry] = memory.about("project")["facts"]["uses_database"]
+    assert entry["since"].isoformat() == "0001-01-01T00:00:00+00:00"
+
+
 def test_words_told_now_in_the_machines_zone_are_read_at_its_offset_on_their_day(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
