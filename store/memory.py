@@ -101,7 +101,7 @@ from doxa.store.values import (
     parse_time,
     utc_now,
 )
-from doxa.store.working_memory import NO_END, Entry, WorkingMemory, topic_key
+from doxa.store.working_memory import NO_END, Entry, WorkingMemory, fact_key, topic_key
 
 if TYPE_CHECKING:  # imported on the warm-up thread: lancedb alone takes most of a second
     from doxa.store.graph import Graph, GraphWriter
@@ -569,7 +569,10 @@ class Memory:
             new = remembering.entries(write)
             with self._working_lock.writing():
                 remembering.apply(working, write, new)
-            self._facts_changed(new)
+                given_back = [
+                    working.entries[working.row_of[r[0]]] for p in plans for r in p.reopens
+                ]
+            self._facts_changed(new + given_back)
             # The graph holds the memories now and the working memory finds them by their
             # words; their embeddings follow on the queue's thread, the index rows after.
             if plans:
@@ -1096,7 +1099,8 @@ class Memory:
                         if ender is not None and until is not None:
                             working.supersede(working.row_of[ender], row, until, at)
                 changed = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
-                self._facts_changed([entry, *(working.entries[r] for r in changed)])
+                ended = self._end_given_back(entry, [r for r, _, _ in reopened])
+                self._facts_changed([entry, *(working.entries[r] for r in changed), *ended])
                 return Forgotten(obs, mode, [withdrawing], False, others)
             with self._working_lock.reading():
                 reopened = planning.reopened(working, row)
@@ -1132,8 +1136,32 @@ class Memory:
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
                 self._purged[obs] = beliefs
-            self._facts_changed([entry, *(working.entries[r] for r, *_ in restoring)])
+            ended = self._end_given_back(entry, [r for r, _, _ in reopened])
+            self._facts_changed([entry, *(working.entries[r] for r, *_ in restoring), *ended])
         return Forgotten(obs, mode, beliefs, False)
+
+    def _end_given_back(self, forgotten: Entry, reopened: Sequence[int]) -> list[Entry]:
+        """End the facts that the facts a forget gave back begin within, as a write of them
+        would have (``planning.overlapping``): a plan whose cancellation is forgotten ends,
+        where it begins, the fact its cancellation had given back. Its own transaction,
+        after the forget's (a crash between leaves what start-up ends the same way). The
+        caller holds the graph's lock. Returns the facts ended."""
+        working = self._wm
+        key = fact_key(forgotten)
+        if key is None or not reopened:
+            return []
+        with self._working_lock.reading():
+            ended = [e for e in planning.overlapping(working, [key]) if e[1] in reopened]
+        if not ended:
+            return []
+        entries = working.entries
+        links = [(entries[newer].id, entries[older].id, at) for older, newer, at in ended]
+        now = utc_now()
+        self.graph.transact("forget (ending facts given back)", lambda w: w.supersede(links, now))
+        with self._working_lock.writing():
+            for older, newer, at in ended:
+                working.supersede(newer, older, at, now)
+        return [entries[older] for older, _, _ in ended]
 
     # ---- prune ------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ planned as one write with one ``Batch``, as if they had come one after another.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -52,6 +52,10 @@ class Plan:
     #: other agents, withdrawn by this newer fact (the others still hold them); each held,
     #: for this agent, until this fact began.
     withdraws: list[tuple[str, str, datetime]] = field(default_factory=list)
+    #: (fact id, plan id, end, newer id): facts a plan this one cancels had ended, given
+    #: back: that plan no longer ends them from now on, and they end at ``end`` (None: no
+    #: end), where the fact ``newer`` (None: none, or their stated end) supersedes them.
+    reopens: list[tuple[str, str, datetime | None, str | None]] = field(default_factory=list)
     #: (predicate, cardinality) when this fact is the first to use its predicate.
     new_predicate: tuple[str, str] | None = None
     #: the predicate's cardinality ("one" or "many"), for a fact.
@@ -310,6 +314,12 @@ def plan(
                         held.until = held.start
                         if held.plan is not None:
                             held.plan.valid_until = held.start
+                        elif held.start >= end:
+                            # Cancelled: a plan that holds at no time ends nothing, so the
+                            # facts it would have ended hold on, as forgetting it gives them
+                            # back ("moving to Munich in January" called off: Berlin holds
+                            # on past January). A plan told in this same write keeps them.
+                            new.reopens += _given_back(working, held, facts)
                         continue
                     belief = held.beliefs.pop(memory.agent)
                     held.ended[memory.agent] = (belief, held.start)
@@ -484,6 +494,40 @@ def cancels(end: datetime, start: datetime, said: datetime) -> bool:
     is told, a clock's skew aside. An end told of a later time is a fact of its own, held
     until then ("We are in Lisbon until the 20th" beside a trip there in January)."""
     return said < start and end <= start and end <= said + FUTURE_SKEW
+
+
+def _given_back(
+    working: WorkingMemory, plan: Held, facts: list[Held]
+) -> list[tuple[str, str, datetime | None, str | None]]:
+    """The facts the stored ``plan``, cancelled, had ended, with the end each has without
+    it (``reopened``), as ``Plan.reopens``; ``facts`` (the write's, of the plan's subject
+    and predicate) are changed to match. A fact planned earlier in the write that begins
+    after one given back ends it, as it would have ended it had it held then."""
+    out: list[tuple[str, str, datetime | None, str | None]] = []
+    byid = {h.id: h for h in facts}
+    for row, until, newer in reopened(working, working.row_of[plan.id]):
+        entry = working.entries[row]
+        held = byid.get(entry.id)
+        if held is not None:
+            later = [
+                h
+                for h in facts
+                if h.plan is not None
+                and h.object != held.object
+                and set(held.beliefs) <= set(h.beliefs)
+                and h.start > held.start
+                and holds_ever(h.start, h.stated)
+                and not h.stale
+                and (until is None or h.start < until)
+            ]
+            if later:
+                first = min(later, key=lambda h: h.start)
+                assert first.plan is not None
+                until, newer = first.start, None
+                first.plan.superseded.append((held.id, first.start))
+            held.until = until
+        out.append((entry.id, plan.id, until, newer))
+    return out
 
 
 def _cancelled_ahead(held: Held, end: datetime | None) -> bool:
@@ -870,18 +914,23 @@ def _covers(later: datetime | None, until: datetime | None) -> bool:
     return later is None or (until is not None and later >= until)
 
 
-def overlapping(working: WorkingMemory) -> list[tuple[int, int, datetime]]:
+def overlapping(
+    working: WorkingMemory, keys: Iterable[tuple[str, str]] | None = None
+) -> list[tuple[int, int, datetime]]:
     """Facts of a single-valued predicate that still hold when a later fact of their agents
     (another object) begins, as (older row, newer row, the newer one's start): two values
     at once for one agent. This version's writes never leave one (a newer fact of the agent
-    ends the older, a forget ends what it reopens where the next fact begins); forgets and
-    sharing of earlier versions did, and so does an import merging another memory's facts
-    into this one's. Start-up ends them (``open_stores``), as a write would have.
+    ends the older, a forget ends what it reopens where the next fact begins, and what the
+    facts it gives back begin within); forgets and sharing of earlier versions did, and so
+    does an import merging another memory's facts into this one's. Start-up ends them
+    (``open_stores``), as a write would have. ``keys``: only facts of these (subject,
+    predicate) keys (None: all).
     """
     found: list[tuple[int, int, datetime]] = []
     entries = working.entries
     # Only subjects and predicates that ever named two objects can hold two at once.
-    for key in working.mixed_facts:
+    mixed = working.mixed_facts if keys is None else working.mixed_facts & set(keys)
+    for key in mixed:
         rows = [r for r in working.fact_index.get(key, []) if not entries[r].retracted]
         if len(rows) < 2 or working.cardinality(entries[rows[0]].predicate or "") != "one":
             continue

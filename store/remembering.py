@@ -124,10 +124,16 @@ def write(w: GraphWriter, write: Write) -> None:
     )
     w.contradict([(p.observation_id, other, now) for p in plans for other in p.memory.contradicts])
     w.create_records([(p.observation_id, p.memory.record) for p in plans if p.memory.record])
+    # Facts a cancelled plan had ended, given back (before the links below, which may end
+    # one again where a fact of this write begins).
+    reopens = [r for p in plans for r in p.reopens]
+    w.undo_supersessions([(plan, fact) for fact, plan, _, _ in reopens], now)
+    w.end_validity([(fact, until) for fact, _, until, _ in reopens])
     w.supersede(
         [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
         + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
-        + [(s.observation_id, older, at) for s in write.shares for older, at in s.superseded],
+        + [(s.observation_id, older, at) for s in write.shares for older, at in s.superseded]
+        + [(newer, fact, until) for fact, _, until, newer in reopens if newer and until],
         now,
     )
 
@@ -166,7 +172,7 @@ def entries(write: Write) -> list[Entry]:
 def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
     """Mirror a committed write in the working memory (the vectors follow): its ``new``
     entries (from ``entries``), their beliefs, the beliefs shared and withdrawn, the
-    predicates first used, and supersessions."""
+    predicates first used, the facts cancelled plans give back, and supersessions."""
     rows: dict[str, int] = {}
     for plan, entry in zip(write.plans, new, strict=True):
         r = working.add(entry)
@@ -189,6 +195,12 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
             other_row = rows.get(other, working.row_of.get(other))
             assert other_row is not None
             working.contradict(rows[plan.observation_id], other_row, write.at)
+    for plan in write.plans:
+        for fact, cancelled, end, newer in plan.reopens:
+            fact_row = working.row_of[fact]
+            working.reopen(fact_row, end, cancelled, undone=write.at)
+            if newer is not None and end is not None:
+                working.supersede(working.row_of[newer], fact_row, end, write.at)
     for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))

@@ -12,6 +12,7 @@ from doxa.server.settings import Settings
 from doxa.store import FactDraft, Memory, MemoryDraft
 from doxa.store.exporting import ImportRefused
 from doxa.store.importing import import_file
+from doxa.store.values import iso, utc_now
 from tests.store.test_facts import open_memory
 
 OCT = "2026-10-05T09:00:00Z"
@@ -403,3 +404,35 @@ def test_a_cancelled_plans_timeline_says_once_that_it_was_called_off(memory: Mem
         ("ended", lone, None),
         ("superseded", move.observation_id, off),
     ]
+
+
+def test_a_plan_cancelled_in_a_batch_gives_back_what_it_ended_until_a_later_fact_there(
+    memory: Memory,
+) -> None:
+    """Sam lives in Berlin, plans a move to Munich from January 2030 (Berlin ends there),
+    then one call tells a move to Paris from March and calls Munich off: Berlin holds until
+    Paris begins, as when the two are told one by one."""
+    berlin, _ = tell(memory, "Sam lives in Berlin.", "Berlin", predicate="lives in")
+    munich, ended = tell(
+        memory, "Sam moves to Munich.", "Munich", predicate="lives in", valid_from="2030-01-10"
+    )
+    assert ended == [berlin]
+    off = iso(utc_now())
+    paris, cancelled = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam moves to Paris in March 2030.",
+                agent="scout",
+                fact=FactDraft("Sam", "lives in", "Paris", valid_from="2030-03-01"),
+            ),
+            MemoryDraft(
+                text="Sam's move to Munich is off.",
+                agent="scout",
+                fact=FactDraft("Sam", "lives in", "Munich", valid_until=off),
+            ),
+        ]
+    )
+    assert cancelled.superseded == [munich]
+    assert current(memory, as_of="2030-02-01") == ["Sam lives in Berlin."]
+    assert current(memory, as_of="2030-04-01") == ["Sam moves to Paris in March 2030."]
+    assert memory.evidence(berlin)["superseded_by"] == [paris.observation_id]

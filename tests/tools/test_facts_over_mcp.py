@@ -597,3 +597,51 @@ async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
     assert again["observation_id"] == called_off["observation_id"]
     for found in (march, today):
         assert [r["text"] for r in found["results"] if r.get("current", True)] == []
+
+
+async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path: Path) -> None:
+    """Sam lives in Berlin; a move to Munich from January 2030 ends Berlin there; the move
+    is called off (the plan told again with only an end now). The plan holds at no time, so
+    it ends nothing: Berlin holds on past January (it had ended there, and as_of June found
+    Sam living nowhere), as remembered and after a restart; at a known_at before the
+    cancellation the plan holds as told then. Forgetting the cancellation gives the plan
+    back, and with it Berlin's end in January."""
+    settings = hash_settings(tmp_path / "memory")
+    move = {"subject": "Sam", "predicate": "lives in", "object": "Munich"}
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            berlin = await fact(client, "Sam", "lives in", "Berlin", observed_at="2026-05-01")
+            planned = await ok(
+                client, "remember", text="Sam moves to Munich on 10 January 2030.",
+                agent="scout", fact={**move, "valid_from": "2030-01-10"},
+            )  # fmt: skip
+            time.sleep(0.01)
+            before = iso(utc_now())
+            time.sleep(0.01)
+            cancelled = await ok(
+                client, "remember", text="Sam's move to Munich is off.", agent="scout",
+                fact={**move, "valid_until": iso(utc_now())},
+            )  # fmt: skip
+            june = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
+            held = await ok(
+                client, "recall", query="", subject="Sam", as_of="2030-06-01", known_at=before
+            )
+        async with Client(create_server(settings)) as client:
+            after_start = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
+            about = await ok(client, "about", name="Sam", as_of="2030-06-01")
+            cited = await ok(client, "cite_evidence", id=berlin)
+            await ok(client, "forget", id=cancelled["observation_id"])
+            back = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
+            now = await ok(client, "recall", query="", subject="Sam")
+    plan = planned["observation_id"]
+    assert planned["superseded"] == [berlin]
+    assert cancelled["superseded"] == [plan]
+
+    def current(found: dict[str, Any]) -> list[str]:
+        return [r["observation_id"] for r in found["results"] if r.get("current", True)]
+
+    assert current(june) == [berlin] and current(after_start) == [berlin]
+    assert current(held) == [plan]
+    assert [f["object"] for f in about["facts"]["lives_in"]] == ["Berlin"]
+    assert "valid_until" not in cited["observation"] and "superseded_by" not in cited
+    assert current(back) == [plan] and current(now) == [berlin]
