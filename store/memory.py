@@ -569,9 +569,9 @@ class Memory:
             new = remembering.entries(write)
             with self._working_lock.writing():
                 remembering.apply(working, write, new)
-                given_back = [
-                    working.entries[working.row_of[r[0]]] for p in plans for r in p.reopens
-                ]
+                back = [working.row_of[fact] for p in plans for fact, *_ in p.reopens]
+                back += [row for p in plans for row, *_ in p.restores]
+                given_back = [working.entries[r] for r in back]
             self._facts_changed(new + given_back)
             # The graph holds the memories now and the working memory finds them by their
             # words; their embeddings follow on the queue's thread, the index rows after.
@@ -1091,7 +1091,7 @@ class Memory:
                         working.withdraw(row, withdrawing, at)
                     else:
                         working.withdraw_outright(withdrawing, micros(at))
-                    _restore(working, restoring, at)
+                    remembering.restore(working, restoring, at)
                     for _, until, ender, dropped in own:
                         for newer in dropped:
                             working.reopen(row, until, newer, undone=at)
@@ -1132,7 +1132,7 @@ class Memory:
                     working.retract(row, at)
                 else:
                     working.purge(row)
-                _restore(working, restoring, at)
+                remembering.restore(working, restoring, at)
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
                 self._purged[obs] = beliefs
@@ -1142,8 +1142,10 @@ class Memory:
 
     def _end_given_back(self, forgotten: Entry, reopened: Sequence[int]) -> list[Entry]:
         """End the facts that the facts a forget gave back begin within, as a write of them
-        would have (``planning.overlapping``): a plan whose cancellation is forgotten ends,
-        where it begins, the fact its cancellation had given back. Its own transaction,
+        would have (``planning.overlapping``), or withdraw their agents' beliefs in them
+        where others hold them too (``planning.withdrawn_by``): a plan whose cancellation is
+        forgotten ends, where it begins, the fact its cancellation had given back. Its own
+        transaction,
         after the forget's (a crash between leaves what start-up ends the same way). The
         caller holds the graph's lock. Returns the facts ended."""
         working = self._wm
@@ -1152,16 +1154,24 @@ class Memory:
             return []
         with self._working_lock.reading():
             ended = [e for e in planning.overlapping(working, [key]) if e[1] in reopened]
-        if not ended:
+            withdrawn = planning.withdrawn_by(working, reopened)
+        if not ended and not withdrawn:
             return []
         entries = working.entries
         links = [(entries[newer].id, entries[older].id, at) for older, newer, at in ended]
         now = utc_now()
-        self.graph.transact("forget (ending facts given back)", lambda w: w.supersede(links, now))
+
+        def ending(w: GraphWriter) -> None:
+            w.supersede(links, now)
+            w.withdraw_beliefs([(belief, until) for _, belief, until in withdrawn], now)
+
+        self.graph.transact("forget (ending facts given back)", ending)
         with self._working_lock.writing():
             for older, newer, at in ended:
                 working.supersede(newer, older, at, now)
-        return [entries[older] for older, _, _ in ended]
+            for row, belief, until in withdrawn:
+                working.withdraw(row, belief, now, until)
+        return [entries[row] for row, *_ in ended + withdrawn]
 
     # ---- prune ------------------------------------------------------------------------------
 
@@ -1683,19 +1693,6 @@ def _inherited_end(
     if stated is not None and (until is None or stated < until):
         until, by = stated, None
     return entry.id, until, by, dropped
-
-
-def _restore(
-    working: WorkingMemory, restoring: list[tuple[int, str, str, str, Decimal | None]], at: datetime
-) -> None:
-    """Hold the restored beliefs in the working memory, as ``restore_beliefs`` did in the
-    graph: the withdrawn one held until a later fact holds no more from ``at``."""
-    for other, agent, old, new, confidence in restoring:
-        withdrawn = working.withdrawn.get(other, [])
-        until_later = any(b == old and until is not None for _, b, *_, until in withdrawn)
-        if until_later and working.held_then(old):
-            working.withdraw_outright(old, micros(at))
-        working.hold(other, agent, new, at, confidence)
 
 
 def _recollection(

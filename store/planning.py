@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 
 import numpy as np
 
@@ -56,6 +57,9 @@ class Plan:
     #: back: that plan no longer ends them from now on, and they end at ``end`` (None: no
     #: end), where the fact ``newer`` (None: none, or their stated end) supersedes them.
     reopens: list[tuple[str, str, datetime | None, str | None]] = field(default_factory=list)
+    #: (row, agent, withdrawn belief id, new belief id, its confidence): beliefs a plan this
+    #: one cancels had withdrawn (in facts others hold too), held again from now on.
+    restores: list[tuple[int, str, str, str, Decimal | None]] = field(default_factory=list)
     #: (predicate, cardinality) when this fact is the first to use its predicate.
     new_predicate: tuple[str, str] | None = None
     #: the predicate's cardinality ("one" or "many"), for a fact.
@@ -320,6 +324,7 @@ def plan(
                             # back ("moving to Munich in January" called off: Berlin holds
                             # on past January). A plan told in this same write keeps them.
                             new.reopens += _given_back(working, held, facts)
+                            new.restores += _beliefs_given_back(working, held, facts)
                         continue
                     belief = held.beliefs.pop(memory.agent)
                     held.ended[memory.agent] = (belief, held.start)
@@ -527,6 +532,24 @@ def _given_back(
                 first.plan.superseded.append((held.id, first.start))
             held.until = until
         out.append((entry.id, plan.id, until, newer))
+    return out
+
+
+def _beliefs_given_back(
+    working: WorkingMemory, plan: Held, facts: list[Held]
+) -> list[tuple[int, str, str, str, Decimal | None]]:
+    """The beliefs the stored ``plan``, cancelled, had withdrawn in facts others hold too
+    (``restored``), each with a new belief id and the withdrawn one's confidence, as
+    ``Plan.restores``; ``facts`` are changed to match."""
+    out: list[tuple[int, str, str, str, Decimal | None]] = []
+    byid = {h.id: h for h in facts}
+    for row, agent, old in restored(working, working.row_of[plan.id]):
+        belief = new_id("bel")
+        held = byid.get(working.entries[row].id)
+        if held is not None:
+            held.ended.pop(agent, None)
+            held.beliefs[agent] = belief
+        out.append((row, agent, old, belief, working.withdrawn_confidence.get(old)))
     return out
 
 
@@ -905,6 +928,45 @@ def _next_fact(
         if found is None or start < found[1]:
             found = (other, start)
     return found
+
+
+def withdrawn_by(working: WorkingMemory, rows: Iterable[int]) -> list[tuple[int, str, datetime]]:
+    """The beliefs that the facts at ``rows`` (given back by a forget) withdraw, as a write
+    of them would have (``_end_older``): each agent's belief in a fact of another object,
+    one it holds with other agents, begun before and holding when the given-back fact of
+    that agent begins. Returns (row, belief id, until: that start); ``overlapping`` ends
+    the facts the agents hold alone."""
+    found: dict[str, tuple[int, str, datetime]] = {}
+    entries = working.entries
+    for row in rows:
+        given = entries[row]
+        key = fact_key(given)
+        start = given.valid_from or given.observed_at
+        if (
+            key is None
+            or given.retracted
+            or working.cardinality(given.predicate or "") != "one"
+            or not holds_ever(start, given.valid_until)
+        ):
+            continue
+        obj = topic_key(given.object or "")
+        for other in working.fact_index.get(key, []):
+            older = entries[other]
+            began = older.valid_from or older.observed_at
+            if (
+                other == row
+                or older.retracted
+                or topic_key(older.object or "") == obj
+                or len(older.agents) < 2
+                or began >= start
+                or (older.valid_until is not None and older.valid_until <= start)
+            ):
+                continue
+            for agent in given.agents:
+                belief = working.belief_of(other, agent)
+                if belief is not None and (belief not in found or found[belief][2] > start):
+                    found[belief] = (other, belief, start)
+    return list(found.values())
 
 
 def _covers(later: datetime | None, until: datetime | None) -> bool:

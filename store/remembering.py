@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from doxa.store import event_time
 from doxa.store.planning import Plan, Shared
+from doxa.store.values import micros
 from doxa.store.working_memory import Entry, WorkingMemory
 
 if TYPE_CHECKING:
@@ -129,6 +131,7 @@ def write(w: GraphWriter, write: Write) -> None:
     reopens = [r for p in plans for r in p.reopens]
     w.undo_supersessions([(plan, fact) for fact, plan, _, _ in reopens], now)
     w.end_validity([(fact, until) for fact, _, until, _ in reopens])
+    w.restore_beliefs([(old, new) for p in plans for _, _, old, new, _ in p.restores], now)
     w.supersede(
         [(p.observation_id, older, at) for p in plans for older, at in p.superseded]
         + [(newer, p.observation_id, at) for p in plans for newer, at in p.superseded_by]
@@ -196,6 +199,7 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
             assert other_row is not None
             working.contradict(rows[plan.observation_id], other_row, write.at)
     for plan in write.plans:
+        restore(working, plan.restores, write.at)
         for fact, cancelled, end, newer in plan.reopens:
             fact_row = working.row_of[fact]
             working.reopen(fact_row, end, cancelled, undone=write.at)
@@ -211,3 +215,19 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
             assert newer_row is not None
             working.link(newer_row, rows[plan.observation_id], at, write.at)
             working.superseded_by(rows[plan.observation_id], newer)
+
+
+def restore(
+    working: WorkingMemory,
+    restoring: Sequence[tuple[int, str, str, str, Decimal | None]],
+    at: datetime,
+) -> None:
+    """Hold restored beliefs in the working memory, as the graph's ``restore_beliefs`` did:
+    (row, agent, withdrawn belief id, new belief id, confidence); the withdrawn one, held
+    until a later fact, holds no more from ``at``."""
+    for other, agent, old, new, confidence in restoring:
+        withdrawn = working.withdrawn.get(other, [])
+        until_later = any(b == old and until is not None for _, b, *_, until in withdrawn)
+        if until_later and working.held_then(old):
+            working.withdraw_outright(old, micros(at))
+        working.hold(other, agent, new, at, confidence)

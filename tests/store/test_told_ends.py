@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -436,3 +437,58 @@ def test_a_plan_cancelled_in_a_batch_gives_back_what_it_ended_until_a_later_fact
     assert current(memory, as_of="2030-02-01") == ["Sam lives in Berlin."]
     assert current(memory, as_of="2030-04-01") == ["Sam moves to Paris in March 2030."]
     assert memory.evidence(berlin)["superseded_by"] == [paris.observation_id]
+
+
+def test_a_plan_cancelled_gives_back_the_agents_belief_in_a_fact_others_hold_too(
+    settings: Settings, memory: Memory
+) -> None:
+    """scout and driver both hold "Sam lives in Berlin"; driver's plan of a move to Munich
+    from January 2030 withdraws driver's belief there (Berlin stays scout's); driver calls
+    the move off: driver holds Berlin past January again, with its own confidence, as
+    remembered and after a restart."""
+    berlin, _ = tell(memory, "Sam lives in Berlin.", "Berlin", predicate="lives in")
+    [shared] = memory.remember(
+        [
+            MemoryDraft(
+                text="Sam lives in Berlin.",
+                agent="driver",
+                confidence="0.6",
+                observed_at=OCT,
+                fact=FactDraft("Sam", "lives in", "Berlin"),
+            )
+        ]
+    )
+    assert shared.observation_id == berlin
+    munich, _ = tell(
+        memory, "Sam moves to Munich.", "Munich", agent="driver", predicate="lives in",
+        valid_from="2030-01-10",
+    )  # fmt: skip
+    assert current(memory, as_of="2030-06-01", agent="driver") == ["Sam moves to Munich."]
+    off, ended = tell(
+        memory, "Sam's move to Munich is off.", "Munich", agent="driver", when=DEC,
+        predicate="lives in", valid_until=DEC,
+    )  # fmt: skip
+    assert ended == [munich]
+    for again in (memory, None):
+        if again is None:
+            memory.close()
+            again = open_memory(settings)
+        try:
+            assert current(again, as_of="2030-06-01", agent="driver") == ["Sam lives in Berlin."]
+            found = again.recall("", subject="Sam", agent="driver", as_of="2030-06-01")
+            assert [r.confidence for r in found.results if r.current] == [Decimal("0.6")]
+            believers = [b["agent"] for b in again.evidence(berlin)["believers"]]
+            assert sorted(believers) == ["driver", "scout"]
+            if again is not memory:
+                # Forgetting the cancellation gives the plan back, and with it the end of
+                # driver's belief in Berlin.
+                again.forget(off, agent="driver")
+                for agent, when, held in (
+                    ("driver", "2029-06-01", "Sam lives in Berlin."),
+                    ("driver", "2030-06-01", "Sam moves to Munich."),
+                    ("scout", "2030-06-01", "Sam lives in Berlin."),
+                ):
+                    assert current(again, as_of=when, agent=agent) == [held]
+        finally:
+            if again is not memory:
+                again.close()
