@@ -718,10 +718,15 @@ def _read_by_29(observation: dict[str, Any]) -> bool:
 
 def _read_by_30(observation: dict[str, Any]) -> bool:
     """Whether migration 30 has an observation's event times read again: a text saying
-    "until", "till" or "extended", a year relative to this one, or opening a sentence with
-    an errand's verb, as its query picks them."""
+    "until", "till" or "extended", a year relative to this one, opening a sentence with an
+    errand's verb, or saying what should be done, as its query picks them."""
     text = observation["text"] or ""
-    return bool(_UNTIL.search(text) or _RELATIVE_YEAR.search(text) or _ERRAND.search(text))
+    return bool(
+        _UNTIL.search(text)
+        or _RELATIVE_YEAR.search(text)
+        or _ERRAND.search(text)
+        or _SHOULD.search(text)
+    )
 
 
 _DIGIT = re.compile(r"[0-9]")
@@ -741,6 +746,7 @@ _CONTRACTED_COMING = re.compile(schema.CONTRACTED_COMING, re.IGNORECASE)
 _UNTIL = re.compile(schema.UNTIL, re.IGNORECASE)
 _RELATIVE_YEAR = re.compile(schema.RELATIVE_YEAR, re.IGNORECASE)
 _ERRAND = re.compile(schema.ERRAND, re.IGNORECASE)
+_SHOULD = re.compile(schema.SHOULD, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)
 _PLAN_MOVED = re.compile(schema.PLAN_MOVED, re.IGNORECASE)

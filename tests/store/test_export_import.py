@@ -1047,6 +1047,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((29, "2025-05"), (30, None)),
         ),
+        # ... and what should be done was the day gone.
+        (
+            "We should ship the release on Friday.",
+            "2026-12-06T10:00:00Z",
+            ((29, "2026-12-11"), (30, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(
