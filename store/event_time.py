@@ -293,6 +293,12 @@ _PRESENT_PLAN = _lazy(
     r"|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b(?!-)"
     # nor a name or a noun it begins ("Call of Duty", "Pay rise", "Cancel culture").
     r"(?!\s+(?:with|from|on|at|in|is|was|went|about|of|rise|raise|cut|culture)\b)"
+    # An errand whose verb is also a noun, told with its object's determiner: "Book a table
+    # by Thursday", "Order the cake by Friday", "Get the car serviced on Friday" (a to-do's
+    # day: no day, or the one gone); not "Book club on Friday", "Order 17 shipped on Friday".
+    r"|^\W*(?:(?:note|todo|to-do|to\s+do|tasks?)\s*:\s*)?(?:please\s+)?"
+    r"(?:book|order|reserve|return|schedule|get|fix|file|sign|clean|print|finish)"
+    r"\s+(?:a|an|the|my|our|his|her|their|your|some|this|that|these|those|it|them)\b"
     # Being somewhere, told in the present: "I'm in Rome from 3 to 10 June", "Sam is flying
     # to Lisbon on Tuesday", "the user is in Rome from 10 to 14 December" (notes name whom
     # they tell of); "'s" after a pronoun only ("Sam's flying lessons" is no plan).

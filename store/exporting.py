@@ -541,6 +541,7 @@ def _read_again(
             or (before(28) and _read_by_28(observation))
             or (before(29) and _read_by_29(observation))
             or (before(30) and _read_by_30(observation))
+            or (before(32) and _ERRAND_OBJECT.search(observation["text"] or "") is not None)
         ):
             observation["event_times"] = _event_times(observation, record, where, zone)
         if observation.get("text_key") is None or (record is not None and before(13)):
@@ -746,6 +747,7 @@ _CONTRACTED_COMING = re.compile(schema.CONTRACTED_COMING, re.IGNORECASE)
 _UNTIL = re.compile(schema.UNTIL, re.IGNORECASE)
 _RELATIVE_YEAR = re.compile(schema.RELATIVE_YEAR, re.IGNORECASE)
 _ERRAND = re.compile(schema.ERRAND, re.IGNORECASE)
+_ERRAND_OBJECT = re.compile(schema.ERRAND_OBJECT, re.IGNORECASE)
 _SHOULD = re.compile(schema.SHOULD, re.IGNORECASE)
 _PLAN_TOLD = re.compile(schema.PLAN_TOLD, re.IGNORECASE)
 _PLAN_BOOKED = re.compile(schema.PLAN_BOOKED, re.IGNORECASE)

@@ -148,6 +148,14 @@ ERRAND = (
     r"(?:call|phone|email|e-mail|buy|pay|send|renew|submit"
     r"|cancel|bring|collect|confirm|pick\s+up|drop\s+off|follow\s+up\s+with)\b"
 )
+#: An errand opening a sentence with a verb that is also a noun, told with its object's
+#: determiner ("Order the cake by Friday" was no time, "Book a table on Friday" the Friday
+#: gone): the texts migration 32 reads again.
+ERRAND_OBJECT = (
+    r"(?:^|[.!?;\n])\W*(?:(?:note|todo|to-do|to\s+do|tasks?)\s*:\s*)?(?:please\s+)?"
+    r"(?:book|order|reserve|return|schedule|get|fix|file|sign|clean|print|finish)\s+"
+    r"(?:a|an|the|my|our|his|her|their|your|some|this|that|these|those|it|them)\b"
+)
 #: What should be done ("We should ship on Friday" was the Friday gone): beside ``UNTIL``,
 #: the texts migration 30 reads again.
 SHOULD = r"\bshould\b"
@@ -643,6 +651,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             # own. The names are keyed at start-up; the summaries are kept, so every one
             # goes, and the start after this writes them all anew (as after migration 15).
             "MATCH (s:Summary) DELETE s",
+        ),
+    ),
+    Migration(
+        32,
+        "event times read again: errands whose verb is also a noun",
+        (
+            # "Book a table by Thursday" and "Order the cake by Friday" were no time, "Fix the
+            # sink on Monday" the Monday gone: read again every text opening a sentence with
+            # such a verb and its object's determiner.
+            f"MATCH (o:Observation) WHERE regexp_matches(o.text, '(?i){ERRAND_OBJECT}')"
+            " SET o.event_times = NULL".replace("\\", "\\\\"),
         ),
     ),
 )

@@ -1591,11 +1591,34 @@ def test_a_plan_told_by_these_cues_is_a_day_to_come(said: datetime, text: str) -
         ("Call of Duty tournament on Friday was fun.", False),
         ("Pay rise on Friday, finally.", False),
         ("Cancel culture on Friday was the topic.", False),
+        # A verb that is also a noun is an errand told with its object's determiner ("Order
+        # the cake on Friday" was the Friday gone) ...
+        ("Order the cake on Friday.", True),
+        ("Please book a table at Casa Nova on Friday.", True),
+        ("Fix the sink on Monday.", True),
+        ("Return the library books on Monday.", True),
+        # ... and no errand without one.
+        ("Order 17 shipped on Friday.", False),
+        ("Book club on Friday was fun.", False),
     ],
 )
 def test_an_errand_told_by_its_verb_is_a_day_to_come(text: str, ahead: bool) -> None:
     [found] = event_times(text, SATURDAY)
     assert (found.start > SATURDAY) is ahead, (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Book a table for Tom's birthday dinner by Friday.",
+        "Order the cake by Friday.",
+        "Return the library books by Friday.",
+    ],
+)
+def test_an_errand_due_by_a_day_is_from_today_through_that_day(text: str) -> None:
+    # Each read no time: a deadline is read only of what looks ahead or is to be done.
+    [found] = event_times(text, SATURDAY)
+    assert shown(found) == f"{SATURDAY.date()}/{SATURDAY.date() + timedelta(days=6)}"
 
 
 @pytest.mark.parametrize(

@@ -1053,6 +1053,12 @@ async def test_a_file_of_schema_19_has_its_days_read_again(tmp_path: Path) -> No
             "2026-12-06T10:00:00Z",
             ((29, "2026-12-11"), (30, None)),
         ),
+        # Before migration 32 an errand whose verb is also a noun was no time.
+        (
+            "Order the cake by Friday.",
+            "2026-12-06T10:00:00Z",
+            ((31, "2026-12-06/2026-12-11"), (32, None)),
+        ),
     ],
 )
 async def test_a_file_of_an_older_schema_reads_what_its_migrations_read_again(

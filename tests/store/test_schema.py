@@ -1344,3 +1344,31 @@ def test_migration_31_writes_anew_the_summaries_of_names_told_with_and_without_a
             written["the user"][1],
         )
     }
+
+
+def test_migration_32_reads_again_errands_whose_verb_is_also_a_noun(settings: Settings) -> None:
+    # Before it, "Order the cake by Friday" was no time and "Fix the sink on Monday" the
+    # Monday gone: Kùzu's own regex picks the texts.
+    said = "2026-12-06T10:00:00Z"  # a Sunday
+    texts = [
+        "Order the cake by Friday.",
+        "Milk bought. Fix the sink on Monday.",
+        "Please book a table at Casa Nova on Friday.",
+        "Book club on Friday.",
+    ]
+    memory = open_memory(settings)
+    done = memory.remember([MemoryDraft(t, observed_at=said) for t in texts])
+    memory.close()
+    tamper(
+        settings,
+        "MATCH (o:Observation) SET o.event_times = '[]'",
+        f"MATCH (m:{MIGRATION_TABLE} {{version: 32}}) DELETE m",
+    )
+    memory = open_memory(settings)
+    try:
+        ids = [m.observation_id for m in done]
+        happened = [[shown(t) for t in memory.evidence(i)["event_times"]] for i in ids]
+    finally:
+        memory.close()
+    # The last opens with no errand: left as it was.
+    assert happened == [["2026-12-06/2026-12-11"], ["2026-12-07"], ["2026-12-11"], []]
