@@ -324,13 +324,15 @@ def plan(
                     if list(held.beliefs) == [memory.agent]:
                         new.superseded.append((held.id, held.start))
                         held.until = held.start
+                        # Cancelled (ended before it begins): a plan that holds at no time
+                        # ends nothing, so the facts it would have ended hold on, as
+                        # forgetting it gives them back ("moving to Munich in January"
+                        # called off: Berlin holds on past January).
                         if held.plan is not None:
                             held.plan.valid_until = held.start
+                            if held.start >= end:
+                                _unplanned(held.plan, facts)
                         elif held.start >= end:
-                            # Cancelled: a plan that holds at no time ends nothing, so the
-                            # facts it would have ended hold on, as forgetting it gives them
-                            # back ("moving to Munich in January" called off: Berlin holds
-                            # on past January). A plan told in this same write keeps them.
                             new.reopens += _given_back(working, held, facts)
                             new.restores += _beliefs_given_back(working, held, facts)
                         continue
@@ -541,6 +543,48 @@ def _given_back(
             held.until = until
         out.append((entry.id, plan.id, until, newer))
     return out
+
+
+def _unplanned(plan: Plan, facts: list[Held]) -> None:
+    """Give back what ``plan``, told earlier in this write and cancelled in it, was to end:
+    the facts it superseded end where the first later fact of their agents begins, or at
+    their stated end, or not at all; the beliefs it withdrew are held again. Nothing of it
+    is written yet, so its links are dropped; ``facts`` are changed to match."""
+    byid = {h.id: h for h in facts}
+    for older, _ in plan.superseded:
+        held = byid.get(older)
+        if held is None:
+            continue
+        later = [
+            h
+            for h in facts
+            if h.id not in (plan.observation_id, held.id)
+            and h.object != held.object
+            and set(held.beliefs) <= set(h.beliefs)
+            and h.start > held.start
+            and holds_ever(h.start, h.stated)
+            and holds_ever(h.start, h.until)
+            and not h.stale
+        ]
+        until = held.stated
+        first = min(later, key=lambda h: h.start) if later else None
+        if first is not None and (until is None or first.start < until):
+            until = first.start
+            if first.plan is not None:
+                first.plan.superseded.append((held.id, first.start))
+            elif held.plan is not None:
+                held.plan.superseded_by.append((first.id, first.start))
+        held.until = until
+        if held.plan is not None:
+            held.plan.valid_until = until
+    plan.superseded = []
+    for older, belief, _ in plan.withdraws:
+        held = byid.get(older)
+        if held is not None:
+            agent = plan.memory.agent
+            held.ended.pop(agent, None)
+            held.beliefs[agent] = belief
+    plan.withdraws = []
 
 
 def _beliefs_given_back(

@@ -492,3 +492,44 @@ def test_a_plan_cancelled_gives_back_the_agents_belief_in_a_fact_others_hold_too
         finally:
             if again is not memory:
                 again.close()
+
+
+def test_a_plan_told_and_cancelled_in_one_batch_leaves_what_it_ended_as_one_by_one(
+    tmp_path: Path,
+) -> None:
+    """Sam lives in Berlin, moves to Munich from January 2030, and the move is called off:
+    told in one call (a conversation's memories), Berlin holds on past January, as when the
+    three are told one by one (it was ended in January, Sam living nowhere)."""
+    off = iso(utc_now())
+    drafts = [
+        MemoryDraft(
+            text="Sam lives in Berlin.",
+            agent="scout",
+            observed_at=OCT,
+            fact=FactDraft("Sam", "lives in", "Berlin"),
+        ),
+        MemoryDraft(
+            text="Sam moves to Munich.",
+            agent="scout",
+            observed_at=OCT,
+            fact=FactDraft("Sam", "lives in", "Munich", valid_from="2030-01-10"),
+        ),
+        MemoryDraft(
+            text="Sam's move to Munich is off.",
+            agent="scout",
+            fact=FactDraft("Sam", "lives in", "Munich", valid_until=off),
+        ),
+    ]
+    held = []
+    for together in (True, False):
+        memory = open_memory(hash_settings(tmp_path / str(together)))
+        try:
+            if together:
+                memory.remember(drafts)
+            else:
+                for draft in drafts:
+                    memory.remember([draft])
+            held.append(current(memory, as_of="2030-06-01"))
+        finally:
+            memory.close()
+    assert held == [["Sam lives in Berlin."]] * 2
