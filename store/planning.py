@@ -320,6 +320,7 @@ def plan(
                     memory = new.memory = replace(memory, fact=fact)
                     new.valid_until = observed_at
                 facts = state.facts(working, key, new.valid_from)
+                told = {h.id for h in ending}
                 for held in ending:
                     if list(held.beliefs) == [memory.agent]:
                         new.superseded.append((held.id, held.start))
@@ -331,10 +332,10 @@ def plan(
                         if held.plan is not None:
                             held.plan.valid_until = held.start
                             if held.start >= end:
-                                _unplanned(held.plan, facts)
+                                _unplanned(held.plan, facts, told)
                         elif held.start >= end:
-                            new.reopens += _given_back(working, held, facts)
-                            new.restores += _beliefs_given_back(working, held, facts)
+                            new.reopens += _given_back(working, held, facts, told)
+                            new.restores += _beliefs_given_back(working, held, facts, told)
                         continue
                     belief = held.beliefs.pop(memory.agent)
                     held.ended[memory.agent] = (belief, held.start)
@@ -512,16 +513,19 @@ def cancels(end: datetime, start: datetime, said: datetime) -> bool:
 
 
 def _given_back(
-    working: WorkingMemory, plan: Held, facts: list[Held]
+    working: WorkingMemory, plan: Held, facts: list[Held], told: set[str]
 ) -> list[tuple[str, str, datetime | None, str | None]]:
     """The facts the stored ``plan``, cancelled, had ended, with the end each has without
     it (``reopened``), as ``Plan.reopens``; ``facts`` (the write's, of the plan's subject
     and predicate) are changed to match. A fact planned earlier in the write that begins
-    after one given back ends it, as it would have ended it had it held then."""
+    after one given back ends it, as it would have ended it had it held then. None of
+    ``told`` (the facts whose end is told with the plan's: they end as told)."""
     out: list[tuple[str, str, datetime | None, str | None]] = []
     byid = {h.id: h for h in facts}
     for row, until, newer in reopened(working, working.row_of[plan.id]):
         entry = working.entries[row]
+        if entry.id in told:
+            continue
         held = byid.get(entry.id)
         if held is not None:
             later = [
@@ -545,15 +549,16 @@ def _given_back(
     return out
 
 
-def _unplanned(plan: Plan, facts: list[Held]) -> None:
+def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
     """Give back what ``plan``, told earlier in this write and cancelled in it, was to end:
     the facts it superseded end where the first later fact of their agents begins, or at
     their stated end, or not at all; the beliefs it withdrew are held again. Nothing of it
-    is written yet, so its links are dropped; ``facts`` are changed to match."""
+    is written yet, so its links are dropped; ``facts`` are changed to match. None of
+    ``told`` (the facts whose end is told with the plan's: they end as told)."""
     byid = {h.id: h for h in facts}
     for older, _ in plan.superseded:
         held = byid.get(older)
-        if held is None:
+        if held is None or older in told:
             continue
         later = [
             h
@@ -580,7 +585,7 @@ def _unplanned(plan: Plan, facts: list[Held]) -> None:
     plan.superseded = []
     for older, belief, _ in plan.withdraws:
         held = byid.get(older)
-        if held is not None:
+        if held is not None and older not in told:
             agent = plan.memory.agent
             held.ended.pop(agent, None)
             held.beliefs[agent] = belief
@@ -588,14 +593,16 @@ def _unplanned(plan: Plan, facts: list[Held]) -> None:
 
 
 def _beliefs_given_back(
-    working: WorkingMemory, plan: Held, facts: list[Held]
+    working: WorkingMemory, plan: Held, facts: list[Held], told: set[str]
 ) -> list[tuple[int, str, str, str, Decimal | None]]:
     """The beliefs the stored ``plan``, cancelled, had withdrawn in facts others hold too
     (``restored``), each with a new belief id and the withdrawn one's confidence, as
-    ``Plan.restores``; ``facts`` are changed to match."""
+    ``Plan.restores``; ``facts`` are changed to match. None of ``told``."""
     out: list[tuple[int, str, str, str, Decimal | None]] = []
     byid = {h.id: h for h in facts}
     for row, agent, old in restored(working, working.row_of[plan.id]):
+        if working.entries[row].id in told:
+            continue
         belief = new_id("bel")
         held = byid.get(working.entries[row].id)
         if held is not None:

@@ -533,3 +533,30 @@ def test_a_plan_told_and_cancelled_in_one_batch_leaves_what_it_ended_as_one_by_o
         finally:
             memory.close()
     assert held == [["Sam lives in Berlin."]] * 2
+
+
+def test_an_end_told_of_a_plan_and_of_the_same_fact_held_now_ends_both_as_told(
+    settings: Settings, memory: Memory
+) -> None:
+    """scout tells Sam lives in Cork from 2030, then from January and from June 2026 (each
+    ending at the next as the same value told later); one end told now ends all three: the
+    plan is cancelled and the two held end as told, not given back as the plan's (they were
+    ended twice over, and read otherwise after a restart)."""
+    for start in ("2030-01-10", "2026-01-10", "2026-06-01"):
+        tell(memory, f"Sam lives in Cork from {start}.", "Cork", when="2026-12-01T00:00:00Z",
+             predicate="lives in", valid_from=start)  # fmt: skip
+    _, ended = tell(
+        memory, "Sam's Cork plan is off.", "Cork", when=DEC, predicate="lives in",
+        valid_until=DEC,
+    )  # fmt: skip
+    assert len(ended) == 3
+    seen = []
+    for again in (memory, None):
+        if again is None:
+            memory.close()
+            again = open_memory(settings)
+        seen.append([current(again, as_of=day) for day in ("2026-02-01", "2026-08-01")])
+        if again is not memory:
+            again.close()
+    assert seen[0] == seen[1]
+    assert seen[0][0] == ["Sam's Cork plan is off."]
