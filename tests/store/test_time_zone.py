@@ -225,6 +225,9 @@ def test_a_note_made_today_is_placed_on_the_day_of_its_zone_not_the_utc_day(
     # made on the 6th, not "tomorrow" (the 7th there), which a question of tomorrow asked
     # then put first; in Tokyo, 14:30 on the 7th, it is no note of yesterday.
     monkeypatch.setattr(drafts, "utc_now", lambda: EVENING)
+    # The memory's clock too: recorded by the real one, after EVENING, the note was not yet
+    # known to a recall at EVENING once that had passed.
+    monkeypatch.setattr(memory_module, "utc_now", lambda: EVENING)
     monkeypatch.setattr(recall, "utc_now", lambda: EVENING)
     memory = opened(settings, zone)
     try:
