@@ -250,14 +250,6 @@ def plan(
         for j, other in enumerate(memory.contradicts):
             if other not in working.row_of:
                 raise NotFound(where(i, f"contradicts[{j}]"), "observation", other)
-            # Evidence for a belief in what it disagrees with: which did the caller mean?
-            both = [k for k, row in enumerate(supported.values()) if row == working.row_of[other]]
-            if both:
-                raise InvalidInput(
-                    where(i, f"contradicts[{j}]"),
-                    f"names {other!r}, whose belief supports[{both[0]}] names: a memory is"
-                    " evidence for a claim or disagrees with it; leave out one of the two",
-                )
         if memory.fact is not None and memory.fact.from_words and cardinality == "one":
             memory = _unless_held_later(memory, working, state, memory.observed_at or now)
         if memory.fact is None:

@@ -513,26 +513,6 @@ async def test_one_belief_supported_twice_in_one_memory_is_refused(
     assert after == before
 
 
-async def test_a_memory_both_supporting_and_contradicting_one_observation_is_refused(
-    memory_client: Client, memory: Memory
-) -> None:
-    # Both links were stored: the citation listed the new memory as the claim's evidence and
-    # as its contradiction at once, and find_conflicts reported a conflict it supported.
-    with anyio.fail_after(30):
-        claim = await ok(memory_client, "remember", text="The ferry leaves at noon.")
-        before = memory.stats()
-        message = await error(
-            memory_client, "remember", text="The timetable says 1 pm.",
-            supports=[{"belief_id": claim["belief_id"]}], contradicts=[claim["observation_id"]],
-        )  # fmt: skip
-        after = memory.stats()
-    assert message.endswith(
-        f"contradicts[0] names {claim['observation_id']!r}, whose belief supports[0] names:"
-        " a memory is evidence for a claim or disagrees with it; leave out one of the two"
-    )
-    assert after == before
-
-
 async def test_a_repeat_whose_contradiction_was_retracted_since_is_still_a_repeat(
     memory_client: Client, memory: Memory
 ) -> None:
