@@ -14,7 +14,7 @@ planned as one write with one ``Batch``, as if they had come one after another.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -313,10 +313,20 @@ def plan(
                     new.valid_until = observed_at
                 facts = state.facts(working, key, new.valid_from)
                 told = {h.id for h in ending}
+                # Stored plans this end cancels: each ends nothing, nor counts as what ends
+                # the facts the others give back.
+                cancelled = {
+                    working.row_of[h.id]
+                    for h in ending
+                    if h.plan is None and h.start >= end and list(h.beliefs) == [memory.agent]
+                }
+                given: dict[str, datetime | None] = {}
                 for held in ending:
                     if list(held.beliefs) == [memory.agent]:
                         new.superseded.append((held.id, held.start))
                         held.until = held.start
+                        # Cancelled, it never holds: it ends no fact told later either.
+                        held.stale = held.stale or held.start >= end
                         # Cancelled (ended before it begins): a plan that holds at no time
                         # ends nothing, so the facts it would have ended hold on, as
                         # forgetting it gives them back ("moving to Munich in January"
@@ -326,7 +336,7 @@ def plan(
                             if held.start >= end:
                                 _unplanned(held.plan, facts, told)
                         elif held.start >= end:
-                            new.reopens += _given_back(working, held, facts, told)
+                            new.reopens += _given_back(working, held, facts, told, cancelled, given)
                             new.restores += _beliefs_given_back(working, held, facts, told)
                         continue
                     belief = held.beliefs.pop(memory.agent)
@@ -505,18 +515,28 @@ def cancels(end: datetime, start: datetime, said: datetime) -> bool:
 
 
 def _given_back(
-    working: WorkingMemory, plan: Held, facts: list[Held], told: set[str]
+    working: WorkingMemory,
+    plan: Held,
+    facts: list[Held],
+    told: set[str],
+    cancelled: Collection[int],
+    given: dict[str, datetime | None],
 ) -> list[tuple[str, str, datetime | None, str | None]]:
     """The facts the stored ``plan``, cancelled, had ended, with the end each has without
     it (``reopened``), as ``Plan.reopens``; ``facts`` (the write's, of the plan's subject
     and predicate) are changed to match. A fact planned earlier in the write that begins
     after one given back ends it, as it would have ended it had it held then. None of
-    ``told`` (the facts whose end is told with the plan's: they end as told)."""
+    ``told`` (the facts whose end is told with the plan's: they end as told); ``cancelled``
+    (rows of the plans cancelled with it) end nothing either, and a fact one of them gave
+    back already (``given``: id -> its end, filled in here) is given its end once."""
     out: list[tuple[str, str, datetime | None, str | None]] = []
     byid = {h.id: h for h in facts}
-    for row, until, newer in reopened(working, working.row_of[plan.id]):
+    for row, until, newer in reopened(working, working.row_of[plan.id], also=cancelled):
         entry = working.entries[row]
         if entry.id in told:
+            continue
+        if entry.id in given:  # given back by another plan cancelled with it
+            out.append((entry.id, plan.id, given[entry.id], None))
             continue
         held = byid.get(entry.id)
         if held is not None:
@@ -524,7 +544,7 @@ def _given_back(
                 h
                 for h in facts
                 if h.plan is not None
-                and h.object != held.object
+                and (h.object != held.object or _covers(h.stated, held.stated))
                 and set(held.beliefs) <= set(h.beliefs)
                 and h.start > held.start
                 and holds_ever(h.start, h.stated)
@@ -537,6 +557,7 @@ def _given_back(
                 until, newer = first.start, None
                 first.plan.superseded.append((held.id, first.start))
             held.until = until
+        given[entry.id] = until
         out.append((entry.id, plan.id, until, newer))
     return out
 
@@ -548,7 +569,13 @@ def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
     is written yet, so its links are dropped; ``facts`` are changed to match. None of
     ``told`` (the facts whose end is told with the plan's: they end as told)."""
     byid = {h.id: h for h in facts}
-    for older, _ in plan.superseded:
+    ended = [older for older, _ in plan.superseded]
+    # Facts told later in the write that began before it, which it ended as the next fact.
+    for h in facts:
+        if h.plan is not None and any(n == plan.observation_id for n, _ in h.plan.superseded_by):
+            h.plan.superseded_by = [x for x in h.plan.superseded_by if x[0] != plan.observation_id]
+            ended.append(h.id)
+    for older in ended:
         held = byid.get(older)
         if held is None or older in told:
             continue
@@ -556,11 +583,10 @@ def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
             h
             for h in facts
             if h.id not in (plan.observation_id, held.id)
-            and h.object != held.object
+            and (h.object != held.object or _covers(h.stated, held.stated))
             and set(held.beliefs) <= set(h.beliefs)
-            and h.start > held.start
+            and (h.start > held.start or (h.start == held.start and h.seq > held.seq))
             and holds_ever(h.start, h.stated)
-            and holds_ever(h.start, h.until)
             and not h.stale
         ]
         until = held.stated
@@ -846,7 +872,11 @@ def _cardinality(fact: Fact, working: WorkingMemory, state: Batch, field_name: s
 
 
 def reopened(
-    working: WorkingMemory, row: int, leaving: str | None = None, keeping: Sequence[str] = ()
+    working: WorkingMemory,
+    row: int,
+    leaving: str | None = None,
+    keeping: Sequence[str] = (),
+    also: Collection[int] = (),
 ) -> list[tuple[int, datetime | None, str | None]]:
     """Facts that the observation at ``row`` had ended, with the end they have without it,
     as (row, new end, the id of a new superseder or None). For a forget of that observation,
@@ -858,6 +888,7 @@ def reopened(
     ended Bonn, and with Bonn forgotten it ends Athens, as it would have without Bonn; it
     then supersedes Athens too), or their stated end, or None: current again. ``keeping``:
     agents holding the observation from now on besides its remaining believers (``heir``).
+    ``also``: rows that end nothing any more either (plans cancelled with it).
     """
     gone = working.entries[row]
     key = fact_key(gone)
@@ -881,12 +912,12 @@ def reopened(
         ends = [entry.stated_until] if entry.stated_until is not None else []
         for newer in entry.superseded_by:
             newer_row = working.row_of.get(newer)
-            if newer == gone.id or newer_row is None:
+            if newer == gone.id or newer_row is None or newer_row in also:
                 continue
             successor = working.entries[newer_row]
             if not successor.retracted:
                 ends.append(successor.valid_from or successor.observed_at)
-        after = _next_fact(working, other, row)
+        after = _next_fact(working, other, row, also)
         if after is not None and (not ends or after[1] < min(ends)):
             out.append((other, after[1], working.entries[after[0]].id))
         else:
@@ -946,7 +977,7 @@ def heir(working: WorkingMemory, row: int, leaving: str) -> tuple[str, str, int,
 
 
 def _next_fact(
-    working: WorkingMemory, row: int, gone: int | None = None
+    working: WorkingMemory, row: int, gone: int | None = None, also: Collection[int] = ()
 ) -> tuple[int, datetime] | None:
     """The fact that would supersede the one at ``row`` (had the one at ``gone`` never
     been): the earliest remaining fact of the same subject and predicate held by its
@@ -965,8 +996,10 @@ def _next_fact(
         start = newer.valid_from or newer.observed_at
         if (
             other in (row, gone)
+            or other in also
             or newer.retracted
             or not holds_ever(start, newer.stated_until)
+            or stale(working, other)  # never held (a plan cancelled): it ends nothing
             or not set(entry.agents) <= set(newer.agents)
             or (
                 topic_key(newer.object or "") == topic_key(entry.object or "")

@@ -560,3 +560,51 @@ def test_an_end_told_of_a_plan_and_of_the_same_fact_held_now_ends_both_as_told(
             again.close()
     assert seen[0] == seen[1]
     assert seen[0][0] == ["Sam's Cork plan is off."]
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_nothing(
+    tmp_path: Path, together: bool
+) -> None:
+    """A fact told late (Sam lived in Cork from January 2026, told after a move to Athens
+    in 2030 was planned) ends where the plan begins, and holds on once the plan is called
+    off, whether the plan is cancelled before or after it is told; Bonn planned twice (from
+    January and from March 2030) and called off by one end ends Cork at neither. Told one by
+    one or in one call alike (each was ended at a cancelled plan's start, or not, as told)."""
+    off = iso(utc_now())
+
+    def fact(text: str, obj: str, **times: str) -> MemoryDraft:
+        return MemoryDraft(
+            text=text, agent="scout", observed_at=DEC if "valid_from" in times else None,
+            fact=FactDraft("Sam", "lives in", obj, **times),
+        )  # fmt: skip
+
+    tellings = {
+        "late": [
+            fact("Sam moves to Athens.", "Athens", valid_from="2030-06-01"),
+            fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
+            fact("Athens is off.", "Athens", valid_until=off),
+        ],
+        "after": [
+            fact("Sam moves to Athens.", "Athens", valid_from="2030-06-01"),
+            fact("Athens is off.", "Athens", valid_until=off),
+            fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
+        ],
+        "twice": [
+            fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
+            fact("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-01"),
+            fact("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+            fact("Bonn is off.", "Bonn", valid_until=off),
+        ],
+    }
+    for name, drafts in tellings.items():
+        memory = open_memory(hash_settings(tmp_path / name))
+        try:
+            if together:
+                memory.remember(drafts)
+            else:
+                for draft in drafts:
+                    memory.remember([draft])
+            assert current(memory, as_of="2030-12-01") == ["Sam lives in Cork."], name
+        finally:
+            memory.close()
