@@ -29,10 +29,42 @@ DOXA = [sys.executable, "-m", "doxa.server"]
 STARTUP_SECONDS = 60.0
 
 
+#: What ``doxa serve`` logs once its port is bound (``doxa.server.cli.announce``): the servers
+#: started here log at INFO, so it is always there.
+LISTENING = "doxa serving on "
+
+#: What it says when the port is taken (``doxa.server.http_server.listen``).
+PORT_TAKEN = "is already in use"
+
+#: How many free ports a test tries before it gives up.
+PORT_ATTEMPTS = 5
+
+
 def free_port() -> int:
+    """A port free now: nothing keeps another process from binding it before the caller does
+    (so a server given it may find it taken)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def _listens(server: RunningServer) -> bool:
+    """Wait until ``server`` listens on its port: True once it says it does, False if the port
+    was taken before it could bind it (another test's server, under pytest-xdist, or any
+    process). A port that merely answers proves nothing: it may answer for that other server,
+    which this test would then talk to."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not (LISTENING in server.output()[1] and _port_answers(server.port)):
+        if server.process.poll() is not None:
+            if PORT_TAKEN in server.output()[1]:
+                return False
+            pytest.fail(f"doxa serve exited with {server.process.returncode}: {server.output()[1]}")
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"port {server.port} did not answer in {STARTUP_SECONDS} s: {server.output()}"
+            )
+        await anyio.sleep(0.05)
+    return True
 
 
 def _port_answers(port: int) -> bool:
@@ -107,11 +139,18 @@ def start_server(
     tmp_path: Path, server_env: dict[str, str]
 ) -> Iterator[Callable[..., Awaitable[RunningServer]]]:
     """``await start_server(transport, data_dir)``: run ``doxa serve`` on a free loopback port
-    and return once the port answers. Every server started is stopped at teardown."""
+    and return once it listens there, on another port if that one was taken before it bound
+    it. Every server started is stopped at teardown."""
     started: list[RunningServer] = []
 
     async def start(transport: str, data_dir: Path, *flags: str) -> RunningServer:
-        port = free_port()
+        for _ in range(PORT_ATTEMPTS):
+            server = spawn(transport, data_dir, free_port(), flags)
+            if await _listens(server):
+                return server
+        pytest.fail(f"every port picked in {PORT_ATTEMPTS} attempts was taken: {server.output()}")
+
+    def spawn(transport: str, data_dir: Path, port: int, flags: tuple[str, ...]) -> RunningServer:
         n = len(started)
         stdout, stderr = tmp_path / f"server{n}.stdout", tmp_path / f"server{n}.stderr"
         with stdout.open("wb") as out, stderr.open("wb") as err:
@@ -137,13 +176,6 @@ def start_server(
             )
         server = RunningServer(process, transport, port, stdout, stderr)
         started.append(server)
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not _port_answers(port):
-            if process.poll() is not None:
-                pytest.fail(f"doxa serve exited with {process.returncode}: {server.output()[1]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"port {port} did not answer in {STARTUP_SECONDS} s: {server.output()}")
-            await anyio.sleep(0.05)
         return server
 
     try:

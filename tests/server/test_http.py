@@ -273,6 +273,32 @@ async def test_a_port_already_in_use_is_named_and_leaves_no_data_directory(
     assert not data_dir.exists()
 
 
+async def test_a_test_server_whose_port_is_taken_before_it_binds_is_started_on_another(
+    tmp_path: Path, start_server: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The port a test picks is free only until someone binds it: under pytest-xdist another
+    # worker's server took it first, this test's server could not bind it and exited, and the
+    # test talked to the other one (a 401 from its tokens where a 421 was expected).
+    import tests.server.conftest as fixtures
+
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        taken = int(other.getsockname()[1])
+        picks = iter([taken])
+        pick = fixtures.free_port
+        monkeypatch.setattr(fixtures, "free_port", lambda: next(picks, None) or pick())
+
+        server = await start_server("http", tmp_path / "memory")
+
+        assert server.port != taken
+        with anyio.fail_after(60):
+            async with _connect(server) as client:
+                await _remember(client, "The ferry leaves at noon.")
+                assert await _recall(client, "ferry") == ["The ferry leaves at noon."]
+    assert "doxa serving on http" in server.output()[1]
+
+
 @pytest.mark.parametrize(
     ("transport", "mode", "version"),
     [

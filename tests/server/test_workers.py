@@ -23,7 +23,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from doxa.server.tokens import TokenStore
-from tests.server.conftest import free_port
+from tests.server.conftest import PORT_ATTEMPTS, PORT_TAKEN, free_port
 
 if TYPE_CHECKING:
     from tests.server.conftest import RunningServer
@@ -223,14 +223,17 @@ def test_workers_that_keep_dying_at_start_stop_the_server(tmp_path: Path) -> Non
     )
     env = {**os.environ, "DOXA_EMBEDDER": "hash", "DOXA_DATA_DIR": str(tmp_path / "m")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    serve = ["serve", "--transport", "http", "--workers", "2", "--port", str(free_port())]
-    done = subprocess.run(
-        [sys.executable, "-m", "doxa.server", *serve],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    for _ in range(PORT_ATTEMPTS):  # the port picked may be taken before the server binds it
+        serve = ["serve", "--transport", "http", "--workers", "2", "--port", str(free_port())]
+        done = subprocess.run(
+            [sys.executable, "-m", "doxa.server", *serve],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        if PORT_TAKEN not in done.stderr:
+            break
     assert done.returncode == 1, done.stderr
     assert "no HTTP worker is left" in done.stderr
     assert not list((tmp_path / "m").rglob("*.wal"))  # the memory was closed
