@@ -52,6 +52,7 @@ def test_a_memory_told_and_a_question_asked_without_a_time_are_read_in_its_calen
     settings: Settings, monkeypatch: pytest.MonkeyPatch, zone: str, day: str
 ) -> None:
     monkeypatch.setattr(drafts, "utc_now", lambda: EVENING)
+    monkeypatch.setattr(memory_module, "utc_now", lambda: EVENING)
     monkeypatch.setattr(recall, "utc_now", lambda: EVENING)
     memory = opened(settings, zone)
     try:
