@@ -1257,14 +1257,16 @@ class Memory:
         found["retired"] = self._audit.reason(found["id"], found["retracted_at"])
         return found
 
-    def unsupported(self, agent: str, known_at: object = None) -> list[dict[str, Any]]:
+    def unsupported(self, agent: str, known_at: object = None) -> dict[str, Any]:
         """The agent's beliefs that no evidence supports; with ``known_at`` (ISO 8601,
         record time), those it held then that no evidence known then supported. A belief a
         later fact of the agent withdrew is among them while it holds, as recall holds it:
         until the agent's next fact begins, as its facts stand now (or stood then).
 
-        Returns ``belief_id``, ``observation_id``, ``text``, ``confidence`` (the agent's)
-        and ``since`` of each, the oldest first.
+        Returns ``unsupported``: ``belief_id``, ``observation_id``, ``text``,
+        ``confidence`` (the agent's) and ``since`` of each, the oldest first; and ``note``
+        when none is listed because no agent of that name believes anything (a misspelt
+        name), naming the agents it may have meant.
 
         Raises:
             InvalidInput: ``agent`` is no name, or ``known_at`` is not a time.
@@ -1274,7 +1276,10 @@ class Memory:
         known = self._asked(known_at, "known_at")
         rows = self.graph.unsupported_beliefs(who, known)
         with self._working_lock.reading():
-            return provenance.unsupported(rows, self._wm, who, known)
+            found = provenance.unsupported(rows, self._wm, who, known)
+            # An empty list alone read as "all of it has evidence" for a name never used.
+            note = None if found else _unknown_agent(self._wm, who)
+        return {"unsupported": found} | ({} if note is None else {"note": note})
 
     def conflicts(
         self,

@@ -461,9 +461,9 @@ class SharedMemory:
         result: dict[str, Any] = self._call("evidence", id, known_at=known_at)
         return result
 
-    def unsupported(self, agent: str, known_at: object = None) -> list[dict[str, Any]]:
+    def unsupported(self, agent: str, known_at: object = None) -> dict[str, Any]:
         """``Memory.unsupported``."""
-        result: list[dict[str, Any]] = self._call("unsupported", agent, known_at=known_at)
+        result: dict[str, Any] = self._call("unsupported", agent, known_at=known_at)
         return result
 
     def conflicts(

@@ -144,7 +144,7 @@ class EvidenceResult(BaseModel):
     agent: str | None = None
     unsupported: list[UnsupportedBelief] | None = None
     count: int | None = Field(None, description="all unsupported (at most 100 listed)")
-    note: str | None = Field(None, description="what was cut")
+    note: str | None = Field(None, description="what was cut, or why none is listed")
 
 
 def _citation(
@@ -231,7 +231,8 @@ async def cite_evidence(
     return await call(ctx, lambda memory: answer(_cited(memory.evidence(cited, known_at))))
 
 
-def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
+def _unsupported(who: str, found: dict[str, Any]) -> EvidenceResult:
+    rows: list[dict[str, Any]] = found["unsupported"]
     listed = rows[:MAX_UNSUPPORTED]
     # A hundred beliefs of long texts made hundreds of thousands of characters.
     most = cap([len(r["text"]) for r in listed])
@@ -248,7 +249,9 @@ def _unsupported(who: str, rows: list[dict[str, Any]]) -> EvidenceResult:
             )
             for r in listed
         ],
-        note=None if most is None else cut_note(sum(len(r["text"]) > most for r in listed), most),
+        note=found.get("note")
+        if most is None
+        else cut_note(sum(len(r["text"]) > most for r in listed), most),
     )
 
 

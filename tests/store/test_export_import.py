@@ -1266,7 +1266,7 @@ def test_evidence_imported_without_a_weight_still_supports(tmp_path: Path) -> No
             del line["weight"]
     memory = imported_as_of(tmp_path, header["schema"], header, objects)
     try:
-        assert memory.unsupported("alice") == []
+        assert memory.unsupported("alice")["unsupported"] == []
     finally:
         memory.close()
 

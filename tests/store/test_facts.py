@@ -510,7 +510,7 @@ def test_a_belief_held_until_a_later_fact_begins_is_listed_unsupported_till_then
     lisbon = said(memory, "Bob", "lives in", "Lisbon", agent="scout", text="Bob in Lisbon.")
     said(memory, "Bob", "lives in", "Lisbon", agent="driver", text="Bob in Lisbon.")
     said(memory, "Bob", "lives in", "Porto", agent="driver", valid_from="2024-06-01T00:00:00Z")
-    texts = [u["text"] for u in memory.unsupported("driver")]
+    texts = [u["text"] for u in memory.unsupported("driver")["unsupported"]]
     assert "Alice lives in Paris." in texts and "Bob in Lisbon." not in texts
     assert lisbon in [r.observation_id for r in memory.recall("", subject="Bob").results]
 
@@ -578,9 +578,11 @@ def test_a_belief_a_forget_gives_back_keeps_its_evidence(memory: Memory) -> None
         assert then["belief_id"] == shared.belief_id
         [given] = memory.evidence(bell.observation_id, known)["supports"]
         assert given["belief_id"] == shared.belief_id
-    texts = [u["text"] for u in memory.unsupported("driver")]
+    texts = [u["text"] for u in memory.unsupported("driver")["unsupported"]]
     assert "Alice lives in Paris." not in texts
-    assert "Alice lives in Paris." not in [u["text"] for u in memory.unsupported("driver", before)]
+    assert "Alice lives in Paris." not in [
+        u["text"] for u in memory.unsupported("driver", before)["unsupported"]
+    ]
     cited = memory.evidence(paris)
     assert [e["observation_id"] for e in cited["evidence"]] == [bell.observation_id]
     [given] = memory.evidence(bell.observation_id)["supports"]

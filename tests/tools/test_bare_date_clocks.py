@@ -103,8 +103,8 @@ def test_citations_unsupported_and_conflicts_read_a_bare_date_as_its_end(
     cited = memory.evidence(found.observation_id, known_at="2026-12-03")
     assert cited["id"] == found.observation_id
     [agent] = found.agents
-    assert len(memory.unsupported(agent, known_at="2026-12-03")) == 1
-    assert memory.unsupported(agent, known_at="2026-12-02") == []
+    assert len(memory.unsupported(agent, known_at="2026-12-03")["unsupported"]) == 1
+    assert memory.unsupported(agent, known_at="2026-12-02")["unsupported"] == []
     assert memory.conflicts(known_at="2026-12-03")["count"] == 0
 
 

@@ -145,6 +145,20 @@ async def test_unsupported_lists_the_agents_beliefs_without_evidence(client: Cli
     assert "observation" not in scout
 
 
+async def test_unsupported_of_an_agent_that_believes_nothing_says_so(client: Client) -> None:
+    # "count": 0 alone read as "every belief of scuot's has evidence": a typo looked like a
+    # clean bill, where recall and find_conflicts name the agents the memory has.
+    with anyio.fail_after(30):
+        await seed_bridge(client)
+        typo = await ok(client, "cite_evidence", agent="scuot", unsupported=True)
+        scout = await ok(client, "cite_evidence", agent="scout", unsupported=True)
+    assert typo["count"] == 0
+    assert typo["note"] == (
+        "no agent 'scuot' believes anything; agents: scout (or leave agent out)"
+    )
+    assert "note" not in scout
+
+
 async def test_retracted_evidence_supports_nothing_and_is_cited_as_retracted(
     client: Client,
 ) -> None:
