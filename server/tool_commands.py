@@ -158,6 +158,8 @@ def add_parsers(commands: Any) -> None:
 
 #: Flags that are no tool argument.
 _NOT_ARGUMENTS = {"command", "data_dir", "embedder", "model", "config", "json"}
+#: The recall flags that let its query be empty (as the tool counts them).
+_RECALL_FILTERS = {"agent", "topics", "subject", "predicate", "object", "episode", "where"}
 
 
 def arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -204,6 +206,14 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
                 "give --accepted or --rejected ids, or --none if nothing in the recall helped"
                 " (a recall is judged once)"
             )
+    unfiltered = not _RECALL_FILTERS & given.keys() and not given.get("everything")
+    if args.command == "recall" and not str(given.get("query", "")).strip() and unfiltered:
+        # The tool names its filters; a person here may only want to see what is there.
+        raise CommandError(
+            "query must not be empty unless a filter (--agent, --topic, --subject,"
+            " --predicate, --object, --episode, --where) narrows the recall; --all lists"
+            " every observation"
+        )
     if args.command == "evidence":
         _evidence_flags(given)
     if "where" in given:

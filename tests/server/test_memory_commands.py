@@ -612,6 +612,10 @@ def test_an_empty_recall_without_a_filter_is_refused_saying_how_to_list(doxa: Do
     doxa.json("remember", "Already there.")
     code, _, err = doxa("recall")
     assert code == 1 and "query must not be empty unless a filter" in err
+    # A person typing `doxa recall` to see what is there was told of filters alone.
+    assert err.rstrip().endswith("; --all lists every observation")
+    code, _, err = doxa("recall", "  ", "--limit", "5")
+    assert code == 1 and err.rstrip().endswith("; --all lists every observation")
 
 
 def test_a_note_names_the_flags_typed_and_json_the_tools_arguments(doxa: Doxa) -> None:
