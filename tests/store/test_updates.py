@@ -436,3 +436,151 @@ def test_the_words_of_a_change_miss_few_of_the_updates() -> None:
     # reads ("joined", "After caching"), or repeat a value ("Dropped iOS 15").
     missed = [later for earlier, later in UPDATES if not updates(earlier, later)]
     assert len(missed) <= 5, missed
+
+
+# ---- a held-out set -----------------------------------------------------------------------------
+
+#: Written before the rule learnt the forms it missed, and kept apart from every choice of
+#: its words and threshold: updates that repeat the old value ("changed from Priya to
+#: Daniel", "no longer closes on Mondays") or say their change in words the rule did not read
+#: ("joined", "took over", "cancelled", "deprecated", "going forward").
+HELD_OUT_UPDATES = [
+    ("Priya is the on-call lead this week.", "The on-call lead changed from Priya to Daniel."),
+    ("The café closes on Mondays.", "The café no longer closes on Mondays."),
+    ("The standup is at 9:15.", "The standup moved from 9:15 to 9:45."),
+    ("We deploy with Jenkins.", "We replaced Jenkins with GitHub Actions for deploys."),
+    (
+        "Our main database is MySQL.",
+        "We migrated off MySQL; the main database is PostgreSQL now.",
+    ),
+    (
+        "Karen manages the Berlin office.",
+        "Karen stepped down; Lars now manages the Berlin office.",
+    ),
+    ("The newsletter goes out on Fridays.", "The newsletter is no longer sent on Fridays."),
+    ("The library opens at 9 on Sundays.", "The library stopped opening on Sundays."),
+    ("Tom's team uses Jira for tickets.", "Tom's team dropped Jira and tracks tickets in Linear."),
+    ("Mia drives a Honda Civic.", "Mia sold her Honda Civic and bought a Tesla Model 3."),
+    ("Ravi works at Initech as a tester.", "Ravi left Initech and joined Hooli."),
+    ("The team chat runs on Slack.", "The team switched to Microsoft Teams."),
+    ("The support hotline is run by Mark.", "Julia took over the support hotline from Mark."),
+    ("The internal tool is called Hermes.", "The internal tool was renamed to Atlas."),
+    ("Helen Park is the CTO.", "Omar Said is now the CTO."),
+    (
+        "Jamie is a junior designer at Studio K.",
+        "Jamie was promoted to senior designer at Studio K.",
+    ),
+    ("The product launch is set for May 12.", "The product launch was pushed to June 2."),
+    ("The offsite is on September 8.", "The offsite on September 8 has been cancelled."),
+    ("The v1 API is the supported one.", "The v1 API is deprecated; use v2."),
+    ("The service runs on Python 3.9.", "The service is now on Python 3.11."),
+    ("Our office is at 12 King Street.", "The office relocated to 40 Queen Street."),
+    ("Lucy's rent is 900 pounds.", "Lucy's rent is 950 pounds from April."),
+    (
+        "The Model X printer is the team's default printer.",
+        "The Model X printer was retired; the default is now the Model Z.",
+    ),
+    ("The hackathon is on the 14th.", "The hackathon was rescheduled for the 21st."),
+    ("The gym class is at 6pm on Wednesdays.", "Wednesday gym class is at 7pm from now on."),
+    ("Sara's phone is an iPhone 12.", "Sara upgraded to an iPhone 15."),
+    ("The team has a weekly sync on Mondays.", "The weekly sync is now on Tuesdays."),
+    ("Our plan is the Pro tier at $49.", "We downgraded to the Basic tier at $19."),
+    ("Daniel is the team's Scrum master.", "Daniel is no longer the Scrum master; Aisha is."),
+    ("The marketing site is built with WordPress.", "The marketing site was rebuilt with Hugo."),
+    ("My manager is Greg.", "Greg left the company; my manager is Nina now."),
+    ("The nightly job starts at 1am.", "Nightly job start time set to 3am."),
+    ("Ben's address is 5 Elm Road.", "Ben's new address is 22 Oak Lane."),
+    (
+        "The meeting room for interviews is Room 4.",
+        "Interviews will be held in Room 7 going forward.",
+    ),
+    ("Chloe is vegetarian.", "Chloe went vegan in January."),
+    ("Our Wi-Fi provider is Vodafone.", "We changed the Wi-Fi provider to BT."),
+]
+#: Alike, and no update: the same subject's other side (often in words of a change), an
+#: elaboration, the same said again, a question, a plan called off, another thing of a kind.
+HELD_OUT_OTHERS = [
+    # Another side of the same subject.
+    ("Priya is the on-call lead this week.", "Priya moved to the Dublin office."),
+    ("The café closes on Mondays.", "The café now serves oat milk."),
+    (
+        "The database cluster has 4 replicas.",
+        "The database cluster was upgraded to PostgreSQL 17.",
+    ),
+    ("Sara's phone is an iPhone 12.", "Sara changed her phone's wallpaper to a photo of Bali."),
+    ("The standup is at 9:15.", "The standup now includes a demo on Fridays."),
+    ("Our office is at 12 King Street.", "The office got new standing desks."),
+    ("Ravi works at Initech as a tester.", "Ravi became a father in March."),
+    ("The v1 API is the supported one.", "The v1 API now returns JSON errors."),
+    ("Jamie is a junior designer at Studio K.", "Studio K moved to a bigger studio in Leith."),
+    ("The product launch is set for May 12.", "The launch team switched their chat to Discord."),
+    # More said of the same.
+    ("Lucy's rent is 900 pounds.", "Lucy's rent of 900 pounds includes water and heating."),
+    (
+        "The gym class is at 6pm on Wednesdays.",
+        "The 6pm Wednesday gym class is run by Coach Rivera.",
+    ),
+    ("We deploy with Jenkins.", "Our Jenkins deploys now also run the smoke tests on Staging."),
+    (
+        "Tom's team uses Jira for tickets.",
+        "Tom's team tracks bugs in Jira under the project key WEB.",
+    ),
+    ("The nightly job starts at 1am.", "The 1am nightly job takes about 40 minutes."),
+    # The same again.
+    ("Our main database is MySQL.", "Reminder: the main database is MySQL."),
+    ("Karen manages the Berlin office.", "Karen still manages the Berlin office."),
+    ("The hackathon is on the 14th.", "Just confirming the hackathon is still on the 14th."),
+    ("Daniel is the team's Scrum master.", "As before, Daniel is our Scrum master now."),
+    # A question.
+    ("The standup is at 9:15.", "Should we move the standup to 10:00?"),
+    ("The team chat runs on Slack.", "Are we switching from Slack to Teams?"),
+    ("Our plan is the Pro tier at $49.", "Is it worth downgrading to the Basic tier at $19?"),
+    ("My manager is Greg.", "Who will replace Greg when he retires?"),
+    # A change not made.
+    ("The offsite is on September 8.", "We decided not to postpone the offsite after all."),
+    ("The team chat runs on Slack.", "We considered moving to Teams but are staying on Slack."),
+    ("The service runs on Python 3.9.", "The upgrade to Python 3.11 was called off."),
+    ("Our office is at 12 King Street.", "The plan to relocate to Queen Street fell through."),
+    ("Mia drives a Honda Civic.", "Mia won't be selling her Honda Civic after all."),
+    # Another thing of one kind.
+    ("Ravi works at Initech as a tester.", "Ravi's sister joined Hooli as a recruiter."),
+    ("The hackathon is on the 14th.", "The bake sale was moved to the 21st."),
+    ("Sara's phone is an iPhone 12.", "Sara's son upgraded to an iPhone 15."),
+    ("The library opens at 9 on Sundays.", "The swimming pool stopped opening on Sundays."),
+    ("Helen Park is the CTO.", "Omar Said became head of sales."),
+    ("The newsletter goes out on Fridays.", "The podcast is no longer released on Fridays."),
+    ("Chloe is vegetarian.", "Chloe's brother went vegan in January."),
+]
+
+
+def held_out(labelled: list[Case], marked: npt.NDArray[np.bool_]) -> tuple[int, int, int]:
+    """(named, wrongly named, updates) of the held-out pairs."""
+    label = np.array([c[2] for c in labelled])
+    return (
+        int(np.count_nonzero(marked & label)),
+        int(np.count_nonzero(marked & ~label)),
+        int(np.count_nonzero(label)),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="names 9 of 36 held-out updates (and 1 of 35 others)")
+def test_the_rule_holds_on_the_held_out_pairs(embedder: OnnxEmbedder) -> None:
+    # Only the pairs as written: each update's earlier note beside every other update's
+    # later one is counted apart (``test_the_held_out_updates_name_no_other_subject``).
+    labelled: list[Case] = [(a, b, True, 0) for a, b in HELD_OUT_UPDATES]
+    labelled += [(a, b, False, 0) for a, b in HELD_OUT_OTHERS]
+    cosine, passes, _ = scored(embedder, labelled)
+    named, wrong, total = held_out(labelled, passes & (cosine >= RankingWeights().update_alike))
+    assert named >= 0.6 * total, (named, wrong, total)
+    assert wrong <= 2, (named, wrong, total)
+
+
+@pytest.mark.slow
+def test_the_held_out_updates_name_no_other_subject(embedder: OnnxEmbedder) -> None:
+    labelled = [c for c in cases(HELD_OUT_UPDATES) if not c[2]]
+    cosine, passes, _ = scored(embedder, labelled)
+    wrong = [
+        labelled[i][:2] for i in np.flatnonzero(passes & (cosine >= RankingWeights().update_alike))
+    ]
+    assert len(wrong) <= 2, wrong
