@@ -79,7 +79,7 @@ class RankingWeights(BaseModel):
     #: A later plain note at least this alike (cosine) to a result, with other numbers or
     #: names and saying something changed, is named on it as one that may update it, and
     #: ranked above it (``updates``; 0: never).
-    update_alike: float = Field(0.58, ge=0, le=1)
+    update_alike: float = Field(0.59, ge=0, le=1)
 
 
 class EmbeddingSettings(BaseModel):

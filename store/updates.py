@@ -8,13 +8,18 @@ disagree. A later note ``may_update`` an earlier one when
 
 - the two are alike in meaning: a cosine of at least ``update_alike`` (``[store.ranking]``;
   how it was chosen is told there);
-- they differ in their values (``details.values``): each says a number or a name that is no
-  word of the other ("3.12", "3.13"), so a note and its paraphrase, or a note and one that
-  only adds to it, are no update;
-- the later one says that something changed (``_CHANGE``: "now", "no longer", "instead",
-  "moved", "raised", "bumped", "went up", "turned 8"…; "new" only before a word of the earlier
-  note: "New office wifi password"). Two invoices, two trips or two sprint goals are as alike
-  and differ as much, and say nothing changed;
+- the later one says that something changed, in one of three ways (``may_update``): it
+  ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "deprecated")
+  and names one of its values (``details.values``: numbers and names; "The café no longer
+  closes on Mondays"); or a verb of change (``_CHANGED``: "changed", "moved", "replaced",
+  "took over", "joined Globex", "raised to"…) comes before a value the earlier lacks (what
+  it changed to: "The on-call lead changed from Priya to Daniel", which repeats the old
+  value); or each says a value that is no word of the other and the later says "now",
+  "became", "updated" or "new" before a word of the earlier ("New office wifi password").
+  So a note and its paraphrase, or a note and one that only adds to it, are no update, and
+  two invoices, two trips or two sprint goals, as alike and as different, say no change.
+  Questions and sentences saying the old still holds or a change was not made ("still",
+  "after all", "didn't", "won't") tell none (``told``);
 - it was observed later, and both are plain notes: not facts (they supersede, and recall
   names that) nor records (each record of a type is alike to the others and holds other
   values).
@@ -32,7 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.details import Details, values
+from doxa.store.details import Details, values, words_in_order
 from doxa.store.ranking import Ranked
 from doxa.store.values import micros
 from doxa.store.working_memory import BoolArray, WorkingMemory
@@ -40,40 +45,119 @@ from doxa.store.working_memory import BoolArray, WorkingMemory
 #: At most this many later notes are named on one result, the newest first.
 MOST_LATER = 3
 
-#: Words that say something changed. "now" not after "for", "right", "just", "by" or "until"
-#: ("bye for now" says no change); verbs of change in the past tense ("moved", "raised"),
-#: and a few that say it only with what follows ("went up", "cut to", "turned 8").
-_CHANGE = re.compile(
-    r"\b(?:no longer|anymore|instead|from now on"
-    r"|(?<!\bfor )(?<!\bright )(?<!\bjust )(?<!\bby )(?<!\buntil )now"
-    r"|changed|moved|switched|raised|lowered|increased|decreased|reduced|bumped|upgraded"
-    r"|downgraded|updated|replaced|renamed|rescheduled|postponed|delayed|slipped|extended"
+#: Sentences that tell no change whatever words of one they hold: a question ("Should we
+#: move the standup to 10:00?"), one saying the old still holds ("still", "after all", "as
+#: before") and a change not made ("didn't", "won't", "never").
+#: A sentence ends at a mark before a space or a line's end ("Fly.io" is one word).
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+_KEPT = re.compile(
+    r"\b(?:still|after all|as before|as usual|didn't|did not|won't|will not"
+    r"|wasn't|was not|weren't|were not|not going to|never)\b",
+    re.IGNORECASE,
+)
+
+#: Words that say a thing the earlier note told has ended: the later need name no other
+#: value ("The café no longer closes on Mondays", "The v1 API is deprecated").
+_ENDED = re.compile(
+    r"\b(?:no longer|anymore|any more|stopped(?! by\b)|discontinued|deprecated|retired"
+    r"|cancell?ed|stepped down|shut down|closed down)\b",
+    re.IGNORECASE,
+)
+#: Verbs of change in the past tense ("moved", "raised", "took over"), a few that say it
+#: only with what follows ("went up", "cut to", "turned 8"), "instead", and "joined" before
+#: a name ("joined Globex"; not "joined a pottery class"): the later note need only name a
+#: value the earlier lacks ("changed from Priya to Daniel" repeats Priya).
+_CHANGED = re.compile(
+    r"\b(?:instead|changed|moved|switched|raised|lowered|increased|decreased|reduced|bumped"
+    r"|upgraded|downgraded|replaced|renamed|rescheduled|postponed|delayed|slipped|extended"
     r"|shortened|renewed|grew|shrank|scaled|relocated|migrated|revised|adjusted|reassigned"
-    r"|promoted|transferred"
+    r"|promoted|transferred|took over|taken over|takes over|handed (?:\w+ ){0,4}over"
+    r"|dropped(?! (?:off|by|in|out|me|us|him|her|them)\b)"
     r"|(?:went|gone|goes|go) (?:up|down)"
-    r"|(?:dropped|fell|cut|improved|rose|jumped|pushed|down) to|pushed back|turned \d+"
-    r")\b",
+    r"|(?:fell|cut|improved|rose|jumped|pushed|down) to|pushed back|turned \d+"
+    r")\b"
+    r"|\bjoined (?=(?-i:[A-Z]))",
+    re.IGNORECASE,
+)
+#: Words that say a change only beside values of both notes ("now", "updated", "became",
+#: "set to", "going forward"): "now" not after "for", "right", "just", "by" or "until"
+#: ("bye for now"). Alone they as often open a new side of the subject ("The café now
+#: serves oat milk").
+_NOW = re.compile(
+    r"\b(?:from now on|going forward|henceforth|updated|became|set to"
+    r"|(?<!\bfor )(?<!\bright )(?<!\bjust )(?<!\bby )(?<!\buntil )now)\b",
     re.IGNORECASE,
 )
 #: "new" and the word it qualifies: a change only of something the earlier note names
 #: ("New office wifi password" after "The office wifi password is …"; not "Anything new?").
 _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
 
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
+
+#: How strongly a text says a change: not, beside other values, a value it adds, at all.
+NONE, BESIDE, ADDED, ENDED = 0, 1, 2, 3
+
+
+def told(text: str) -> str:
+    """``text`` without its questions and the sentences that say the old still holds or a
+    change was not made (``_KEPT``)."""
+    return " ".join(
+        sentence
+        for sentence in _SENTENCE_END.split(text)
+        if not sentence.rstrip().endswith("?") and _KEPT.search(sentence) is None
+    )
+
+
+def change_said(text: str, earlier_words: frozenset[str]) -> tuple[int, str]:
+    """How ``text`` says that something changed: ``ENDED`` (``_ENDED``), ``ADDED``
+    (``_CHANGED``), ``BESIDE`` (``_NOW``, or "new" before one of ``earlier_words``,
+    casefolded) or ``NONE``, in its told sentences (``told``); and what it tells after its
+    first verb of change (what a thing changed to: "changed from Priya to Daniel")."""
+    said = told(text)
+    if _ENDED.search(said) is not None:
+        return ENDED, ""
+    changed = _CHANGED.search(said)
+    if changed is not None:
+        return ADDED, said[changed.end() :]
+    if _NOW.search(said) is not None:
+        return BESIDE, ""
+    if any(m[1].casefold() in earlier_words for m in _NEW.finditer(said)):
+        return BESIDE, ""
+    return NONE, ""
+
 
 def says_change(text: str, earlier_words: frozenset[str]) -> bool:
-    """Whether ``text`` says that something changed (``_CHANGE``), or names a new thing
-    that is one of ``earlier_words`` (casefolded)."""
-    if _CHANGE.search(text) is not None:
+    """Whether ``text`` says that something changed (``change_said``)."""
+    return change_said(text, earlier_words)[0] != NONE
+
+
+def may_update(earlier: Details, later: Details, later_text: str, earlier_text: str) -> bool:
+    """Whether a note may update an earlier one alike to it in meaning, by how the later
+    (``later_text``) says a change (``change_said``) and the values (``details.values``) of
+    each (``earlier``, ``later``). Each saying a value that is no word of the other, and any
+    word of a change. Or one that ended what the earlier told, naming a value of it ("The
+    café no longer closes on Mondays"; not if the earlier, ``earlier_text``, told that
+    ending too). Or one of a verb of change naming after it a value that is no word of the
+    earlier, which names values ("The on-call lead changed from Priya to Daniel")."""
+    how, after = change_said(later_text, earlier[1])
+    if how == NONE:
+        return False
+    if not earlier[0] <= later[1] and not later[0] <= earlier[1]:
         return True
-    return any(m[1].casefold() in earlier_words for m in _NEW.finditer(text))
+    if how == ENDED:
+        return not earlier[0].isdisjoint(later[0]) and _ENDED.search(told(earlier_text)) is None
+    # A value said after the verb is what the thing changed to; the earlier's values, or
+    # one of its words the later names as a value ("from Priya"), say which thing it was.
+    which = bool(earlier[0]) or not later[0].isdisjoint(earlier[1])
+    return how == ADDED and which and not (later[0] - earlier[1]).isdisjoint(_words(after))
 
 
-def may_update(earlier: Details, later: Details, later_text: str) -> bool:
-    """Whether a note may update an earlier one alike to it in meaning: they differ in
-    their values (``details.values`` of each: ``earlier`` and ``later``), each saying one
-    that is no word of the other, and the later (``later_text``) says something changed."""
-    differ = not earlier[0] <= later[1] and not later[0] <= earlier[1]
-    return differ and says_change(later_text, earlier[1])
+def _words(text: str) -> set[str]:
+    """A text's words, casefolded, each possessive also as its name ("Lisbon's": "lisbon"),
+    as ``details.values`` reads them: a regular expression's pass, not ``values``' four
+    times longer one (a recall checks several pairs)."""
+    words = set(words_in_order(text))
+    return words | {_POSSESSIVE_END.sub("", w) for w in words}
 
 
 def candidates(
@@ -135,7 +219,7 @@ def later_notes(
         later: list[int] = []
         for j in close[np.argsort(-observed[close], kind="stable")]:
             other = int(pool[j])
-            if may_update(values_of(row), values_of(other), entries[other].text):
+            if may_update(values_of(row), values_of(other), entries[other].text, entries[row].text):
                 later.append(other)
                 if len(later) == MOST_LATER:
                     break

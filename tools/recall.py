@@ -62,8 +62,7 @@ class RecalledItem(BaseModel):
     )
     maybe_updated_by: list[str] = Field(
         default_factory=list,
-        description="later notes on the same thing with other numbers or names that say it"
-        " changed: they may update it",
+        description="later notes on the same thing that say it changed: they may update it",
     )
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)

@@ -179,3 +179,23 @@ async def test_facts_are_not_marked_as_notes(client: Client) -> None:
         )
     assert len(found["results"]) == 2
     assert all(not named for named in hints(found).values())
+
+
+async def test_a_later_note_repeating_the_old_name_or_ending_it_is_named(client: Client) -> None:
+    # "Changed from Priya to Daniel" repeats the old name, and "no longer closes on
+    # Mondays" names no other value: neither was named, as each note had to say a value
+    # the other lacked.
+    with anyio.fail_after(30):
+        priya = await remember(client, "The on-call lead for the week is Priya.", MARCH)
+        daniel = await remember(
+            client, "The on-call lead for the week changed from Priya to Daniel.", JUNE
+        )
+        lead = await ok(client, "recall", query="on-call lead Priya")
+        mondays = await remember(client, "The café by the office closes on Mondays.", MARCH)
+        opens = await remember(client, "The café by the office no longer closes on Mondays.", JUNE)
+        cafe = await ok(client, "recall", query="café by the office closes on Mondays")
+    assert order(lead)[:2] == [daniel, priya]
+    assert hints(lead)[priya] == [daniel]
+    assert order(cafe)[:2] == [opens, mondays]
+    assert hints(cafe)[mondays] == [opens]
+    assert hints(cafe)[opens] == []
