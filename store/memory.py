@@ -1136,15 +1136,19 @@ class Memory:
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
                 self._purged[obs] = beliefs
-            ended = self._end_given_back(entry, [r for r, _, _ in reopened])
+            # A belief given back in a plan (its agent's cancellation forgotten) ends, where
+            # the plan begins, what the plan had ended for that agent before.
+            back = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
+            ended = self._end_given_back(entry, back)
             self._facts_changed([entry, *(working.entries[r] for r, *_ in restoring), *ended])
         return Forgotten(obs, mode, beliefs, False)
 
     def _end_given_back(self, forgotten: Entry, reopened: Sequence[int]) -> list[Entry]:
-        """End the facts that the facts a forget gave back begin within, as a write of them
-        would have (``planning.overlapping``), or withdraw their agents' beliefs in them
-        where others hold them too (``planning.withdrawn_by``): a plan whose cancellation is
-        forgotten ends, where it begins, the fact its cancellation had given back. Its own
+        """End the facts that the facts a forget gave back (or gave an agent its belief in
+        back) begin within, as a write of them would have (``planning.overlapping``), or
+        withdraw their agents' beliefs in them where others hold them too
+        (``planning.withdrawn_by``): a plan whose cancellation is forgotten ends, where it
+        begins, the fact its cancellation had given back. Its own
         transaction,
         after the forget's (a crash between leaves what start-up ends the same way). The
         caller holds the graph's lock. Returns the facts ended."""

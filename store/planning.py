@@ -122,6 +122,9 @@ class Held:
     #: Superseded from its start by a fact beginning before it (``_stale_when_told``): it
     #: never held, and ends no fact told late.
     stale: bool = False
+    #: agent -> its belief in it planned in this write (``Shared``), for a plan that agent
+    #: calls off in the same write to undo.
+    shares: dict[str, Shared] = field(default_factory=dict)
 
     def holds_at(self, when: datetime) -> bool:
         """Not ended by ``when`` (it may begin later)."""
@@ -344,6 +347,13 @@ def plan(
                     new.withdraws.append((held.id, belief, held.start))
                     if held.beliefs:
                         new.conflicts.append(held.id)
+                    if held.start >= end:
+                        # A plan others hold on, called off by the agent: it holds for them,
+                        # and for the agent at no time. What it ended or withdrew for the
+                        # agent alone is given back, as the agent's forget of it would.
+                        back = _left(working, held, memory.agent, facts, told, given)
+                        new.reopens += back[0]
+                        new.restores += back[1]
             if fact.from_words and cardinality == "one":
                 # Its words place it before facts of the agent's that began only when told
                 # ("My sister moved to Lisbon in March", told in June after "My sister lives
@@ -467,6 +477,7 @@ def _known_fact(
         ends = _end_older(memory.agent, theirs.object, start, facts)
         shared.superseded, shared.withdraws, shared.conflicts = ends
     theirs.beliefs[memory.agent] = shared.belief_id
+    theirs.shares[memory.agent] = shared
     return shared
 
 
@@ -474,9 +485,10 @@ def _told_end(agent: str, fact: Fact, facts: list[Held], said: datetime) -> list
     """The facts ``fact`` (told at ``said``) tells the end of: with only a ``valid_until``
     (no start), the same value as facts that ``agent`` holds, begun before that end and
     holding on past it ("Sam works at Acme" told again ending 10 November: Sam quit), or
-    plans of the agent's alone, still to come when it is told, that begin at or after that
-    end ("We fly to Lisbon from 10 January" told again ending now: the trip is off;
-    ``cancels``). Told with a start it is a fact of its own. Not one the agent alone holds
+    plans of the agent's, still to come when it is told, that begin at or after that end
+    ("We fly to Lisbon from 10 January" told again ending now: the trip is off; ``cancels``;
+    one others hold too is called off for the agent alone). Told with a start it is a fact
+    of its own. Not one the agent alone holds
     now that another held until a later fact of its own: replaced from its start, it took
     that history; with the agent's belief withdrawn, it held for nobody. Nor a record's:
     replaced, the record left every ``where`` ("order 17 is no longer on hold" took order
@@ -494,13 +506,8 @@ def _told_end(agent: str, fact: Fact, facts: list[Held], said: datetime) -> list
         and (len(h.beliefs) > 1 or not _held_before(h))
         and (
             (h.start < end and (h.until is None or h.until > end))
-            # A plan others hold too stays theirs: the agent's belief in it would hold on
-            # for it, as no fact of its own begins where the plan does.
-            or (
-                cancels(end, h.start, said)
-                and holds_ever(h.start, h.until)
-                and list(h.beliefs) == [agent]
-            )
+            # A plan others hold too stays theirs: the agent's belief in it is withdrawn.
+            or (cancels(end, h.start, said) and holds_ever(h.start, h.until))
         )
     ]
 
@@ -521,6 +528,7 @@ def _given_back(
     told: set[str],
     cancelled: Collection[int],
     given: dict[str, datetime | None],
+    leaving: str | None = None,
 ) -> list[tuple[str, str, datetime | None, str | None]]:
     """The facts the stored ``plan``, cancelled, had ended, with the end each has without
     it (``reopened``), as ``Plan.reopens``; ``facts`` (the write's, of the plan's subject
@@ -528,10 +536,12 @@ def _given_back(
     after one given back ends it, as it would have ended it had it held then. None of
     ``told`` (the facts whose end is told with the plan's: they end as told); ``cancelled``
     (rows of the plans cancelled with it) end nothing either, and a fact one of them gave
-    back already (``given``: id -> its end, filled in here) is given its end once."""
+    back already (``given``: id -> its end, filled in here) is given its end once. With
+    ``leaving``, the plan is called off by that agent alone: only the facts none of its
+    other believers holds are given back (``reopened``)."""
     out: list[tuple[str, str, datetime | None, str | None]] = []
     byid = {h.id: h for h in facts}
-    for row, until, newer in reopened(working, working.row_of[plan.id], also=cancelled):
+    for row, until, newer in reopened(working, working.row_of[plan.id], leaving, also=cancelled):
         entry = working.entries[row]
         if entry.id in told:
             continue
@@ -562,17 +572,60 @@ def _given_back(
     return out
 
 
-def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
+def _left(
+    working: WorkingMemory,
+    plan: Held,
+    agent: str,
+    facts: list[Held],
+    told: set[str],
+    given: dict[str, datetime | None],
+) -> tuple[
+    list[tuple[str, str, datetime | None, str | None]],
+    list[tuple[int, str, str, str, Decimal | None]],
+]:
+    """What ``agent`` calling off ``plan``, which others hold on, gives back: the facts the
+    plan had ended for the agent alone and the agent's beliefs it had withdrawn, as
+    ``Plan.reopens`` and ``Plan.restores`` (a plan stored), or undone in this write (the
+    agent's belief in it planned here); ``facts`` are changed to match."""
+    share = plan.shares.pop(agent, None)
+    if share is not None:
+        _unplanned(share, facts, told, plan.beliefs)
+        return [], []
+    if plan.plan is not None:
+        _unplanned(plan.plan, facts, told, plan.beliefs)
+        return [], []
+    return (
+        _given_back(working, plan, facts, told, (), given, agent),
+        _beliefs_given_back(working, plan, facts, told, agent),
+    )
+
+
+def _unplanned(
+    plan: Plan | Shared, facts: list[Held], told: set[str], keep: Collection[str] = ()
+) -> None:
     """Give back what ``plan``, told earlier in this write and cancelled in it, was to end:
     the facts it superseded end where the first later fact of their agents begins, or at
     their stated end, or not at all; the beliefs it withdrew are held again. Nothing of it
     is written yet, so its links are dropped; ``facts`` are changed to match. None of
-    ``told`` (the facts whose end is told with the plan's: they end as told)."""
+    ``told`` (the facts whose end is told with the plan's: they end as told). ``keep``: the
+    agents holding the plan on (its agent called it off alone, or a ``Shared`` belief in it
+    planned here): what one of them holds it ends still."""
     byid = {h.id: h for h in facts}
-    ended = [older for older, _ in plan.superseded]
+    keeping = set(keep)
+
+    def theirs(fact: str) -> bool:
+        held = byid.get(fact)
+        return held is not None and bool(keeping & set(held.beliefs))
+
+    kept = [(older, at) for older, at in plan.superseded if theirs(older)]
+    ended = [older for older, _ in plan.superseded if not theirs(older)]
     # Facts told later in the write that began before it, which it ended as the next fact.
     for h in facts:
-        if h.plan is not None and any(n == plan.observation_id for n, _ in h.plan.superseded_by):
+        if (
+            h.plan is not None
+            and not keeping & set(h.beliefs)
+            and any(n == plan.observation_id for n, _ in h.plan.superseded_by)
+        ):
             h.plan.superseded_by = [x for x in h.plan.superseded_by if x[0] != plan.observation_id]
             ended.append(h.id)
     for older in ended:
@@ -600,7 +653,7 @@ def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
         held.until = until
         if held.plan is not None:
             held.plan.valid_until = until
-    plan.superseded = []
+    plan.superseded = kept
     for older, belief, _ in plan.withdraws:
         held = byid.get(older)
         if held is not None and older not in told:
@@ -611,14 +664,19 @@ def _unplanned(plan: Plan, facts: list[Held], told: set[str]) -> None:
 
 
 def _beliefs_given_back(
-    working: WorkingMemory, plan: Held, facts: list[Held], told: set[str]
+    working: WorkingMemory,
+    plan: Held,
+    facts: list[Held],
+    told: set[str],
+    leaving: str | None = None,
 ) -> list[tuple[int, str, str, str, Decimal | None]]:
-    """The beliefs the stored ``plan``, cancelled, had withdrawn in facts others hold too
-    (``restored``), each with a new belief id and the withdrawn one's confidence, as
-    ``Plan.restores``; ``facts`` are changed to match. None of ``told``."""
+    """The beliefs the stored ``plan``, cancelled (with ``leaving``: called off by that
+    agent alone), had withdrawn in facts others hold too (``restored``), each with a new
+    belief id and the withdrawn one's confidence, as ``Plan.restores``; ``facts`` are
+    changed to match. None of ``told``."""
     out: list[tuple[int, str, str, str, Decimal | None]] = []
     byid = {h.id: h for h in facts}
-    for row, agent, old in restored(working, working.row_of[plan.id]):
+    for row, agent, old in restored(working, working.row_of[plan.id], leaving):
         if working.entries[row].id in told:
             continue
         belief = new_id("bel")

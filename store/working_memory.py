@@ -584,7 +584,9 @@ class WorkingMemory:
         fact of the same subject and predicate begins (NO_END: none), as it would have
         begun had that fact been told when the belief was withdrawn. The later fact may have
         been forgotten since (the belief then holds on to the next), and an earlier one told
-        late ends it sooner. ``leaving``: a row taken as not the agent's (a forget planned).
+        late ends it sooner. A plan others hold on that the agent called off (``_calls_off``)
+        ends for it where it begins: it held for the agent at no time. ``leaving``: a row
+        taken as not the agent's (a forget planned).
         """
         return self.belief_ender(row, agent, known_at, leaving)[0]
 
@@ -597,17 +599,42 @@ class WorkingMemory:
         began = int(self.valid_from[row])
         end, ender = NO_END, None
         for other in self.fact_index.get(key, []) if key is not None else ():
+            if other in (row, leaving):
+                continue
             start = int(self.valid_from[other])
-            if other in (row, leaving) or start >= end or start < began:
-                continue
             later = self.entries[other]
-            if start == began and later.seq < entry.seq:
+            if self._calls_off(other, row, agent):
+                start = began  # the plan held for the agent at no time
+            elif start < began or (start == began and later.seq < entry.seq):
                 continue
-            if later.stated_until is not None and micros(later.stated_until) <= start:
+            elif later.stated_until is not None and micros(later.stated_until) <= start:
                 continue  # never holds: ends nothing
-            if self._agent_held(other, agent, known_at):
+            if start < end and self._agent_held(other, agent, known_at):
                 end, ender = start, other
         return end, ender
+
+    def _calls_off(self, other: int, row: int, agent: str) -> bool:
+        """Whether the fact at ``other`` is ``agent``'s end told of the plan at ``row``,
+        which others hold on, before it began (the plan called off for the agent alone):
+        the same value, told later but before the plan's start with only an end at or
+        before that start (so it holds at no time itself), and the agent's belief in the
+        plan withdrawn as it was recorded. A plan the agent alone held is superseded from
+        its start instead (its validity is the agent's)."""
+        entry, end = self.entries[row], self.entries[other]
+        began = int(self.valid_from[row])
+        stated = end.stated_until
+        return (
+            stated is not None
+            and end.seq > entry.seq
+            and end.record is None
+            and topic_key(end.object or "") == topic_key(entry.object or "")
+            and micros(stated) <= min(began, int(self.valid_from[other]))
+            and micros(end.observed_at) < began
+            and any(
+                a == agent and at == self.recorded_at[other] and until is not None
+                for a, _, _, at, until in self.withdrawn.get(row, ())
+            )
+        )
 
     def _agent_held(self, row: int, agent: str, known_at: int | None) -> bool:
         """Whether ``agent`` held the fact at ``row`` at record time ``known_at`` (None:

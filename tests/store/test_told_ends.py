@@ -323,8 +323,8 @@ def test_a_plan_cancelled_holds_at_no_time_and_comes_back_when_the_end_is_forgot
     told before the move begins): it held at no time, after a restart and an export and
     import too, while at a known_at before the end was told it was the plan; an end told
     of a later time (Sam in Rome until 20 November, told on 5 October) is a stint of its own
-    and leaves the plan; a plan another agent holds too stays theirs; forgetting the end
-    gives the plan back."""
+    and leaves the plan; a plan another agent holds too stays theirs, called off for scout
+    alone; forgetting the end gives the plan back."""
     [move] = memory.remember(
         [
             MemoryDraft(
@@ -372,9 +372,9 @@ def test_a_plan_cancelled_holds_at_no_time_and_comes_back_when_the_end_is_forgot
         )
         _, ended = tell(again, "Initech is off.", "Initech", when=DEC, valid_until=DEC)
         assert ended == [] and plan
-        for agent in ("scout", "driver"):
+        for agent, holds in (("scout", False), ("driver", True)):
             held = current(again, as_of="2027-03-01", agent=agent)
-            assert "Sam will work at Initech." in held
+            assert ("Sam will work at Initech." in held) is holds
     finally:
         again.close()
 
@@ -608,3 +608,113 @@ def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_n
             assert current(memory, as_of="2030-12-01") == ["Sam lives in Cork."], name
         finally:
             memory.close()
+
+
+@pytest.mark.parametrize("first", ["scout", "driver"])
+@pytest.mark.parametrize("together", [False, True])
+def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alone(
+    tmp_path: Path, together: bool, first: str
+) -> None:
+    """scout has Sam living in Berlin; scout and driver tell his move to Munich from January
+    2030 (for scout, Berlin ends there); scout calls it off. scout's belief in the plan is
+    withdrawn (it held for scout at no time) and Berlin holds on for scout; driver still
+    holds the plan, and the two disagree; at a known_at before the cancellation scout held
+    the plan. Whoever told the plan first, told one by one or in one call, and after a
+    restart, alike; the cancellation retried is a repeat, and forgetting it gives scout the
+    plan back, and with it Berlin's end in January."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        return MemoryDraft(
+            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
+            fact=FactDraft("Sam", "lives in", obj, **times),
+        )  # fmt: skip
+
+    plans = [
+        draft("Sam moves to Munich.", "Munich", agent=agent, valid_from="2030-01-10")
+        for agent in ("scout", "driver")
+    ]
+    off = draft("Sam's move to Munich is off.", "Munich", valid_until=DEC)
+    drafts = [
+        draft("Sam lives in Berlin.", "Berlin"),
+        *(plans if first == "scout" else plans[::-1]),
+        off,
+    ]
+    memory = open_memory(settings)
+    try:
+        if together:
+            done = memory.remember(drafts)
+        else:
+            done = [memory.remember([d])[0] for d in drafts[:3]]
+            before = iso(utc_now())
+            done += memory.remember(drafts[3:])
+        berlin, munich, shared, called_off = done
+        assert shared.observation_id == munich.observation_id
+        assert called_off.superseded == [] and called_off.conflicts == [munich.observation_id]
+        [retried] = memory.remember([off])
+        assert retried.duplicate_of == called_off.observation_id
+    finally:
+        memory.close()
+    for restarted in (False, True):
+        memory = open_memory(settings)
+        try:
+            june = {"as_of": "2030-06-01"}
+            assert current(memory, agent="scout", **june) == ["Sam lives in Berlin."]
+            assert current(memory, agent="driver", **june) == ["Sam moves to Munich."]
+            assert current(memory, **june) == ["Sam lives in Berlin.", "Sam moves to Munich."]
+            assert memory.evidence(berlin.observation_id).get("superseded_by", []) == []
+            believers = memory.evidence(munich.observation_id)["believers"]
+            assert [b["agent"] for b in believers] == ["driver"]
+            if not together:
+                held = current(memory, agent="scout", known_at=before, **june)
+                assert held == ["Sam moves to Munich."]
+            if restarted:
+                memory.forget(called_off.observation_id, agent="scout")
+                for agent, when, fact in (
+                    ("scout", "2029-06-01", "Sam lives in Berlin."),
+                    ("scout", "2030-06-01", "Sam moves to Munich."),
+                    ("driver", "2030-06-01", "Sam moves to Munich."),
+                ):
+                    assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+        finally:
+            memory.close()
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_plan_called_off_by_one_of_two_gives_it_back_its_belief_in_a_fact_others_hold(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout and medic hold Berlin; scout's plan of a move to Munich from January 2030
+    withdraws scout's belief there (Berlin stays medic's); driver tells the plan too, and
+    scout calls it off: scout holds Berlin past January again, and driver the plan."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        return MemoryDraft(
+            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
+            fact=FactDraft("Sam", "lives in", obj, **times),
+        )  # fmt: skip
+
+    drafts = [
+        draft("Sam lives in Berlin.", "Berlin"),
+        draft("Sam lives in Berlin.", "Berlin", agent="medic"),
+        draft("Sam moves to Munich.", "Munich", valid_from="2030-01-10"),
+        draft("Sam moves to Munich.", "Munich", agent="driver", valid_from="2030-01-10"),
+        draft("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+    ]
+    memory = open_memory(settings)
+    try:
+        for told in [drafts] if together else [[d] for d in drafts]:
+            memory.remember(told)
+        for restarted in (False, True):
+            if restarted:
+                memory.close()
+                memory = open_memory(settings)
+            for agent, fact in (
+                ("scout", "Sam lives in Berlin."),
+                ("medic", "Sam lives in Berlin."),
+                ("driver", "Sam moves to Munich."),
+            ):
+                assert current(memory, agent=agent, as_of="2030-06-01") == [fact], agent
+    finally:
+        memory.close()

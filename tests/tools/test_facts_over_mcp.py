@@ -645,3 +645,58 @@ async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path
     assert [f["object"] for f in about["facts"]["lives_in"]] == ["Berlin"]
     assert "valid_until" not in cited["observation"] and "superseded_by" not in cited
     assert current(back) == [plan] and current(now) == [berlin]
+
+
+async def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alone(
+    tmp_path: Path,
+) -> None:
+    """scout has Sam living in Berlin; scout and driver tell his move to Munich from January
+    2030; scout calls it off. For scout the plan holds at no time and Berlin holds on past
+    January, clashing with driver's plan there; driver still holds the plan; at a known_at
+    before the cancellation scout held it; after a restart alike. Forgetting the
+    cancellation gives scout the plan back."""
+    settings = hash_settings(tmp_path / "memory")
+    move = {"subject": "Sam", "predicate": "lives in", "object": "Munich"}
+    text = "Sam moves to Munich on 10 January 2030."
+    june = {"query": "", "subject": "Sam", "as_of": "2030-06-01"}
+    with anyio.fail_after(60):
+        async with Client(create_server(settings)) as client:
+            berlin = await fact(client, "Sam", "lives in", "Berlin", observed_at="2026-05-01")
+            planned = [
+                await ok(
+                    client,
+                    "remember",
+                    text=text,
+                    agent=agent,
+                    fact={**move, "valid_from": "2030-01-10"},
+                )
+                for agent in ("scout", "driver")
+            ]
+            time.sleep(0.01)
+            before = iso(utc_now())
+            time.sleep(0.01)
+            cancelled = await ok(
+                client, "remember", text="Sam's move to Munich is off.", agent="scout",
+                fact={**move, "valid_until": iso(utc_now())},
+            )  # fmt: skip
+            held = await ok(client, "recall", agent="scout", known_at=before, **june)
+            seen = {a: await ok(client, "recall", agent=a, **june) for a in ("scout", "driver")}
+        async with Client(create_server(settings)) as client:
+            again = {a: await ok(client, "recall", agent=a, **june) for a in ("scout", "driver")}
+            cited = await ok(client, "cite_evidence", id=planned[0]["observation_id"])
+            await ok(client, "forget", id=cancelled["observation_id"])
+            back = await ok(client, "recall", agent="scout", **june)
+    plan = planned[0]["observation_id"]
+    assert planned[1]["observation_id"] == plan
+    assert "superseded" not in cancelled and cancelled["conflicts"] == [plan]
+
+    def current(found: dict[str, Any]) -> list[str]:
+        return [r["observation_id"] for r in found["results"] if r.get("current", True)]
+
+    for views in (seen, again):
+        assert current(views["scout"]) == [berlin] and current(views["driver"]) == [plan]
+        [lives] = [r for r in views["scout"]["results"] if r["observation_id"] == berlin]
+        assert lives["conflicts"] == [plan]
+    assert current(held) == [plan]
+    assert [b["agent"] for b in cited["believers"]] == ["driver"]
+    assert current(back) == [plan]
