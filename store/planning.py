@@ -316,12 +316,11 @@ def plan(
                     new.valid_until = observed_at
                 facts = state.facts(working, key, new.valid_from)
                 told = {h.id for h in ending}
-                # Stored plans this end cancels: each ends nothing, nor counts as what ends
-                # the facts the others give back.
+                # Stored plans this end cancels (or calls off for the agent alone): none
+                # ends the agent's facts any more, nor counts as what ends the facts the
+                # others give back.
                 cancelled = {
-                    working.row_of[h.id]
-                    for h in ending
-                    if h.plan is None and h.start >= end and list(h.beliefs) == [memory.agent]
+                    working.row_of[h.id] for h in ending if h.plan is None and h.start >= end
                 }
                 given: dict[str, datetime | None] = {}
                 for held in ending:
@@ -351,7 +350,7 @@ def plan(
                         # A plan others hold on, called off by the agent: it holds for them,
                         # and for the agent at no time. What it ended or withdrew for the
                         # agent alone is given back, as the agent's forget of it would.
-                        back = _left(working, held, memory.agent, facts, told, given)
+                        back = _left(working, held, memory.agent, facts, told, cancelled, given)
                         new.reopens += back[0]
                         new.restores += back[1]
             if fact.from_words and cardinality == "one":
@@ -535,8 +534,9 @@ def _given_back(
     and predicate) are changed to match. A fact planned earlier in the write that begins
     after one given back ends it, as it would have ended it had it held then. None of
     ``told`` (the facts whose end is told with the plan's: they end as told); ``cancelled``
-    (rows of the plans cancelled with it) end nothing either, and a fact one of them gave
-    back already (``given``: id -> its end, filled in here) is given its end once. With
+    (rows of the plans cancelled, or called off for the agent alone, with it) end nothing
+    either, and a fact one of them gave back already (``given``: id -> its end, filled in
+    here) is given its end once. With
     ``leaving``, the plan is called off by that agent alone: only the facts none of its
     other believers holds are given back (``reopened``)."""
     out: list[tuple[str, str, datetime | None, str | None]] = []
@@ -578,6 +578,7 @@ def _left(
     agent: str,
     facts: list[Held],
     told: set[str],
+    cancelled: Collection[int],
     given: dict[str, datetime | None],
 ) -> tuple[
     list[tuple[str, str, datetime | None, str | None]],
@@ -586,7 +587,8 @@ def _left(
     """What ``agent`` calling off ``plan``, which others hold on, gives back: the facts the
     plan had ended for the agent alone and the agent's beliefs it had withdrawn, as
     ``Plan.reopens`` and ``Plan.restores`` (a plan stored), or undone in this write (the
-    agent's belief in it planned here); ``facts`` are changed to match."""
+    agent's belief in it planned here); ``facts`` are changed to match. ``cancelled`` and
+    ``given`` as ``_given_back`` has them."""
     share = plan.shares.pop(agent, None)
     if share is not None:
         _unplanned(share, facts, told, plan.beliefs)
@@ -595,7 +597,7 @@ def _left(
         _unplanned(plan.plan, facts, told, plan.beliefs)
         return [], []
     return (
-        _given_back(working, plan, facts, told, (), given, agent),
+        _given_back(working, plan, facts, told, cancelled, given, agent),
         _beliefs_given_back(working, plan, facts, told, agent),
     )
 

@@ -718,3 +718,39 @@ def test_a_plan_called_off_by_one_of_two_gives_it_back_its_belief_in_a_fact_othe
                 assert current(memory, agent=agent, as_of="2030-06-01") == [fact], agent
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_one_end_calling_off_a_shared_plan_and_one_of_its_own_gives_back_what_both_ended(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout plans Sam's move to Athens in January 2030, then to Bonn in March (Athens ends
+    there; driver tells the Bonn plan too) and to Bonn in January (Athens ends at its start);
+    scout calls Bonn off: neither Bonn plan ends Athens for scout any more (each counted
+    the other as what ends it), told one by one or in one call alike."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        return MemoryDraft(
+            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
+            fact=FactDraft("Sam", "lives in", obj, **times),
+        )  # fmt: skip
+
+    drafts = [
+        draft("Sam moves to Athens.", "Athens", valid_from="2030-01-10"),
+        draft("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
+        draft("Sam moves to Bonn in March.", "Bonn", agent="driver", valid_from="2030-03-10"),
+        draft("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+        draft("Bonn is off.", "Bonn", valid_until=DEC),
+    ]
+    memory = open_memory(settings)
+    try:
+        for told in [drafts] if together else [[d] for d in drafts]:
+            memory.remember(told)
+        for when in ("2030-02-01", "2030-06-01"):
+            assert current(memory, agent="scout", as_of=when) == ["Sam moves to Athens."]
+        assert current(memory, agent="driver", as_of="2030-06-01") == [
+            "Sam moves to Bonn in March."
+        ]
+    finally:
+        memory.close()
