@@ -592,6 +592,8 @@ def _left(
     share = plan.shares.pop(agent, None)
     if share is not None:
         _unplanned(share, facts, told, plan.beliefs)
+        if plan.plan is not None:  # what it came to end as the agent's, in this write
+            _unplanned(plan.plan, facts, told, plan.beliefs, withdrawn=False)
         return [], []
     if plan.plan is not None:
         _unplanned(plan.plan, facts, told, plan.beliefs)
@@ -603,7 +605,11 @@ def _left(
 
 
 def _unplanned(
-    plan: Plan | Shared, facts: list[Held], told: set[str], keep: Collection[str] = ()
+    plan: Plan | Shared,
+    facts: list[Held],
+    told: set[str],
+    keep: Collection[str] = (),
+    withdrawn: bool = True,
 ) -> None:
     """Give back what ``plan``, told earlier in this write and cancelled in it, was to end:
     the facts it superseded end where the first later fact of their agents begins, or at
@@ -611,7 +617,9 @@ def _unplanned(
     is written yet, so its links are dropped; ``facts`` are changed to match. None of
     ``told`` (the facts whose end is told with the plan's: they end as told). ``keep``: the
     agents holding the plan on (its agent called it off alone, or a ``Shared`` belief in it
-    planned here): what one of them holds it ends still."""
+    planned here): what one of them holds it ends still. ``withdrawn``: give back the
+    beliefs it withdrew too (False: its agent holds it on, and the beliefs are its own).
+    """
     byid = {h.id: h for h in facts}
     keeping = set(keep)
 
@@ -656,6 +664,8 @@ def _unplanned(
         if held.plan is not None:
             held.plan.valid_until = until
     plan.superseded = kept
+    if not withdrawn:
+        return
     for older, belief, _ in plan.withdraws:
         held = byid.get(older)
         if held is not None and older not in told:

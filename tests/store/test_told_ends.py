@@ -754,3 +754,39 @@ def test_one_end_calling_off_a_shared_plan_and_one_of_its_own_gives_back_what_bo
         ]
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_plan_shared_and_called_off_in_one_call_gives_back_what_it_came_to_end(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout lives Sam in Athens and plans Bonn from March 2030 (Athens ends there); driver
+    plans Bonn from January, scout tells that plan too and calls Bonn off: Athens holds on
+    for scout, told one by one or in one call alike (in one call, driver's plan, which came
+    to end Athens once scout's March plan was off, ended it still)."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        return MemoryDraft(
+            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
+            fact=FactDraft("Sam", "lives in", obj, **times),
+        )  # fmt: skip
+
+    drafts = [
+        draft("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
+        draft("Sam moves to Bonn in January.", "Bonn", agent="driver", valid_from="2030-01-10"),
+        draft("Sam lives in Athens.", "Athens"),
+        draft("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+        draft("Bonn is off.", "Bonn", valid_until=DEC),
+    ]
+    memory = open_memory(settings)
+    try:
+        for told in [drafts] if together else [[d] for d in drafts]:
+            memory.remember(told)
+        for when in ("2030-02-01", "2030-06-01"):
+            assert current(memory, agent="scout", as_of=when) == ["Sam lives in Athens."]
+        assert current(memory, agent="driver", as_of="2030-06-01") == [
+            "Sam moves to Bonn in January."
+        ]
+    finally:
+        memory.close()
