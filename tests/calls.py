@@ -1,13 +1,18 @@
 """Calling doxa's tools through an MCP client in tests: the result of a call that must
 succeed, the message of one that must fail, the seed's bridge example, and the raw
-``initialize`` request tests of the wire send."""
+``initialize`` request tests of the wire send, and a year that is always ahead."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from mcp.client import Client
+
+#: A year that is always ahead, for a fact that begins later whatever day the tests run: one
+#: dated 2030 would hold from then on, and no longer wait behind the fact it replaces.
+LATER = datetime.now(UTC).year + 5
 
 #: An MCP ``initialize`` request, the one a new client sends first.
 INITIALIZE = json.dumps(

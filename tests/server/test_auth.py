@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from calls import INITIALIZE
+from calls import INITIALIZE, LATER
 from mcp.client import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
@@ -406,7 +406,7 @@ async def test_a_read_only_token_reads_and_cannot_write(
 async def test_a_purge_is_refused_while_another_agent_holds_it_until_a_later_fact(
     tmp_path: Path, start_server: Start
 ) -> None:
-    # driver's Rome is withdrawn by driver's Oslo from 2030, so driver holds Rome until then:
+    # driver's Rome is withdrawn by driver's Oslo later, so driver holds Rome until then:
     # scout's purge deleted it (only a belief held now counted).
     data_dir = tmp_path / "memory"
     store = TokenStore(data_dir)
@@ -424,7 +424,7 @@ async def test_a_purge_is_refused_while_another_agent_holds_it_until_a_later_fac
         async with _client(server, scout) as client:
             await _call(client, "remember", lives("Rome", "2020-01-01"))
         async with _client(server, driver) as client:
-            await _call(client, "remember", lives("Oslo", "2030-01-01"))
+            await _call(client, "remember", lives("Oslo", f"{LATER}-01-01"))
         async with _client(server, scout) as client:
             refused = await _refused(client, "forget", {"id": rome, "mode": "purge"})
             held = await _call(client, "recall", {"query": "", "subject": "Ada", "explain": True})

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import kuzu
 import pytest
-from calls import ok, seed_bridge
+from calls import LATER, ok, seed_bridge
 from conftest import hash_settings
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -1337,7 +1337,7 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     doxa: Doxa, tmp_path: Path
 ) -> None:
     # Both called any fact with a SUPERSEDES link replaced: by a retracted superseder, by
-    # one beginning in 2030, and a fact that ended on its own date was "current".
+    # one beginning in a later year, and a fact that ended on its own date was "current".
     def lives(city: str, since: str, *until: str) -> str:
         extra = ["--valid-until", *until] if until else []
         args = ["remember", f"Jo: {city}.", "--fact", "Jo", "lives in", city]
@@ -1347,7 +1347,7 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
     athens = lives("Athens", "2024-01-01T00:00:00Z")
     bonn = lives("Bonn", "2024-03-01T00:00:00Z")
     cork = lives("Cork", "2024-06-01T00:00:00Z")
-    tokyo = lives("Tokyo", "2030-01-01T00:00:00Z")
+    tokyo = lives("Tokyo", f"{LATER}-01-01T00:00:00Z")
     rome = lives("Rome", "2019-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
     # Never held: told now, with only an end already past (its start was after its end).
     boat = ["Jo sold the boat.", "--fact", "Jo", "owns", "boat"]
@@ -1368,8 +1368,8 @@ def test_recall_all_and_the_markdown_tell_what_is_current_as_recall_does(
         in page
     )
     assert "Jo lives in Bonn (2024-03-01T00:00:00Z to 2024-06-01T00:00:00Z; retracted)" in page
-    assert "Jo lives in Cork (2024-06-01T00:00:00Z to 2030-01-01T00:00:00Z; current)" in page
-    assert "Jo lives in Tokyo (from 2030-01-01T00:00:00Z; begins later)" in page
+    assert f"Jo lives in Cork (2024-06-01T00:00:00Z to {LATER}-01-01T00:00:00Z; current)" in page
+    assert f"Jo lives in Tokyo (from {LATER}-01-01T00:00:00Z; begins later)" in page
     assert "Jo lives in Rome (2019-01-01T00:00:00Z to 2019-06-01T00:00:00Z; ended)" in page
     assert "Jo owns boat (until 2020-01-01T00:00:00Z; ended)" in page
 

@@ -16,7 +16,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from calls import ok
+from calls import LATER, ok
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -887,7 +887,7 @@ def test_a_fact_that_begins_later_never_takes_its_current_facts_place(memory: Me
         [
             MemoryDraft(
                 text="Violin lessons: Alice will teach violin.",
-                fact=FactDraft("Alice", "role", "violin teacher", valid_from="2030-01-01"),
+                fact=FactDraft("Alice", "role", "violin teacher", valid_from=f"{LATER}-01-01"),
             )
         ]
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok, seed_bridge
+from calls import LATER, error, ok, seed_bridge
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -238,9 +238,9 @@ async def test_unsupported_leaves_out_a_fact_that_has_ended(client: Client) -> N
     oslo = await ok(
         client,
         "remember",
-        text="Alice moves to Oslo in 2031.",
+        text=f"Alice moves to Oslo in {LATER}.",
         agent="scout",
-        fact=plan | {"valid_from": "2031-01-01T00:00:00Z"},
+        fact=plan | {"valid_from": f"{LATER}-01-01T00:00:00Z"},
     )
     now = await ok(client, "cite_evidence", agent="scout", unsupported=True)
     then = await ok(client, "cite_evidence", agent="scout", unsupported=True, known_at=before)
@@ -565,7 +565,7 @@ async def test_long_lists_are_cut_and_counted(client: Client) -> None:
 
 async def test_a_belief_held_until_its_agents_next_fact_takes_evidence(client: Client) -> None:
     # unsupported listed reader's Paris as a belief to check, and evidence for it was refused
-    # ("no belief with id"): reader's Berlin from 2030 had withdrawn it, held until then.
+    # ("no belief with id"): reader's Berlin from a later year had withdrawn it, held until then.
     paris = {
         "text": "Alice lives in Paris.",
         "fact": {"subject": "Alice", "predicate": "lives in", "object": "Paris",
@@ -577,10 +577,10 @@ async def test_a_belief_held_until_its_agents_next_fact_takes_evidence(client: C
         await ok(
             client,
             "remember",
-            text="Alice will move to Berlin in 2030.",
+            text=f"Alice will move to Berlin in {LATER}.",
             agent="reader",
             fact={"subject": "Alice", "predicate": "lives in", "object": "Berlin",
-                  "valid_from": "2030-01-01T00:00:00Z"},
+                  "valid_from": f"{LATER}-01-01T00:00:00Z"},
         )  # fmt: skip
         listed = await ok(client, "cite_evidence", agent="reader", unsupported=True)
         bill = await ok(

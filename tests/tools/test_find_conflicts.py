@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok, seed_bridge
+from calls import LATER, error, ok, seed_bridge
 from mcp.client import Client
 
 from doxa.store import Memory
@@ -197,10 +197,10 @@ async def test_a_contradiction_a_newer_fact_settled_is_no_longer_a_conflict(
     planned = await ok(
         client,
         "remember",
-        text="The bridge gets new lights in 2031.",
-        fact=works | {"object": "lighting", "valid_from": "2031-01-01T00:00:00Z"},
+        text=f"The bridge gets new lights in {LATER}.",
+        fact=works | {"object": "lighting", "valid_from": f"{LATER}-01-01T00:00:00Z"},
     )
-    for said, when in ((told, "in April"), (planned, "in 2031")):
+    for said, when in ((told, "in April"), (planned, f"in {LATER}")):
         nobody = f"Nobody works on the bridge {when}."
         await ok(
             client, "remember", text=nobody, agent="driver", contradicts=[said["observation_id"]]
@@ -278,7 +278,7 @@ async def test_a_name_in_either_unicode_form_is_one_entity(client: Client) -> No
 async def test_a_side_lists_an_agent_that_holds_it_until_its_next_fact_begins(
     client: Client,
 ) -> None:
-    # reader shares Paris with editor and tells Berlin from 2030: recall and about show reader
+    # reader shares Paris with editor and tells Berlin from later on: recall and about show reader
     # holding Paris until then; find_conflicts left reader out of the side, and its filter
     # by reader found nothing.
     def paris(agent: str) -> dict[str, Any]:
@@ -295,10 +295,10 @@ async def test_a_side_lists_an_agent_that_holds_it_until_its_next_fact_begins(
         await ok(
             client,
             "remember",
-            text="Alice will move to Berlin in 2030.",
+            text=f"Alice will move to Berlin in {LATER}.",
             agent="reader",
             fact={"subject": "Alice", "predicate": "lives in", "object": "Berlin",
-                  "valid_from": "2030-01-01T00:00:00Z"},
+                  "valid_from": f"{LATER}-01-01T00:00:00Z"},
         )  # fmt: skip
         await ok(
             client,

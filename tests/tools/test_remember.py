@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok
+from calls import LATER, error, ok
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -783,11 +783,11 @@ async def test_a_fact_told_after_one_that_begins_later_names_what_ends_it(
 async def test_a_fact_told_late_names_what_replaced_a_plan_as_recall_does(
     client: Client,
 ) -> None:
-    # Oslo from 2030, then Tokyo from 2030 instead (Oslo never holds): Rome from 2020, told
+    # Oslo from a later year, then Tokyo from then instead (Oslo never holds): Rome from 2020, told
     # last, answered superseded_by Oslo, where recall and cite_evidence said Tokyo.
     with anyio.fail_after(30):
-        await ok(client, "remember", **lives("Oslo", "2030-01-01"))
-        tokyo = await ok(client, "remember", **lives("Tokyo", "2030-01-01"))
+        await ok(client, "remember", **lives("Oslo", f"{LATER}-01-01"))
+        tokyo = await ok(client, "remember", **lives("Tokyo", f"{LATER}-01-01"))
         rome = await ok(client, "remember", **lives("Rome", "2020-01-01"))
         cited = await ok(client, "cite_evidence", id=rome["observation_id"])
     assert rome["superseded_by"] == cited["superseded_by"] == [tokyo["observation_id"]]
