@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok
+from calls import LATER, error, ok
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -412,15 +412,15 @@ async def test_a_links_record_time_is_kept_across_a_restart(tmp_path: Path) -> N
 async def test_a_fact_that_began_before_the_agent_says_while_it_held_another_is_not_shared(
     client: Client,
 ) -> None:
-    # b shared c's Oslo (since 2025) saying "since 2027", and its Paris ended only in 2027:
-    # from 2025 b held both, a clash of b with itself.
+    # b shared c's Oslo (since 2025) saying "from a later year", and its Paris ended only
+    # then: from 2025 b held both, a clash of b with itself.
     with anyio.fail_after(30):
         oslo = await fact(client, "Alice", "lives in", "Oslo", agent="c",
                           fact={"valid_from": "2025-01-01"})  # fmt: skip
         paris = await fact(client, "Alice", "lives in", "Paris", agent="b",
                            fact={"valid_from": "2024-01-01"})  # fmt: skip
         bobs = await fact(client, "Alice", "lives in", "Oslo", agent="b",
-                          fact={"valid_from": "2027-06-01"})  # fmt: skip
+                          fact={"valid_from": f"{LATER}-06-01"})  # fmt: skip
         in_2026 = await ok(client, "recall", query="", subject="Alice", agent="b",
                            as_of="2026-01-01")  # fmt: skip
         clashes = await ok(client, "find_conflicts", agent="b")
