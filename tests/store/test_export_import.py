@@ -32,6 +32,7 @@ from doxa.store.importing import import_file, page_cache_bytes
 from doxa.store.records import Record
 from doxa.store.records import validate as validate_record
 from doxa.store.schema import latest_version
+from doxa.store.values import iso, utc_now
 
 pytestmark = pytest.mark.anyio
 
@@ -1499,3 +1500,99 @@ def test_a_file_before_migration_31_has_its_summaries_written_anew(
         }
     else:
         assert texts == {"the user": "the user: likes tea; works at Acme (2 facts, 1 agent)"}
+
+
+def _holdings(memory: Memory, plan: str, known: dict[str, str | None]) -> dict[str, Any]:
+    """What each agent (and the memory as a whole) holds of Sam before and after January
+    2030, as known now and at each record time in ``known``; what ``about`` says; who
+    believes the plan and who withdrew from it."""
+    seen: dict[str, Any] = {}
+    for agent in ("scout", "driver", None):
+        for as_of in ("2029-06-01", "2030-06-01"):
+            for name, at in known.items():
+                found = memory.recall("", subject="Sam", agent=agent, as_of=as_of, known_at=at)
+                current = sorted(r.text for r in found.results if r.current)
+                seen[f"recall {agent} {as_of} {name}"] = current
+                if agent is None:
+                    about = memory.about("Sam", as_of=as_of, known_at=at)
+                    seen[f"about {as_of} {name}"] = (about["facts"], about.get("conflicts"))
+    cited = memory.evidence(plan)
+    seen["believers"] = sorted(b["agent"] for b in cited["believers"])
+    seen["withdrawn"] = sorted((w["agent"], w.get("held_until")) for w in cited["withdrawn"])
+    return seen
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_plan_one_of_two_agents_called_off_reads_the_same_imported(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout has Sam in Berlin; scout and driver tell his move to Munich from January 2030;
+    scout calls it off (told one by one, or in one call). The import of an export reads as
+    the memory did, for each agent, before and after January 2030, at record times before
+    and after the cancellation: scout keeps Berlin, driver the plan. After the next start
+    too, and a backup's copy; and forgetting the cancellation in the imported memory gives
+    scout the plan back, as it does in the memory exported, after a restart too. (The
+    cancellation is matched to scout's withdrawn belief by the time it was recorded: the
+    file must keep both times exactly.)"""
+    source, into = hash_settings(tmp_path / "a"), hash_settings(tmp_path / "b")
+
+    october, december = "2026-10-05T09:00:00Z", "2026-12-03T09:00:00Z"
+
+    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        when = december if "valid_until" in times else october
+        fact = FactDraft("Sam", "lives in", obj, **times)
+        return MemoryDraft(text=text, agent=agent, observed_at=when, fact=fact)
+
+    drafts = [
+        draft("Sam lives in Berlin.", "Berlin"),
+        draft("Sam moves to Munich.", "Munich", valid_from="2030-01-10"),
+        draft("Sam moves to Munich.", "Munich", agent="driver", valid_from="2030-01-10"),
+        draft("Sam's move to Munich is off.", "Munich", valid_until=december),
+    ]
+    memory = Memory.open(source.store)
+    memory.warm_up()
+    try:
+        known: dict[str, str | None] = {"now": None}
+        if together:
+            done = memory.remember(drafts)
+        else:
+            done = [memory.remember([d])[0] for d in drafts[:3]]
+            known["before"] = iso(utc_now())
+            done += memory.remember(drafts[3:])
+        known["after"] = iso(utc_now())
+        plan, off = done[1].observation_id, done[3].observation_id
+        told = _holdings(memory, plan, known)
+        memory.export(str(tmp_path / "a.jsonl"))
+        memory.backup(str(tmp_path / "copy"))
+    finally:
+        memory.close()
+    assert told["recall scout 2030-06-01 now"] == ["Sam lives in Berlin."]
+    assert told["recall driver 2030-06-01 now"] == ["Sam moves to Munich."]
+    assert told["believers"] == ["driver"]
+    if not together:
+        assert told["recall scout 2030-06-01 before"] == ["Sam moves to Munich."]
+    import_file(into.store, tmp_path / "a.jsonl")
+    copy = hash_settings(tmp_path / "copy")
+    for settings, restarted in ((into, False), (into, True), (copy, False)):
+        memory = Memory.open(settings.store)
+        memory.warm_up()
+        try:
+            assert _holdings(memory, plan, known) == told, (settings is copy, restarted)
+        finally:
+            memory.close()
+    forgotten: dict[tuple[str, bool], dict[str, Any]] = {}
+    for name, settings in (("source", source), ("imported", into)):
+        for restarted in (False, True):
+            memory = Memory.open(settings.store)
+            memory.warm_up()
+            try:
+                if not restarted:
+                    memory.forget(off, agent="scout")
+                forgotten[name, restarted] = _holdings(memory, plan, known)
+            finally:
+                memory.close()
+    back = forgotten["source", False]
+    assert all(seen == back for seen in forgotten.values())
+    assert back["recall scout 2030-06-01 now"] == ["Sam moves to Munich."]
+    assert back["recall scout 2029-06-01 now"] == ["Sam lives in Berlin."]
+    assert back["believers"] == ["driver", "scout"]
