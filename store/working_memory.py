@@ -603,7 +603,7 @@ class WorkingMemory:
                 continue
             start = int(self.valid_from[other])
             later = self.entries[other]
-            if self._calls_off(other, row, agent):
+            if self._calls_off(other, row, agent, known_at):
                 start = began  # the plan held for the agent at no time
             elif start < began or (start == began and later.seq < entry.seq):
                 continue
@@ -613,16 +613,18 @@ class WorkingMemory:
                 end, ender = start, other
         return end, ender
 
-    def _calls_off(self, other: int, row: int, agent: str) -> bool:
+    def _calls_off(self, other: int, row: int, agent: str, known_at: int | None = None) -> bool:
         """Whether the fact at ``other`` is ``agent``'s end told of the plan at ``row``,
         which others hold on, before it began (the plan called off for the agent alone):
         the same value, told later but before the plan's start with only an end at or
         before that start (so it holds at no time itself), and the agent's belief in the
-        plan withdrawn as it was recorded. A plan the agent alone held is superseded from
-        its start instead (its validity is the agent's)."""
+        plan withdrawn as it was recorded, and not held again since (as known at
+        ``known_at``; None: now). A plan the agent alone held is superseded from its start
+        instead (its validity is the agent's)."""
         entry, end = self.entries[row], self.entries[other]
         began = int(self.valid_from[row])
         stated = end.stated_until
+        told = int(self.recorded_at[other])
         return (
             stated is not None
             and end.seq > entry.seq
@@ -631,10 +633,26 @@ class WorkingMemory:
             and micros(stated) <= min(began, int(self.valid_from[other]))
             and micros(end.observed_at) < began
             and any(
-                a == agent and at == self.recorded_at[other] and until is not None
+                a == agent and at == told and until is not None
                 for a, _, _, at, until in self.withdrawn.get(row, ())
             )
+            # The plan told again after it was called off holds for the agent as told then.
+            and not any(
+                told < since and (known_at is None or since <= known_at)
+                for since in self._agent_since(row, agent)
+            )
         )
+
+    def _agent_since(self, row: int, agent: str) -> list[int]:
+        """When each belief of ``agent`` in the observation at ``row``, held or withdrawn,
+        began (microseconds)."""
+        first = int(self.recorded_at[row])
+        held = [
+            self.late_beliefs[b][2] if b in self.late_beliefs else first
+            for b in self.entries[row].beliefs
+            if self.belief_agent.get(b) == agent
+        ]
+        return held + [since for a, _, since, _, _ in self.withdrawn.get(row, ()) if a == agent]
 
     def _agent_held(self, row: int, agent: str, known_at: int | None) -> bool:
         """Whether ``agent`` held the fact at ``row`` at record time ``known_at`` (None:

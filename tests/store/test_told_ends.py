@@ -836,3 +836,54 @@ def test_a_shared_plan_a_later_fact_of_the_agent_ended_is_called_off_for_it_alon
             assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
     finally:
         memory.close()
+
+
+def test_a_shared_plan_called_off_then_told_again_holds_until_the_agents_next_fact(
+    tmp_path: Path,
+) -> None:
+    """scout and driver plan Sam's move to Munich from January 2030; scout calls it off,
+    then tells it again, then tells a move to Hamburg from March: for scout, Munich holds
+    from January until March (the cancellation withdrew its first belief, not the one told
+    again), as when scout alone held the plan; at a known_at between the cancellation and
+    the plan told again, scout held Berlin. After a restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, when: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        fact = FactDraft("Sam", "lives in", obj, **times)
+        return MemoryDraft(text=text, agent=agent, observed_at=when, fact=fact)
+
+    memory = open_memory(settings)
+    try:
+        for told in (
+            draft("Sam lives in Berlin.", "Berlin", OCT),
+            draft("Sam moves to Munich.", "Munich", OCT, valid_from="2030-01-10"),
+            draft("Sam moves to Munich.", "Munich", OCT, agent="driver", valid_from="2030-01-10"),
+            draft("Sam's move to Munich is off.", "Munich", DEC, valid_until=DEC),
+        ):
+            memory.remember([told])
+        between = iso(utc_now())
+        for told in (
+            draft(
+                "Sam moves to Munich.", "Munich", "2026-12-04T09:00:00Z", valid_from="2030-01-10"
+            ),
+            draft(
+                "Sam moves to Hamburg.", "Hamburg", "2026-12-05T09:00:00Z", valid_from="2030-03-01"
+            ),
+        ):
+            memory.remember([told])
+        for restarted in (False, True):
+            if restarted:
+                memory.close()
+                memory = open_memory(settings)
+            for agent, when, fact in (
+                ("scout", "2029-06-01", "Sam lives in Berlin."),
+                ("scout", "2030-02-01", "Sam moves to Munich."),
+                ("scout", "2030-06-01", "Sam moves to Hamburg."),
+                ("driver", "2030-02-01", "Sam moves to Munich."),
+                ("driver", "2030-06-01", "Sam moves to Munich."),
+            ):
+                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+            then = current(memory, agent="scout", as_of="2030-02-01", known_at=between)
+            assert then == ["Sam lives in Berlin."]
+    finally:
+        memory.close()
