@@ -158,8 +158,6 @@ def add_parsers(commands: Any) -> None:
 
 #: Flags that are no tool argument.
 _NOT_ARGUMENTS = {"command", "data_dir", "embedder", "model", "config", "json"}
-#: The recall flags that let its query be empty (as the tool counts them).
-_RECALL_FILTERS = {"agent", "topics", "subject", "predicate", "object", "episode", "where"}
 
 
 def arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -206,14 +204,6 @@ def arguments(args: argparse.Namespace) -> dict[str, Any]:
                 "give --accepted or --rejected ids, or --none if nothing in the recall helped"
                 " (a recall is judged once)"
             )
-    unfiltered = not _RECALL_FILTERS & given.keys() and not given.get("everything")
-    if args.command == "recall" and not str(given.get("query", "")).strip() and unfiltered:
-        # The tool names its filters; a person here may only want to see what is there.
-        raise CommandError(
-            "query must not be empty unless a filter (--agent, --topic, --subject,"
-            " --predicate, --object, --episode, --where) narrows the recall; --all lists"
-            " every observation"
-        )
     if args.command == "evidence":
         _evidence_flags(given)
     if "where" in given:
@@ -303,7 +293,11 @@ def tool_command(settings: Settings, args: argparse.Namespace) -> int:
             try:
                 result = call_tool(settings, TOOLS[args.command], arguments(args))
             except ToolRefused as refused:  # in the tool's argument names: told in flags
-                raise ToolRefused(flag_names.flagged(args.command, str(refused))) from None
+                told = flag_names.flagged(args.command, str(refused))
+                if args.command == "recall" and "must not be empty unless a filter" in told:
+                    # The tool names its filters; a person here may only want to see it all.
+                    told += "; --all lists every observation"
+                raise ToolRefused(told) from None
     except (CommandError, ToolRefused) as error:
         if new and data_dir.exists():
             _unmade(data_dir)
