@@ -610,6 +610,15 @@ def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_n
             memory.close()
 
 
+def sam_lives_in(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
+    """A fact of where Sam lives, told by ``agent``: observed in December when it tells an
+    end (a cancellation), in October otherwise."""
+    return MemoryDraft(
+        text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
+        fact=FactDraft("Sam", "lives in", obj, **times),
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("first", ["scout", "driver"])
 @pytest.mark.parametrize("together", [False, True])
 def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alone(
@@ -624,19 +633,13 @@ def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alone(
     plan back, and with it Berlin's end in January."""
     settings = hash_settings(tmp_path / "memory")
 
-    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
-        return MemoryDraft(
-            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
-            fact=FactDraft("Sam", "lives in", obj, **times),
-        )  # fmt: skip
-
     plans = [
-        draft("Sam moves to Munich.", "Munich", agent=agent, valid_from="2030-01-10")
+        sam_lives_in("Sam moves to Munich.", "Munich", agent=agent, valid_from="2030-01-10")
         for agent in ("scout", "driver")
     ]
-    off = draft("Sam's move to Munich is off.", "Munich", valid_until=DEC)
+    off = sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC)
     drafts = [
-        draft("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
         *(plans if first == "scout" else plans[::-1]),
         off,
     ]
@@ -689,18 +692,12 @@ def test_a_plan_called_off_by_one_of_two_gives_it_back_its_belief_in_a_fact_othe
     scout calls it off: scout holds Berlin past January again, and driver the plan."""
     settings = hash_settings(tmp_path / "memory")
 
-    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
-        return MemoryDraft(
-            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
-            fact=FactDraft("Sam", "lives in", obj, **times),
-        )  # fmt: skip
-
     drafts = [
-        draft("Sam lives in Berlin.", "Berlin"),
-        draft("Sam lives in Berlin.", "Berlin", agent="medic"),
-        draft("Sam moves to Munich.", "Munich", valid_from="2030-01-10"),
-        draft("Sam moves to Munich.", "Munich", agent="driver", valid_from="2030-01-10"),
-        draft("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", agent="medic"),
+        sam_lives_in("Sam moves to Munich.", "Munich", valid_from="2030-01-10"),
+        sam_lives_in("Sam moves to Munich.", "Munich", agent="driver", valid_from="2030-01-10"),
+        sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC),
     ]
     memory = open_memory(settings)
     try:
@@ -730,18 +727,14 @@ def test_one_end_calling_off_a_shared_plan_and_one_of_its_own_gives_back_what_bo
     the other as what ends it), told one by one or in one call alike."""
     settings = hash_settings(tmp_path / "memory")
 
-    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
-        return MemoryDraft(
-            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
-            fact=FactDraft("Sam", "lives in", obj, **times),
-        )  # fmt: skip
-
     drafts = [
-        draft("Sam moves to Athens.", "Athens", valid_from="2030-01-10"),
-        draft("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
-        draft("Sam moves to Bonn in March.", "Bonn", agent="driver", valid_from="2030-03-10"),
-        draft("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
-        draft("Bonn is off.", "Bonn", valid_until=DEC),
+        sam_lives_in("Sam moves to Athens.", "Athens", valid_from="2030-01-10"),
+        sam_lives_in("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
+        sam_lives_in(
+            "Sam moves to Bonn in March.", "Bonn", agent="driver", valid_from="2030-03-10"
+        ),
+        sam_lives_in("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+        sam_lives_in("Bonn is off.", "Bonn", valid_until=DEC),
     ]
     memory = open_memory(settings)
     try:
@@ -766,18 +759,14 @@ def test_a_plan_shared_and_called_off_in_one_call_gives_back_what_it_came_to_end
     to end Athens once scout's March plan was off, ended it still)."""
     settings = hash_settings(tmp_path / "memory")
 
-    def draft(text: str, obj: str, agent: str = "scout", **times: str) -> MemoryDraft:
-        return MemoryDraft(
-            text=text, agent=agent, observed_at=DEC if "valid_until" in times else OCT,
-            fact=FactDraft("Sam", "lives in", obj, **times),
-        )  # fmt: skip
-
     drafts = [
-        draft("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
-        draft("Sam moves to Bonn in January.", "Bonn", agent="driver", valid_from="2030-01-10"),
-        draft("Sam lives in Athens.", "Athens"),
-        draft("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
-        draft("Bonn is off.", "Bonn", valid_until=DEC),
+        sam_lives_in("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-10"),
+        sam_lives_in(
+            "Sam moves to Bonn in January.", "Bonn", agent="driver", valid_from="2030-01-10"
+        ),
+        sam_lives_in("Sam lives in Athens.", "Athens"),
+        sam_lives_in("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+        sam_lives_in("Bonn is off.", "Bonn", valid_until=DEC),
     ]
     memory = open_memory(settings)
     try:
