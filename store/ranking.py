@@ -72,7 +72,7 @@ from doxa.store.learning import (
 )
 from doxa.store.records import query_pairs, type_name_key
 from doxa.store.settings import RankingWeights
-from doxa.store.working_memory import BoolArray, WorkingMemory, topic_key
+from doxa.store.working_memory import BoolArray, IntArray, WorkingMemory, topic_key
 
 _WORD = re.compile(r"[\w'-]+")
 #: Rows a query's field and value bring into the candidates at most (a value common to
@@ -185,6 +185,7 @@ def rank(
     asks_many: bool = False,
     query_details: Details | None = None,
     began: tuple[int, int] | None = None,
+    ends: IntArray | None = None,
 ) -> list[Ranked]:
     """Rank the rows allowed by ``mask`` for one query; best first, at most ``limit``.
 
@@ -197,6 +198,8 @@ def rank(
         window: (start, end) in microseconds named by the query's time words, or None.
         began: ``window`` as instants when its days are another calendar's than UTC's
             (``recall.Question.instants``), for what began then.
+        ends: each row's end of validity at the recall's record time
+            (``WorkingMemory.ends``): a fact that held in ``window`` is placed in it.
         weights: the ranking weights.
         limit: how many to return.
         similarity: ``memory.similarity(query_vector, n)`` (the caller scans
@@ -326,7 +329,7 @@ def rank(
             share[i] = max(direct, linked)
         components["topic"] = weights.topic * share
     if window is not None:
-        inside = memory.placed_in(window[0], window[1], pool, began)
+        inside = memory.placed_in(window[0], window[1], pool, began, ends)
         components["time"] = weights.time * inside.astype(np.float32)
     if asks_when and weights.dated > 0:
         dated = np.fromiter(

@@ -462,6 +462,7 @@ def answer(
         asks_many=asks_for_many(query),
         query_details=details(query) if len(working.judged) else None,
         began=asked.instants,
+        ends=ends,
     )
     if vector is None:  # a listing: everything matching is ordered as asked
         ranked.sort(key=lambda r: -working.entries[r.row].seq)

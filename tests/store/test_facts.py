@@ -1327,3 +1327,93 @@ def test_a_question_of_a_time_leaves_out_a_fact_stale_when_told(memory: Memory) 
     )
     found = memory.recall("Where did my sister live in June?", as_of="2026-12-06T12:00:00Z")
     assert porto not in [r.observation_id for r in found.results]
+
+
+#: Friday 4 December 2026: "on Monday" asked then is 30 November.
+FRIDAY = "2026-12-04T12:00:00Z"
+
+
+def _monday_notes(memory: Memory) -> None:
+    """Notes made on Monday 30 November that share words with questions about Sam."""
+    memory.remember(
+        [
+            MemoryDraft(text=text, agent="scout", observed_at="2026-11-30T10:00:00Z")
+            for text in (
+                "The team met on Monday about the release.",
+                "Did Sam live stream the talk? yes",
+                "Sam had lunch with Ana.",
+                "Sam was late to the standup.",
+            )
+        ]
+    )
+
+
+def test_a_question_of_a_time_lifts_a_fact_that_held_all_through_it(memory: Memory) -> None:
+    """Sam works at Acme, told in October, held on Monday: it is placed then (``time``)
+    as much as a note made on Monday, and comes before them; a note made before Monday is
+    not (a note's time is when it was made or what it tells of), and a question with no
+    time lifts nothing by time."""
+    acme = said(memory, "Sam", "works at", "Acme", when="2026-10-03T09:00:00Z")
+    [before] = memory.remember(
+        [MemoryDraft(text="Sam likes coffee.", agent="scout", observed_at="2026-11-20T09:00:00Z")]
+    )
+    _monday_notes(memory)
+    found = memory.recall("Where did Sam work on Monday?", as_of=FRIDAY, limit=10)
+    first = found.results[0]
+    assert first.observation_id == acme
+    assert first.current is True
+    assert first.scores["time"] > 0
+    [coffee] = [r for r in found.results if r.observation_id == before.observation_id]
+    assert "time" not in coffee.scores
+    now = memory.recall("Where does Sam work?", as_of=FRIDAY)
+    assert now.results[0].observation_id == acme
+    assert all("time" not in r.scores for r in now.results)
+
+
+def test_a_question_of_a_time_brings_the_fact_that_held_then_first_though_replaced_since(
+    memory: Memory,
+) -> None:
+    """Sam lived in Berlin from 1 November and moved to Munich on Wednesday 2 December:
+    "Where did Sam live on Monday?" (30 November) is answered by Berlin, placed then by its
+    validity, before notes made on Monday and marked replaced; Munich began after Monday
+    and is not placed then. Asked of now, Munich alone."""
+    berlin = said(
+        memory, "Sam", "lives in", "Berlin", when="2026-11-03T09:00:00Z", valid_from="2026-11-01"
+    )
+    munich = said(
+        memory, "Sam", "lives in", "Munich", when="2026-12-03T09:00:00Z", valid_from="2026-12-02"
+    )
+    _monday_notes(memory)
+    found = memory.recall("Where did Sam live on Monday?", as_of=FRIDAY, limit=3)
+    first = found.results[0]
+    assert (first.observation_id, first.current) == (berlin, False)
+    assert first.superseded_by == [munich]
+    assert first.scores["time"] > 0
+    for r in found.results:
+        if r.observation_id == munich:
+            assert "time" not in r.scores
+    now = memory.recall("Where does Sam live?", as_of=FRIDAY)
+    assert now.results[0].observation_id == munich
+    assert berlin not in [r.observation_id for r in now.results]
+    assert all("time" not in r.scores for r in now.results)
+
+
+def test_a_fact_is_placed_in_a_time_it_held_and_not_in_one_after_its_end(memory: Memory) -> None:
+    """Sam worked at Initech from January until 1 November: placed in October, when it
+    held, and not on Monday 30 November, after its end."""
+    initech = said(
+        memory,
+        "Sam",
+        "works at",
+        "Initech",
+        when="2026-10-03T09:00:00Z",
+        valid_from="2026-01-01",
+        valid_until="2026-11-01",
+    )
+    found = memory.recall("Where did Sam work on Monday?", as_of=FRIDAY, limit=10)
+    for r in found.results:
+        if r.observation_id == initech:
+            assert "time" not in r.scores
+    october = memory.recall("Where did Sam work in October?", as_of=FRIDAY, limit=10)
+    [held] = [r for r in october.results if r.observation_id == initech]
+    assert held.scores["time"] > 0

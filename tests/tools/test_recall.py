@@ -786,6 +786,46 @@ async def test_a_question_of_a_time_gone_finds_the_fact_that_held_then_though_re
         assert paris["observation_id"] not in dict(shown(found))
 
 
+async def test_a_question_of_a_day_finds_the_fact_that_held_then_before_notes_made_that_day(
+    client: Client,
+) -> None:
+    """Berlin from 1 November, Munich from Wednesday 2 December: "Where did Sam live on
+    Monday?" asked on Friday is answered by Berlin, which held on Monday, though notes made
+    on Monday share its words and Berlin began long before."""
+    berlin = await ok(
+        client,
+        "remember",
+        text="Sam lives in Berlin.",
+        observed_at="2026-11-03T09:00:00Z",
+        fact={
+            "subject": "Sam",
+            "predicate": "lives in",
+            "object": "Berlin",
+            "valid_from": "2026-11-01T00:00:00Z",
+        },
+    )
+    await ok(
+        client,
+        "remember",
+        text="Sam moved to Munich.",
+        observed_at="2026-12-03T09:00:00Z",
+        fact={
+            "subject": "Sam",
+            "predicate": "lives in",
+            "object": "Munich",
+            "valid_from": "2026-12-02T00:00:00Z",
+        },
+    )
+    for text in ("The team met on Monday about the release.", "Did Sam live stream the talk?"):
+        await ok(client, "remember", text=text, observed_at="2026-11-30T10:00:00Z")
+    found = await ok(
+        client, "recall", query="Where did Sam live on Monday?", as_of="2026-12-04T12:00:00Z"
+    )
+    first = found["results"][0]
+    assert first["observation_id"] == berlin["observation_id"]
+    assert first["current"] is False
+
+
 async def test_a_question_of_a_time_to_come_finds_the_plan_then_also_asked_as_of_now(
     client: Client,
 ) -> None:
