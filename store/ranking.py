@@ -199,7 +199,8 @@ def rank(
         began: ``window`` as instants when its days are another calendar's than UTC's
             (``recall.Question.instants``), for what began then.
         ends: each row's end of validity at the recall's record time
-            (``WorkingMemory.ends``): a fact that held in ``window`` is placed in it.
+            (``WorkingMemory.ends``): a fact that held in ``window`` is placed in it, when
+            the query finds it by something else too.
         weights: the ranking weights.
         limit: how many to return.
         similarity: ``memory.similarity(query_vector, n)`` (the caller scans
@@ -328,8 +329,25 @@ def rank(
             # Topics linked to the named ones (mentioned together) count less, per hop.
             share[i] = max(direct, linked)
         components["topic"] = weights.topic * share
+    named_fact = (
+        _named_facts(memory, pool, question)
+        if question is not None and weights.fact > 0
+        else np.zeros(len(pool), dtype=np.float32)
+    )
     if window is not None:
-        inside = memory.placed_in(window[0], window[1], pool, began, ends)
+        inside = memory.placed_in(window[0], window[1], pool, began)
+        if ends is not None:
+            # A fact that held then is placed then when the question finds it by something
+            # else too (a word, a topic, the fact it names, a close meaning): a standing fact
+            # holds in any time asked of, and "Sam works at Acme" came first, by time alone,
+            # for "What did the neighbour's dog eat on Monday?".
+            found = (text[pool] > 0) | (named_fact > 0)
+            if "topic" in components:
+                found |= components["topic"] > 0
+            if weights.close_meaning > 0:
+                found |= similarity[pool] >= weights.close_meaning
+            first, last = window if began is None else began
+            inside |= found & memory.held_in(first, last, pool, ends)
         components["time"] = weights.time * inside.astype(np.float32)
     if asks_when and weights.dated > 0:
         dated = np.fromiter(
@@ -339,10 +357,8 @@ def rank(
         )
         if dated.any():
             components["dated"] = weights.dated * dated
-    if question is not None and weights.fact > 0:
-        named_fact = _named_facts(memory, pool, question)
-        if named_fact.any():
-            components["fact"] = weights.fact * named_fact
+    if named_fact.any():
+        components["fact"] = weights.fact * named_fact
     # The share of the named fields each candidate holds with the value named (0: none).
     field_share = np.zeros(len(pool), dtype=np.float32)
     if by_field:

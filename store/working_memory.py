@@ -891,31 +891,35 @@ class WorkingMemory:
         end: int,
         rows: npt.NDArray[np.int64],
         began: tuple[int, int] | None = None,
-        ends: IntArray | None = None,
     ) -> BoolArray:
         """Per row of ``rows``: whether it began in [start, end) (microseconds) or tells of
         an event then (with its precision's slack: "I fixed the roof yesterday", said on 8
         May, is placed on 7 May). ``began``: the span as instants, when its days are of
-        another calendar than UTC's (event times are days; a beginning is an instant).
-        ``ends``: each row's end of validity as the recall holds it (``ends``); with it, a
-        fact whose validity [begin, end) meets the span is placed in it too: "Sam works at
-        Acme", told in October, held on the Monday asked of."""
+        another calendar than UTC's (event times are days; a beginning is an instant)."""
         first, last = (start, end) if began is None else began
         begins = self.valid_from[rows]
         inside: BoolArray = (begins >= first) & (begins < last)
-        if ends is not None:
-            until = ends[rows]
-            # Not one ending where it began or before (stale when told, told with only an
-            # end gone by): it held at no time.
-            held = ~inside & (begins < last) & (until > first) & (until > begins)
-            for i in np.flatnonzero(held):
-                inside[i] = self.entries[int(rows[i])].subject is not None
         maybe = ~inside & self._may_tell_of(start, end, rows)
         if maybe.any():
             begin, finish = from_micros(start), from_micros(end)
             for i in np.flatnonzero(maybe):
                 inside[i] = self._tells_of(int(rows[i]), begin, finish)
         return inside
+
+    def held_in(
+        self, first: int, last: int, rows: npt.NDArray[np.int64], ends: IntArray
+    ) -> BoolArray:
+        """Per row of ``rows``: whether it is a fact whose validity [begin, end) meets
+        [first, last) (instants, microseconds), by ``ends`` (each row's end as the recall
+        holds it: ``ends``): "Sam works at Acme", told in October, held on the Monday asked
+        of. Not one ending where it began or before (stale when told, told with only an end
+        gone by): it held at no time."""
+        begins = self.valid_from[rows]
+        until = ends[rows]
+        held: BoolArray = (begins < last) & (until > first) & (until > begins)
+        for i in np.flatnonzero(held):
+            held[i] = self.entries[int(rows[i])].subject is not None
+        return held
 
     def any_placed_in(
         self,

@@ -1417,3 +1417,22 @@ def test_a_fact_is_placed_in_a_time_it_held_and_not_in_one_after_its_end(memory:
     october = memory.recall("Where did Sam work in October?", as_of=FRIDAY, limit=10)
     [held] = [r for r in october.results if r.observation_id == initech]
     assert held.scores["time"] > 0
+
+
+def test_a_fact_that_held_then_is_placed_then_only_when_the_question_finds_it_otherwise(
+    memory: Memory,
+) -> None:
+    """A standing fact holds in any time asked of: "Sam works at Acme" shares no word, topic
+    or meaning with "What did the neighbour's dog eat on Monday?", so it is not lifted by the
+    time alone above the notes, and the answer still says nothing there is close."""
+    acme = said(memory, "Sam", "works at", "Acme", when="2026-10-03T09:00:00Z")
+    memory.remember(
+        [
+            MemoryDraft(text=text, agent="scout", observed_at="2026-10-20T10:00:00Z")
+            for text in ("The invoice for the printer is paid.", "Ana prefers tea.")
+        ]
+    )
+    found = memory.recall("What did the neighbour's dog eat on Monday?", as_of=FRIDAY, limit=3)
+    assert all("time" not in r.scores for r in found.results)
+    assert found.results[0].observation_id != acme
+    assert found.note is not None and found.note.startswith("nothing shares a word")
