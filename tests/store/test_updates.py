@@ -663,3 +663,56 @@ def test_the_held_out_updates_name_no_other_subject(embedder: OnnxEmbedder) -> N
         labelled[i][:2] for i in np.flatnonzero(passes & (cosine >= RankingWeights().update_alike))
     ]
     assert len(wrong) <= 2, wrong
+
+
+# ---- a second held-out set ----------------------------------------------------------------------
+
+#: Written before the rule read three shapes it missed or named wrongly, and kept apart from
+#: the choice of its threshold: a new holder opening its sentence ("Hannah took over … from
+#: Grace"), an ending naming the earlier's thing and none of its values ("Pilates has been
+#: cancelled"); and, as no update, another person's change ("Tom's wife switched to …") and
+#: another side of a subject told by a count ("The build server has 16 cores").
+SHAPES_UPDATES = [
+    ("Grace runs the payroll desk.", "Hannah took over the payroll desk from Grace."),
+    ("Victor is our account manager at Stripe.", "Elena replaced Victor as our account manager."),
+    ("Paul is the club treasurer.", "Irene has taken over as club treasurer."),
+    ("Redis is our session store.", "Memcached replaced Redis as our session store."),
+    ("Mr Brooks teaches Year 5 maths.", "Ms Okafor took over Year 5 maths from Mr Brooks."),
+    ("Dr Lee is my GP.", "Dr Shah replaced Dr Lee as my GP."),
+    ("Pilates is on Tuesdays at 7pm.", "Pilates has been cancelled."),
+    (
+        "The book club meets on the first Monday of the month.",
+        "The book club was discontinued.",
+    ),
+    ("The Saturday farmers market runs from 8 to 1.", "The farmers market shut down for good."),
+    ("The kids' swim lessons are on Saturdays at 10.", "The kids' swim lessons were cancelled."),
+    ("The Thursday team lunch is at noon.", "Team lunch on Thursdays is no longer happening."),
+    ("The night bus runs until 2am on weekends.", "The night bus service was discontinued."),
+]
+SHAPES_OTHERS = [
+    # Another person's change.
+    ("Tom drives a Ford Focus.", "Tom's wife switched to a Toyota Yaris."),
+    ("Anna works at Deloitte.", "Anna's husband moved to KPMG."),
+    ("Raj has a Samsung Galaxy S21.", "Raj's daughter upgraded to a Galaxy S24."),
+    ("Mei is learning Spanish.", "Her brother switched from Spanish to Italian."),
+    # Another side of a subject told by a count.
+    ("The build server has 16 cores.", "The build server was upgraded to Ubuntu 24.04."),
+    ("Our office has 40 desks.", "The office moved to Canary Wharf."),
+    ("The warehouse employs 120 people.", "The warehouse switched to Oracle for inventory."),
+    # Another thing ended, or another side ended, of alike words.
+    ("The yoga class is on Thursdays at 6pm.", "The Thursday spin class was cancelled."),
+    (
+        "The book club meets on the first Monday of the month.",
+        "The book club stopped serving wine.",
+    ),
+    # Another holder of another thing, and the earlier's holder taking another.
+    ("Grace runs the payroll desk.", "Hannah took over the reception desk."),
+    ("Redis is our session store.", "Memcached replaced Varnish as our page cache."),
+    ("Victor is our account manager at Stripe.", "Victor took over the Adyen account from Elena."),
+    # The same kinds, nearer in meaning.
+    ("Omar has a Dell XPS 13 laptop.", "Omar's wife upgraded her laptop to a Dell XPS 15."),
+    ("Lina drives a Volkswagen Golf.", "Lina's son switched his Volkswagen Golf for a Polo."),
+    ("The database cluster has 6 nodes.", "The database cluster was upgraded to MariaDB 11."),
+    ("The pottery class is on Mondays at 7pm.", "The Monday pottery studio was closed down."),
+    ("Pilates is on Tuesdays at 7pm.", "The Tuesday yoga session was cancelled."),
+]
