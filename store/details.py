@@ -91,7 +91,7 @@ def details(text: str) -> Details:
             if (
                 any(c.isdigit() for c in word)
                 or _MARKED.search(word) is not None
-                or (word[0].isupper() and folded != "i" and (i > 0 or _name_first(folded)))
+                or (word[0].isupper() and folded != "i" and (i > 0 or name_first(folded)))
                 or folded in _DETAIL_WORDS
                 or folded.replace("\u2019", "'").endswith("n't")
             ):
@@ -135,7 +135,7 @@ def values(text: str) -> Details:
         for i, match in enumerate(_WORD.finditer(line)):
             word = match[0]
             folded = _POSSESSIVE.sub("", word.casefold())
-            named = i > 0 and word[0].isupper() and folded != "i" and _name_first(folded)
+            named = i > 0 and word[0].isupper() and folded != "i" and name_first(folded)
             # One spoken to: the line's second word, or its third after a comma ("Hey Mel!",
             # "Thanks, Melanie.", "No problem, Joanna!"): a chat's turns name the other
             # speaker by one name or another, and say no other value by it.
@@ -152,7 +152,7 @@ def values(text: str) -> Details:
     return frozenset(found), words | {_POSSESSIVE.sub("", w) for w in words}
 
 
-def _name_first(folded: str) -> bool:
+def name_first(folded: str) -> bool:
     """Whether a capitalised word opening a sentence is read as a name: no common opener,
     nor one's contraction or possessive ("What's", "It's", "I'm")."""
     head = re.split(r"['\u2019]", folded, maxsplit=1)[0]

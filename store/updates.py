@@ -11,11 +11,16 @@ disagree. A later note ``may_update`` an earlier one when
 - the later one says that something changed, in one of three ways (``may_update``): it
   ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "deprecated")
   and names one of its values (``details.values``: numbers and names; "The café no longer
-  closes on Mondays"); or a verb of change (``_CHANGED``: "changed", "moved", "replaced",
-  "took over", "joined Globex", "raised to"…) comes before a value the earlier lacks (what
-  it changed to: "The on-call lead changed from Priya to Daniel", which repeats the old
-  value); or each says a value that is no word of the other and the later says "now",
-  "became", "updated" or "new" before a word of the earlier ("New office wifi password").
+  closes on Mondays") or its thing in its words alone ("The yoga class was cancelled" after
+  "Yoga class is on Thursdays at 6pm"); or a verb of change (``_CHANGED``: "changed",
+  "moved", "replaced", "took over", "joined Globex", "raised to"…) comes before a value the
+  earlier lacks, or after a new holder opening the sentence (what it changed to: "The
+  on-call lead changed from Priya to Daniel", which repeats the old value; "Ben took over
+  the team from Nora"); or each says a value that is no word of the other and the later
+  says "now", "became", "updated" or "new" before a word of the earlier ("New office wifi
+  password"). Not when the change is another person's ("Sara's son upgraded to …"), or
+  the earlier counts a thing ("The cluster has 3 nodes") and the later names another
+  ("… upgraded to Kubernetes 1.30").
   So a note and its paraphrase, or a note and one that only adds to it, are no update, and
   two invoices, two trips or two sprint goals, as alike and as different, say no change.
   Questions and sentences saying the old still holds or a change was not made ("still",
@@ -33,11 +38,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from doxa.store.details import Details, values, words_in_order
+from doxa.store.details import Details, name_first, values, words_in_order
 from doxa.store.ranking import Ranked
 from doxa.store.values import micros
 from doxa.store.working_memory import BoolArray, WorkingMemory
@@ -94,6 +100,43 @@ _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
 
 _POSSESSIVE_END = re.compile(r"['\u2019]s$")
 
+#: Verbs of change whose subject is the thing's new holder ("Ben took over the team",
+#: "Daniel replaced Priya"), not the thing that changed ("Bob moved to Porto").
+_HOLDER_VERBS = frozenset({"took over", "taken over", "takes over", "replaced"})
+#: A new holder opening its clause, before its verb: one to three capitalised words and a
+#: "has" ("Ben ", "Ms Okafor ", "Dr Shah has "). A sentence opens with a capitalised word,
+#: which ``details.values`` reads as no value.
+_HOLDER = re.compile(
+    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+(?:(?:has|have|had)\s+)?"
+)
+#: Where a sentence opens: a sentence's end, a colon (a speaker's name), a semicolon.
+_SENTENCE_START = re.compile(r"[.!?:;]\s|\n")
+#: A number and nothing else: a count ("3", "1,200", "2.5").
+_NUMBER = re.compile(r"\d[\d,.]*")
+#: A number, a whole word, and the word after it: what it may count ("3 nodes").
+_COUNT = re.compile(r"(?<![\w.,:/-])(\d[\d,.]*\d|\d)\s+([^\W\d_]+)\b")
+#: Where a clause opens: a sentence's end, a colon (a speaker's name), a semicolon, a comma.
+_CLAUSE_START = re.compile(r"[.!?:;,]\s|\n")
+#: Another person of the subject's, before the change: "Sara's son upgraded", "her brother
+#: switched" tell of that person's change, not the subject's.
+_KIN = re.compile(
+    r"(?:['\u2019]s|\b(?:my|our|his|her|their|your))\s+"
+    r"(son|daughter|wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|brother|sister"
+    r"|mum|mom|mother|dad|father|parent|kid|child|children|baby|grandson|granddaughter"
+    r"|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
+    r"|neighbou?r|colleague|coworker|roommate|flatmate|boss)s?\b",
+    re.IGNORECASE,
+)
+#: Words that name no thing: articles, pronouns, auxiliaries, prepositions. An ending's
+#: other words name what ended.
+_FUNCTION_WORDING = (
+    "a an the this that these those my our your his her their its it we i you he she they"
+    " me us him them is are was were be been being has have had do does did will would"
+    " shall should can could may might must to of for on in at from by with and or but as"
+    " so all now just also today"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDING.split())
+
 #: How strongly a text says a change: not, beside other values, a value it adds, at all.
 NONE, BESIDE, ADDED, ENDED = 0, 1, 2, 3
 
@@ -108,27 +151,47 @@ def told(text: str) -> str:
     )
 
 
-def change_said(text: str, earlier_words: frozenset[str]) -> tuple[int, str]:
+class Change(NamedTuple):
+    """How a text says a change (``change_said``): ``how``; ``clause``, the clause of its
+    word of change up to that word; ``word``, the word; and ``after``, what it tells after
+    an ending or a verb of change."""
+
+    how: int
+    clause: str
+    word: str
+    after: str
+
+
+def change_said(text: str, earlier_words: frozenset[str]) -> Change:
     """How ``text`` says that something changed: ``ENDED`` (``_ENDED``), ``ADDED``
     (``_CHANGED``), ``BESIDE`` (``_NOW``, or "new" before one of ``earlier_words``,
-    casefolded) or ``NONE``, in its told sentences (``told``); and what it tells after its
-    first verb of change (what a thing changed to: "changed from Priya to Daniel")."""
+    casefolded) or ``NONE``, in its told sentences (``told``); the clause of that word, up
+    to it ("Sara's son "); the word; and what it tells after its ending or first verb of
+    change (what a thing changed to: "changed from Priya to Daniel")."""
     said = told(text)
-    if _ENDED.search(said) is not None:
-        return ENDED, ""
+
+    def clause(start: int) -> str:
+        opened = [m.end() for m in _CLAUSE_START.finditer(said, 0, start)]
+        return said[opened[-1] if opened else 0 : start]
+
+    ended = _ENDED.search(said)
+    if ended is not None:
+        return Change(ENDED, clause(ended.start()), ended[0], said[ended.end() :])
     changed = _CHANGED.search(said)
     if changed is not None:
-        return ADDED, said[changed.end() :]
-    if _NOW.search(said) is not None:
-        return BESIDE, ""
-    if any(m[1].casefold() in earlier_words for m in _NEW.finditer(said)):
-        return BESIDE, ""
-    return NONE, ""
+        return Change(ADDED, clause(changed.start()), changed[0], said[changed.end() :])
+    now = _NOW.search(said)
+    if now is not None:
+        return Change(BESIDE, clause(now.start()), now[0], "")
+    for m in _NEW.finditer(said):
+        if m[1].casefold() in earlier_words:
+            return Change(BESIDE, clause(m.start()), m[0], "")
+    return Change(NONE, "", "", "")
 
 
 def says_change(text: str, earlier_words: frozenset[str]) -> bool:
     """Whether ``text`` says that something changed (``change_said``)."""
-    return change_said(text, earlier_words)[0] != NONE
+    return change_said(text, earlier_words).how != NONE
 
 
 def may_update(earlier: Details, later: Details, later_text: str, earlier_text: str) -> bool:
@@ -136,20 +199,115 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
     (``later_text``) says a change (``change_said``) and the values (``details.values``) of
     each (``earlier``, ``later``). Each saying a value that is no word of the other, and any
     word of a change. Or one that ended what the earlier told, naming a value of it ("The
-    café no longer closes on Mondays"; not if the earlier, ``earlier_text``, told that
-    ending too). Or one of a verb of change naming after it a value that is no word of the
-    earlier, which names values ("The on-call lead changed from Priya to Daniel")."""
-    how, after = change_said(later_text, earlier[1])
-    if how == NONE:
+    café no longer closes on Mondays") or its thing in its words alone ("The yoga class was
+    cancelled"; not if the earlier, ``earlier_text``, told that ending too). Or one of a
+    verb of change naming after it a value that is no word of the earlier, which names
+    values ("The on-call lead changed from Priya to Daniel"), or a new holder before it
+    ("Ben took over the team from Nora"). None that tells of another person's change
+    ("Sara's son upgraded …") or of another side of what the earlier counts ("The cluster
+    has 3 nodes", "… was upgraded to Kubernetes 1.30")."""
+    how, clause, word, after = change_said(later_text, earlier[1])
+    if (
+        how == NONE
+        or _another_person(clause, earlier[1])
+        or _another_side(earlier, later, earlier_text)
+    ):
         return False
     if not earlier[0] <= later[1] and not later[0] <= earlier[1]:
         return True
     if how == ENDED:
-        return not earlier[0].isdisjoint(later[0]) and _ENDED.search(told(earlier_text)) is None
-    # A value said after the verb is what the thing changed to; the earlier's values, or
-    # one of its words the later names as a value ("from Priya"), say which thing it was.
+        earlier_told = told(earlier_text)
+        if _ENDED.search(earlier_told) is not None:
+            return False
+        if not earlier[0].isdisjoint(later[0]):
+            return True
+        # Its words as told: "How's the store?" names no store a later ending could end.
+        told_words = earlier[1] if earlier_told == earlier_text else words_in_order(earlier_told)
+        return _names_only_the_thing(clause, after, told_words)
+    if how != ADDED:
+        return False
+    holder = _holder(clause, word)
+    # A value said after the verb, or its new holder before it, is what the thing changed
+    # to; the earlier's values, or one of its words the later names as a value ("from
+    # Priya"), say which thing it was.
     which = bool(earlier[0]) or not later[0].isdisjoint(earlier[1])
-    return how == ADDED and which and not (later[0] - earlier[1]).isdisjoint(_words(after))
+    return which and not ((later[0] | holder) - earlier[1]).isdisjoint(_words(after) | holder)
+
+
+def _holder(clause: str, word: str) -> frozenset[str]:
+    """The new holder before a verb of ``_HOLDER_VERBS`` (``word``): the words of its
+    ``clause`` when they are a name and a "has" at most ("Ben", "Ms Okafor"), casefolded;
+    none otherwise."""
+    if " ".join(word.casefold().split()) not in _HOLDER_VERBS:
+        return frozenset()
+    named = _HOLDER.fullmatch(clause.lstrip())
+    if named is None:
+        return frozenset()
+    names = named[1].split()
+    if not name_first(names[0].casefold()):
+        return frozenset()
+    return frozenset(_POSSESSIVE_END.sub("", n.casefold()) for n in names)
+
+
+def _another_person(clause: str, earlier_words: frozenset[str]) -> bool:
+    """Whether ``clause``, before its word of change, tells of another person of the
+    subject's (``_KIN``: "Sara's son upgraded…") whom the earlier note (its words,
+    ``earlier_words``) does not name."""
+    return any(_stem(m[1]) not in _stems(earlier_words) for m in _KIN.finditer(clause))
+
+
+def _another_side(earlier: Details, later: Details, earlier_text: str) -> bool:
+    """Whether the later note tells another side of what the earlier counts: each of the
+    earlier's values a number of a thing ("The cluster has 3 nodes"), and the later names
+    none of those things and says a name ("… upgraded to Kubernetes 1.30"); a count
+    changes by a number ("… scaled to 5 nodes", "… now sleeps 4")."""
+    # The cheap tests first: most pairs are no count and a name.
+    if not earlier[0] or any(_NUMBER.fullmatch(value) is None for value in earlier[0]):
+        return False
+    if all(any(c.isdigit() for c in value) for value in later[0]):
+        return False
+    counted = _counted(earlier_text, earlier[0])
+    return counted is not None and counted.isdisjoint(_stems(later[1]))
+
+
+def _counted(text: str, found: frozenset[str]) -> set[str] | None:
+    """The things a text's values (``found``) count ("3 nodes": "node"), stemmed, when each
+    of them is a number before a word that names a thing; None otherwise, or when it says
+    no value."""
+    counted: set[str] = set()
+    numbers: set[str] = set()
+    for number, thing in _COUNT.findall(text):
+        folded = thing.casefold()
+        if number in found and folded not in found and folded not in _FUNCTION_WORDS:
+            numbers.add(number)
+            counted.add(_stem(folded))
+    return counted if found and numbers == found else None
+
+
+def _names_only_the_thing(
+    clause: str, after: str, earlier_words: frozenset[str] | tuple[str, ...]
+) -> bool:
+    """Whether the clause of the later's ending (``clause``, to it, and ``after``, what
+    follows it, to the sentence's end) names a thing, in words of the earlier note
+    (``earlier_words``, of its told sentences) and no others: "The yoga class was
+    cancelled" after "Yoga class is on Thursdays at 6pm"; not "The spin class was
+    cancelled", nor "The farmers market shut down for good" (a word more)."""
+    closed = _SENTENCE_START.search(after)
+    rest = after[: closed.start()] if closed else after
+    thing = _stems({w for w in words_in_order(f"{clause} {rest}") if w not in _FUNCTION_WORDS})
+    return bool(thing) and thing <= _stems(set(earlier_words))
+
+
+def _stem(word: str) -> str:
+    """A word, casefolded, without a plural's or a possessive's "s": "Fridays" is
+    "friday", "kids'" "kid"."""
+    word = _POSSESSIVE_END.sub("", word.casefold()).rstrip("'\u2019")
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _stems(words: frozenset[str] | set[str] | tuple[str, ...]) -> set[str]:
+    """``_stem`` of each word."""
+    return {_stem(w) for w in words}
 
 
 def _words(text: str) -> set[str]:

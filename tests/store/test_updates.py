@@ -87,6 +87,35 @@ def test_a_later_note_repeating_the_old_value_may_update() -> None:
     assert not updates("Jon: Hey Gina! How's the store?", "Jon: I had to shut down my account.")
 
 
+def test_a_new_holder_opening_its_sentence_may_update() -> None:
+    # "Ben" opens the sentence, where a capitalised word is read as no value: before "took
+    # over" or "replaced" it is who holds the thing now.
+    assert updates("Nora leads the team.", "Ben took over the team from Nora.")
+    assert updates("Priya is the on-call lead.", "Daniel replaced Priya as on-call lead.")
+    # The new holder of a thing the earlier's holder is not named with, or the old holder
+    # taking another thing.
+    assert not updates("Nora leads the team.", "Ben took over the budget review.")
+    assert not updates("Priya is the on-call lead.", "Priya took over the budget from Daniel.")
+
+
+def test_an_ending_naming_the_earlier_thing_may_update() -> None:
+    # No value of the earlier named, but its thing, in none but the earlier's words.
+    assert updates("Yoga class is on Thursdays at 6pm.", "The yoga class was cancelled.")
+    assert updates("The standup is on Fridays at 9.", "The Friday standup is cancelled.")
+    # Another thing ended, or the earlier only asked.
+    assert not updates("Yoga class is on Thursdays at 6pm.", "The spin class was cancelled.")
+    assert not updates("Jon: Hey Gina! How's the store?", "Gina: I had to shut down the store.")
+
+
+def test_another_persons_change_or_another_side_is_no_update() -> None:
+    assert not updates("Sara has an iPhone 12.", "Sara's son upgraded to an iPhone 15.")
+    assert not updates("The cluster has 3 nodes.", "The cluster was upgraded to Kubernetes 1.30.")
+    # Her own change, and a change of the count.
+    assert updates("Sara has an iPhone 12.", "Sara upgraded to an iPhone 15.")
+    assert updates("The cluster has 3 nodes.", "The cluster was scaled to 5 nodes.")
+    assert updates("The guest room sleeps 2 people.", "The guest room now sleeps 4.")
+
+
 def test_questions_and_changes_not_made_say_no_change() -> None:
     none: frozenset[str] = frozenset()
     for text in (
@@ -509,12 +538,10 @@ def test_the_rule_holds_on_cases_the_threshold_was_not_chosen_on(embedder: OnnxE
 
 
 def test_the_words_of_a_change_miss_few_of_the_updates() -> None:
-    # The rule apart from the cosine: the updates it misses say their change in no word it
-    # reads ("After caching"), end a thing naming none of its values ("The on-site yoga
-    # class was cancelled"), or name the new value first in a sentence, where it is read as
-    # no name ("Ben took over … from Nora").
+    # The rule apart from the cosine: the update it misses says its change in no word it
+    # reads ("After caching").
     missed = [later for earlier, later in UPDATES if not updates(earlier, later)]
-    assert len(missed) <= 3, missed
+    assert len(missed) <= 1, missed
 
 
 # ---- a held-out set -----------------------------------------------------------------------------
@@ -716,3 +743,20 @@ SHAPES_OTHERS = [
     ("The pottery class is on Mondays at 7pm.", "The Monday pottery studio was closed down."),
     ("Pilates is on Tuesdays at 7pm.", "The Tuesday yoga session was cancelled."),
 ]
+
+
+@pytest.mark.slow
+def test_the_rule_holds_on_the_second_held_out_set(embedder: OnnxEmbedder) -> None:
+    # Before the rule read these shapes it named 1 of the 12 updates and 4 of the 17
+    # others wrongly; it misses a new holder with no old value named ("Irene has taken over
+    # as club treasurer"), an ending saying a word more ("shut down for good"), and what the
+    # model finds less alike.
+    labelled: list[Case] = [(a, b, True, 0) for a, b in SHAPES_UPDATES]
+    labelled += [(a, b, False, 0) for a, b in SHAPES_OTHERS]
+    cosine, passes, _ = scored(embedder, labelled)
+    named, wrong, total = held_out(labelled, passes & (cosine >= RankingWeights().update_alike))
+    assert named >= 0.5 * total, (named, wrong, total)
+    assert wrong <= 1, (named, wrong, total)
+    crossed = [c for c in cases(SHAPES_UPDATES) if not c[2]]
+    cosine, passes, _ = scored(embedder, crossed)
+    assert not np.any(passes & (cosine >= RankingWeights().update_alike))
