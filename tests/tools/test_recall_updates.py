@@ -199,3 +199,24 @@ async def test_a_later_note_repeating_the_old_name_or_ending_it_is_named(client:
     assert order(cafe)[:2] == [opens, mondays]
     assert hints(cafe)[mondays] == [opens]
     assert hints(cafe)[opens] == []
+
+
+async def test_a_new_holder_is_named_and_another_persons_change_is_not(client: Client) -> None:
+    # "Ben" opens its sentence, where a capitalised word is read as no value, and "The yoga
+    # class was cancelled" names no value of the earlier: neither was named. "Sara's son"
+    # told his own upgrade, and it was named on Sara's phone.
+    with anyio.fail_after(30):
+        nora = await remember(client, "Nora leads the data platform team.", MARCH)
+        ben = await remember(client, "Ben took over the data platform team from Nora.", JUNE)
+        team = await ok(client, "recall", query="who leads the data platform team")
+        yoga = await remember(client, "The lunchtime yoga class is on Thursdays at 12:30.", MARCH)
+        ended = await remember(client, "The lunchtime yoga class was cancelled.", JUNE)
+        classes = await ok(client, "recall", query="lunchtime yoga class")
+        sara = await remember(client, "Sara has an iPhone 12 for work calls.", MARCH)
+        await remember(client, "Sara's son upgraded to an iPhone 15 for work calls.", JUNE)
+        phone = await ok(client, "recall", query="Sara iPhone for work calls")
+    assert order(team)[:2] == [ben, nora]
+    assert hints(team)[nora] == [ben]
+    assert order(classes)[:2] == [ended, yoga]
+    assert hints(classes)[yoga] == [ended]
+    assert hints(phone)[sara] == []
