@@ -118,13 +118,14 @@ _COUNT = re.compile(r"(?<![\w.,:/-])(\d[\d,.]*\d|\d)\s+([^\W\d_]+)\b")
 #: Where a clause opens: a sentence's end, a colon (a speaker's name), a semicolon, a comma.
 _CLAUSE_START = re.compile(r"[.!?:;,]\s|\n")
 #: Another person of the subject's, before the change: "Sara's son upgraded", "her brother
-#: switched" tell of that person's change, not the subject's.
+#: switched" tell of that person's change, not the subject's ("my wife and I moved" of
+#: the speaker's too).
 _KIN = re.compile(
     r"(?:['\u2019]s|\b(?:my|our|his|her|their|your))\s+"
     r"(son|daughter|wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|brother|sister"
     r"|mum|mom|mother|dad|father|parent|kid|child|children|baby|grandson|granddaughter"
     r"|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
-    r"|neighbou?r|colleague|coworker|roommate|flatmate|boss)s?\b",
+    r"|neighbou?r|colleague|coworker|roommate|flatmate|boss)s?\b(?!\s+and\s+(?:I|me|we)\b)",
     re.IGNORECASE,
 )
 #: Words that name no thing: articles, pronouns, auxiliaries, prepositions. An ending's

@@ -112,6 +112,7 @@ def test_another_persons_change_or_another_side_is_no_update() -> None:
     assert not updates("The cluster has 3 nodes.", "The cluster was upgraded to Kubernetes 1.30.")
     # Her own change, and a change of the count.
     assert updates("Sara has an iPhone 12.", "Sara upgraded to an iPhone 15.")
+    assert updates("We live in Lisbon.", "My wife and I moved to Porto.")
     assert updates("The cluster has 3 nodes.", "The cluster was scaled to 5 nodes.")
     assert updates("The guest room sleeps 2 people.", "The guest room now sleeps 4.")
 
