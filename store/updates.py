@@ -217,14 +217,19 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
     if not earlier[0] <= later[1] and not later[0] <= earlier[1]:
         return True
     if how == ENDED:
+        named = not earlier[0].isdisjoint(later[0])
+        # All its words first (cheaper than its told ones, and no fewer).
+        if not named and not _names_only_the_thing(clause, after, earlier[1]):
+            return False
         earlier_told = told(earlier_text)
         if _ENDED.search(earlier_told) is not None:
             return False
-        if not earlier[0].isdisjoint(later[0]):
-            return True
         # Its words as told: "How's the store?" names no store a later ending could end.
-        told_words = earlier[1] if earlier_told == earlier_text else words_in_order(earlier_told)
-        return _names_only_the_thing(clause, after, told_words)
+        return (
+            named
+            or earlier_told == earlier_text
+            or _names_only_the_thing(clause, after, words_in_order(earlier_told))
+        )
     if how != ADDED:
         return False
     holder = _holder(clause, word)
