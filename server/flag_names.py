@@ -9,6 +9,7 @@ happens to be one (``unsupported beliefs``, ``where``, ``limit`` in prose stay):
   (``known_at must be …``, ``agent: …``, ``agent is required …``);
 - a name with an underscore, a dot or an index, anywhere (``other_agent``, ``fact.valid_from``,
   ``topics[1]``): no word of prose is written so;
+- what to leave out (``or leave agent out``);
 - a boolean set as an argument (``unsupported=true``);
 - a parenthesised list of names and nothing else (``(agent, topics, subject)``).
 
@@ -82,7 +83,8 @@ def flagged(command: str, message: str) -> str:
             return match.group(0)
         start = match.start()
         at_clause = start == 0 or message[:start].endswith("; ")
-        if not (set_true or at_clause or index or "_" in key or "." in key):
+        left_out = message[:start].endswith("leave ") and message[match.end() :].startswith(" out")
+        if not (set_true or at_clause or left_out or index or "_" in key or "." in key):
             return match.group(0)  # a word of prose
         return flag if index is None else f"the {_ordinal(int(index.group(1)) + 1)} {flag}"
 

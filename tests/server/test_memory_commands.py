@@ -359,7 +359,12 @@ def test_a_refusal_names_flags_where_it_names_arguments_not_in_its_prose() -> No
     _parser()  # the commands' flags are learned as their parsers are built
     said = "agent: lists unsupported beliefs (with unsupported=true); leave agent out"
     assert flagged("evidence", said) == (
-        "--agent: lists unsupported beliefs (with --unsupported); leave agent out"
+        "--agent: lists unsupported beliefs (with --unsupported); leave --agent out"
+    )
+    # What to leave out is an argument; "leave it out" is prose.
+    said = "no agent 'x' believes anything (or leave agent out); limit: leave it out"
+    assert flagged("recall", said) == (
+        "no agent 'x' believes anything (or leave --agent out); --limit: leave it out"
     )
     said = "where must be an object; limit is 3 where 'as_of' is; memories[0].confidence"
     assert flagged("recall", said) == (
@@ -626,6 +631,21 @@ def test_a_note_names_the_flags_typed_and_json_the_tools_arguments(doxa: Doxa) -
     assert code == 0 and "--predicate: no fact has the predicate 'works_with'" in out
     note = doxa.json("recall", "Bob", "--topic", "alcie")["note"]
     assert note.startswith("topics: no topic or fact names 'alcie'")
+
+
+def test_a_note_of_an_unknown_agent_says_to_leave_the_flag_out(doxa: Doxa) -> None:
+    # "(or leave agent out)" named the tool's argument to a person who typed --agent.
+    doxa.json("remember", "Alice works with Bob.", "--agent", "scout")
+    for args in (
+        ["recall", "Bob", "--agent", "scuot"],
+        ["evidence", "--unsupported", "--agent", "scuot"],
+        ["conflicts", "--agent", "scuot"],
+    ):
+        code, out, _ = doxa(*args)
+        assert code == 0 and "agents: scout (or leave --agent out)" in out, args
+        assert doxa.json(*args)["note"].endswith("agents: scout (or leave agent out)"), args
+    code, out, _ = doxa("conflicts", "--agent", "scout", "--other-agent", "scuot")
+    assert code == 0 and "agents: scout (or leave --other-agent out)" in out
 
 
 # ---- listing everything -----------------------------------------------------------------------
