@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from calls import LATER
 from conftest import hash_settings
 
 from doxa.server.settings import Settings
@@ -166,7 +167,7 @@ def test_a_fact_not_current_stands_where_it_ranks_but_after_its_own_current_fact
         "Mia will move to Geneva, the city of lakes.",
         "Geneva",
         predicate="lives in",
-        valid_from="2030-01-01",
+        valid_from=f"{LATER}-01-01",
     )
     [note] = memory.remember([MemoryDraft(text="A note about lunch.", observed_at=OCT)])
     found = memory.recall("Geneva city of lakes", limit=3).results
@@ -410,21 +411,21 @@ def test_a_cancelled_plans_timeline_says_once_that_it_was_called_off(memory: Mem
 def test_a_plan_cancelled_in_a_batch_gives_back_what_it_ended_until_a_later_fact_there(
     memory: Memory,
 ) -> None:
-    """Sam lives in Berlin, plans a move to Munich from January 2030 (Berlin ends there),
-    then one call tells a move to Paris from March and calls Munich off: Berlin holds until
+    """Sam lives in Berlin, plans a move to Munich from January of a later year (Berlin ends
+    there), then one call tells a move to Paris from March and calls Munich off: Berlin holds until
     Paris begins, as when the two are told one by one."""
     berlin, _ = tell(memory, "Sam lives in Berlin.", "Berlin", predicate="lives in")
     munich, ended = tell(
-        memory, "Sam moves to Munich.", "Munich", predicate="lives in", valid_from="2030-01-10"
+        memory, "Sam moves to Munich.", "Munich", predicate="lives in", valid_from=f"{LATER}-01-10"
     )
     assert ended == [berlin]
     off = iso(utc_now())
     paris, cancelled = memory.remember(
         [
             MemoryDraft(
-                text="Sam moves to Paris in March 2030.",
+                text=f"Sam moves to Paris in March {LATER}.",
                 agent="scout",
-                fact=FactDraft("Sam", "lives in", "Paris", valid_from="2030-03-01"),
+                fact=FactDraft("Sam", "lives in", "Paris", valid_from=f"{LATER}-03-01"),
             ),
             MemoryDraft(
                 text="Sam's move to Munich is off.",
@@ -434,8 +435,8 @@ def test_a_plan_cancelled_in_a_batch_gives_back_what_it_ended_until_a_later_fact
         ]
     )
     assert cancelled.superseded == [munich]
-    assert current(memory, as_of="2030-02-01") == ["Sam lives in Berlin."]
-    assert current(memory, as_of="2030-04-01") == ["Sam moves to Paris in March 2030."]
+    assert current(memory, as_of=f"{LATER}-02-01") == ["Sam lives in Berlin."]
+    assert current(memory, as_of=f"{LATER}-04-01") == [f"Sam moves to Paris in March {LATER}."]
     assert memory.evidence(berlin)["superseded_by"] == [paris.observation_id]
 
 
@@ -497,7 +498,7 @@ def test_a_plan_cancelled_gives_back_the_agents_belief_in_a_fact_others_hold_too
 def test_a_plan_told_and_cancelled_in_one_batch_leaves_what_it_ended_as_one_by_one(
     tmp_path: Path,
 ) -> None:
-    """Sam lives in Berlin, moves to Munich from January 2030, and the move is called off:
+    """Sam lives in Berlin, moves to Munich from a later January, and the move is called off:
     told in one call (a conversation's memories), Berlin holds on past January, as when the
     three are told one by one (it was ended in January, Sam living nowhere)."""
     off = iso(utc_now())
@@ -512,7 +513,7 @@ def test_a_plan_told_and_cancelled_in_one_batch_leaves_what_it_ended_as_one_by_o
             text="Sam moves to Munich.",
             agent="scout",
             observed_at=OCT,
-            fact=FactDraft("Sam", "lives in", "Munich", valid_from="2030-01-10"),
+            fact=FactDraft("Sam", "lives in", "Munich", valid_from=f"{LATER}-01-10"),
         ),
         MemoryDraft(
             text="Sam's move to Munich is off.",
@@ -529,7 +530,7 @@ def test_a_plan_told_and_cancelled_in_one_batch_leaves_what_it_ended_as_one_by_o
             else:
                 for draft in drafts:
                     memory.remember([draft])
-            held.append(current(memory, as_of="2030-06-01"))
+            held.append(current(memory, as_of=f"{LATER}-06-01"))
         finally:
             memory.close()
     assert held == [["Sam lives in Berlin."]] * 2
@@ -567,10 +568,11 @@ def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_n
     tmp_path: Path, together: bool
 ) -> None:
     """A fact told late (Sam lived in Cork from January 2026, told after a move to Athens
-    in 2030 was planned) ends where the plan begins, and holds on once the plan is called
-    off, whether the plan is cancelled before or after it is told; Bonn planned twice (from
-    January and from March 2030) and called off by one end ends Cork at neither. Told one by
-    one or in one call alike (each was ended at a cancelled plan's start, or not, as told)."""
+    in a later year was planned) ends where the plan begins, and holds on once the plan is
+    called off, whether the plan is cancelled before or after it is told; Bonn planned twice
+    (from January and from March of that year) and called off by one end ends Cork at
+    neither. Told one by one or in one call alike (each was ended at a cancelled plan's
+    start, or not, as told)."""
     off = iso(utc_now())
 
     def fact(text: str, obj: str, **times: str) -> MemoryDraft:
@@ -581,19 +583,19 @@ def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_n
 
     tellings = {
         "late": [
-            fact("Sam moves to Athens.", "Athens", valid_from="2030-06-01"),
+            fact("Sam moves to Athens.", "Athens", valid_from=f"{LATER}-06-01"),
             fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
             fact("Athens is off.", "Athens", valid_until=off),
         ],
         "after": [
-            fact("Sam moves to Athens.", "Athens", valid_from="2030-06-01"),
+            fact("Sam moves to Athens.", "Athens", valid_from=f"{LATER}-06-01"),
             fact("Athens is off.", "Athens", valid_until=off),
             fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
         ],
         "twice": [
             fact("Sam lives in Cork.", "Cork", valid_from="2026-01-10"),
-            fact("Sam moves to Bonn in March.", "Bonn", valid_from="2030-03-01"),
-            fact("Sam moves to Bonn in January.", "Bonn", valid_from="2030-01-10"),
+            fact("Sam moves to Bonn in March.", "Bonn", valid_from=f"{LATER}-03-01"),
+            fact("Sam moves to Bonn in January.", "Bonn", valid_from=f"{LATER}-01-10"),
             fact("Bonn is off.", "Bonn", valid_until=off),
         ],
     }
@@ -605,7 +607,7 @@ def test_a_cancelled_plan_ends_no_fact_told_late_and_two_cancelled_at_once_end_n
             else:
                 for draft in drafts:
                     memory.remember([draft])
-            assert current(memory, as_of="2030-12-01") == ["Sam lives in Cork."], name
+            assert current(memory, as_of=f"{LATER}-12-01") == ["Sam lives in Cork."], name
         finally:
             memory.close()
 

@@ -304,46 +304,39 @@ async def test_sharing_a_fact_does_to_the_agents_own_facts_what_its_own_fact_wou
         # bob held Paris with carol: believing alice's Berlin withdraws his belief only.
         paris = await fact(client, "Alice", "lives in", "Paris", agent="bob")
         await fact(client, "Alice", "lives in", "Paris", agent="carol")
-        berlin = await fact(
-            client, "Alice", "lives in", "Berlin", agent="alice", fact={"valid_from": "2030-01-01"}
-        )
-        shared = await fact(
-            client, "Alice", "lives in", "Berlin", agent="bob", fact={"valid_from": "2030-01-01"}
-        )
-        # dave moves to Oslo in 2031: erin's Oslo from 2030 is, for dave, his own until 2031.
-        tokyo = await fact(
-            client, "Dan", "lives in", "Tokyo", agent="dave", fact={"valid_from": "2031-01-01"}
-        )
-        oslo = await fact(
-            client, "Dan", "lives in", "Oslo", agent="erin", fact={"valid_from": "2030-01-01"}
-        )
+        later, year_after = {"valid_from": f"{LATER}-01-01"}, {"valid_from": f"{LATER + 1}-01-01"}
+        berlin = await fact(client, "Alice", "lives in", "Berlin", agent="alice", fact=later)
+        shared = await fact(client, "Alice", "lives in", "Berlin", agent="bob", fact=later)
+        # dave moves to Tokyo a year after erin's Oslo begins: hers is, for dave, his own
+        # until then.
+        tokyo = await fact(client, "Dan", "lives in", "Tokyo", agent="dave", fact=year_after)
+        oslo = await fact(client, "Dan", "lives in", "Oslo", agent="erin", fact=later)
         daves = await ok(
             client,
             "remember",
             text="Dan lives in Oslo.",
             agent="dave",
-            fact={"subject": "Dan", "predicate": "lives in", "object": "Oslo"}
-            | {"valid_from": "2030-01-01"},
+            fact={"subject": "Dan", "predicate": "lives in", "object": "Oslo"} | later,
         )
-        late = "2030-06-01T00:00:00Z"
+        late = f"{LATER}-06-01T00:00:00Z"
         bobs = await ok(client, "recall", query="", subject="Alice", agent="bob", as_of=late)
         # Paris held for bob until his Berlin began.
         bobs_before = await ok(
-            client, "recall", query="", subject="Alice", agent="bob", as_of="2029-06-01"
+            client, "recall", query="", subject="Alice", agent="bob", as_of=f"{LATER - 1}-06-01"
         )
         paris_cited = await ok(client, "cite_evidence", id=paris)
         carols = await ok(client, "recall", query="", subject="Alice", agent="carol", as_of=late)
-        erins = await ok(client, "recall", query="", subject="Dan", as_of="2032-01-01")
+        erins = await ok(client, "recall", query="", subject="Dan", as_of=f"{LATER + 2}-01-01")
         cited = await ok(client, "cite_evidence", id=daves["observation_id"])
     assert shared == berlin
     assert ids(bobs) == [berlin] and ids(carols) == [paris]
     assert ids(bobs_before) == [paris]
     assert [(b["agent"], b.get("until")) for b in paris_cited["withdrawn"]] == [
-        ("bob", "2030-01-01T00:00:00Z")
+        ("bob", f"{LATER}-01-01T00:00:00Z")
     ]
     assert daves["observation_id"] != oslo and "shared_with" not in daves
     assert cited["superseded_by"] == [tokyo]
-    assert cited["observation"]["valid_until"] == "2031-01-01T00:00:00Z"
+    assert cited["observation"]["valid_until"] == f"{LATER + 1}-01-01T00:00:00Z"
     assert set(ids(erins)) == {oslo, tokyo}  # erin's Oslo holds on, dave's ended
 
 
@@ -541,7 +534,7 @@ async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
     plan; the same call retried is a repeat. An end a clock's skew ahead is taken as now
     (the trip held from the call to then)."""
     trip = {"subject": "we", "predicate": "trip_to", "object": "Lisbon"}
-    plan = {**trip, "valid_from": "2030-01-10", "valid_until": "2030-01-17"}
+    plan = {**trip, "valid_from": f"{LATER}-01-10", "valid_until": f"{LATER}-01-17"}
     with anyio.fail_after(30):
         lisbon = await ok(
             client, "remember", text="We fly to Lisbon from 10 to 17 January.", agent="scout",
@@ -553,7 +546,7 @@ async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
         off = {**trip, "valid_until": iso(utc_now())}
         backwards = await error(
             client, "remember", text="The Lisbon trip is cancelled.", agent="scout",
-            fact={**off, "valid_from": "2030-01-10"},
+            fact={**off, "valid_from": f"{LATER}-01-10"},
         )  # fmt: skip
         cancelled = await ok(
             client, "remember", text="The Lisbon trip is cancelled.", agent="scout", fact=off
@@ -562,17 +555,17 @@ async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
             client, "remember", text="The Lisbon trip is cancelled.", agent="scout", fact=off
         )
         now = await ok(client, "recall", query="Lisbon trip", subject="we")
-        then = await ok(client, "recall", query="", subject="we", as_of="2030-01-12")
+        then = await ok(client, "recall", query="", subject="we", as_of=f"{LATER}-01-12")
         believed = await ok(client, "recall", query="", subject="we", known_at=t)
         about = await ok(client, "about", name="we")
         oslo = await ok(
             client, "remember", text="We fly to Oslo in March.", agent="scout",
-            fact={**trip, "object": "Oslo", "valid_from": "2030-03-02"},
+            fact={**trip, "object": "Oslo", "valid_from": f"{LATER}-03-02"},
         )  # fmt: skip
         ahead = {**trip, "object": "Oslo", "valid_until": iso(utc_now() + timedelta(minutes=1))}
         called_off = await ok(client, "remember", text="Oslo is off.", agent="scout", fact=ahead)
         again = await ok(client, "remember", text="Oslo is off.", agent="scout", fact=ahead)
-        march = await ok(client, "recall", query="", subject="we", as_of="2030-03-05")
+        march = await ok(client, "recall", query="", subject="we", as_of=f"{LATER}-03-05")
         today = await ok(client, "recall", query="", subject="we")
     plan_id, news = lisbon["observation_id"], cancelled["observation_id"]
     # Its end before its start, given together, is refused, saying how to cancel.
@@ -600,7 +593,7 @@ async def test_a_plan_told_again_with_an_end_before_it_begins_is_cancelled(
 
 
 async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path: Path) -> None:
-    """Sam lives in Berlin; a move to Munich from January 2030 ends Berlin there; the move
+    """Sam lives in Berlin; a move to Munich from a later January ends Berlin there; the move
     is called off (the plan told again with only an end now). The plan holds at no time, so
     it ends nothing: Berlin holds on past January (it had ended there, and as_of June found
     Sam living nowhere), as remembered and after a restart; at a known_at before the
@@ -612,8 +605,8 @@ async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path
         async with Client(create_server(settings)) as client:
             berlin = await fact(client, "Sam", "lives in", "Berlin", observed_at="2026-05-01")
             planned = await ok(
-                client, "remember", text="Sam moves to Munich on 10 January 2030.",
-                agent="scout", fact={**move, "valid_from": "2030-01-10"},
+                client, "remember", text=f"Sam moves to Munich on 10 January {LATER}.",
+                agent="scout", fact={**move, "valid_from": f"{LATER}-01-10"},
             )  # fmt: skip
             time.sleep(0.01)
             before = iso(utc_now())
@@ -622,16 +615,18 @@ async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path
                 client, "remember", text="Sam's move to Munich is off.", agent="scout",
                 fact={**move, "valid_until": iso(utc_now())},
             )  # fmt: skip
-            june = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
+            june = await ok(client, "recall", query="", subject="Sam", as_of=f"{LATER}-06-01")
             held = await ok(
-                client, "recall", query="", subject="Sam", as_of="2030-06-01", known_at=before
+                client, "recall", query="", subject="Sam", as_of=f"{LATER}-06-01", known_at=before
             )
         async with Client(create_server(settings)) as client:
-            after_start = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
-            about = await ok(client, "about", name="Sam", as_of="2030-06-01")
+            after_start = await ok(
+                client, "recall", query="", subject="Sam", as_of=f"{LATER}-06-01"
+            )
+            about = await ok(client, "about", name="Sam", as_of=f"{LATER}-06-01")
             cited = await ok(client, "cite_evidence", id=berlin)
             await ok(client, "forget", id=cancelled["observation_id"])
-            back = await ok(client, "recall", query="", subject="Sam", as_of="2030-06-01")
+            back = await ok(client, "recall", query="", subject="Sam", as_of=f"{LATER}-06-01")
             now = await ok(client, "recall", query="", subject="Sam")
     plan = planned["observation_id"]
     assert planned["superseded"] == [berlin]
@@ -650,15 +645,15 @@ async def test_a_cancelled_plan_gives_back_the_fact_it_would_have_ended(tmp_path
 async def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alone(
     tmp_path: Path,
 ) -> None:
-    """scout has Sam living in Berlin; scout and driver tell his move to Munich from January
-    2030; scout calls it off. For scout the plan holds at no time and Berlin holds on past
+    """scout has Sam living in Berlin; scout and driver tell his move to Munich from a later
+    January; scout calls it off. For scout the plan holds at no time and Berlin holds on past
     January, clashing with driver's plan there; driver still holds the plan; at a known_at
     before the cancellation scout held it; after a restart alike. Forgetting the
     cancellation gives scout the plan back."""
     settings = hash_settings(tmp_path / "memory")
     move = {"subject": "Sam", "predicate": "lives in", "object": "Munich"}
-    text = "Sam moves to Munich on 10 January 2030."
-    june = {"query": "", "subject": "Sam", "as_of": "2030-06-01"}
+    text = f"Sam moves to Munich on 10 January {LATER}."
+    june = {"query": "", "subject": "Sam", "as_of": f"{LATER}-06-01"}
     with anyio.fail_after(60):
         async with Client(create_server(settings)) as client:
             berlin = await fact(client, "Sam", "lives in", "Berlin", observed_at="2026-05-01")
@@ -668,7 +663,7 @@ async def test_a_plan_two_agents_hold_called_off_by_one_is_withdrawn_for_it_alon
                     "remember",
                     text=text,
                     agent=agent,
-                    fact={**move, "valid_from": "2030-01-10"},
+                    fact={**move, "valid_from": f"{LATER}-01-10"},
                 )
                 for agent in ("scout", "driver")
             ]

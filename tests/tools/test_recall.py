@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from calls import error, ok, seed_bridge
+from calls import LATER, error, ok, seed_bridge
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -207,7 +207,7 @@ async def test_an_order_with_a_query_orders_the_most_relevant_and_nothing_else(
                     "subject": f"dentist {j}",
                     "predicate": "status",
                     "object": "booked",
-                    "valid_from": "2030-01-01",
+                    "valid_from": f"{LATER}-01-01",
                 },
             }
             for j in range(4)
@@ -338,13 +338,14 @@ async def test_recall_as_of_answers_with_what_was_valid_then(client: Client) -> 
 
 
 async def test_a_fact_that_begins_later_comes_after_the_current_one(client: Client) -> None:
-    # Only as_of >= 2030 found it: an agent told of a planned move could not get it back.
+    # Only an as_of from its start on found it: an agent told of a planned move could not get
+    # it back.
     with anyio.fail_after(30):
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
         tokyo = await ok(
             client,
             "remember",
-            **later("Tokyo", "2030-01-01T00:00:00Z"),
+            **later("Tokyo", f"{LATER}-01-01T00:00:00Z"),
         )
         found = await ok(client, "recall", query="Alice will move to Tokyo.")
         listed = await ok(client, "recall", query="", object="Tokyo")
@@ -362,8 +363,8 @@ async def test_a_fact_that_begins_later_comes_after_the_current_one(client: Clie
 async def test_a_plan_replaced_before_it_began_does_not_come(client: Client) -> None:
     with anyio.fail_after(30):
         await ok(client, "remember", **alice("Berlin", "2024-06-01"))
-        tokyo = await ok(client, "remember", **later("Tokyo", "2030-01-01T00:00:00Z"))
-        rome = await ok(client, "remember", **later("Rome", "2030-01-01T00:00:00Z"))
+        tokyo = await ok(client, "remember", **later("Tokyo", f"{LATER}-01-01T00:00:00Z"))
+        rome = await ok(client, "remember", **later("Rome", f"{LATER}-01-01T00:00:00Z"))
         found = await ok(client, "recall", query="", subject="Alice")
     shown = [r["observation_id"] for r in found["results"]]
     assert rome["observation_id"] in shown and tokyo["observation_id"] not in shown
@@ -376,13 +377,18 @@ async def test_a_fact_a_replaced_plan_would_have_ended_names_what_replaced_the_p
     # where about named Rome.
     with anyio.fail_after(30):
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
-        tokyo = await ok(client, "remember", **later("Tokyo", "2030-01-01T00:00:00Z"))
+        tokyo = await ok(client, "remember", **later("Tokyo", f"{LATER}-01-01T00:00:00Z"))
         planned = datetime.now(UTC).isoformat()
         await anyio.sleep(0.01)
-        rome = await ok(client, "remember", **later("Rome", "2030-01-01T00:00:00Z"))
+        rome = await ok(client, "remember", **later("Rome", f"{LATER}-01-01T00:00:00Z"))
         # As of a day past the plan's start: a fact that still holds names no superseder.
         found = await ok(
-            client, "recall", query="", subject="Alice", as_of="2031-01-01", include_superseded=True
+            client,
+            "recall",
+            query="",
+            subject="Alice",
+            as_of=f"{LATER + 1}-01-01",
+            include_superseded=True,
         )
         now = await ok(client, "recall", query="", subject="Alice")
         cited = {
@@ -397,7 +403,7 @@ async def test_a_fact_a_replaced_plan_would_have_ended_names_what_replaced_the_p
             subject="Alice",
             include_superseded=True,
             known_at=planned,
-            as_of="2031-01-01",
+            as_of=f"{LATER + 1}-01-01",
         )
     ids = {
         k: v["observation_id"] for k, v in (("berlin", berlin), ("tokyo", tokyo), ("rome", rome))
@@ -426,7 +432,7 @@ async def test_a_long_chain_of_replaced_plans_is_followed_to_its_end_by_every_to
     with anyio.fail_after(60):
         berlin = await ok(client, "remember", **alice("Berlin", "2024-06-01"))
         plans = [
-            await ok(client, "remember", **later(f"City{i}", "2030-01-01T00:00:00Z"))
+            await ok(client, "remember", **later(f"City{i}", f"{LATER}-01-01T00:00:00Z"))
             for i in range(13)
         ]
         found = await ok(
@@ -434,7 +440,7 @@ async def test_a_long_chain_of_replaced_plans_is_followed_to_its_end_by_every_to
             "recall",
             query="",
             subject="Alice",
-            as_of="2031-01-01",
+            as_of=f"{LATER + 1}-01-01",
             include_superseded=True,
             limit=20,
         )
