@@ -1106,6 +1106,13 @@ class Memory:
                 reopened = planning.reopened(working, row)
                 ends, links = _ends_and_links(working, reopened)
                 restoring = _restoring(working, row)
+                # Plans it called off for agents a later fact of their own had withdrawn
+                # them for: held again by them, they end what they had ended.
+                again = planning.held_again(working, working.called_off(row), leaving=row)
+                links += [
+                    (working.entries[plan].id, working.entries[older].id, start)
+                    for older, plan, start in again
+                ]
             at = utc_now()
 
             def forgetting(w: GraphWriter) -> list[str]:
@@ -1128,6 +1135,8 @@ class Memory:
                     working.reopen(other, until, obs)
                     if newer is not None and until is not None:
                         working.supersede(working.row_of[newer], other, until, at)
+                for older, plan, start in again:
+                    working.supersede(plan, older, start, at)
                 if mode == "retract":
                     working.retract(row, at)
                 else:
@@ -1140,7 +1149,8 @@ class Memory:
             # the plan begins, what the plan had ended for that agent before.
             back = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
             ended = self._end_given_back(entry, back)
-            self._facts_changed([entry, *(working.entries[r] for r, *_ in restoring), *ended])
+            changed = [r for r, *_ in restoring] + [older for older, *_ in again]
+            self._facts_changed([entry, *(working.entries[r] for r in changed), *ended])
         return Forgotten(obs, mode, beliefs, False)
 
     def _end_given_back(self, forgotten: Entry, reopened: Sequence[int]) -> list[Entry]:

@@ -341,9 +341,14 @@ def plan(
                             new.reopens += _given_back(working, held, facts, told, cancelled, given)
                             new.restores += _beliefs_given_back(working, held, facts, told)
                         continue
-                    belief = held.beliefs.pop(memory.agent)
+                    if memory.agent in held.beliefs:
+                        belief = held.beliefs.pop(memory.agent)
+                        new.withdraws.append((held.id, belief, held.start))
+                    else:
+                        # Withdrawn already, by a later fact of the agent's: the end told
+                        # moves its end to the plan's start (``WorkingMemory._calls_off``).
+                        belief = held.ended[memory.agent][0]
                     held.ended[memory.agent] = (belief, held.start)
-                    new.withdraws.append((held.id, belief, held.start))
                     if held.beliefs:
                         new.conflicts.append(held.id)
                     if held.start >= end:
@@ -486,8 +491,9 @@ def _told_end(agent: str, fact: Fact, facts: list[Held], said: datetime) -> list
     holding on past it ("Sam works at Acme" told again ending 10 November: Sam quit), or
     plans of the agent's, still to come when it is told, that begin at or after that end
     ("We fly to Lisbon from 10 January" told again ending now: the trip is off; ``cancels``;
-    one others hold too is called off for the agent alone). Told with a start it is a fact
-    of its own. Not one the agent alone holds
+    one others hold too is called off for the agent alone, as is one others hold on that
+    the agent held until a later fact of its own: Munich from January, then Hamburg from
+    March). Told with a start it is a fact of its own. Not one the agent alone holds
     now that another held until a later fact of its own: replaced from its start, it took
     that history; with the agent's belief withdrawn, it held for nobody. Nor a record's:
     replaced, the record left every ``where`` ("order 17 is no longer on hold" took order
@@ -501,12 +507,25 @@ def _told_end(agent: str, fact: Fact, facts: list[Held], said: datetime) -> list
         for h in facts
         if h.object == obj
         and not h.record
-        and agent in h.beliefs
-        and (len(h.beliefs) > 1 or not _held_before(h))
         and (
-            (h.start < end and (h.until is None or h.until > end))
-            # A plan others hold too stays theirs: the agent's belief in it is withdrawn.
-            or (cancels(end, h.start, said) and holds_ever(h.start, h.until))
+            (
+                agent in h.beliefs
+                and (len(h.beliefs) > 1 or not _held_before(h))
+                and (
+                    (h.start < end and (h.until is None or h.until > end))
+                    # A plan others hold too stays theirs: the agent's belief is withdrawn.
+                    or (cancels(end, h.start, said) and holds_ever(h.start, h.until))
+                )
+            )
+            # A plan others hold on that a later fact of the agent's ended for it (its
+            # belief held until that fact began): called off, it holds for the agent at no
+            # time, as when the agent alone held it.
+            or (
+                bool(h.beliefs)
+                and _held_until_later(h, agent)
+                and cancels(end, h.start, said)
+                and holds_ever(h.start, h.until)
+            )
         )
     ]
 
@@ -710,6 +729,13 @@ def _cancelled_ahead(held: Held, end: datetime | None) -> bool:
         and held.start == held.until == held.stated
         and end > held.stated
     )
+
+
+def _held_until_later(held: Held, agent: str) -> bool:
+    """Whether ``agent`` held ``held`` for a while until a later fact of its own (its belief
+    withdrawn there, others holding it on)."""
+    belief = held.ended.get(agent)
+    return belief is not None and (belief[1] is None or belief[1] > held.start)
 
 
 def _held_before(held: Held) -> bool:
@@ -1121,6 +1147,47 @@ def withdrawn_by(working: WorkingMemory, rows: Iterable[int]) -> list[tuple[int,
                 if belief is not None and (belief not in found or found[belief][2] > start):
                     found[belief] = (other, belief, start)
     return list(found.values())
+
+
+def held_again(
+    working: WorkingMemory, plans: Iterable[tuple[int, str]], leaving: int
+) -> list[tuple[int, int, datetime]]:
+    """The facts that plans held for an agent again begin within, as a write of them would
+    have ended them: ``plans`` are (plan row, agent) that the agent's end told at row
+    ``leaving`` called off (``WorkingMemory.called_off``), to be forgotten; the agent's
+    belief in each, which a later fact of its own withdrew, then holds again until that fact
+    begins. Each fact of the agent's (held by no other agent the plan does not hold it for)
+    of another object, begun before the plan and holding when it begins, ends there.
+    Returns (older row, plan row, the plan's start), as ``overlapping``."""
+    found: list[tuple[int, int, datetime]] = []
+    entries = working.entries
+    for plan, agent in plans:
+        entry = entries[plan]
+        key = fact_key(entry)
+        start = entry.valid_from or entry.observed_at
+        if (
+            key is None
+            or entry.retracted
+            or working.cardinality(entry.predicate or "") != "one"
+            or working.belief_end(plan, agent, leaving=leaving) <= micros(start)
+        ):
+            continue
+        obj = topic_key(entry.object or "")
+        holding = {*entry.agents, agent}
+        for other in working.fact_index.get(key, []):
+            older = entries[other]
+            if (
+                other == plan
+                or older.retracted
+                or agent not in older.agents
+                or not set(older.agents) <= holding
+                or topic_key(older.object or "") == obj
+                or (older.valid_from or older.observed_at) >= start
+                or (older.valid_until is not None and older.valid_until <= start)
+            ):
+                continue
+            found.append((other, plan, start))
+    return found
 
 
 def _covers(later: datetime | None, until: datetime | None) -> bool:

@@ -613,14 +613,28 @@ class WorkingMemory:
                 end, ender = start, other
         return end, ender
 
+    def called_off(self, row: int) -> list[tuple[int, str]]:
+        """(plan row, agent): the plans others hold on that the end told at ``row`` calls
+        off for its agent alone (``_calls_off``)."""
+        entry = self.entries[row]
+        key = fact_key(entry)
+        return [
+            (plan, agent)
+            for plan in (self.fact_index.get(key, []) if key is not None else ())
+            if plan != row
+            for agent in dict.fromkeys(a for a, *_ in self.withdrawn.get(plan, ()))
+            if agent in entry.agents and self._calls_off(row, plan, agent)
+        ]
+
     def _calls_off(self, other: int, row: int, agent: str, known_at: int | None = None) -> bool:
         """Whether the fact at ``other`` is ``agent``'s end told of the plan at ``row``,
         which others hold on, before it began (the plan called off for the agent alone):
         the same value, told later but before the plan's start with only an end at or
         before that start (so it holds at no time itself), and the agent's belief in the
-        plan withdrawn as it was recorded, and not held again since (as known at
-        ``known_at``; None: now). A plan the agent alone held is superseded from its start
-        instead (its validity is the agent's)."""
+        plan withdrawn as it was recorded (or before, by a later fact of the agent's: it
+        held until that fact began, and the end told moves its end to the plan's start),
+        and not held again since (as known at ``known_at``; None: now). A plan the agent
+        alone held is superseded from its start instead (its validity is the agent's)."""
         entry, end = self.entries[row], self.entries[other]
         began = int(self.valid_from[row])
         stated = end.stated_until
@@ -633,7 +647,7 @@ class WorkingMemory:
             and micros(stated) <= min(began, int(self.valid_from[other]))
             and micros(end.observed_at) < began
             and any(
-                a == agent and at == told and until is not None
+                a == agent and at <= told and until is not None
                 for a, _, _, at, until in self.withdrawn.get(row, ())
             )
             # The plan told again after it was called off holds for the agent as told then.
