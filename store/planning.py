@@ -1058,15 +1058,19 @@ def heir(working: WorkingMemory, row: int, leaving: str) -> tuple[str, str, int,
     (it held for them until that fact began), the one it holds for longest, as if it had
     been the last believer when its later fact came (which then ended the observation); the
     others keep their withdrawn beliefs, ending sooner. None: ``leaving`` is not the last
-    believer, or nobody else held it. Returns (agent, its withdrawn belief, where that
+    believer, or nobody else held it (for a while: one whose belief ends where the
+    observation begins held it at no time). Returns (agent, its withdrawn belief, where that
     belief ends in microseconds or NO_END, the row of the fact ending it or None)."""
     if set(working.entries[row].agents) - {leaving}:
         return None
     found: tuple[str, str, int, int | None] | None = None
+    began = int(working.valid_from[row])
     for agent, belief, _, _, until in working.withdrawn.get(row, []):
         if until is None or agent == leaving or not working.held_then(belief):
             continue
         end, ender = working.belief_ender(row, agent)
+        if end <= began:
+            continue  # it held for the agent at no time (a plan the agent called off)
         if found is None or end > found[2]:
             found = (agent, belief, end, ender)
     return found

@@ -891,3 +891,33 @@ def test_a_shared_plan_called_off_then_told_again_holds_until_the_agents_next_fa
             assert then == ["Sam lives in Berlin."]
     finally:
         memory.close()
+
+
+def test_a_shared_plan_one_agent_called_off_forgotten_by_the_other_is_kept_for_nobody(
+    tmp_path: Path,
+) -> None:
+    """scout and driver plan Sam's move to Munich from January 2030; scout calls it off;
+    driver forgets the plan: it is kept for nobody (scout held it at no time), scout holds
+    Berlin and driver nothing, after a restart too."""
+    settings = hash_settings(tmp_path / "memory")
+    memory = open_memory(settings)
+    try:
+        _, munich, _, _ = (
+            memory.remember([draft])[0]
+            for draft in (
+                sam_lives_in("Sam lives in Berlin.", "Berlin"),
+                sam_lives_in("Sam moves to Munich.", "Munich", valid_from="2030-01-10"),
+                sam_lives_in("Sam moves to Munich.", "Munich", "driver", valid_from="2030-01-10"),
+                sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+            )
+        )
+        forgotten = memory.forget(munich.observation_id, agent="driver")
+        assert forgotten.kept_for == []
+        for restarted in (False, True):
+            if restarted:
+                memory.close()
+                memory = open_memory(settings)
+            for agent, fact in (("scout", ["Sam lives in Berlin."]), ("driver", [])):
+                assert current(memory, agent=agent, as_of="2030-06-01") == fact, agent
+    finally:
+        memory.close()

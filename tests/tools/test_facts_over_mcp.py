@@ -142,6 +142,31 @@ async def test_forget_by_one_of_two_believers_withdraws_only_its_belief(tmp_path
     assert [b["agent"] for b in cited["withdrawn"]] == ["driver"]
 
 
+async def test_forget_of_a_plan_another_agent_called_off_keeps_it_for_nobody(
+    tmp_path: Path,
+) -> None:
+    settings = hash_settings(tmp_path / "memory", agent="driver")  # this server's agent
+    october = "2026-10-05T09:00:00Z"
+    move = {"text": "Sam moves to Munich.", "fact": {"valid_from": "2030-01-10"}}
+    with anyio.fail_after(30):
+        async with Client(create_server(settings)) as client:
+            await fact(client, "Sam", "lives in", "Berlin", observed_at=october)
+            plan = await fact(client, "Sam", "lives in", "Munich", observed_at=october, **move)
+            await fact(
+                client, "Sam", "lives in", "Munich", agent="driver", observed_at=october, **move
+            )
+            await fact(
+                client, "Sam", "lives in", "Munich", text="Sam's move to Munich is off.",
+                observed_at="2026-12-03T09:00:00Z", fact={"valid_until": "2026-12-03T09:00:00Z"},
+            )  # fmt: skip
+            gone = await ok(client, "forget", id=plan)
+            theirs = await ok(client, "recall", query="Sam", agent="scout", as_of="2030-06-01")
+    assert "kept_for" not in gone and gone["belief_ids"]
+    assert [r["text"] for r in theirs["results"] if r.get("current", True)] == [
+        "Sam lives in Berlin."
+    ]
+
+
 async def test_an_agent_filter_filters_orders_and_shows_by_that_agents_own_confidence(
     tmp_path: Path,
 ) -> None:
