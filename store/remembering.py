@@ -188,8 +188,6 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
         row = rows.get(share.observation_id, working.row_of.get(share.observation_id))
         assert row is not None
         working.hold(row, share.memory.agent, share.belief_id, write.at, share.memory.confidence)
-        for older, at in share.superseded:
-            working.supersede(row, working.row_of[older], at, write.at)
     withdrawn = [w for p in write.plans for w in p.withdraws]
     for older, belief, until in withdrawn + [w for s in write.shares for w in s.withdraws]:
         working.withdraw(working.row_of[older], belief, write.at, until)
@@ -205,6 +203,13 @@ def apply(working: WorkingMemory, write: Write, new: list[Entry]) -> None:
             working.reopen(fact_row, end, cancelled, undone=write.at)
             if newer is not None and end is not None:
                 working.supersede(working.row_of[newer], fact_row, end, write.at)
+    # After the facts given back, as the graph links them: a plan shared after its
+    # cancellation in the same write ends again what the cancellation gave back.
+    for share in write.shares:
+        row = rows.get(share.observation_id, working.row_of.get(share.observation_id))
+        assert row is not None
+        for older, at in share.superseded:
+            working.supersede(row, working.row_of[older], at, write.at)
     for plan in write.plans:
         for older, at in plan.superseded:
             older_row = rows.get(older, working.row_of.get(older))

@@ -639,6 +639,12 @@ class WorkingMemory:
         began = int(self.valid_from[row])
         stated = end.stated_until
         told = int(self.recorded_at[other])
+        # The agent's beliefs this end withdrew itself (from the plan's start).
+        ended = {
+            b
+            for a, b, _, at, until in self.withdrawn.get(row, ())
+            if a == agent and at == told and until == began
+        }
         return (
             stated is not None
             and end.seq > entry.seq
@@ -650,23 +656,26 @@ class WorkingMemory:
                 a == agent and at <= told and until is not None
                 for a, _, _, at, until in self.withdrawn.get(row, ())
             )
-            # The plan told again after it was called off holds for the agent as told then.
+            # The plan told again after it was called off holds for the agent as told then;
+            # told again in the same call, it is a belief besides the one the end withdrew.
             and not any(
-                told < since and (known_at is None or since <= known_at)
-                for since in self._agent_since(row, agent)
+                (told < since or (told == since and ended and belief not in ended))
+                and (known_at is None or since <= known_at)
+                for belief, since in self._agent_since(row, agent)
             )
         )
 
-    def _agent_since(self, row: int, agent: str) -> list[int]:
-        """When each belief of ``agent`` in the observation at ``row``, held or withdrawn,
-        began (microseconds)."""
+    def _agent_since(self, row: int, agent: str) -> list[tuple[str, int]]:
+        """Each belief of ``agent`` in the observation at ``row``, held or withdrawn, and
+        when it began (microseconds)."""
         first = int(self.recorded_at[row])
         held = [
-            self.late_beliefs[b][2] if b in self.late_beliefs else first
+            (b, self.late_beliefs[b][2] if b in self.late_beliefs else first)
             for b in self.entries[row].beliefs
             if self.belief_agent.get(b) == agent
         ]
-        return held + [since for a, _, since, _, _ in self.withdrawn.get(row, ()) if a == agent]
+        withdrawn = self.withdrawn.get(row, ())
+        return held + [(b, since) for a, b, since, _, _ in withdrawn if a == agent]
 
     def _agent_held(self, row: int, agent: str, known_at: int | None) -> bool:
         """Whether ``agent`` held the fact at ``row`` at record time ``known_at`` (None:

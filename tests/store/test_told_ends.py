@@ -921,3 +921,46 @@ def test_a_shared_plan_one_agent_called_off_forgotten_by_the_other_is_kept_for_n
                 assert current(memory, agent=agent, as_of="2030-06-01") == fact, agent
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("together", ["again", "all"])
+def test_a_shared_plan_called_off_and_told_again_in_one_call_holds_as_told_one_by_one(
+    tmp_path: Path, together: str
+) -> None:
+    """As ``test_a_shared_plan_called_off_then_told_again_holds_until_the_agents_next_fact``,
+    with the cancellation and the plan told again in one call (or every telling in one):
+    for scout, Munich holds from January until Hamburg in March; driver keeps Munich. After
+    a restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+
+    def draft(text: str, obj: str, when: str, agent: str = "scout", **times: str) -> MemoryDraft:
+        fact = FactDraft("Sam", "lives in", obj, **times)
+        return MemoryDraft(text=text, agent=agent, observed_at=when, fact=fact)
+
+    drafts = [
+        draft("Sam lives in Berlin.", "Berlin", OCT),
+        draft("Sam moves to Munich.", "Munich", OCT, valid_from="2030-01-10"),
+        draft("Sam moves to Munich.", "Munich", OCT, agent="driver", valid_from="2030-01-10"),
+        draft("Sam's move to Munich is off.", "Munich", DEC, valid_until=DEC),
+        draft("Sam moves to Munich.", "Munich", "2026-12-04T09:00:00Z", valid_from="2030-01-10"),
+        draft("Sam moves to Hamburg.", "Hamburg", "2026-12-05T09:00:00Z", valid_from="2030-03-01"),
+    ]
+    calls = [drafts] if together == "all" else [*([d] for d in drafts[:3]), drafts[3:5], drafts[5:]]
+    memory = open_memory(settings)
+    try:
+        for told in calls:
+            memory.remember(told)
+        for restarted in (False, True):
+            if restarted:
+                memory.close()
+                memory = open_memory(settings)
+            for agent, when, fact in (
+                ("scout", "2029-06-01", "Sam lives in Berlin."),
+                ("scout", "2030-02-01", "Sam moves to Munich."),
+                ("scout", "2030-06-01", "Sam moves to Hamburg."),
+                ("driver", "2030-02-01", "Sam moves to Munich."),
+                ("driver", "2030-06-01", "Sam moves to Munich."),
+            ):
+                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+    finally:
+        memory.close()
