@@ -50,6 +50,31 @@ def current(memory: Memory, **asked: str) -> list[str]:
     return sorted(r.text for r in found if r.current)
 
 
+#: Each agent's one fact of Sam (agent, as_of, text) when scout's Munich plan, shared with
+#: driver, holds for scout until scout's Hamburg from March 2030.
+MUNICH_UNTIL_HAMBURG = (
+    ("scout", "2029-06-01", "Sam lives in Berlin."),
+    ("scout", "2030-02-01", "Sam moves to Munich."),
+    ("scout", "2030-06-01", "Sam moves to Hamburg."),
+    ("driver", "2030-02-01", "Sam moves to Munich."),
+    ("driver", "2030-06-01", "Sam moves to Munich."),
+)
+
+
+def holds_across_restart(
+    memory: Memory, settings: Settings, *expected: tuple[str, str, str]
+) -> Memory:
+    """Assert each (agent, as_of, fact text) is the agent's one current fact of Sam then, in
+    ``memory`` and again after a restart; returns the reopened memory (the caller closes it)."""
+    for restarted in (False, True):
+        if restarted:
+            memory.close()
+            memory = open_memory(settings)
+        for agent, when, fact in expected:
+            assert current(memory, agent=agent, as_of=when) == [fact], (agent, when, restarted)
+    return memory
+
+
 def test_an_end_told_later_ends_the_fact_the_agent_holds_and_keeps_its_past(
     settings: Settings, memory: Memory
 ) -> None:
@@ -814,30 +839,24 @@ def test_a_shared_plan_a_later_fact_of_the_agent_ended_is_called_off_for_it_alon
             *_, called_off = memory.remember(told)
         [retried] = memory.remember(drafts[-1:])
         assert retried.duplicate_of == called_off.observation_id
-        for restarted in (False, True):
-            if restarted:
-                memory.close()
-                memory = open_memory(settings)
-            for agent, when, fact in (
-                ("scout", "2029-06-01", "Sam lives in Berlin."),
-                ("scout", "2030-02-01", "Sam lives in Berlin."),
-                ("scout", "2030-06-01", "Sam moves to Hamburg."),
-                ("driver", "2030-02-01", "Sam moves to Munich."),
-                ("driver", "2030-06-01", "Sam moves to Munich."),
-            ):
-                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", "2029-06-01", "Sam lives in Berlin."),
+            ("scout", "2030-02-01", "Sam lives in Berlin."),
+            ("scout", "2030-06-01", "Sam moves to Hamburg."),
+            ("driver", "2030-02-01", "Sam moves to Munich."),
+            ("driver", "2030-06-01", "Sam moves to Munich."),
+        )
         memory.forget(called_off.observation_id, agent="scout")
-        for restarted in (False, True):
-            if restarted:
-                memory.close()
-                memory = open_memory(settings)
-            for agent, when, fact in (
-                ("scout", "2029-06-01", "Sam lives in Berlin."),
-                ("scout", "2030-02-01", "Sam moves to Munich."),
-                ("scout", "2030-06-01", "Sam moves to Hamburg."),
-                ("driver", "2030-06-01", "Sam moves to Munich."),
-            ):
-                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", "2029-06-01", "Sam lives in Berlin."),
+            ("scout", "2030-02-01", "Sam moves to Munich."),
+            ("scout", "2030-06-01", "Sam moves to Hamburg."),
+            ("driver", "2030-06-01", "Sam moves to Munich."),
+        )
     finally:
         memory.close()
 
@@ -875,20 +894,10 @@ def test_a_shared_plan_called_off_then_told_again_holds_until_the_agents_next_fa
             ),
         ):
             memory.remember([told])
-        for restarted in (False, True):
-            if restarted:
-                memory.close()
-                memory = open_memory(settings)
-            for agent, when, fact in (
-                ("scout", "2029-06-01", "Sam lives in Berlin."),
-                ("scout", "2030-02-01", "Sam moves to Munich."),
-                ("scout", "2030-06-01", "Sam moves to Hamburg."),
-                ("driver", "2030-02-01", "Sam moves to Munich."),
-                ("driver", "2030-06-01", "Sam moves to Munich."),
-            ):
-                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
-            then = current(memory, agent="scout", as_of="2030-02-01", known_at=between)
-            assert then == ["Sam lives in Berlin."]
+        held_then = {"agent": "scout", "as_of": "2030-02-01", "known_at": between}
+        assert current(memory, **held_then) == ["Sam lives in Berlin."]
+        memory = holds_across_restart(memory, settings, *MUNICH_UNTIL_HAMBURG)
+        assert current(memory, **held_then) == ["Sam lives in Berlin."]
     finally:
         memory.close()
 
@@ -950,17 +959,10 @@ def test_a_shared_plan_called_off_and_told_again_in_one_call_holds_as_told_one_b
     try:
         for told in calls:
             memory.remember(told)
-        for restarted in (False, True):
-            if restarted:
-                memory.close()
-                memory = open_memory(settings)
-            for agent, when, fact in (
-                ("scout", "2029-06-01", "Sam lives in Berlin."),
-                ("scout", "2030-02-01", "Sam moves to Munich."),
-                ("scout", "2030-06-01", "Sam moves to Hamburg."),
-                ("driver", "2030-02-01", "Sam moves to Munich."),
-                ("driver", "2030-06-01", "Sam moves to Munich."),
-            ):
-                assert current(memory, agent=agent, as_of=when) == [fact], (agent, when)
+        memory = holds_across_restart(
+            memory,
+            settings,
+            *MUNICH_UNTIL_HAMBURG,
+        )
     finally:
         memory.close()
