@@ -14,7 +14,7 @@ planned as one write with one ``Batch``, as if they had come one after another.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -25,7 +25,14 @@ from doxa.store.drafts import FUTURE_SKEW, Fact, NewMemory
 from doxa.store.errors import InvalidInput, NotFound
 from doxa.store.settings import unlisted_cardinality
 from doxa.store.values import from_micros, micros
-from doxa.store.working_memory import NO_END, WorkingMemory, fact_key, said_key, topic_key
+from doxa.store.working_memory import (
+    NO_END,
+    Entry,
+    WorkingMemory,
+    fact_key,
+    said_key,
+    topic_key,
+)
 
 #: ``Held.seq`` of facts planned in the write: after every stored one.
 _PLANNED = 1 << 62
@@ -1121,30 +1128,13 @@ def withdrawn_by(working: WorkingMemory, rows: Iterable[int]) -> list[tuple[int,
     that agent begins. Returns (row, belief id, until: that start); ``overlapping`` ends
     the facts the agents hold alone."""
     found: dict[str, tuple[int, str, datetime]] = {}
-    entries = working.entries
     for row in rows:
-        given = entries[row]
-        key = fact_key(given)
+        given = working.entries[row]
         start = given.valid_from or given.observed_at
-        if (
-            key is None
-            or given.retracted
-            or working.cardinality(given.predicate or "") != "one"
-            or not holds_ever(start, given.valid_until)
-        ):
+        if not _single_valued(working, row) or not holds_ever(start, given.valid_until):
             continue
-        obj = topic_key(given.object or "")
-        for other in working.fact_index.get(key, []):
-            older = entries[other]
-            began = older.valid_from or older.observed_at
-            if (
-                other == row
-                or older.retracted
-                or topic_key(older.object or "") == obj
-                or len(older.agents) < 2
-                or began >= start
-                or (older.valid_until is not None and older.valid_until <= start)
-            ):
+        for other, older in _held_when_begins(working, row):
+            if len(older.agents) < 2:
                 continue
             for agent in given.agents:
                 belief = working.belief_of(other, agent)
@@ -1164,34 +1154,53 @@ def held_again(
     of another object, begun before the plan and holding when it begins, ends there.
     Returns (older row, plan row, the plan's start), as ``overlapping``."""
     found: list[tuple[int, int, datetime]] = []
-    entries = working.entries
     for plan, agent in plans:
-        entry = entries[plan]
-        key = fact_key(entry)
+        entry = working.entries[plan]
         start = entry.valid_from or entry.observed_at
+        if not _single_valued(working, plan) or working.belief_end(
+            plan, agent, leaving=leaving
+        ) <= micros(start):
+            continue
+        holding = {*entry.agents, agent}
+        for other, older in _held_when_begins(working, plan):
+            if agent in older.agents and set(older.agents) <= holding:
+                found.append((other, plan, start))
+    return found
+
+
+def _single_valued(working: WorkingMemory, row: int) -> bool:
+    """Whether the memory at ``row`` is a fact, not retracted, of a single-valued
+    predicate: one whose beginning ends another object's fact for its agents."""
+    entry = working.entries[row]
+    return (
+        fact_key(entry) is not None
+        and not entry.retracted
+        and working.cardinality(entry.predicate or "") == "one"
+    )
+
+
+def _held_when_begins(working: WorkingMemory, row: int) -> Iterator[tuple[int, Entry]]:
+    """(row, entry) of each fact, not retracted, of the same subject and predicate as the
+    fact at ``row`` and another object, begun before it begins and holding then: what its
+    beginning ends for the agents who hold both."""
+    entries = working.entries
+    fact = entries[row]
+    key = fact_key(fact)
+    if key is None:
+        return
+    start = fact.valid_from or fact.observed_at
+    obj = topic_key(fact.object or "")
+    for other in working.fact_index.get(key, []):
+        older = entries[other]
         if (
-            key is None
-            or entry.retracted
-            or working.cardinality(entry.predicate or "") != "one"
-            or working.belief_end(plan, agent, leaving=leaving) <= micros(start)
+            other == row
+            or older.retracted
+            or topic_key(older.object or "") == obj
+            or (older.valid_from or older.observed_at) >= start
+            or (older.valid_until is not None and older.valid_until <= start)
         ):
             continue
-        obj = topic_key(entry.object or "")
-        holding = {*entry.agents, agent}
-        for other in working.fact_index.get(key, []):
-            older = entries[other]
-            if (
-                other == plan
-                or older.retracted
-                or agent not in older.agents
-                or not set(older.agents) <= holding
-                or topic_key(older.object or "") == obj
-                or (older.valid_from or older.observed_at) >= start
-                or (older.valid_until is not None and older.valid_until <= start)
-            ):
-                continue
-            found.append((other, plan, start))
-    return found
+        yield other, older
 
 
 def _covers(later: datetime | None, until: datetime | None) -> bool:
