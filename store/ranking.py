@@ -347,7 +347,10 @@ def rank(
             if weights.close_meaning > 0:
                 found |= similarity[pool] >= weights.close_meaning
             first, last = window if began is None else began
-            inside |= found & memory.held_in(first, last, pool, ends)
+            # Only the rows found otherwise: held_in looks at each row that held then, and
+            # every plain note made before the time asked holds then.
+            if found.any():
+                inside[found] |= memory.held_in(first, last, pool[found], ends)
         components["time"] = weights.time * inside.astype(np.float32)
     if asks_when and weights.dated > 0:
         dated = np.fromiter(
