@@ -761,3 +761,92 @@ def test_the_rule_holds_on_the_second_held_out_set(embedder: OnnxEmbedder) -> No
     crossed = [c for c in cases(SHAPES_UPDATES) if not c[2]]
     cosine, passes, _ = scored(embedder, crossed)
     assert not np.any(passes & (cosine >= RankingWeights().update_alike))
+
+
+# ---- a third held-out set -----------------------------------------------------------------------
+
+#: Written before the rule read a new holder where the earlier names no value of its own, an
+#: ending saying a word more ("closed for good"), a day named beside another thing ended and
+#: a version after a count; in other words and of other subjects than every set above, and
+#: kept apart from the choice of the threshold and of the rule's words. Before the rule read
+#: these shapes it named 1 of the 13 updates and 3 of the 15 others wrongly ("The Friday darts
+#: bar was shut down", "The Thursday salsa bar was closed down", "… upgraded to 3.7").
+THIRD_UPDATES = [
+    ("Gordon is the choir's conductor.", "Felicity has taken over as the choir's conductor."),
+    ("Mrs Lindqvist is the school's head teacher.", "Mr Adeyemi is now the school's head teacher."),
+    (
+        "Anselm chairs the residents' association.",
+        "Beatrice has taken over as chair of the residents' association.",
+    ),
+    ("Fergus is the scout troop leader.", "Ingrid is now the scout troop leader."),
+    ("Dr Moreau is the practice's lead vet.", "Dr Vance took over as lead vet at the practice."),
+    ("The corner deli sells rye bread on Saturdays.", "The corner deli closed for good."),
+    (
+        "The ferry to the island leaves at 8am on weekdays.",
+        "The island ferry service has been scrapped.",
+    ),
+    (
+        "The Wednesday quiz night at the pub starts at 8pm.",
+        "The pub quiz night is no longer running.",
+    ),
+    (
+        "The community radio show airs on Sunday evenings.",
+        "The community radio show was discontinued last month.",
+    ),
+    (
+        "The toddler music group meets on Tuesdays at 10.",
+        "The toddler music group has shut down permanently.",
+    ),
+    (
+        "The staff bulletin is sent every other Thursday.",
+        "The staff bulletin has been scrapped altogether.",
+    ),
+    (
+        "The free shuttle runs from the station to campus every 20 minutes.",
+        "The campus shuttle service was shut down for good.",
+    ),
+    (
+        "Salsa lessons are on Thursdays at 8pm.",
+        "The Thursday salsa lessons were cancelled for good.",
+    ),
+]
+THIRD_OTHERS = [
+    # Another thing ended, of alike words, a day named beside it.
+    ("The corner deli sells rye bread on Saturdays.", "The corner fishmonger closed for good."),
+    (
+        "The Wednesday quiz night at the pub starts at 8pm.",
+        "The Wednesday karaoke night at the pub is no longer running.",
+    ),
+    (
+        "The ferry to the island leaves at 8am on weekdays.",
+        "The island's bus service has been scrapped.",
+    ),
+    (
+        "The toddler music group meets on Tuesdays at 10.",
+        "The Tuesday toddler swim session was cancelled.",
+    ),
+    ("The darts league meets on Fridays at 7pm.", "The Friday darts bar was shut down."),
+    ("Salsa lessons are on Thursdays at 8pm.", "The Thursday salsa bar was closed down."),
+    # Another person's change.
+    (
+        "Anselm chairs the residents' association.",
+        "Anselm's wife has taken over as chair of the garden society.",
+    ),
+    ("Fergus is the scout troop leader.", "Fergus's son is now a patrol leader."),
+    # A holder taking another thing, or the earlier's holder another as well.
+    (
+        "Mrs Lindqvist is the school's head teacher.",
+        "Mr Adeyemi has taken over as head of the science department.",
+    ),
+    ("Fergus is the scout troop leader.", "Ingrid has taken over as the troop's treasurer."),
+    ("Gordon is the choir's conductor.", "Gordon has taken over the brass band as well."),
+    # A version after a count.
+    ("The render farm has 24 GPUs.", "The render farm was upgraded to Blender 4.2."),
+    ("The Kafka deployment runs 5 brokers.", "The Kafka deployment was upgraded to 3.7."),
+    ("The NAS holds 4 drives.", "The NAS was updated to firmware 7.2."),
+    # The same again.
+    (
+        "The corner deli sells rye bread on Saturdays.",
+        "The corner deli still sells rye bread after the refit.",
+    ),
+]
