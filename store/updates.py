@@ -9,18 +9,21 @@ disagree. A later note ``may_update`` an earlier one when
 - the two are alike in meaning: a cosine of at least ``update_alike`` (``[store.ranking]``;
   how it was chosen is told there);
 - the later one says that something changed, in one of three ways (``may_update``): it
-  ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "deprecated")
-  and names one of its values (``details.values``: numbers and names; "The café no longer
-  closes on Mondays") or its thing in its words alone ("The yoga class was cancelled" after
-  "Yoga class is on Thursdays at 6pm"); or a verb of change (``_CHANGED``: "changed",
-  "moved", "replaced", "took over", "joined Globex", "raised to"…) comes before a value the
-  earlier lacks, or after a new holder opening the sentence (what it changed to: "The
-  on-call lead changed from Priya to Daniel", which repeats the old value; "Ben took over
-  the team from Nora"); or each says a value that is no word of the other and the later
-  says "now", "became", "updated" or "new" before a word of the earlier ("New office wifi
-  password"). Not when the change is another person's ("Sara's son upgraded to …"), or
-  the earlier counts a thing ("The cluster has 3 nodes") and the later names another
-  ("… upgraded to Kubernetes 1.30").
+  ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "scrapped",
+  "closed for good") and names one of its values (``details.values``: numbers and names;
+  "The café no longer closes on Mondays"; a day only with its subject in the earlier's
+  words, not "The Monday pottery studio") or its thing in its words alone ("The yoga class
+  was cancelled" after "Yoga class is on Thursdays at 6pm"; "for good", "service" are no
+  other thing); or a verb of change (``_CHANGED``: "changed", "moved", "replaced", "took
+  over", "joined Globex", "raised to"…) comes before a value the earlier lacks, or after a
+  new holder opening the sentence (what it changed to: "The on-call lead changed from Priya
+  to Daniel", which repeats the old value; "Ben took over the team from Nora"; "Irene has
+  taken over as club treasurer" after "Paul is the club treasurer", naming no value); or
+  each says a value that is no word of the other and the later says "now", "became",
+  "updated" or "new" before a word of the earlier ("New office wifi password"), or a new
+  holder "is now" what the earlier's was. Not when the change is another person's ("Sara's
+  son upgraded to …"), or the earlier counts a thing ("The cluster has 3 nodes") and the
+  later names another or a version alone ("… upgraded to Kubernetes 1.30", "… to 1.30").
   So a note and its paraphrase, or a note and one that only adds to it, are no update, and
   two invoices, two trips or two sprint goals, as alike and as different, say no change.
   Questions and sentences saying the old still holds or a change was not made ("still",
@@ -45,6 +48,7 @@ import numpy.typing as npt
 
 from doxa.store.details import Details, name_first, values, words_in_order
 from doxa.store.ranking import Ranked
+from doxa.store.timewords import MONTHS, SEASONS
 from doxa.store.values import micros
 from doxa.store.working_memory import BoolArray, WorkingMemory
 
@@ -66,7 +70,8 @@ _KEPT = re.compile(
 #: value ("The café no longer closes on Mondays", "The v1 API is deprecated").
 _ENDED = re.compile(
     r"\b(?:no longer|anymore|any more|stopped(?! by\b)|discontinued|deprecated|retired"
-    r"|cancell?ed|stepped down|shut down|closed down)\b",
+    r"|cancell?ed|stepped down|shut down|closed down|scrapped|axed"
+    r"|(?:closed|shut) (?:for good|permanently))\b",
     re.IGNORECASE,
 )
 #: Verbs of change in the past tense ("moved", "raised", "took over"), a few that say it
@@ -94,6 +99,26 @@ _NOW = re.compile(
     r"|(?<!\bfor )(?<!\bright )(?<!\bjust )(?<!\bby )(?<!\buntil )now)\b",
     re.IGNORECASE,
 )
+#: Words an ending may say beside the thing it ends, naming no other: for how long ("for
+#: good", "permanently"), a thing's service or its running, when ("last month"). "The
+#: farmers market shut down for good" ends the farmers market.
+_ENDING_WORDING = (
+    "good permanently altogether indefinitely entirely completely officially service services"
+    " running happening operating last week month year recently yesterday ago"
+)
+_ENDING_WORDS = frozenset(_ENDING_WORDING.split())
+#: Days, months and seasons: a time a thing happens, not the thing. Shared alone, they say
+#: no more than that both happen then ("The Monday pottery studio was closed down" after
+#: "The pottery class is on Mondays at 7pm").
+_TIMES = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+    | {name for name in MONTHS if len(name) > 3}
+    | set(SEASONS)
+)
+#: A plural day as its day ("mondays": "monday"): a value of a note either way.
+_DAYS = {f"{day}s": day for day in _TIMES if day.endswith("day")}
+#: A version: numbers joined by dots ("1.30", "v3.7.2"); no count of a thing.
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+")
 #: "new" and the word it qualifies: a change only of something the earlier note names
 #: ("New office wifi password" after "The office wifi password is …"; not "Anything new?").
 _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
@@ -101,14 +126,19 @@ _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
 _POSSESSIVE_END = re.compile(r"['\u2019]s$")
 
 #: Verbs of change whose subject is the thing's new holder ("Ben took over the team",
-#: "Daniel replaced Priya"), not the thing that changed ("Bob moved to Porto").
-_HOLDER_VERBS = frozenset({"took over", "taken over", "takes over", "replaced"})
-#: A new holder opening its clause, before its verb: one to three capitalised words and a
-#: "has" ("Ben ", "Ms Okafor ", "Dr Shah has "). A sentence opens with a capitalised word,
-#: which ``details.values`` reads as no value.
+#: "Daniel replaced Priya", "Ms Okafor is now our head of sales"), not the thing that
+#: changed ("Bob moved to Porto").
+_HOLDER_VERBS = frozenset({"took over", "taken over", "takes over", "replaced", "now", "became"})
+#: A holder opening its clause, before its verb: one to three capitalised words and a "has"
+#: ("Ben ", "Ms Okafor ", "Dr Shah has "), or an "is" before "now" ("Ms Okafor is now"; "Priya
+#: is replaced" is no holder). A sentence opens with a capitalised word, which
+#: ``details.values`` reads as no value.
 _HOLDER = re.compile(
-    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+(?:(?:has|have|had)\s+)?"
+    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+"
+    r"(?:(has|have|had|is)\s+)?"
 )
+#: Words after which a holder is told with "is": "Ms Okafor is now our head of sales".
+_HOLDER_IS = frozenset({"now"})
 #: Where a sentence opens: a sentence's end, a colon (a speaker's name), a semicolon.
 _SENTENCE_START = re.compile(r"[.!?:;]\s|\n")
 #: A number and nothing else: a count ("3", "1,200", "2.5").
@@ -183,7 +213,7 @@ def change_said(text: str, earlier_words: frozenset[str]) -> Change:
         return Change(ADDED, clause(changed.start()), changed[0], said[changed.end() :])
     now = _NOW.search(said)
     if now is not None:
-        return Change(BESIDE, clause(now.start()), now[0], "")
+        return Change(BESIDE, clause(now.start()), now[0], said[now.end() :])
     for m in _NEW.finditer(said):
         if m[1].casefold() in earlier_words:
             return Change(BESIDE, clause(m.start()), m[0], "")
@@ -204,9 +234,11 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
     cancelled"; not if the earlier, ``earlier_text``, told that ending too). Or one of a
     verb of change naming after it a value that is no word of the earlier, which names
     values ("The on-call lead changed from Priya to Daniel"), or a new holder before it
-    ("Ben took over the team from Nora"). None that tells of another person's change
-    ("Sara's son upgraded …") or of another side of what the earlier counts ("The cluster
-    has 3 nodes", "… was upgraded to Kubernetes 1.30")."""
+    ("Ben took over the team from Nora"; ``_new_holder``: "Irene has taken over as club
+    treasurer" after "Paul is the club treasurer"). A time both name ("Monday") names a
+    value of the earlier only with the later's subject in the earlier's words. None that
+    tells of another person's change ("Sara's son upgraded …") or of another side of what
+    the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes 1.30")."""
     how, clause, word, after = change_said(later_text, earlier[1])
     if (
         how == NONE
@@ -214,10 +246,13 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
         or _another_side(earlier, later, earlier_text)
     ):
         return False
-    if not earlier[0] <= later[1] and not later[0] <= earlier[1]:
+    if not _said_in(earlier[0], later[1]) and not _said_in(later[0], earlier[1]):
         return True
     if how == ENDED:
-        named = not earlier[0].isdisjoint(later[0])
+        shared = _one_day(earlier[0]) & _one_day(later[0])
+        # A time both name ("Monday") says which thing it was only with the later's subject
+        # in the earlier's words: "The Monday pottery studio" is no pottery class.
+        named = bool(shared - _TIMES) or (bool(shared) and _in_words(_things(clause), earlier[1]))
         # All its words first (cheaper than its told ones, and no fewer).
         if not named and not _names_only_the_thing(clause, after, earlier[1]):
             return False
@@ -230,9 +265,11 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
             or earlier_told == earlier_text
             or _names_only_the_thing(clause, after, words_in_order(earlier_told))
         )
+    holder = _holder(clause, word)
+    if holder and _new_holder(holder, word, after, earlier, later, earlier_text):
+        return True
     if how != ADDED:
         return False
-    holder = _holder(clause, word)
     # A value said after the verb, or its new holder before it, is what the thing changed
     # to; the earlier's values, or one of its words the later names as a value ("from
     # Priya"), say which thing it was.
@@ -244,15 +281,72 @@ def _holder(clause: str, word: str) -> frozenset[str]:
     """The new holder before a verb of ``_HOLDER_VERBS`` (``word``): the words of its
     ``clause`` when they are a name and a "has" at most ("Ben", "Ms Okafor"), casefolded;
     none otherwise."""
-    if " ".join(word.casefold().split()) not in _HOLDER_VERBS:
+    verb = " ".join(word.casefold().split())
+    if verb not in _HOLDER_VERBS:
         return frozenset()
     named = _HOLDER.fullmatch(clause.lstrip())
-    if named is None:
+    if named is None or (named[2] == "is" and verb not in _HOLDER_IS):
         return frozenset()
     names = named[1].split()
     if not name_first(names[0].casefold()):
         return frozenset()
     return frozenset(_POSSESSIVE_END.sub("", n.casefold()) for n in names)
+
+
+def _new_holder(
+    holder: frozenset[str],
+    word: str,
+    after: str,
+    earlier: Details,
+    later: Details,
+    earlier_text: str,
+) -> bool:
+    """Whether a later note's ``holder`` (``_holder``) is a new holder of the thing an
+    earlier one gives its own holder, opening it, and names no value besides: "Irene has
+    taken over as club treasurer" after "Paul is the club treasurer", "Ms Okafor is now our
+    head of sales" (its ``word``) after "Mr Reed is our head of sales". What follows the
+    verb (``after``, to its sentence's end) names the thing in the earlier's words alone,
+    and the holder is no word of the earlier."""
+    opened = _HOLDER.match(earlier_text.lstrip())
+    if opened is None or not name_first(opened[1].split()[0].casefold()):
+        return False
+    # "is now" only after an earlier "is": "Paul works at the bakery" holds no post.
+    if word.casefold() in _HOLDER_IS and opened[2] != "is":
+        return False
+    earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in opened[1].split()}
+    if not earlier[0] <= earlier_holder or not later[0] <= holder | earlier[1]:
+        return False
+    if holder <= earlier[1]:
+        return False
+    closed = _SENTENCE_START.search(after)
+    thing = _things(after[: closed.start()] if closed else after) - _stems(set(holder))
+    return bool(thing) and _in_words(thing, earlier[1])
+
+
+def _said_in(found: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether each value of ``found`` is one of ``words``, a day also in its plural
+    ("Monday" and "Mondays" are one value)."""
+    return found <= words or _one_day(found) <= _one_day(words)
+
+
+def _one_day(found: frozenset[str]) -> frozenset[str]:
+    """``found`` with each plural day also as its day ("mondays": "monday")."""
+    if found.isdisjoint(_DAYS):
+        return found
+    return found | {_DAYS[w] for w in found if w in _DAYS}
+
+
+def _things(text: str) -> set[str]:
+    """The words of ``text`` that name things, stemmed: no function words, nor those an
+    ending says beside the thing it ends (``_ENDING_WORDS``)."""
+    return _stems(
+        {w for w in words_in_order(text) if w not in _FUNCTION_WORDS and w not in _ENDING_WORDS}
+    )
+
+
+def _in_words(thing: set[str], earlier_words: frozenset[str] | tuple[str, ...]) -> bool:
+    """Whether each of ``thing`` (stemmed) is a word of the earlier (``earlier_words``)."""
+    return thing <= _stems(set(earlier_words))
 
 
 def _another_person(clause: str, earlier_words: frozenset[str]) -> bool:
@@ -270,7 +364,13 @@ def _another_side(earlier: Details, later: Details, earlier_text: str) -> bool:
     # The cheap tests first: most pairs are no count and a name.
     if not earlier[0] or any(_NUMBER.fullmatch(value) is None for value in earlier[0]):
         return False
-    if all(any(c.isdigit() for c in value) for value in later[0]):
+    # A number alone is the count's change; a version ("1.30") after a whole count is none
+    # ("$9.99" to "$12.99" is).
+    whole = all("." not in value for value in earlier[0])
+    if all(
+        any(c.isdigit() for c in value) and not (whole and _VERSION.fullmatch(value))
+        for value in later[0]
+    ):
         return False
     counted = _counted(earlier_text, earlier[0])
     return counted is not None and counted.isdisjoint(_stems(later[1]))
@@ -295,13 +395,14 @@ def _names_only_the_thing(
 ) -> bool:
     """Whether the clause of the later's ending (``clause``, to it, and ``after``, what
     follows it, to the sentence's end) names a thing, in words of the earlier note
-    (``earlier_words``, of its told sentences) and no others: "The yoga class was
-    cancelled" after "Yoga class is on Thursdays at 6pm"; not "The spin class was
-    cancelled", nor "The farmers market shut down for good" (a word more)."""
+    (``earlier_words``, of its told sentences) and no others but an ending's
+    (``_ENDING_WORDS``): "The yoga class was cancelled" after "Yoga class is on Thursdays
+    at 6pm", "The farmers market shut down for good" after "The Saturday farmers market
+    runs from 8 to 1"; not "The spin class was cancelled"."""
     closed = _SENTENCE_START.search(after)
     rest = after[: closed.start()] if closed else after
-    thing = _stems({w for w in words_in_order(f"{clause} {rest}") if w not in _FUNCTION_WORDS})
-    return bool(thing) and thing <= _stems(set(earlier_words))
+    thing = _things(f"{clause} {rest}")
+    return bool(thing) and _in_words(thing, earlier_words)
 
 
 def _stem(word: str) -> str:
