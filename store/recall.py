@@ -366,10 +366,11 @@ def answer(
     # time.
     then = None
     began = asked.began
-    if began is not None and not asked.include_superseded:
+    if began is not None:
         begins = working.valid_from[:n]
         then = working.held(n, known_us) & (begins < began[1]) & (ends > began[0]) & (ends > begins)
-        beside |= then & ~valid
+        if not asked.include_superseded:
+            beside |= then & ~valid
     mask |= beside
     if asked.agent is not None:
         mask &= working.agent_mask(asked.agent, n, known_us, at_us)
@@ -473,7 +474,7 @@ def answer(
             ranked = sorted(ranked, key=lambda r: not current[r.row])
         ranked = ranked[:limit]
     if asked.include_superseded:
-        shown = _timeline(ranked, working, asked.order_by, own, known_us, current)
+        shown = _timeline(ranked, working, asked.order_by, own, known_us, current, then)
         total = len(shown)
     else:
         shown = _order(ranked, working, asked.order_by, own, current, then)
@@ -700,6 +701,7 @@ def _timeline(
     own: dict[int, Decimal],
     known_at: int | None,
     current: BoolArray,
+    then: BoolArray | None = None,
 ) -> list[Ranked]:
     """Present a recall that asked for replaced facts too: a history question ranks them
     as it ranks current ones (after every current one, a small ``limit`` saw none), except
@@ -707,15 +709,17 @@ def _timeline(
     it when both are found, so what replaced it is never read below it: the two stand
     where the better ranked of them would ("Paris" asked, the replaced Paris brings Berlin
     up with it rather than waiting below every other match for it); a current fact never
-    waits (for a plan that will replace it, say). ``order_by`` other than relevance orders
-    as asked (``newest`` and ``oldest`` read as a timeline)."""
+    waits (for a plan that will replace it, say), nor, of a question of a time, one that
+    held ``then`` (Berlin, asked of the Monday it held, before Munich from Wednesday).
+    ``order_by`` other than relevance orders as asked (``newest`` and ``oldest`` read as a
+    timeline)."""
     if order_by != "relevance":
         return _order(ranked, working, order_by, own, None)
     place = {r.row: i for i, r in enumerate(ranked)}
     # Each found replaced fact waits for the first found of its heirs.
     waiting: dict[int, list[Ranked]] = {}
     for r in ranked:
-        if current[r.row]:
+        if current[r.row] or (then is not None and then[r.row]):
             continue
         heirs = [
             place[row]

@@ -1398,6 +1398,37 @@ def test_a_question_of_a_time_brings_the_fact_that_held_then_first_though_replac
     assert all("time" not in r.scores for r in now.results)
 
 
+def test_a_history_question_of_a_time_brings_the_fact_that_held_then_first(
+    memory: Memory,
+) -> None:
+    """With ``include_superseded``, "Where did Sam live on Monday?" still puts Berlin, which
+    held on Monday, first, and Munich, which replaced it after Monday, right after: the fact
+    that held then waits for no fact that began later; Paris, replaced before Monday by
+    Berlin, comes after Berlin. Asked of no time, the history reads as before: Munich, then
+    Berlin."""
+    paris = said(
+        memory, "Sam", "lives in", "Paris", when="2026-06-03T09:00:00Z", valid_from="2026-06-01"
+    )
+    berlin = said(
+        memory, "Sam", "lives in", "Berlin", when="2026-11-03T09:00:00Z", valid_from="2026-11-01"
+    )
+    munich = said(
+        memory, "Sam", "lives in", "Munich", when="2026-12-03T09:00:00Z", valid_from="2026-12-02"
+    )
+    _monday_notes(memory)
+    found = memory.recall(
+        "Where did Sam live on Monday?", as_of=FRIDAY, limit=10, include_superseded=True
+    )
+    facts = [r.observation_id for r in found.results if r.observation_id in (paris, berlin, munich)]
+    assert found.results[0].observation_id == berlin
+    assert facts == [berlin, munich, paris] or facts == [berlin, paris, munich]
+    [first] = [r for r in found.results if r.observation_id == berlin]
+    assert (first.current, first.superseded_by) == (False, [munich])
+    history = memory.recall("Where has Sam lived?", as_of=FRIDAY, limit=10, include_superseded=True)
+    ids = [r.observation_id for r in history.results]
+    assert ids.index(munich) < ids.index(berlin) < ids.index(paris)
+
+
 def test_a_fact_is_placed_in_a_time_it_held_and_not_in_one_after_its_end(memory: Memory) -> None:
     """Sam worked at Initech from January until 1 November: placed in October, when it
     held, and not on Monday 30 November, after its end."""

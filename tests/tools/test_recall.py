@@ -792,12 +792,14 @@ async def test_a_question_of_a_time_gone_finds_the_fact_that_held_then_though_re
         assert paris["observation_id"] not in dict(shown(found))
 
 
+@pytest.mark.parametrize("history", [False, True])
 async def test_a_question_of_a_day_finds_the_fact_that_held_then_before_notes_made_that_day(
-    client: Client,
+    client: Client, history: bool
 ) -> None:
     """Berlin from 1 November, Munich from Wednesday 2 December: "Where did Sam live on
     Monday?" asked on Friday is answered by Berlin, which held on Monday, though notes made
-    on Monday share its words and Berlin began long before."""
+    on Monday share its words and Berlin began long before; with ``include_superseded``
+    too (Munich, which replaced it, waited above it)."""
     berlin = await ok(
         client,
         "remember",
@@ -825,7 +827,11 @@ async def test_a_question_of_a_day_finds_the_fact_that_held_then_before_notes_ma
     for text in ("The team met on Monday about the release.", "Did Sam live stream the talk?"):
         await ok(client, "remember", text=text, observed_at="2026-11-30T10:00:00Z")
     found = await ok(
-        client, "recall", query="Where did Sam live on Monday?", as_of="2026-12-04T12:00:00Z"
+        client,
+        "recall",
+        query="Where did Sam live on Monday?",
+        as_of="2026-12-04T12:00:00Z",
+        include_superseded=history,
     )
     first = found["results"][0]
     assert first["observation_id"] == berlin["observation_id"]
