@@ -103,16 +103,20 @@ class Ranked:
     later: tuple[int, ...] = ()
 
 
-def query_topics(memory: WorkingMemory, query: str) -> list[str]:
-    """Keys of known topics named in the query (phrases of one to three words)."""
+def query_topics(
+    memory: WorkingMemory, query: str, known: Mapping[str, object] | None = None
+) -> list[str]:
+    """Keys of known topics named in the query (phrases of one to three words); of
+    ``known`` instead, when given (``memory.entity_facts``: the names facts hold)."""
+    among = memory.topic_rows if known is None else known
     words = [w.strip("'-") for w in _WORD.findall(query.casefold())]
     found: list[str] = []
     for size in (3, 2, 1):
         for start in range(len(words) - size + 1):
             phrase = " ".join(words[start : start + size])
-            if phrase in memory.topic_rows and phrase not in found:
+            if phrase in among and phrase not in found:
                 found.append(phrase)
-            elif phrase.endswith("'s") and phrase[:-2] in memory.topic_rows:
+            elif phrase.endswith("'s") and phrase[:-2] in among:
                 found.append(phrase[:-2])
     return found
 

@@ -30,7 +30,7 @@ from doxa.store import updates
 from doxa.store.details import details
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
-from doxa.store.fact_questions import question_words
+from doxa.store.fact_questions import names_fact, question_words
 from doxa.store.learning import Learned
 from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
@@ -417,7 +417,11 @@ def answer(
     if (
         plain is not None
         and window
-        and working.any_placed_in(*window, np.flatnonzero(mask), asked.instants)
+        and began is not None
+        and (
+            working.any_placed_in(*window, np.flatnonzero(mask), asked.instants)
+            or _names_a_fact_held(working, query, mask, began, ends)
+        )
     ):
         words, search_vector = plain.words, plain.vector
     # Full text among the rows the filters allow, so a filter never starves the pool.
@@ -487,6 +491,39 @@ def answer(
         reorder=vector is not None and asked.order_by == "relevance",
     )
     return _with_passages(shown, working, words, scanned, hits, weights), current, total
+
+
+def _names_a_fact_held(
+    working: WorkingMemory,
+    query: str,
+    mask: BoolArray,
+    began: tuple[int, int],
+    ends: IntArray,
+) -> bool:
+    """Whether a fact ``mask`` allows, which the question names (its subject or object and
+    its predicate: ``names_fact``), held in ``began`` (instants) by ``ends``: ranking places
+    it then, found by the fact named whatever words are searched ("Where did Sam live
+    yesterday?", Munich from Wednesday asked on Friday). Only the facts of the names the
+    question holds are looked at: every standing fact holds in any time asked of."""
+    n = len(mask)
+    rows = sorted(
+        {
+            row
+            for key in query_topics(working, query, working.entity_facts)
+            for row in working.entity_facts[key]
+            if row < n and mask[row]
+        }
+    )
+    if not rows:
+        return False
+    question = question_words(query)
+    facts = np.array(rows, dtype=np.int64)
+    named = (working.entries[row] for row in facts[working.held_in(*began, facts, ends)].tolist())
+    return any(
+        names_fact(question, entry.subject, entry.predicate, entry.object)
+        for entry in named
+        if entry.subject is not None and entry.predicate is not None
+    )
 
 
 def _with_later_notes(

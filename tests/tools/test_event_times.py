@@ -5,6 +5,7 @@ question that asks when."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import kuzu
@@ -264,6 +265,64 @@ async def test_days_from_today_stay_when_nothing_the_recall_may_return_is_placed
             explain=True,
         )
     assert [r["scores"].get("text", 0) > 0 for r in found["results"]] == [True, True]
+
+
+async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_then(
+    client: Client,
+) -> None:
+    """Asked on Friday 4 December, "Where did Sam live yesterday?" names Sam's home, and
+    Munich (from Wednesday) held yesterday: it is placed then as ranking places it, so the
+    word "yesterday" is left out, and October's notes saying it (of an October day) are
+    not found by it. "What did Sam eat yesterday?" names no fact: nothing is placed then,
+    and the word stays."""
+    with anyio.fail_after(30):
+        for text, city, since, told in (
+            ("Sam lives in Berlin.", "Berlin", "2026-11-01", "2026-11-03"),
+            ("Sam moved to Munich.", "Munich", "2026-12-02", "2026-12-03"),
+        ):
+            await ok(
+                client,
+                "remember",
+                text=text,
+                observed_at=f"{told}T09:00:00Z",
+                fact={
+                    "subject": "Sam",
+                    "predicate": "lives in",
+                    "object": city,
+                    "valid_from": f"{since}T00:00:00Z",
+                },
+            )
+        rained = await ok(
+            client, "remember", text="It rained yesterday.", observed_at="2026-10-08T10:00:00Z"
+        )
+        await ok(
+            client,
+            "remember",
+            text="Yesterday Sam said where he would live next.",
+            observed_at="2026-10-09T10:00:00Z",
+        )
+        home, meal = [
+            await ok(
+                client,
+                "recall",
+                query=query,
+                as_of="2026-12-04T12:00:00Z",
+                limit=10,
+                explain=True,
+            )
+            for query in ("Where did Sam live yesterday?", "What did Sam eat yesterday?")
+        ]
+    assert home["results"][0]["text"] == "Sam moved to Munich."
+    assert home["results"][0]["scores"]["time"] > 0
+
+    def rain(found: dict[str, Any]) -> dict[str, float]:
+        [scores] = [
+            r["scores"] for r in found["results"] if r["observation_id"] == rained["observation_id"]
+        ]
+        return scores
+
+    assert "text" not in rain(home)
+    assert rain(meal)["text"] > 0
 
 
 # Said on Monday 2 November 2026; asked on Sunday 6 or Wednesday 9 December.
