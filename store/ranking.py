@@ -204,7 +204,7 @@ def rank(
             (``recall.Question.instants``), for what began then.
         ends: each row's end of validity at the recall's record time
             (``WorkingMemory.ends``): a fact that held in ``window`` is placed in it, when
-            the query finds it by something else too.
+            the query names it (``fact_questions``) or is close to it in meaning.
         weights: the ranking weights.
         limit: how many to return.
         similarity: ``memory.similarity(query_vector, n)`` (the caller scans
@@ -341,13 +341,12 @@ def rank(
     if window is not None:
         inside = memory.placed_in(window[0], window[1], pool, began)
         if ends is not None:
-            # A fact that held then is placed then when the question finds it by something
-            # else too (a word, a topic, the fact it names, a close meaning): a standing fact
-            # holds in any time asked of, and "Sam works at Acme" came first, by time alone,
-            # for "What did the neighbour's dog eat on Monday?".
-            found = (text[pool] > 0) | (named_fact > 0)
-            if "topic" in components:
-                found |= components["topic"] > 0
+            # A fact that held then is placed then when the question names it or is close
+            # to it in meaning: a standing fact holds in any time asked of, and "Sam works at
+            # Acme" came first, by time alone, for "What did the neighbour's dog eat on
+            # Monday?"; found by a word or topic alone, Sam's standing facts, each saying
+            # "Sam", came before the lunch note made then for "What did Sam eat on Monday?".
+            found = named_fact > 0
             if weights.close_meaning > 0:
                 found |= similarity[pool] >= weights.close_meaning
             first, last = window if began is None else began

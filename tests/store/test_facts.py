@@ -1429,6 +1429,49 @@ def test_a_history_question_of_a_time_brings_the_fact_that_held_then_first(
     assert ids.index(munich) < ids.index(berlin) < ids.index(paris)
 
 
+def test_a_standing_fact_that_only_shares_a_name_with_a_question_of_a_time_is_not_placed_then(
+    memory: Memory,
+) -> None:
+    """Sam's standing facts, told in October, held on Monday, and each says "Sam" (or
+    "Rex"): placed then by that one word, all three came before the lunch note made on
+    Monday for "What did Sam eat on Monday?", and "Sam's dog is called Rex" before Rex's
+    trip to the vet. A question of a time places a fact that held then only when it names
+    the fact (or, with a model, is close to it in meaning), not by a name they share."""
+    standing = [
+        said(memory, "Sam", "works at", "Acme", when="2026-10-05T09:00:00Z"),
+        said(memory, "Sam", "lives in", "Berlin", when="2026-10-05T09:00:00Z"),
+        said(
+            memory,
+            "Sam",
+            "has dog",
+            "Rex",
+            when="2026-10-05T09:00:00Z",
+            text="Sam's dog is called Rex.",
+        ),
+    ]
+    lunch, vet = (
+        r.observation_id
+        for r in memory.remember(
+            [
+                MemoryDraft(text=text, agent="scout", observed_at="2026-11-30T12:00:00Z")
+                for text in (
+                    "Sam and Ana had lunch at the Thai place.",
+                    "Rex ate a sock and went to the vet.",
+                )
+            ]
+        )
+    )
+    for query, answer in (
+        ("What did Sam eat on Monday?", lunch),
+        ("What happened to Rex on Monday?", vet),
+    ):
+        found = memory.recall(query, as_of=FRIDAY, limit=5)
+        assert found.results[0].observation_id == answer, query
+        for r in found.results:
+            if r.observation_id in standing:
+                assert "time" not in r.scores, (query, r.text)
+
+
 def test_a_fact_is_placed_in_a_time_it_held_and_not_in_one_after_its_end(memory: Memory) -> None:
     """Sam worked at Initech from January until 1 November: placed in October, when it
     held, and not on Monday 30 November, after its end."""
