@@ -171,3 +171,57 @@ async def test_a_long_text_is_found_by_the_meaning_of_its_later_part_with_the_re
     assert result.structured_content is not None
     texts = [item["text"] for item in result.structured_content["results"]]
     assert texts[0] == WEEKLY_NOTES, texts
+
+
+@pytest.mark.slow
+async def test_a_fact_close_in_meaning_to_a_question_of_a_time_it_held_comes_first(
+    bundled_settings: Settings,
+) -> None:
+    """The question "Where was Sam's home on Monday?" names no fact ("home" is not "lives
+    in"): only the model's closeness (``close_meaning``) finds Berlin, which held on Monday,
+    and places it then, above Munich, which began on Wednesday, and notes made on Monday."""
+    facts = [
+        ("Sam lives in Berlin.", "Berlin", "2026-11-01", "2026-11-03"),
+        ("Sam moved to Munich.", "Munich", "2026-12-02", "2026-12-03"),
+    ]
+    memories = [
+        {
+            "text": text,
+            "observed_at": f"{told}T09:00:00Z",
+            "fact": {
+                "subject": "Sam",
+                "predicate": "lives in",
+                "object": city,
+                "valid_from": f"{since}T00:00:00Z",
+            },
+        }
+        for text, city, since, told in facts
+    ] + [
+        {"text": text, "observed_at": "2026-11-30T10:00:00Z"}
+        for text in ("The team met about the release.", "Ana had lunch at the Thai place.")
+    ]
+    with anyio.fail_after(180):
+        async with Client(create_server(bundled_settings)) as client:
+            for memory in memories:  # one by one: Munich replaces Berlin
+                stored = await client.call_tool("remember", memory)
+                assert not stored.is_error, stored.content
+            result = await client.call_tool(
+                "recall",
+                {
+                    "query": "Where was Sam's home on Monday?",
+                    "as_of": "2026-12-04T12:00:00Z",
+                    "limit": 3,
+                    "explain": True,
+                },
+            )
+    assert result.structured_content is not None
+    results = result.structured_content["results"]
+    first = results[0]
+    assert (first["text"], first.get("current")) == ("Sam lives in Berlin.", False), [
+        (r["text"], r["scores"]) for r in results
+    ]
+    assert first["scores"]["time"] > 0
+    assert "fact" not in first["scores"]
+    for r in results:
+        if r["text"] == "Sam moved to Munich.":
+            assert "time" not in r["scores"]
