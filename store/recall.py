@@ -30,7 +30,12 @@ from doxa.store import updates
 from doxa.store.details import details
 from doxa.store.drafts import name, predicate_key, unicode_text
 from doxa.store.errors import InvalidInput
-from doxa.store.fact_questions import names_fact, question_words
+from doxa.store.fact_questions import (
+    names_fact,
+    names_only_relation,
+    names_relation,
+    question_words,
+)
 from doxa.store.learning import Learned
 from doxa.store.question_shape import asks_for_many
 from doxa.store.ranking import Ranked, named_fields, query_topics, rank
@@ -500,28 +505,37 @@ def _names_a_fact_held(
     began: tuple[int, int],
     ends: IntArray,
 ) -> bool:
-    """Whether a fact ``mask`` allows, which the question names (its subject or object and
-    its predicate: ``names_fact``), held in ``began`` (instants) by ``ends``: ranking places
-    it then, found by the fact named whatever words are searched ("Where did Sam live
-    yesterday?", Munich from Wednesday asked on Friday). Only the facts of the names the
+    """Whether a fact ``mask`` allows, which the question names (as ranking's ``fact``
+    component reads it: its subject or object and its predicate, or its predicate and no
+    other name), held in ``began`` (instants) by ``ends``: ranking places it then, found by
+    the fact named whatever words are searched ("Where did Sam live yesterday?", Munich
+    from Wednesday asked on Friday). Only the facts of the names and predicates the
     question holds are looked at: every standing fact holds in any time asked of."""
     n = len(mask)
-    rows = sorted(
-        {
-            row
-            for key in query_topics(working, query, working.entity_facts)
-            for row in working.entity_facts[key]
-            if row < n and mask[row]
-        }
-    )
-    if not rows:
-        return False
     question = question_words(query)
-    facts = np.array(rows, dtype=np.int64)
-    named = (working.entries[row] for row in facts[working.held_in(*began, facts, ends)].tolist())
+    candidates = {
+        row
+        for key in query_topics(working, query, working.entity_facts)
+        for row in working.entity_facts[key]
+    }
+    # Few distinct predicates, each checked once; their facts only when one is named.
+    predicates = {predicate for _, predicate in working.fact_index}
+    named = {predicate for predicate in predicates if names_relation(question, predicate)}
+    if named:
+        candidates.update(
+            row
+            for (_, predicate), rows in working.fact_index.items()
+            if predicate in named
+            for row in rows
+        )
+    facts = np.array(sorted(row for row in candidates if row < n and mask[row]), dtype=np.int64)
+    if not len(facts):
+        return False
+    held = (working.entries[row] for row in facts[working.held_in(*began, facts, ends)].tolist())
     return any(
         names_fact(question, entry.subject, entry.predicate, entry.object)
-        for entry in named
+        or names_only_relation(question, entry.subject, entry.predicate, entry.object)
+        for entry in held
         if entry.subject is not None and entry.predicate is not None
     )
 

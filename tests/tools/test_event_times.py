@@ -273,12 +273,14 @@ async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_
     """Asked on Friday 4 December, "Where did Sam live yesterday?" names Sam's home, and
     Munich (from Wednesday) held yesterday: it is placed then as ranking places it, so the
     word "yesterday" is left out, and October's notes saying it (of an October day) are
-    not found by it. "What did Sam eat yesterday?" names no fact: nothing is placed then,
-    and the word stays."""
+    not found by it; so for "What did we eat yesterday?", which names the predicate of "Ana
+    eats sushi" and no other name. "What did Sam eat yesterday?" names no fact of Sam's (and
+    Ana's is not his): nothing is placed then, and the word stays."""
     with anyio.fail_after(30):
-        for text, city, since, told in (
-            ("Sam lives in Berlin.", "Berlin", "2026-11-01", "2026-11-03"),
-            ("Sam moved to Munich.", "Munich", "2026-12-02", "2026-12-03"),
+        for text, subject, predicate, city, since, told in (
+            ("Sam lives in Berlin.", "Sam", "lives in", "Berlin", "2026-11-01", "2026-11-03"),
+            ("Sam moved to Munich.", "Sam", "lives in", "Munich", "2026-12-02", "2026-12-03"),
+            ("Ana eats sushi.", "Ana", "eats", "sushi", "2026-10-01", "2026-10-02"),
         ):
             await ok(
                 client,
@@ -286,8 +288,8 @@ async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_
                 text=text,
                 observed_at=f"{told}T09:00:00Z",
                 fact={
-                    "subject": "Sam",
-                    "predicate": "lives in",
+                    "subject": subject,
+                    "predicate": predicate,
                     "object": city,
                     "valid_from": f"{since}T00:00:00Z",
                 },
@@ -301,7 +303,7 @@ async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_
             text="Yesterday Sam said where he would live next.",
             observed_at="2026-10-09T10:00:00Z",
         )
-        home, meal = [
+        home, meal, ours = [
             await ok(
                 client,
                 "recall",
@@ -310,7 +312,11 @@ async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_
                 limit=10,
                 explain=True,
             )
-            for query in ("Where did Sam live yesterday?", "What did Sam eat yesterday?")
+            for query in (
+                "Where did Sam live yesterday?",
+                "What did Sam eat yesterday?",
+                "What did we eat yesterday?",
+            )
         ]
     assert home["results"][0]["text"] == "Sam moved to Munich."
     assert home["results"][0]["scores"]["time"] > 0
@@ -323,6 +329,7 @@ async def test_days_from_today_are_left_out_when_a_fact_the_question_names_held_
 
     assert "text" not in rain(home)
     assert rain(meal)["text"] > 0
+    assert "text" not in rain(ours)
 
 
 # Said on Monday 2 November 2026; asked on Sunday 6 or Wednesday 9 December.
