@@ -509,35 +509,50 @@ def _names_a_fact_held(
     component reads it: its subject or object and its predicate, or its predicate and no
     other name), held in ``began`` (instants) by ``ends``: ranking places it then, found by
     the fact named whatever words are searched ("Where did Sam live yesterday?", Munich
-    from Wednesday asked on Friday). Only the facts of the names and predicates the
-    question holds are looked at: every standing fact holds in any time asked of."""
+    from Wednesday asked on Friday). Only the facts of the names the question holds, or,
+    when it holds none, of the predicates it names, are looked at: every standing fact
+    holds in any time asked of."""
     n = len(mask)
     question = question_words(query)
-    candidates = {
+    named = {
         row
         for key in query_topics(working, query, working.entity_facts)
         for row in working.entity_facts[key]
+        if row < n and mask[row]
     }
-    # Few distinct predicates, each checked once; their facts only when one is named.
-    predicates = {predicate for _, predicate in working.fact_index}
-    named = {predicate for predicate in predicates if names_relation(question, predicate)}
     if named:
-        candidates.update(
-            row
-            for (_, predicate), rows in working.fact_index.items()
-            if predicate in named
-            for row in rows
-        )
-    facts = np.array(sorted(row for row in candidates if row < n and mask[row]), dtype=np.int64)
-    if not len(facts):
+        facts = np.array(sorted(named), dtype=np.int64)
+        held = (working.entries[r] for r in facts[working.held_in(*began, facts, ends)].tolist())
+        if any(
+            names_fact(question, entry.subject, entry.predicate, entry.object)
+            or names_only_relation(question, entry.subject, entry.predicate, entry.object)
+            for entry in held
+            if entry.subject is not None and entry.predicate is not None
+        ):
+            return True
+    if question.names:
+        # A fact named by its predicate alone must hold every name asked: one of those
+        # names' own facts, looked at above.
         return False
-    held = (working.entries[row] for row in facts[working.held_in(*began, facts, ends)].tolist())
-    return any(
-        names_fact(question, entry.subject, entry.predicate, entry.object)
-        or names_only_relation(question, entry.subject, entry.predicate, entry.object)
-        for entry in held
-        if entry.subject is not None and entry.predicate is not None
-    )
+    relations = {p for p in working.predicates if names_relation(question, p)}
+    if not relations:
+        return False
+    # With no name asked, every held fact of a predicate named is named (``names_only_relation``):
+    # the first found ends the look (``held_in``'s test, without its look at each row's
+    # entry: these are all facts).
+    first, last = began
+    begins = working.valid_from
+    for (_, predicate), found in working.fact_index.items():
+        if predicate in relations:
+            for row in found:
+                if (
+                    row < n
+                    and mask[row]
+                    and first < ends[row]
+                    and begins[row] < min(last, ends[row])
+                ):
+                    return True
+    return False
 
 
 def _with_later_notes(
