@@ -1060,6 +1060,7 @@ class Memory:
                     undone = [(obs, working.entries[r].id) for r, _, _ in reopened]
                     # Beliefs in facts others hold that this one had withdrawn for the agent.
                     restoring = _restoring(working, row, who)
+                    given_back = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
                     own: list[tuple[str, datetime | None, str | None, list[str]]] = []
                     if heir is not None:
                         restoring += _inherited(working, row, heir)
@@ -1099,7 +1100,9 @@ class Memory:
                         if ender is not None and until is not None:
                             working.supersede(working.row_of[ender], row, until, at)
                 changed = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
-                ended = self._end_given_back(entry, [r for r, _, _ in reopened])
+                # A plan given back to the agent (its own cancellation forgotten, others
+                # still telling it) ends what it had ended for the agent, as in a retract.
+                ended = self._end_given_back(entry, given_back)
                 self._facts_changed([entry, *(working.entries[r] for r in changed), *ended])
                 return Forgotten(obs, mode, [withdrawing], False, others)
             with self._working_lock.reading():

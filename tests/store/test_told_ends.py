@@ -966,3 +966,39 @@ def test_a_shared_plan_called_off_and_told_again_in_one_call_holds_as_told_one_b
         )
     finally:
         memory.close()
+
+
+def test_a_shared_plans_cancellation_others_told_too_forgotten_by_one_ends_its_fact_again(
+    tmp_path: Path,
+) -> None:
+    """scout has Sam in Berlin; scout and driver plan his move to Munich from January; scout
+    and medic tell that the move is off (one observation, two beliefs); scout forgets its
+    cancellation: scout holds the plan again, and Berlin ends for scout where Munich begins,
+    as when scout alone had called it off. After a restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+    off = "Sam's move to Munich is off."
+    memory = open_memory(settings)
+    try:
+        *_, called_off, shared = (
+            memory.remember([draft])[0]
+            for draft in (
+                sam_lives_in("Sam lives in Berlin.", "Berlin"),
+                sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+                sam_lives_in(
+                    "Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10"
+                ),
+                sam_lives_in(off, "Munich", valid_until=DEC),
+                sam_lives_in(off, "Munich", "medic", valid_until=DEC),
+            )
+        )
+        assert shared.observation_id == called_off.observation_id
+        assert memory.forget(called_off.observation_id, agent="scout").kept_for == ["medic"]
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", f"{LATER - 1}-06-01", "Sam lives in Berlin."),
+            ("scout", f"{LATER}-06-01", "Sam moves to Munich."),
+            ("driver", f"{LATER}-06-01", "Sam moves to Munich."),
+        )
+    finally:
+        memory.close()
