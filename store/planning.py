@@ -692,13 +692,30 @@ def _unplanned(
     plan.superseded = kept
     if not withdrawn:
         return
+    agent = plan.memory.agent
+    still: list[tuple[str, str, datetime]] = []
     for older, belief, _ in plan.withdraws:
         held = byid.get(older)
-        if held is not None and older not in told:
-            agent = plan.memory.agent
-            held.ended.pop(agent, None)
-            held.beliefs[agent] = belief
-    plan.withdraws = []
+        if held is None or older in told:
+            continue
+        # A later fact of the agent's in the write ends its belief still, from its start.
+        starts = [
+            h.start
+            for h in facts
+            if h.id not in (plan.observation_id, held.id)
+            and agent in h.beliefs
+            and h.object != held.object
+            and h.start > held.start
+            and holds_ever(h.start, h.stated)
+            and not h.stale
+        ]
+        if starts:
+            held.ended[agent] = (belief, min(starts))
+            still.append((older, belief, min(starts)))
+            continue
+        held.ended.pop(agent, None)
+        held.beliefs[agent] = belief
+    plan.withdraws = still
 
 
 def _beliefs_given_back(

@@ -609,6 +609,8 @@ class WorkingMemory:
                 continue
             elif later.stated_until is not None and micros(later.stated_until) <= start:
                 continue  # never holds: ends nothing
+            elif self._called_off_for(other, agent, known_at):
+                continue  # a plan the agent called off held for it at no time
             if start < end and self._agent_held(other, agent, known_at):
                 end, ender = start, other
         return end, ender
@@ -625,6 +627,28 @@ class WorkingMemory:
             for agent in dict.fromkeys(a for a, *_ in self.withdrawn.get(plan, ()))
             if agent in entry.agents and self._calls_off(row, plan, agent)
         ]
+
+    def _called_off_for(self, plan: int, agent: str, known_at: int | None = None) -> bool:
+        """Whether ``agent`` called off the plan at ``plan``, which others hold on
+        (``_calls_off``), as known at ``known_at`` (None: now): it held for the agent at no
+        time, so it ends none of the agent's facts."""
+        # Only a belief withdrawn for a later fact may have been called off (cheap first).
+        if not any(
+            a == agent and until is not None for a, *_, until in self.withdrawn.get(plan, ())
+        ):
+            return False
+        key = fact_key(self.entries[plan])
+        return any(
+            end != plan
+            and (
+                self.live[end]
+                if known_at is None
+                else self.recorded_at[end] <= known_at < self.retracted_at[end]
+            )
+            and any(a == agent for a, _ in self.believers(end, known_at))
+            and self._calls_off(end, plan, agent, known_at)
+            for end in (self.fact_index.get(key, []) if key is not None else ())
+        )
 
     def _calls_off(self, other: int, row: int, agent: str, known_at: int | None = None) -> bool:
         """Whether the fact at ``other`` is ``agent``'s end told of the plan at ``row``,

@@ -1002,3 +1002,49 @@ def test_a_shared_plans_cancellation_others_told_too_forgotten_by_one_ends_its_f
         )
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_fact_shared_with_an_agent_that_never_planned_ends_for_each_where_its_facts_end_it(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout and medic have Sam in Berlin; scout and driver plan his move to Munich from
+    January; scout tells a move to Hamburg from March and calls Munich off: scout holds
+    Berlin until Hamburg (not until the plan it called off), medic, who never planned a
+    move, holds Berlin on, driver keeps Munich. scout forgets its cancellation: scout holds
+    Munich from January until Hamburg, medic Berlin. Told one by one or in one call, and
+    after a restart, alike."""
+    settings = hash_settings(tmp_path / "memory")
+    drafts = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "medic"),
+        sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam moves to Hamburg.", "Hamburg", valid_from=f"{LATER}-03-01"),
+        sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+    ]
+    february, june = f"{LATER}-02-01", f"{LATER}-06-01"
+    memory = open_memory(settings)
+    try:
+        for told in [drafts] if together else [[d] for d in drafts]:
+            *_, called_off = memory.remember(told)
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam lives in Berlin."),
+            ("scout", june, "Sam moves to Hamburg."),
+            ("medic", june, "Sam lives in Berlin."),
+            ("driver", june, "Sam moves to Munich."),
+        )
+        memory.forget(called_off.observation_id, agent="scout")
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam moves to Munich."),
+            ("scout", june, "Sam moves to Hamburg."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam lives in Berlin."),
+            ("driver", june, "Sam moves to Munich."),
+        )
+    finally:
+        memory.close()
