@@ -1172,6 +1172,22 @@ class Memory:
         with self._working_lock.reading():
             ended = [e for e in planning.overlapping(working, [key]) if e[1] in reopened]
             withdrawn = planning.withdrawn_by(working, reopened)
+            # A fact another agent held until a later fact of its own, past where the one
+            # given back begins: its remaining believers' beliefs end there, not the fact.
+            past = [e for e in ended if planning.held_past(working, e[0], e[2])]
+            ended = [e for e in ended if e not in past]
+            withdrawn += [
+                (older, belief, at)
+                for older, _, at in past
+                for belief in working.entries[older].beliefs
+            ]
+            # Held by none of them now, its one validity ends where it ends for the agent
+            # it holds for longest, as when its last believer moves on (``planning.heir``).
+            ended += [
+                (older, ender, end) for older, _, _ in past
+                if (last := planning.longest_held(working, older)) is not None
+                for ender, end in [last]
+            ]  # fmt: skip
         if not ended and not withdrawn:
             return []
         entries = working.entries

@@ -1180,7 +1180,12 @@ def held_again(
             continue
         holding = {*entry.agents, agent}
         for other, older in _held_when_begins(working, plan):
-            if agent in older.agents and set(older.agents) <= holding:
+            # One held past the start by another agent is left to ``held_past``'s readers.
+            if (
+                agent in older.agents
+                and set(older.agents) <= holding
+                and not held_past(working, other, start)
+            ):
                 found.append((other, plan, start))
     return found
 
@@ -1220,6 +1225,37 @@ def _held_when_begins(working: WorkingMemory, row: int) -> Iterator[tuple[int, E
         yield other, older
 
 
+def held_past(working: WorkingMemory, row: int, at: datetime) -> bool:
+    """Whether an agent that no longer holds the fact at ``row`` held it until a later
+    fact of its own beginning after ``at``: the fact is then that agent's still at ``at``,
+    and a fact of its remaining believers beginning there withdraws their beliefs instead
+    of ending it (its one validity would end it for that agent too)."""
+    entry = working.entries[row]
+    return any(
+        agent not in entry.agents
+        and until is not None
+        and working.held_then(belief)
+        and working.belief_end(row, agent) > micros(at)
+        for agent, belief, *_, until in working.withdrawn.get(row, ())
+    )
+
+
+def longest_held(working: WorkingMemory, row: int) -> tuple[int, datetime] | None:
+    """Of the agents that held the fact at ``row`` until later facts of their own, the
+    fact ending it for the one it holds for longest, and where: (its row, its start). None:
+    one holds it on with no later fact."""
+    found: tuple[int, datetime] | None = None
+    for agent, belief, *_, until in working.withdrawn.get(row, ()):
+        if until is None or not working.held_then(belief):
+            continue
+        end, ender = working.belief_ender(row, agent)
+        if ender is None:
+            return None
+        if found is None or from_micros(end) > found[1]:
+            found = (ender, from_micros(end))
+    return found
+
+
 def _covers(later: datetime | None, until: datetime | None) -> bool:
     """Whether a fact told to end at ``later`` holds the value as long as one told to end
     at ``until`` (None: no end): then, of the same object and beginning later, it takes
@@ -1251,6 +1287,8 @@ def overlapping(
         for i, row in enumerate(rows):
             entry = entries[row]
             agents = set(entry.agents)
+            if not agents:
+                continue  # held by agents until later facts of theirs: each ends it so
             obj = topic_key(entry.object or "")
             # The first fact after it (by start, then as told) of another object that all
             # its agents hold: what would have superseded it. One it superseded itself was

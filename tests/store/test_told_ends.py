@@ -1048,3 +1048,49 @@ def test_a_fact_shared_with_an_agent_that_never_planned_ends_for_each_where_its_
         )
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("paris", ["before", "after"])
+def test_a_fact_shared_with_an_agent_that_never_planned_ends_where_its_own_next_fact_begins(
+    tmp_path: Path, paris: str
+) -> None:
+    """scout has Sam in Berlin; scout and driver plan his move to Munich from January; medic
+    tells Berlin too and a move to Paris from May, before or after scout calls Munich off:
+    Berlin holds past May for scout, until May for medic. scout forgets its cancellation:
+    Berlin ends for scout in January, for medic still in May. After a restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+    medics = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "medic"),
+        sam_lives_in("Sam moves to Paris.", "Paris", "medic", valid_from=f"{LATER}-05-01"),
+    ]
+    drafts = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        *(medics if paris == "before" else []),
+        sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+        *(medics if paris == "after" else []),
+    ]
+    february, june = f"{LATER}-02-01", f"{LATER}-06-01"
+    memory = open_memory(settings)
+    try:
+        done = [memory.remember([draft])[0] for draft in drafts]
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", june, "Sam lives in Berlin."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam moves to Paris."),
+        )
+        memory.forget(done[-1 if paris == "before" else -3].observation_id, agent="scout")
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam moves to Munich."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam moves to Paris."),
+        )
+        # Held by no agent past May, it is not Sam's home then for anyone.
+        assert current(memory, as_of=june) == ["Sam moves to Munich.", "Sam moves to Paris."]
+    finally:
+        memory.close()
