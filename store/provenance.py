@@ -374,10 +374,11 @@ def clashes(
     at: datetime,
     known_at: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Pairs of facts current at ``at`` (as the memory held them at ``known_at``; None:
-    now) with the same subject and a single-valued predicate and different objects, for
-    ``me`` (or between ``me`` and ``other``): ids, agents (every believer), subject and
-    predicate (``described`` adds the rest).
+    """Pairs of facts holding at one time from ``at`` on (as the memory held them at
+    ``known_at``; None: now) with the same subject and a single-valued predicate and
+    different objects, for ``me`` (or between ``me`` and ``other``): ids, agents (every
+    believer, where both first hold), subject, predicate, and ``begins``: where both first
+    hold, when after ``at`` (None: both hold at ``at``); ``described`` adds the rest.
 
     From the working memory, which indexes every fact by subject and predicate and keeps
     the keys whose facts name more than one object (``mixed_facts``): only those are looked
@@ -386,22 +387,32 @@ def clashes(
     process slowed meanwhile. The caller holds the read lock.
     """
     when, known = micros(at), None if known_at is None else micros(known_at)
-    _, valid = working.view(len(working), when, known)
+    n = len(working)
+    ends = working.ends(n, known)
+    # Current at ``at``, or to begin later (a plan) and hold for a while: two agents that
+    # disagree about a time to come disagree now, and are asked before acting on a plan.
+    held = working.held(n, known) & (ends > when) & (ends > working.valid_from[:n])
     found: list[dict[str, Any]] = []
     index = working.fact_index
-    held: dict[int, set[str]] = {}
+    holders: dict[tuple[int, int], set[str]] = {}
 
-    def agents(row: int) -> set[str]:
-        # Each row's believers once (a row is in a pair with every other of its key).
-        if row not in held:
-            held[row] = holding(working, row, when, known)
-        return held[row]
+    def agents(row: int, begins: int) -> set[str]:
+        # Each row's believers once per time (a row is in a pair with every other of its key).
+        if (row, begins) not in holders:
+            holders[(row, begins)] = holding(working, row, begins, known)
+        return holders[(row, begins)]
 
     # In the order the keys were first used (as the index holds them), not the set's.
     for key in sorted(working.mixed_facts, key=lambda k: index[k][0]):
-        for rx, ry in clashing(working, key, lambda r: bool(valid[r])):
+        for rx, ry in clashing(working, key, lambda r: bool(held[r])):
+            # Where both hold first: now, or where the later of the two begins.
+            begins = max(when, int(working.valid_from[rx]), int(working.valid_from[ry]))
+            if ends[rx] <= begins or ends[ry] <= begins:
+                continue  # one is over before the other begins
+            xa, ya = agents(rx, begins), agents(ry, begins)
+            if not xa or not ya:
+                continue  # a side nobody holds then (its agents moved on by then)
             x, y = working.entries[rx], working.entries[ry]
-            xa, ya = agents(rx), agents(ry)
             if _involves(me, other, xa, ya):
                 found.append(
                     {
@@ -413,6 +424,7 @@ def clashes(
                         "subject": x.subject,
                         "predicate": x.predicate,
                         "at": None,
+                        "begins": None if begins == when else from_micros(begins),
                     }
                 )
     return found

@@ -113,6 +113,7 @@ def _conflict(c: dict[str, Any]) -> Conflict:
         subject=c.get("subject"),
         predicate=c.get("predicate"),
         since=iso(c.get("at")),
+        begins=iso(c.get("begins")),
     )
 
 

@@ -1,4 +1,4 @@
-"""The ``find_conflicts`` tool: contradictions and clashing current facts."""
+"""The ``find_conflicts`` tool: contradictions and clashing facts, current or planned."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from doxa.store.sharing import SharedMemory
 
 DESCRIPTION = """Find what the memory holds that cannot all be true: "contradiction"
-(linked by `contradicts`, until a newer fact supersedes a side) and "clash" (current facts,
-same subject and predicate, different objects, e.g. from different agents). Filter by
+(linked by `contradicts`, until a newer fact supersedes a side) and "clash" (current or planned
+facts, same subject and predicate, different objects, e.g. from different agents). Filter by
 `agent`, by `agent` and `other_agent` (where the two disagree), or by `topic`. Call it before
 acting on a shared plan."""
 
@@ -41,6 +41,7 @@ class Conflict(BaseModel):
     subject: str | None = None
     predicate: str | None = None
     since: str | None = Field(None, description="when the contradiction was recorded")
+    begins: str | None = None  # a clash to come: where both sides first hold
 
 
 class ConflictsResult(BaseModel):
@@ -86,6 +87,7 @@ def _conflict(c: dict[str, Any]) -> Conflict:
         subject=c.get("subject"),
         predicate=c.get("predicate"),
         since=iso(c.get("at")),
+        begins=iso(c.get("begins")),
     )
 
 

@@ -70,7 +70,7 @@ def test_agent_filters_keep_the_clashes_of_one_agent_or_between_two() -> None:
     }
 
 
-def test_superseded_retracted_and_future_facts_do_not_clash() -> None:
+def test_superseded_and_retracted_facts_do_not_clash_and_one_to_come_says_where_it_begins() -> None:
     working = WorkingMemory(dim=8)
     old, _ = remember(
         working, fact("scout", "bridge", "closed", 1), fact("scout", "bridge", "open", 2)
@@ -83,7 +83,10 @@ def test_superseded_retracted_and_future_facts_do_not_clash() -> None:
     assert all(old not in (c["a"], c["b"]) for c in found)  # superseded by its own agent
     assert all(gone not in (c["a"], c["b"]) for c in found)
     assert len(found) == 1  # open (scout) against closed (medic)
-    assert provenance.clashes(working, None, None, datetime(2024, 5, 3, tzinfo=UTC)) == []
+    # Before medic's fact begins, the clash is one to come, listed with where it begins.
+    [coming] = provenance.clashes(working, None, None, datetime(2024, 5, 3, tzinfo=UTC))
+    assert {coming["a"], coming["b"]} == {found[0]["a"], found[0]["b"]}
+    assert found[0]["begins"] is None and coming["begins"] == later.replace(day=4, hour=0)
 
 
 def test_described_conflicts_carry_texts_and_keep_those_on_the_topic() -> None:

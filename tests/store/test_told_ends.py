@@ -1094,3 +1094,51 @@ def test_a_fact_shared_with_an_agent_that_never_planned_ends_where_its_own_next_
         assert current(memory, as_of=june) == ["Sam moves to Munich.", "Sam moves to Paris."]
     finally:
         memory.close()
+
+
+def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
+    tmp_path: Path,
+) -> None:
+    """scout has Sam in Berlin; scout and driver plan his move to Munich from January;
+    scout calls it off: from January scout holds Berlin and driver Munich, and
+    find_conflicts lists the clash now, before the plan begins, with where it begins; at a
+    known_at before the cancellation (scout held the plan too) there was none. scout alone
+    planning Paris (Berlin ends for scout where Paris begins) makes no clash."""
+    settings = hash_settings(tmp_path / "memory")
+    memory = open_memory(settings)
+    try:
+        berlin, munich, _ = (
+            memory.remember([draft])[0]
+            for draft in (
+                sam_lives_in("Sam lives in Berlin.", "Berlin"),
+                sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+                sam_lives_in(
+                    "Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10"
+                ),
+            )
+        )
+        before = iso(utc_now())
+        memory.remember([sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC)])
+        found = memory.conflicts(agent="scout", other_agent="driver")
+        assert found["count"] == 1
+        [clash] = found["conflicts"]
+        assert clash["kind"] == "clash"
+        sides = {clash["a"]: clash["a_agents"], clash["b"]: clash["b_agents"]}
+        assert sides == {berlin.observation_id: ["scout"], munich.observation_id: ["driver"]}
+        assert iso(clash["begins"]).startswith(f"{LATER}-01-10")
+        assert memory.conflicts(agent="scout", known_at=before)["count"] == 0
+        memory.remember(
+            [
+                MemoryDraft(
+                    text=text, agent="scout", observed_at=OCT,
+                    fact=FactDraft("Tom", "lives in", obj, **times),
+                )
+                for text, obj, times in (
+                    ("Tom lives in Rome.", "Rome", {}),
+                    ("Tom moves to Paris.", "Paris", {"valid_from": f"{LATER}-03-01"}),
+                )
+            ]
+        )  # fmt: skip
+        assert memory.conflicts()["count"] == 1
+    finally:
+        memory.close()

@@ -314,10 +314,15 @@ async def test_a_side_lists_an_agent_that_holds_it_until_its_next_fact_begins(
         seen = await ok(client, "about", name="Alice")
     assert recalled["results"][0]["observation_id"] == held["observation_id"]
     assert recalled["results"][0]["agents"] == ["editor", "reader"]
-    [side] = [c["b"] if c["a"]["agents"] == ["checker"] else c["a"] for c in mine["conflicts"]]
+    said = [c for c in mine["conflicts"] if c["kind"] == "contradiction"]
+    [side] = [c["b"] if c["a"]["agents"] == ["checker"] else c["a"] for c in said]
     assert side["agents"] == ["editor", "reader"]
-    [about] = seen["conflicts"]
+    [about] = [c for c in seen["conflicts"] if c["kind"] == "contradiction"]
     assert ["editor", "reader"] in (about["a"]["agents"], about["b"]["agents"])
+    # From Berlin on, reader and editor disagree: a clash to come, listed now.
+    [coming] = [c for c in mine["conflicts"] if c["kind"] == "clash"]
+    assert coming["begins"].startswith(f"{LATER}-01-01")
+    assert {*coming["a"]["agents"], *coming["b"]["agents"]} == {"editor", "reader"}
 
 
 async def test_conflicts_over_long_texts_are_cut_to_the_budget(client: Client) -> None:
