@@ -1176,10 +1176,12 @@ class Memory:
             # given back begins: its remaining believers' beliefs end there, not the fact.
             past = [e for e in ended if planning.held_past(working, e[0], e[2])]
             ended = [e for e in ended if e not in past]
+            withdrawing = {belief for _, belief, _ in withdrawn}
             withdrawn += [
                 (older, belief, at)
                 for older, _, at in past
                 for belief in working.entries[older].beliefs
+                if belief not in withdrawing  # withdrawn_by's already: once
             ]
             # Held by none of them now, its one validity ends where it ends for the agent
             # it holds for longest, as when its last believer moves on (``planning.heir``).
