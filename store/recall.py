@@ -565,7 +565,13 @@ def _with_later_notes(
     """``ranked`` with each plain note's later notes that may update it (``updates``),
     found ``among`` the rows the recall allows, and, when ``reorder`` (by relevance), each
     later note that is among them placed above the note it may update."""
-    later = updates.later_notes(working, [r.row for r in ranked], among, weights.update_alike)
+    later = updates.later_notes(
+        working,
+        [r.row for r in ranked],
+        among,
+        weights.update_alike,
+        weights.update_alike_strict,
+    )
     if not later:
         return ranked
     if reorder:

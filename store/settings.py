@@ -80,6 +80,10 @@ class RankingWeights(BaseModel):
     #: names and saying something changed, is named on it as one that may update it, and
     #: ranked above it (``updates``; 0: never).
     update_alike: float = Field(0.59, ge=0, le=1)
+    #: As ``update_alike``, for a later note in a strict shape (``updates.STRICT``: a new
+    #: holder of the earlier's post, an ending naming its thing alone), which the model finds
+    #: less alike.
+    update_alike_strict: float = Field(0.41, ge=0, le=1)
 
 
 class EmbeddingSettings(BaseModel):

@@ -226,6 +226,16 @@ def says_change(text: str, earlier_words: frozenset[str]) -> bool:
 
 
 def may_update(earlier: Details, later: Details, later_text: str, earlier_text: str) -> bool:
+    """Whether a note may update an earlier one alike to it in meaning (``update_shape``)."""
+    return update_shape(earlier, later, later_text, earlier_text) != NO_UPDATE
+
+
+#: How a later note may update an earlier one (``update_shape``): not at all; in any way the
+#: rule reads; or in a strict shape (``STRICT``), which the model finds less alike.
+NO_UPDATE, UPDATE, STRICT = 0, 1, 2
+
+
+def update_shape(earlier: Details, later: Details, later_text: str, earlier_text: str) -> int:
     """Whether a note may update an earlier one alike to it in meaning, by how the later
     (``later_text``) says a change (``change_said``) and the values (``details.values``) of
     each (``earlier``, ``later``). Each saying a value that is no word of the other, and any
@@ -245,9 +255,9 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
         or _another_person(clause, earlier[1])
         or _another_side(earlier, later, earlier_text)
     ):
-        return False
+        return NO_UPDATE
     if not _said_in(earlier[0], later[1]) and not _said_in(later[0], earlier[1]):
-        return True
+        return UPDATE
     if how == ENDED:
         shared = _one_day(earlier[0]) & _one_day(later[0])
         # A time both name ("Monday") says which thing it was only with the later's subject
@@ -255,26 +265,29 @@ def may_update(earlier: Details, later: Details, later_text: str, earlier_text: 
         named = bool(shared - _TIMES) or (bool(shared) and _in_words(_things(clause), earlier[1]))
         # All its words first (cheaper than its told ones, and no fewer).
         if not named and not _names_only_the_thing(clause, after, earlier[1]):
-            return False
+            return NO_UPDATE
         earlier_told = told(earlier_text)
         if _ENDED.search(earlier_told) is not None:
-            return False
+            return NO_UPDATE
+        if named:
+            return UPDATE
         # Its words as told: "How's the store?" names no store a later ending could end.
-        return (
-            named
-            or earlier_told == earlier_text
-            or _names_only_the_thing(clause, after, words_in_order(earlier_told))
-        )
+        if earlier_told == earlier_text or _names_only_the_thing(
+            clause, after, words_in_order(earlier_told)
+        ):
+            return STRICT
+        return NO_UPDATE
     holder = _holder(clause, word)
     if holder and _new_holder(holder, word, after, earlier, later, earlier_text):
-        return True
+        return STRICT
     if how != ADDED:
-        return False
+        return NO_UPDATE
     # A value said after the verb, or its new holder before it, is what the thing changed
     # to; the earlier's values, or one of its words the later names as a value ("from
     # Priya"), say which thing it was.
     which = bool(earlier[0]) or not later[0].isdisjoint(earlier[1])
-    return which and not ((later[0] | holder) - earlier[1]).isdisjoint(_words(after) | holder)
+    changed = not ((later[0] | holder) - earlier[1]).isdisjoint(_words(after) | holder)
+    return UPDATE if which and changed else NO_UPDATE
 
 
 def _holder(clause: str, word: str) -> frozenset[str]:
@@ -453,11 +466,12 @@ def later_notes(
     shown: Sequence[int],
     among: npt.NDArray[np.int64],
     alike: float,
+    alike_strict: float,
 ) -> dict[int, list[int]]:
     """Per row of ``shown`` (a recall's results) that is a plain note, the rows of ``among``
-    and ``shown`` that may update it (``may_update``): plain notes observed after it, at
-    least ``alike`` to it (cosine), newest first, at most ``MOST_LATER``. None at
-    ``alike`` 0."""
+    and ``shown`` that may update it (``update_shape``): plain notes observed after it, at
+    least ``alike`` to it (cosine), or ``alike_strict`` in a ``STRICT`` shape, newest first,
+    at most ``MOST_LATER``. None at ``alike`` 0; ``alike_strict`` 0 is ``alike``."""
     if alike <= 0:
         return {}
     notes = [row for row in shown if _plain(working, row)]
@@ -471,6 +485,9 @@ def later_notes(
     place = {int(row): i for i, row in enumerate(pool)}
     mine = vectors[[place[row] for row in notes]]
     likeness = mine @ vectors.T
+    # 0 leaves the strict shapes to ``alike``.
+    strict = alike_strict if alike_strict > 0 else alike
+    least = min(alike, strict)
     said: dict[int, Details] = {}
 
     def values_of(row: int) -> Details:
@@ -480,14 +497,19 @@ def later_notes(
 
     found: dict[int, list[int]] = {}
     for i, row in enumerate(notes):
-        close = np.flatnonzero((likeness[i] >= alike) & (observed > observed[place[row]]))
+        close = np.flatnonzero((likeness[i] >= least) & (observed > observed[place[row]]))
         later: list[int] = []
         for j in close[np.argsort(-observed[close], kind="stable")]:
             other = int(pool[j])
-            if may_update(values_of(row), values_of(other), entries[other].text, entries[row].text):
-                later.append(other)
-                if len(later) == MOST_LATER:
-                    break
+            how = update_shape(
+                values_of(row), values_of(other), entries[other].text, entries[row].text
+            )
+            # A strict shape needs only ``strict``; any other ``alike``.
+            if how == NO_UPDATE or likeness[i, j] < (strict if how == STRICT else alike):
+                continue
+            later.append(other)
+            if len(later) == MOST_LATER:
+                break
         if later:
             found[row] = later
     return found

@@ -220,3 +220,27 @@ async def test_a_new_holder_is_named_and_another_persons_change_is_not(client: C
     assert order(classes)[:2] == [ended, yoga]
     assert hints(classes)[yoga] == [ended]
     assert hints(phone)[sara] == []
+
+
+@pytest.mark.slow
+async def test_a_new_holder_or_an_ending_the_model_finds_less_alike_is_named(
+    bundled_settings: Settings,
+) -> None:
+    # The bundled model finds these 0.43 and 0.47 alike, under ``update_alike``: a new holder
+    # of the earlier's post and an ending naming its thing alone need only
+    # ``update_alike_strict``.
+    with anyio.fail_after(180):
+        async with Client(create_server(bundled_settings)) as client:
+            oscar = await remember(client, "Oscar is the building's caretaker.", MARCH)
+            wendy = await remember(
+                client, "Wendy has taken over as the building's caretaker.", JUNE
+            )
+            caretaker = await ok(client, "recall", query="Who is the building's caretaker?")
+            scheme = await remember(
+                client, "Our mentoring scheme pairs each new hire with a buddy for 3 months.", MARCH
+            )
+            scrapped = await remember(client, "The mentoring scheme was scrapped.", JUNE)
+            mentoring = await ok(client, "recall", query="mentoring scheme for new hires")
+    assert hints(caretaker)[oscar] == [wendy]
+    assert order(caretaker).index(wendy) < order(caretaker).index(oscar)
+    assert hints(mentoring)[scheme] == [scrapped]
