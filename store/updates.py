@@ -7,7 +7,9 @@ the minimum Python version?" ranked March's note above June's, and nothing said 
 disagree. A later note ``may_update`` an earlier one when
 
 - the two are alike in meaning: a cosine of at least ``update_alike`` (``[store.ranking]``;
-  how it was chosen is told there);
+  how it was chosen is told there), or ``update_alike_strict`` for a ``STRICT`` shape (a new
+  holder of the earlier's post, an ending naming its thing alone), which the model finds
+  less alike;
 - the later one says that something changed, in one of three ways (``may_update``): it
   ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "scrapped",
   "closed for good") and names one of its values (``details.values``: numbers and names;

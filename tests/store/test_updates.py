@@ -1087,13 +1087,15 @@ SHAPES_OTHERS = [
 def test_the_rule_holds_on_the_second_held_out_set(embedder: OnnxEmbedder) -> None:
     # Before the rule read these shapes it named 1 of the 12 updates and 4 of the 17
     # others wrongly; then 7 and 1 ("The Monday pottery studio was closed down"). The rule
-    # now passes each update; the 5 it misses the model finds less alike ("Irene has taken
-    # over as club treasurer", "The farmers market shut down for good": 0.54, 0.58).
+    # now passes each update; with ``update_alike_strict`` for its strict shapes ("Irene has
+    # taken over as club treasurer", "The farmers market shut down for good": 0.54, 0.58) it
+    # names 11 (7 at ``update_alike`` alone); the one it misses is no strict shape
+    # ("Elena replaced Victor as our account manager": 0.58, Victor a value of both).
     labelled: list[Case] = [(a, b, True, 0) for a, b in SHAPES_UPDATES]
     labelled += [(a, b, False, 0) for a, b in SHAPES_OTHERS]
     cosine, _, _ = scored(embedder, labelled)
     named, wrong, total = held_out(labelled, hinted(labelled, cosine))
-    assert named >= 0.5 * total, (named, wrong, total)
+    assert named >= 11, (named, wrong, total)
     assert wrong == 0, (named, wrong, total)
     crossed = [c for c in cases(SHAPES_UPDATES) if not c[2]]
     cosine, _, _ = scored(embedder, crossed)
@@ -1193,12 +1195,14 @@ THIRD_OTHERS = [
 def test_the_rule_holds_on_the_third_held_out_set(embedder: OnnxEmbedder) -> None:
     # Measured once, after the rule read these shapes: 5 of the 13 updates named and none
     # of the others (1 and 3 before). The rule passes each update; the model finds 8 less
-    # alike than ``update_alike`` ("Felicity has taken over as the choir's conductor": 0.45).
+    # alike than ``update_alike`` ("Felicity has taken over as the choir's conductor": 0.45),
+    # each a strict shape: with ``update_alike_strict``, 13 named, measured once after it
+    # was chosen on the training pairs.
     labelled: list[Case] = [(a, b, True, 0) for a, b in THIRD_UPDATES]
     labelled += [(a, b, False, 0) for a, b in THIRD_OTHERS]
     cosine, _, _ = scored(embedder, labelled)
     named, wrong, total = held_out(labelled, hinted(labelled, cosine))
-    assert named >= 5, (named, wrong, total)
+    assert named >= 13, (named, wrong, total)
     assert wrong == 0, (named, wrong, total)
     crossed = [c for c in cases(THIRD_UPDATES) if not c[2]]
     cosine, _, _ = scored(embedder, crossed)
