@@ -238,19 +238,21 @@ NO_UPDATE, UPDATE, STRICT = 0, 1, 2
 
 
 def update_shape(earlier: Details, later: Details, later_text: str, earlier_text: str) -> int:
-    """Whether a note may update an earlier one alike to it in meaning, by how the later
-    (``later_text``) says a change (``change_said``) and the values (``details.values``) of
-    each (``earlier``, ``later``). Each saying a value that is no word of the other, and any
-    word of a change. Or one that ended what the earlier told, naming a value of it ("The
-    café no longer closes on Mondays") or its thing in its words alone ("The yoga class was
-    cancelled"; not if the earlier, ``earlier_text``, told that ending too). Or one of a
-    verb of change naming after it a value that is no word of the earlier, which names
-    values ("The on-call lead changed from Priya to Daniel"), or a new holder before it
-    ("Ben took over the team from Nora"; ``_new_holder``: "Irene has taken over as club
-    treasurer" after "Paul is the club treasurer"). A time both name ("Monday") names a
-    value of the earlier only with the later's subject in the earlier's words. None that
-    tells of another person's change ("Sara's son upgraded …") or of another side of what
-    the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes 1.30")."""
+    """How a note may update an earlier one alike to it in meaning: ``NO_UPDATE``,
+    ``UPDATE``, or ``STRICT`` for an ending naming the earlier's thing in its words alone, or
+    a new holder; by how the later (``later_text``) says a change (``change_said``) and the
+    values (``details.values``) of each (``earlier``, ``later``). Each saying a value that is
+    no word of the other, and any word of a change. Or one that ended what the earlier told,
+    naming a value of it ("The café no longer closes on Mondays") or its thing in its words
+    alone ("The yoga class was cancelled"; not if the earlier, ``earlier_text``, told that
+    ending too). Or one of a verb of change naming after it a value that is no word of the
+    earlier, which names values ("The on-call lead changed from Priya to Daniel"), or a new
+    holder before it ("Ben took over the team from Nora"; ``_new_holder``: "Irene has taken
+    over as club treasurer" after "Paul is the club treasurer"). A time both name ("Monday")
+    names a value of the earlier only with the later's subject in the earlier's words. None
+    that tells of another person's change ("Sara's son upgraded …") or of another side of
+    what the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes
+    1.30")."""
     how, clause, word, after = change_said(later_text, earlier[1])
     if (
         how == NONE
