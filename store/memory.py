@@ -1324,7 +1324,7 @@ class Memory:
         known_at: object = None,
         limit: int | None = None,
     ) -> dict[str, Any]:
-        """Explicit contradictions and clashing current facts.
+        """Explicit contradictions and clashing facts, current or to come (a plan).
 
         Args:
             agent: only conflicts involving this agent's beliefs.
@@ -1339,7 +1339,8 @@ class Memory:
             ``count`` (all conflicts found) and ``conflicts``: contradictions first, then
             clashes in the order their facts were first stated, as dicts with ``kind``
             ("contradiction" or "clash"), ``a`` and ``b`` observation ids with their agents,
-            texts and confidences, and for clashes ``subject`` and ``predicate``.
+            texts and confidences, and for clashes ``subject``, ``predicate`` and
+            ``begins`` (where both first hold, for a clash to come).
         """
         me = name(agent, "agent", required=False)
         other = name(other_agent, "other_agent", required=False)

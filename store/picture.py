@@ -110,9 +110,9 @@ class PicturedNote:
 @dataclass(frozen=True)
 class PicturedConflict:
     """A conflict as ``Memory.conflicts`` describes it: ``kind`` "contradiction" (explicit)
-    or "clash" (current facts of one subject and single-valued predicate with different
-    objects), the two observations with their texts and believers, and the entities either
-    side names (``about``)."""
+    or "clash" (facts of one subject and single-valued predicate with different objects,
+    holding at one time, now or to come), the two observations with their texts and
+    believers, and the entities either side names (``about``)."""
 
     kind: str
     a: str

@@ -3,9 +3,9 @@
 ``cite`` gathers an observation's (or belief's) sources, believers, evidence, contradictions
 and supersession chain. Conflicts: ``contradictions`` (linked with CONTRADICTS) come from
 the graph, and ``unsettled`` keeps those still standing for one agent or between two, with
-who holds each side; ``clashes`` (current facts with the same subject and predicate and
-different objects) come from the working memory; ``described`` keeps those on a topic and
-adds each side's text and confidence.
+who holds each side; ``clashes`` (facts holding at one time, now or to come, with the same
+subject and predicate and different objects) come from the working memory; ``described``
+keeps those on a topic and adds each side's text and confidence.
 
 ``Memory`` reads the graph under no lock of its own, then takes the working memory's read
 lock for ``belief_ends``, ``unsupported``, ``unsettled``, ``clashes`` and ``described``:
