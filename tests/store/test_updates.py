@@ -1094,6 +1094,22 @@ SHAPES_OTHERS = [
 ]
 
 
+def hints_held_out(
+    embedder: OnnxEmbedder, updates: list[tuple[str, str]], others: list[tuple[str, str]]
+) -> int:
+    """How many of a held-out set's ``updates`` the hint names (at the threshold each pair's
+    shape needs), asserting it names none of its ``others`` nor any update's crossed pair."""
+    labelled: list[Case] = [(a, b, True, 0) for a, b in updates]
+    labelled += [(a, b, False, 0) for a, b in others]
+    cosine, _, _ = scored(embedder, labelled)
+    named, wrong, total = held_out(labelled, hinted(labelled, cosine))
+    assert wrong == 0, (named, wrong, total)
+    crossed = [c for c in cases(updates) if not c[2]]
+    cosine, _, _ = scored(embedder, crossed)
+    assert not np.any(hinted(crossed, cosine))
+    return named
+
+
 @pytest.mark.slow
 def test_the_rule_holds_on_the_second_held_out_set(embedder: OnnxEmbedder) -> None:
     # Before the rule read these shapes it named 1 of the 12 updates and 4 of the 17
@@ -1102,15 +1118,7 @@ def test_the_rule_holds_on_the_second_held_out_set(embedder: OnnxEmbedder) -> No
     # taken over as club treasurer", "The farmers market shut down for good": 0.54, 0.58) it
     # names 11 (7 at ``update_alike`` alone); the one it misses is no strict shape
     # ("Elena replaced Victor as our account manager": 0.58, Victor a value of both).
-    labelled: list[Case] = [(a, b, True, 0) for a, b in SHAPES_UPDATES]
-    labelled += [(a, b, False, 0) for a, b in SHAPES_OTHERS]
-    cosine, _, _ = scored(embedder, labelled)
-    named, wrong, total = held_out(labelled, hinted(labelled, cosine))
-    assert named >= 11, (named, wrong, total)
-    assert wrong == 0, (named, wrong, total)
-    crossed = [c for c in cases(SHAPES_UPDATES) if not c[2]]
-    cosine, _, _ = scored(embedder, crossed)
-    assert not np.any(hinted(crossed, cosine))
+    assert hints_held_out(embedder, SHAPES_UPDATES, SHAPES_OTHERS) >= 11
 
 
 # ---- a third held-out set -----------------------------------------------------------------------
@@ -1209,12 +1217,4 @@ def test_the_rule_holds_on_the_third_held_out_set(embedder: OnnxEmbedder) -> Non
     # alike than ``update_alike`` ("Felicity has taken over as the choir's conductor": 0.45),
     # each a strict shape: with ``update_alike_strict``, 13 named, measured once after it
     # was chosen on the training pairs.
-    labelled: list[Case] = [(a, b, True, 0) for a, b in THIRD_UPDATES]
-    labelled += [(a, b, False, 0) for a, b in THIRD_OTHERS]
-    cosine, _, _ = scored(embedder, labelled)
-    named, wrong, total = held_out(labelled, hinted(labelled, cosine))
-    assert named >= 13, (named, wrong, total)
-    assert wrong == 0, (named, wrong, total)
-    crossed = [c for c in cases(THIRD_UPDATES) if not c[2]]
-    cosine, _, _ = scored(embedder, crossed)
-    assert not np.any(hinted(crossed, cosine))
+    assert hints_held_out(embedder, THIRD_UPDATES, THIRD_OTHERS) >= 13
