@@ -110,6 +110,7 @@ def page_data(picture: Picture, drawn: int = DRAWN) -> dict[str, Any]:
             list(c.a_agents),
             list(c.b_agents),
             [index[k] for k in c.about if k in index],
+            _time(c.begins),
         ]
         for c in picture.conflicts
     ]

@@ -112,7 +112,8 @@ class PicturedConflict:
     """A conflict as ``Memory.conflicts`` describes it: ``kind`` "contradiction" (explicit)
     or "clash" (facts of one subject and single-valued predicate with different objects,
     holding at one time, now or to come), the two observations with their texts and
-    believers, and the entities either side names (``about``)."""
+    believers, the entities either side names (``about``), and, for a clash to come,
+    where both sides first hold (``begins``)."""
 
     kind: str
     a: str
@@ -122,6 +123,7 @@ class PicturedConflict:
     a_agents: tuple[str, ...]
     b_agents: tuple[str, ...]
     about: tuple[str, ...]
+    begins: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,7 @@ def conflicts(working: WorkingMemory, found: list[dict[str, Any]]) -> list[Pictu
             a_agents=tuple(c.get("a_agents") or ()),
             b_agents=tuple(c.get("b_agents") or ()),
             about=tuple(sorted(_named(working, c["a"]) | _named(working, c["b"]))),
+            begins=c.get("begins"),
         )
         for c in found[:MAX_CONFLICTS]
     ]

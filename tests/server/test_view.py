@@ -526,6 +526,40 @@ def test_a_cancelled_plans_timeline_on_the_page_is_as_about_tells_it(tmp_path: P
     ]
 
 
+@needs_chromium
+def test_a_clash_to_come_is_shown_with_where_it_begins(tmp_path: Path) -> None:
+    """scout has Sam in Berlin; driver plans his move to Munich from 10 January 2999: the
+    two disagree about January, listed now (``find_conflicts``), and the page says from
+    when, in Sam's conflicts and in the list of all."""
+    memory = Memory.open(hash_settings(tmp_path / "m").store)
+    memory.warm_up()
+    try:
+        memory.remember(
+            [
+                MemoryDraft(
+                    "Sam lives in Berlin.",
+                    agent="scout",
+                    fact=FactDraft("Sam", "lives in", "Berlin"),
+                ),
+                MemoryDraft(
+                    "Sam moves to Munich.",
+                    agent="driver",
+                    fact=FactDraft("Sam", "lives in", "Munich", valid_from="2999-01-10"),
+                ),
+            ]
+        )
+        assert memory.settle(timeout=10)
+    finally:
+        memory.close()
+    page = tmp_path / "memory.html"
+    where = ["--embedder", "hash", "--data-dir", str(tmp_path / "m")]
+    assert main(["view", *where, "--out", str(page)]) == 0
+    shown = chromium("--dump-dom", page.as_uri() + "#sam", profile=tmp_path / "profile").stdout
+    dom = isolates_dropped(shown)
+    assert '<b>clash </b><span class="muted">from 2999-01-10</span>' in dom
+    assert '<b>clash </b><span class="muted">from 2999-01-10 </span>' in dom
+
+
 @pytest.mark.anyio
 async def test_view_over_http_asks_for_the_token_and_comes_from_the_owning_server(
     tmp_path: Path, start_server: Callable[..., Awaitable[Any]], capsys: pytest.CaptureFixture[str]

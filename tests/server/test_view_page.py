@@ -67,7 +67,7 @@ def test_page_data_names_entities_by_position_and_times_to_the_minute() -> None:
         ["obs_1", 0, "lives_in", 1, "0.9", "scout, critic", minute, "", minute, minute, *ends]
     ]
     assert data["m"] == [[0, 1, 1]] and data["n"] == [["obs_2", HOSTILE, "2026-03-10 10:00", [0]]]
-    assert data["c"] == [["clash", "obs_1", "obs_3", "a", "b", ["scout"], [], [1]]]
+    assert data["c"] == [["clash", "obs_1", "obs_3", "a", "b", ["scout"], [], [1], ""]]
     assert (data["d"], data["o"], data["t"]) == (5, 2, "2026-03-10 10:00")
 
 
