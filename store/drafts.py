@@ -343,8 +343,9 @@ def ended_as_told(
     tell one time, a state's end to come (``event_time.holds_until``: "Sam is in Berlin
     until Friday", "her contract was extended to June"), in the clause naming the fact's
     object (``_SAME_CLAUSE``), later than a ``valid_from`` given: at the end of that day (or
-    month) on the clock it was told on (``said``'s, whose calendar the words were read in;
-    with ``local``, the machine's, ``_on_clock``).
+    month; "until next week" when it begins, on Monday) on the clock it was told on
+    (``said``'s, whose calendar the words were read in; with ``local``, the machine's,
+    ``_on_clock``).
     The words are the fact's own, whoever its subject is. A deadline ("by Friday"), a time
     already past ("Sam lived in Paris until March" is no time to come), two times (which one
     ends the fact, the words do not say), a time told of something else ("Sam is in

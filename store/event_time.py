@@ -1764,6 +1764,15 @@ _UNTIL_MONTH_END = _compile(
     rf"(?:the\s+)?end\s+of\s+(?:the\s+month\b(?!-)(?!\s+of\b)|{_MONTH}\b"
     rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b|{OF_RELATIVE_YEAR})?)"
 )
+# "until next week" (month, year): until it begins ("the road is closed until next week"
+# opens on Monday), not through it as "until Friday" is through Friday.
+_UNTIL_NEXT_UNIT = _compile(r"(?P<which>next)\s+(?P<unit>week|month|year)\b(?!\s+of\b)")
+# "until the end of next week" (of this month, of the year): through that week, month, year
+# ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).
+_UNTIL_UNIT_END = _compile(
+    r"(?:the\s+)?end\s+of\s+(?:(?P<which>this|next)\s+(?P<unit>week|month|year)"
+    r"|the\s+(?P<the>week|year))\b(?!-)(?!\s+of\b)"
+)
 _UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
 _UNTIL_HOLIDAY = _compile(rf"(?:the\s+)?{_HOLIDAY}\b(?:,?\s+{_YEAR}\b)?")
 # A plan moved to the day after "until" ("postponed until Friday", "pushed back till 15
@@ -1777,6 +1786,16 @@ _MOVED_UNTIL = _compile(
 def _until_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
     # The first such weekday after today: "until Friday" said on a Friday is the next one.
     return _days(_weekday_after(ctx.today, _WEEKDAYS[match["wd"].casefold()], or_today=False))
+
+
+def _until_unit_end(match: re.Match[str], ctx: _Context) -> _Span | None:
+    unit = (match["unit"] or match["the"]).casefold()
+    step = 1 if match["which"] and match["which"].casefold() == "next" else 0
+    if unit == "week":
+        return _week(ctx.today + timedelta(days=7 * step))
+    if unit == "month":
+        return _month(*_add_months(ctx.today.year, ctx.today.month, step))
+    return _year(ctx.today.year + step)
 
 
 def _until_month_end(match: re.Match[str], ctx: _Context) -> _Span | None:
@@ -1812,6 +1831,8 @@ def _until_holiday(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 
 _UNTIL_OPTIONS: list[tuple[re.Pattern[str], _Resolver]] = [
+    (_UNTIL_NEXT_UNIT, _resolve_relative_unit),  # before ``_RELATIVE_UNIT``: the same words
+    (_UNTIL_UNIT_END, _until_unit_end),
     (_compile(_RELATIVE_WORDS), _resolve_words),
     (_compile(_RELATIVE_UNIT), _resolve_relative_unit),
     (_UNTIL_WEEKDAY, _until_weekday),
@@ -1839,26 +1860,28 @@ def _until_candidates(ctx: _Context) -> Iterator[_Candidate]:
                 # A plan extended to a day is moved to it, read as such (``_PRESENT_PLAN``).
                 continue
         pos = until.end()
-        best: tuple[int, Callable[[], _Span | None]] | None = None
+        # (where the time ends, its span, whether the state ends when it begins)
+        best: tuple[int, Callable[[], _Span | None], bool] | None = None
         date = _longest_date(text, pos)
         if date is not None:
-            best = (date.end(), partial(_date_span, _parse_date(date), ctx, "future"))
+            best = (date.end(), partial(_date_span, _parse_date(date), ctx, "future"), False)
         for pattern, resolver in _UNTIL_OPTIONS:
             match = pattern.match(text, pos)
             if match and (best is None or match.end() > best[0]):
-                best = (match.end(), partial(resolver, match, ctx))
+                best = (match.end(), partial(resolver, match, ctx), pattern is _UNTIL_NEXT_UNIT)
         if best is None:
             continue
         if ctx.habitual(until) or ctx.told_past_of_a_state(until):
             yield until.start(), best[0], None
             continue
         span = _safely(best[1])
-        if span is None or span[1] <= ctx.today + timedelta(days=1):
+        # "until next week" told on a Sunday ends tonight: still to come, unlike "until today".
+        if span is None or (not best[2] and span[1] <= ctx.today + timedelta(days=1)):
             yield until.start(), best[0], None
         elif _MOVED_UNTIL.search(text, max(0, until.start() - 60), until.start()):
-            yield until.start(), best[0], span
+            yield until.start(), best[0], span  # "postponed until next week": that week
         else:
-            yield until.start(), best[0], (ctx.today, span[1], "span")
+            yield until.start(), best[0], (ctx.today, span[0] if best[2] else span[1], "span")
 
 
 def _order(date: _Date) -> tuple[int, int]:

@@ -2221,7 +2221,22 @@ def test_by_a_date_gone_habitual_or_with_no_deadline_is_no_time(text: str) -> No
         ("She is staying with us until Christmas.", day(2026, 12, 26), "until Christmas"),
         ("Stay until the 20th.", day(2026, 12, 21), "until the 20th"),
         ("We have until tomorrow to decide.", day(2026, 12, 8), "until tomorrow"),
-        ("The road is closed until next week.", day(2026, 12, 14), "until next week"),
+        # "until next week" (month, year): until it begins, on Monday (the first); told on
+        # a Sunday, through today ("until the end of next week" is through it).
+        ("The road is closed until next week.", day(2026, 12, 7), "until next week"),
+        ("I'm in Berlin until next month.", day(2027, 1, 1), "until next month"),
+        ("The trial runs until next year.", day(2027, 1, 1), "until next year"),
+        (
+            "I'm in Rome until the end of next week.",
+            day(2026, 12, 14),
+            "until the end of next week",
+        ),
+        (
+            "I'm in Rome until the end of next month.",
+            day(2027, 2, 1),
+            "until the end of next month",
+        ),
+        ("The trial runs until the end of the year.", day(2027, 1, 1), "until the end of the year"),
         # "extended to": the state's new end ("her contract was extended to June" was no time).
         ("Her contract was extended to June.", day(2027, 7, 1), "extended to June"),
         # a day or month of a year said relative to this one, of it (this year's March or
@@ -2271,6 +2286,8 @@ def test_a_plan_moved_until_a_day_is_that_day(text: str, moved_to: datetime, phr
         "Keep stirring until it thickens.",
         # a time gone or today
         "The sale runs until today.",
+        "I was in Berlin until last week.",
+        "The road is closed until the end of the week.",  # told on a Sunday: today
         "Her contract was extended to June last year.",
     ],
 )

@@ -1142,3 +1142,42 @@ def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
         assert memory.conflicts()["count"] == 1
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "when", "ends"),
+    [
+        # Next week begins on Monday, next month on the first, on the clock it was told on.
+        ("Sam is in Berlin until next week.", "2026-10-07T10:00:00Z", "2026-10-12T00:00:00Z"),
+        ("Sam is in Berlin until next week.", "2026-10-07T10:00:00-05:00", "2026-10-12T05:00:00Z"),
+        ("Sam is in Berlin until next month.", "2026-10-07T10:00:00Z", "2026-11-01T00:00:00Z"),
+        (
+            "Sam is in Berlin until the end of the month.",
+            "2026-10-07T10:00:00Z",
+            "2026-11-01T00:00:00Z",
+        ),
+        (
+            "Sam is in Berlin until the end of next week.",
+            "2026-10-07T10:00:00Z",
+            "2026-10-19T00:00:00Z",
+        ),
+    ],
+)
+def test_a_fact_until_next_week_or_month_ends_when_it_begins_or_at_the_end_told(
+    memory: Memory, text: str, when: str, ends: str
+) -> None:
+    [done] = memory.remember(
+        [MemoryDraft(text=text, observed_at=when, fact=FactDraft("Sam", "located in", "Berlin"))]
+    )
+    assert done.ends is not None
+    assert (iso(done.ends[0]), done.ends[1]) == (ends, text.removeprefix("Sam is in Berlin ")[:-1])
+
+
+@pytest.mark.parametrize(
+    "text", ["Sam won't be in Berlin until next week.", "Sam lived in Berlin until last week."]
+)
+def test_a_negated_or_gone_next_week_gives_no_end(memory: Memory, text: str) -> None:
+    [done] = memory.remember(
+        [MemoryDraft(text=text, observed_at=OCT, fact=FactDraft("Sam", "located in", "Berlin"))]
+    )
+    assert done.ends is None

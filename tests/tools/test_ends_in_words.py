@@ -63,6 +63,16 @@ async def test_a_fact_told_until_friday_on_wednesday_is_over_on_saturday(client:
     assert fact["valid_from"] == WEDNESDAY and fact["valid_until"] == "2026-10-10T00:00:00Z"
 
 
+async def test_until_next_week_ends_when_it_begins(client: Client) -> None:
+    """ "until next week", told on Wednesday, is over on Monday."""
+    text = "Sam is in Berlin until next week."
+    with anyio.fail_after(30):
+        told = await tell(client, text)
+        on_sunday, on_monday = await sam(client, "2026-10-11"), await sam(client, "2026-10-12")
+    assert told["ends"] == "2026-10-12T00:00:00Z from 'until next week'"
+    assert (on_sunday, on_monday) == ({text: True}, {text: False})
+
+
 async def test_an_end_read_amiss_is_mended_as_the_answer_says(client: Client) -> None:
     """The answer's way to change the end: forget the memory, tell it with valid_until."""
     text = "Sam is in Berlin until Friday."
@@ -125,6 +135,7 @@ async def test_an_explicit_valid_until_wins_and_an_explicit_valid_from_stays(
         # Letters casefolding to two before both ("ß" is "ss") moved where each was found.
         "Weiß, Strauß, Groß and Roß: Sam is in Berlin. We stay until Monday.",
         "Sam is in Berlin through Friday.",  # no reading of event time's
+        "Sam lived in Berlin until last week.",  # a time gone
     ],
 )
 async def test_words_that_give_no_end_leave_the_fact_open(client: Client, text: str) -> None:
@@ -143,6 +154,7 @@ async def test_words_that_give_no_end_leave_the_fact_open(client: Client, text: 
         "Sam doesn't arrive in Berlin until Friday.",
         "Not until Friday is Sam in Berlin.",
         "Sam will never be in Berlin until Friday.",
+        "Sam won't be in Berlin until next week.",
     ],
 )
 async def test_a_negated_until_gives_neither_end_nor_start(client: Client, text: str) -> None:
