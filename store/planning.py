@@ -346,7 +346,9 @@ def plan(
                                 _unplanned(held.plan, facts, told)
                         elif held.start >= end:
                             new.reopens += _given_back(working, held, facts, told, cancelled, given)
-                            new.restores += _beliefs_given_back(working, held, facts, told)
+                            restores = _beliefs_given_back(working, held, facts, told)
+                            new.restores += restores
+                            _held_on_all(working, restores, facts, new)
                         continue
                     if memory.agent in held.beliefs:
                         belief = held.beliefs.pop(memory.agent)
@@ -365,6 +367,7 @@ def plan(
                         back = _left(working, held, memory.agent, facts, told, cancelled, given)
                         new.reopens += back[0]
                         new.restores += back[1]
+                        _held_on_all(working, back[1], facts, new)
             if fact.from_words and cardinality == "one":
                 # Its words place it before facts of the agent's that began only when told
                 # ("My sister moved to Lisbon in March", told in June after "My sister lives
@@ -715,6 +718,7 @@ def _unplanned(
             continue
         held.ended.pop(agent, None)
         held.beliefs[agent] = belief
+        _held_on(None, held, agent, facts, None)
     plan.withdraws = still
 
 
@@ -741,6 +745,68 @@ def _beliefs_given_back(
             held.beliefs[agent] = belief
         out.append((row, agent, old, belief, working.withdrawn_confidence.get(old)))
     return out
+
+
+def _held_on_all(
+    working: WorkingMemory,
+    restores: list[tuple[int, str, str, str, Decimal | None]],
+    facts: list[Held],
+    new: Plan,
+) -> None:
+    """``_held_on`` for each belief ``restores`` gives back (as ``Plan.restores``)."""
+    byid = {h.id: h for h in facts}
+    for row, agent, *_ in restores:
+        held = byid.get(working.entries[row].id)
+        if held is not None:
+            _held_on(working, held, agent, facts, new)
+
+
+def _held_on(
+    working: WorkingMemory | None, held: Held, agent: str, facts: list[Held], new: Plan | None
+) -> None:
+    """``agent`` holds ``held`` again (a plan it called off gave its belief back), and
+    holds it on: where the others believing it ended it by a later fact of theirs while
+    the agent's belief was withdrawn, that fact ends it for them alone, as it would have
+    had the agent held it then (scout and medic have Sam in Berlin, scout plans Munich,
+    medic tells Paris from May, scout calls Munich off: Berlin holds on for scout, for
+    medic until May). The end is undone (by ``new``, the end told, when the later fact is
+    stored; by the later fact itself, planned in this write) and their beliefs are
+    withdrawn where it begins; ``facts`` are changed to match. Without ``working`` (a plan
+    of this write given back), only a later fact planned in this write is undone."""
+    until = held.until
+    others = [a for a in held.beliefs if a != agent]
+    if until is None or until == held.stated or not others:
+        return
+    target: Plan
+    planned = next(
+        (h for h in facts if h.plan is not None and (held.id, until) in h.plan.superseded), None
+    )
+    if planned is not None:
+        assert planned.plan is not None
+        if not set(others) <= set(planned.beliefs):
+            return
+        target = planned.plan
+        target.superseded.remove((held.id, until))
+        target.conflicts.append(held.id)
+    else:
+        row = None if working is None else working.row_of.get(held.id)
+        if working is None or new is None or row is None:
+            return
+        link = working.ending_link(row)
+        if link is None or working.valid_until[row] != micros(until):
+            return
+        newer = working.entries[link[0]]
+        if not set(others) <= set(newer.agents):
+            return
+        target = new
+        target.reopens.append((held.id, newer.id, held.stated, None))
+    for other in others:
+        belief = held.beliefs.pop(other)
+        held.ended[other] = (belief, until)
+        target.withdraws.append((held.id, belief, until))
+    held.until = held.stated
+    if held.plan is not None:
+        held.plan.valid_until = held.stated
 
 
 def _cancelled_ahead(held: Held, end: datetime | None) -> bool:

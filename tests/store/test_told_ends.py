@@ -1096,6 +1096,53 @@ def test_a_fact_shared_with_an_agent_that_never_planned_ends_where_its_own_next_
         memory.close()
 
 
+@pytest.mark.parametrize("together", [False, True])
+def test_a_fact_shared_with_an_agent_that_never_planned_and_ended_by_it_holds_on_for_the_other(
+    tmp_path: Path, together: bool
+) -> None:
+    """scout and medic have Sam in Berlin; scout and driver plan his move to Munich from
+    January (scout's belief in the shared Berlin is withdrawn from then); medic tells a move
+    to Paris from May; then scout calls Munich off: scout, who never moved, holds Berlin on
+    (not until medic's Paris), medic until May, driver keeps Munich. scout forgets its
+    cancellation: Berlin ends for scout in January again, for medic in May, and holds for
+    nobody past May. Told one by one or in one call, and after a restart, alike."""
+    settings = hash_settings(tmp_path / "memory")
+    drafts = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "medic"),
+        sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10"),
+        sam_lives_in("Sam moves to Paris.", "Paris", "medic", valid_from=f"{LATER}-05-01"),
+        sam_lives_in("Sam's move to Munich is off.", "Munich", valid_until=DEC),
+    ]
+    february, june = f"{LATER}-02-01", f"{LATER}-06-01"
+    memory = open_memory(settings)
+    try:
+        for told in [drafts] if together else [[d] for d in drafts]:
+            *_, called_off = memory.remember(told)
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam lives in Berlin."),
+            ("scout", june, "Sam lives in Berlin."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam moves to Paris."),
+            ("driver", june, "Sam moves to Munich."),
+        )
+        memory.forget(called_off.observation_id, agent="scout")
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam moves to Munich."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam moves to Paris."),
+        )
+        # Held by no agent past May, it is not Sam's home then for anyone.
+        assert current(memory, as_of=june) == ["Sam moves to Munich.", "Sam moves to Paris."]
+    finally:
+        memory.close()
+
+
 def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
     tmp_path: Path,
 ) -> None:
