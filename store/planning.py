@@ -58,7 +58,9 @@ class Plan:
     conflicts: list[str] = field(default_factory=list)
     #: (observation id, belief id, until): this agent's beliefs in older facts it shared with
     #: other agents, withdrawn by this newer fact (the others still hold them); each held,
-    #: for this agent, until this fact began.
+    #: for this agent, until this fact began. A cancellation that gives such a fact back to
+    #: its agent on (``_held_on``) withdraws here the other believers' beliefs in it, until
+    #: the later fact of theirs that had ended it began.
     withdraws: list[tuple[str, str, datetime]] = field(default_factory=list)
     #: (fact id, plan id, end, newer id): facts a plan this one cancels had ended, given
     #: back: that plan no longer ends them from now on, and they end at ``end`` (None: no
