@@ -425,7 +425,7 @@ def answer(
         and began is not None
         and (
             working.any_placed_in(*window, np.flatnonzero(mask), asked.instants)
-            or _names_a_fact_held(working, query, mask, began, ends)
+            or (then is not None and _names_a_fact_held(working, query, mask & then))
         )
     ):
         words, search_vector = plain.words, plain.vector
@@ -498,38 +498,29 @@ def answer(
     return _with_passages(shown, working, words, scanned, hits, weights), current, total
 
 
-def _names_a_fact_held(
-    working: WorkingMemory,
-    query: str,
-    mask: BoolArray,
-    began: tuple[int, int],
-    ends: IntArray,
-) -> bool:
-    """Whether a fact ``mask`` allows, which the question names (as ranking's ``fact``
-    component reads it: its subject or object and its predicate, or its predicate and no
-    other name), held in ``began`` (instants) by ``ends``: ranking places it then, found by
-    the fact named whatever words are searched ("Where did Sam live yesterday?", Munich
-    from Wednesday asked on Friday). Only the facts of the names the question holds, or,
-    when it holds none, of the predicates it names, are looked at: every standing fact
-    holds in any time asked of."""
-    n = len(mask)
+def _names_a_fact_held(working: WorkingMemory, query: str, held: BoolArray) -> bool:
+    """Whether a fact of the rows ``held`` (those the recall allows that held in the time
+    asked), which the question names (as ranking's ``fact`` component reads it: its subject
+    or object and its predicate, or its predicate and no other name): ranking places it
+    then, found by the fact named whatever words are searched ("Where did Sam live
+    yesterday?", Munich from Wednesday asked on Friday). Only the facts of the names the
+    question holds, or, when it holds none, of the predicates it names, are looked at:
+    every standing fact holds in any time asked of."""
+    n = len(held)
     question = question_words(query)
-    named = {
-        row
+    named = (
+        working.entries[row]
         for key in query_topics(working, query, working.entity_facts)
         for row in working.entity_facts[key]
-        if row < n and mask[row]
-    }
-    if named:
-        facts = np.array(sorted(named), dtype=np.int64)
-        held = (working.entries[r] for r in facts[working.held_in(*began, facts, ends)].tolist())
-        if any(
-            names_fact(question, entry.subject, entry.predicate, entry.object)
-            or names_only_relation(question, entry.subject, entry.predicate, entry.object)
-            for entry in held
-            if entry.subject is not None and entry.predicate is not None
-        ):
-            return True
+        if row < n and held[row]
+    )
+    if any(
+        names_fact(question, entry.subject, entry.predicate, entry.object)
+        or names_only_relation(question, entry.subject, entry.predicate, entry.object)
+        for entry in named
+        if entry.subject is not None and entry.predicate is not None
+    ):
+        return True
     if question.names:
         # A fact named by its predicate alone must hold every name asked: one of those
         # names' own facts, looked at above.
@@ -538,21 +529,13 @@ def _names_a_fact_held(
     if not relations:
         return False
     # With no name asked, every held fact of a predicate named is named (``names_only_relation``):
-    # the first found ends the look (``held_in``'s test, without its look at each row's
-    # entry: these are all facts).
-    first, last = began
-    begins = working.valid_from
-    for (_, predicate), found in working.fact_index.items():
-        if predicate in relations:
-            for row in found:
-                if (
-                    row < n
-                    and mask[row]
-                    and first < ends[row]
-                    and begins[row] < min(last, ends[row])
-                ):
-                    return True
-    return False
+    # the first found ends the look.
+    return any(
+        row < n and held[row]
+        for (_, predicate), found in working.fact_index.items()
+        if predicate in relations
+        for row in found
+    )
 
 
 def _with_later_notes(
