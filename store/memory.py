@@ -1185,11 +1185,10 @@ class Memory:
             ]
             # Held by none of them now, its one validity ends where it ends for the agent
             # it holds for longest, as when its last believer moves on (``planning.heir``).
-            ended += [
-                (older, ender, end) for older, _, _ in past
-                if (last := planning.longest_held(working, older)) is not None
-                for ender, end in [last]
-            ]  # fmt: skip
+            for older, _, _ in past:
+                last = planning.longest_held(working, older)
+                if last is not None:
+                    ended.append((older, *last))
         if not ended and not withdrawn:
             return []
         entries = working.entries
