@@ -1218,3 +1218,81 @@ def test_the_rule_holds_on_the_third_held_out_set(embedder: OnnxEmbedder) -> Non
     # each a strict shape: with ``update_alike_strict``, 13 named, measured once after it
     # was chosen on the training pairs.
     assert hints_held_out(embedder, THIRD_UPDATES, THIRD_OTHERS) >= 13
+
+
+# ---- a fourth held-out set ----------------------------------------------------------------------
+
+#: Written before the rule read a new holder "now" in charge of what the earlier's holder ran
+#: ("Dana runs the front desk"), a replacement naming the earlier's holder where the earlier
+#: names more ("… at Stripe"), a decimal after a count that is the count, and before "now"
+#: needed a word of the earlier's thing; in other words and of other subjects than every set
+#: above, and kept apart from the choice of the thresholds and of the rule's words.
+FOURTH_UPDATES = [
+    ("Hamish runs the hotel's front desk.", "Priyanka is now in charge of the hotel's front desk."),
+    ("Odette manages the village hall bookings.", "Kwame now manages the village hall bookings."),
+    ("Siobhan coaches the rowing crew.", "Tobias is now the rowing crew's coach."),
+    (
+        "Bertrand is the head groundskeeper at the golf club.",
+        "Mireille replaced Bertrand as head groundskeeper.",
+    ),
+    (
+        "Cosmo keeps the lighthouse on Skerry Point.",
+        "Delphine took over from Cosmo as keeper of the Skerry Point lighthouse.",
+    ),
+    (
+        "Professor Haldane chairs the ethics board.",
+        "Professor Nwosu succeeded Professor Haldane as chair of the ethics board.",
+    ),
+    (
+        "Ottilie is our wedding photographer from Lumen Studio.",
+        "Rasmus replaced Ottilie as our wedding photographer.",
+    ),
+    ("The rain barrel holds 200 litres.", "The rain barrel now holds 212.5 litres."),
+    ("My commute is 14 km each way.", "After the move my commute went down to 9.5 km each way."),
+    ("The espresso dose is 18 grams.", "Raised the espresso dose to 18.5."),
+    ("The laundrette dryer cycle lasts 40 minutes.", "The dryer cycle now lasts 35 minutes."),
+    ("The allotment water tap is turned on at 7am.", "The allotment tap now comes on at 6am."),
+]
+FOURTH_OTHERS = [
+    # Another person replaced, in another post, or the earlier's holder in another post.
+    (
+        "Bertrand is the head groundskeeper at the golf club.",
+        "Mireille replaced Anatole as the club's bar manager.",
+    ),
+    (
+        "Professor Haldane chairs the ethics board.",
+        "Professor Nwosu succeeded Professor Ilves as dean of medicine.",
+    ),
+    (
+        "Ottilie is our wedding photographer from Lumen Studio.",
+        "Rasmus replaced Ottilie's assistant as the second shooter.",
+    ),
+    (
+        "Cosmo keeps the lighthouse on Skerry Point.",
+        "Delphine took over from Cosmo as the harbour's ferry pilot.",
+    ),
+    # A holder taking another thing, the same holder again or another person's.
+    ("Hamish runs the hotel's front desk.", "Priyanka is now in charge of the hotel's spa."),
+    ("Odette manages the village hall bookings.", "Kwame now manages the church hall bookings."),
+    ("Siobhan coaches the rowing crew.", "Siobhan is now also coaching the sailing club."),
+    ("Siobhan coaches the rowing crew.", "Siobhan's partner is now the rowing club's treasurer."),
+    ("Hamish runs the hotel's front desk.", "Hamish is in charge of the hotel's front desk."),
+    # Another thing's count changed, or a version after a count.
+    ("The rain barrel holds 200 litres.", "The water butt by the shed now holds 212.5 litres."),
+    ("My commute is 14 km each way.", "My cycling club's loop now covers 32.5 km."),
+    ("The espresso dose is 18 grams.", "The grinder was updated to firmware 2.1."),
+    ("The print farm runs 12 printers.", "The print farm was upgraded to OctoPrint 1.9."),
+    # Another thing "now", in alike words.
+    ("The laundrette dryer cycle lasts 40 minutes.", "The bakery next door now opens at 6am."),
+    (
+        "The allotment water tap is turned on at 7am.",
+        "The garden centre now closes at 5pm on Sundays.",
+    ),
+]
+
+
+@pytest.mark.slow
+def test_the_rule_holds_on_the_fourth_held_out_set(embedder: OnnxEmbedder) -> None:
+    # Measured once, before the rule read these shapes: 7 of the 12 updates named and none
+    # of the others.
+    assert hints_held_out(embedder, FOURTH_UPDATES, FOURTH_OTHERS) >= 7
