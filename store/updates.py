@@ -8,8 +8,8 @@ disagree. A later note ``may_update`` an earlier one when
 
 - the two are alike in meaning: a cosine of at least ``update_alike`` (``[store.ranking]``;
   how it was chosen is told there), or ``update_alike_strict`` for a ``STRICT`` shape (a new
-  holder of the earlier's post, an ending naming its thing alone), which the model finds
-  less alike;
+  holder of the earlier's post, naming the holder it replaced or not, an ending naming its
+  thing alone), which the model finds less alike;
 - the later one says that something changed, in one of three ways (``may_update``): it
   ends what the earlier told (``_ENDED``: "no longer", "stopped", "cancelled", "scrapped",
   "closed for good") and names one of its values (``details.values``: numbers and names;
@@ -22,10 +22,14 @@ disagree. A later note ``may_update`` an earlier one when
   to Daniel", which repeats the old value; "Ben took over the team from Nora"; "Irene has
   taken over as club treasurer" after "Paul is the club treasurer", naming no value); or
   each says a value that is no word of the other and the later says "now", "became",
-  "updated" or "new" before a word of the earlier ("New office wifi password"), or a new
-  holder "is now" what the earlier's was. Not when the change is another person's ("Sara's
-  son upgraded to …"), or the earlier counts a thing ("The cluster has 3 nodes") and the
-  later names another or a version alone ("… upgraded to Kubernetes 1.30", "… to 1.30").
+  "updated" or "new" in a sentence naming a word of the earlier ("New office wifi
+  password"; not "The store now opens at 9am" after "The film screening starts at 9pm"),
+  or a new holder "is now" what the earlier's was or ran ("Marco is now in charge of the
+  front desk" after "Dana runs the front desk"). Not when the change is another person's
+  ("Sara's son upgraded to …"), the earlier's holder replaced in another post, or the
+  earlier counts a thing ("The cluster has 3 nodes") and the later names another or a
+  version alone ("… upgraded to Kubernetes 1.30", "… to 1.30"; a decimal after "raised"
+  or "went up" is the count: "Raised the pump's flow to 32.5").
   So a note and its paraphrase, or a note and one that only adds to it, are no update, and
   two invoices, two trips or two sprint goals, as alike and as different, say no change.
   Questions and sentences saying the old still holds or a change was not made ("still",
@@ -78,7 +82,8 @@ _ENDED = re.compile(
 )
 #: Verbs of change in the past tense ("moved", "raised", "took over"), a few that say it
 #: only with what follows ("went up", "cut to", "turned 8"), "instead", and "joined" before
-#: a name ("joined Globex"; not "joined a pottery class"): the later note need only name a
+#: a name ("joined Globex"; not "joined a pottery class"), and "succeeded" before a name
+#: ("succeeded Professor Haldane"; not "succeeded at"): the later note need only name a
 #: value the earlier lacks ("changed from Priya to Daniel" repeats Priya).
 _CHANGED = re.compile(
     r"\b(?:instead|changed|moved|switched|raised|lowered|increased|decreased|reduced|bumped"
@@ -89,7 +94,8 @@ _CHANGED = re.compile(
     r"|(?:went|gone|goes|go) (?:up|down)"
     r"|(?:fell|cut|improved|rose|jumped|pushed|down) to|pushed back|turned \d+"
     r")\b"
-    r"|\bjoined (?=(?-i:[A-Z]))",
+    r"|\bjoined (?=(?-i:[A-Z]))"
+    r"|\bsucceed(?:s|ed)\b(?= (?-i:[A-Z]))",
     re.IGNORECASE,
 )
 #: Words that say a change only beside values of both notes ("now", "updated", "became",
@@ -121,6 +127,14 @@ _TIMES = frozenset(
 _DAYS = {f"{day}s": day for day in _TIMES if day.endswith("day")}
 #: A version: numbers joined by dots ("1.30", "v3.7.2"); no count of a thing.
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+")
+#: A decimal: after a verb of quantity (``_QUANTITY``), a count's new value, no version.
+_DECIMAL = re.compile(r"\d+\.\d+")
+#: Verbs of change that say a quantity changed ("raised the pump's flow to 32.5").
+_QUANTITY = re.compile(
+    r"raised|lowered|increased|decreased|reduced|grew|shrank|(?:went|gone|goes|go) (?:up|down)"
+    r"|(?:fell|cut|rose|jumped|down) to",
+    re.IGNORECASE,
+)
 #: "new" and the word it qualifies: a change only of something the earlier note names
 #: ("New office wifi password" after "The office wifi password is …"; not "Anything new?").
 _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
@@ -130,7 +144,27 @@ _POSSESSIVE_END = re.compile(r"['\u2019]s$")
 #: Verbs of change whose subject is the thing's new holder ("Ben took over the team",
 #: "Daniel replaced Priya", "Ms Okafor is now our head of sales"), not the thing that
 #: changed ("Bob moved to Porto").
-_HOLDER_VERBS = frozenset({"took over", "taken over", "takes over", "replaced", "now", "became"})
+_HOLDER_VERBS = frozenset(
+    {"took over", "taken over", "takes over", "replaced", "succeeded", "succeeds", "now", "became"}
+)
+#: Of those, the verbs that may name the holder replaced after them ("Elena replaced Victor",
+#: "took over from Victor", "succeeded Victor").
+_REPLACING = frozenset(
+    {"took over", "taken over", "takes over", "replaced", "succeeded", "succeeds"}
+)
+#: Verbs of holding a post, after the earlier's holder and before a definite thing
+#: (``_DEFINITE``): "Dana runs the front desk" holds what "Marco is now in charge of the front
+#: desk" does ("Paul works at the bakery" none).
+_HOLDING_WORDING = (
+    "runs leads manages chairs coaches heads edits teaches keeps captains directs oversees"
+    " organises organizes hosts"
+)
+_HOLDING = frozenset(_HOLDING_WORDING.split())
+#: Words that open a definite thing, one a post is: "the front desk", "our choir" ("Dana
+#: runs marathons" holds none, nor "Dana hosts a podcast").
+_DEFINITE = frozenset({"the", "our", "their", "his", "her", "its", "my", "your"})
+#: Words a holder says beside the thing it holds: "in charge of".
+_HOLDING_WORDS = frozenset({"charge"})
 #: A holder opening its clause, before its verb: one to three capitalised words and a "has"
 #: ("Ben ", "Ms Okafor ", "Dr Shah has "), or an "is" before "now" ("Ms Okafor is now"; "Priya
 #: is replaced" is no holder). A sentence opens with a capitalised word, which
@@ -251,7 +285,8 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
     ``UPDATE``, or ``STRICT`` for an ending naming the earlier's thing in its words alone, or
     a new holder; by how the later (``later_text``) says a change (``change_said``) and the
     values (``details.values``) of each (``earlier``, ``later``). Each saying a value that is
-    no word of the other, and any word of a change. Or one that ended what the earlier told,
+    no word of the other, and any word of a change ("now" in a sentence naming a word of the
+    earlier, a day aside: ``_names_a_word_of``). Or one that ended what the earlier told,
     naming a value of it ("The café no longer closes on Mondays") or its thing in its words
     alone ("The yoga class was cancelled"; not if the earlier, ``earlier_text``, told that
     ending too). Or one of a verb of change naming after it a value that is no word of the
@@ -259,17 +294,25 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
     holder before it ("Ben took over the team from Nora"; ``_new_holder``: "Irene has taken
     over as club treasurer" after "Paul is the club treasurer"). A time both name ("Monday")
     names a value of the earlier only with the later's subject in the earlier's words. None
-    that tells of another person's change ("Sara's son upgraded …") or of another side of
+    that tells of another person's change ("Sara's son upgraded …"), of the earlier's holder
+    replaced in another post ("Elena took over from Victor as physio"), or of another side of
     what the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes
     1.30")."""
     how, clause, word, after = change_said(later_text, earlier[1])
     if (
         how == NONE
         or _another_person(clause, earlier[1])
-        or _another_side(earlier, later, earlier_text)
+        or _another_side(earlier, later, earlier_text, word)
     ):
         return NO_UPDATE
-    if not _said_in(earlier[0], later[1]) and not _said_in(later[0], earlier[1]):
+    # "now" alone as often opens another thing's news ("The store now opens at 9am on
+    # Saturdays" after "The weekly Friday film screening starts at 9pm"): its sentence names
+    # a word of the earlier's, a day aside.
+    if (
+        not _said_in(earlier[0], later[1])
+        and not _said_in(later[0], earlier[1])
+        and (how != BESIDE or _names_a_word_of(f"{clause} {word}", after, earlier[1]))
+    ):
         return UPDATE
     if how == ENDED:
         shared = _one_day(earlier[0]) & _one_day(later[0])
@@ -291,8 +334,13 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
             return STRICT
         return NO_UPDATE
     holder = _holder(clause, word)
-    if holder and _new_holder(holder, word, after, earlier, later, earlier_text):
-        return STRICT
+    if holder:
+        if _new_holder(holder, word, after, earlier, later, earlier_text):
+            return STRICT
+        # The earlier's holder replaced in another post: "Elena took over from Victor as
+        # physio" after "Victor is the head coach".
+        if _replaced(word, after, earlier_text):
+            return NO_UPDATE
     if how != ADDED:
         return NO_UPDATE
     # A value said after the verb, or its new holder before it, is what the thing changed
@@ -330,23 +378,76 @@ def _new_holder(
     """Whether a later note's ``holder`` (``_holder``) is a new holder of the thing an
     earlier one gives its own holder, opening it, and names no value besides: "Irene has
     taken over as club treasurer" after "Paul is the club treasurer", "Ms Okafor is now our
-    head of sales" (its ``word``) after "Mr Reed is our head of sales". What follows the
+    head of sales" (its ``word``) after "Mr Reed is our head of sales", "Marco is now in
+    charge of the front desk" after "Dana runs the front desk" (``_holds``). What follows the
     verb (``after``, to its sentence's end) names the thing in the earlier's words alone,
-    and the holder is no word of the earlier."""
-    opened = _HOLDER.match(earlier_text.lstrip())
+    and the holder is no word of the earlier. The earlier names no value but its holder, or
+    the later names that holder as the one it replaced ("Elena replaced Victor as our account
+    manager" after "Victor is our account manager at Stripe": ``_replaced``)."""
+    opened_text = earlier_text.lstrip()
+    opened = _HOLDER.match(opened_text)
     if opened is None or not name_first(opened[1].split()[0].casefold()):
         return False
-    # "is now" only after an earlier "is": "Paul works at the bakery" holds no post.
-    if word.casefold() in _HOLDER_IS and opened[2] != "is":
+    verb = " ".join(word.casefold().split())
+    # "is now" only after an earlier "is" or a verb of holding ("Dana runs the front
+    # desk"): "Paul works at the bakery" holds no post.
+    if (
+        verb in _HOLDER_IS
+        and opened[2] != "is"
+        and not _holds(opened[2], opened_text[opened.end() :])
+    ):
         return False
     earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in opened[1].split()}
-    if not earlier[0] <= earlier_holder or not later[0] <= holder | earlier[1]:
+    closed = _SENTENCE_START.search(after)
+    told_after = after[: closed.start()] if closed else after
+    # The holder it replaced, named ("Elena replaced Victor as our account manager"), says
+    # which post it was: the earlier may name more of it ("… at Stripe").
+    if not later[0] <= holder | earlier[1] or not (
+        earlier[0] <= earlier_holder or _replaced(word, after, earlier_text)
+    ):
         return False
     if holder <= earlier[1]:
         return False
-    closed = _SENTENCE_START.search(after)
-    thing = _things(after[: closed.start()] if closed else after) - _stems(set(holder))
+    thing = _things(told_after) - _stems(set(holder)) - _HOLDING_WORDS
     return bool(thing) and _in_words(thing, earlier[1])
+
+
+def _names_a_word_of(clause: str, after: str, earlier_words: frozenset[str]) -> bool:
+    """Whether the sentence of a later's word of change (its ``clause``, to the word and
+    with it: "New office wifi password"; and ``after``, to the sentence's end) names a thing
+    in a word of the earlier (``earlier_words``), a day, a month or a season aside
+    (``_TIMES``)."""
+    closed = _SENTENCE_START.search(after)
+    told_after = after[: closed.start()] if closed else after
+    thing = _things(f"{clause} {told_after}") - _TIMES
+    # The words as they are first: most updates say one so, and stemming is the dearer pass.
+    return not thing.isdisjoint(earlier_words) or not thing.isdisjoint(_stems(earlier_words))
+
+
+def _holds(auxiliary: str | None, rest: str) -> bool:
+    """Whether an earlier note's holder, before ``rest`` (with no ``auxiliary``: "has",
+    "is"), holds a post: a verb of holding before a definite thing (``_HOLDING``,
+    ``_DEFINITE``: "runs the front desk", "leads our choir", "edits Acme's newsletter")."""
+    following = rest.split(maxsplit=2)
+    if auxiliary is not None or len(following) < 2 or following[0].casefold() not in _HOLDING:
+        return False
+    thing = following[1].casefold()
+    return thing in _DEFINITE or _POSSESSIVE_END.search(thing) is not None
+
+
+def _replaced(word: str, after: str, earlier_text: str) -> bool:
+    """Whether a later's verb of replacing (``word``, of ``_REPLACING``) names after it, in
+    its sentence (``after``), the holder opening the earlier (``earlier_text``): "took over
+    from Victor" after "Victor is the head coach"."""
+    if " ".join(word.casefold().split()) not in _REPLACING:
+        return False
+    opened = _HOLDER.match(earlier_text.lstrip())
+    if opened is None or not name_first(opened[1].split()[0].casefold()):
+        return False
+    closed = _SENTENCE_START.search(after)
+    told_after = after[: closed.start()] if closed else after
+    earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in opened[1].split()}
+    return earlier_holder <= _words(told_after)
 
 
 def _said_in(found: frozenset[str], words: frozenset[str]) -> bool:
@@ -382,20 +483,25 @@ def _another_person(clause: str, earlier_words: frozenset[str]) -> bool:
     return any(_stem(m[1]) not in _stems(earlier_words) for m in _KIN.finditer(clause))
 
 
-def _another_side(earlier: Details, later: Details, earlier_text: str) -> bool:
+def _another_side(earlier: Details, later: Details, earlier_text: str, word: str) -> bool:
     """Whether the later note tells another side of what the earlier counts: each of the
     earlier's values a number of a thing ("The cluster has 3 nodes"), and the later names
     none of those things and says a name ("… upgraded to Kubernetes 1.30"); a count
-    changes by a number ("… scaled to 5 nodes", "… now sleeps 4")."""
+    changes by a number ("… scaled to 5 nodes", "… now sleeps 4"), and by a decimal after a
+    verb of quantity, its ``word`` of change ("Raised the pump's flow to 32.5")."""
     # The cheap tests first: most pairs are no count and a name.
     if not earlier[0] or any(_NUMBER.fullmatch(value) is None for value in earlier[0]):
         return False
     # A number alone is the count's change; a version ("1.30") after a whole count is none
     # ("$9.99" to "$12.99" is).
     whole = all("." not in value for value in earlier[0])
+    quantity = _QUANTITY.fullmatch(" ".join(word.split())) is not None
+
+    def version(value: str) -> bool:
+        return bool(_VERSION.fullmatch(value)) and not (quantity and _DECIMAL.fullmatch(value))
+
     if all(
-        any(c.isdigit() for c in value) and not (whole and _VERSION.fullmatch(value))
-        for value in later[0]
+        any(c.isdigit() for c in value) and not (whole and version(value)) for value in later[0]
     ):
         return False
     counted = _counted(earlier_text, earlier[0])
