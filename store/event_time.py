@@ -1764,13 +1764,14 @@ _UNTIL_MONTH_END = _compile(
     rf"(?:the\s+)?end\s+of\s+(?:the\s+month\b(?!-)(?!\s+of\b)|{_MONTH}\b"
     rf"{_MAY_VERB_AFTER_CUE}(?!['\u2019]s\b)(?:\.?,?\s+{_YEAR}\b|{OF_RELATIVE_YEAR})?)"
 )
-# "until next week" (month, year): until it begins ("the road is closed until next week"
-# opens on Monday), not through it as "until Friday" is through Friday.
-_UNTIL_NEXT_UNIT = _compile(r"(?P<which>next)\s+(?P<unit>week|month|year)\b(?!\s+of\b)")
-# "until the end of next week" (of this month, of the year): through that week, month, year
-# ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).
+# "until next week" (weekend, month, year): until it begins ("the road is closed until next
+# week" opens on Monday, "until next weekend" on its Saturday), not through it as "until
+# Friday" is through Friday.
+_UNTIL_NEXT_UNIT = _compile(r"(?P<which>next)\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)")
+# "until the end of next week" (weekend, of this month, of the year): through that week,
+# weekend, month, year ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).
 _UNTIL_UNIT_END = _compile(
-    r"(?:the\s+)?end\s+of\s+(?:(?P<which>this|next)\s+(?P<unit>week|month|year)"
+    r"(?:the\s+)?end\s+of\s+(?:(?P<which>this|next)\s+(?P<unit>weekend|week|month|year)"
     r"|the\s+(?P<the>week|year))\b(?!-)(?!\s+of\b)"
 )
 _UNTIL_DAY_OF_MONTH = _compile(rf"the\s+(?P<d>[12]?\d|3[01])(?:st|nd|rd|th)\b{NO_ORDINAL_NOUN}")
@@ -1791,6 +1792,8 @@ def _until_weekday(match: re.Match[str], ctx: _Context) -> _Span | None:
 def _until_unit_end(match: re.Match[str], ctx: _Context) -> _Span | None:
     unit = (match["unit"] or match["the"]).casefold()
     step = 1 if match["which"] and match["which"].casefold() == "next" else 0
+    if unit == "weekend":  # as "this weekend" and "next weekend" read without "until"
+        return _weekend(_this_saturday(ctx.today) + timedelta(days=7 * step))
     if unit == "week":
         return _week(ctx.today + timedelta(days=7 * step))
     if unit == "month":

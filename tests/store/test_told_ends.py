@@ -1208,6 +1208,18 @@ def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
             "2026-10-07T10:00:00Z",
             "2026-10-19T00:00:00Z",
         ),
+        # Next weekend begins on its Saturday (the weekend of next week, as a note reads it).
+        ("Sam is in Berlin until next weekend.", "2026-10-07T10:00:00Z", "2026-10-17T00:00:00Z"),
+        (
+            "Sam is in Berlin until next weekend.",
+            "2026-10-07T10:00:00-05:00",
+            "2026-10-17T05:00:00Z",
+        ),
+        (
+            "Sam is in Berlin until the end of next weekend.",
+            "2026-10-07T10:00:00Z",
+            "2026-10-19T00:00:00Z",
+        ),
     ],
 )
 def test_a_fact_until_next_week_or_month_ends_when_it_begins_or_at_the_end_told(
@@ -1221,7 +1233,14 @@ def test_a_fact_until_next_week_or_month_ends_when_it_begins_or_at_the_end_told(
 
 
 @pytest.mark.parametrize(
-    "text", ["Sam won't be in Berlin until next week.", "Sam lived in Berlin until last week."]
+    "text",
+    [
+        "Sam won't be in Berlin until next week.",
+        "Sam lived in Berlin until last week.",
+        "Sam won't be in Berlin until next weekend.",
+        "Sam lived in Berlin until last weekend.",
+        "Sam lived in Berlin until the end of last weekend.",
+    ],
 )
 def test_a_negated_or_gone_next_week_gives_no_end(memory: Memory, text: str) -> None:
     [done] = memory.remember(
