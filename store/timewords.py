@@ -615,7 +615,8 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         shift = {"before yesterday": -2, "after tomorrow": 2}.get(side, 1)
         return today + timedelta(days=shift), today + timedelta(days=shift + 1)
     window = (
-        _span_from_today(query, today)
+        _until_next(query, today)
+        or _span_from_today(query, today)
         or _by_weekday(query, today)
         or _end_of_the_month(query, today)
         or _ordinal_days_asked(query, today)
@@ -814,6 +815,10 @@ _UNTIL_WEEKDAY = re.compile(
     re.IGNORECASE,
 )
 
+# "Where is Sam until next week?": up to when that week (weekend, month, year) begins, as a
+# note reads "until next week" (the road "closed until next week" opens on Monday).
+_UNTIL_NEXT = re.compile(r"\b(?:until|till)\s+next\s+(weekend|week|month|year)\b", re.IGNORECASE)
+
 
 def _until(query: str, reference: datetime) -> Window | None:
     """From today through the weekday or day after "until" (the first such weekday after
@@ -827,6 +832,24 @@ def _until(query: str, reference: datetime) -> Window | None:
         ahead = (_WEEKDAY_NAMES.index(match[1].casefold()) - today.weekday()) % 7 or 7
         return today, today + timedelta(days=ahead + 1)
     return _through_day_after(_UNTIL, query, reference, today)
+
+
+def _until_next(query: str, today: datetime) -> Window | None:
+    """From ``today`` up to the start of the week (weekend, month, year) after "until next",
+    unless the question looks back; a time named from today (``relative_window``), whose
+    words a note of another week says of another one."""
+    match = _UNTIL_NEXT.search(query)
+    if match is None or _LOOKS_BACK.search(query) is not None:
+        return None
+    unit = match[1].casefold()
+    monday = today + timedelta(days=7 - today.weekday())
+    if unit == "week":
+        return today, monday
+    if unit == "weekend":  # next week's Saturday, as a note reads "next weekend"
+        return today, monday + timedelta(days=5)
+    if unit == "month":
+        return today, _month(today.year, today.month)[1]
+    return today, datetime(today.year + 1, 1, 1, tzinfo=UTC)
 
 
 def month_of_its_end(today: datetime, *, past: bool) -> Window:

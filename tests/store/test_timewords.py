@@ -698,6 +698,24 @@ def test_until_a_time_to_come_asked_is_from_today_through_it() -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "end"),
+    [
+        # As a note reads "until next week" (weekend, month, year): up to when it begins, on
+        # Monday (next week's Saturday, the first), not through the two weeks "next week" asks.
+        ("Where is Sam until next week?", day(2026, 12, 14)),
+        ("Is the office closed till next week?", day(2026, 12, 14)),
+        ("Where is Sam until next weekend?", day(2026, 12, 19)),
+        ("Where is Sam until next month?", day(2027, 1, 1)),
+        ("Where is Sam until next year?", day(2027, 1, 1)),
+    ],
+)
+def test_until_next_week_asked_is_from_today_until_it_begins(query: str, end: datetime) -> None:
+    assert time_window(query, WEDNESDAY) == (day(2026, 12, 9), end)
+    # Named from today: a note of another week saying "next week" told of another one.
+    assert question(query, as_of=WEDNESDAY.isoformat()).from_today
+
+
+@pytest.mark.parametrize(
     ("query", "last"),
     [
         # Asked on a Friday, "by Friday" is today, as a note said then reads it (it was the
