@@ -85,11 +85,27 @@ class QuestionWords:
     names: frozenset[str] = frozenset()
 
 
+#: The one asking, written in capitals ("I" always): no name of another person. "What did I
+#: eat yesterday?" names the predicate of the user's fact and no one else, as "What did we
+#: eat yesterday?" does; "I" as a name kept it from every fact but the ones it names.
+_SPEAKER = frozenset(
+    (
+        *("i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine"),
+        *("we", "we're", "we've", "we'd", "we'll", "us", "our", "ours"),
+    )
+)
+
+
 def question_words(query: str) -> QuestionWords:
-    """The words and stems of ``query``."""
+    """The words and stems of ``query``; its names, the words written as names but those
+    of the one asking ("I", "we": ``_SPEAKER``)."""
     raw = [w.removesuffix("'s").strip("'") for w in _WORD.findall(query)]
     words = [w.casefold() for w in raw if w]
-    names = frozenset(w.casefold() for i, w in enumerate(raw) if i and w[:1].isupper())
+    names = frozenset(
+        w.casefold()
+        for i, w in enumerate(raw)
+        if i and w[:1].isupper() and w.replace("\u2019", "'").casefold() not in _SPEAKER
+    )
     return QuestionWords(frozenset(words), frozenset(stem(w) for w in words), names)
 
 

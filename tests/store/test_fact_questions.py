@@ -64,3 +64,14 @@ def test_a_question_naming_the_relation_alone_names_it_but_not_the_fact() -> Non
     assert not names_only_relation(bob, "Alice", "lives in", "Paris")  # another name said
     assert not names_relation(asked, "lives in")
     assert not names_relation(asked, "is in")  # filler words alone name nothing
+
+
+@pytest.mark.parametrize(
+    "question", ["What did I eat yesterday?", "What do I eat at home?", "Where do We eat?"]
+)
+def test_the_one_asking_is_no_name(question: str) -> None:
+    # "I" is written in capitals, yet names no one but the speaker.
+    asked = question_words(question)
+    assert asked.names == frozenset()
+    assert names_only_relation(asked, "user", "eats", "ramen")
+    assert not names_only_relation(question_words("What did Sam eat?"), "user", "eats", "ramen")

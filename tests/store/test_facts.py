@@ -1472,6 +1472,31 @@ def test_a_standing_fact_that_only_shares_a_name_with_a_question_of_a_time_is_no
                 assert "time" not in r.scores, (query, r.text)
 
 
+def test_a_question_asked_by_the_speaker_names_no_one_else(memory: Memory) -> None:
+    """ "What did I eat yesterday?" names the predicate of the user's fact told yesterday
+    and no other person: "I" (me, my, we, our) is the one asking, not a name, though it is
+    written in capitals. The ramen, told yesterday, comes first (found by its fact too),
+    before notes of other days that say "I", "eat" or "yesterday" (of another day)."""
+    ramen = said(
+        memory, "user", "eats", "ramen", when="2026-12-03T13:00:00Z",
+        text="I had ramen for lunch.",
+    )  # fmt: skip
+    memory.remember(
+        [
+            MemoryDraft(text=text, agent="scout", observed_at=when)
+            for text, when in (
+                ("I should eat more vegetables.", "2026-11-20T09:00:00Z"),
+                ("Yesterday I did the laundry.", "2026-11-12T09:00:00Z"),
+                ("I went swimming yesterday.", "2026-10-30T09:00:00Z"),
+            )
+        ]
+    )
+    for query in ("What did I eat yesterday?", "What did we eat yesterday?"):
+        found = memory.recall(query, as_of=FRIDAY, limit=4)
+        assert found.results[0].observation_id == ramen, query
+        assert found.results[0].scores.keys() >= {"time", "fact"}
+
+
 def test_a_fact_is_placed_in_a_time_it_held_and_not_in_one_after_its_end(memory: Memory) -> None:
     """Sam worked at Initech from January until 1 November: placed in October, when it
     held, and not on Monday 30 November, after its end."""
