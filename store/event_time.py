@@ -1063,6 +1063,16 @@ def _resolve_span_ahead(match: re.Match[str], ctx: _Context) -> _Span | None:
     return ctx.said_at, _shift(ctx.said_at, _unit(match), count), "span"
 
 
+def _resolve_the_coming(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "The coming week will be busy", "plans for the week ahead": the seven days from now
+    # (a week said so runs from today, not from Monday: "this coming week" is the calendar
+    # one), unless told in the past of a week then to come ("I was nervous about the week
+    # ahead").
+    if ctx.past(match) and not ctx.future(match):
+        return None
+    return ctx.said_at, _shift(ctx.said_at, _unit(match), 1), "span"
+
+
 def _resolve_span_back_bare(match: re.Match[str], ctx: _Context) -> _Span | None:
     if match["side"].casefold() == "last" and not match["n"]:
         return None
@@ -1556,6 +1566,14 @@ _SPAN_AHEAD = (
     rf"\b(?:in|over|during|within)\s+the\s+(?:next|coming)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
     r"(?!\s+of\b)"
 )
+# "the coming week", "the week ahead" (month, year), said without "in": the same stretch from now.
+_THE_COMING = (
+    r"\b(?:(?:over|during|within|for)\s+)?the\s+coming\s+(?P<unit>week|month|year)\b(?!\s+of\b)"
+)
+_THE_UNIT_AHEAD = (
+    r"\b(?:(?:in|over|during|within|for)\s+)?the\s+(?P<unit>week|month|year)\s+ahead\b"
+    r"(?!\s+of\b)"
+)
 _DURATION = (
     r"\bfor\s+(?:about\s+|around\s+|almost\s+|nearly\s+|roughly\s+|close\s+to\s+|at\s+least\s+"
     r"|(?:just\s+|a\s+little\s+|well\s+)?(?:over|under|more\s+than|less\s+than)\s+)?"
@@ -1635,6 +1653,8 @@ _STANDALONE: list[tuple[re.Pattern[str], _Resolver]] = [
     (_compile(_SPAN_BACK), _resolve_span_back),
     (_compile(_SPAN_BACK_BARE), _resolve_span_back_bare),
     (_compile(_SPAN_AHEAD), _resolve_span_ahead),
+    (_compile(_THE_COMING), _resolve_the_coming),
+    (_compile(_THE_UNIT_AHEAD), _resolve_the_coming),
     (_compile(_DURATION), _resolve_duration),
     (_compile(_WEEKDAY_RELATIVE), _resolve_weekday),
     (_compile(_WEEKDAY_SHORT_RELATIVE), _resolve_weekday),

@@ -138,6 +138,8 @@ _NEXT = re.compile(
     rf"(week|weekend|month|year|{'|'.join(_WEEKDAY_NAMES)})\b",
     re.IGNORECASE,
 )
+# "the week ahead", "the month ahead": as "the coming week".
+_UNIT_AHEAD = re.compile(r"\bthe\s+(week|month|year)\s+ahead\b(?!\s+of\b)", re.IGNORECASE)
 # "the week after next", "the weekend after next": a week beyond next week.
 _AFTER_NEXT = re.compile(
     rf"\b(week|weekend)\s+after\s+next\b(?!\s+(?:week|weekend|month|year"
@@ -505,6 +507,7 @@ _FROM_TODAY = (
     _LATER_OR_EARLIER_THIS,
     re.compile(rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+)?{_SPAN_FROM_TODAY.pattern}", re.I),
     re.compile(rf"\b(?:the\s+)?{_AFTER_NEXT.pattern}", re.I),
+    re.compile(rf"\b(?:(?:in|over|within|during)\s+)?{_UNIT_AHEAD.pattern}", re.I),
     _AGO,
     _BESIDE_TODAY,
     _NEXT,
@@ -640,11 +643,31 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
             saturday = today + timedelta(days=(5 - today.weekday()) % 7 or 7)
             return saturday - timedelta(days=1), saturday + timedelta(days=3)
         span = {"week": 7, "month": 31, "year": 366}[unit]
-        if not match[1].casefold().startswith("next"):
+        which = " ".join(match[1].casefold().split())
+        if which in ("this coming", "this upcoming"):
+            # The first not yet begun, Monday to Sunday (the calendar month, year), as a note
+            # reads it: "this coming" names what is still to come, as "this coming Friday" is
+            # the first Friday ahead; a week under way is "this week". Said mostly at a
+            # weekend, where the two meet; on a Wednesday it is next week, not its rest.
+            if unit == "week":
+                monday = today + timedelta(days=7 - today.weekday())
+                return monday, monday + timedelta(days=7)
+            if unit == "month":
+                first = _month(today.year, today.month)[1]
+                return _month(first.year, first.month)
+            return datetime(today.year + 1, 1, 1, tzinfo=UTC), datetime(
+                today.year + 2, 1, 1, tzinfo=UTC
+            )
+        if not which.startswith("next"):
             # "the coming week": the seven days from today.
             return today, today + timedelta(days=span + 1)
         # As "last week" reaches back two weeks, "next week" reaches two ahead.
         return today + timedelta(days=1), today + timedelta(days=2 * span + 1)
+    match = _UNIT_AHEAD.search(query)
+    if match:
+        # "the week ahead": the seven days from today, as "the coming week".
+        span = {"week": 7, "month": 31, "year": 366}[match[1].casefold()]
+        return today, today + timedelta(days=span + 1)
     match = _COMING_WEEKDAY.search(query)
     if match:
         # "Is Sam coming Thursday?": the one to come, as a note reads it (not today), or the

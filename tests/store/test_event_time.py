@@ -330,6 +330,33 @@ DURATION: list[Case] = [
         "span",
         "over the next few days",
     ),
+    # "the coming week", "the week ahead": the seven days from now, as "in the coming week"
+    (
+        "The coming week will be busy",
+        SAID,
+        SAID,
+        SAID + timedelta(days=7),
+        "span",
+        "The coming week",
+    ),
+    (
+        "We rest in the week ahead",
+        SAID,
+        SAID,
+        SAID + timedelta(days=7),
+        "span",
+        "in the week ahead",
+    ),
+    (
+        "Plans for the month ahead",
+        SAID,
+        SAID,
+        datetime(2023, 6, 9, 14, tzinfo=UTC),
+        "span",
+        "for the month ahead",
+    ),
+    # "this coming week" is the first not yet begun, Monday to Sunday, as "this coming Friday"
+    ("this coming week", SAID, day(2023, 5, 15), day(2023, 5, 22), "week", "this coming week"),
     ("since September", SAID, day(2022, 9, 1), SAID, "open", "since September"),
     ("since September", NEW_YEAR, day(2023, 9, 1), NEW_YEAR, "open", "since September"),
     ("since May", SAID, day(2023, 5, 1), SAID, "open", "since May"),
@@ -1217,6 +1244,9 @@ NEGATIVES = [
     # a habit, and a stretch said with no tense
     "I work Monday to Friday",
     "Monday to Friday is the busy stretch",
+    # the week ahead of a time gone, told in the past
+    "I was nervous about the week ahead",
+    "the coming weeks of the war were hard",
 ]
 
 

@@ -169,7 +169,14 @@ def test_a_note_and_a_question_read_the_same_counts(words: str) -> None:
         ("What is happening in the coming days?", SUNDAY, (day(2026, 12, 6), day(2026, 12, 10))),
         # "the coming week": seven days ("next week" reaches two)
         ("What do I have the coming week?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
-        ("plans for this coming week", SUNDAY, (day(2026, 12, 6), day(2026, 12, 14))),
+        ("What is happening the week ahead?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
+        ("in the month ahead", SUNDAY, (day(2026, 12, 6), day(2027, 1, 7))),
+        # "this coming week" (month, year): the first not yet begun, Monday to Sunday, as a
+        # note reads it, and as "this coming Friday" is the first Friday to come
+        ("plans for this coming week", SUNDAY, (day(2026, 12, 7), day(2026, 12, 14))),
+        ("What am I doing this coming week?", WEDNESDAY, (day(2026, 12, 14), day(2026, 12, 21))),
+        ("What do I have this coming month?", WEDNESDAY, (day(2027, 1, 1), day(2027, 2, 1))),
+        ("this upcoming year", WEDNESDAY, (day(2027, 1, 1), day(2028, 1, 1))),
         ("the upcoming weekend", WEDNESDAY, (day(2026, 12, 11), day(2026, 12, 15))),
         ("this coming Friday", SUNDAY, (day(2026, 12, 10), day(2026, 12, 13))),
         # the calendar week after next week
@@ -567,6 +574,8 @@ def test_a_long_query_of_repeated_time_words_is_read_in_linear_time(piece: str) 
         ("what is on later this week", True, "what is on"),
         ("what do I have in the next two weeks", True, "what do I have"),
         ("what is on the week after next", True, "what is on"),
+        ("what is on the week ahead", True, "what is on"),
+        ("what is on this coming week", True, "what is on"),
         # the day of a month named from today, whole
         ("What's on the 31st of next month?", True, "What's on ?"),
         ("what did I pay on the 3rd of last month", True, "what did I pay on"),
