@@ -1357,3 +1357,76 @@ def test_the_rule_holds_on_the_fourth_held_out_set(embedder: OnnxEmbedder) -> No
     # after "Siobhan coaches the rowing crew" and "… as keeper of the Skerry Point
     # lighthouse" after "Cosmo keeps the lighthouse …" (a verb where the later says a noun).
     assert hints_held_out(embedder, FOURTH_UPDATES, FOURTH_OTHERS) >= 10
+
+
+# ---- a fifth held-out set -----------------------------------------------------------------------
+
+#: Written before the rule read a post told first and its holder after it ("The platform
+#: lead is Raimund") or a post held as a verb in one note and told as a noun in the other
+#: ("Florian directs the youth orchestra", "… the youth orchestra's director"); in other words
+#: and of other subjects than every set above, and kept apart from the choice of the
+#: thresholds and of the rule's words. Among the others: another post, another's post, the
+#: same holder again, and a thing, not a person, after "is" ("The budget meeting is
+#: Thursday", "The guest wifi password is Sandpiper", "The retreat venue is Cascais").
+FIFTH_UPDATES = [
+    ("The theatre's stage manager is Leopold.", "Marisol is now the theatre's stage manager."),
+    ("Our bursar is Mr Ashby.", "Mrs Ferreira has taken over as bursar."),
+    (
+        "The sailing club's quartermaster is Barnaby.",
+        "Oona has taken over as the sailing club's quartermaster.",
+    ),
+    ("The vineyard's head sommelier is Casimir.", "Rosalind is now the vineyard's head sommelier."),
+    ("The platform lead is Raimund.", "Cordelia is now platform lead."),
+    ("Florian directs the youth orchestra.", "Henrike is now the youth orchestra's director."),
+    ("Anouk edits the alumni newsletter.", "Lazlo is the new editor of the alumni newsletter."),
+    ("Sunniva captains the curling team.", "Evander is now captain of the curling team."),
+    (
+        "Perpetua teaches the Saturday calligraphy class.",
+        "Thaddeus is now the calligraphy class's teacher.",
+    ),
+    (
+        "Wilhelmina hosts the hospice fundraiser gala.",
+        "Juniper has taken over as host of the hospice fundraiser gala.",
+    ),
+    ("Ysolde manages the climbing wall.", "Gideon is the climbing wall's new manager."),
+    ("The reunion venue is Bruges.", "The reunion venue is now Ghent."),
+]
+FIFTH_OTHERS = [
+    # Another post, or another's.
+    ("The theatre's stage manager is Leopold.", "Marisol is now the theatre's lighting designer."),
+    (
+        "The theatre's stage manager is Leopold.",
+        "Marisol is now the theatre's assistant stage manager.",
+    ),
+    ("Our bursar is Mr Ashby.", "Mrs Ferreira is now our registrar."),
+    (
+        "The sailing club's quartermaster is Barnaby.",
+        "Oona is now the rowing club's quartermaster.",
+    ),
+    ("The platform lead is Raimund.", "Cordelia is now the data lead."),
+    ("Florian directs the youth orchestra.", "Henrike is now the youth choir's director."),
+    ("Anouk edits the alumni newsletter.", "Lazlo is now the alumni magazine's editor."),
+    ("Sunniva captains the curling team.", "Evander is now the curling team's coach."),
+    (
+        "Perpetua teaches the Saturday calligraphy class.",
+        "Thaddeus is now a student in the Saturday calligraphy class.",
+    ),
+    # The same holder again.
+    ("Ysolde manages the climbing wall.", "Ysolde is now the climbing wall's manager."),
+    ("The platform lead is Raimund.", "Raimund is now platform lead."),
+    # A thing, not a person, after "is".
+    ("The budget meeting is Thursday.", "Henrike is now in charge of the budget meeting."),
+    (
+        "The guest wifi password is Sandpiper.",
+        "Gideon is now in charge of the guest wifi password.",
+    ),
+    ("The retreat venue is Cascais.", "Lazlo is now in charge of the retreat venue."),
+    ("The office router is Netgear.", "Zofia is now in charge of the office router."),
+]
+
+
+@pytest.mark.slow
+def test_the_rule_holds_on_the_fifth_held_out_set(embedder: OnnxEmbedder) -> None:
+    # Measured once before the rule read these shapes: 3 of the 12 updates named and none of
+    # the others.
+    assert hints_held_out(embedder, FIFTH_UPDATES, FIFTH_OTHERS) >= 3
