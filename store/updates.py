@@ -25,11 +25,15 @@ disagree. A later note ``may_update`` an earlier one when
   "updated" or "new" in a sentence naming a word of the earlier ("New office wifi
   password"; not "The store now opens at 9am" after "The film screening starts at 9pm"),
   or a new holder "is now" what the earlier's was or ran ("Marco is now in charge of the
-  front desk" after "Dana runs the front desk"). Not when the change is another person's
-  ("Sara's son upgraded to …"), the earlier's holder replaced in another post, or the
-  earlier counts a thing ("The cluster has 3 nodes") and the later names another or a
-  version alone ("… upgraded to Kubernetes 1.30", "… to 1.30"; a decimal after "raised"
-  or "went up" is the count: "Raised the pump's flow to 32.5").
+  front desk" after "Dana runs the front desk"; "Tobias is now the rowing crew's coach",
+  or "the new coach", after "Siobhan coaches the rowing crew", a verb of holding's noun),
+  a post told before its holder too ("Marco is now team lead" after "The team lead is
+  Dana"; not "Marco is now in charge of the venue" after "The venue is Lisbon").
+  Not when the change is another person's ("Sara's son upgraded to …"), the earlier's
+  holder replaced in another post, or the earlier counts a thing ("The cluster has 3
+  nodes") and the later names another or a version alone ("… upgraded to Kubernetes
+  1.30", "… to 1.30"; a decimal after "raised" or "went up" is the count: "Raised the
+  pump's flow to 32.5").
   So a note and its paraphrase, or a note and one that only adds to it, are no update, and
   two invoices, two trips or two sprint goals, as alike and as different, say no change.
   Questions and sentences saying the old still holds or a change was not made ("still",
@@ -155,11 +159,28 @@ _REPLACING = frozenset(
 #: Verbs of holding a post, after the earlier's holder and before a definite thing
 #: (``_DEFINITE``): "Dana runs the front desk" holds what "Marco is now in charge of the front
 #: desk" does ("Paul works at the bakery" none).
-_HOLDING_WORDING = (
-    "runs leads manages chairs coaches heads edits teaches keeps captains directs oversees"
-    " organises organizes hosts"
-)
-_HOLDING = frozenset(_HOLDING_WORDING.split())
+#: Each with the nouns of its holder, the post told as a noun ("Siobhan coaches the rowing
+#: crew", "Tobias is now the rowing crew's coach"): "runs" has none.
+_HOLDING: dict[str, frozenset[str]] = {
+    verb: frozenset(nouns.split())
+    for verb, nouns in (
+        ("runs", ""),
+        ("leads", "lead leader"),
+        ("manages", "manager"),
+        ("chairs", "chair chairman chairwoman chairperson"),
+        ("coaches", "coach"),
+        ("heads", "head"),
+        ("edits", "editor"),
+        ("teaches", "teacher"),
+        ("keeps", "keeper"),
+        ("captains", "captain"),
+        ("directs", "director"),
+        ("oversees", "overseer"),
+        ("organises", "organiser"),
+        ("organizes", "organizer"),
+        ("hosts", "host"),
+    )
+}
 #: Words that open a definite thing, one a post is: "the front desk", "our choir" ("Dana
 #: runs marathons" holds none, nor "Dana hosts a podcast").
 _DEFINITE = frozenset({"the", "our", "their", "his", "her", "its", "my", "your"})
@@ -175,6 +196,20 @@ _HOLDER = re.compile(
 )
 #: Words after which a holder is told with "is": "Ms Okafor is now our head of sales".
 _HOLDER_IS = frozenset({"now"})
+#: A holder told new: "Ida is the new keeper of the lighthouse" (to "new").
+_HOLDER_NEW = re.compile(
+    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+is\s+(?:the|our)\s+",
+    re.IGNORECASE,
+)
+#: A post told first and its holder after it, opening a note: "The team lead is Dana", "Our
+#: club secretary is Ms Ito". The holder is one to three capitalised words of letters ending
+#: the sentence ("The password is Hunter2" names no holder); a time is none ("The meeting is
+#: Tuesday", ``_TIMES``).
+_POST_FIRST = re.compile(
+    r"(?:the|our)\s+[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s+is\s+"
+    r"((?-i:[A-Z])[a-z'\u2019-]*(?:\s+(?-i:[A-Z])[a-z'\u2019-]*){0,2})\s*(?:[.!;]|$)",
+    re.IGNORECASE,
+)
 #: Where a sentence opens: a sentence's end, a colon (a speaker's name), a semicolon.
 _SENTENCE_START = re.compile(r"[.!?:;]\s|\n")
 #: A number and nothing else: a count ("3", "1,200", "2.5").
@@ -252,7 +287,8 @@ def change_said(text: str, earlier_words: frozenset[str]) -> Change:
         return Change(BESIDE, clause(now.start()), now[0], said[now.end() :])
     for m in _NEW.finditer(said):
         if m[1].casefold() in earlier_words:
-            return Change(BESIDE, clause(m.start()), m[0], "")
+            # What follows names the post a new holder holds ("new keeper of the lighthouse").
+            return Change(BESIDE, clause(m.start()), m[0], said[m.start(1) :])
     return Change(NONE, "", "", "")
 
 
@@ -262,7 +298,11 @@ def may_be_strict(text: str) -> bool:
     expressions alone, no ``details.values``: most notes alike enough only for
     ``update_alike_strict`` are passed over on it."""
     how, clause, word, _ = change_said(text, frozenset())
-    return how == ENDED or bool(_holder(clause, word))
+    if how == ENDED or _holder(clause, word):
+        return True
+    # "new" says a change only of a word of the earlier, unknown here: a holder before it.
+    said = told(text)
+    return any(_holder(said[: m.start()], m[0]) for m in _NEW.finditer(said))
 
 
 def says_change(text: str, earlier_words: frozenset[str]) -> bool:
@@ -298,7 +338,7 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
     replaced in another post ("Elena took over from Victor as physio"), or of another side of
     what the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes
     1.30")."""
-    how, clause, word, after = change_said(later_text, earlier[1])
+    how, clause, word, after = change_said(later_text, earlier[1] | _held_as(earlier_text))
     if (
         how == NONE
         or _another_person(clause, earlier[1])
@@ -352,15 +392,20 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
 
 
 def _holder(clause: str, word: str) -> frozenset[str]:
-    """The new holder before a verb of ``_HOLDER_VERBS`` (``word``): the words of its
-    ``clause`` when they are a name and a "has" at most ("Ben", "Ms Okafor"), casefolded;
-    none otherwise."""
+    """The new holder before a verb of ``_HOLDER_VERBS`` (``word``), or told new ("Ida is the
+    new keeper": ``_HOLDER_NEW``): the words of its ``clause`` when they are a name and a
+    "has" at most ("Ben", "Ms Okafor"), casefolded; none otherwise."""
     verb = " ".join(word.casefold().split())
-    if verb not in _HOLDER_VERBS:
+    if verb.startswith("new "):
+        named = _HOLDER_NEW.fullmatch(clause.lstrip())
+        if named is None:
+            return frozenset()
+    elif verb not in _HOLDER_VERBS:
         return frozenset()
-    named = _HOLDER.fullmatch(clause.lstrip())
-    if named is None or (named[2] == "is" and verb not in _HOLDER_IS):
-        return frozenset()
+    else:
+        named = _HOLDER.fullmatch(clause.lstrip())
+        if named is None or (named[2] == "is" and verb not in _HOLDER_IS):
+            return frozenset()
     names = named[1].split()
     if not name_first(names[0].casefold()):
         return frozenset()
@@ -379,25 +424,35 @@ def _new_holder(
     earlier one gives its own holder, opening it, and names no value besides: "Irene has
     taken over as club treasurer" after "Paul is the club treasurer", "Ms Okafor is now our
     head of sales" (its ``word``) after "Mr Reed is our head of sales", "Marco is now in
-    charge of the front desk" after "Dana runs the front desk" (``_holds``). What follows the
-    verb (``after``, to its sentence's end) names the thing in the earlier's words alone,
-    and the holder is no word of the earlier. The earlier names no value but its holder, or
-    the later names that holder as the one it replaced ("Elena replaced Victor as our account
-    manager" after "Victor is our account manager at Stripe": ``_replaced``)."""
+    charge of the front desk" after "Dana runs the front desk" (``_holds``; or "the front
+    desk's manager" after "Dana manages …": ``_held_as``), "Marco is now team lead" after
+    "The team lead is Dana" (``_POST_FIRST``; in the post's words alone, not "in charge of"
+    it). What follows the verb (``after``, to its sentence's end) names the thing in the
+    earlier's words alone, and the holder is no word of the earlier. The earlier names no
+    value but its holder, or the later names that holder as the one it replaced ("Elena
+    replaced Victor as our account manager" after "Victor is our account manager at
+    Stripe": ``_replaced``)."""
     opened_text = earlier_text.lstrip()
     opened = _HOLDER.match(opened_text)
-    if opened is None or not name_first(opened[1].split()[0].casefold()):
-        return False
     verb = " ".join(word.casefold().split())
+    post_first = None
+    if opened is None or not name_first(opened[1].split()[0].casefold()):
+        # The post first, its holder after it: "The team lead is Dana".
+        post_first = _POST_FIRST.match(opened_text)
+        if post_first is None or not _TIMES.isdisjoint(post_first[1].casefold().split()):
+            return False
+        names = post_first[1].split()
     # "is now" only after an earlier "is" or a verb of holding ("Dana runs the front
     # desk"): "Paul works at the bakery" holds no post.
-    if (
-        verb in _HOLDER_IS
+    elif (
+        (verb in _HOLDER_IS or verb.startswith("new "))
         and opened[2] != "is"
         and not _holds(opened[2], opened_text[opened.end() :])
     ):
         return False
-    earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in opened[1].split()}
+    else:
+        names = opened[1].split()
+    earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in names}
     closed = _SENTENCE_START.search(after)
     told_after = after[: closed.start()] if closed else after
     # The holder it replaced, named ("Elena replaced Victor as our account manager"), says
@@ -408,8 +463,13 @@ def _new_holder(
         return False
     if holder <= earlier[1]:
         return False
-    thing = _things(told_after) - _stems(set(holder)) - _HOLDING_WORDS
-    return bool(thing) and _in_words(thing, earlier[1])
+    thing = _things(told_after) - _stems(set(holder))
+    if post_first is not None:
+        # The later holds the post itself: none is "in charge of" a post ("Marco is now in
+        # charge of the venue" after "The venue is Lisbon" holds no post of Lisbon's).
+        return bool(thing) and _in_words(thing, earlier[1])
+    thing -= _HOLDING_WORDS
+    return bool(thing) and _in_words(thing, earlier[1] | _held_as(earlier_text))
 
 
 def _names_a_word_of(clause: str, after: str, earlier_words: frozenset[str]) -> bool:
@@ -422,6 +482,16 @@ def _names_a_word_of(clause: str, after: str, earlier_words: frozenset[str]) -> 
     thing = _things(f"{clause} {told_after}") - _TIMES
     # The words as they are first: most updates say one so, and stemming is the dearer pass.
     return not thing.isdisjoint(earlier_words) or not thing.isdisjoint(_stems(earlier_words))
+
+
+def _held_as(earlier_text: str) -> frozenset[str]:
+    """The nouns of the post an earlier note's holder holds by a verb of holding
+    (``_HOLDING``): "coach" of "Siobhan coaches the rowing crew"; none otherwise."""
+    opened_text = earlier_text.lstrip()
+    opened = _HOLDER.match(opened_text)
+    if opened is None or not _holds(opened[2], opened_text[opened.end() :]):
+        return frozenset()
+    return _HOLDING[opened_text[opened.end() :].split(maxsplit=1)[0].casefold()]
 
 
 def _holds(auxiliary: str | None, rest: str) -> bool:
