@@ -1060,6 +1060,8 @@ class Memory:
                     undone = [(obs, working.entries[r].id) for r, _, _ in reopened]
                     # Beliefs in facts others hold that this one had withdrawn for the agent.
                     restoring = _restoring(working, row, who)
+                    kept_on = planning.held_on(working, [(r, a) for r, a, *_ in restoring])
+                    held_on = _held_on_writes(working, kept_on)
                     given_back = [r for r, _, _ in reopened] + [r for r, *_ in restoring]
                     own: list[tuple[str, datetime | None, str | None, list[str]]] = []
                     if heir is not None:
@@ -1076,6 +1078,7 @@ class Memory:
                     w.end_validity(ends)
                     w.supersede(links, at)
                     w.restore_beliefs([(old, new) for _, _, old, new, _ in restoring], at)
+                    _held_on_written(w, held_on, at)
                     for held, until, ender, dropped in own:
                         w.undo_supersessions([(newer, held) for newer in dropped], at)
                         w.end_validity([(held, until)])
@@ -1093,6 +1096,7 @@ class Memory:
                     else:
                         working.withdraw_outright(withdrawing, micros(at))
                     remembering.restore(working, restoring, at)
+                    _held_on_applied(working, kept_on, at)
                     for _, until, ender, dropped in own:
                         for newer in dropped:
                             working.reopen(row, until, newer, undone=at)
@@ -1109,6 +1113,10 @@ class Memory:
                 reopened = planning.reopened(working, row)
                 ends, links = _ends_and_links(working, reopened)
                 restoring = _restoring(working, row)
+                # Beliefs given back in facts the others ended by a later fact of theirs
+                # meanwhile: held on for the agent, ended for the others alone.
+                kept_on = planning.held_on(working, [(r, a) for r, a, *_ in restoring])
+                held_on = _held_on_writes(working, kept_on)
                 # Plans it called off for agents a later fact of their own had withdrawn
                 # them for: held again by them, they end what they had ended.
                 again = planning.held_again(working, working.called_off(row), leaving=row)
@@ -1127,6 +1135,7 @@ class Memory:
                 w.end_validity(ends)
                 w.supersede(links, at)
                 w.restore_beliefs([(old, new) for _, _, old, new, _ in restoring], at)
+                _held_on_written(w, held_on, at)
                 return held
 
             beliefs = graph.transact(f"forget ({mode})", forgetting)
@@ -1145,6 +1154,7 @@ class Memory:
                 else:
                     working.purge(row)
                 remembering.restore(working, restoring, at)
+                _held_on_applied(working, kept_on, at)
             if mode == "purge":
                 self._audit.drop(obs)  # why a prune retired it goes with it
                 self._purged[obs] = beliefs
@@ -1693,6 +1703,42 @@ def _in_words(working: WorkingMemory, superseded: Sequence[tuple[str, Any]]) -> 
     return [
         entity_views.fact_words(working.entries[working.row_of[older]]) for older, _ in superseded
     ]
+
+
+def _held_on_writes(
+    working: WorkingMemory, kept_on: Sequence[tuple[int, int, datetime | None, datetime, list[str]]]
+) -> list[tuple[str, str, datetime | None, datetime, list[str]]]:
+    """``planning.held_on``'s facts by id: (fact id, the later fact's id, the fact's end
+    without it, where that one begins, the others' beliefs)."""
+    entries = working.entries
+    return [
+        (entries[row].id, entries[newer].id, end, start, beliefs)
+        for row, newer, end, start, beliefs in kept_on
+    ]
+
+
+def _held_on_written(
+    w: GraphWriter,
+    held_on: Sequence[tuple[str, str, datetime | None, datetime, list[str]]],
+    at: datetime,
+) -> None:
+    """Write ``_held_on_writes``' facts: the later fact no longer ends each, which ends as
+    stated, and the others' beliefs in it are withdrawn where that fact begins."""
+    w.undo_supersessions([(newer, fact) for fact, newer, *_ in held_on], at)
+    w.end_validity([(fact, end) for fact, _, end, _, _ in held_on])
+    w.withdraw_beliefs([(b, start) for *_, start, beliefs in held_on for b in beliefs], at)
+
+
+def _held_on_applied(
+    working: WorkingMemory,
+    kept_on: Sequence[tuple[int, int, datetime | None, datetime, list[str]]],
+    at: datetime,
+) -> None:
+    """Mirror ``_held_on_written`` in the working memory (after the beliefs given back)."""
+    for row, newer, end, start, beliefs in kept_on:
+        working.reopen(row, end, working.entries[newer].id, undone=at)
+        for belief in beliefs:
+            working.withdraw(row, belief, at, start)
 
 
 def _restoring(

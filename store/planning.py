@@ -1144,6 +1144,33 @@ def restored(
     return [(other, agent, belief) for (other, agent), belief in out.items()]
 
 
+def held_on(
+    working: WorkingMemory, restoring: Iterable[tuple[int, str]]
+) -> list[tuple[int, int, datetime | None, datetime, list[str]]]:
+    """Facts a forget gives an agent its belief in back (``restoring``: (row, agent), as
+    ``restored`` finds them) that the others believing them ended by a later fact of theirs
+    while the agent's belief was withdrawn: the agent holds the fact on, as it would have
+    had it held it then, and that later fact ends it for the others alone, as a plan called
+    off gives it back (``_held_on``; scout and medic have Sam in Berlin, scout alone plans
+    Munich, medic tells Paris from May, scout forgets Munich: Berlin holds on for scout, for
+    medic until May). Returns (row, the row of the later fact, the fact's end without it:
+    its stated end or None, that fact's start, the others' beliefs: withdrawn from then)."""
+    out: list[tuple[int, int, datetime | None, datetime, list[str]]] = []
+    for row, agent in restoring:
+        entry = working.entries[row]
+        end = int(working.valid_until[row])
+        stated = entry.stated_until
+        others = [a for a in entry.agents if a != agent]
+        if end == NO_END or (stated is not None and micros(stated) == end) or not others:
+            continue
+        link = working.ending_link(row)
+        if link is None or not set(others) <= set(working.entries[link[0]].agents):
+            continue
+        beliefs = [b for a in others if (b := working.belief_of(row, a)) is not None]
+        out.append((row, link[0], stated, from_micros(end), beliefs))
+    return out
+
+
 def heir(working: WorkingMemory, row: int, leaving: str) -> tuple[str, str, int, int | None] | None:
     """Who holds the observation at ``row`` in place of ``leaving``, its last believer,
     forgetting it: of the other agents whose belief in it a later fact of their own withdrew

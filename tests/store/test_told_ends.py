@@ -1247,3 +1247,60 @@ def test_a_negated_or_gone_next_week_gives_no_end(memory: Memory, text: str) -> 
         [MemoryDraft(text=text, observed_at=OCT, fact=FactDraft("Sam", "located in", "Berlin"))]
     )
     assert done.ends is None
+
+
+@pytest.mark.parametrize("driver", [False, True])
+@pytest.mark.parametrize("paris", ["before", "after"])
+def test_a_shared_fact_ended_for_an_agent_by_its_plan_it_forgets_holds_on_for_it(
+    tmp_path: Path, paris: str, driver: bool
+) -> None:
+    """scout and medic have Sam in Berlin; scout plans his move to Munich from January
+    (scout's belief in Berlin is withdrawn from then), alone or with driver; medic tells a
+    move to Paris from May, before or after scout forgets its Munich: scout, as if it never
+    planned, holds Berlin past May, medic until May (as when scout calls Munich off), and
+    Paris ends Berlin for nobody. After a restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+    paris_told = sam_lives_in("Sam moves to Paris.", "Paris", "medic", valid_from=f"{LATER}-05-01")
+    drafts = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "medic"),
+        sam_lives_in("Sam moves to Munich.", "Munich", valid_from=f"{LATER}-01-10"),
+        *(
+            [sam_lives_in("Sam moves to Munich.", "Munich", "driver", valid_from=f"{LATER}-01-10")]
+            if driver
+            else []
+        ),
+    ]
+    february, june = f"{LATER}-02-01", f"{LATER}-06-01"
+    memory = open_memory(settings)
+    try:
+        berlin, _, munich, *_ = (memory.remember([draft])[0] for draft in drafts)
+        if paris == "before":
+            memory.remember([paris_told])
+        memory.forget(munich.observation_id, agent="scout")
+        if paris == "after":
+            memory.remember([paris_told])
+        memory = holds_across_restart(
+            memory,
+            settings,
+            ("scout", february, "Sam lives in Berlin."),
+            ("scout", june, "Sam lives in Berlin."),
+            ("medic", february, "Sam lives in Berlin."),
+            ("medic", june, "Sam moves to Paris."),
+            *([("driver", june, "Sam moves to Munich.")] if driver else []),
+        )
+        held = {
+            f["object"]: f["agents"] for f in memory.about("Sam", as_of=june)["facts"]["lives_in"]
+        }
+        assert held == {
+            "Berlin": ["scout"],
+            "Paris": ["medic"],
+            **({"Munich": ["driver"]} if driver else {}),
+        }
+        cited = memory.evidence(berlin.observation_id)
+        assert cited["superseded_by"] == []
+        assert [
+            (w["agent"], iso(w["held_until"])) for w in cited["withdrawn"] if w["held_until"]
+        ] == [("medic", f"{LATER}-05-01T00:00:00Z")]
+    finally:
+        memory.close()
