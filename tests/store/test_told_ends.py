@@ -1304,3 +1304,71 @@ def test_a_shared_fact_ended_for_an_agent_by_its_plan_it_forgets_holds_on_for_it
         ] == [("medic", f"{LATER}-05-01T00:00:00Z")]
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("paris_first", [False, True])
+@pytest.mark.parametrize("forgets", ["scout", "medic", "driver"])
+def test_a_fact_three_agents_share_ends_for_each_where_its_own_later_fact_begins(
+    tmp_path: Path, forgets: str, paris_first: bool
+) -> None:
+    """scout, medic and driver have Sam in Berlin; scout tells a move to Hamburg from March,
+    medic one to Paris from May (told after Hamburg or before), driver nothing: Berlin holds
+    for scout until March, for medic until May, for driver on. One of them forgets its
+    move (driver: Berlin): it holds as if that was never told (driver: nothing), and the
+    others' histories stay; ``about`` in June names each fact's holders, and Berlin ends
+    for nobody while driver holds it (at medic's Paris once driver forgets it). After a
+    restart alike."""
+    settings = hash_settings(tmp_path / "memory")
+    april, june = f"{LATER}-04-01", f"{LATER}-06-01"
+    moves = [
+        sam_lives_in("Sam moves to Hamburg.", "Hamburg", valid_from=f"{LATER}-03-01"),
+        sam_lives_in("Sam moves to Paris.", "Paris", "medic", valid_from=f"{LATER}-05-01"),
+    ]
+    drafts = [
+        sam_lives_in("Sam lives in Berlin.", "Berlin"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "medic"),
+        sam_lives_in("Sam lives in Berlin.", "Berlin", "driver"),
+        *(moves[::-1] if paris_first else moves),
+    ]
+    memory = open_memory(settings)
+    try:
+        done = {d.agent: memory.remember([d])[0] for d in drafts}
+        berlin, hamburg, paris = (
+            "Sam lives in Berlin.",
+            "Sam moves to Hamburg.",
+            "Sam moves to Paris.",
+        )
+        held = {
+            "scout": {april: hamburg, june: hamburg},
+            "medic": {april: berlin, june: paris},
+            "driver": {april: berlin, june: berlin},
+        }
+        memory = holds_across_restart(
+            memory,
+            settings,
+            *((agent, when, fact) for agent, facts in held.items() for when, fact in facts.items()),
+        )
+        memory.forget(done[forgets].observation_id, agent=forgets)
+        held[forgets] = {april: berlin, june: berlin} if forgets != "driver" else {}
+        memory = holds_across_restart(
+            memory,
+            settings,
+            *((agent, when, fact) for agent, facts in held.items() for when, fact in facts.items()),
+        )
+        if forgets == "driver":
+            for when in (april, june):
+                assert current(memory, agent="driver", as_of=when) == []
+        facts = memory.about("Sam", as_of=june)["facts"]["lives_in"]
+        holders: dict[str, list[str]] = {}
+        for agent, fact in ((a, f[june]) for a, f in held.items() if f):
+            holders.setdefault(fact, []).append(agent)
+        assert {f["object"]: f["agents"] for f in facts} == {
+            fact.split()[-1].rstrip("."): sorted(agents) for fact, agents in holders.items()
+        }
+        # Held by driver on, it ends for nobody; forgotten by driver, it holds for medic
+        # longest, and ends where medic's Paris begins.
+        assert memory.evidence(done["driver"].observation_id)["superseded_by"] == (
+            [done["medic"].observation_id] if forgets == "driver" else []
+        )
+    finally:
+        memory.close()
