@@ -1297,6 +1297,9 @@ def test_a_shared_fact_ended_for_an_agent_by_its_plan_it_forgets_holds_on_for_it
             "Paris": ["medic"],
             **({"Munich": ["driver"]} if driver else {}),
         }
+        # Paris ends Berlin for medic alone: the timeline has no end of Berlin.
+        timeline = memory.about("Sam", as_of=june)["timeline"]
+        assert [e["event"] for e in timeline if e["id"] == berlin.observation_id] == ["started"]
         cited = memory.evidence(berlin.observation_id)
         assert cited["superseded_by"] == []
         assert [
