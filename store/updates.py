@@ -139,6 +139,15 @@ _QUANTITY = re.compile(
     r"|(?:fell|cut|rose|jumped|down) to",
     re.IGNORECASE,
 )
+#: Units a number measures in, stemmed ("litres": "litre"): a thing that comes in parts, so a
+#: decimal is its new measure ("now holds 45.5" after "holds 40 litres"), where things
+#: counted whole ("3 nodes") take none and a decimal beside them is a version.
+_MEASURING = (
+    "litre liter ml gallon pint kg kilo kilogram gram lb pound ounce oz tonne ton km"
+    " kilometre kilometer mile metre meter feet foot inch cm mm hour minute percent degree"
+    " dollar euro quid buck cent penny pence gb mb tb kwh watt volt"
+)
+_MEASURES = frozenset(_MEASURING.split())
 #: "new" and the word it qualifies: a change only of something the earlier note names
 #: ("New office wifi password" after "The office wifi password is …"; not "Anything new?").
 _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
@@ -342,7 +351,7 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
     if (
         how == NONE
         or _another_person(clause, earlier[1])
-        or _another_side(earlier, later, earlier_text, word)
+        or _another_side(earlier, later, earlier_text, later_text, word)
     ):
         return NO_UPDATE
     # "now" alone as often opens another thing's news ("The store now opens at 9am on
@@ -553,12 +562,16 @@ def _another_person(clause: str, earlier_words: frozenset[str]) -> bool:
     return any(_stem(m[1]) not in _stems(earlier_words) for m in _KIN.finditer(clause))
 
 
-def _another_side(earlier: Details, later: Details, earlier_text: str, word: str) -> bool:
-    """Whether the later note tells another side of what the earlier counts: each of the
-    earlier's values a number of a thing ("The cluster has 3 nodes"), and the later names
-    none of those things and says a name ("… upgraded to Kubernetes 1.30"); a count
-    changes by a number ("… scaled to 5 nodes", "… now sleeps 4"), and by a decimal after a
-    verb of quantity, its ``word`` of change ("Raised the pump's flow to 32.5")."""
+def _another_side(
+    earlier: Details, later: Details, earlier_text: str, later_text: str, word: str
+) -> bool:
+    """Whether the later note (``later_text``) tells another side of what the earlier
+    counts: each of the earlier's values a number of a thing ("The cluster has 3 nodes"),
+    and the later names none of those things and says a name ("… upgraded to Kubernetes
+    1.30"); a count changes by a number ("… scaled to 5 nodes", "… now sleeps 4"), and by a
+    decimal after a verb of quantity, its ``word`` of change ("Raised the pump's flow to
+    32.5"), or told as the earlier told its measure (``_measured_again``: "The tank now holds
+    45.5" after "The tank holds 40 litres")."""
     # The cheap tests first: most pairs are no count and a name.
     if not earlier[0] or any(_NUMBER.fullmatch(value) is None for value in earlier[0]):
         return False
@@ -568,7 +581,12 @@ def _another_side(earlier: Details, later: Details, earlier_text: str, word: str
     quantity = _QUANTITY.fullmatch(" ".join(word.split())) is not None
 
     def version(value: str) -> bool:
-        return bool(_VERSION.fullmatch(value)) and not (quantity and _DECIMAL.fullmatch(value))
+        if _VERSION.fullmatch(value) is None:
+            return False
+        # "v3.7.2" is a version whatever is told around it.
+        return _DECIMAL.fullmatch(value) is None or not (
+            quantity or _measured_again(value, earlier_text, later_text, earlier[0])
+        )
 
     if all(
         any(c.isdigit() for c in value) and not (whole and version(value)) for value in later[0]
@@ -576,6 +594,31 @@ def _another_side(earlier: Details, later: Details, earlier_text: str, word: str
         return False
     counted = _counted(earlier_text, earlier[0])
     return counted is not None and counted.isdisjoint(_stems(later[1]))
+
+
+def _measured_again(
+    decimal: str, earlier_text: str, later_text: str, found: frozenset[str]
+) -> bool:
+    """Whether a later's ``decimal`` is the new measure of an earlier's number (of its values,
+    ``found``) before a unit (``_MEASURES``): the later tells it after the word the earlier
+    told the number after, "now" aside ("holds 40 litres" … "now holds 45.5"; not "runs
+    firmware 2.1")."""
+    told = _word_before(later_text, decimal)
+    if told is None:
+        return False
+    return any(
+        number in found and _stem(unit) in _MEASURES and _word_before(earlier_text, number) == told
+        for number, unit in _COUNT.findall(earlier_text)
+    )
+
+
+def _word_before(text: str, number: str) -> str | None:
+    """The word ``number`` follows in ``text``, casefolded, "now" or a currency's sign between
+    them aside ("is now $1250.50": "is"); None when it follows none."""
+    before = re.search(
+        rf"\b([^\W\d_]+)\s+(?:now\s+)?[$£€¥]?{re.escape(number)}(?!\d|\.\d)", text, re.IGNORECASE
+    )
+    return before[1].casefold() if before else None
 
 
 def _counted(text: str, found: frozenset[str]) -> set[str] | None:

@@ -226,6 +226,19 @@ def test_a_decimal_raised_from_a_whole_count_is_the_count() -> None:
     assert not updates("The cluster has 3 nodes.", "The cluster was upgraded to 1.30.")
 
 
+def test_a_bare_decimal_after_now_is_the_measure_it_changed() -> None:
+    # The earlier measures in a unit ("litres", "dollars"), and the later tells its decimal
+    # as the earlier told its number ("holds 40" … "now holds 45.5"): the new measure.
+    assert updates("The tank holds 40 litres.", "The tank now holds 45.5.")
+    assert updates("The rent is 1200 dollars a month.", "The rent is now 1250.50 a month.")
+    # A version stays one: after a name, dotted twice, after another word, or of a count.
+    assert not updates("The tank holds 40 litres.", "The tank's controller now runs firmware 2.1.")
+    assert not updates("The pump delivers 30 litres a minute.", "The pump now runs v3.7.2.")
+    assert not updates("The pump delivers 30 litres a minute.", "The pump now runs Python 3.13.")
+    assert not updates("The cluster has 3 nodes.", "The cluster now runs Kubernetes 1.30.")
+    assert not updates("The cluster runs 3 nodes.", "The cluster now runs 1.30.")
+
+
 def test_now_beside_another_thing_is_no_update() -> None:
     # "now" says a change of the earlier only when its sentence names a word of the earlier's
     # besides a day: the store is no film screening.
