@@ -205,11 +205,16 @@ _HOLDER = re.compile(
 )
 #: Words after which a holder is told with "is": "Ms Okafor is now our head of sales".
 _HOLDER_IS = frozenset({"now"})
-#: A holder told new: "Ida is the new keeper of the lighthouse" (to "new").
+#: A holder told new: "Ida is the new keeper of the lighthouse", "Gideon is the climbing
+#: wall's new manager" (to "new"; the post's thing before it, ``_THING_OF``).
 _HOLDER_NEW = re.compile(
-    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+is\s+(?:the|our)\s+",
+    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+is\s+(?:the|our)\s+"
+    r"(?:(?:[\w-]+\s+){0,2}[\w-]+['\u2019]s\s+)?",
     re.IGNORECASE,
 )
+#: The thing whose post is new, told before "new": "the climbing wall's " (of "Gideon is the
+#: climbing wall's new manager").
+_THING_OF = re.compile(r"\b(?:the|our)\s+((?:[\w-]+\s+){0,2}[\w-]+['\u2019]s)\s+$", re.IGNORECASE)
 #: A post told first and its holder after it, opening a note: "The team lead is Dana", "Our
 #: club secretary is Ms Ito". The holder is one to three capitalised words of letters ending
 #: the sentence ("The password is Hunter2" names no holder); a time is none ("The meeting is
@@ -296,8 +301,11 @@ def change_said(text: str, earlier_words: frozenset[str]) -> Change:
         return Change(BESIDE, clause(now.start()), now[0], said[now.end() :])
     for m in _NEW.finditer(said):
         if m[1].casefold() in earlier_words:
-            # What follows names the post a new holder holds ("new keeper of the lighthouse").
-            return Change(BESIDE, clause(m.start()), m[0], said[m.start(1) :])
+            # What follows names the post a new holder holds ("new keeper of the lighthouse"),
+            # and the thing told before "new" too ("the climbing wall's new manager").
+            thing = _THING_OF.search(said, 0, m.start())
+            post = said[m.start(1) :]
+            return Change(BESIDE, clause(m.start()), m[0], f"{thing[1]} {post}" if thing else post)
     return Change(NONE, "", "", "")
 
 

@@ -194,6 +194,25 @@ def test_a_post_held_as_a_verb_and_told_as_a_noun_is_one_post() -> None:
     )
 
 
+def test_new_after_the_posts_thing_is_a_new_holder() -> None:
+    # "the climbing wall's new manager": the post's thing before "new", its noun after.
+    assert (
+        shape("Hester manages the climbing wall.", "Gideon is the climbing wall's new manager.")
+        == STRICT
+    )
+    assert shape("Hester is the bakery's manager.", "Gideon is the bakery's new manager.") == STRICT
+    # Another thing's new holder, another post, or the same holder again.
+    assert not updates(
+        "Hester manages the climbing wall.", "Gideon is the swimming pool's new manager."
+    )
+    assert not updates(
+        "Hester manages the climbing wall.", "Gideon is the climbing wall's new instructor."
+    )
+    assert not updates(
+        "Hester manages the climbing wall.", "Hester is the climbing wall's new manager."
+    )
+
+
 def test_a_replacement_naming_the_earlier_holder_is_a_strict_shape() -> None:
     # The earlier names more than its holder ("at Stripe"); the later names the holder it
     # replaced, and the post in the earlier's words.
@@ -1481,5 +1500,6 @@ def test_the_rule_holds_on_the_fifth_held_out_set(embedder: OnnxEmbedder) -> Non
     # Measured once before the rule read these shapes: 3 of the 12 updates named and none of
     # the others; once after: 10 and none. Missed: "Thaddeus is now the calligraphy class's
     # teacher" (the earlier names a value, "Saturday", besides its holder) and "Gideon is the
-    # climbing wall's new manager" ("new" after the post's thing).
-    assert hints_held_out(embedder, FIFTH_UPDATES, FIFTH_OTHERS) >= 10
+    # climbing wall's new manager" ("new" after the post's thing): 11 once the rule read the
+    # post's thing before "new", no longer a held-out figure for it.
+    assert hints_held_out(embedder, FIFTH_UPDATES, FIFTH_OTHERS) >= 11
