@@ -1786,8 +1786,10 @@ _UNTIL_MONTH_END = _compile(
 )
 # "until next week" (weekend, month, year): until it begins ("the road is closed until next
 # week" opens on Monday, "until next weekend" on its Saturday), not through it as "until
-# Friday" is through Friday.
-_UNTIL_NEXT_UNIT = _compile(r"(?P<which>next)\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)")
+# Friday" is through Friday. So "until this weekend" (on a weekday), up to its Saturday.
+_UNTIL_NEXT_UNIT = _compile(
+    r"(?P<which>next|this(?=\s+weekend\b))\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
+)
 # "until the end of next week" (weekend, of this month, of the year): through that week,
 # weekend, month, year ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).
 _UNTIL_UNIT_END = _compile(
@@ -1904,7 +1906,9 @@ def _until_candidates(ctx: _Context) -> Iterator[_Candidate]:
         elif _MOVED_UNTIL.search(text, max(0, until.start() - 60), until.start()):
             yield until.start(), best[0], span  # "postponed until next week": that week
         else:
-            yield until.start(), best[0], (ctx.today, span[0] if best[2] else span[1], "span")
+            # A weekend under way ("until this weekend" told on its Saturday): through it.
+            begins = best[2] and span[0] > ctx.today
+            yield until.start(), best[0], (ctx.today, span[0] if begins else span[1], "span")
 
 
 def _order(date: _Date) -> tuple[int, int]:

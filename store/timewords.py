@@ -839,8 +839,12 @@ _UNTIL_WEEKDAY = re.compile(
 )
 
 # "Where is Sam until next week?": up to when that week (weekend, month, year) begins, as a
-# note reads "until next week" (the road "closed until next week" opens on Monday).
-_UNTIL_NEXT = re.compile(r"\b(?:until|till)\s+next\s+(weekend|week|month|year)\b", re.IGNORECASE)
+# note reads "until next week" (the road "closed until next week" opens on Monday); "until
+# this weekend" up to this week's Saturday.
+_UNTIL_NEXT = re.compile(
+    r"\b(?:until|till)\s+(next|this(?=\s+weekend\b))\s+(weekend|week|month|year)\b",
+    re.IGNORECASE,
+)
 
 
 def _until(query: str, reference: datetime) -> Window | None:
@@ -859,13 +863,18 @@ def _until(query: str, reference: datetime) -> Window | None:
 
 def _until_next(query: str, today: datetime) -> Window | None:
     """From ``today`` up to the start of the week (weekend, month, year) after "until next",
-    unless the question looks back; a time named from today (``relative_window``), whose
-    words a note of another week says of another one."""
+    or of this weekend after "until this weekend", unless the question looks back; a time
+    named from today (``relative_window``), whose words a note of another week says of
+    another one."""
     match = _UNTIL_NEXT.search(query)
     if match is None or _LOOKS_BACK.search(query) is not None:
         return None
-    unit = match[1].casefold()
+    unit = match[2].casefold()
     monday = today + timedelta(days=7 - today.weekday())
+    if match[1].casefold() == "this":
+        # This week's Saturday; once the weekend is under way, through its Sunday.
+        saturday = monday - timedelta(days=2)
+        return today, saturday if today < saturday else monday
     if unit == "week":
         return today, monday
     if unit == "weekend":  # next week's Saturday, as a note reads "next weekend"

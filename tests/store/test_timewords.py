@@ -714,6 +714,8 @@ def test_until_a_time_to_come_asked_is_from_today_through_it() -> None:
         ("Where is Sam until next week?", day(2026, 12, 14)),
         ("Is the office closed till next week?", day(2026, 12, 14)),
         ("Where is Sam until next weekend?", day(2026, 12, 19)),
+        # "until this weekend": up to this week's Saturday, as a note reads it
+        ("Where is Sam until this weekend?", day(2026, 12, 12)),
         ("Where is Sam until next month?", day(2027, 1, 1)),
         ("Where is Sam until next year?", day(2027, 1, 1)),
     ],

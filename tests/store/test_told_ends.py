@@ -1220,6 +1220,20 @@ def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
             "2026-10-07T10:00:00Z",
             "2026-10-19T00:00:00Z",
         ),
+        # This weekend begins on this week's Saturday and ends on the Monday after.
+        ("Sam is in Berlin until this weekend.", "2026-10-07T10:00:00Z", "2026-10-10T00:00:00Z"),
+        (
+            "Sam is in Berlin until this weekend.",
+            "2026-10-07T10:00:00-05:00",
+            "2026-10-10T05:00:00Z",
+        ),
+        (
+            "Sam is in Berlin until the end of this weekend.",
+            "2026-10-07T10:00:00Z",
+            "2026-10-12T00:00:00Z",
+        ),
+        # Told once it has begun (on its Saturday), through it, as before.
+        ("Sam is in Berlin until this weekend.", "2026-10-10T10:00:00Z", "2026-10-12T00:00:00Z"),
     ],
 )
 def test_a_fact_until_next_week_or_month_ends_when_it_begins_or_at_the_end_told(
@@ -1240,6 +1254,9 @@ def test_a_fact_until_next_week_or_month_ends_when_it_begins_or_at_the_end_told(
         "Sam won't be in Berlin until next weekend.",
         "Sam lived in Berlin until last weekend.",
         "Sam lived in Berlin until the end of last weekend.",
+        "Sam won't be in Berlin until this weekend.",
+        "Sam lived in Berlin until this weekend.",
+        "Sam lived in Berlin until the end of this weekend.",
     ],
 )
 def test_a_negated_or_gone_next_week_gives_no_end(memory: Memory, text: str) -> None:
