@@ -670,6 +670,13 @@ class _Context:
     def past(self, match: re.Match[str]) -> bool:
         return self._says(match, "past", lambda s: bool(_PAST.search(s)))
 
+    def future_besides(self, match: re.Match[str]) -> bool:
+        """A future cue in the sentence outside ``match`` ("upcoming" in "the upcoming week"
+        is no tense of the sentence's)."""
+        left, right = self._bounds(match)
+        rest = f"{self.text[left : match.start()]} {self.text[match.end() : right]}"
+        return bool(_FUTURE.search(_PAST_PLAN.sub(" ", rest)))
+
     def plans(self, match: re.Match[str]) -> bool:
         return self.firm_plan(match) or self.weak_plan(match)
 
@@ -1000,7 +1007,11 @@ def _resolve_words(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
     which = " ".join(match["which"].casefold().split())
-    which = {"earlier in the": "earlier this", "later in the": "later this"}.get(which, which)
+    which = {
+        "earlier in the": "earlier this",
+        "later in the": "later this",
+        "this upcoming": "this coming",  # "this upcoming week", as "this coming week"
+    }.get(which, which)
     unit = match["unit"].casefold()
     today = ctx.today
     step = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(which, 0)
@@ -1067,8 +1078,8 @@ def _resolve_the_coming(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "The coming week will be busy", "plans for the week ahead": the seven days from now
     # (a week said so runs from today, not from Monday: "this coming week" is the calendar
     # one), unless told in the past of a week then to come ("I was nervous about the week
-    # ahead").
-    if ctx.past(match) and not ctx.future(match):
+    # ahead", "about the upcoming week": its "upcoming" is no future).
+    if ctx.past(match) and not ctx.future_besides(match):
         return None
     return ctx.said_at, _shift(ctx.said_at, _unit(match), 1), "span"
 
@@ -1513,7 +1524,7 @@ _BEEN_SINCE = (
     rf"{_COUNT}\s+{_UNIT}\s+since\b"
 )
 _RELATIVE_UNIT = (
-    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+coming|earlier\s+this|later\s+this"
+    r"(?<!\bthe\s)\b(?P<which>this\s+past|this\s+(?:up)?coming|earlier\s+this|later\s+this"
     r"|earlier\s+in\s+the|later\s+in\s+the|last|this|next)\s+(?P<unit>weekend|week|month|year)\b"
     r"(?!\s+of\b)"
 )
@@ -1566,9 +1577,11 @@ _SPAN_AHEAD = (
     rf"\b(?:in|over|during|within)\s+the\s+(?:next|coming)\s+(?:{_COUNT}\s+)?{_UNIT}\b"
     r"(?!\s+of\b)"
 )
-# "the coming week", "the week ahead" (month, year), said without "in": the same stretch from now.
+# "the coming week", "the week ahead" (month, year), said without "in": the same stretch from now;
+# "the upcoming week" too.
 _THE_COMING = (
-    r"\b(?:(?:over|during|within|for)\s+)?the\s+coming\s+(?P<unit>week|month|year)\b(?!\s+of\b)"
+    r"\b(?:(?:over|during|within|for)\s+)?the\s+(?:up)?coming\s+(?P<unit>week|month|year)\b"
+    r"(?!\s+of\b)"
 )
 _THE_UNIT_AHEAD = (
     r"\b(?:(?:in|over|during|within|for)\s+)?the\s+(?P<unit>week|month|year)\s+ahead\b"

@@ -355,8 +355,26 @@ DURATION: list[Case] = [
         "span",
         "for the month ahead",
     ),
+    # "the upcoming week" (month) as "the coming week"
+    (
+        "The upcoming week will be busy",
+        SAID,
+        SAID,
+        SAID + timedelta(days=7),
+        "span",
+        "The upcoming week",
+    ),
+    (
+        "Plans for the upcoming month",
+        SAID,
+        SAID,
+        datetime(2023, 6, 9, 14, tzinfo=UTC),
+        "span",
+        "for the upcoming month",
+    ),
     # "this coming week" is the first not yet begun, Monday to Sunday, as "this coming Friday"
     ("this coming week", SAID, day(2023, 5, 15), day(2023, 5, 22), "week", "this coming week"),
+    ("this upcoming week", SAID, day(2023, 5, 15), day(2023, 5, 22), "week", "this upcoming week"),
     ("since September", SAID, day(2022, 9, 1), SAID, "open", "since September"),
     ("since September", NEW_YEAR, day(2023, 9, 1), NEW_YEAR, "open", "since September"),
     ("since May", SAID, day(2023, 5, 1), SAID, "open", "since May"),
@@ -1246,6 +1264,7 @@ NEGATIVES = [
     "Monday to Friday is the busy stretch",
     # the week ahead of a time gone, told in the past
     "I was nervous about the week ahead",
+    "I was nervous about the upcoming week",
     "the coming weeks of the war were hard",
 ]
 

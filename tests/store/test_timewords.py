@@ -171,6 +171,10 @@ def test_a_note_and_a_question_read_the_same_counts(words: str) -> None:
         ("What do I have the coming week?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
         ("What is happening the week ahead?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
         ("in the month ahead", SUNDAY, (day(2026, 12, 6), day(2027, 1, 7))),
+        # "the upcoming week" (month) as "the coming week"; "this upcoming" as "this coming"
+        ("What do I have the upcoming week?", WEDNESDAY, (day(2026, 12, 9), day(2026, 12, 17))),
+        ("in the upcoming month", SUNDAY, (day(2026, 12, 6), day(2027, 1, 7))),
+        ("What am I doing this upcoming week?", WEDNESDAY, (day(2026, 12, 14), day(2026, 12, 21))),
         # "this coming week" (month, year): the first not yet begun, Monday to Sunday, as a
         # note reads it, and as "this coming Friday" is the first Friday to come
         ("plans for this coming week", SUNDAY, (day(2026, 12, 7), day(2026, 12, 14))),
