@@ -638,12 +638,17 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         if unit in _WEEKDAY_NAMES:
             ahead = (_WEEKDAY_NAMES.index(unit) - today.weekday()) % 7 or 7
             return _day(today + timedelta(days=ahead))
+        which = " ".join(match[1].casefold().split())
         if unit == "weekend":
             # The first Saturday and Sunday after today, a day of slack each side.
             saturday = today + timedelta(days=(5 - today.weekday()) % 7 or 7)
-            return saturday - timedelta(days=1), saturday + timedelta(days=3)
+            end = saturday + timedelta(days=3)
+            if which == "next" and today.weekday() < 5:
+                # Told on a weekday, a note reads "next weekend" as next week's: "Dinner
+                # with Ana next weekend" said that week is found asking on a weekday too.
+                end += timedelta(days=7)
+            return saturday - timedelta(days=1), end
         span = {"week": 7, "month": 31, "year": 366}[unit]
-        which = " ".join(match[1].casefold().split())
         if which in ("this coming", "this upcoming"):
             # The first not yet begun, Monday to Sunday (the calendar month, year), as a note
             # reads it: "this coming" names what is still to come, as "this coming Friday" is

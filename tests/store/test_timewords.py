@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from doxa.store.event_time import event_times
+from doxa.store.memory import Memory, MemoryDraft
 from doxa.store.recall import question
 from doxa.store.timewords import (
     COUNTS,
@@ -775,3 +776,39 @@ def test_a_question_reads_no_deadline_when_it_looks_back(
     query: str, window: tuple[datetime, datetime] | None
 ) -> None:
     assert time_window(query, SUNDAY) == window
+
+
+@pytest.mark.parametrize("asked", ["2026-10-07", "2026-10-09", "2026-10-10", "2026-10-11"])
+def test_a_plan_told_next_weekend_is_found_asking_next_weekend_that_week(
+    memory: Memory, asked: str
+) -> None:
+    """A note reads "next weekend" told on a weekday as next week's (17 and 18 October, told on
+    Wednesday 7 October); a question asked that week of "next weekend", on a weekday or at
+    the weekend between, finds it by its time."""
+    [plan] = memory.remember(
+        [MemoryDraft("Dinner with Ana next weekend.", observed_at="2026-10-07T10:00:00Z")]
+    )
+    found = memory.recall("What are we doing next weekend?", as_of=f"{asked}T12:00:00Z")
+    [result] = [r for r in found.results if r.observation_id == plan.observation_id]
+    assert result.scores.get("time", 0) > 0
+
+
+@pytest.mark.parametrize(
+    ("asked", "window"),
+    [
+        # On a weekday: the first weekend ahead through next week's, as a note reads it.
+        (datetime(2026, 10, 7, 9, tzinfo=UTC), (day(2026, 10, 9), day(2026, 10, 20))),
+        (datetime(2026, 10, 9, 9, tzinfo=UTC), (day(2026, 10, 9), day(2026, 10, 20))),
+        # At a weekend: the next one alone, a day's slack each side.
+        (datetime(2026, 10, 10, 9, tzinfo=UTC), (day(2026, 10, 16), day(2026, 10, 20))),
+        (datetime(2026, 10, 11, 9, tzinfo=UTC), (day(2026, 10, 16), day(2026, 10, 20))),
+    ],
+)
+def test_next_weekend_asked_covers_the_weekend_a_note_then_reads(
+    asked: datetime, window: tuple[datetime, datetime]
+) -> None:
+    assert time_window("What are we doing next weekend?", asked) == window
+    # "the upcoming weekend" is the first ahead alone.
+    saturday = day(2026, 10, 10) if asked.weekday() < 5 else day(2026, 10, 17)
+    upcoming = time_window("What is on the upcoming weekend?", asked)
+    assert upcoming == (saturday - timedelta(days=1), saturday + timedelta(days=3))
