@@ -472,8 +472,7 @@ def _new_holder(
     else:
         names = opened[1].split()
     earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in names}
-    closed = _SENTENCE_START.search(after)
-    told_after = after[: closed.start()] if closed else after
+    told_after = _to_sentence_end(after)
     # The holder it replaced, named ("Elena replaced Victor as our account manager"), says
     # which post it was: the earlier may name more of it ("… at Stripe").
     if not later[0] <= holder | earlier[1] or not (
@@ -496,9 +495,7 @@ def _names_a_word_of(clause: str, after: str, earlier_words: frozenset[str]) -> 
     with it: "New office wifi password"; and ``after``, to the sentence's end) names a thing
     in a word of the earlier (``earlier_words``), a day, a month or a season aside
     (``_TIMES``)."""
-    closed = _SENTENCE_START.search(after)
-    told_after = after[: closed.start()] if closed else after
-    thing = _things(f"{clause} {told_after}") - _TIMES
+    thing = _things(f"{clause} {_to_sentence_end(after)}") - _TIMES
     # The words as they are first: most updates say one so, and stemming is the dearer pass.
     return not thing.isdisjoint(earlier_words) or not thing.isdisjoint(_stems(earlier_words))
 
@@ -533,10 +530,14 @@ def _replaced(word: str, after: str, earlier_text: str) -> bool:
     opened = _HOLDER.match(earlier_text.lstrip())
     if opened is None or not name_first(opened[1].split()[0].casefold()):
         return False
-    closed = _SENTENCE_START.search(after)
-    told_after = after[: closed.start()] if closed else after
     earlier_holder = {_POSSESSIVE_END.sub("", n.casefold()) for n in opened[1].split()}
-    return earlier_holder <= _words(told_after)
+    return earlier_holder <= _words(_to_sentence_end(after))
+
+
+def _to_sentence_end(after: str) -> str:
+    """What follows a later's word of change (``after``) up to the end of its sentence."""
+    closed = _SENTENCE_START.search(after)
+    return after[: closed.start()] if closed else after
 
 
 def _said_in(found: frozenset[str], words: frozenset[str]) -> bool:
@@ -654,9 +655,7 @@ def _names_only_the_thing(
     (``_ENDING_WORDS``): "The yoga class was cancelled" after "Yoga class is on Thursdays
     at 6pm", "The farmers market shut down for good" after "The Saturday farmers market
     runs from 8 to 1"; not "The spin class was cancelled"."""
-    closed = _SENTENCE_START.search(after)
-    rest = after[: closed.start()] if closed else after
-    thing = _things(f"{clause} {rest}")
+    thing = _things(f"{clause} {_to_sentence_end(after)}")
     return bool(thing) and _in_words(thing, earlier_words)
 
 
