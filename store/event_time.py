@@ -536,6 +536,14 @@ def _this_saturday(today: datetime) -> datetime:
     return today - timedelta(days=today.weekday()) + timedelta(days=5)
 
 
+def _weekend_to_come(today: datetime) -> _Span:
+    """The first weekend not yet begun: "the coming weekend" said on a Saturday or a Sunday
+    is the next one, as "coming" names what is still to come (the one under way is "this
+    weekend"), as "this coming Friday" said on a Friday is a week on."""
+    saturday = _this_saturday(today)
+    return _weekend(saturday if today < saturday else saturday + timedelta(days=7))
+
+
 def _weekday_before(today: datetime, weekday: int, *, or_today: bool) -> datetime:
     """The latest ``weekday`` (0 Monday) before ``today``, or on it when ``or_today``."""
     back = (today.weekday() - weekday) % 7 if or_today else (today.weekday() - weekday - 1) % 7 + 1
@@ -1011,15 +1019,16 @@ def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
         "earlier in the": "earlier this",
         "later in the": "later this",
         "this upcoming": "this coming",  # "this upcoming week", as "this coming week"
+        "the coming": "this coming",  # "until the coming weekend" (``_UNTIL_NEXT_UNIT``)
+        "the upcoming": "this coming",
     }.get(which, which)
     unit = match["unit"].casefold()
     today = ctx.today
     step = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(which, 0)
     if unit == "weekend":
-        saturday = _this_saturday(today)
-        if which == "this coming" and today < saturday:
-            step = 0
-        return _weekend(saturday + timedelta(days=7 * step))
+        if which == "this coming":
+            return _coming_weekend(match, ctx)
+        return _weekend(_this_saturday(today) + timedelta(days=7 * step))
     if unit == "week":
         span = _week(today + timedelta(days=7 * step))
     elif unit == "month":
@@ -1079,9 +1088,20 @@ def _resolve_the_coming(match: re.Match[str], ctx: _Context) -> _Span | None:
     # (a week said so runs from today, not from Monday: "this coming week" is the calendar
     # one), unless told in the past of a week then to come ("I was nervous about the week
     # ahead", "about the upcoming week": its "upcoming" is no future).
+    if match["unit"].casefold() == "weekend":  # "the coming weekend": a weekend, not 7 days
+        return _coming_weekend(match, ctx)
     if ctx.past(match) and not ctx.future_besides(match):
         return None
     return ctx.said_at, _shift(ctx.said_at, _unit(match), 1), "span"
+
+
+def _coming_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
+    # "this coming weekend", "the upcoming weekend": the first not yet begun, unless told in
+    # the past of one then to come ("I was nervous about this coming weekend"), as "the week
+    # ahead" is; "we booked a cabin for the coming weekend" arranged it, and is no such past.
+    if ctx.past_besides_arranging(match) and not ctx.future_besides(match):
+        return None
+    return _weekend_to_come(ctx.today)
 
 
 def _resolve_span_back_bare(match: re.Match[str], ctx: _Context) -> _Span | None:
@@ -1578,9 +1598,9 @@ _SPAN_AHEAD = (
     r"(?!\s+of\b)"
 )
 # "the coming week", "the week ahead" (month, year), said without "in": the same stretch from now;
-# "the upcoming week" too.
+# "the upcoming week" too; "the coming weekend" is the first weekend not yet begun.
 _THE_COMING = (
-    r"\b(?:(?:over|during|within|for)\s+)?the\s+(?:up)?coming\s+(?P<unit>week|month|year)\b"
+    r"\b(?:(?:over|during|within|for)\s+)?the\s+(?:up)?coming\s+(?P<unit>weekend|week|month|year)\b"
     r"(?!\s+of\b)"
 )
 _THE_UNIT_AHEAD = (
@@ -1799,9 +1819,11 @@ _UNTIL_MONTH_END = _compile(
 )
 # "until next week" (weekend, month, year): until it begins ("the road is closed until next
 # week" opens on Monday, "until next weekend" on its Saturday), not through it as "until
-# Friday" is through Friday. So "until this weekend" (on a weekday), up to its Saturday.
+# Friday" is through Friday. So "until this weekend" (on a weekday), up to its Saturday, and
+# "until the coming weekend" ("this coming", "the upcoming") up to the first not yet begun.
 _UNTIL_NEXT_UNIT = _compile(
-    r"(?P<which>next|this(?=\s+weekend\b))\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
+    r"(?P<which>next|(?:this|the)\s+(?:up)?coming(?=\s+weekend\b)|this(?=\s+weekend\b))"
+    r"\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
 )
 # "until the end of next week" (weekend, of this month, of the year): through that week,
 # weekend, month, year ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).

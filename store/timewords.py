@@ -845,9 +845,11 @@ _UNTIL_WEEKDAY = re.compile(
 
 # "Where is Sam until next week?": up to when that week (weekend, month, year) begins, as a
 # note reads "until next week" (the road "closed until next week" opens on Monday); "until
-# this weekend" up to this week's Saturday.
+# this weekend" up to this week's Saturday, "until the coming weekend" ("this coming", "the
+# upcoming") up to the first Saturday not yet begun.
 _UNTIL_NEXT = re.compile(
-    r"\b(?:until|till)\s+(next|this(?=\s+weekend\b))\s+(weekend|week|month|year)\b",
+    r"\b(?:until|till)\s+(next|(?:this|the)\s+(?:up)?coming(?=\s+weekend\b)"
+    r"|this(?=\s+weekend\b))\s+(weekend|week|month|year)\b",
     re.IGNORECASE,
 )
 
@@ -868,7 +870,8 @@ def _until(query: str, reference: datetime) -> Window | None:
 
 def _until_next(query: str, today: datetime) -> Window | None:
     """From ``today`` up to the start of the week (weekend, month, year) after "until next",
-    or of this weekend after "until this weekend", unless the question looks back; a time
+    of this weekend after "until this weekend", or of the first weekend not yet begun after
+    "until the coming weekend", unless the question looks back; a time
     named from today (``relative_window``), whose words a note of another week says of
     another one."""
     match = _UNTIL_NEXT.search(query)
@@ -876,10 +879,13 @@ def _until_next(query: str, today: datetime) -> Window | None:
         return None
     unit = match[2].casefold()
     monday = today + timedelta(days=7 - today.weekday())
+    saturday = monday - timedelta(days=2)
     if match[1].casefold() == "this":
         # This week's Saturday; once the weekend is under way, through its Sunday.
-        saturday = monday - timedelta(days=2)
         return today, saturday if today < saturday else monday
+    if match[1].casefold() != "next":
+        # "the coming weekend": the first not yet begun, as a note reads it.
+        return today, saturday if today < saturday else saturday + timedelta(days=7)
     if unit == "week":
         return today, monday
     if unit == "weekend":  # next week's Saturday, as a note reads "next weekend"

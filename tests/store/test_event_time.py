@@ -2344,6 +2344,63 @@ def test_until_told_in_the_past_as_a_habit_or_of_no_time_to_come_is_no_time(text
     assert event_times(text, DEC_6) == []
 
 
+#: Words for the first weekend not yet begun, each read alike.
+WEEKEND_TO_COME = [
+    "the upcoming weekend",
+    "the coming weekend",
+    "this coming weekend",
+    "this upcoming weekend",
+]
+
+
+@pytest.mark.parametrize("words", WEEKEND_TO_COME)
+@pytest.mark.parametrize(
+    ("said", "saturday"),
+    [
+        # Said on a Wednesday: this week's.
+        (datetime(2026, 12, 9, 10, tzinfo=UTC), day(2026, 12, 12)),
+        # Said at a weekend, that one has begun: the next.
+        (datetime(2026, 12, 12, 10, tzinfo=UTC), day(2026, 12, 19)),
+        (datetime(2026, 12, 13, 10, tzinfo=UTC), day(2026, 12, 19)),
+    ],
+)
+def test_the_coming_weekend_is_the_first_not_yet_begun(
+    words: str, said: datetime, saturday: datetime
+) -> None:
+    weekend = (saturday, saturday + timedelta(days=2), "weekend", words)
+    times = event_times(f"Dinner with Ana {words}.", said)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [weekend]
+    # Booked: arranged for it, no past of a weekend then to come.
+    [booked] = event_times(f"We booked a cabin for {words}.", said)
+    assert (booked.start, booked.end, booked.precision) == weekend[:3]
+    assert booked.phrase.endswith(words)
+
+
+@pytest.mark.parametrize("words", WEEKEND_TO_COME)
+def test_the_coming_weekend_told_in_the_past_is_no_time(words: str) -> None:
+    # As "I was nervous about the week ahead": a weekend then to come, not now.
+    assert event_times(f"I was nervous about {words}.", DEC_6) == []
+
+
+@pytest.mark.parametrize("words", WEEKEND_TO_COME)
+@pytest.mark.parametrize(
+    ("said", "begins"),
+    [
+        (datetime(2026, 12, 9, 10, tzinfo=UTC), day(2026, 12, 12)),
+        (datetime(2026, 12, 12, 10, tzinfo=UTC), day(2026, 12, 19)),
+    ],
+)
+def test_until_the_coming_weekend_is_up_to_its_start(
+    words: str, said: datetime, begins: datetime
+) -> None:
+    # As "until this weekend" and "until next weekend": until it begins.
+    times = event_times(f"Sam is in Berlin until {words}.", said)
+    today = said.replace(hour=0)
+    assert [(t.start, t.end, t.precision, t.phrase) for t in times] == [
+        (today, begins, "span", f"until {words}")
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "start", "end", "phrase"),
     [

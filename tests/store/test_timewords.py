@@ -731,6 +731,31 @@ def test_until_next_week_asked_is_from_today_until_it_begins(query: str, end: da
     assert question(query, as_of=WEDNESDAY.isoformat()).from_today
 
 
+SATURDAY = datetime(2026, 12, 12, 15, tzinfo=UTC)
+SUNDAY_13 = datetime(2026, 12, 13, 15, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["the upcoming weekend", "the coming weekend", "this coming weekend", "this upcoming weekend"],
+)
+@pytest.mark.parametrize(
+    ("asked", "saturday"),
+    [(WEDNESDAY, day(2026, 12, 12)), (SATURDAY, day(2026, 12, 19)), (SUNDAY_13, day(2026, 12, 19))],
+)
+def test_the_coming_weekend_asked_is_the_first_not_yet_begun(
+    words: str, asked: datetime, saturday: datetime
+) -> None:
+    # As a note reads it: said at a weekend, that one has begun, so the next.
+    assert time_window(f"What's on {words}?", asked) == (
+        saturday - timedelta(days=1),
+        saturday + timedelta(days=3),
+    )
+    # "until" it: from today up to its Saturday, as "until this weekend".
+    today = asked.replace(hour=0)
+    assert time_window(f"Where is Sam until {words}?", asked) == (today, saturday)
+
+
 @pytest.mark.parametrize(
     ("query", "last"),
     [

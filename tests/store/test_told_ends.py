@@ -1232,6 +1232,12 @@ def test_agents_disagreeing_about_a_time_to_come_are_listed_as_a_clash_now(
             "2026-10-07T10:00:00Z",
             "2026-10-12T00:00:00Z",
         ),
+        # "the coming weekend" as "this weekend": ends when it begins.
+        (
+            "Sam is in Berlin until the coming weekend.",
+            "2026-10-07T10:00:00Z",
+            "2026-10-10T00:00:00Z",
+        ),
         # Told once it has begun (on its Saturday), through it, as before.
         ("Sam is in Berlin until this weekend.", "2026-10-10T10:00:00Z", "2026-10-12T00:00:00Z"),
     ],
