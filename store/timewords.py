@@ -619,6 +619,7 @@ def _beside_today(query: str, reference: datetime) -> Window | None:
         return today + timedelta(days=shift), today + timedelta(days=shift + 1)
     window = (
         _until_next(query, today)
+        or _until_end_of(query, today)
         or _span_from_today(query, today)
         or _by_weekday(query, today)
         or _end_of_the_month(query, today)
@@ -893,6 +894,36 @@ def _until_next(query: str, today: datetime) -> Window | None:
     if unit == "month":
         return today, _month(today.year, today.month)[1]
     return today, datetime(today.year + 1, 1, 1, tzinfo=UTC)
+
+
+# "Where is Sam until the end of this weekend?": from today through that week (weekend, month,
+# year), as a note reads "until the end of next week"; "the end of the month" is
+# ``_end_of_the_month``'s, as a note's.
+_UNTIL_END_OF = re.compile(
+    r"\b(?:until|till)\s+(?:the\s+)?end\s+of\s+(?:(this|next)\s+(weekend|week|month|year)"
+    r"|the\s+(week|year))\b(?!-)(?!\s+of\b)",
+    re.IGNORECASE,
+)
+
+
+def _until_end_of(query: str, today: datetime) -> Window | None:
+    """From ``today`` through this or next week (weekend, month, year) after "until the end
+    of", unless the question looks back; the window a note's "until" reads, not the weekend
+    alone with a day's slack that "this weekend" asks of."""
+    match = _UNTIL_END_OF.search(query)
+    if match is None or _LOOKS_BACK.search(query) is not None:
+        return None
+    unit = (match[2] or match[3]).casefold()
+    step = 1 if (match[1] or "").casefold() == "next" else 0
+    if unit in ("week", "weekend"):
+        # This week and its weekend both end on Sunday (asked on a Sunday, today): up to the
+        # Monday after; next week's (next weekend's, as a note reads it) a week on.
+        monday = today + timedelta(days=7 - today.weekday())
+        return today, monday + timedelta(days=7 * step)
+    if unit == "month":
+        end = _month(today.year, today.month)[1]
+        return today, _month(end.year, end.month)[1] if step else end
+    return today, datetime(today.year + 1 + step, 1, 1, tzinfo=UTC)
 
 
 def month_of_its_end(today: datetime, *, past: bool) -> Window:

@@ -757,6 +757,30 @@ def test_the_coming_weekend_asked_is_the_first_not_yet_begun(
 
 
 @pytest.mark.parametrize(
+    ("query", "asked", "end"),
+    [
+        # From today through this weekend's Sunday, as a note reads it, not the weekend
+        # alone with a day's slack.
+        ("Where is Sam until the end of this weekend?", WEDNESDAY, day(2026, 12, 14)),
+        ("Where is Sam until the end of this weekend?", SATURDAY, day(2026, 12, 14)),
+        ("Where is Sam until the end of this weekend?", SUNDAY_13, day(2026, 12, 14)),
+        # the same for the other ends a note reads after "until"
+        ("Where is Sam until the end of next weekend?", WEDNESDAY, day(2026, 12, 21)),
+        ("Where is Sam until the end of this week?", WEDNESDAY, day(2026, 12, 14)),
+        ("Is the office closed till the end of the week?", WEDNESDAY, day(2026, 12, 14)),
+        ("Where is Sam until the end of next week?", WEDNESDAY, day(2026, 12, 21)),
+        ("Where is Sam until the end of next month?", WEDNESDAY, day(2027, 2, 1)),
+        ("Where is Sam until the end of the year?", WEDNESDAY, day(2027, 1, 1)),
+    ],
+)
+def test_until_the_end_of_this_weekend_asked_is_from_today_through_it(
+    query: str, asked: datetime, end: datetime
+) -> None:
+    assert time_window(query, asked) == (asked.replace(hour=0), end)
+    assert question(query, as_of=asked.isoformat()).from_today
+
+
+@pytest.mark.parametrize(
     ("query", "last"),
     [
         # Asked on a Friday, "by Friday" is today, as a note said then reads it (it was the
