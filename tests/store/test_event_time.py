@@ -2337,6 +2337,9 @@ def test_a_plan_moved_until_a_day_is_that_day(text: str, moved_to: datetime, phr
         "The sale runs until today.",
         "I was in Berlin until last week.",
         "The road is closed until the end of the week.",  # told on a Sunday: today
+        # Up to next Monday or through the seven days from now: no one reading.
+        "I'm in Berlin until the coming week.",
+        "I'm in Berlin until the week ahead.",
         "Her contract was extended to June last year.",
     ],
 )
