@@ -1503,3 +1503,95 @@ def test_the_rule_holds_on_the_fifth_held_out_set(embedder: OnnxEmbedder) -> Non
     # climbing wall's new manager" ("new" after the post's thing): 11 once the rule read the
     # post's thing before "new", no longer a held-out figure for it.
     assert hints_held_out(embedder, FIFTH_UPDATES, FIFTH_OTHERS) >= 11
+
+
+# ---- a sixth held-out set -----------------------------------------------------------------------
+
+#: Written before the rule read a holder named after its post ("The ice rink has a new
+#: manager, Corentin"), a new holder where the earlier names a day, a time or a place besides
+#: its holder ("… the Wednesday evening ceramics course"), a decimal after "at" or "to" that
+#: is a measure told again ("… is now at 3.25" after "… pays 3 percent interest"), a holder
+#: that is no person ("Noodle is now our team mascot"); with plain updates of kinds the sets
+#: above hold. In other words and of other subjects than every set above, and kept apart from
+#: the choice of the thresholds and of the rule's words.
+SIXTH_UPDATES = [
+    ("Wendeline manages the ice rink.", "The ice rink has a new manager, Corentin."),
+    ("The brass band's conductor is Ignatius.", "The brass band has a new conductor: Philippa."),
+    (
+        "Radomir chairs the allotment committee.",
+        "The allotment committee's new chair is Henrietta.",
+    ),
+    (
+        "Isadora teaches the Wednesday evening ceramics course.",
+        "Leofric is now the ceramics course's teacher.",
+    ),
+    (
+        "Mortimer coaches the under-12s football team at Riverside Park.",
+        "Saoirse is now the under-12s football team's coach.",
+    ),
+    ("My savings account pays 3 percent interest.", "My savings account is now at 3.25."),
+    ("The fridge runs at 4 degrees.", "The fridge is now set to 3.5."),
+    ("Our team mascot is Waffles.", "Noodle is now our team mascot."),
+    (
+        "The dentist appointment is on March 3rd at 2pm.",
+        "The dentist appointment moved to March 10th.",
+    ),
+    ("The library closes at 6pm on weekdays.", "The library now closes at 8pm on weekdays."),
+    ("Our broadband plan is 100 Mbps.", "Upgraded our broadband plan to 500 Mbps."),
+    ("The lantern festival's night market runs on Sundays.", "The night market was cancelled."),
+]
+SIXTH_OTHERS = [
+    # Another thing's post, another post, a thing new that is no post.
+    ("Wendeline manages the ice rink.", "The bowling alley has a new manager, Corentin."),
+    ("The brass band's conductor is Ignatius.", "The brass band has a new tuba player: Philippa."),
+    ("Wendeline manages the ice rink.", "The ice rink has a new café, Frostbite."),
+    # Another course on the same day, a student, another post at the same place.
+    (
+        "Isadora teaches the Wednesday evening ceramics course.",
+        "Leofric is now the Wednesday evening yoga course's teacher.",
+    ),
+    (
+        "Isadora teaches the Wednesday evening ceramics course.",
+        "Leofric is now a student on the ceramics course.",
+    ),
+    (
+        "Mortimer coaches the under-12s football team at Riverside Park.",
+        "Saoirse is now the Riverside Park groundskeeper.",
+    ),
+    # Another thing's measure, and versions after a count.
+    ("My savings account pays 3 percent interest.", "My current account is now at 1.5."),
+    ("The fridge runs at 4 degrees.", "The fridge's firmware is now set to 2.4."),
+    ("The build box has 8 cores.", "The build box is now at Python 3.13."),
+    ("The build box has 8 cores.", "The build box is now on v3.7.2."),
+    # Another team's mascot.
+    ("Our team mascot is Waffles.", "Noodle is now the rival team's mascot."),
+    # Another thing changed, in alike words.
+    (
+        "The dentist appointment is on March 3rd at 2pm.",
+        "The vet appointment moved to March 10th.",
+    ),
+    ("The library closes at 6pm on weekdays.", "The swimming pool now closes at 8pm on weekdays."),
+    ("Our broadband plan is 100 Mbps.", "Upgraded our mobile plan to 50 GB."),
+    (
+        "The lantern festival's night market runs on Sundays.",
+        "The Sunday flea market was cancelled.",
+    ),
+]
+
+
+@pytest.mark.slow
+def test_the_rule_holds_on_the_sixth_held_out_set(embedder: OnnxEmbedder) -> None:
+    # Measured once before the rule read these shapes: 5 of the 12 updates named, and 2 of
+    # the 15 others wrongly ("The swimming pool now closes at 8pm on weekdays" after "The
+    # library closes at 6pm on weekdays", "Upgraded our mobile plan to 50 GB" after "Our
+    # broadband plan is 100 Mbps": "now" or a verb of change beside a shared word of another
+    # thing); no crossed pair. Missed: each holder named after its post, each new holder
+    # after an earlier naming a day or a place besides its holder, both decimals.
+    labelled: list[Case] = [(a, b, True, 0) for a, b in SIXTH_UPDATES]
+    labelled += [(a, b, False, 0) for a, b in SIXTH_OTHERS]
+    cosine, _, _ = scored(embedder, labelled)
+    named, wrong, total = held_out(labelled, hinted(labelled, cosine))
+    assert (named, wrong) == (5, 2), (named, wrong, total)
+    crossed = [c for c in cases(SIXTH_UPDATES) if not c[2]]
+    cosine, _, _ = scored(embedder, crossed)
+    assert not np.any(hinted(crossed, cosine))
