@@ -226,6 +226,14 @@ _POST_FIRST = re.compile(
     r"((?-i:[A-Z])[a-z'\u2019-]*(?:\s+(?-i:[A-Z])[a-z'\u2019-]*){0,2})\s*(?:[.!;]|$)",
     re.IGNORECASE,
 )
+#: A time of day an earlier's holder holds its post at: "7am", "6:30pm", "18:00", "noon".
+_CLOCK = re.compile(r"\d{1,2}(?::\d\d)?\s?(?:am|pm)|\d{1,2}:\d\d|noon|midnight")
+#: A place a post is held at or in: the capitalised words after "at" or "in" ("at Riverside
+#: Park"); a post's thing is told otherwise ("the payroll desk").
+_PLACE = re.compile(
+    r"\b(?:at|in)\s+((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,3})",
+    re.IGNORECASE,
+)
 #: Where a sentence opens: a sentence's end, a colon (a speaker's name), a semicolon.
 _SENTENCE_START = re.compile(r"[.!?:;]\s|\n")
 #: A number and nothing else: a count ("3", "1,200", "2.5").
@@ -448,9 +456,9 @@ def _new_holder(
     "The team lead is Dana" (``_POST_FIRST``; in the post's words alone, not "in charge of"
     it). What follows the verb (``after``, to its sentence's end) names the thing in the
     earlier's words alone, and the holder is no word of the earlier. The earlier names no
-    value but its holder, or the later names that holder as the one it replaced ("Elena
-    replaced Victor as our account manager" after "Victor is our account manager at
-    Stripe": ``_replaced``)."""
+    value but its holder, a time or a place (``_holder_alone``), or the later names that
+    holder as the one it replaced ("Elena replaced Victor as our account manager" after
+    "Victor is our account manager at Stripe": ``_replaced``)."""
     opened_text = earlier_text.lstrip()
     opened = _HOLDER.match(opened_text)
     verb = " ".join(word.casefold().split())
@@ -476,7 +484,8 @@ def _new_holder(
     # The holder it replaced, named ("Elena replaced Victor as our account manager"), says
     # which post it was: the earlier may name more of it ("… at Stripe").
     if not later[0] <= holder | earlier[1] or not (
-        earlier[0] <= earlier_holder or _replaced(word, after, earlier_text)
+        _holder_alone(earlier[0] - earlier_holder - later[0], earlier_text)
+        or _replaced(word, after, earlier_text)
     ):
         return False
     if holder <= earlier[1]:
@@ -488,6 +497,25 @@ def _new_holder(
         return bool(thing) and _in_words(thing, earlier[1])
     thing -= _HOLDING_WORDS
     return bool(thing) and _in_words(thing, earlier[1] | _held_as(earlier_text))
+
+
+def _holder_alone(besides: frozenset[str], earlier_text: str) -> bool:
+    """Whether the values an earlier note names besides its holder and the later's values
+    (``besides``) name no other post: none, or each a time (a day, a month, a season, "7am",
+    "18:00") or a place it is held at or in ("at Riverside Park"), which the later need not
+    repeat ("Thaddeus is now the calligraphy class's teacher" after "Perpetua teaches the
+    Saturday calligraphy class")."""
+    if not besides:
+        return True
+    places = {
+        _POSSESSIVE_END.sub("", w.casefold())
+        for m in _PLACE.finditer(earlier_text)
+        for w in m[1].split()
+    }
+    return all(
+        w in places or _CLOCK.fullmatch(w) is not None or _one_day(frozenset({w})) & _TIMES
+        for w in besides
+    )
 
 
 def _names_a_word_of(clause: str, after: str, earlier_words: frozenset[str]) -> bool:
