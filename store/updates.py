@@ -217,6 +217,21 @@ _HOLDER_NEW = re.compile(
 #: The thing whose post is new, told before "new": "the climbing wall's " (of "Gideon is the
 #: climbing wall's new manager").
 _THING_OF = re.compile(r"\b(?:the|our)\s+((?:[\w-]+\s+){0,2}[\w-]+['\u2019]s)\s+$", re.IGNORECASE)
+#: A holder named after its new post: "The climbing wall has a new manager, Gideon", "The
+#: choir has a new conductor: Ilse", "The board's new chair is Dr Amadi"; read as "Gideon is
+#: the climbing wall's new manager" (``_holder_first``). The holder is one to three
+#: capitalised words of letters ending the sentence.
+_NAME_LAST = r"((?-i:[A-Z])[a-z'\u2019-]*(?:\s+(?-i:[A-Z])[a-z'\u2019-]*){0,2})\s*(?=[.!;]|$)"
+_POST_HAS_NEW = re.compile(
+    r"\b((?:the|our)\s+(?:[\w-]+\s+){0,2}[\w-]+)\s+(?:has|have)\s+(?:got\s+)?an?\s+"
+    r"(new\s+[\w-]+(?:\s+[\w-]+)?)\s*[,:]\s*" + _NAME_LAST,
+    re.IGNORECASE,
+)
+_POST_NEW_IS = re.compile(
+    r"\b((?:the|our)\s+(?:[\w-]+\s+){0,2}[\w-]+['\u2019]s)\s+(new\s+[\w-]+(?:\s+[\w-]+)?)"
+    r"\s+is\s+" + _NAME_LAST,
+    re.IGNORECASE,
+)
 #: A post told first and its holder after it, opening a note: "The team lead is Dana", "Our
 #: club secretary is Ms Ito". The holder is one to three capitalised words of letters ending
 #: the sentence ("The password is Hunter2" names no holder); a time is none ("The meeting is
@@ -288,13 +303,25 @@ class Change(NamedTuple):
     after: str
 
 
+def _holder_first(said: str) -> str:
+    """``said`` with each holder named after its new post told first: "The choir has a new
+    conductor: Ilse" as "Ilse is the choir's new conductor", "The board's new chair is Dr
+    Amadi" as "Dr Amadi is the board's new chair" (``_POST_HAS_NEW``, ``_POST_NEW_IS``), the
+    shape ``_HOLDER_NEW`` reads."""
+    if "new" not in said.casefold():
+        return said
+    said = _POST_HAS_NEW.sub(lambda m: f"{m[3]} is {m[1]}'s {m[2]}", said)
+    return _POST_NEW_IS.sub(lambda m: f"{m[3]} is {m[1]} {m[2]}", said)
+
+
 def change_said(text: str, earlier_words: frozenset[str]) -> Change:
     """How ``text`` says that something changed: ``ENDED`` (``_ENDED``), ``ADDED``
     (``_CHANGED``), ``BESIDE`` (``_NOW``, or "new" before one of ``earlier_words``,
     casefolded) or ``NONE``, in its told sentences (``told``); the clause of that word, up
     to it ("Sara's son "); the word; and what it tells after its ending or first verb of
-    change (what a thing changed to: "changed from Priya to Daniel")."""
-    said = told(text)
+    change (what a thing changed to: "changed from Priya to Daniel"). A holder named after its
+    new post is told first (``_holder_first``)."""
+    said = _holder_first(told(text))
 
     def clause(start: int) -> str:
         opened = [m.end() for m in _CLAUSE_START.finditer(said, 0, start)]
@@ -328,7 +355,7 @@ def may_be_strict(text: str) -> bool:
     if how == ENDED or _holder(clause, word):
         return True
     # "new" says a change only of a word of the earlier, unknown here: a holder before it.
-    said = told(text)
+    said = _holder_first(told(text))
     return any(_holder(said[: m.start()], m[0]) for m in _NEW.finditer(said))
 
 
