@@ -150,6 +150,11 @@ _MEASURING = (
     " dollar euro quid buck cent penny pence gb mb tb kwh watt volt"
 )
 _MEASURES = frozenset(_MEASURING.split())
+#: Words a later tells a bare decimal after as the level its thing is at or set to: "The
+#: tank is now at 45.5", "The heater is now set to 22.5" (``_measured_again``).
+_LEVEL_WORDS = frozenset({"at", "to"})
+#: Words such a later may say beside its thing's: how the level was set.
+_SETTING_WORDS = frozenset({"set", "turned", "up", "down", "back", "kept"})
 #: "new" and the word it qualifies: a change only of something the earlier note names
 #: ("New office wifi password" after "The office wifi password is …"; not "Anything new?").
 _NEW = re.compile(r"\bnew\s+(\w+)", re.IGNORECASE)
@@ -668,14 +673,24 @@ def _measured_again(
     """Whether a later's ``decimal`` is the new measure of an earlier's number (of its values,
     ``found``) before a unit (``_MEASURES``): the later tells it after the word the earlier
     told the number after, "now" aside ("holds 40 litres" … "now holds 45.5"; not "runs
-    firmware 2.1")."""
+    firmware 2.1"), or "at" or "to" it (``_LEVEL_WORDS``) naming the earlier's thing alone
+    ("The tank is now at 45.5", "The heater is now set to 22.5")."""
     told = _word_before(later_text, decimal)
     if told is None:
         return False
-    return any(
-        number in found and _stem(unit) in _MEASURES and _word_before(earlier_text, number) == told
+    measured = [
+        number
         for number, unit in _COUNT.findall(earlier_text)
-    )
+        if number in found and _stem(unit) in _MEASURES
+    ]
+    if any(_word_before(earlier_text, number) == told for number in measured):
+        return True
+    # A level its thing is at, or set to, naming no other thing: "The tank is now at 45.5"
+    # (not "The tank's pump is now at 2.5", "… at Python 3.13").
+    if not measured or told not in _LEVEL_WORDS:
+        return False
+    thing = {w for w in _things(later_text) if not any(c.isdigit() for c in w)}
+    return _in_words(thing - _SETTING_WORDS, words_in_order(earlier_text))
 
 
 def _word_before(text: str, number: str) -> str | None:
