@@ -210,6 +210,10 @@ _HOLDER = re.compile(
     r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+"
     r"(?:(has|have|had|is)\s+)?"
 )
+#: Words that tell a holder beside the earlier's, not in its place: "Marco is now also team
+#: lead", "… club treasurer too", "… a team lead" (one of several), "Pickles is now also a
+#: mascot".
+_JOINING = re.compile(r"\b(?:also|too|as well|another|one of|an?)\b|\bco-", re.IGNORECASE)
 #: Words after which a holder is told with "is": "Ms Okafor is now our head of sales".
 _HOLDER_IS = frozenset({"now"})
 #: A holder told new: "Ida is the new keeper of the lighthouse", "Gideon is the climbing
@@ -487,7 +491,8 @@ def _new_holder(
     desk's manager" after "Dana manages …": ``_held_as``), "Marco is now team lead" after
     "The team lead is Dana" (``_POST_FIRST``; in the post's words alone, not "in charge of"
     it). What follows the verb (``after``, to its sentence's end) names the thing in the
-    earlier's words alone, and the holder is no word of the earlier. The earlier names no
+    earlier's words alone, and the holder is no word of the earlier nor holds it beside the
+    earlier's ("also", "too", "a team lead": ``_JOINING``). The earlier names no
     value but its holder, a time or a place (``_holder_alone``), or the later names that
     holder as the one it replaced ("Elena replaced Victor as our account manager" after
     "Victor is our account manager at Stripe": ``_replaced``)."""
@@ -520,7 +525,7 @@ def _new_holder(
         or _replaced(word, after, earlier_text)
     ):
         return False
-    if holder <= earlier[1]:
+    if holder <= earlier[1] or _JOINING.search(told_after) is not None:
         return False
     thing = _things(told_after) - _stems(set(holder))
     if post_first is not None:

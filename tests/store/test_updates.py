@@ -236,6 +236,19 @@ def test_a_holder_named_after_its_new_post_is_a_new_holder() -> None:
     )
 
 
+def test_a_holder_joining_the_earlier_one_is_no_new_holder() -> None:
+    # A thing, not a person, may hold a post a new one takes: "Pickles is now the mascot".
+    assert shape("The mascot is Biscuit.", "Pickles is now the mascot.") == STRICT
+    assert shape("Our team mascot is Waffles.", "Noodle is now our team mascot.") == STRICT
+    # One that holds it "also", "too", or as one of several ("a team lead") replaced none.
+    assert not updates("The mascot is Biscuit.", "Pickles is now also a mascot.")
+    assert not updates("The team lead is Dana.", "Marco is now also team lead.")
+    assert not updates("The team lead is Dana.", "Marco is now a team lead.")
+    assert not updates("Dana runs the front desk.", "Marco now also runs the front desk.")
+    assert not updates("Paul is the club treasurer.", "Irene is now club treasurer too.")
+    assert not updates("Siobhan coaches the rowing crew.", "Tobias is now a rowing crew coach.")
+
+
 def test_a_time_or_a_place_the_earlier_names_besides_its_holder_keeps_its_post() -> None:
     # The earlier's holder holds a thing of a day, a time or a place ("the Saturday
     # calligraphy class", "at Riverside Park"): the later's new holder of that thing, told
