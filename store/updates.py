@@ -29,13 +29,17 @@ disagree. A later note ``may_update`` an earlier one when
   or "the new coach", or "the rowing crew's new coach", after "Siobhan coaches the rowing
   crew", a verb of holding's noun),
   a post told before its holder too ("Marco is now team lead" after "The team lead is
-  Dana"; not "Marco is now in charge of the venue" after "The venue is Lisbon").
+  Dana"; not "Marco is now in charge of the venue" after "The venue is Lisbon"), a holder
+  named after its new post ("The choir has a new conductor: Ilse"), a day, a time or a
+  place the earlier names beside its holder aside ("… the Saturday calligraphy class"),
+  and not one holding it beside the earlier's ("also", "too", "a team lead").
   Not when the change is another person's ("Sara's son upgraded to …"), the earlier's
   holder replaced in another post, or the earlier counts a thing ("The cluster has 3
   nodes") and the later names another or a version alone ("… upgraded to Kubernetes
   1.30", "… to 1.30"; a decimal after "raised" or "went up" is the count: "Raised the
   pump's flow to 32.5", and one told as the earlier told its measure: "The tank now holds
-  45.5" after "The tank holds 40 litres").
+  45.5" after "The tank holds 40 litres", or "at" or "set to" it naming that thing alone:
+  "The tank is now at 45.5").
   So a note and its paraphrase, or a note and one that only adds to it, are no update, and
   two invoices, two trips or two sprint goals, as alike and as different, say no change.
   Questions and sentences saying the old still holds or a change was not made ("still",
