@@ -1029,6 +1029,8 @@ def _resolve_relative_unit(match: re.Match[str], ctx: _Context) -> _Span | None:
         if which == "this coming":
             return _coming_weekend(match, ctx)
         return _weekend(_this_saturday(today) + timedelta(days=7 * step))
+    if which == "this coming" and _told_in_the_past_of_one_to_come(match, ctx):
+        return None  # "I was nervous about this coming week", as about "the week ahead"
     if unit == "week":
         span = _week(today + timedelta(days=7 * step))
     elif unit == "month":
@@ -1090,7 +1092,7 @@ def _resolve_the_coming(match: re.Match[str], ctx: _Context) -> _Span | None:
     # ahead", "about the upcoming week": its "upcoming" is no future).
     if match["unit"].casefold() == "weekend":  # "the coming weekend": a weekend, not 7 days
         return _coming_weekend(match, ctx)
-    if ctx.past(match) and not ctx.future_besides(match):
+    if _told_in_the_past_of_one_to_come(match, ctx):
         return None
     return ctx.said_at, _shift(ctx.said_at, _unit(match), 1), "span"
 
@@ -1098,10 +1100,17 @@ def _resolve_the_coming(match: re.Match[str], ctx: _Context) -> _Span | None:
 def _coming_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
     # "this coming weekend", "the upcoming weekend": the first not yet begun, unless told in
     # the past of one then to come ("I was nervous about this coming weekend"), as "the week
-    # ahead" is; "we booked a cabin for the coming weekend" arranged it, and is no such past.
-    if ctx.past_besides_arranging(match) and not ctx.future_besides(match):
+    # ahead" is.
+    if _told_in_the_past_of_one_to_come(match, ctx):
         return None
     return _weekend_to_come(ctx.today)
+
+
+def _told_in_the_past_of_one_to_come(match: re.Match[str], ctx: _Context) -> bool:
+    # "I was nervous about the coming week" (weekend, month, year; the week ahead): a week
+    # then to come, not now. "We booked a cabin for the coming week" arranged it: no such
+    # past, nor is "upcoming" (the match's own) a future of the sentence's.
+    return ctx.past_besides_arranging(match) and not ctx.future_besides(match)
 
 
 def _resolve_span_back_bare(match: re.Match[str], ctx: _Context) -> _Span | None:

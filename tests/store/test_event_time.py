@@ -2385,6 +2385,45 @@ def test_the_coming_weekend_told_in_the_past_is_no_time(words: str) -> None:
     assert event_times(f"I was nervous about {words}.", DEC_6) == []
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        "this coming week",
+        "this upcoming week",
+        "this coming month",
+        "this upcoming month",
+        "this coming year",
+        "this upcoming year",
+    ],
+)
+def test_this_coming_week_told_in_the_past_is_no_time(words: str) -> None:
+    # As "the week ahead" and "this coming weekend": a week then to come, not now.
+    assert event_times(f"I was nervous about {words}.", DEC_6) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "start", "end", "precision"),
+    [
+        # The seven days from now, as without the booking.
+        ("the coming week", DEC_6, DEC_6 + timedelta(days=7), "span"),
+        ("the upcoming week", DEC_6, DEC_6 + timedelta(days=7), "span"),
+        ("the week ahead", DEC_6, DEC_6 + timedelta(days=7), "span"),
+        # The calendar week after this one.
+        ("this coming week", day(2026, 12, 7), day(2026, 12, 14), "week"),
+        ("this upcoming week", day(2026, 12, 7), day(2026, 12, 14), "week"),
+    ],
+)
+@pytest.mark.parametrize("booked", ["booked", "reserved", "scheduled", "arranged"])
+def test_a_week_to_come_booked_in_the_past_is_that_week(
+    words: str, start: datetime, end: datetime, precision: str, booked: str
+) -> None:
+    # As "we booked a cabin for the coming weekend": the booking arranged it, no past of a
+    # week then to come.
+    times = event_times(f"We {booked} a cabin for {words}.", DEC_6)
+    assert [(t.start, t.end, t.precision) for t in times] == [(start, end, precision)]
+    assert times[0].phrase.endswith(words)
+
+
 @pytest.mark.parametrize("words", WEEKEND_TO_COME)
 @pytest.mark.parametrize(
     ("said", "begins"),
