@@ -34,7 +34,9 @@ disagree. A later note ``may_update`` an earlier one when
   place the earlier names beside its holder aside ("… the Saturday calligraphy class"),
   and not one holding it beside the earlier's ("also", "too", "a team lead").
   Not when the change is another person's ("Sara's son upgraded to …"), the earlier's
-  holder replaced in another post, or the earlier counts a thing ("The cluster has 3
+  holder replaced in another post, another kind of the earlier's thing a verb of change
+  acts on ("Upgraded our mobile plan" after "Our broadband plan is 100 Mbps"), or the
+  earlier counts a thing ("The cluster has 3
   nodes") and the later names another or a version alone ("… upgraded to Kubernetes
   1.30", "… to 1.30"; a decimal after "raised" or "went up" is the count: "Raised the
   pump's flow to 32.5", and one told as the earlier told its measure: "The tank now holds
@@ -262,6 +264,12 @@ _PLACE = re.compile(
     r"\b(?:at|in)\s+((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,3})",
     re.IGNORECASE,
 )
+#: A definite thing a verb of change acts on opens so: "Upgraded our mobile plan" (``_DEFINITE``).
+_DEFINITE_OPENING = re.compile(r"\s*(?:the|our|their|his|her|its|my|your)\s+", re.IGNORECASE)
+#: A word, or a mark, of what follows it.
+_PHRASE_WORD = re.compile(r"[\w'\u2019-]+|[^\w\s]")
+#: Words after a thing, beside the function words, that end it: "moved the site off Heroku".
+_PHRASE_ENDS = frozenset({"off", "into", "onto", "over", "up", "down", "out", "back", "instead"})
 #: Where a sentence opens: a sentence's end, a colon (a speaker's name), a semicolon.
 _SENTENCE_START = re.compile(r"[.!?:;]\s|\n")
 #: A number and nothing else: a count ("3", "1,200", "2.5").
@@ -402,14 +410,16 @@ def update_shape(earlier: Details, later: Details, later_text: str, earlier_text
     over as club treasurer" after "Paul is the club treasurer"). A time both name ("Monday")
     names a value of the earlier only with the later's subject in the earlier's words. None
     that tells of another person's change ("Sara's son upgraded …"), of the earlier's holder
-    replaced in another post ("Elena took over from Victor as physio"), or of another side of
-    what the earlier counts ("The cluster has 3 nodes", "… was upgraded to Kubernetes
-    1.30")."""
+    replaced in another post ("Elena took over from Victor as physio"), of another kind of
+    its thing after a verb of change (``_another_kind``: "Upgraded our mobile plan" after
+    "Our broadband plan is 100 Mbps"), or of another side of what the earlier counts ("The
+    cluster has 3 nodes", "… was upgraded to Kubernetes 1.30")."""
     how, clause, word, after = change_said(later_text, earlier[1] | _held_as(earlier_text))
     if (
         how == NONE
         or _another_person(clause, earlier[1])
         or _another_side(earlier, later, earlier_text, later_text, word)
+        or (how == ADDED and _another_kind(after, earlier_text, earlier[1]))
     ):
         return NO_UPDATE
     # "now" alone as often opens another thing's news ("The store now opens at 9am on
@@ -674,6 +684,40 @@ def _another_side(
         return False
     counted = _counted(earlier_text, earlier[0])
     return counted is not None and counted.isdisjoint(_stems(later[1]))
+
+
+def _another_kind(after: str, earlier_text: str, earlier_words: frozenset[str]) -> bool:
+    """Whether what a later's verb of change acts on (``after`` it: a definite thing, "our
+    mobile plan") is another kind of the earlier's thing: the earlier (``earlier_text``, its
+    words ``earlier_words``) names its last word after another word ("Our broadband plan is
+    100 Mbps"), and the later names a word before it the earlier lacks. "Upgraded our fibre
+    plan" after "Our plan is 100 Mbps" names that plan more closely."""
+    opened = _DEFINITE_OPENING.match(after)
+    if opened is None:
+        return False
+    phrase: list[str] = []
+    for found in _PHRASE_WORD.finditer(after, opened.end()):
+        word = found[0]
+        # A name, a number or a mark ends the thing; so does a function word ("to", "off").
+        if not word[0].islower() or word in _FUNCTION_WORDS or word in _PHRASE_ENDS:
+            break
+        phrase.append(word)
+    if len(phrase) < 2:
+        return False
+    stems = _stems(earlier_words)
+    head, kind = _stem(phrase[-1]), _stems(tuple(phrase[:-1]))
+    if head not in stems or kind <= stems:
+        return False
+    # Which word the earlier names before it: the in-order pass only for the few left.
+    told = words_in_order(earlier_text)
+    return any(
+        _stem(w) == head
+        and told[i - 1].isalpha()
+        and told[i - 1] not in _FUNCTION_WORDS
+        and _stem(told[i - 1]) not in kind
+        for i, w in enumerate(told)
+        if i > 0
+    )
 
 
 def _measured_again(
