@@ -12,7 +12,7 @@ import anyio
 import kuzu
 import numpy as np
 import pytest
-from conftest import OtherEmbedder
+from conftest import OtherEmbedder, hash_settings
 from mcp.client import Client
 
 from doxa.server.app import create_server
@@ -108,6 +108,24 @@ def test_migrations_on_an_empty_store_yield_exactly_the_expected_schema(tmp_path
         graph.close()
     assert live == EXPECTED
     assert compare(live) == []
+
+
+def test_the_fixtures_new_memory_is_the_one_a_first_start_makes(
+    memory: Memory, tmp_path: Path
+) -> None:
+    # The ``memory`` and ``client`` fixtures serve a copy of one new store made per test
+    # process (conftest ``new_store``): it must be what a store migrated anew is.
+    first = open_memory(hash_settings(tmp_path / "first"))
+    try:
+        assert memory.graph.live_schema() == first.graph.live_schema() == EXPECTED
+        assert memory.graph.applied_migrations().keys() == first.graph.applied_migrations().keys()
+        assert [v[:2] for v in memory.graph.applied_migrations().values()] == [
+            v[:2] for v in first.graph.applied_migrations().values()
+        ]
+        assert memory.stats() == first.stats()
+        assert memory.embedder.fingerprint == first.embedder.fingerprint
+    finally:
+        first.close()
 
 
 def test_applied_migrations_are_recorded_with_their_checksums(created: Settings) -> None:
