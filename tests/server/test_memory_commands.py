@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -71,10 +72,34 @@ def doxa(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Doxa:
     return Doxa(tmp_path / "memory", capsys)
 
 
+#: Where ``fill`` keeps, per test process, a data directory it filled and nobody opened since.
+_FILLED: dict[str, Path] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _filled_here(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    _FILLED["root"] = tmp_path_factory.mktemp("filled")
+    yield
+    _FILLED.clear()
+
+
 def fill(data_dir: Path) -> dict[str, str]:
     """The bridge example (two agents, evidence, a contradiction), a fact replaced by a later
-    one, and a judged recall: through a real MCP client, faster than one command each."""
+    one, and a judged recall: through a real MCP client, faster than one command each. Filled
+    once per test process; a new ``data_dir`` gets a copy of that memory (filling took over a
+    second a test), and the same ids."""
+    if data_dir.exists():  # a memory is there already: fill it
+        return _fill(data_dir)
+    made = _FILLED["root"] / "memory"
+    if not made.exists():
+        ids = _fill(made)
+        (_FILLED["root"] / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
+    shutil.copytree(made, data_dir)
+    ids = json.loads((_FILLED["root"] / "ids.json").read_text(encoding="utf-8"))
+    return {str(k): str(v) for k, v in ids.items()}
 
+
+def _fill(data_dir: Path) -> dict[str, str]:
     async def run() -> dict[str, str]:
         async with Client(create_server(hash_settings(data_dir))) as client:
             ids = await seed_bridge(client)
