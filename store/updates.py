@@ -208,14 +208,13 @@ _HOLDING: dict[str, frozenset[str]] = {
 _DEFINITE = frozenset({"the", "our", "their", "his", "her", "its", "my", "your"})
 #: Words a holder says beside the thing it holds: "in charge of".
 _HOLDING_WORDS = frozenset({"charge"})
+#: A name: one to three capitalised words ("Ben", "Ms Okafor", "O'Neill-Hart").
+_NAME = r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})"
 #: A holder opening its clause, before its verb: one to three capitalised words and a "has"
 #: ("Ben ", "Ms Okafor ", "Dr Shah has "), or an "is" before "now" ("Ms Okafor is now"; "Priya
 #: is replaced" is no holder). A sentence opens with a capitalised word, which
 #: ``details.values`` reads as no value.
-_HOLDER = re.compile(
-    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+"
-    r"(?:(has|have|had|is)\s+)?"
-)
+_HOLDER = re.compile(_NAME + r"\s+(?:(has|have|had|is)\s+)?")
 #: Words that tell a holder beside the earlier's, not in its place: "Marco is now also team
 #: lead", "… club treasurer too", "… a team lead" (one of several), "Pickles is now also a
 #: mascot".
@@ -225,7 +224,7 @@ _HOLDER_IS = frozenset({"now"})
 #: A holder told new: "Ida is the new keeper of the lighthouse", "Gideon is the climbing
 #: wall's new manager" (to "new"; the post's thing before it, ``_THING_OF``).
 _HOLDER_NEW = re.compile(
-    r"((?-i:[A-Z])[\w'\u2019-]*(?:\s+(?-i:[A-Z])[\w'\u2019-]*){0,2})\s+is\s+(?:the|our)\s+"
+    _NAME + r"\s+is\s+(?:the|our)\s+"
     r"(?:(?:[\w-]+\s+){0,2}[\w-]+['\u2019]s\s+)?",
     re.IGNORECASE,
 )
@@ -252,8 +251,7 @@ _POST_NEW_IS = re.compile(
 #: the sentence ("The password is Hunter2" names no holder); a time is none ("The meeting is
 #: Tuesday", ``_TIMES``).
 _POST_FIRST = re.compile(
-    r"(?:the|our)\s+[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s+is\s+"
-    r"((?-i:[A-Z])[a-z'\u2019-]*(?:\s+(?-i:[A-Z])[a-z'\u2019-]*){0,2})\s*(?:[.!;]|$)",
+    r"(?:the|our)\s+[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s+is\s+" + _NAME_LAST,
     re.IGNORECASE,
 )
 #: A time of day an earlier's holder holds its post at: "7am", "6:30pm", "18:00", "noon".
@@ -265,7 +263,7 @@ _PLACE = re.compile(
     re.IGNORECASE,
 )
 #: A definite thing a verb of change acts on opens so: "Upgraded our mobile plan" (``_DEFINITE``).
-_DEFINITE_OPENING = re.compile(r"\s*(?:the|our|their|his|her|its|my|your)\s+", re.IGNORECASE)
+_DEFINITE_OPENING = re.compile(rf"\s*(?:{'|'.join(sorted(_DEFINITE))})\s+", re.IGNORECASE)
 #: A word, or a mark, of what follows it.
 _PHRASE_WORD = re.compile(r"[\w'\u2019-]+|[^\w\s]")
 #: Words after a thing, beside the function words, that end it: "moved the site off Heroku".
