@@ -69,6 +69,8 @@ from doxa.store.timewords import (
     OF_RELATIVE_YEAR,
     ORDINAL_DAYS,
     SEASONS,
+    UNTIL_NEXT_WHICH,
+    first_saturday_to_come,
     month_of_its_end,
     ordinal_days,
     ordinal_days_span,
@@ -534,14 +536,6 @@ def _weekend(saturday: datetime) -> _Span:
 def _this_saturday(today: datetime) -> datetime:
     """The Saturday of the Monday-to-Sunday week holding ``today``."""
     return today - timedelta(days=today.weekday()) + timedelta(days=5)
-
-
-def _weekend_to_come(today: datetime) -> _Span:
-    """The first weekend not yet begun: "the coming weekend" said on a Saturday or a Sunday
-    is the next one, as "coming" names what is still to come (the one under way is "this
-    weekend"), as "this coming Friday" said on a Friday is a week on."""
-    saturday = _this_saturday(today)
-    return _weekend(saturday if today < saturday else saturday + timedelta(days=7))
 
 
 def _weekday_before(today: datetime, weekday: int, *, or_today: bool) -> datetime:
@@ -1103,7 +1097,7 @@ def _coming_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
     # ahead" is.
     if _told_in_the_past_of_one_to_come(match, ctx):
         return None
-    return _weekend_to_come(ctx.today)
+    return _weekend(first_saturday_to_come(ctx.today))
 
 
 def _told_in_the_past_of_one_to_come(match: re.Match[str], ctx: _Context) -> bool:
@@ -1831,8 +1825,7 @@ _UNTIL_MONTH_END = _compile(
 # Friday" is through Friday. So "until this weekend" (on a weekday), up to its Saturday, and
 # "until the coming weekend" ("this coming", "the upcoming") up to the first not yet begun.
 _UNTIL_NEXT_UNIT = _compile(
-    r"(?P<which>next|(?:this|the)\s+(?:up)?coming(?=\s+weekend\b)|this(?=\s+weekend\b))"
-    r"\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
+    rf"(?P<which>{UNTIL_NEXT_WHICH})\s+(?P<unit>weekend|week|month|year)\b(?!\s+of\b)"
 )
 # "until the end of next week" (weekend, of this month, of the year): through that week,
 # weekend, month, year ("the end of the month" and "of March" are ``_UNTIL_MONTH_END``'s).

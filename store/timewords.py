@@ -844,15 +844,24 @@ _UNTIL_WEEKDAY = re.compile(
     re.IGNORECASE,
 )
 
+#: What "until" ends at the start of, before "weekend" (week, month, year), in a question as in
+#: a note: "next" (the road "closed until next week" opens on Monday), "this" weekend (up to
+#: this week's Saturday), "the coming weekend" ("this coming", "the upcoming": up to the first
+#: Saturday not yet begun, ``first_saturday_to_come``).
+UNTIL_NEXT_WHICH = r"next|(?:this|the)\s+(?:up)?coming(?=\s+weekend\b)|this(?=\s+weekend\b)"
 # "Where is Sam until next week?": up to when that week (weekend, month, year) begins, as a
-# note reads "until next week" (the road "closed until next week" opens on Monday); "until
-# this weekend" up to this week's Saturday, "until the coming weekend" ("this coming", "the
-# upcoming") up to the first Saturday not yet begun.
+# note reads "until next week".
 _UNTIL_NEXT = re.compile(
-    r"\b(?:until|till)\s+(next|(?:this|the)\s+(?:up)?coming(?=\s+weekend\b)"
-    r"|this(?=\s+weekend\b))\s+(weekend|week|month|year)\b",
-    re.IGNORECASE,
+    rf"\b(?:until|till)\s+({UNTIL_NEXT_WHICH})\s+(weekend|week|month|year)\b", re.IGNORECASE
 )
+
+
+def first_saturday_to_come(today: datetime) -> datetime:
+    """The Saturday of the first weekend not yet begun on ``today`` (a day's midnight): "the
+    coming weekend" said on a Saturday or a Sunday is the next one, as "coming" names what is
+    still to come (the one under way is "this weekend")."""
+    saturday = today + timedelta(days=5 - today.weekday())
+    return saturday if today < saturday else saturday + timedelta(days=7)
 
 
 def _until(query: str, reference: datetime) -> Window | None:
@@ -886,7 +895,7 @@ def _until_next(query: str, today: datetime) -> Window | None:
         return today, saturday if today < saturday else monday
     if match[1].casefold() != "next":
         # "the coming weekend": the first not yet begun, as a note reads it.
-        return today, saturday if today < saturday else saturday + timedelta(days=7)
+        return today, first_saturday_to_come(today)
     if unit == "week":
         return today, monday
     if unit == "weekend":  # next week's Saturday, as a note reads "next weekend"
