@@ -71,7 +71,7 @@ from doxa.store.learning import Example, Learned, RankerModel, features_of
 from doxa.store.long_lived import LongLived
 from doxa.store.names import MAX_NAMES, NameKind, Names
 from doxa.store.passage_vectors import Passages
-from doxa.store.planning import Duplicate, Plan, Shared, new_id
+from doxa.store.planning import Duplicate, HeldOn, Plan, Shared, new_id
 from doxa.store.progress import REMEMBER_STEPS, Progress, unheard
 from doxa.store.pruning import Pruned
 from doxa.store.ranking import Ranked, without_broad_topics
@@ -1706,7 +1706,7 @@ def _in_words(working: WorkingMemory, superseded: Sequence[tuple[str, Any]]) -> 
 
 
 def _held_on_writes(
-    working: WorkingMemory, kept_on: Sequence[tuple[int, int, datetime | None, datetime, list[str]]]
+    working: WorkingMemory, kept_on: Sequence[HeldOn]
 ) -> list[tuple[str, str, datetime | None, datetime, list[str]]]:
     """``planning.held_on``'s facts by id: (fact id, the later fact's id, the fact's end
     without it, where that one begins, the others' beliefs)."""
@@ -1731,7 +1731,7 @@ def _held_on_written(
 
 def _held_on_applied(
     working: WorkingMemory,
-    kept_on: Sequence[tuple[int, int, datetime | None, datetime, list[str]]],
+    kept_on: Sequence[HeldOn],
     at: datetime,
 ) -> None:
     """Mirror ``_held_on_written`` in the working memory (after the beliefs given back)."""

@@ -1144,9 +1144,13 @@ def restored(
     return [(other, agent, belief) for (other, agent), belief in out.items()]
 
 
-def held_on(
-    working: WorkingMemory, restoring: Iterable[tuple[int, str]]
-) -> list[tuple[int, int, datetime | None, datetime, list[str]]]:
+#: A fact ``held_on`` finds: its row, the row of the later fact that ends it for the others,
+#: its end without that fact (its stated end or None), where that fact begins, and the
+#: others' beliefs in it (withdrawn from then).
+HeldOn = tuple[int, int, datetime | None, datetime, list[str]]
+
+
+def held_on(working: WorkingMemory, restoring: Iterable[tuple[int, str]]) -> list[HeldOn]:
     """Facts a forget gives an agent its belief in back (``restoring``: (row, agent), as
     ``restored`` finds them) that the others believing them ended by a later fact of theirs
     while the agent's belief was withdrawn: the agent holds the fact on, as it would have
@@ -1155,7 +1159,7 @@ def held_on(
     Munich, medic tells Paris from May, scout forgets Munich: Berlin holds on for scout, for
     medic until May). Returns (row, the row of the later fact, the fact's end without it:
     its stated end or None, that fact's start, the others' beliefs: withdrawn from then)."""
-    out: list[tuple[int, int, datetime | None, datetime, list[str]]] = []
+    out: list[HeldOn] = []
     for row, agent in restoring:
         entry = working.entries[row]
         end = int(working.valid_until[row])
