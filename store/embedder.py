@@ -20,7 +20,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +69,9 @@ class Embedder(Protocol):
 class HashEmbedder:
     """Deterministic bag-of-words feature hashing (signed), L2-normalised."""
 
+    #: No model to load (``has_weights``).
+    weights: ClassVar[bool] = False
+
     def __init__(self, dim: int = 384) -> None:
         self._dim = dim
 
@@ -94,6 +97,12 @@ class HashEmbedder:
         norms[norms == 0] = 1.0
         result: Vectors = out / norms
         return result
+
+
+def has_weights(embedder: Embedder) -> bool:
+    """Whether loading ``embedder`` reads a model: an embedder says it has none with a
+    ``weights`` attribute that is False (the hash embedder)."""
+    return bool(getattr(embedder, "weights", True))
 
 
 @functools.cache

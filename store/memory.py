@@ -62,7 +62,7 @@ from doxa.store import picture as pictures
 from doxa.store import planning, provenance, pruning, remembering, startup
 from doxa.store.details import details
 from doxa.store.drafts import MemoryDraft, NewMemory, name, validate
-from doxa.store.embedder import Embedder, Vectors, make_embedder
+from doxa.store.embedder import Embedder, Vectors, has_weights, make_embedder
 from doxa.store.embedding_queue import EmbeddingQueue
 from doxa.store.errors import InvalidInput, MemoryInUse, MemoryStoreError, NotFound
 from doxa.store.event_time import EventTime, most_specific
@@ -339,7 +339,10 @@ class Memory:
         # one-shot command (``trains`` False) loads it with its first embedding: `doxa
         # stats`, `export` or `about` embed nothing, and spent a second and 120 MB on it.
         stores = startup.open_stores(
-            self.settings, self.embedder, self._imported, model=self._trains
+            self.settings,
+            self.embedder,
+            self._imported,
+            model=self._trains and has_weights(self.embedder),
         )
         self._graph, self._index, self._working = stores.graph, stores.index, stores.working
         from doxa.store.index_writer import IndexWriter

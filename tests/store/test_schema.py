@@ -165,6 +165,39 @@ def test_reopening_a_store_applies_nothing_again(created: Settings) -> None:
     assert count == len(MIGRATIONS)
 
 
+def test_a_start_of_a_store_with_nothing_to_apply_reads_its_schema_once(
+    created: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A table's columns are a query each: read three times on each of a start's two
+    # openings, the schema was ~100 ms of every start (and of every test's memory).
+    readings: list[str] = []
+    live_schema = Graph.live_schema
+
+    def counted(graph: Graph) -> dict[str, dict[str, str]]:
+        readings.append("read")
+        return live_schema(graph)
+
+    monkeypatch.setattr(Graph, "live_schema", counted)
+    memory = open_memory(created)
+    try:
+        assert readings == ["read"]
+        assert [r.text for r in memory.recall("Kept across schema checks.").results] == [
+            "Kept across schema checks."
+        ]
+    finally:
+        memory.close()
+
+
+def test_a_schema_a_migration_leaves_wrong_is_still_refused_at_once(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read again after migrating (a new store here): what the migrations made is compared,
+    # not the empty schema read before them.
+    monkeypatch.setattr("doxa.store.graph.schema.compare", lambda live: [f"{len(live)} tables"])
+    with pytest.raises(SchemaMismatch, match=f"{len(EXPECTED)} tables"):
+        Graph(Path(settings.store.data_dir) / "graph")
+
+
 def test_a_migration_checksum_covers_its_statements() -> None:
     one = Migration(1, "m", ("CREATE NODE TABLE A(x INT64, PRIMARY KEY(x))",))
     same = Migration(1, "m", ("  CREATE NODE TABLE A(x INT64, PRIMARY KEY(x))\n",))
