@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from doxa.server import flag_names
-from doxa.server.exact import exact_loads
 from doxa.server.settings import Settings
 
 #: Command -> the tool it runs.
@@ -270,6 +269,10 @@ def _text_of(path: Path, flag: str) -> str:
 
 
 def _json(text: str, flag: str) -> Any:
+    # Here, not at the top: its module imports the MCP SDK (a second), which `doxa stats`,
+    # `export` or `backup` never use.
+    from doxa.server.exact import exact_loads
+
     try:
         return exact_loads(text)
     except (ValueError, RecursionError) as error:

@@ -15,12 +15,14 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import hash_settings
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from doxa.server.app import create_server
 from doxa.server.cli import main, serve_command
 from doxa.server.settings import SettingsError, default_data_dir, load_settings
+from doxa.store import Memory, MemoryDraft
 from doxa.store.settings import BUNDLED_MODEL
 
 pytestmark = pytest.mark.anyio
@@ -163,6 +165,44 @@ def test_the_installed_doxa_command_prints_a_client_config(tmp_path: Path) -> No
 
     assert done.returncode == 0, done.stderr
     _check_entry(json.loads(done.stdout)["mcpServers"]["doxa"], tmp_path, "claude-desktop")
+
+
+#: Runs the commands in one fresh interpreter and prints the modules they imported.
+_IMPORTS_OF_COMMANDS = """
+import json, sys
+from doxa.server.cli import main
+for args in json.loads(sys.argv[1]):
+    assert main(args) == 0, args
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in ("mcp", "lancedb"))))
+"""
+
+
+@pytest.mark.slow
+def test_commands_that_serve_no_tool_do_not_import_the_mcp_sdk(tmp_path: Path) -> None:
+    # Importing it is about a second of each such command (and of nothing they do).
+    memory = Memory.open(hash_settings(tmp_path / "memory").store)
+    try:
+        memory.remember([MemoryDraft(text="The ferry leaves at nine.")])
+    finally:
+        memory.close()
+    where = ["--data-dir", str(tmp_path / "memory"), "--embedder", "hash"]
+    commands = [
+        ["stats", *where],
+        ["export", str(tmp_path / "memory.jsonl"), *where],
+        ["check", *where],
+        ["backup", str(tmp_path / "copy"), *where],
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_OF_COMMANDS, json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(done.stdout.splitlines()[-1])
+    assert "lancedb" in imported  # they did open the memory
+    assert not [name for name in imported if name.split(".")[0] == "mcp"]
 
 
 # ---- settings -------------------------------------------------------------------------------
