@@ -397,6 +397,10 @@ _ARRANGED = _lazy(
     r"|registered)\b",
     re.IGNORECASE,
 )
+# A week or weekend to come planned, in the past: "We planned a trip for the coming week"
+# arranged it, as "booked" does (``_told_in_the_past_of_one_to_come``). Only there: "I
+# planned the trip on Sunday" may tell of the day of the planning.
+_PLANNED = _lazy(r"\b(?:planned|organi[sz]ed)\b", re.IGNORECASE)
 # Booked told in the present: the thing's day is ahead however far ("the surgery is booked for
 # 15 September", said in March), where "I booked the flight on 30 December" tells of the day
 # of the booking.
@@ -737,6 +741,14 @@ class _Context:
         """A past tense other than the booking's ("we arranged it and the party was on …")."""
         return self._says(
             match, "past besides", lambda s: bool(_PAST.search(_ARRANGED.sub(" ", s)))
+        )
+
+    def past_besides_planning(self, match: re.Match[str]) -> bool:
+        """``past_besides_arranging``, planning aside too ("we planned a trip for …")."""
+        return self._says(
+            match,
+            "past besides planning",
+            lambda s: bool(_PAST.search(_PLANNED.sub(" ", _ARRANGED.sub(" ", s)))),
         )
 
     def due(self, match: re.Match[str]) -> bool:
@@ -1102,9 +1114,10 @@ def _coming_weekend(match: re.Match[str], ctx: _Context) -> _Span | None:
 
 def _told_in_the_past_of_one_to_come(match: re.Match[str], ctx: _Context) -> bool:
     # "I was nervous about the coming week" (weekend, month, year; the week ahead): a week
-    # then to come, not now. "We booked a cabin for the coming week" arranged it: no such
-    # past, nor is "upcoming" (the match's own) a future of the sentence's.
-    return ctx.past_besides_arranging(match) and not ctx.future_besides(match)
+    # then to come, not now. "We booked a cabin for the coming week" (or planned a trip)
+    # arranged it: no such past, nor is "upcoming" (the match's own) a future of the
+    # sentence's.
+    return ctx.past_besides_planning(match) and not ctx.future_besides(match)
 
 
 def _resolve_span_back_bare(match: re.Match[str], ctx: _Context) -> _Span | None:

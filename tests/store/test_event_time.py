@@ -2399,6 +2399,8 @@ def test_the_coming_weekend_told_in_the_past_is_no_time(words: str) -> None:
 def test_this_coming_week_told_in_the_past_is_no_time(words: str) -> None:
     # As "the week ahead" and "this coming weekend": a week then to come, not now.
     assert event_times(f"I was nervous about {words}.", DEC_6) == []
+    # Planning it is no other past: the rest of the sentence tells.
+    assert event_times(f"I was nervous about {words} we had planned.", DEC_6) == []
 
 
 @pytest.mark.parametrize(
@@ -2413,7 +2415,9 @@ def test_this_coming_week_told_in_the_past_is_no_time(words: str) -> None:
         ("this upcoming week", day(2026, 12, 7), day(2026, 12, 14), "week"),
     ],
 )
-@pytest.mark.parametrize("booked", ["booked", "reserved", "scheduled", "arranged"])
+@pytest.mark.parametrize(
+    "booked", ["booked", "reserved", "scheduled", "arranged", "planned", "organised", "organized"]
+)
 def test_a_week_to_come_booked_in_the_past_is_that_week(
     words: str, start: datetime, end: datetime, precision: str, booked: str
 ) -> None:
