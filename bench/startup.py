@@ -21,16 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from export import settings_for  # bench/export.py: a hash-embedder memory's settings
 
 DOXA = [sys.executable, "-m", "doxa.server"]
-
-
-def settings_for(data_dir: Path) -> Any:
-    from doxa.server.settings import load_settings
-
-    overrides = {("store", "data_dir"): str(data_dir), ("store", "embedding", "kind"): "hash"}
-    return load_settings(environ={}, overrides=overrides)
 
 
 def quartiles(values: list[float]) -> str:
